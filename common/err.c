@@ -1,0 +1,62 @@
+/* Formatting for struct rtn_error. Uses only vsnprintf and strerror_r's GNU form into stack
+ * buffers, so it is safe to call in a forked child before execve. */
+#include "common/err.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static int vset(struct rtn_error *err, int code, int with_strerror, const char *fmt, va_list ap) {
+        if (code < 0)
+                code = -code;
+        if (code == 0)
+                code = EINVAL;
+        if (!err)
+                return -code;
+        int saved = errno;
+        int n = vsnprintf(err->msg, sizeof err->msg, fmt, ap);
+        if (n < 0)
+                n = 0;
+        if (with_strerror && (size_t)n < sizeof err->msg) {
+                char buf[128];
+                const char *s = strerror_r(code, buf, sizeof buf);
+                snprintf(err->msg + n, sizeof err->msg - (size_t)n, ": %s", s);
+        }
+        err->code = code;
+        errno = saved;
+        return -code;
+}
+
+int rtn_err(struct rtn_error *err, int code, const char *fmt, ...) {
+        va_list ap;
+        va_start(ap, fmt);
+        int r = vset(err, code, 1, fmt, ap);
+        va_end(ap);
+        return r;
+}
+
+int rtn_errx(struct rtn_error *err, int code, const char *fmt, ...) {
+        va_list ap;
+        va_start(ap, fmt);
+        int r = vset(err, code, 0, fmt, ap);
+        va_end(ap);
+        return r;
+}
+
+int rtn_err_wrap(struct rtn_error *err, const char *fmt, ...) {
+        if (!err)
+                return -EINVAL;
+        int code = err->code ? err->code : EINVAL;
+        char prefix[RTN_ERROR_MAX];
+        va_list ap;
+        va_start(ap, fmt);
+        int n = vsnprintf(prefix, sizeof prefix, fmt, ap);
+        va_end(ap);
+        if (n < 0)
+                n = 0;
+        char old[RTN_ERROR_MAX];
+        memcpy(old, err->msg, sizeof old);
+        old[sizeof old - 1] = '\0';
+        snprintf(err->msg, sizeof err->msg, "%s: %s", prefix, old);
+        err->code = code;
+        return -code;
+}

@@ -1,0 +1,149 @@
+/* fd helpers: see io.h. Nothing here allocates, so rtn-init and a child between clone3 and
+ * execve may use it. */
+#include "common/io.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "common/cleanup.h"
+#include "common/err.h"
+
+int rtn_write_all(int fd, const void *buf, size_t len) {
+        const char *p = buf;
+        while (len > 0) {
+                ssize_t n = write(fd, p, len);
+                if (n < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return negative_errno();
+                }
+                p += n;
+                len -= (size_t)n;
+        }
+        return 0;
+}
+
+ssize_t rtn_read_full(int fd, void *buf, size_t len) {
+        char *p = buf;
+        size_t got = 0;
+        while (got < len) {
+                ssize_t n = read(fd, p + got, len - got);
+                if (n < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return negative_errno();
+                }
+                if (n == 0)
+                        break;
+                got += (size_t)n;
+        }
+        return (ssize_t)got;
+}
+
+int rtn_write_file_at(int dirfd, const char *path, const char *s) {
+        _cleanup_close_ int fd = openat(dirfd, path, O_WRONLY | O_CLOEXEC | O_NOCTTY);
+        if (fd < 0)
+                return negative_errno();
+        size_t len = strlen(s);
+        ssize_t n = write(fd, s, len);
+        if (n < 0)
+                return negative_errno();
+        return (size_t)n == len ? 0 : -EIO;
+}
+
+ssize_t rtn_read_file_at(int dirfd, const char *path, char *buf, size_t max) {
+        if (max == 0)
+                return -EINVAL;
+        _cleanup_close_ int fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+        if (fd < 0)
+                return negative_errno();
+        ssize_t n = rtn_read_full(fd, buf, max - 1);
+        if (n < 0)
+                return n;
+        buf[n] = '\0';
+        return n;
+}
+
+ssize_t rtn_send_msg(int sock, const void *buf, size_t len, const int *fds, size_t nfds) {
+        if (nfds > RTN_MAX_PASS_FDS)
+                return -EINVAL;
+        union {
+                char buf[CMSG_SPACE(sizeof(int) * RTN_MAX_PASS_FDS)];
+                struct cmsghdr align;
+        } u;
+        struct iovec iov = {.iov_base = (void *)buf, .iov_len = len};
+        struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1};
+        if (nfds > 0) {
+                memset(&u, 0, sizeof u);
+                msg.msg_control = u.buf;
+                msg.msg_controllen = CMSG_SPACE(sizeof(int) * nfds);
+                struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
+                c->cmsg_level = SOL_SOCKET;
+                c->cmsg_type = SCM_RIGHTS;
+                c->cmsg_len = CMSG_LEN(sizeof(int) * nfds);
+                memcpy(CMSG_DATA(c), fds, sizeof(int) * nfds);
+        }
+        for (;;) {
+                ssize_t n = sendmsg(sock, &msg, MSG_NOSIGNAL);
+                if (n >= 0)
+                        return n;
+                if (errno != EINTR)
+                        return negative_errno();
+        }
+}
+
+ssize_t rtn_recv_msg(int sock, void *buf, size_t len, int *fds, size_t *nfds) {
+        size_t cap = nfds ? *nfds : 0;
+        if (cap > RTN_MAX_PASS_FDS)
+                cap = RTN_MAX_PASS_FDS;
+        union {
+                char buf[CMSG_SPACE(sizeof(int) * RTN_MAX_PASS_FDS)];
+                struct cmsghdr align;
+        } u;
+        struct iovec iov = {.iov_base = buf, .iov_len = len};
+        struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
+                             .msg_controllen = sizeof u.buf};
+        ssize_t n;
+        do
+                n = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC);
+        while (n < 0 && errno == EINTR);
+        if (n < 0)
+                return negative_errno();
+        size_t got = 0;
+        for (struct cmsghdr *c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {
+                if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+                        continue;
+                size_t k = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+                int tmp[RTN_MAX_PASS_FDS];
+                memcpy(tmp, CMSG_DATA(c), k * sizeof(int));
+                for (size_t i = 0; i < k; i++) {
+                        if (got < cap)
+                                fds[got++] = tmp[i];
+                        else
+                                close(tmp[i]); /* more than asked for: never leak them */
+                }
+        }
+        if (nfds)
+                *nfds = got;
+        if (msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) {
+                for (size_t i = 0; i < got; i++)
+                        close(fds[i]);
+                if (nfds)
+                        *nfds = 0;
+                return -EMSGSIZE;
+        }
+        return n;
+}
+
+int rtn_fd_nonblock(int fd, int on) {
+        int fl = fcntl(fd, F_GETFL);
+        if (fl < 0)
+                return negative_errno();
+        int nfl = on ? (fl | O_NONBLOCK) : (fl & ~O_NONBLOCK);
+        if (nfl != fl && fcntl(fd, F_SETFL, nfl) < 0)
+                return negative_errno();
+        return 0;
+}

@@ -1,0 +1,24 @@
+/* Small fd helpers shared by rtn and rtn-init: full reads/writes that retry EINTR and short
+ * counts, fd passing over unix sockets (SCM_RIGHTS), and whole-file reads with a cap. All
+ * return >= 0 on success, -errno on failure. */
+#pragma once
+
+#include <stddef.h>
+#include <sys/types.h>
+
+int rtn_write_all(int fd, const void *buf, size_t len);
+/* Reads until len bytes or EOF; returns the number read. */
+ssize_t rtn_read_full(int fd, void *buf, size_t len);
+/* Writes a string to a file at dirfd/path (O_WRONLY|O_CLOEXEC), e.g. /proc/PID/uid_map. */
+int rtn_write_file_at(int dirfd, const char *path, const char *s);
+/* Reads at most max-1 bytes of a file into buf and NUL-terminates; returns the length. */
+ssize_t rtn_read_file_at(int dirfd, const char *path, char *buf, size_t max);
+
+/* One SEQPACKET message with up to RTN_MAX_PASS_FDS fds. recv: *nfds in = capacity, out =
+ * received; fds arrive O_CLOEXEC. Returns bytes (0 = peer closed). */
+#define RTN_MAX_PASS_FDS 8
+ssize_t rtn_send_msg(int sock, const void *buf, size_t len, const int *fds, size_t nfds);
+ssize_t rtn_recv_msg(int sock, void *buf, size_t len, int *fds, size_t *nfds);
+
+/* Sets or clears O_NONBLOCK. */
+int rtn_fd_nonblock(int fd, int on);

@@ -1,0 +1,58 @@
+/* stderr logger: one line per message, "prog: level: text". Writes with a single write(2)
+ * so lines from concurrent processes do not interleave mid-line. */
+#include "common/log.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static const char *log_prog = "rtn";
+static enum rtn_log_level log_level = RTN_LOG_WARN;
+
+void rtn_log_init(const char *prog) {
+        log_prog = prog;
+        const char *e = getenv("RTN_LOG");
+        if (!e)
+                return;
+        if (!strcmp(e, "debug"))
+                log_level = RTN_LOG_DEBUG;
+        else if (!strcmp(e, "info"))
+                log_level = RTN_LOG_INFO;
+        else if (!strcmp(e, "warn"))
+                log_level = RTN_LOG_WARN;
+        else if (!strcmp(e, "error"))
+                log_level = RTN_LOG_ERROR;
+}
+
+void rtn_log_set_level(enum rtn_log_level lvl) {
+        log_level = lvl;
+}
+
+enum rtn_log_level rtn_log_get_level(void) {
+        return log_level;
+}
+
+void rtn_log(enum rtn_log_level lvl, const char *fmt, ...) {
+        static const char *const names[] = {"debug", "info", "warning", "error"};
+        if (lvl < log_level)
+                return;
+        int saved = errno;
+        char buf[2048];
+        int n = snprintf(buf, sizeof buf, "%s: %s: ", log_prog, names[lvl]);
+        if (n < 0 || (size_t)n >= sizeof buf)
+                n = 0;
+        va_list ap;
+        va_start(ap, fmt);
+        int m = vsnprintf(buf + n, sizeof buf - (size_t)n - 1, fmt, ap);
+        va_end(ap);
+        size_t len = (size_t)n + (m < 0 ? 0 : (size_t)m);
+        if (len > sizeof buf - 2)
+                len = sizeof buf - 2;
+        buf[len++] = '\n';
+        ssize_t w = write(STDERR_FILENO, buf, len);
+        (void)w;
+        errno = saved;
+}

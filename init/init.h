@@ -1,0 +1,146 @@
+/* rtn-init's public interface: the wire protocol spoken over the SOCK_SEQPACKET control
+ * socket between rtn (trusted side, outside) and rtn-init (PID 1 inside the sandbox), and
+ * the encoders/decoders both sides link (init/proto.c). One message per datagram; fds ride
+ * along with SCM_RIGHTS. rtn-init finds the socket at INIT_CTL_FD. See docs/architecture.md. */
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define INIT_PROTO_VERSION 1
+#define INIT_CTL_FD 3
+/* Upper bound of one control message; argv+env+cwd of a spawn must fit. */
+#define INIT_MSG_MAX (256 * 1024)
+#define INIT_MAX_ARGS 4096
+#define INIT_MAX_WRITABLE 32
+
+enum init_msg_type {
+        INIT_MSG_READY = 1,     /* init → rtn: init_ready */
+        INIT_MSG_CONFIG,        /* rtn → init: init_config (once, before any spawn) */
+        INIT_MSG_CONFIGURED,    /* init → rtn: init_status (error != 0: refused) */
+        INIT_MSG_SPAWN,         /* rtn → init: init_spawn + fds [stdin stdout stderr] */
+        INIT_MSG_SPAWNED,       /* init → rtn: init_spawned (+ pty master fd with INIT_SPAWN_PTY) */
+        INIT_MSG_SPAWN_FAILED,  /* init → rtn: init_status naming the failed step */
+        INIT_MSG_EXITED,        /* init → rtn: init_exited */
+        INIT_MSG_SIGNAL,        /* rtn → init: init_signal, to the command's process group */
+        INIT_MSG_KILL_ALL,      /* rtn → init: SIGKILL every process but init */
+};
+
+enum init_policy {
+        INIT_POLICY_AGENT = 0,     /* the agent's commands: Landlock writes to a few dirs only */
+        INIT_POLICY_PROVISION = 1, /* package installs: whole overlay writable, runs as root */
+};
+
+enum init_isolation {
+        INIT_ISOLATION_FULL = 0,     /* namespaces + Landlock + seccomp: the default */
+        INIT_ISOLATION_NO_LANDLOCK,  /* named weaker mode: kernel lacks Landlock, user opted in */
+};
+
+struct init_msg_hdr {
+        uint32_t type;
+        uint32_t len; /* whole message including this header */
+        uint64_t id;  /* command id chosen by rtn; 0 for session-wide messages */
+};
+
+struct init_ready {
+        struct init_msg_hdr hdr;
+        uint32_t version;
+        int32_t landlock_abi; /* as the kernel reports it; <= 0: unavailable (-errno) */
+};
+
+struct init_limits {
+        uint64_t nofile;
+        uint64_t nproc;       /* 0: leave to the pid namespace's pid_max */
+        uint64_t fsize_bytes;
+        uint64_t as_bytes;    /* 0: unlimited */
+        uint64_t cpu_seconds; /* 0: unlimited */
+        uint64_t core_bytes;
+};
+
+/* Strings follow the fixed part: nwritable NUL-terminated absolute paths inside the sandbox
+ * that the agent policy may write (workspace, tmp, home, rw binds). */
+struct init_config {
+        struct init_msg_hdr hdr;
+        uint32_t isolation;      /* enum init_isolation */
+        uint32_t agent_uid, agent_gid;
+        uint32_t root_uid, root_gid; /* the ids provisioning runs as (0 when mapped) */
+        uint32_t agent_drop_caps;    /* 1: the agent uid is 0 inside; clear every capability */
+        uint32_t nwritable;
+        struct init_limits limits;
+        uint32_t strings_len;
+        char strings[];
+};
+
+enum init_spawn_flags {
+        INIT_SPAWN_PTY = 1u << 0, /* allocate a pty inside; no fds passed */
+};
+
+/* Strings follow the fixed part: cwd, then argc args, then envc "K=V" entries. */
+struct init_spawn {
+        struct init_msg_hdr hdr;
+        uint32_t flags;
+        uint32_t policy; /* enum init_policy */
+        uint32_t argc, envc;
+        uint16_t rows, cols;
+        uint32_t strings_len;
+        char strings[];
+};
+
+struct init_spawned {
+        struct init_msg_hdr hdr;
+        int32_t pid; /* inside the sandbox's pid namespace */
+};
+
+/* Steps a spawn can fail at, for error messages ("rtn: execve sh: not found"). */
+enum init_step {
+        INIT_STEP_NONE = 0, INIT_STEP_FORK, INIT_STEP_SETSID, INIT_STEP_PTY, INIT_STEP_STDIO,
+        INIT_STEP_CHDIR, INIT_STEP_RLIMITS, INIT_STEP_CREDS, INIT_STEP_NNP, INIT_STEP_LANDLOCK,
+        INIT_STEP_SECCOMP, INIT_STEP_EXEC, INIT_STEP_CONFIG, INIT_STEP_PROTOCOL,
+};
+
+struct init_status {
+        struct init_msg_hdr hdr;
+        int32_t error; /* positive errno, 0 = ok */
+        uint32_t step; /* enum init_step */
+        char message[512];
+};
+
+struct init_exited {
+        struct init_msg_hdr hdr;
+        int32_t wait_status; /* as from waitpid(2) */
+        int32_t pid;
+};
+
+struct init_signal {
+        struct init_msg_hdr hdr;
+        int32_t signo;
+};
+
+/* Encoders write a whole message into buf (capacity cap) and return its length or -errno
+ * (-E2BIG when it would not fit). Decoders validate lengths, counts and NUL terminators of a
+ * received datagram and point into it; they never trust a length field. */
+ssize_t init_encode_spawn(void *buf, size_t cap, uint64_t id, uint32_t flags, uint32_t policy,
+                          const char *cwd, char *const argv[], char *const envp[],
+                          uint16_t rows, uint16_t cols);
+struct init_spawn_view {
+        const struct init_spawn *msg;
+        const char *cwd;
+        const char *argv[INIT_MAX_ARGS + 1];
+        const char *envp[INIT_MAX_ARGS + 1];
+};
+int init_decode_spawn(const void *buf, size_t len, struct init_spawn_view *ret);
+
+ssize_t init_encode_config(void *buf, size_t cap, const struct init_config *fixed,
+                           const char *const writable[], uint32_t nwritable);
+struct init_config_view {
+        const struct init_config *msg;
+        const char *writable[INIT_MAX_WRITABLE];
+        uint32_t nwritable;
+};
+int init_decode_config(const void *buf, size_t len, struct init_config_view *ret);
+
+/* Checks that a datagram is at least a header of the declared type and size. */
+int init_check_msg(const void *buf, size_t len, uint32_t type, size_t min_size);
+
+const char *init_step_name(uint32_t step);
