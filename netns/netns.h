@@ -1,0 +1,3 @@
+#pragma once
+#include "common/err.h"
+int netns_lo_up(struct rtn_error *err);
