@@ -251,6 +251,7 @@ static int await_spawned(struct exec_run *run, const char *cmd, struct rtn_error
 static void event_loop(struct exec_run *run) {
         for (;;) {
                 struct pollfd pfd[8];
+                int owner[8] = {-1, -1, -1, -1, -1, -1, -1, -1}; /* pump of each pfd */
                 nfds_t n = 0;
                 pfd[n++] = (struct pollfd){.fd = run->exited ? -1 : run->sb.ctl, .events = POLLIN};
                 pfd[n++] = (struct pollfd){.fd = run->sigfd, .events = POLLIN};
@@ -262,6 +263,7 @@ static void event_loop(struct exec_run *run) {
                         /* input to a finished command is moot; outputs drain to EOF */
                         if (ev && !(run->exited && run->pumps[i].from == STDIN_FILENO)) {
                                 busy = true;
+                                owner[n] = (int)i;
                                 pfd[n++] = (struct pollfd){.fd = fd, .events = ev};
                         }
                 }
@@ -281,8 +283,9 @@ static void event_loop(struct exec_run *run) {
                         run->exited = true; /* init died: the sandbox is gone */
                         run->wait_status = 125 << 8;
                 }
-                for (size_t i = 0; i < run->npumps; i++)
-                        rt_pump_run(&run->pumps[i]);
+                for (nfds_t i = 3; i < n; i++)
+                        if (pfd[i].revents)
+                                rt_pump_run(&run->pumps[owner[i]]);
         }
 }
 

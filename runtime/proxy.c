@@ -42,35 +42,35 @@ static void finish(struct rt_pump *p) {
                 p->to = rtn_safe_close(p->to);
 }
 
+/* One step, called when poll(2) reported the fd of rt_pump_events ready: at most one read
+ * and one write, since our own stdio may be a blocking fd. */
 void rt_pump_run(struct rt_pump *p) {
-        while (!p->done) {
-                if (p->off < p->len) {
-                        ssize_t n = write(p->to, p->buf + p->off, p->len - p->off);
-                        if (n < 0) {
-                                if (errno == EINTR)
-                                        continue;
-                                if (errno != EAGAIN)
-                                        finish(p); /* reader went away: drop the rest */
-                                return;
-                        }
-                        p->off += (size_t)n;
-                        continue;
-                }
+        if (p->done)
+                return;
+        if (p->off >= p->len) {
                 if (p->eof) {
                         finish(p);
                         return;
                 }
                 ssize_t n = read(p->from, p->buf, sizeof p->buf);
                 if (n < 0) {
-                        if (errno == EINTR)
-                                continue;
-                        if (errno == EAGAIN)
+                        if (errno == EINTR || errno == EAGAIN)
                                 return;
                         n = 0; /* EIO from a pty master whose slave is gone: EOF */
                 }
-                if (n == 0)
+                if (n == 0) {
                         p->eof = true;
+                        finish(p);
+                        return;
+                }
                 p->len = (size_t)n;
                 p->off = 0;
         }
+        ssize_t n = write(p->to, p->buf + p->off, p->len - p->off);
+        if (n < 0) {
+                if (errno != EINTR && errno != EAGAIN)
+                        finish(p); /* the reader went away: drop the rest */
+                return;
+        }
+        p->off += (size_t)n;
 }
