@@ -8,6 +8,8 @@
 
 #include <linux/capability.h>
 #include <linux/securebits.h>
+#include <stdbool.h>
+#include <sys/fsuid.h>
 #include <sys/prctl.h>
 
 #include "common/syscall.h"
@@ -17,6 +19,23 @@
          SECBIT_NO_SETUID_FIXUP_LOCKED | SECBIT_KEEP_CAPS_LOCKED |                         \
          SECBIT_NO_CAP_AMBIENT_RAISE | SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED)
 
+/* True when the caller can never hold a capability again: no uid is 0 and the permitted set
+ * is empty. setuid back to 0 needs CAP_SETUID, and the only other way in — execve of a setuid
+ * or file-capability binary — is closed by no_new_privs, which rtn-init sets next. */
+static bool unprivileged_for_good(void) {
+        uid_t r, e, s;
+        struct __user_cap_header_struct hdr = {.version = _LINUX_CAPABILITY_VERSION_3};
+        struct __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3];
+        if (getresuid(&r, &e, &s) < 0 || r == 0 || e == 0 || s == 0 || setfsuid(-1) == 0)
+                return false;
+        if (sys_capget(&hdr, data) < 0)
+                return false;
+        for (size_t i = 0; i < _LINUX_CAPABILITY_U32S_3; i++)
+                if (data[i].permitted)
+                        return false;
+        return true;
+}
+
 static int lock_securebits(struct rtn_error *err) {
         int cur = prctl(PR_GET_SECUREBITS, 0, 0, 0, 0);
         if (cur < 0)
@@ -25,12 +44,19 @@ static int lock_securebits(struct rtn_error *err) {
         int want = (cur | WANT_SECUREBITS) & ~SECBIT_KEEP_CAPS;
         if (cur == want)
                 return 0;
-        if (prctl(PR_SET_SECUREBITS, want, 0, 0, 0) < 0)
-                return rtn_err(err, errno, "caps: set securebits 0x%x (have 0x%x)", want, cur);
-        return 0;
+        if (prctl(PR_SET_SECUREBITS, want, 0, 0, 0) == 0)
+                return 0;
+        /* Setting them needs CAP_SETPCAP, gone once rtn-init has switched to a non-zero agent
+         * uid; the bits only govern how uid 0 gains capabilities, which such a process never
+         * can. Anything else is a failure. */
+        if (errno == EPERM && unprivileged_for_good())
+                return 0;
+        return rtn_err(err, errno, "caps: set securebits 0x%x (have 0x%x)", want, cur);
 }
 
-/* PR_CAPBSET_DROP needs CAP_SETPCAP even for a capability already gone, so read first. */
+/* PR_CAPBSET_DROP needs CAP_SETPCAP even for a capability already gone, so read first. A
+ * caller that will run as a non-zero uid must empty the bounding set before its setuid (as
+ * rtn-init's set_creds does); here a capability left in it is a failure. */
 static int drop_bounding(struct rtn_error *err) {
         for (unsigned long cap = 0;; cap++) {
                 int r = prctl(PR_CAPBSET_READ, cap, 0, 0, 0);
