@@ -14,10 +14,10 @@
 
 #include "common/syscall.h"
 
-#define WANT_SECUREBITS                                                                    \
-        (SECBIT_NOROOT | SECBIT_NOROOT_LOCKED | SECBIT_NO_SETUID_FIXUP |                   \
-         SECBIT_NO_SETUID_FIXUP_LOCKED | SECBIT_KEEP_CAPS_LOCKED |                         \
-         SECBIT_NO_CAP_AMBIENT_RAISE | SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED)
+#define WANT_SECUREBITS                                                                            \
+        (SECBIT_NOROOT | SECBIT_NOROOT_LOCKED | SECBIT_NO_SETUID_FIXUP |                           \
+         SECBIT_NO_SETUID_FIXUP_LOCKED | SECBIT_KEEP_CAPS_LOCKED | SECBIT_NO_CAP_AMBIENT_RAISE |   \
+         SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED)
 
 /* True when the caller can never hold a capability again: no uid is 0 and the permitted set
  * is empty. setuid back to 0 needs CAP_SETUID, and the only other way in — execve of a setuid

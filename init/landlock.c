@@ -17,8 +17,8 @@
 #define FS_RX (FS_READ | LANDLOCK_ACCESS_FS_EXECUTE)
 #define FS_RW_FILE (LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_WRITE_FILE)
 /* Rights that make sense on a non-directory; landlock_add_rule(2) rejects others (EINVAL). */
-#define FS_FILE_RIGHTS                                                                     \
-        (LANDLOCK_ACCESS_FS_EXECUTE | FS_RW_FILE | LANDLOCK_ACCESS_FS_TRUNCATE |           \
+#define FS_FILE_RIGHTS                                                                             \
+        (LANDLOCK_ACCESS_FS_EXECUTE | FS_RW_FILE | LANDLOCK_ACCESS_FS_TRUNCATE |                   \
          LANDLOCK_ACCESS_FS_IOCTL_DEV)
 #define FS_DEVICES (LANDLOCK_ACCESS_FS_MAKE_CHAR | LANDLOCK_ACCESS_FS_MAKE_BLOCK)
 /* ABI 1: every right from EXECUTE (bit 0) to MAKE_SYM (bit 12). */
@@ -88,8 +88,8 @@ static int add_path_rule(int ruleset, const char *path, uint64_t access, uint64_
         return 0;
 }
 
-static int add_agent_rules(int ruleset, uint64_t handled, const char *const writable[],
-                           size_t n, struct rtn_error *err) {
+static int add_agent_rules(int ruleset, uint64_t handled, const char *const writable[], size_t n,
+                           struct rtn_error *err) {
         int r = add_path_rule(ruleset, "/", FS_RX, handled, false, err);
         if (r < 0)
                 return r;

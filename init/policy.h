@@ -48,6 +48,7 @@ int init_rlimits_apply(const struct init_limits *l, struct rtn_error *err);
 
 /* Lock the securebits (NOROOT, NO_SETUID_FIXUP, KEEP_CAPS off, NO_CAP_AMBIENT_RAISE, all
  * locked), then empty the bounding, ambient, inheritable, permitted and effective sets. For
- * the agent policy when it runs as uid 0 inside; needs CAP_SETPCAP, so call it before a
- * setuid away from 0 (after which nothing is left to drop but the bounding set). */
+ * the agent policy. As uid 0 inside it needs CAP_SETPCAP (it has it). After a setuid to a
+ * non-zero uid the securebits cannot be set and are not needed (no uid 0, nothing permitted,
+ * no_new_privs next); the bounding set must already be empty then, else -EPERM. */
 int init_caps_drop_all(struct rtn_error *err);

@@ -35,13 +35,13 @@
 #define MAX_INSNS 4096 /* BPF_MAXINSNS */
 
 enum kind {
-        K_ALLOW,     /* allowed unconditionally */
-        K_EPERM,     /* denied: dangerous or privileged; EPERM like a missing capability */
-        K_ENOSYS,    /* denied as "not implemented" so libc and tools fall back */
-        K_IOCTL,     /* allowed but TIOCSTI/TIOCLINUX → EPERM */
-        K_CLONE,     /* allowed unless a CLONE_NEW* flag is set → EPERM */
-        K_SOCKET,    /* allowed for AF_UNIX, AF_INET, AF_INET6, AF_NETLINK; else EAFNOSUPPORT */
-        K_PERSONA,   /* allowed for the harmless personalities; else EPERM */
+        K_ALLOW, /* allowed unconditionally */
+        K_EPERM, /* denied: dangerous or privileged; EPERM like a missing capability */
+        K_ENOSYS, /* denied as "not implemented" so libc and tools fall back */
+        K_IOCTL, /* allowed but TIOCSTI/TIOCLINUX → EPERM */
+        K_CLONE, /* allowed unless a CLONE_NEW* flag is set → EPERM */
+        K_SOCKET, /* allowed for AF_UNIX, AF_INET, AF_INET6, AF_NETLINK; else EAFNOSUPPORT */
+        K_PERSONA, /* allowed for the harmless personalities; else EPERM */
 };
 
 struct rule {
@@ -49,6 +49,7 @@ struct rule {
         enum kind kind;
 };
 
+/* clang-format off */
 /* The syscalls every policy allows: ordinary file, memory, process, time, IPC and socket
  * work. Names unknown on the build architecture (32-bit variants, newer calls than this
  * libseccomp knows) are skipped and so fall to the default ENOSYS, which is safe. */
@@ -147,18 +148,17 @@ static const char *const enosys_names[] = {
         "listmount",
 };
 
+/* clang-format on */
+
 static const struct rule special[] = {
-        {"ioctl", K_IOCTL},
-        {"clone", K_CLONE},
-        {"unshare", K_CLONE},
-        {"socket", K_SOCKET},
-        {"personality", K_PERSONA},
+        {"ioctl", K_IOCTL},   {"clone", K_CLONE},         {"unshare", K_CLONE},
+        {"socket", K_SOCKET}, {"personality", K_PERSONA},
 };
 
 /* Every CLONE_NEW* flag (include/uapi/linux/sched.h). CLONE_NEWTIME shares its bit with
  * clone()'s exit-signal byte, where it is harmless; unshare() honours it. */
-#define CLONE_NEW_MASK                                                                     \
-        (CLONE_NEWNS | CLONE_NEWCGROUP | CLONE_NEWUTS | CLONE_NEWIPC | CLONE_NEWUSER |     \
+#define CLONE_NEW_MASK                                                                             \
+        (CLONE_NEWNS | CLONE_NEWCGROUP | CLONE_NEWUTS | CLONE_NEWIPC | CLONE_NEWUSER |             \
          CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWTIME)
 
 struct prog {
@@ -199,9 +199,15 @@ static void emit_block(struct prog *p, enum kind k) {
                                             0xffffffff /* query only */};
         static const uint32_t families[] = {AF_UNIX, AF_INET, AF_INET6, AF_NETLINK};
         switch (k) {
-        case K_ALLOW: ret(p, SECCOMP_RET_ALLOW); break;
-        case K_EPERM: ret(p, ret_errno(EPERM)); break;
-        case K_ENOSYS: ret(p, ret_errno(ENOSYS)); break;
+        case K_ALLOW:
+                ret(p, SECCOMP_RET_ALLOW);
+                break;
+        case K_EPERM:
+                ret(p, ret_errno(EPERM));
+                break;
+        case K_ENOSYS:
+                ret(p, ret_errno(ENOSYS));
+                break;
         case K_IOCTL:
                 emit(p, BPF_LD | BPF_W | BPF_ABS, 0, 0, arg_lo(1));
                 emit(p, BPF_JMP | BPF_JEQ | BPF_K, 2, 0, TIOCSTI);
@@ -218,7 +224,8 @@ static void emit_block(struct prog *p, enum kind k) {
         case K_SOCKET:
         case K_PERSONA: {
                 const uint32_t *v = k == K_SOCKET ? families : personas;
-                size_t n = k == K_SOCKET ? sizeof families / sizeof *v : sizeof personas / sizeof *v;
+                size_t n =
+                        k == K_SOCKET ? sizeof families / sizeof *v : sizeof personas / sizeof *v;
                 emit(p, BPF_LD | BPF_W | BPF_ABS, 0, 0, arg_lo(0));
                 for (size_t i = 0; i < n; i++)
                         emit(p, BPF_JMP | BPF_JEQ | BPF_K, (uint8_t)(n - i), 0, v[i]);
@@ -245,9 +252,10 @@ static const struct {
         const char *name;
         int nr;
 } recent[] = {
-        {"cachestat", 451}, {"fchmodat2", 452}, {"map_shadow_stack", 453}, {"futex_wake", 454},
-        {"futex_wait", 455}, {"futex_requeue", 456}, {"statmount", 457}, {"listmount", 458},
-        {"mseal", 462}, {"setxattrat", 463}, {"getxattrat", 464}, {"listxattrat", 465},
+        {"cachestat", 451},     {"fchmodat2", 452},      {"map_shadow_stack", 453},
+        {"futex_wake", 454},    {"futex_wait", 455},     {"futex_requeue", 456},
+        {"statmount", 457},     {"listmount", 458},      {"mseal", 462},
+        {"setxattrat", 463},    {"getxattrat", 464},     {"listxattrat", 465},
         {"removexattrat", 466}, {"open_tree_attr", 467}, {"file_getattr", 468},
         {"file_setattr", 469},
 };
@@ -333,13 +341,20 @@ static void print_prog(const char *name, const struct prog *p) {
 
 static const char *kind_name(enum kind k) {
         switch (k) {
-        case K_ALLOW: return "allow";
-        case K_EPERM: return "EPERM";
-        case K_ENOSYS: return "ENOSYS";
-        case K_IOCTL: return "allow; TIOCSTI/TIOCLINUX EPERM";
-        case K_CLONE: return "allow; CLONE_NEW* EPERM";
-        case K_SOCKET: return "allow AF_UNIX/INET/INET6/NETLINK; else EAFNOSUPPORT";
-        case K_PERSONA: return "allow 0, 0x8, 0x20000, 0x20008, query; else EPERM";
+        case K_ALLOW:
+                return "allow";
+        case K_EPERM:
+                return "EPERM";
+        case K_ENOSYS:
+                return "ENOSYS";
+        case K_IOCTL:
+                return "allow; TIOCSTI/TIOCLINUX EPERM";
+        case K_CLONE:
+                return "allow; CLONE_NEW* EPERM";
+        case K_SOCKET:
+                return "allow AF_UNIX/INET/INET6/NETLINK; else EAFNOSUPPORT";
+        case K_PERSONA:
+                return "allow 0, 0x8, 0x20000, 0x20008, query; else EPERM";
         }
         return "?";
 }

@@ -18,28 +18,28 @@ struct child_result {
 };
 
 /* In a child: report a failure and return 1 from the check function. */
-#define CHILD_CHECK(fd, cond, ...)                                                 \
-        do {                                                                       \
-                if (!(cond)) {                                                     \
-                        int e_ = errno;                                            \
-                        dprintf(fd, "%s:%d: %s: ", __FILE__, __LINE__, #cond);     \
-                        dprintf(fd, __VA_ARGS__);                                  \
-                        dprintf(fd, " (errno %d %s)\n", e_, strerror(e_));         \
-                        return 1;                                                  \
-                }                                                                  \
+#define CHILD_CHECK(fd, cond, ...)                                                                 \
+        do {                                                                                       \
+                if (!(cond)) {                                                                     \
+                        int e_ = errno;                                                            \
+                        dprintf(fd, "%s:%d: %s: ", __FILE__, __LINE__, #cond);                     \
+                        dprintf(fd, __VA_ARGS__);                                                  \
+                        dprintf(fd, " (errno %d %s)\n", e_, strerror(e_));                         \
+                        return 1;                                                                  \
+                }                                                                                  \
         } while (0)
 
 /* -1 with errno e, the way every denied call must look. */
-#define CHILD_EXPECT_ERRNO(fd, call, e)                                            \
-        do {                                                                       \
-                errno = 0;                                                         \
-                long r_ = (long)(call);                                            \
-                int e2_ = errno;                                                   \
-                if (r_ != -1 || e2_ != (e)) {                                      \
-                        dprintf(fd, "%s:%d: %s returned %ld errno %d (%s), want %s\n", \
-                                __FILE__, __LINE__, #call, r_, e2_, strerror(e2_), #e); \
-                        return 1;                                                  \
-                }                                                                  \
+#define CHILD_EXPECT_ERRNO(fd, call, e)                                                            \
+        do {                                                                                       \
+                errno = 0;                                                                         \
+                long r_ = (long)(call);                                                            \
+                int e2_ = errno;                                                                   \
+                if (r_ != -1 || e2_ != (e)) {                                                      \
+                        dprintf(fd, "%s:%d: %s returned %ld errno %d (%s), want %s\n", __FILE__,   \
+                                __LINE__, #call, r_, e2_, strerror(e2_), #e);                      \
+                        return 1;                                                                  \
+                }                                                                                  \
         } while (0)
 
 static inline struct child_result run_child(int (*fn)(int fd, void *arg), void *arg) {
@@ -65,6 +65,6 @@ static inline struct child_result run_child(int (*fn)(int fd, void *arg), void *
 }
 
 /* The child exited 0 and said nothing. */
-#define assert_child_ok(res)                                                               \
-        cr_assert(WIFEXITED((res).status) && WEXITSTATUS((res).status) == 0,               \
+#define assert_child_ok(res)                                                                       \
+        cr_assert(WIFEXITED((res).status) && WEXITSTATUS((res).status) == 0,                       \
                   "child failed (status 0x%x): %s", (res).status, (res).msg)

@@ -25,8 +25,8 @@ struct ll_case {
         const char *writable[2];
         size_t n;
         uint16_t proxy_port;
-        char yes[64], no[64];             /* a writable and a non-writable temp dir */
-        uint16_t other_port;              /* a listener that is not the proxy */
+        char yes[64], no[64]; /* a writable and a non-writable temp dir */
+        uint16_t other_port; /* a listener that is not the proxy */
         int abi;
 };
 
@@ -92,9 +92,9 @@ static int check_agent_fs(int fd, void *arg) {
         CHILD_CHECK(fd, rename(from, to) == -1 && (errno == EXDEV || errno == EACCES),
                     "rename out of writable dir");
         CHILD_EXPECT_ERRNO(fd, truncate("/etc/hostname", 0), EACCES);
-        CHILD_EXPECT_ERRNO(fd, mknod(strcat(strcpy(to, c->yes), "/null"), S_IFCHR | 0666,
-                                     makedev(1, 3)),
-                           EACCES);
+        CHILD_EXPECT_ERRNO(
+                fd, mknod(strcat(strcpy(to, c->yes), "/null"), S_IFCHR | 0666, makedev(1, 3)),
+                EACCES);
         /* reading and executing the system is fine; so are the /dev nodes */
         int f = open("/usr/bin/env", O_RDONLY | O_CLOEXEC);
         CHILD_CHECK(fd, f >= 0, "read /usr/bin/env");
@@ -153,7 +153,8 @@ static int tcp_connect(uint16_t port) {
         int s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
         if (s < 0)
                 return -1;
-        struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(port),
+        struct sockaddr_in a = {.sin_family = AF_INET,
+                                .sin_port = htons(port),
                                 .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
         int r = connect(s, (struct sockaddr *)&a, sizeof a);
         int e = errno;
@@ -164,7 +165,8 @@ static int tcp_connect(uint16_t port) {
 
 static int tcp_bind_any(void) {
         int s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-        struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(0),
+        struct sockaddr_in a = {.sin_family = AF_INET,
+                                .sin_port = htons(0),
                                 .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
         int r = bind(s, (struct sockaddr *)&a, sizeof a);
         int e = errno;

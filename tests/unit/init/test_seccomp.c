@@ -134,8 +134,8 @@ static int check_denied(int fd, void *arg) {
                 errno = 0;
                 long r = syscall(d->nr, d->a0, d->a1, d->a2, d->a3, d->a4, 0);
                 if (r != -1 || errno != d->want) {
-                        dprintf(fd, "%s: returned %ld errno %d (%s), want %d\n", d->name, r,
-                                errno, strerror(errno), d->want);
+                        dprintf(fd, "%s: returned %ld errno %d (%s), want %d\n", d->name, r, errno,
+                                strerror(errno), d->want);
                         return 1;
                 }
         }
@@ -238,8 +238,8 @@ static int do_int80(int fd, void *arg) {
 
 Test(init_seccomp_install, ia32_int80_kills) {
         struct child_result r = run_child(do_int80, NULL);
-        cr_assert(WIFSIGNALED(r.status) && WTERMSIG(r.status) == SIGSYS,
-                  "status 0x%x: %s", r.status, r.msg);
+        cr_assert(WIFSIGNALED(r.status) && WTERMSIG(r.status) == SIGSYS, "status 0x%x: %s",
+                  r.status, r.msg);
 }
 
 static int do_x32(int fd, void *arg) {
@@ -252,8 +252,8 @@ static int do_x32(int fd, void *arg) {
 
 Test(init_seccomp_install, x32_kills) {
         struct child_result r = run_child(do_x32, NULL);
-        cr_assert(WIFSIGNALED(r.status) && WTERMSIG(r.status) == SIGSYS,
-                  "status 0x%x: %s", r.status, r.msg);
+        cr_assert(WIFSIGNALED(r.status) && WTERMSIG(r.status) == SIGSYS, "status 0x%x: %s",
+                  r.status, r.msg);
 }
 #endif
 
