@@ -158,3 +158,21 @@ static inline int sys_landlock_add_rule(int ruleset_fd, int rule_type, const voi
 static inline int sys_landlock_restrict_self(int ruleset_fd, uint32_t flags) {
         return (int)syscall(__NR_landlock_restrict_self, ruleset_fd, flags);
 }
+
+/* seccomp(2) and capget/capset(2): glibc 2.36 wraps neither. */
+struct __user_cap_header_struct;
+struct __user_cap_data_struct;
+
+static inline int sys_seccomp(unsigned op, unsigned flags, void *args) {
+        return (int)syscall(__NR_seccomp, op, flags, args);
+}
+
+static inline int sys_capget(struct __user_cap_header_struct *hdr,
+                             struct __user_cap_data_struct *data) {
+        return (int)syscall(__NR_capget, hdr, data);
+}
+
+static inline int sys_capset(struct __user_cap_header_struct *hdr,
+                             const struct __user_cap_data_struct *data) {
+        return (int)syscall(__NR_capset, hdr, data);
+}

@@ -1,12 +1,54 @@
+/* The confinement rtn-init applies to every command, between fork and execve, in this order
+ * (docs/policy.md says why):
+ *   setsid → stdio → close_range(3, ~0, CLOSE_RANGE_CLOEXEC) → chdir → init_rlimits_apply →
+ *   credentials → init_caps_drop_all (agent) → PR_SET_NO_NEW_PRIVS → init_landlock_enforce →
+ *   init_seccomp_install (last) → execve.
+ * init_landlock_prepare runs once in PID 1 after pivot_root; its ruleset fd is enforced by
+ * every command. None of these allocate; all are fail-closed: any error is returned (and
+ * described in err), and the caller must kill the command rather than exec it. */
 #pragma once
+
+#include <stddef.h>
 #include <stdint.h>
+
 #include "common/err.h"
-#include "init/init.h"
-int  init_landlock_abi(void);
-int  init_landlock_prepare(enum init_policy policy, const char *const writable[], size_t n,
-                           uint16_t proxy_port, int *ret_ruleset_fd, struct rtn_error *err);
-int  init_landlock_enforce(int ruleset_fd, struct rtn_error *err);
-int  init_seccomp_install(enum init_policy policy, struct rtn_error *err);
+#include "init/init.h" /* enum init_policy, struct init_limits */
+
+/* The Landlock ABI version of the running kernel (> 0), or -EOPNOTSUPP (built in but
+ * disabled at boot) / -ENOSYS (not built in). */
+int init_landlock_abi(void);
+
+/* Build the ruleset for a policy and return its fd (O_CLOEXEC) in *ret_ruleset_fd.
+ * AGENT: read+exec on "/", full rights (but mknod of devices) beneath each of writable[0..n)
+ * (absolute paths inside the sandbox that must exist), read/write on the /dev nodes a shell
+ * needs (ioctl on tty, ptmx and pts at ABI >= 5). PROVISION: everything beneath "/".
+ * ABI >= 4 (TCP): the agent is not restricted (its netns has only lo, and servers it starts
+ * on 127.0.0.1 must be reachable); provisioning may connect only to proxy_port (0: nowhere)
+ * and bind nothing. ABI >= 6: abstract unix sockets and signals are scoped to the domain.
+ * Fails with -EOPNOTSUPP/-ENOSYS when the kernel has no Landlock. */
+int init_landlock_prepare(enum init_policy policy, const char *const writable[], size_t n,
+                          uint16_t proxy_port, int *ret_ruleset_fd, struct rtn_error *err);
+
+/* landlock_restrict_self(ruleset_fd). Needs no_new_privs (or CAP_SYS_ADMIN); the fd is left
+ * open for the next command. */
+int init_landlock_enforce(int ruleset_fd, struct rtn_error *err);
+
+/* Install the precompiled filter for policy with seccomp(SECCOMP_SET_MODE_FILTER). Refuses
+ * (-EPERM) unless no_new_privs is already set, so the order above cannot be broken silently.
+ * Blocked calls and their errnos: docs/policy.md. */
+int init_seccomp_install(enum init_policy policy, struct rtn_error *err);
+
+/* Defaults: NOFILE 4096 (soft 1024), FSIZE 1 GiB, CORE 0; NPROC, AS and CPU 0 = not set. */
 void init_limits_default(struct init_limits *ret);
-int  init_rlimits_apply(const struct init_limits *l, struct rtn_error *err);
-int  init_caps_drop_all(struct rtn_error *err);
+
+/* Apply l with setrlimit. A field of 0 leaves that limit as inherited, except core_bytes,
+ * where 0 means "no core dumps". A limit above the inherited hard limit is clamped to it
+ * (raising needs CAP_SYS_RESOURCE in the initial user namespace; the result is stricter). */
+int init_rlimits_apply(const struct init_limits *l, struct rtn_error *err);
+
+/* Lock the securebits (NOROOT, NO_SETUID_FIXUP, KEEP_CAPS off, NO_CAP_AMBIENT_RAISE, all
+ * locked), then empty the bounding, ambient, inheritable, permitted and effective sets. For
+ * the agent policy. As uid 0 inside it needs CAP_SETPCAP (it has it). After a setuid to a
+ * non-zero uid the securebits cannot be set and are not needed (no uid 0, nothing permitted,
+ * no_new_privs next); the bounding set must already be empty then, else -EPERM. */
+int init_caps_drop_all(struct rtn_error *err);

@@ -1,0 +1,92 @@
+/* Drops every capability of an agent command that runs as uid 0 inside the sandbox. In a user
+ * namespace uid 0 holds all capabilities over the namespace's objects, and execve would give
+ * them back to a uid-0 process even after capset (capabilities(7), "Capabilities and
+ * execution of programs by root"); so the securebits that stop that are set and locked
+ * first, then the bounding, ambient and the three per-thread sets are emptied. The order
+ * follows minijail's drop_caps / systemd's capability_bounding_set_drop. */
+#include "init/policy.h"
+
+#include <linux/capability.h>
+#include <linux/securebits.h>
+#include <stdbool.h>
+#include <sys/fsuid.h>
+#include <sys/prctl.h>
+
+#include "common/syscall.h"
+
+#define WANT_SECUREBITS                                                                            \
+        (SECBIT_NOROOT | SECBIT_NOROOT_LOCKED | SECBIT_NO_SETUID_FIXUP |                           \
+         SECBIT_NO_SETUID_FIXUP_LOCKED | SECBIT_KEEP_CAPS_LOCKED | SECBIT_NO_CAP_AMBIENT_RAISE |   \
+         SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED)
+
+/* True when the caller can never hold a capability again: no uid is 0 and the permitted set
+ * is empty. setuid back to 0 needs CAP_SETUID, and the only other way in — execve of a setuid
+ * or file-capability binary — is closed by no_new_privs, which rtn-init sets next. */
+static bool unprivileged_for_good(void) {
+        uid_t r, e, s;
+        struct __user_cap_header_struct hdr = {.version = _LINUX_CAPABILITY_VERSION_3};
+        struct __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3];
+        if (getresuid(&r, &e, &s) < 0 || r == 0 || e == 0 || s == 0 || setfsuid(-1) == 0)
+                return false;
+        if (sys_capget(&hdr, data) < 0)
+                return false;
+        for (size_t i = 0; i < _LINUX_CAPABILITY_U32S_3; i++)
+                if (data[i].permitted)
+                        return false;
+        return true;
+}
+
+static int lock_securebits(struct rtn_error *err) {
+        int cur = prctl(PR_GET_SECUREBITS, 0, 0, 0, 0);
+        if (cur < 0)
+                return rtn_err(err, errno, "caps: PR_GET_SECUREBITS");
+        /* Keep bits we do not know about (e.g. SECBIT_EXEC_RESTRICT_FILE), clear KEEP_CAPS. */
+        int want = (cur | WANT_SECUREBITS) & ~SECBIT_KEEP_CAPS;
+        if (cur == want)
+                return 0;
+        if (prctl(PR_SET_SECUREBITS, want, 0, 0, 0) == 0)
+                return 0;
+        /* Setting them needs CAP_SETPCAP, gone once rtn-init has switched to a non-zero agent
+         * uid; the bits only govern how uid 0 gains capabilities, which such a process never
+         * can. Anything else is a failure. */
+        if (errno == EPERM && unprivileged_for_good())
+                return 0;
+        return rtn_err(err, errno, "caps: set securebits 0x%x (have 0x%x)", want, cur);
+}
+
+/* PR_CAPBSET_DROP needs CAP_SETPCAP even for a capability already gone, so read first. A
+ * caller that will run as a non-zero uid must empty the bounding set before its setuid (as
+ * rtn-init's set_creds does); here a capability left in it is a failure. */
+static int drop_bounding(struct rtn_error *err) {
+        for (unsigned long cap = 0;; cap++) {
+                int r = prctl(PR_CAPBSET_READ, cap, 0, 0, 0);
+                if (r < 0 && errno == EINVAL)
+                        return 0; /* past CAP_LAST_CAP of the running kernel */
+                if (r < 0)
+                        return rtn_err(err, errno, "caps: read bounding cap %lu", cap);
+                if (r == 1 && prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0)
+                        return rtn_err(err, errno, "caps: drop cap %lu from bounding set", cap);
+        }
+}
+
+int init_caps_drop_all(struct rtn_error *err) {
+        int r = lock_securebits(err);
+        if (r < 0)
+                return r;
+        r = drop_bounding(err);
+        if (r < 0)
+                return r;
+        if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0)
+                return rtn_err(err, errno, "caps: clear ambient set");
+        struct __user_cap_header_struct hdr = {.version = _LINUX_CAPABILITY_VERSION_3};
+        struct __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3] = {{0}};
+        if (sys_capset(&hdr, data) < 0)
+                return rtn_err(err, errno, "caps: clear effective/permitted/inheritable");
+        /* Read back: a kernel that silently kept something must not pass. */
+        if (sys_capget(&hdr, data) < 0)
+                return rtn_err(err, errno, "caps: capget");
+        for (size_t i = 0; i < _LINUX_CAPABILITY_U32S_3; i++)
+                if (data[i].effective || data[i].permitted || data[i].inheritable)
+                        return rtn_errx(err, EPERM, "caps: capabilities still set after capset");
+        return 0;
+}

@@ -1,0 +1,170 @@
+/* The Landlock part of the command policy. PID 1 builds one ruleset per policy after
+ * pivot_root (paths are the sandbox's own), and every command enforces it between fork and
+ * execve. The handled-access masks are negotiated from the kernel's ABI with one row per ABI,
+ * as the kernel's samples/landlock/sandboxer.c does, so an older kernel gets the strongest
+ * policy it can express and a newer one never sees bits it would reject. docs/policy.md has
+ * the table and the reasons for each rule. */
+#include "init/policy.h"
+
+#include <fcntl.h>
+#include <stdbool.h>
+#include <sys/stat.h>
+
+#include "common/cleanup.h"
+#include "common/syscall.h"
+
+#define FS_READ (LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_READ_DIR)
+#define FS_RX (FS_READ | LANDLOCK_ACCESS_FS_EXECUTE)
+#define FS_RW_FILE (LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_WRITE_FILE)
+/* Rights that make sense on a non-directory; landlock_add_rule(2) rejects others (EINVAL). */
+#define FS_FILE_RIGHTS                                                                             \
+        (LANDLOCK_ACCESS_FS_EXECUTE | FS_RW_FILE | LANDLOCK_ACCESS_FS_TRUNCATE |                   \
+         LANDLOCK_ACCESS_FS_IOCTL_DEV)
+#define FS_DEVICES (LANDLOCK_ACCESS_FS_MAKE_CHAR | LANDLOCK_ACCESS_FS_MAKE_BLOCK)
+/* ABI 1: every right from EXECUTE (bit 0) to MAKE_SYM (bit 12). */
+#define FS_V1 ((LANDLOCK_ACCESS_FS_MAKE_SYM << 1) - 1)
+#define FS_V2 (FS_V1 | LANDLOCK_ACCESS_FS_REFER)
+#define FS_V3 (FS_V2 | LANDLOCK_ACCESS_FS_TRUNCATE)
+#define FS_V5 (FS_V3 | LANDLOCK_ACCESS_FS_IOCTL_DEV)
+#define NET_TCP (LANDLOCK_ACCESS_NET_BIND_TCP | LANDLOCK_ACCESS_NET_CONNECT_TCP)
+#define SCOPES (LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET | LANDLOCK_SCOPE_SIGNAL)
+#define ABI_KNOWN 7
+
+/* What each ABI can handle. ABI 7 only adds audit-logging flags to restrict_self. */
+static const struct rtn_landlock_ruleset_attr abi_masks[ABI_KNOWN + 1] = {
+        [1] = {FS_V1, 0, 0},
+        [2] = {FS_V2, 0, 0},
+        [3] = {FS_V3, 0, 0},
+        [4] = {FS_V3, NET_TCP, 0},
+        [5] = {FS_V5, NET_TCP, 0},
+        [6] = {FS_V5, NET_TCP, SCOPES},
+        [7] = {FS_V5, NET_TCP, SCOPES},
+};
+
+/* The /dev nodes a shell and ordinary tools need (the sandbox's minimal /dev). Missing ones
+ * are skipped: no node, no access. ioctl only on terminals (ABI 5 checks IOCTL_DEV). */
+static const struct {
+        const char *path;
+        uint64_t access;
+} dev_rules[] = {
+        {"/dev/null", FS_RW_FILE},
+        {"/dev/zero", FS_RW_FILE},
+        {"/dev/full", FS_RW_FILE},
+        {"/dev/random", FS_RW_FILE},
+        {"/dev/urandom", FS_RW_FILE},
+        {"/dev/tty", FS_RW_FILE | LANDLOCK_ACCESS_FS_IOCTL_DEV},
+        {"/dev/ptmx", FS_RW_FILE | LANDLOCK_ACCESS_FS_IOCTL_DEV},
+        {"/dev/pts", FS_RW_FILE | LANDLOCK_ACCESS_FS_IOCTL_DEV | LANDLOCK_ACCESS_FS_READ_DIR},
+        /* POSIX shm and semaphores (shm_open, Python multiprocessing) */
+        {"/dev/shm", FS_V5 & ~FS_DEVICES},
+};
+
+int init_landlock_abi(void) {
+        int abi = sys_landlock_create_ruleset(NULL, 0, LANDLOCK_CREATE_RULESET_VERSION);
+        return abi < 0 ? negative_errno() : abi;
+}
+
+static int add_path_rule(int ruleset, const char *path, uint64_t access, uint64_t handled,
+                         bool optional, struct rtn_error *err) {
+        _cleanup_close_ int fd = open(path, O_PATH | O_CLOEXEC);
+        if (fd < 0) {
+                if (optional && errno == ENOENT)
+                        return 0;
+                return rtn_err(err, errno, "landlock: open %s", path);
+        }
+        struct stat st;
+        if (fstat(fd, &st) < 0)
+                return rtn_err(err, errno, "landlock: stat %s", path);
+        if (!S_ISDIR(st.st_mode))
+                access &= FS_FILE_RIGHTS;
+        struct landlock_path_beneath_attr rule = {
+                .allowed_access = access & handled,
+                .parent_fd = fd,
+        };
+        if (rule.allowed_access == 0)
+                return 0; /* nothing this kernel can grant: the rule would be EINVAL */
+        if (sys_landlock_add_rule(ruleset, LANDLOCK_RULE_PATH_BENEATH, &rule, 0) < 0)
+                return rtn_err(err, errno, "landlock: add rule for %s", path);
+        return 0;
+}
+
+static int add_agent_rules(int ruleset, uint64_t handled, const char *const writable[], size_t n,
+                           struct rtn_error *err) {
+        int r = add_path_rule(ruleset, "/", FS_RX, handled, false, err);
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < n; i++) {
+                if (!writable[i] || writable[i][0] != '/')
+                        return rtn_errx(err, EINVAL, "landlock: writable path %s is not absolute",
+                                        writable[i] ? writable[i] : "(null)");
+                /* Everything but creating device nodes: the agent never needs one, and a
+                 * writable dir is where a stray mknod would land. */
+                r = add_path_rule(ruleset, writable[i], FS_V5 & ~FS_DEVICES, handled, false, err);
+                if (r < 0)
+                        return r;
+        }
+        for (size_t i = 0; i < ARRAY_SIZE(dev_rules); i++) {
+                r = add_path_rule(ruleset, dev_rules[i].path, dev_rules[i].access, handled, true,
+                                  err);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+/* Provisioning fetches packages through rtn's proxy only: connect to proxy_port, bind
+ * nothing (maintainer scripts have no business starting listeners). */
+static int add_provision_net_rules(int ruleset, uint16_t proxy_port, struct rtn_error *err) {
+        if (proxy_port == 0)
+                return 0;
+        struct rtn_landlock_net_port_attr rule = {
+                .allowed_access = LANDLOCK_ACCESS_NET_CONNECT_TCP,
+                .port = proxy_port,
+        };
+        if (sys_landlock_add_rule(ruleset, LANDLOCK_RULE_NET_PORT, &rule, 0) < 0)
+                return rtn_err(err, errno, "landlock: allow connect to port %u", proxy_port);
+        return 0;
+}
+
+int init_landlock_prepare(enum init_policy policy, const char *const writable[], size_t n,
+                          uint16_t proxy_port, int *ret_ruleset_fd, struct rtn_error *err) {
+        if (policy != INIT_POLICY_AGENT && policy != INIT_POLICY_PROVISION)
+                return rtn_errx(err, EINVAL, "landlock: unknown policy %d", (int)policy);
+        int abi = init_landlock_abi();
+        if (abi < 0)
+                return rtn_err(err, abi, "landlock: not available");
+        if (abi == 0)
+                return rtn_errx(err, EOPNOTSUPP, "landlock: kernel reports ABI 0");
+        struct rtn_landlock_ruleset_attr attr = abi_masks[abi > ABI_KNOWN ? ABI_KNOWN : abi];
+        /* The agent's network is the sandbox's loopback-only netns, and the servers it starts
+         * on 127.0.0.1 must be reachable from its next command: TCP is not handled, so not
+         * restricted. Provisioning handles both bind and connect (see above). */
+        if (policy == INIT_POLICY_AGENT)
+                attr.handled_access_net = 0;
+        _cleanup_close_ int ruleset = sys_landlock_create_ruleset(&attr, sizeof attr, 0);
+        if (ruleset < 0)
+                return rtn_err(err, errno, "landlock: create ruleset (ABI %d)", abi);
+        int r;
+        if (policy == INIT_POLICY_AGENT)
+                r = add_agent_rules(ruleset, attr.handled_access_fs, writable, n, err);
+        else {
+                r = add_path_rule(ruleset, "/", attr.handled_access_fs, attr.handled_access_fs,
+                                  false, err);
+                if (r >= 0 && attr.handled_access_net)
+                        r = add_provision_net_rules(ruleset, proxy_port, err);
+        }
+        if (r < 0)
+                return r;
+        *ret_ruleset_fd = TAKE_FD(ruleset);
+        return 0;
+}
+
+int init_landlock_enforce(int ruleset_fd, struct rtn_error *err) {
+        if (ruleset_fd < 0)
+                return rtn_errx(err, EBADF, "landlock: no ruleset");
+        /* Flags 0: at ABI 7 that logs denials only until execve (the default), so the user's
+         * program does not fill the host's audit log. */
+        if (sys_landlock_restrict_self(ruleset_fd, 0) < 0)
+                return rtn_err(err, errno, "landlock: restrict self");
+        return 0;
+}

@@ -1,0 +1,303 @@
+/* Attacks on the Landlock rulesets of init/landlock.c, applied to a forked child in temp
+ * dirs: writes outside the writable paths, TCP outside the proxy port, abstract unix sockets
+ * and signals across the domain boundary. Skips, naming the feature, when the kernel's
+ * Landlock ABI is too old for a check. */
+#include <arpa/inet.h>
+#include <criterion/criterion.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "init/policy.h"
+#include "tests/unit/init/child.h"
+
+struct ll_case {
+        enum init_policy policy;
+        const char *writable[2];
+        size_t n;
+        uint16_t proxy_port;
+        char yes[64], no[64]; /* a writable and a non-writable temp dir */
+        uint16_t other_port; /* a listener that is not the proxy */
+        int abi;
+};
+
+static void require_abi(int min, const char *what) {
+        int abi = init_landlock_abi();
+        if (abi < min)
+                cr_skip_test("needs Landlock ABI %d (%s); kernel has %d", min, what, abi);
+}
+
+static void make_dirs(struct ll_case *c) {
+        strcpy(c->yes, "/tmp/rtn-ll-yes-XXXXXX");
+        strcpy(c->no, "/tmp/rtn-ll-no-XXXXXX");
+        cr_assert_not_null(mkdtemp(c->yes));
+        cr_assert_not_null(mkdtemp(c->no));
+        c->writable[0] = c->yes;
+        c->n = 1;
+        c->abi = init_landlock_abi();
+}
+
+static void remove_dirs(struct ll_case *c) {
+        char cmd[200];
+        snprintf(cmd, sizeof cmd, "rm -rf -- '%s' '%s'", c->yes, c->no);
+        cr_assert_eq(system(cmd), 0);
+}
+
+static int confine(int fd, const struct ll_case *c) {
+        struct rtn_error err = {0};
+        int ruleset = -1;
+        int r = init_landlock_prepare(c->policy, c->writable, c->n, c->proxy_port, &ruleset, &err);
+        CHILD_CHECK(fd, r == 0 && ruleset >= 0, "prepare: %d %s", r, err.msg);
+        CHILD_CHECK(fd, (fcntl(ruleset, F_GETFD) & FD_CLOEXEC) != 0, "ruleset fd not CLOEXEC");
+        CHILD_CHECK(fd, prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0, "nnp");
+        r = init_landlock_enforce(ruleset, &err);
+        CHILD_CHECK(fd, r == 0, "enforce: %d %s", r, err.msg);
+        close(ruleset);
+        return 0;
+}
+
+static int write_file(const char *dir, const char *name) {
+        char path[128];
+        snprintf(path, sizeof path, "%s/%s", dir, name);
+        int f = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+        if (f < 0)
+                return -1;
+        int ok = write(f, "x", 1) == 1;
+        close(f);
+        return ok ? 0 : -1;
+}
+
+static int check_agent_fs(int fd, void *arg) {
+        struct ll_case *c = arg;
+        if (confine(fd, c))
+                return 1;
+        CHILD_CHECK(fd, write_file(c->yes, "ok") == 0, "write inside %s", c->yes);
+        CHILD_EXPECT_ERRNO(fd, write_file(c->no, "bad"), EACCES);
+        CHILD_EXPECT_ERRNO(fd, open("/etc/rtn-landlock-test", O_WRONLY | O_CREAT, 0644), EACCES);
+        CHILD_EXPECT_ERRNO(fd, mkdir("/usr/rtn-landlock-test", 0755), EACCES);
+        char from[128], to[128];
+        snprintf(from, sizeof from, "%s/ok", c->yes);
+        snprintf(to, sizeof to, "%s/moved", c->no);
+        /* moving a file out of the writable tree: EXDEV at ABI >= 2 (REFER), else EACCES */
+        errno = 0;
+        CHILD_CHECK(fd, rename(from, to) == -1 && (errno == EXDEV || errno == EACCES),
+                    "rename out of writable dir");
+        CHILD_EXPECT_ERRNO(fd, truncate("/etc/hostname", 0), EACCES);
+        CHILD_EXPECT_ERRNO(
+                fd, mknod(strcat(strcpy(to, c->yes), "/null"), S_IFCHR | 0666, makedev(1, 3)),
+                EACCES);
+        /* reading and executing the system is fine; so are the /dev nodes */
+        int f = open("/usr/bin/env", O_RDONLY | O_CLOEXEC);
+        CHILD_CHECK(fd, f >= 0, "read /usr/bin/env");
+        close(f);
+        f = open("/dev/null", O_WRONLY | O_TRUNC | O_CLOEXEC);
+        CHILD_CHECK(fd, f >= 0, "open /dev/null for writing");
+        close(f);
+        CHILD_CHECK(fd, system("/bin/true") == 0, "exec /bin/true");
+        return 0;
+}
+
+Test(init_landlock_prepare, agent_writes_only_writable_paths) {
+        require_abi(1, "filesystem");
+        struct ll_case c = {.policy = INIT_POLICY_AGENT};
+        make_dirs(&c);
+        struct child_result r = run_child(check_agent_fs, &c);
+        struct stat st;
+        char path[128];
+        snprintf(path, sizeof path, "%s/bad", c.no);
+        cr_expect_neq(stat(path, &st), 0, "the denied write reached the disk");
+        remove_dirs(&c);
+        assert_child_ok(r);
+}
+
+static int check_provision_fs(int fd, void *arg) {
+        struct ll_case *c = arg;
+        if (confine(fd, c))
+                return 1;
+        CHILD_CHECK(fd, write_file(c->no, "ok") == 0, "provision writes anywhere");
+        CHILD_CHECK(fd, write_file(c->yes, "ok") == 0, "provision writes anywhere");
+        return 0;
+}
+
+Test(init_landlock_prepare, provision_writes_anywhere) {
+        require_abi(1, "filesystem");
+        struct ll_case c = {.policy = INIT_POLICY_PROVISION};
+        make_dirs(&c);
+        struct child_result r = run_child(check_provision_fs, &c);
+        remove_dirs(&c);
+        assert_child_ok(r);
+}
+
+static int tcp_listener(uint16_t *ret_port) {
+        int s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        cr_assert_geq(s, 0);
+        struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+        socklen_t len = sizeof a;
+        cr_assert_eq(bind(s, (struct sockaddr *)&a, sizeof a), 0);
+        cr_assert_eq(listen(s, 4), 0);
+        cr_assert_eq(getsockname(s, (struct sockaddr *)&a, &len), 0);
+        *ret_port = ntohs(a.sin_port);
+        return s;
+}
+
+static int tcp_connect(uint16_t port) {
+        int s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        if (s < 0)
+                return -1;
+        struct sockaddr_in a = {.sin_family = AF_INET,
+                                .sin_port = htons(port),
+                                .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+        int r = connect(s, (struct sockaddr *)&a, sizeof a);
+        int e = errno;
+        close(s);
+        errno = e;
+        return r;
+}
+
+static int tcp_bind_any(void) {
+        int s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        struct sockaddr_in a = {.sin_family = AF_INET,
+                                .sin_port = htons(0),
+                                .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+        int r = bind(s, (struct sockaddr *)&a, sizeof a);
+        int e = errno;
+        close(s);
+        errno = e;
+        return r;
+}
+
+static int check_provision_tcp(int fd, void *arg) {
+        struct ll_case *c = arg;
+        if (confine(fd, c))
+                return 1;
+        CHILD_CHECK(fd, tcp_connect(c->proxy_port) == 0, "connect to the proxy port");
+        CHILD_EXPECT_ERRNO(fd, tcp_connect(c->other_port), EACCES);
+        CHILD_EXPECT_ERRNO(fd, tcp_bind_any(), EACCES);
+        return 0;
+}
+
+Test(init_landlock_prepare, provision_connects_only_to_proxy) {
+        require_abi(4, "TCP rules");
+        struct ll_case c = {.policy = INIT_POLICY_PROVISION};
+        make_dirs(&c);
+        int l1 = tcp_listener(&c.proxy_port), l2 = tcp_listener(&c.other_port);
+        struct child_result r = run_child(check_provision_tcp, &c);
+        close(l1);
+        close(l2);
+        remove_dirs(&c);
+        assert_child_ok(r);
+}
+
+static int check_agent_tcp(int fd, void *arg) {
+        struct ll_case *c = arg;
+        if (confine(fd, c))
+                return 1;
+        CHILD_CHECK(fd, tcp_connect(c->other_port) == 0, "agent connects to 127.0.0.1");
+        CHILD_CHECK(fd, tcp_bind_any() == 0, "agent binds 127.0.0.1");
+        return 0;
+}
+
+Test(init_landlock_prepare, agent_tcp_unrestricted) {
+        require_abi(1, "filesystem");
+        struct ll_case c = {.policy = INIT_POLICY_AGENT};
+        make_dirs(&c);
+        int l = tcp_listener(&c.other_port);
+        struct child_result r = run_child(check_agent_tcp, &c);
+        close(l);
+        remove_dirs(&c);
+        assert_child_ok(r);
+}
+
+static int abstract_addr(struct sockaddr_un *a, const char *name) {
+        memset(a, 0, sizeof *a);
+        a->sun_family = AF_UNIX;
+        size_t n = strlen(name);
+        memcpy(a->sun_path + 1, name, n); /* sun_path[0] == 0: abstract namespace */
+        return (int)(offsetof(struct sockaddr_un, sun_path) + 1 + n);
+}
+
+static char abstract_name[64];
+
+static int check_scopes(int fd, void *arg) {
+        struct ll_case *c = arg;
+        pid_t parent = getppid();
+        if (confine(fd, c))
+                return 1;
+        struct sockaddr_un a;
+        int len = abstract_addr(&a, abstract_name);
+        int s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        CHILD_EXPECT_ERRNO(fd, connect(s, (struct sockaddr *)&a, (socklen_t)len), EPERM);
+        CHILD_EXPECT_ERRNO(fd, kill(parent, 0), EPERM);
+        /* inside the domain both still work: a child of ours, our own socket */
+        pid_t kid = fork();
+        if (kid == 0) {
+                pause();
+                _exit(0);
+        }
+        CHILD_CHECK(fd, kill(kid, SIGKILL) == 0, "kill own child");
+        waitpid(kid, NULL, 0);
+        return 0;
+}
+
+Test(init_landlock_prepare, scopes_signals_and_abstract_sockets) {
+        require_abi(6, "scoped signals and abstract unix sockets");
+        struct ll_case c = {.policy = INIT_POLICY_AGENT};
+        make_dirs(&c);
+        snprintf(abstract_name, sizeof abstract_name, "rtn-ll-test-%d", getpid());
+        struct sockaddr_un a;
+        int len = abstract_addr(&a, abstract_name);
+        int l = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        cr_assert_eq(bind(l, (struct sockaddr *)&a, (socklen_t)len), 0);
+        cr_assert_eq(listen(l, 4), 0);
+        struct child_result r = run_child(check_scopes, &c);
+        close(l);
+        remove_dirs(&c);
+        assert_child_ok(r);
+}
+
+Test(init_landlock_prepare, provision_scoped_too) {
+        require_abi(6, "scoped signals and abstract unix sockets");
+        struct ll_case c = {.policy = INIT_POLICY_PROVISION};
+        make_dirs(&c);
+        snprintf(abstract_name, sizeof abstract_name, "rtn-ll-test-p-%d", getpid());
+        struct sockaddr_un a;
+        int len = abstract_addr(&a, abstract_name);
+        int l = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        cr_assert_eq(bind(l, (struct sockaddr *)&a, (socklen_t)len), 0);
+        cr_assert_eq(listen(l, 4), 0);
+        struct child_result r = run_child(check_scopes, &c);
+        close(l);
+        remove_dirs(&c);
+        assert_child_ok(r);
+}
+
+Test(init_landlock_prepare, rejects_bad_input) {
+        require_abi(1, "filesystem");
+        struct rtn_error err = {0};
+        int fd = -7;
+        const char *rel[] = {"workspace"};
+        cr_assert_eq(init_landlock_prepare(INIT_POLICY_AGENT, rel, 1, 0, &fd, &err), -EINVAL);
+        cr_assert_eq(err.code, EINVAL);
+        cr_assert_eq(fd, -7, "ret fd written on failure");
+        const char *missing[] = {"/nonexistent-rtn-dir"};
+        cr_assert_eq(init_landlock_prepare(INIT_POLICY_AGENT, missing, 1, 0, &fd, &err), -ENOENT);
+        cr_assert(strstr(err.msg, "/nonexistent-rtn-dir") != NULL, "%s", err.msg);
+        cr_assert_eq(init_landlock_prepare((enum init_policy)9, NULL, 0, 0, &fd, &err), -EINVAL);
+        cr_assert_eq(init_landlock_enforce(-1, &err), -EBADF);
+}
+
+Test(init_landlock_abi, reports_kernel_abi) {
+        int abi = init_landlock_abi();
+        if (abi == -EOPNOTSUPP || abi == -ENOSYS)
+                cr_skip_test("Landlock not available: %d", abi);
+        cr_assert_gt(abi, 0);
+}

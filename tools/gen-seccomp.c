@@ -1,0 +1,403 @@
+/* Build-time generator of rtn-init's seccomp filters. It prints a C header with one
+ * `struct sock_filter` array per policy (agent, provision) for the architecture it was built
+ * on; init/seccomp.c includes it, so the static rtn-init carries the finished BPF and needs no
+ * libseccomp. libseccomp is used for what it is good at — the native architecture's audit
+ * token and its up-to-date syscall name/number tables — but the BPF is emitted here, because
+ * libseccomp cannot say "deny these argument values, allow the rest": a conditional rule for a
+ * syscall that also has an unconditional one is silently dropped (ioctl TIOCSTI, clone with
+ * CLONE_NEW*, socket families, personality all need that "else"). The program is a flat
+ * chain in ascending syscall order, which also lets the kernel's per-syscall action cache
+ * (kernel/seccomp.c, seccomp_cache_prepare) skip the filter for every plain allowed call.
+ * The policy is an allowlist; docs/policy.md explains the choice and lists the errnos. */
+#include <errno.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <linux/sched.h>
+#include <seccomp.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+
+#ifndef CLONE_NEWTIME
+#define CLONE_NEWTIME 0x00000080
+#endif
+#ifndef SECCOMP_RET_KILL_PROCESS
+#define SECCOMP_RET_KILL_PROCESS 0x80000000U
+#endif
+/* x32 syscalls arrive with the x86_64 audit arch and this bit set (arch/x86/include/uapi/
+ * asm/unistd.h, __X32_SYSCALL_BIT). */
+#define X32_SYSCALL_BIT 0x40000000U
+#define MAX_NR 1024 /* syscall numbers scanned for the "not classified" report */
+#define MAX_INSNS 4096 /* BPF_MAXINSNS */
+
+enum kind {
+        K_ALLOW, /* allowed unconditionally */
+        K_EPERM, /* denied: dangerous or privileged; EPERM like a missing capability */
+        K_ENOSYS, /* denied as "not implemented" so libc and tools fall back */
+        K_IOCTL, /* allowed but TIOCSTI/TIOCLINUX → EPERM */
+        K_CLONE, /* allowed unless a CLONE_NEW* flag is set → EPERM */
+        K_SOCKET, /* allowed for AF_UNIX, AF_INET, AF_INET6, AF_NETLINK; else EAFNOSUPPORT */
+        K_PERSONA, /* allowed for the harmless personalities; else EPERM */
+};
+
+struct rule {
+        const char *name;
+        enum kind kind;
+};
+
+/* clang-format off */
+/* The syscalls every policy allows: ordinary file, memory, process, time, IPC and socket
+ * work. Names unknown on the build architecture (32-bit variants, newer calls than this
+ * libseccomp knows) are skipped and so fall to the default ENOSYS, which is safe. */
+static const char *const allow_names[] = {
+        /* files and directories */
+        "read", "write", "readv", "writev", "pread64", "pwrite64", "preadv", "pwritev",
+        "preadv2", "pwritev2", "open", "openat", "openat2", "creat", "close", "close_range",
+        "lseek", "_llseek", "dup", "dup2", "dup3", "fcntl", "fcntl64", "flock", "fsync",
+        "fdatasync", "sync", "syncfs", "sync_file_range", "truncate", "ftruncate",
+        "truncate64", "ftruncate64", "fallocate", "fadvise64", "fadvise64_64", "readahead",
+        "sendfile", "sendfile64", "splice", "tee", "vmsplice", "copy_file_range", "stat",
+        "fstat", "lstat", "stat64", "fstat64", "lstat64", "newfstatat", "fstatat64", "statx",
+        "statfs", "fstatfs", "statfs64", "fstatfs64", "access", "faccessat", "faccessat2",
+        "getdents", "getdents64", "getcwd", "chdir", "fchdir", "mkdir", "mkdirat", "rmdir",
+        "rename", "renameat", "renameat2", "link", "linkat", "symlink", "symlinkat", "unlink",
+        "unlinkat", "readlink", "readlinkat", "chmod", "fchmod", "fchmodat", "fchmodat2",
+        "chown", "fchown", "lchown", "fchownat", "chown32", "fchown32", "lchown32", "umask",
+        "utime", "utimes", "utimensat", "futimesat", "mknod", "mknodat", "getxattr",
+        "lgetxattr", "fgetxattr", "setxattr", "lsetxattr", "fsetxattr", "listxattr",
+        "llistxattr", "flistxattr", "removexattr", "lremovexattr", "fremovexattr",
+        "getxattrat", "setxattrat", "listxattrat", "removexattrat", "file_getattr",
+        "file_setattr", "inotify_init", "inotify_init1", "inotify_add_watch",
+        "inotify_rm_watch", "memfd_create", "io_setup", "io_destroy", "io_submit", "io_cancel",
+        "io_getevents", "io_pgetevents",
+        /* memory */
+        "brk", "mmap", "mmap2", "mprotect", "munmap", "mremap", "madvise", "mincore", "msync",
+        "mlock", "mlock2", "munlock", "mlockall", "munlockall", "remap_file_pages",
+        "pkey_alloc", "pkey_free", "pkey_mprotect", "membarrier", "mbind", "get_mempolicy",
+        "set_mempolicy", "set_mempolicy_home_node", "map_shadow_stack", "mseal", "cachestat",
+        "memfd_secret",
+        /* processes, threads, signals, time */
+        "fork", "vfork", "execve", "execveat", "exit", "exit_group", "wait4", "waitid",
+        "waitpid", "getpid", "getppid", "gettid", "getpgid", "setpgid", "getpgrp", "getsid",
+        "setsid", "kill", "tkill", "tgkill", "rt_sigaction", "rt_sigprocmask", "rt_sigreturn",
+        "rt_sigpending", "rt_sigtimedwait", "rt_sigqueueinfo", "rt_tgsigqueueinfo",
+        "rt_sigsuspend", "sigaltstack", "sigreturn", "pause", "alarm", "getitimer",
+        "setitimer", "nanosleep", "clock_nanosleep", "clock_gettime", "clock_getres",
+        "gettimeofday", "time", "times", "timer_create", "timer_settime", "timer_gettime",
+        "timer_getoverrun", "timer_delete", "timerfd_create", "timerfd_settime",
+        "timerfd_gettime", "getrusage", "getrlimit", "ugetrlimit", "setrlimit", "prlimit64",
+        "getpriority", "setpriority", "sched_yield", "sched_getaffinity", "sched_setaffinity",
+        "sched_getparam", "sched_setparam", "sched_getscheduler", "sched_setscheduler",
+        "sched_get_priority_max", "sched_get_priority_min", "sched_rr_get_interval",
+        "sched_getattr", "sched_setattr", "prctl", "arch_prctl", "set_tid_address",
+        "set_robust_list", "get_robust_list", "futex", "futex_waitv", "futex_wake",
+        "futex_wait", "futex_requeue", "rseq", "restart_syscall", "uname", "sysinfo",
+        "getrandom", "getcpu", "capget", "capset", "get_thread_area", "set_thread_area",
+        "ioprio_get", "ioprio_set", "pidfd_open", "pidfd_send_signal", "process_mrelease",
+        "seccomp", "landlock_create_ruleset", "landlock_add_rule", "landlock_restrict_self",
+        /* credentials (capabilities decide; the agent has none) */
+        "getuid", "geteuid", "getgid", "getegid", "getresuid", "getresgid", "getgroups",
+        "setuid", "setgid", "setreuid", "setregid", "setresuid", "setresgid", "setgroups",
+        "setfsuid", "setfsgid", "getuid32", "geteuid32", "getgid32", "getegid32",
+        "getresuid32", "getresgid32", "getgroups32", "setuid32", "setgid32", "setreuid32",
+        "setregid32", "setresuid32", "setresgid32", "setgroups32", "setfsuid32", "setfsgid32",
+        /* events and IPC */
+        "signalfd", "signalfd4", "eventfd", "eventfd2", "epoll_create", "epoll_create1",
+        "epoll_ctl", "epoll_wait", "epoll_pwait", "epoll_pwait2", "poll", "ppoll", "select",
+        "_newselect", "pselect6", "pipe", "pipe2", "msgget", "msgsnd", "msgrcv", "msgctl",
+        "semget", "semop", "semtimedop", "semctl", "shmget", "shmat", "shmdt", "shmctl",
+        "mq_open", "mq_unlink", "mq_timedsend", "mq_timedreceive", "mq_notify",
+        "mq_getsetattr",
+        /* sockets (socket() itself is K_SOCKET) */
+        "socketpair", "bind", "listen", "accept", "accept4", "connect", "getsockname",
+        "getpeername", "sendto", "recvfrom", "sendmsg", "recvmsg", "sendmmsg", "recvmmsg",
+        "shutdown", "setsockopt", "getsockopt",
+};
+
+/* Denied with EPERM in every policy (issue 3's list plus a few of the same kind). */
+static const char *const eperm_names[] = {
+        /* namespaces and mounts: the sandbox's walls */
+        "setns", "mount", "umount", "umount2", "pivot_root", "chroot", "fsopen", "fsconfig",
+        "fsmount", "fspick", "open_tree", "open_tree_attr", "move_mount", "mount_setattr",
+        /* kernel keyrings: not namespaced */
+        "keyctl", "add_key", "request_key",
+        /* other processes' memory and fds */
+        "ptrace", "process_vm_readv", "process_vm_writev", "pidfd_getfd", "kcmp",
+        "process_madvise",
+        /* large kernel attack surface */
+        "bpf", "perf_event_open", "userfaultfd", "io_uring_setup", "io_uring_enter",
+        "io_uring_register", "fanotify_init", "fanotify_mark",
+        /* the machine itself */
+        "kexec_load", "kexec_file_load", "init_module", "finit_module", "delete_module",
+        "reboot", "swapon", "swapoff", "acct", "settimeofday", "clock_settime", "adjtimex",
+        "clock_adjtime", "stime", "syslog", "quotactl", "quotactl_fd", "sethostname",
+        "setdomainname", "vhangup", "iopl", "ioperm", "modify_ldt", "lookup_dcookie",
+        "uselib", "_sysctl",
+        /* file handles bypass path-based checks (CVE-2014-3519, "shocker") */
+        "open_by_handle_at", "name_to_handle_at",
+};
+
+/* Denied with ENOSYS on purpose: callers fall back to an older, checkable interface. */
+static const char *const enosys_names[] = {
+        "clone3",    /* flags live in memory seccomp cannot read; glibc falls back to clone */
+        "statmount", /* util-linux falls back to /proc/self/mountinfo */
+        "listmount",
+};
+
+/* clang-format on */
+
+static const struct rule special[] = {
+        {"ioctl", K_IOCTL},   {"clone", K_CLONE},         {"unshare", K_CLONE},
+        {"socket", K_SOCKET}, {"personality", K_PERSONA},
+};
+
+/* Every CLONE_NEW* flag (include/uapi/linux/sched.h). CLONE_NEWTIME shares its bit with
+ * clone()'s exit-signal byte, where it is harmless; unshare() honours it. */
+#define CLONE_NEW_MASK                                                                             \
+        (CLONE_NEWNS | CLONE_NEWCGROUP | CLONE_NEWUTS | CLONE_NEWIPC | CLONE_NEWUSER |             \
+         CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWTIME)
+
+struct prog {
+        struct sock_filter insn[MAX_INSNS];
+        size_t n;
+};
+
+static void emit(struct prog *p, uint16_t code, uint8_t jt, uint8_t jf, uint32_t k) {
+        if (p->n >= MAX_INSNS) {
+                fprintf(stderr, "gen-seccomp: filter exceeds %d instructions\n", MAX_INSNS);
+                exit(1);
+        }
+        p->insn[p->n++] = (struct sock_filter){code, jt, jf, k};
+}
+
+static void ret(struct prog *p, uint32_t action) {
+        emit(p, BPF_RET | BPF_K, 0, 0, action);
+}
+
+static uint32_t ret_errno(int e) {
+        return SECCOMP_RET_ERRNO | ((uint32_t)e & SECCOMP_RET_DATA);
+}
+
+/* Offset of the low 32 bits of args[i]: the kernel truncates int/unsigned int arguments, so
+ * a check must not be fooled by garbage in the high half (ioctl(fd, TIOCSTI | 1UL << 32)). */
+static uint32_t arg_lo(unsigned i) {
+        uint32_t off = (uint32_t)(offsetof(struct seccomp_data, args) + 8 * i);
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+        off += 4;
+#endif
+        return off;
+}
+
+/* A block that ends in a return on every path; the caller jumps over it when nr differs. */
+static void emit_block(struct prog *p, enum kind k) {
+        static const uint32_t personas[] = {0x0 /* PER_LINUX */, 0x8 /* PER_LINUX32 */,
+                                            0x20000 /* UNAME26 */, 0x20008,
+                                            0xffffffff /* query only */};
+        static const uint32_t families[] = {AF_UNIX, AF_INET, AF_INET6, AF_NETLINK};
+        switch (k) {
+        case K_ALLOW:
+                ret(p, SECCOMP_RET_ALLOW);
+                break;
+        case K_EPERM:
+                ret(p, ret_errno(EPERM));
+                break;
+        case K_ENOSYS:
+                ret(p, ret_errno(ENOSYS));
+                break;
+        case K_IOCTL:
+                emit(p, BPF_LD | BPF_W | BPF_ABS, 0, 0, arg_lo(1));
+                emit(p, BPF_JMP | BPF_JEQ | BPF_K, 2, 0, TIOCSTI);
+                emit(p, BPF_JMP | BPF_JEQ | BPF_K, 1, 0, TIOCLINUX);
+                ret(p, SECCOMP_RET_ALLOW);
+                ret(p, ret_errno(EPERM));
+                break;
+        case K_CLONE: /* flags are arg 0 of clone and unshare on x86_64, arm64, riscv */
+                emit(p, BPF_LD | BPF_W | BPF_ABS, 0, 0, arg_lo(0));
+                emit(p, BPF_JMP | BPF_JSET | BPF_K, 1, 0, CLONE_NEW_MASK);
+                ret(p, SECCOMP_RET_ALLOW);
+                ret(p, ret_errno(EPERM));
+                break;
+        case K_SOCKET:
+        case K_PERSONA: {
+                const uint32_t *v = k == K_SOCKET ? families : personas;
+                size_t n =
+                        k == K_SOCKET ? sizeof families / sizeof *v : sizeof personas / sizeof *v;
+                emit(p, BPF_LD | BPF_W | BPF_ABS, 0, 0, arg_lo(0));
+                for (size_t i = 0; i < n; i++)
+                        emit(p, BPF_JMP | BPF_JEQ | BPF_K, (uint8_t)(n - i), 0, v[i]);
+                ret(p, ret_errno(k == K_SOCKET ? EAFNOSUPPORT : EPERM));
+                ret(p, SECCOMP_RET_ALLOW);
+                break;
+        }
+        }
+}
+
+struct entry {
+        int nr;
+        enum kind kind;
+        const char *name;
+};
+
+static struct entry table[MAX_NR];
+static size_t ntable;
+
+/* Syscalls newer than the libseccomp of Debian 12 (2.5.4 knows up to 450). Since 424 a new
+ * syscall gets the same number on every architecture but alpha (arch/x86/entry/syscalls/
+ * syscall_64.tbl, scripts/syscall.tbl), so these hold on x86_64 and arm64. */
+static const struct {
+        const char *name;
+        int nr;
+} recent[] = {
+        {"cachestat", 451},     {"fchmodat2", 452},      {"map_shadow_stack", 453},
+        {"futex_wake", 454},    {"futex_wait", 455},     {"futex_requeue", 456},
+        {"statmount", 457},     {"listmount", 458},      {"mseal", 462},
+        {"setxattrat", 463},    {"getxattrat", 464},     {"listxattrat", 465},
+        {"removexattrat", 466}, {"open_tree_attr", 467}, {"file_getattr", 468},
+        {"file_setattr", 469},
+};
+
+static int resolve(const char *name) {
+        int nr = seccomp_syscall_resolve_name(name);
+        if (nr != __NR_SCMP_ERROR)
+                return nr; /* negative: a pseudo number, the call does not exist here */
+        uint32_t arch = seccomp_arch_native();
+        if (arch != SCMP_ARCH_X86_64 && arch != SCMP_ARCH_AARCH64)
+                return -1;
+        for (size_t i = 0; i < sizeof recent / sizeof *recent; i++)
+                if (strcmp(recent[i].name, name) == 0)
+                        return recent[i].nr;
+        return -1;
+}
+
+static void add(const char *name, enum kind k) {
+        int nr = resolve(name);
+        if (nr < 0) /* unknown, or not on this arch */
+                return;
+        for (size_t i = 0; i < ntable; i++)
+                if (table[i].nr == nr) {
+                        fprintf(stderr, "gen-seccomp: %s (%d) classified twice\n", name, nr);
+                        exit(1);
+                }
+        if (ntable >= MAX_NR) {
+                fprintf(stderr, "gen-seccomp: too many syscalls\n");
+                exit(1);
+        }
+        table[ntable++] = (struct entry){nr, k, name};
+}
+
+static int cmp_entry(const void *a, const void *b) {
+        return ((const struct entry *)a)->nr - ((const struct entry *)b)->nr;
+}
+
+static void build_table(void) {
+        for (size_t i = 0; i < sizeof allow_names / sizeof *allow_names; i++)
+                add(allow_names[i], K_ALLOW);
+        for (size_t i = 0; i < sizeof eperm_names / sizeof *eperm_names; i++)
+                add(eperm_names[i], K_EPERM);
+        for (size_t i = 0; i < sizeof enosys_names / sizeof *enosys_names; i++)
+                add(enosys_names[i], K_ENOSYS);
+        for (size_t i = 0; i < sizeof special / sizeof *special; i++)
+                add(special[i].name, special[i].kind);
+        qsort(table, ntable, sizeof *table, cmp_entry);
+}
+
+/* arch check → x32 check → one "jeq nr; block" per syscall → default ENOSYS. Anything the
+ * table does not name, including numbers newer than this generator, gets ENOSYS. */
+static void build_prog(struct prog *p, uint32_t arch) {
+        p->n = 0;
+        emit(p, BPF_LD | BPF_W | BPF_ABS, 0, 0, offsetof(struct seccomp_data, arch));
+        emit(p, BPF_JMP | BPF_JEQ | BPF_K, 1, 0, arch);
+        ret(p, SECCOMP_RET_KILL_PROCESS); /* ia32 (int 0x80) on x86_64, any foreign arch */
+        emit(p, BPF_LD | BPF_W | BPF_ABS, 0, 0, offsetof(struct seccomp_data, nr));
+        if (arch == SCMP_ARCH_X86_64) {
+                emit(p, BPF_JMP | BPF_JGE | BPF_K, 0, 1, X32_SYSCALL_BIT);
+                ret(p, SECCOMP_RET_KILL_PROCESS);
+        }
+        for (size_t i = 0; i < ntable; i++) {
+                size_t at = p->n;
+                emit(p, BPF_JMP | BPF_JEQ | BPF_K, 0, 0, (uint32_t)table[i].nr);
+                emit_block(p, table[i].kind);
+                size_t len = p->n - at - 1;
+                if (len > 255) {
+                        fprintf(stderr, "gen-seccomp: block for %s too long\n", table[i].name);
+                        exit(1);
+                }
+                p->insn[at].jf = (uint8_t)len;
+        }
+        ret(p, ret_errno(ENOSYS));
+}
+
+static void print_prog(const char *name, const struct prog *p) {
+        printf("static const struct sock_filter %s[%zu] = {\n", name, p->n);
+        for (size_t i = 0; i < p->n; i++)
+                printf("        {0x%04x, %3u, %3u, 0x%08x},\n", p->insn[i].code, p->insn[i].jt,
+                       p->insn[i].jf, p->insn[i].k);
+        printf("};\n\n");
+}
+
+static const char *kind_name(enum kind k) {
+        switch (k) {
+        case K_ALLOW:
+                return "allow";
+        case K_EPERM:
+                return "EPERM";
+        case K_ENOSYS:
+                return "ENOSYS";
+        case K_IOCTL:
+                return "allow; TIOCSTI/TIOCLINUX EPERM";
+        case K_CLONE:
+                return "allow; CLONE_NEW* EPERM";
+        case K_SOCKET:
+                return "allow AF_UNIX/INET/INET6/NETLINK; else EAFNOSUPPORT";
+        case K_PERSONA:
+                return "allow 0, 0x8, 0x20000, 0x20008, query; else EPERM";
+        }
+        return "?";
+}
+
+/* Syscalls this libseccomp knows that no list names: they get ENOSYS. Listed so a reviewer
+ * sees what a newer kernel added and can classify it. */
+static void print_unclassified(void) {
+        printf("/* Known to libseccomp but not classified (default ENOSYS):");
+        int col = 0;
+        for (int nr = 0; nr < MAX_NR; nr++) {
+                char *name = seccomp_syscall_resolve_num_arch(SCMP_ARCH_NATIVE, nr);
+                if (!name)
+                        continue;
+                int found = 0;
+                for (size_t i = 0; i < ntable && !found; i++)
+                        found = table[i].nr == nr;
+                if (!found)
+                        printf("%s %s", col++ % 8 ? "" : "\n *", name);
+                free(name);
+        }
+        printf("\n */\n\n");
+}
+
+int main(void) {
+        static struct prog prog;
+        uint32_t arch = seccomp_arch_native();
+        const struct scmp_version *v = seccomp_version();
+        build_table();
+        printf("/* Generated by tools/gen-seccomp (libseccomp %u.%u.%u tables) for audit arch "
+               "0x%08x. Do not edit; see docs/policy.md. */\n#pragma once\n\n"
+               "#include <linux/filter.h>\n\n#define INIT_SECCOMP_AUDIT_ARCH 0x%08xU\n\n",
+               v->major, v->minor, v->micro, arch, arch);
+        printf("/* Classified syscalls:\n");
+        for (size_t i = 0; i < ntable; i++)
+                printf(" *   %4d %-24s %s\n", table[i].nr, table[i].name, kind_name(table[i].kind));
+        printf(" */\n\n");
+        print_unclassified();
+        /* The provisioning policy (apt/dpkg as root in the user namespace) needs nothing the
+         * agent's lacks: chown, setuid & co. are allowed in both and decided by capabilities.
+         * Both arrays exist so the policies can diverge without touching rtn-init. */
+        build_prog(&prog, arch);
+        print_prog("init_seccomp_agent_filter", &prog);
+        build_prog(&prog, arch);
+        print_prog("init_seccomp_provision_filter", &prog);
+        return ferror(stdout) ? 1 : 0;
+}
