@@ -56,10 +56,14 @@ int rtn_err_wrap(struct rtn_error *err, const char *fmt, ...) {
         char old[RTN_ERROR_MAX];
         memcpy(old, err->msg, sizeof old);
         old[sizeof old - 1] = '\0';
-        /* Truncation is expected and fine here; using the result keeps
-         * -Wformat-truncation (level 1 only warns on ignored results) quiet. */
-        if (snprintf(err->msg, sizeof err->msg, "%s: %s", prefix, old) < 0)
-                err->msg[0] = '\0';
+        /* Truncation is fine: the message is for people and stays NUL-terminated. */
+        size_t pl = strnlen(prefix, sizeof err->msg - 3);
+        memcpy(err->msg, prefix, pl);
+        memcpy(err->msg + pl, ": ", 2);
+        size_t room = sizeof err->msg - pl - 2;
+        size_t ol = strnlen(old, room - 1);
+        memcpy(err->msg + pl + 2, old, ol);
+        err->msg[pl + 2 + ol] = '\0';
         err->code = code;
         return -code;
 }

@@ -11,7 +11,7 @@
 #define INIT_PROTO_VERSION 1
 #define INIT_CTL_FD 3
 /* Upper bound of one control message; argv+env+cwd of a spawn must fit. */
-#define INIT_MSG_MAX (256 * 1024)
+#define INIT_MSG_MAX (128 * 1024) /* fits the default socket send buffer */
 #define INIT_MAX_ARGS 4096
 #define INIT_MAX_WRITABLE 32
 
@@ -25,6 +25,7 @@ enum init_msg_type {
         INIT_MSG_EXITED,        /* init → rtn: init_exited */
         INIT_MSG_SIGNAL,        /* rtn → init: init_signal, to the command's process group */
         INIT_MSG_KILL_ALL,      /* rtn → init: SIGKILL every process but init */
+        INIT_MSG_SETUP_FAILED,  /* sandbox child → rtn: init_status; building the sandbox failed */
 };
 
 enum init_policy {

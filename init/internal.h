@@ -1,0 +1,27 @@
+/* rtn-init internals: its state and the spawn path (init/spawn.c). */
+#pragma once
+
+#include <stdbool.h>
+
+#include "common/err.h"
+#include "init/init.h"
+
+#define INIT_MAX_JOBS 1024
+
+struct init_job {
+        uint64_t id;
+        pid_t pid; /* 0: free slot */
+};
+
+struct init_state {
+        struct init_config cfg;  /* fixed part of the configuration (strings dropped) */
+        int ruleset_fd[2];       /* Landlock per enum init_policy; -1 in the weaker mode */
+        struct init_job jobs[INIT_MAX_JOBS];
+};
+
+int init_policy_prepare(struct init_state *st, const char *const writable[], uint32_t n,
+                        struct rtn_error *err);
+/* Handles one SPAWN message; takes ownership of fds. */
+void init_spawn(struct init_state *st, const void *msg, size_t len, int *fds, size_t nfds);
+pid_t init_job_pid(const struct init_state *st, uint64_t id);
+bool init_job_take(struct init_state *st, pid_t pid, uint64_t *ret_id);

@@ -1,0 +1,160 @@
+/* rtn-init: PID 1 inside every sandbox. It is the session's reaper and spawner: it reads
+ * spawn requests from rtn over the control socket (fd 3), forks each command through the
+ * policy sequence (setsid → stdio → close-on-exec everything else → chdir → rlimits →
+ * credentials → capabilities → no_new_privs → Landlock → seccomp last → execve, see
+ * init/spawn.c), reports exits, and reaps every orphan. When rtn goes away (EOF on the
+ * socket) it kills everything in the namespace and exits, which ends the sandbox. Once it has
+ * started dropping privilege for a command any failure kills that command (fail closed). */
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "common/cleanup.h"
+#include "common/io.h"
+#include "common/syscall.h"
+#include "init/internal.h"
+#include "init/policy.h"
+
+static struct init_state st = {.ruleset_fd = {-1, -1}};
+static char msgbuf[INIT_MSG_MAX];
+
+static int send_status(uint32_t type, uint64_t id, int error, uint32_t step, const char *msg) {
+        struct init_status s = {.hdr = {.type = type, .len = sizeof s, .id = id},
+                                .error = error, .step = step};
+        snprintf(s.message, sizeof s.message, "%s", msg ? msg : "");
+        ssize_t n = rtn_send_msg(INIT_CTL_FD, &s, sizeof s, NULL, 0);
+        return n < 0 ? (int)n : 0;
+}
+
+static __attribute__((noreturn)) void shutdown_all(int code) {
+        /* As PID 1, kill(-1) reaches every other process in our pid namespace. */
+        kill(-1, SIGKILL);
+        _exit(code);
+}
+
+static int configure(void) {
+        struct rtn_error err = {0};
+        ssize_t n = rtn_recv_msg(INIT_CTL_FD, msgbuf, sizeof msgbuf, NULL, NULL);
+        if (n <= 0)
+                shutdown_all(1);
+        struct init_config_view v;
+        if (init_decode_config(msgbuf, (size_t)n, &v) < 0)
+                return send_status(INIT_MSG_CONFIGURED, 0, EBADMSG, INIT_STEP_CONFIG,
+                                   "malformed configuration");
+        st.cfg = *v.msg;
+        st.cfg.strings_len = 0;
+        if (st.cfg.agent_uid != 0 && st.cfg.agent_drop_caps)
+                st.cfg.agent_drop_caps = 0; /* a non-root uid has no capabilities anyway */
+        int r = init_policy_prepare(&st, v.writable, v.nwritable, &err);
+        if (r < 0)
+                return send_status(INIT_MSG_CONFIGURED, 0, -r, INIT_STEP_LANDLOCK, err.msg);
+        return send_status(INIT_MSG_CONFIGURED, 0, 0, 0, NULL);
+}
+
+static void on_ctl(void) {
+        int fds[RTN_MAX_PASS_FDS];
+        size_t nfds = RTN_MAX_PASS_FDS;
+        ssize_t n = rtn_recv_msg(INIT_CTL_FD, msgbuf, sizeof msgbuf, fds, &nfds);
+        if (n == 0 || (n < 0 && n != -EMSGSIZE && n != -EAGAIN))
+                shutdown_all(0); /* rtn is gone: so is the sandbox */
+        if (n < (ssize_t)sizeof(struct init_msg_hdr)) {
+                for (size_t i = 0; i < nfds; i++)
+                        close(fds[i]);
+                return;
+        }
+        const struct init_msg_hdr *h = (const void *)msgbuf;
+        switch ((enum init_msg_type)h->type) {
+        case INIT_MSG_SPAWN:
+                init_spawn(&st, msgbuf, (size_t)n, fds, nfds);
+                nfds = 0; /* init_spawn owns them */
+                break;
+        case INIT_MSG_SIGNAL: {
+                const struct init_signal *m = (const void *)msgbuf;
+                if (init_check_msg(msgbuf, (size_t)n, INIT_MSG_SIGNAL, sizeof *m) == 0 &&
+                    m->signo > 0 && m->signo < NSIG) {
+                        pid_t pid = init_job_pid(&st, h->id);
+                        if (pid > 0)
+                                kill(-pid, m->signo);
+                }
+                break;
+        }
+        case INIT_MSG_KILL_ALL:
+                kill(-1, SIGKILL);
+                break;
+        case INIT_MSG_READY:
+        case INIT_MSG_CONFIG:
+        case INIT_MSG_CONFIGURED:
+        case INIT_MSG_SPAWNED:
+        case INIT_MSG_SPAWN_FAILED:
+        case INIT_MSG_EXITED:
+        case INIT_MSG_SETUP_FAILED:
+        default:
+                break;
+        }
+        for (size_t i = 0; i < nfds; i++)
+                close(fds[i]);
+}
+
+static void on_sigchld(int sfd) {
+        struct signalfd_siginfo si;
+        while (read(sfd, &si, sizeof si) == sizeof si)
+                ;
+        for (;;) {
+                int status;
+                pid_t pid = waitpid(-1, &status, WNOHANG);
+                if (pid <= 0)
+                        break;
+                uint64_t id;
+                if (init_job_take(&st, pid, &id)) {
+                        struct init_exited m = {.hdr = {.type = INIT_MSG_EXITED, .len = sizeof m,
+                                                        .id = id},
+                                                .wait_status = status, .pid = pid};
+                        if (rtn_send_msg(INIT_CTL_FD, &m, sizeof m, NULL, 0) < 0)
+                                shutdown_all(0);
+                }
+        }
+}
+
+int main(void) {
+        /* Nobody inside may read our memory or /proc/1/exe, and nothing we start gains
+         * privilege through execve. */
+        if (prctl(PR_SET_DUMPABLE, 0) < 0 || prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+                _exit(125);
+        sigset_t mask;
+        sigemptyset(&mask);
+        sigaddset(&mask, SIGCHLD);
+        if (sigprocmask(SIG_BLOCK, &mask, NULL) < 0)
+                _exit(125);
+        signal(SIGPIPE, SIG_IGN);
+        int sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+        if (sfd < 0)
+                _exit(125);
+        struct init_ready ready = {.hdr = {.type = INIT_MSG_READY, .len = sizeof ready},
+                                   .version = INIT_PROTO_VERSION,
+                                   .landlock_abi = init_landlock_abi()};
+        if (rtn_send_msg(INIT_CTL_FD, &ready, sizeof ready, NULL, 0) < 0)
+                shutdown_all(1);
+        if (configure() < 0)
+                shutdown_all(1);
+        struct pollfd pfd[2] = {{.fd = INIT_CTL_FD, .events = POLLIN}, {.fd = sfd, .events = POLLIN}};
+        for (;;) {
+                if (poll(pfd, 2, -1) < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        shutdown_all(1);
+                }
+                if (pfd[1].revents)
+                        on_sigchld(sfd);
+                if (pfd[0].revents & POLLIN)
+                        on_ctl();
+                else if (pfd[0].revents & (POLLHUP | POLLERR))
+                        shutdown_all(0);
+        }
+}

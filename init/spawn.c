@@ -1,0 +1,264 @@
+/* The spawn path of rtn-init. For each request it forks a child that confines itself step by
+ * step and execs the command; an O_CLOEXEC pipe carries {errno, step} back if any step fails,
+ * and closes silently on a successful execve, so rtn learns "not found" (127) apart from
+ * "cannot execute" (126) apart from a policy failure (125) (the classic self-pipe trick). */
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/prctl.h>
+#include <termios.h>
+#include <unistd.h>
+
+#include "common/cleanup.h"
+#include "common/io.h"
+#include "common/syscall.h"
+#include "init/internal.h"
+#include "init/policy.h"
+
+struct spawn_err {
+        int32_t error;
+        uint32_t step;
+};
+
+static struct init_spawn_view view; /* large: keep it off the stack */
+
+int init_policy_prepare(struct init_state *st, const char *const writable[], uint32_t n,
+                        struct rtn_error *err) {
+        if (st->cfg.isolation == INIT_ISOLATION_NO_LANDLOCK)
+                return 0;
+        int abi = init_landlock_abi();
+        if (abi <= 0)
+                return rtn_errx(err, EOPNOTSUPP, "Landlock is not available in this kernel "
+                                "(ABI %d); refusing to run without it", abi);
+        int r = init_landlock_prepare(INIT_POLICY_AGENT, writable, n, 0, &st->ruleset_fd[0], err);
+        if (r < 0)
+                return r;
+        return init_landlock_prepare(INIT_POLICY_PROVISION, NULL, 0, 0, &st->ruleset_fd[1], err);
+}
+
+pid_t init_job_pid(const struct init_state *st, uint64_t id) {
+        for (size_t i = 0; i < INIT_MAX_JOBS; i++)
+                if (st->jobs[i].pid > 0 && st->jobs[i].id == id)
+                        return st->jobs[i].pid;
+        return -1;
+}
+
+bool init_job_take(struct init_state *st, pid_t pid, uint64_t *ret_id) {
+        for (size_t i = 0; i < INIT_MAX_JOBS; i++)
+                if (st->jobs[i].pid == pid) {
+                        *ret_id = st->jobs[i].id;
+                        st->jobs[i].pid = 0;
+                        return true;
+                }
+        return false;
+}
+
+static __attribute__((noreturn)) void die(int efd, uint32_t step, int e) {
+        struct spawn_err se = {.error = e > 0 ? e : EINVAL, .step = step};
+        (void)!write(efd, &se, sizeof se);
+        _exit(step == INIT_STEP_EXEC ? (e == ENOENT ? 127 : 126) : 125);
+}
+
+/* execvpe with the PATH of the command's own environment (glibc's uses ours). */
+static int exec_path(char *const argv[], char *const envp[]) {
+        const char *cmd = argv[0];
+        if (strchr(cmd, '/')) {
+                execve(cmd, argv, envp);
+                return errno;
+        }
+        const char *path = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+        for (size_t i = 0; envp[i]; i++)
+                if (!strncmp(envp[i], "PATH=", 5))
+                        path = envp[i] + 5;
+        int saw_eacces = 0, last = ENOENT;
+        char buf[4096];
+        for (const char *p = path;; p++) {
+                const char *c = strchrnul(p, ':');
+                size_t dl = (size_t)(c - p);
+                if (dl == 0)
+                        dl = 1, p = "."; /* empty entry: the current directory (POSIX) */
+                if (dl + strlen(cmd) + 2 <= sizeof buf) {
+                        memcpy(buf, p, dl);
+                        buf[dl] = '/';
+                        strcpy(buf + dl + 1, cmd);
+                        execve(buf, argv, envp);
+                        if (errno == EACCES)
+                                saw_eacces = 1;
+                        else if (errno != ENOENT && errno != ENOTDIR)
+                                last = errno;
+                }
+                if (*c == '\0')
+                        break;
+                p = c;
+        }
+        return saw_eacces ? EACCES : last;
+}
+
+static void setup_stdio(int efd, int *fds, size_t nfds, const char *pty_slave) {
+        if (pty_slave) {
+                int s = open(pty_slave, O_RDWR); /* after setsid: becomes our ctty */
+                if (s < 0 || ioctl(s, TIOCSCTTY, 0) < 0)
+                        die(efd, INIT_STEP_PTY, errno);
+                for (int i = 0; i < 3; i++)
+                        if (dup2(s, i) < 0)
+                                die(efd, INIT_STEP_STDIO, errno);
+                if (s > 2)
+                        close(s);
+                return;
+        }
+        /* Move the passed fds above 2 first so dup2 into 0..2 cannot clobber one another. */
+        int hi[3];
+        for (int i = 0; i < 3; i++) {
+                int src = (size_t)i < nfds ? fds[i] : -1;
+                if (src < 0)
+                        src = open("/dev/null", O_RDWR | O_CLOEXEC);
+                if (src < 0 || (hi[i] = fcntl(src, F_DUPFD_CLOEXEC, 10)) < 0)
+                        die(efd, INIT_STEP_STDIO, errno);
+        }
+        for (int i = 0; i < 3; i++)
+                if (dup2(hi[i], i) < 0)
+                        die(efd, INIT_STEP_STDIO, errno);
+}
+
+static void set_creds(int efd, const struct init_state *st, uint32_t policy) {
+        struct rtn_error err;
+        uid_t uid = policy == INIT_POLICY_PROVISION ? 0 : st->cfg.agent_uid;
+        gid_t gid = policy == INIT_POLICY_PROVISION ? 0 : st->cfg.agent_gid;
+        /* Denied (EPERM) when rtn mapped a single id and wrote setgroups=deny. */
+        if (setgroups(0, NULL) < 0 && errno != EPERM)
+                die(efd, INIT_STEP_CREDS, errno);
+        if (setresgid(gid, gid, gid) < 0)
+                die(efd, INIT_STEP_CREDS, errno);
+        if (uid != 0) {
+                /* Shrink the bounding set while CAP_SETPCAP is still ours. */
+                for (int c = 0; c <= 63; c++)
+                        if (prctl(PR_CAPBSET_DROP, c, 0, 0, 0) < 0 && errno != EINVAL)
+                                die(efd, INIT_STEP_CREDS, errno);
+        }
+        if (setresuid(uid, uid, uid) < 0)
+                die(efd, INIT_STEP_CREDS, errno);
+        if (policy == INIT_POLICY_AGENT && (uid != 0 || st->cfg.agent_drop_caps) &&
+            init_caps_drop_all(&err) < 0)
+                die(efd, INIT_STEP_CREDS, err.code);
+}
+
+static __attribute__((noreturn)) void child(const struct init_state *st, int efd, int *fds,
+                                            size_t nfds, const char *pty_slave) {
+        struct rtn_error err;
+        uint32_t policy = view.msg->policy;
+        sigset_t all;
+        sigemptyset(&all);
+        sigprocmask(SIG_SETMASK, &all, NULL);
+        signal(SIGPIPE, SIG_DFL);
+        if (setsid() < 0)
+                die(efd, INIT_STEP_SETSID, errno);
+        setup_stdio(efd, fds, nfds, pty_slave);
+        /* Everything but 0-2 closes at execve; the error pipe and Landlock fd stay usable. */
+        if (sys_close_range(3, ~0U, CLOSE_RANGE_CLOEXEC) < 0)
+                die(efd, INIT_STEP_STDIO, errno);
+        if (chdir(view.cwd) < 0)
+                die(efd, INIT_STEP_CHDIR, errno);
+        if (init_rlimits_apply(&st->cfg.limits, &err) < 0)
+                die(efd, INIT_STEP_RLIMITS, err.code);
+        set_creds(efd, st, policy);
+        if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+                die(efd, INIT_STEP_NNP, errno);
+        int ll = st->ruleset_fd[policy == INIT_POLICY_PROVISION];
+        if (st->cfg.isolation != INIT_ISOLATION_NO_LANDLOCK && init_landlock_enforce(ll, &err) < 0)
+                die(efd, INIT_STEP_LANDLOCK, err.code);
+        if (init_seccomp_install(policy, &err) < 0)
+                die(efd, INIT_STEP_SECCOMP, err.code);
+        die(efd, INIT_STEP_EXEC, exec_path((char *const *)view.argv, (char *const *)view.envp));
+}
+
+static int open_pty(const struct init_spawn *m, char slave[32]) {
+        int master = open("/dev/ptmx", O_RDWR | O_NOCTTY | O_CLOEXEC);
+        if (master < 0)
+                return negative_errno();
+        int n, unlock = 0;
+        if (ioctl(master, TIOCSPTLCK, &unlock) < 0 || ioctl(master, TIOCGPTN, &n) < 0) {
+                int e = negative_errno();
+                close(master);
+                return e;
+        }
+        snprintf(slave, 32, "/dev/pts/%d", n);
+        struct winsize ws = {.ws_row = m->rows, .ws_col = m->cols};
+        if (ws.ws_row && ws.ws_col)
+                (void)ioctl(master, TIOCSWINSZ, &ws);
+        return master;
+}
+
+static void reply_failed(uint64_t id, int e, uint32_t step) {
+        struct init_status s = {.hdr = {.type = INIT_MSG_SPAWN_FAILED, .len = sizeof s, .id = id},
+                                .error = e, .step = step};
+        snprintf(s.message, sizeof s.message, "%s: %s", init_step_name(step), strerror(e));
+        (void)rtn_send_msg(INIT_CTL_FD, &s, sizeof s, NULL, 0);
+}
+
+static struct init_job *free_slot(struct init_state *st) {
+        for (size_t i = 0; i < INIT_MAX_JOBS; i++)
+                if (st->jobs[i].pid == 0)
+                        return &st->jobs[i];
+        return NULL;
+}
+
+void init_spawn(struct init_state *st, const void *msg, size_t len, int *fds, size_t nfds) {
+        uint64_t id = ((const struct init_msg_hdr *)msg)->id;
+        int master = -1, ep[2] = {-1, -1};
+        char slave[32];
+        struct init_job *slot = free_slot(st);
+        if (init_decode_spawn(msg, len, &view) < 0 || view.msg->policy > INIT_POLICY_PROVISION) {
+                reply_failed(id, EBADMSG, INIT_STEP_PROTOCOL);
+                goto out;
+        }
+        bool pty = view.msg->flags & INIT_SPAWN_PTY;
+        if (!pty && nfds != 3) {
+                reply_failed(id, EBADMSG, INIT_STEP_PROTOCOL);
+                goto out;
+        }
+        if (!slot || init_job_pid(st, id) > 0) {
+                reply_failed(id, slot ? EEXIST : EAGAIN, INIT_STEP_FORK);
+                goto out;
+        }
+        if (pty && (master = open_pty(view.msg, slave)) < 0) {
+                reply_failed(id, -master, INIT_STEP_PTY);
+                goto out;
+        }
+        if (pipe2(ep, O_CLOEXEC) < 0) {
+                reply_failed(id, errno, INIT_STEP_FORK);
+                goto out;
+        }
+        pid_t pid = fork();
+        if (pid == 0) {
+                close(ep[0]);
+                child(st, ep[1], fds, nfds, pty ? slave : NULL);
+        }
+        ep[1] = rtn_safe_close(ep[1]);
+        if (pid < 0) {
+                reply_failed(id, errno, INIT_STEP_FORK);
+                goto out;
+        }
+        for (size_t i = 0; i < nfds; i++)
+                fds[i] = rtn_safe_close(fds[i]);
+        struct spawn_err se;
+        if (rtn_read_full(ep[0], &se, sizeof se) == (ssize_t)sizeof se) {
+                reply_failed(id, se.error, se.step); /* the child exits; reaped as an orphan */
+                goto out;
+        }
+        slot->id = id;
+        slot->pid = pid;
+        struct init_spawned sp = {.hdr = {.type = INIT_MSG_SPAWNED, .len = sizeof sp, .id = id},
+                                  .pid = pid};
+        (void)rtn_send_msg(INIT_CTL_FD, &sp, sizeof sp, &master, master >= 0 ? 1 : 0);
+out:
+        for (size_t i = 0; i < nfds; i++)
+                rtn_safe_close(fds[i]);
+        rtn_safe_close(master);
+        rtn_safe_close(ep[0]);
+        rtn_safe_close(ep[1]);
+}

@@ -1,0 +1,358 @@
+/* `rtn exec`: one command in a fresh sandbox, from a terminal or a pipe. stdio is handed to
+ * the command as it is (so `rtn exec -- some-mcp-server` keeps its framing, byte for byte,
+ * EOF included), except a host terminal, which is pumped through a pipe, or replaced by a
+ * pty inside with -t. rtn forwards SIGINT/SIGTERM/SIGHUP, resizes the pty on SIGWINCH,
+ * enforces --timeout (exit 124), and returns the command's status: its exit code, 128+N for
+ * signal N, 125 when rtn failed, 126 cannot execute, 127 not found. */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/signalfd.h>
+#include <sys/timerfd.h>
+#include <termios.h>
+#include <unistd.h>
+
+#include "common/cleanup.h"
+#include "common/io.h"
+#include "common/log.h"
+#include "init/policy.h"
+#include "runtime/cmd.h"
+#include "runtime/proxy.h"
+#include "runtime/runtime.h"
+
+#define EXIT_RTN 125
+#define EXIT_TIMEOUT 124
+
+struct exec_opts {
+        struct rt_spec spec;
+        const char *cwd;
+        const char *setenv[RT_ENV_MAX];
+        size_t nsetenv;
+        unsigned long timeout;
+        bool tty;
+        char **argv;
+};
+
+struct exec_run {
+        struct rt_sandbox sb;
+        struct rt_pump pumps[3];
+        size_t npumps;
+        int master;
+        int sigfd, timerfd;
+        bool exited, timed_out;
+        int wait_status;
+};
+
+static struct termios saved_tio;
+static bool tio_saved;
+
+static void restore_tty(void) {
+        if (tio_saved)
+                tcsetattr(STDIN_FILENO, TCSADRAIN, &saved_tio);
+        tio_saved = false;
+}
+
+static const char exec_usage[] =
+        "usage: rtn exec [OPTIONS] -- CMD [ARG...]\n"
+        "  --rootfs host|DIR     base filesystem (default: host, a read-only view of /usr /etc /opt ...)\n"
+        "  --workspace DIR       bind DIR read-write at /workspace (default: an empty dir, discarded)\n"
+        "  --bind SRC:DST[:ro|rw] bind a host path (default rw); repeatable\n"
+        "  --cwd DIR             working directory inside (default /workspace)\n"
+        "  --setenv K=V          set an environment variable; repeatable\n"
+        "  --net loopback|none   loopback only (default), or no network at all\n"
+        "  --hostname NAME       hostname inside (default rtn)\n"
+        "  --timeout SECS        kill the sandbox after SECS seconds (exit 124)\n"
+        "  -t, --tty             run under a new pty inside the sandbox\n";
+
+static int parse_bind(struct rt_spec *s, char *arg, struct rtn_error *err) {
+        if (s->nbinds >= RT_MAX_BINDS)
+                return rtn_errx(err, E2BIG, "at most %d --bind options", RT_MAX_BINDS);
+        struct rt_bind *b = &s->binds[s->nbinds];
+        char *dst = strchr(arg, ':');
+        if (!dst || dst == arg)
+                return rtn_errx(err, EINVAL, "--bind wants SRC:DST[:ro|rw], got %s", arg);
+        *dst++ = '\0';
+        char *mode = strchr(dst, ':');
+        b->rw = true;
+        if (mode) {
+                *mode++ = '\0';
+                if (!strcmp(mode, "ro"))
+                        b->rw = false;
+                else if (strcmp(mode, "rw") != 0)
+                        return rtn_errx(err, EINVAL, "--bind mode must be ro or rw, got %s", mode);
+        }
+        b->src = arg;
+        b->dst = dst;
+        s->nbinds++;
+        return 0;
+}
+
+static int parse_opts(int argc, char **argv, struct exec_opts *o, struct rtn_error *err) {
+        static const struct option longopts[] = {
+                {"rootfs", required_argument, NULL, 'r'}, {"workspace", required_argument, NULL, 'w'},
+                {"bind", required_argument, NULL, 'b'},   {"cwd", required_argument, NULL, 'c'},
+                {"setenv", required_argument, NULL, 'e'}, {"net", required_argument, NULL, 'n'},
+                {"hostname", required_argument, NULL, 'H'}, {"timeout", required_argument, NULL, 'T'},
+                {"tty", no_argument, NULL, 't'},          {"help", no_argument, NULL, 'h'},
+                {0}};
+        int c, r;
+        optind = 1;
+        while ((c = getopt_long(argc, argv, "+th", longopts, NULL)) != -1) {
+                switch (c) {
+                case 'r': o->spec.rootfs = optarg; break;
+                case 'w': o->spec.workspace = optarg; break;
+                case 'b':
+                        if ((r = parse_bind(&o->spec, optarg, err)) < 0)
+                                return r;
+                        break;
+                case 'c': o->cwd = optarg; break;
+                case 'e':
+                        if (o->nsetenv >= RT_ENV_MAX)
+                                return rtn_errx(err, E2BIG, "too many --setenv options");
+                        o->setenv[o->nsetenv++] = optarg;
+                        break;
+                case 'n':
+                        if (!strcmp(optarg, "none"))
+                                o->spec.net_none = true;
+                        else if (strcmp(optarg, "loopback") != 0)
+                                return rtn_errx(err, EINVAL, "--net must be loopback or none");
+                        break;
+                case 'H': o->spec.hostname = optarg; break;
+                case 'T': {
+                        char *end;
+                        errno = 0;
+                        o->timeout = strtoul(optarg, &end, 10);
+                        if (errno || *end || o->timeout == 0 || o->timeout > 31536000)
+                                return rtn_errx(err, EINVAL, "--timeout wants seconds (1..31536000)");
+                        break;
+                }
+                case 't': o->tty = true; break;
+                case 'h': fputs(exec_usage, stdout); exit(0);
+                default: return rtn_errx(err, EINVAL, "see 'rtn exec --help'");
+                }
+        }
+        if (optind >= argc)
+                return rtn_errx(err, EINVAL, "no command given (rtn exec [OPTIONS] -- CMD [ARG...])");
+        o->argv = argv + optind;
+        return 0;
+}
+
+/* stdio for the command: our own fds, except terminals, which become pipes we pump. */
+static int setup_stdio(struct exec_run *run, int fds[3], int close_later[3], struct rtn_error *err) {
+        for (int i = 0; i < 3; i++) {
+                close_later[i] = -1;
+                if (fcntl(i, F_GETFD) < 0) {
+                        fds[i] = close_later[i] = open("/dev/null", O_RDWR | O_CLOEXEC);
+                        if (fds[i] < 0)
+                                return rtn_err(err, errno, "open /dev/null");
+                        continue;
+                }
+                if (!isatty(i)) {
+                        fds[i] = i;
+                        continue;
+                }
+                int p[2];
+                if (pipe2(p, O_CLOEXEC) < 0)
+                        return rtn_err(err, errno, "pipe");
+                if (i == 0) {
+                        fds[i] = close_later[i] = p[0];
+                        rt_pump_init(&run->pumps[run->npumps++], 0, p[1], true);
+                } else {
+                        fds[i] = close_later[i] = p[1];
+                        rt_pump_init(&run->pumps[run->npumps++], p[0], i, false);
+                }
+        }
+        return 0;
+}
+
+static int setup_signals(struct exec_run *run, unsigned long timeout, struct rtn_error *err) {
+        sigset_t mask;
+        sigemptyset(&mask);
+        sigaddset(&mask, SIGINT);
+        sigaddset(&mask, SIGTERM);
+        sigaddset(&mask, SIGHUP);
+        sigaddset(&mask, SIGQUIT);
+        sigaddset(&mask, SIGWINCH);
+        sigaddset(&mask, SIGPIPE);
+        if (sigprocmask(SIG_BLOCK, &mask, NULL) < 0 ||
+            (run->sigfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK)) < 0)
+                return rtn_err(err, errno, "signalfd");
+        if (timeout) {
+                run->timerfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+                struct itimerspec its = {.it_value = {.tv_sec = (time_t)timeout}};
+                if (run->timerfd < 0 || timerfd_settime(run->timerfd, 0, &its, NULL) < 0)
+                        return rtn_err(err, errno, "timerfd");
+        }
+        return 0;
+}
+
+static void resize_pty(int master) {
+        struct winsize ws;
+        if (master >= 0 && ioctl(STDIN_FILENO, TIOCGWINSZ, &ws) == 0)
+                ioctl(master, TIOCSWINSZ, &ws);
+}
+
+static void on_signals(struct exec_run *run) {
+        struct signalfd_siginfo si;
+        while (read(run->sigfd, &si, sizeof si) == sizeof si) {
+                int sig = (int)si.ssi_signo;
+                if (sig == SIGWINCH)
+                        resize_pty(run->master);
+                else if (sig != SIGPIPE && !run->exited)
+                        (void)rt_sandbox_signal(&run->sb, 1, sig);
+        }
+}
+
+/* Reads one control event; returns -1 when the sandbox is gone. */
+static int on_ctl(struct exec_run *run) {
+        char buf[sizeof(struct init_status) + 64];
+        ssize_t n = rt_sandbox_recv(&run->sb, buf, sizeof buf, NULL, NULL);
+        if (n <= 0)
+                return -1;
+        const struct init_exited *e = (const void *)buf;
+        if (init_check_msg(buf, (size_t)n, INIT_MSG_EXITED, sizeof *e) == 0 && e->hdr.id == 1) {
+                run->exited = true;
+                run->wait_status = e->wait_status;
+        }
+        return 0;
+}
+
+/* Waits for SPAWNED; on SPAWN_FAILED returns the exit code rtn should use (126/127/125). */
+static int await_spawned(struct exec_run *run, const char *cmd, struct rtn_error *err) {
+        char buf[sizeof(struct init_status) + 64];
+        int fds[1];
+        size_t nfds = 1;
+        ssize_t n = rt_sandbox_recv(&run->sb, buf, sizeof buf, fds, &nfds);
+        if (n <= 0)
+                return rtn_errx(err, EPIPE, "sandbox ended before the command started");
+        if (init_check_msg(buf, (size_t)n, INIT_MSG_SPAWNED, sizeof(struct init_spawned)) == 0) {
+                run->master = nfds ? fds[0] : -1;
+                return 0;
+        }
+        for (size_t i = 0; i < nfds; i++)
+                close(fds[i]);
+        const struct init_status *st = (const void *)buf;
+        if (init_check_msg(buf, (size_t)n, INIT_MSG_SPAWN_FAILED, sizeof *st) < 0)
+                return rtn_errx(err, EBADMSG, "unexpected reply to spawn");
+        if (st->step == INIT_STEP_EXEC) {
+                rtn_err(err, st->error, "execute %s", cmd);
+                return st->error == ENOENT || st->error == ENOTDIR ? 127 : 126;
+        }
+        rtn_err(err, st->error, "%s %s", init_step_name(st->step), cmd);
+        return EXIT_RTN;
+}
+
+static void event_loop(struct exec_run *run) {
+        for (;;) {
+                struct pollfd pfd[8];
+                nfds_t n = 0;
+                pfd[n++] = (struct pollfd){.fd = run->exited ? -1 : run->sb.ctl, .events = POLLIN};
+                pfd[n++] = (struct pollfd){.fd = run->sigfd, .events = POLLIN};
+                pfd[n++] = (struct pollfd){.fd = run->timerfd, .events = POLLIN};
+                bool busy = false;
+                for (size_t i = 0; i < run->npumps; i++) {
+                        int fd = -1;
+                        short ev = rt_pump_events(&run->pumps[i], &fd);
+                        /* input to a finished command is moot; outputs drain to EOF */
+                        if (ev && !(run->exited && run->pumps[i].from == STDIN_FILENO)) {
+                                busy = true;
+                                pfd[n++] = (struct pollfd){.fd = fd, .events = ev};
+                        }
+                }
+                if (run->exited && !busy)
+                        return;
+                if (run->exited && run->sb.pidfd >= 0)
+                        rt_sandbox_destroy(&run->sb); /* everything dies; pipes reach EOF */
+                if (poll(pfd, n, -1) < 0 && errno != EINTR)
+                        return;
+                if (pfd[1].revents)
+                        on_signals(run);
+                if (pfd[2].revents) {
+                        run->timed_out = run->exited = true;
+                        rt_sandbox_destroy(&run->sb);
+                }
+                if (pfd[0].revents && on_ctl(run) < 0) {
+                        run->exited = true; /* init died: the sandbox is gone */
+                        run->wait_status = 125 << 8;
+                }
+                for (size_t i = 0; i < run->npumps; i++)
+                        rt_pump_run(&run->pumps[i]);
+        }
+}
+
+static int start_command(struct exec_run *run, struct exec_opts *o, struct rtn_error *err) {
+        struct rt_env env;
+        int r, fds[3], close_later[3] = {-1, -1, -1};
+        rt_env_default(&env, &run->sb, INIT_POLICY_AGENT, o->tty);
+        for (size_t i = 0; i < o->nsetenv; i++)
+                if ((r = rt_env_set(&env, o->setenv[i], err)) < 0)
+                        return r;
+        uint16_t rows = 0, cols = 0;
+        if (o->tty) {
+                struct winsize ws;
+                if (ioctl(STDIN_FILENO, TIOCGWINSZ, &ws) == 0) {
+                        rows = ws.ws_row;
+                        cols = ws.ws_col;
+                }
+        } else if ((r = setup_stdio(run, fds, close_later, err)) < 0) {
+                return r;
+        }
+        r = rt_sandbox_spawn(&run->sb, 1, o->tty ? INIT_SPAWN_PTY : 0, INIT_POLICY_AGENT,
+                             o->cwd ? o->cwd : "/workspace", o->argv, env.vars,
+                             o->tty ? NULL : fds, rows, cols, err);
+        for (int i = 0; i < 3; i++)
+                rtn_safe_close(close_later[i]); /* the command has its own copies now */
+        if (r < 0)
+                return r;
+        if ((r = await_spawned(run, o->argv[0], err)) != 0)
+                return r;
+        if (o->tty && run->master >= 0) {
+                if (isatty(STDIN_FILENO) && tcgetattr(STDIN_FILENO, &saved_tio) == 0) {
+                        struct termios raw = saved_tio;
+                        cfmakeraw(&raw);
+                        tio_saved = true;
+                        atexit(restore_tty);
+                        tcsetattr(STDIN_FILENO, TCSADRAIN, &raw);
+                }
+                rt_pump_init(&run->pumps[run->npumps++], STDIN_FILENO, run->master, false);
+                int out = fcntl(run->master, F_DUPFD_CLOEXEC, 3);
+                rt_pump_init(&run->pumps[run->npumps++], out, STDOUT_FILENO, false);
+        }
+        return 0;
+}
+
+int rt_cmd_exec(int argc, char **argv) {
+        struct exec_opts o = {0};
+        struct exec_run run = {.master = -1, .sigfd = -1, .timerfd = -1};
+        struct rtn_error err = {0};
+        rt_spec_init(&o.spec);
+        init_limits_default(&o.spec.limits);
+        if (parse_opts(argc, argv, &o, &err) < 0) {
+                fprintf(stderr, "rtn exec: %s\n", err.msg);
+                return EXIT_RTN;
+        }
+        int r = setup_signals(&run, o.timeout, &err);
+        if (r == 0)
+                r = rt_sandbox_start(&o.spec, &run.sb, &err);
+        if (r == 0)
+                r = start_command(&run, &o, &err);
+        if (r != 0) {
+                fprintf(stderr, "rtn: %s\n", err.msg);
+                rt_sandbox_destroy(&run.sb);
+                return r > 0 ? r : EXIT_RTN;
+        }
+        event_loop(&run);
+        rt_sandbox_destroy(&run.sb);
+        restore_tty();
+        if (run.timed_out) {
+                fprintf(stderr, "rtn: timed out after %lu s\n", o.timeout);
+                return EXIT_TIMEOUT;
+        }
+        return rt_exit_code(run.wait_status);
+}

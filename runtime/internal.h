@@ -1,0 +1,40 @@
+/* Internals shared by the runtime module: the plan the parent prepares (everything opened by fd
+ * before clone3) and the child's setup steps. */
+#pragma once
+
+#include "runtime/runtime.h"
+
+#define RT_MAX_HOSTDIRS 12
+
+struct rt_hostdir {
+        char name[16];  /* "usr", "etc", "lib64"... (top-level entry) */
+        int fd;         /* O_PATH dir fd, or -1 when the entry is a symlink */
+        char link[128]; /* symlink target when fd < 0 */
+};
+
+struct rt_plan {
+        const struct rt_spec *spec;
+        const struct rt_idmap *idmap;
+        int base_fd;                    /* rootfs dir, -1 for the host base */
+        struct rt_hostdir host[RT_MAX_HOSTDIRS];
+        size_t nhost;
+        int layer_fds[RT_MAX_LAYERS];   /* newest first */
+        size_t nlayers;
+        int upper_fd;                   /* dir holding upper/ and work/, -1: tmpfs */
+        int workspace_fd;
+        int bind_fds[RT_MAX_BINDS];
+        int init_fd;                    /* sealed memfd of rtn-init */
+        int ctl_fd;                     /* child's end of the control socket */
+        const char *home;               /* HOME inside for agent commands */
+};
+
+/* Child side, between clone3 and fexecve: build the root, pivot, exec rtn-init. Never
+ * returns on success; on failure fills err. */
+int rt_child_build_root(const struct rt_plan *plan, struct rtn_error *err);
+int rt_child_exec_init(const struct rt_plan *plan, struct rtn_error *err);
+
+/* Parent side: a sealed memfd holding rtn-init (runtime/initfd.c). */
+int rt_init_memfd(struct rtn_error *err);
+
+/* "/proc/self/fd/N" for fd into buf. */
+const char *rt_fdpath(char buf[32], int fd);

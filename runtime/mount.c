@@ -1,0 +1,325 @@
+/* The sandbox's filesystem, built by the child between clone3 and fexecve (design.md step 2):
+ * a private tmpfs stage, a skeleton layer of mountpoints, overlayfs (userxattr) over the base
+ * and committed layers with the upper on the stage tmpfs (or in a session dir), fresh /proc,
+ * a minimal /dev, /tmp, /workspace and user binds; then pivot_root and detach the old root.
+ * Every host object was opened by fd in the parent before clone3 and is named here as
+ * /proc/self/fd/N, so nothing is looked up by a host path after the stage hides /tmp. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/cleanup.h"
+#include "common/syscall.h"
+#include "runtime/internal.h"
+
+/* bwrap uses /tmp as its base path too: in our private mount ns, hiding the host's /tmp
+ * costs nothing since every host object is already open. */
+#define STAGE "/tmp"
+#define SKEL STAGE "/skel"
+#define NEWROOT STAGE "/root"
+#define SUBMNT STAGE "/m"
+#define OPTS_MAX 4096 /* overlay's option string limit is one page */
+
+const char *rt_fdpath(char buf[32], int fd) {
+        snprintf(buf, 32, "/proc/self/fd/%d", fd);
+        return buf;
+}
+
+static int do_mount(const char *src, const char *dst, const char *type, unsigned long flags,
+                    const char *data, const char *shown, struct rtn_error *err) {
+        if (mount(src, dst, type, flags, data) == 0)
+                return 0;
+        if (data && *data)
+                return rtn_err(err, errno, "mount %s on %s (%s)", type ? type : src, shown, data);
+        return rtn_err(err, errno, "mount %s on %s", type ? type : src, shown);
+}
+
+static int set_attr(const char *path, uint64_t set, bool recursive, struct rtn_error *err) {
+        struct mount_attr a = {.attr_set = set};
+        if (sys_mount_setattr(AT_FDCWD, path, recursive ? AT_RECURSIVE : 0, &a, sizeof a) < 0)
+                return rtn_err(err, errno, "mount_setattr %s", path);
+        return 0;
+}
+
+/* mkdir -p below an existing base directory; mode for created dirs. */
+static int mkdir_p(const char *path, mode_t mode) {
+        char buf[4096];
+        if (strlen(path) >= sizeof buf)
+                return -ENAMETOOLONG;
+        strcpy(buf, path);
+        for (char *p = buf + 1; *p; p++) {
+                if (*p != '/')
+                        continue;
+                *p = '\0';
+                if (mkdir(buf, mode) < 0 && errno != EEXIST)
+                        return negative_errno();
+                *p = '/';
+        }
+        if (mkdir(buf, mode) < 0 && errno != EEXIST)
+                return negative_errno();
+        return 0;
+}
+
+static int mkdir_owned(const char *path, mode_t mode, uid_t uid, gid_t gid, struct rtn_error *err) {
+        int r = mkdir_p(path, 0755);
+        if (r < 0)
+                return rtn_err(err, r, "mkdir %s", path);
+        if (chmod(path, mode) < 0 || chown(path, uid, gid) < 0)
+                return rtn_err(err, errno, "set owner of %s", path);
+        return 0;
+}
+
+static const char *const skel_dirs[] = {"dev", "proc", "sys", "tmp", "run", "mnt", "home",
+                                        "root", "var", "var/tmp", "workspace"};
+
+static bool under_workspace(const char *dst) {
+        return strncmp(dst, "/workspace", 10) == 0 && (dst[10] == '\0' || dst[10] == '/');
+}
+
+static int build_skel(const struct rt_plan *p, struct rtn_error *err) {
+        char path[4200];
+        int r;
+        for (size_t i = 0; i < p->nhost; i++) {
+                snprintf(path, sizeof path, SKEL "/%s", p->host[i].name);
+                if (p->host[i].fd >= 0)
+                        r = mkdir(path, 0755);
+                else
+                        r = symlink(p->host[i].link, path);
+                if (r < 0)
+                        return rtn_err(err, errno, "create skeleton %s", path);
+        }
+        for (size_t i = 0; i < sizeof skel_dirs / sizeof skel_dirs[0]; i++) {
+                snprintf(path, sizeof path, SKEL "/%s", skel_dirs[i]);
+                if (mkdir(path, 0755) < 0 && errno != EEXIST)
+                        return rtn_err(err, errno, "create skeleton %s", path);
+        }
+        const struct rt_idmap *m = p->idmap;
+        if (chmod(SKEL "/root", 0700) < 0 || chmod(SKEL "/var/tmp", 01777) < 0)
+                return rtn_err(err, errno, "chmod skeleton");
+        if ((r = mkdir_owned(SKEL "/workspace", 0755, m->agent_uid, m->agent_gid, err)) < 0)
+                return r;
+        snprintf(path, sizeof path, SKEL "%s", p->home);
+        if ((r = mkdir_owned(path, 0700, m->agent_uid, m->agent_gid, err)) < 0)
+                return r;
+        for (size_t i = 0; i < p->spec->nbinds; i++) {
+                const char *dst = p->spec->binds[i].dst;
+                if (p->workspace_fd >= 0 && under_workspace(dst))
+                        continue; /* created in the bound host dir at bind time */
+                snprintf(path, sizeof path, SKEL "%s", dst);
+                if ((r = mkdir_p(path, 0755)) < 0)
+                        return rtn_err(err, r, "create mountpoint %s", dst);
+        }
+        return 0;
+}
+
+/* Appends "/proc/self/fd/L/sub" for every layer that has sub (sub "" = the layer itself). */
+static int add_layers(const struct rt_plan *p, const char *sub, char *opts, size_t cap,
+                      size_t *off) {
+        for (size_t i = 0; i < p->nlayers; i++) {
+                if (*sub) {
+                        struct stat st;
+                        if (fstatat(p->layer_fds[i], sub, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+                            !S_ISDIR(st.st_mode))
+                                continue;
+                }
+                int n = snprintf(opts + *off, cap - *off, "/proc/self/fd/%d%s%s:",
+                                 p->layer_fds[i], *sub ? "/" : "", sub);
+                if (n < 0 || (size_t)n >= cap - *off)
+                        return -E2BIG;
+                *off += (size_t)n;
+        }
+        return 0;
+}
+
+/* overlay on dst: layers' sub, then the bottom lowers, over upper/sub and work/wname. */
+static int mount_overlay(const struct rt_plan *p, const char *sub, const char *bottom,
+                         const char *upper, const char *work, const char *dst, const char *shown,
+                         struct rtn_error *err) {
+        char opts[OPTS_MAX];
+        size_t off = 0;
+        int r;
+        int n = snprintf(opts, sizeof opts, "lowerdir=");
+        off = (size_t)n;
+        if ((r = add_layers(p, sub, opts, sizeof opts, &off)) < 0)
+                return rtn_errx(err, E2BIG, "overlay options for %s exceed a page (%zu layers)",
+                                shown, p->nlayers);
+        n = snprintf(opts + off, sizeof opts - off, "%s,upperdir=%s,workdir=%s,userxattr", bottom,
+                     upper, work);
+        if (n < 0 || (size_t)n >= sizeof opts - off)
+                return rtn_errx(err, E2BIG, "overlay options for %s exceed a page", shown);
+        if (mkdir_p(upper, 0755) < 0 || mkdir_p(work, 0700) < 0)
+                return rtn_err(err, errno, "create upper/work dirs for %s", shown);
+        return do_mount("overlay", dst, "overlay", MS_NOSUID | MS_NODEV, opts, shown, err);
+}
+
+static int mount_root(const struct rt_plan *p, struct rtn_error *err) {
+        char upper[64], work[64], bottom[96], dst[64], fdp[32];
+        const char *ubase = STAGE, *wbase = STAGE "/work";
+        char ubuf[40], wbuf[40];
+        if (p->upper_fd >= 0) {
+                snprintf(ubuf, sizeof ubuf, "%s", rt_fdpath(fdp, p->upper_fd));
+                snprintf(wbuf, sizeof wbuf, "%s/work", ubuf);
+                ubase = ubuf;
+                wbase = wbuf;
+        }
+        snprintf(upper, sizeof upper, "%s/upper", ubase);
+        int r;
+        /* Host base: one overlay per allowlisted dir, mounted before the root overlay (whose
+         * upper contains theirs; mounting it first would make the kernel warn that the upper
+         * is in use) and moved into place after it. */
+        for (size_t i = 0; i < p->nhost; i++) {
+                const struct rt_hostdir *h = &p->host[i];
+                if (h->fd < 0)
+                        continue;
+                char u[96], w[96], shown[32];
+                snprintf(u, sizeof u, "%s/%s", upper, h->name);
+                snprintf(w, sizeof w, "%s/%s", wbase, h->name);
+                snprintf(dst, sizeof dst, SUBMNT "/%s", h->name);
+                snprintf(shown, sizeof shown, "/%s", h->name);
+                if (mkdir_p(dst, 0755) < 0)
+                        return rtn_err(err, errno, "mkdir %s", dst);
+                if ((r = mount_overlay(p, h->name, rt_fdpath(fdp, h->fd), u, w, dst, shown, err)) < 0)
+                        return r;
+        }
+        if (p->base_fd >= 0)
+                snprintf(bottom, sizeof bottom, SKEL ":%s", rt_fdpath(fdp, p->base_fd));
+        else
+                snprintf(bottom, sizeof bottom, SKEL);
+        snprintf(work, sizeof work, "%s/root", wbase);
+        if ((r = mount_overlay(p, "", bottom, upper, work, NEWROOT, "/", err)) < 0)
+                return r;
+        for (size_t i = 0; i < p->nhost; i++) {
+                if (p->host[i].fd < 0)
+                        continue;
+                char from[64], to[64];
+                snprintf(from, sizeof from, SUBMNT "/%s", p->host[i].name);
+                snprintf(to, sizeof to, NEWROOT "/%s", p->host[i].name);
+                if ((r = do_mount(from, to, NULL, MS_MOVE, NULL, to + strlen(NEWROOT), err)) < 0)
+                        return r;
+        }
+        return 0;
+}
+
+static int mount_proc(struct rtn_error *err) {
+        int r = do_mount("proc", NEWROOT "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL,
+                         "/proc", err);
+        if (r < 0)
+                return r;
+        /* As bwrap does: kernel knobs stay read-only even where the userns would allow a write
+         * (net sysctls of our own netns are harmless, but nothing needs them). */
+        static const char *const ro[] = {"sys", "sysrq-trigger", "irq", "bus"};
+        for (size_t i = 0; i < sizeof ro / sizeof ro[0]; i++) {
+                char path[64];
+                snprintf(path, sizeof path, NEWROOT "/proc/%s", ro[i]);
+                if (access(path, F_OK) < 0)
+                        continue;
+                if ((r = do_mount(path, path, NULL, MS_BIND | MS_REC, NULL, path, err)) < 0 ||
+                    (r = set_attr(path, MOUNT_ATTR_RDONLY, true, err)) < 0)
+                        return r;
+        }
+        return 0;
+}
+
+static int mount_dev(struct rtn_error *err) {
+        static const char *const nodes[] = {"null", "zero", "full", "random", "urandom", "tty"};
+        int r = do_mount("tmpfs", NEWROOT "/dev", "tmpfs", MS_NOSUID | MS_NOEXEC,
+                         "mode=0755,size=64k,nr_inodes=64", "/dev", err);
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < sizeof nodes / sizeof nodes[0]; i++) {
+                char src[32], dst[64];
+                snprintf(src, sizeof src, "/dev/%s", nodes[i]);
+                snprintf(dst, sizeof dst, NEWROOT "/dev/%s", nodes[i]);
+                _cleanup_close_ int fd = open(dst, O_CREAT | O_WRONLY | O_CLOEXEC | O_NOFOLLOW, 0666);
+                if (fd < 0)
+                        return rtn_err(err, errno, "create /dev/%s", nodes[i]);
+                if ((r = do_mount(src, dst, NULL, MS_BIND, NULL, src, err)) < 0)
+                        return r;
+        }
+        if (mkdir(NEWROOT "/dev/pts", 0755) < 0 || mkdir(NEWROOT "/dev/shm", 01777) < 0)
+                return rtn_err(err, errno, "mkdir /dev/pts, /dev/shm");
+        if ((r = do_mount("devpts", NEWROOT "/dev/pts", "devpts", MS_NOSUID | MS_NOEXEC,
+                          "newinstance,ptmxmode=0666,mode=0620", "/dev/pts", err)) < 0)
+                return r;
+        if ((r = do_mount("tmpfs", NEWROOT "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV,
+                          "mode=1777,size=64m", "/dev/shm", err)) < 0)
+                return r;
+        static const char *const links[][2] = {{"pts/ptmx", "ptmx"}, {"/proc/self/fd", "fd"},
+                                               {"/proc/self/fd/0", "stdin"},
+                                               {"/proc/self/fd/1", "stdout"},
+                                               {"/proc/self/fd/2", "stderr"}};
+        for (size_t i = 0; i < sizeof links / sizeof links[0]; i++) {
+                char dst[64];
+                snprintf(dst, sizeof dst, NEWROOT "/dev/%s", links[i][1]);
+                if (symlink(links[i][0], dst) < 0)
+                        return rtn_err(err, errno, "symlink /dev/%s", links[i][1]);
+        }
+        return set_attr(NEWROOT "/dev", MOUNT_ATTR_RDONLY, false, err);
+}
+
+static int mount_binds(const struct rt_plan *p, struct rtn_error *err) {
+        char fdp[32], dst[4200];
+        int r;
+        if (p->workspace_fd >= 0) {
+                if ((r = do_mount(rt_fdpath(fdp, p->workspace_fd), NEWROOT "/workspace", NULL,
+                                  MS_BIND | MS_REC, NULL, "/workspace", err)) < 0 ||
+                    (r = set_attr(NEWROOT "/workspace", MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV,
+                                  true, err)) < 0)
+                        return r;
+        }
+        for (size_t i = 0; i < p->spec->nbinds; i++) {
+                const struct rt_bind *b = &p->spec->binds[i];
+                snprintf(dst, sizeof dst, NEWROOT "%s", b->dst);
+                if ((r = mkdir_p(dst, 0755)) < 0)
+                        return rtn_err(err, r, "create mountpoint %s", b->dst);
+                uint64_t attrs = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;
+                if (!b->rw)
+                        attrs |= MOUNT_ATTR_RDONLY;
+                if ((r = do_mount(rt_fdpath(fdp, p->bind_fds[i]), dst, NULL, MS_BIND | MS_REC,
+                                  NULL, b->dst, err)) < 0 ||
+                    (r = set_attr(dst, attrs, true, err)) < 0)
+                        return r;
+        }
+        return 0;
+}
+
+static int pivot(struct rtn_error *err) {
+        if (chdir(NEWROOT) < 0)
+                return rtn_err(err, errno, "chdir new root");
+        /* pivot_root(".", ".") stacks the old root on top of the new one; unmounting "."
+         * then detaches it (pivot_root(2), "NOTES"), without needing a put_old directory. */
+        if (sys_pivot_root(".", ".") < 0)
+                return rtn_err(err, errno, "pivot_root");
+        if (umount2(".", MNT_DETACH) < 0)
+                return rtn_err(err, errno, "detach old root");
+        if (chdir("/") < 0)
+                return rtn_err(err, errno, "chdir /");
+        return 0;
+}
+
+int rt_child_build_root(const struct rt_plan *p, struct rtn_error *err) {
+        int r;
+        if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+                return rtn_err(err, errno, "make / private");
+        char opts[64];
+        unsigned long long size = p->upper_fd < 0 ? p->spec->upper_bytes + (1u << 20) : 16u << 20;
+        snprintf(opts, sizeof opts, "mode=0755,size=%llu", size);
+        if ((r = do_mount("tmpfs", STAGE, "tmpfs", MS_NOSUID | MS_NODEV, opts, "stage", err)) < 0)
+                return r;
+        if (mkdir(SKEL, 0755) < 0 || mkdir(NEWROOT, 0755) < 0 || mkdir(STAGE "/work", 0700) < 0)
+                return rtn_err(err, errno, "create stage dirs");
+        if ((r = build_skel(p, err)) < 0 || (r = mount_root(p, err)) < 0 ||
+            (r = mount_proc(err)) < 0 || (r = mount_dev(err)) < 0)
+                return r;
+        snprintf(opts, sizeof opts, "mode=1777,size=%llu", (unsigned long long)p->spec->upper_bytes);
+        if ((r = do_mount("tmpfs", NEWROOT "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, opts, "/tmp",
+                          err)) < 0)
+                return r;
+        if ((r = mount_binds(p, err)) < 0)
+                return r;
+        return pivot(err);
+}

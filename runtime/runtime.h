@@ -1,0 +1,104 @@
+/* The sandbox runtime: turns a spec (base rootfs, layers, upper, binds, network, hostname)
+ * into a running sandbox whose PID 1 is rtn-init, and talks to that init over the control
+ * socket (init/init.h). Used by `rtn exec` (one command) and by `rtn serve` sessions (many).
+ * Every entry point fills a struct rtn_error on failure. */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "common/err.h"
+#include "init/init.h"
+
+#define RT_MAX_BINDS 32
+#define RT_MAX_LAYERS 512
+#define RT_DEFAULT_HOSTNAME "rtn"
+#define RT_DEFAULT_UPPER_BYTES (2ULL << 30) /* tmpfs upper and /tmp: 2 GiB each */
+#define RT_SANDBOX_PATH "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+struct rt_bind {
+        const char *src; /* host path */
+        const char *dst; /* absolute path inside */
+        bool rw;
+};
+
+enum rt_idmode {
+        RT_IDMAP_SINGLE,  /* unprivileged: inside 0 <-> the caller, nothing else mapped */
+        RT_IDMAP_SUBID,   /* unprivileged with /etc/subuid + newuidmap: 65536 ids, 1000 = caller */
+        RT_IDMAP_ROOT,    /* rtn runs as root: 65536 subordinate ids, never host 0 */
+};
+
+struct rt_idmap {
+        enum rt_idmode mode;
+        uid_t host_uid;     /* the caller */
+        gid_t host_gid;
+        uid_t sub_uid;      /* first subordinate id (SUBID/ROOT) */
+        gid_t sub_gid;
+        uint32_t count;     /* ids mapped */
+        uid_t agent_uid;    /* uid inside that agent commands run as */
+        gid_t agent_gid;
+        bool agent_drop_caps; /* agent runs as inside 0: strip every capability */
+};
+
+struct rt_spec {
+        const char *rootfs;       /* NULL or "host": allowlisted host dirs; else a rootfs dir */
+        const char *const *layers; /* committed layers, newest first (host paths) */
+        size_t nlayers;
+        const char *upper_dir;    /* NULL: tmpfs upper, gone at exit; else a host dir that
+                                     holds upper/ and work/ (sessions that can commit) */
+        const char *workspace;    /* host dir bound rw at /workspace, or NULL */
+        struct rt_bind binds[RT_MAX_BINDS];
+        size_t nbinds;
+        const char *hostname;
+        bool net_none;            /* leave lo down */
+        uint64_t upper_bytes;     /* size of the tmpfs upper (and of /tmp) */
+        enum init_isolation isolation;
+        struct init_limits limits;
+};
+
+struct rt_sandbox {
+        pid_t pid;       /* rtn-init, in our pid namespace */
+        int pidfd;
+        int ctl;         /* SOCK_SEQPACKET to rtn-init */
+        struct rt_idmap idmap;
+        int landlock_abi;
+        char home[64];   /* HOME inside for agent commands */
+};
+
+void rt_spec_init(struct rt_spec *spec);
+/* Validates user-given parts of a spec (bind destinations, hostname). */
+int rt_spec_check(const struct rt_spec *spec, struct rtn_error *err);
+
+/* Chooses the id mapping for this caller (rtn's euid, /etc/subuid, newuidmap). */
+int rt_idmap_choose(struct rt_idmap *ret, struct rtn_error *err);
+/* Writes the maps for a child in a fresh user namespace. Parent side. */
+int rt_idmap_write(const struct rt_idmap *m, pid_t child, struct rtn_error *err);
+
+/* Builds the sandbox and waits until rtn-init has applied the configuration. */
+int rt_sandbox_start(const struct rt_spec *spec, struct rt_sandbox *ret, struct rtn_error *err);
+/* Kills the whole sandbox (if alive) and reaps rtn-init; safe to call twice. */
+void rt_sandbox_destroy(struct rt_sandbox *sb);
+
+/* Fills a default command environment (PATH, HOME, USER, LANG/TERM passed from the host),
+ * then KEY=VALUE overrides. Strings point into storage owned by buf. */
+#define RT_ENV_MAX 128
+struct rt_env {
+        char *vars[RT_ENV_MAX + 1];
+        size_t n;
+        char storage[16384];
+        size_t used;
+};
+void rt_env_default(struct rt_env *env, const struct rt_sandbox *sb, uint32_t policy, bool tty);
+int rt_env_set(struct rt_env *env, const char *kv, struct rtn_error *err);
+
+/* Control-socket helpers. rt_sandbox_spawn sends one SPAWN (fds: stdin, stdout, stderr, or
+ * none for a pty). rt_sandbox_recv reads one event into buf (fds into fds[], up to *nfds). */
+int rt_sandbox_spawn(struct rt_sandbox *sb, uint64_t id, uint32_t flags, uint32_t policy,
+                     const char *cwd, char *const argv[], char *const envp[], const int fds[3],
+                     uint16_t rows, uint16_t cols, struct rtn_error *err);
+ssize_t rt_sandbox_recv(struct rt_sandbox *sb, void *buf, size_t len, int *fds, size_t *nfds);
+int rt_sandbox_signal(struct rt_sandbox *sb, uint64_t id, int signo);
+
+/* Wait-status → exit code in the shell's convention (128+N for a signal). */
+int rt_exit_code(int wait_status);

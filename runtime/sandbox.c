@@ -1,0 +1,342 @@
+/* Starting and stopping a sandbox (design.md steps 1-4). The parent opens every host object by
+ * fd, copies rtn-init into a sealed memfd, and clone3()s a child into fresh user, mount, pid,
+ * net, ipc, uts and cgroup namespaces with a pidfd. The child waits until the parent has
+ * written its id maps, builds the root (runtime/mount.c), brings up lo, and fexecve()s
+ * rtn-init as PID 1 with the control socket on fd 3. The parent then sends the policy
+ * configuration and the sandbox is ready for spawn requests. */
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "common/cleanup.h"
+#include "common/io.h"
+#include "common/syscall.h"
+#include "netns/netns.h"
+#include "runtime/internal.h"
+
+#define RT_GO 'G'
+
+static const char *const host_allow[] = {"usr", "etc", "opt", "bin", "sbin",
+                                         "lib", "lib32", "lib64", "libx32"};
+
+static int open_dir(const char *path, const char *what, struct rtn_error *err) {
+        int fd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (fd < 0)
+                return rtn_err(err, errno, "open %s %s", what, path);
+        return fd;
+}
+
+static int plan_host(struct rt_plan *p, struct rtn_error *err) {
+        for (size_t i = 0; i < sizeof host_allow / sizeof host_allow[0]; i++) {
+                struct rt_hostdir *h = &p->host[p->nhost];
+                char path[32];
+                struct stat st;
+                snprintf(path, sizeof path, "/%s", host_allow[i]);
+                if (lstat(path, &st) < 0)
+                        continue;
+                snprintf(h->name, sizeof h->name, "%s", host_allow[i]);
+                h->fd = -1;
+                if (S_ISLNK(st.st_mode)) {
+                        ssize_t n = readlink(path, h->link, sizeof h->link - 1);
+                        if (n <= 0)
+                                continue;
+                        h->link[n] = '\0';
+                } else if (S_ISDIR(st.st_mode)) {
+                        h->fd = open(path, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                        if (h->fd < 0)
+                                return rtn_err(err, errno, "open host %s", path);
+                } else {
+                        continue;
+                }
+                p->nhost++;
+        }
+        return 0;
+}
+
+static int plan_open(struct rt_plan *p, struct rtn_error *err) {
+        const struct rt_spec *s = p->spec;
+        int r;
+        if (s->rootfs && strcmp(s->rootfs, "host") != 0) {
+                if ((p->base_fd = open_dir(s->rootfs, "rootfs", err)) < 0)
+                        return p->base_fd;
+        } else if ((r = plan_host(p, err)) < 0) {
+                return r;
+        }
+        if (s->nlayers > RT_MAX_LAYERS)
+                return rtn_errx(err, E2BIG, "%zu layers (at most %d)", s->nlayers, RT_MAX_LAYERS);
+        for (; p->nlayers < s->nlayers; p->nlayers++)
+                if ((p->layer_fds[p->nlayers] = open_dir(s->layers[p->nlayers], "layer", err)) < 0)
+                        return p->layer_fds[p->nlayers];
+        if (s->upper_dir && (p->upper_fd = open_dir(s->upper_dir, "upper dir", err)) < 0)
+                return p->upper_fd;
+        if (s->workspace && (p->workspace_fd = open_dir(s->workspace, "workspace", err)) < 0)
+                return p->workspace_fd;
+        for (size_t i = 0; i < s->nbinds; i++) {
+                p->bind_fds[i] = open(s->binds[i].src, O_PATH | O_CLOEXEC);
+                if (p->bind_fds[i] < 0)
+                        return rtn_err(err, errno, "open bind source %s", s->binds[i].src);
+        }
+        return 0;
+}
+
+static void child_fail(int ctl, struct rtn_error *err, uint32_t step) {
+        struct init_status st = {.hdr = {.type = INIT_MSG_SETUP_FAILED, .len = sizeof st},
+                                 .error = err->code ? err->code : EINVAL, .step = step};
+        snprintf(st.message, sizeof st.message, "%s", err->msg);
+        (void)rtn_send_msg(ctl, &st, sizeof st, NULL, 0);
+        _exit(125);
+}
+
+static int child_creds(const struct rt_plan *p, struct rtn_error *err) {
+        /* Become inside-root now that the maps exist. Host root's supplementary groups must
+         * not follow us in (they stay effective on host files); setgroups is only allowed
+         * where the parent did not deny it, i.e. when a range is mapped. */
+        if (setresgid(0, 0, 0) < 0)
+                return rtn_err(err, errno, "setresgid 0");
+        if (p->idmap->mode != RT_IDMAP_SINGLE && setgroups(0, NULL) < 0)
+                return rtn_err(err, errno, "setgroups");
+        if (setresuid(0, 0, 0) < 0)
+                return rtn_err(err, errno, "setresuid 0");
+        /* After the credential change (which clears it): die with rtn. */
+        if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
+                return rtn_err(err, errno, "prctl PDEATHSIG");
+        return 0;
+}
+
+static __attribute__((noreturn)) void child_main(struct rt_plan *p) {
+        struct rtn_error err = {0};
+        char go = 0;
+        ssize_t n = rtn_recv_msg(p->ctl_fd, &go, 1, NULL, NULL);
+        if (n != 1 || go != RT_GO)
+                _exit(125); /* the parent failed and told us so, or died */
+        /* Host objects are opened here, in our copy of the mount namespace: overlayfs and
+         * bind mounts refuse layers whose mounts belong to another namespace
+         * (clone_private_mount, may_copy_tree), so the parent cannot open them for us. We
+         * still hold the caller's credentials, so what the caller may read, we may open. */
+        if (plan_open(p, &err) < 0)
+                child_fail(p->ctl_fd, &err, INIT_STEP_CONFIG);
+        if (child_creds(p, &err) < 0)
+                child_fail(p->ctl_fd, &err, INIT_STEP_CREDS);
+        const char *hn = p->spec->hostname ? p->spec->hostname : RT_DEFAULT_HOSTNAME;
+        if (sethostname(hn, strlen(hn)) < 0) {
+                rtn_err(&err, errno, "sethostname %s", hn);
+                child_fail(p->ctl_fd, &err, INIT_STEP_CONFIG);
+        }
+        if (!p->spec->net_none && netns_lo_up(&err) < 0)
+                child_fail(p->ctl_fd, &err, INIT_STEP_CONFIG);
+        if (rt_child_build_root(p, &err) < 0 || rt_child_exec_init(p, &err) < 0)
+                child_fail(p->ctl_fd, &err, INIT_STEP_CONFIG);
+        _exit(125);
+}
+
+int rt_child_exec_init(const struct rt_plan *p, struct rtn_error *err) {
+        /* fd 3 is the control socket; dup2 clears O_CLOEXEC on it, everything else is
+         * O_CLOEXEC and closes at exec. Move the memfd out of the way first. */
+        int init_fd = p->init_fd;
+        if (init_fd == INIT_CTL_FD && (init_fd = fcntl(init_fd, F_DUPFD_CLOEXEC, 10)) < 0)
+                return rtn_err(err, errno, "dup rtn-init memfd");
+        if (p->ctl_fd != INIT_CTL_FD) {
+                if (dup2(p->ctl_fd, INIT_CTL_FD) < 0)
+                        return rtn_err(err, errno, "dup2 control socket");
+        } else if (fcntl(INIT_CTL_FD, F_SETFD, 0) < 0) {
+                return rtn_err(err, errno, "clear FD_CLOEXEC on control socket");
+        }
+        char *argv[] = {"rtn-init", NULL};
+        char *envp[] = {NULL};
+        syscall(__NR_execveat, init_fd, "", argv, envp, AT_EMPTY_PATH);
+        return rtn_err(err, errno, "execute rtn-init");
+}
+
+static int recv_typed(struct rt_sandbox *sb, void *out, size_t len, uint32_t type,
+                      const char *what, struct rtn_error *err) {
+        union {
+                struct init_status st;
+                char raw[sizeof(struct init_status) + 256];
+        } u;
+        void *buf = u.raw;
+        ssize_t n = rt_sandbox_recv(sb, buf, sizeof u, NULL, NULL);
+        if (n < 0)
+                return rtn_err(err, (int)n, "read %s from sandbox", what);
+        if (n == 0)
+                return rtn_errx(err, EPIPE, "sandbox exited before %s", what);
+        const struct init_msg_hdr *h = buf;
+        if ((size_t)n >= sizeof(struct init_status) && h->type == INIT_MSG_SETUP_FAILED &&
+            h->len == (uint32_t)n) {
+                const struct init_status *st = buf;
+                char msg[sizeof st->message + 1];
+                memcpy(msg, st->message, sizeof st->message);
+                msg[sizeof st->message] = '\0';
+                return rtn_errx(err, st->error > 0 ? st->error : EINVAL, "%s", msg);
+        }
+        if (init_check_msg(buf, (size_t)n, type, 0) < 0 || (size_t)n > len)
+                return rtn_errx(err, EBADMSG, "unexpected message %u from sandbox (wanted %s)",
+                                h->type, what);
+        memcpy(out, buf, (size_t)n);
+        return (int)n;
+}
+
+static int send_config(struct rt_sandbox *sb, const struct rt_spec *s, struct rtn_error *err) {
+        const char *w[INIT_MAX_WRITABLE];
+        uint32_t nw = 0;
+        w[nw++] = "/workspace";
+        w[nw++] = "/tmp";
+        w[nw++] = "/var/tmp";
+        w[nw++] = "/dev/shm";
+        w[nw++] = sb->home;
+        for (size_t i = 0; i < s->nbinds && nw < INIT_MAX_WRITABLE; i++)
+                if (s->binds[i].rw)
+                        w[nw++] = s->binds[i].dst;
+        struct init_config fixed = {
+                .isolation = s->isolation,
+                .agent_uid = sb->idmap.agent_uid,
+                .agent_gid = sb->idmap.agent_gid,
+                .agent_drop_caps = sb->idmap.agent_drop_caps,
+                .limits = s->limits,
+        };
+        char buf[8192];
+        ssize_t len = init_encode_config(buf, sizeof buf, &fixed, w, nw);
+        if (len < 0)
+                return rtn_err(err, (int)len, "encode sandbox configuration");
+        ssize_t n = rtn_send_msg(sb->ctl, buf, (size_t)len, NULL, 0);
+        if (n < 0)
+                return rtn_err(err, (int)n, "send sandbox configuration");
+        struct init_status st;
+        int r = recv_typed(sb, &st, sizeof st, INIT_MSG_CONFIGURED, "configuration reply", err);
+        if (r < 0)
+                return r;
+        if ((size_t)r < sizeof st)
+                return rtn_errx(err, EBADMSG, "short configuration reply");
+        if (st.error != 0) {
+                st.message[sizeof st.message - 1] = '\0';
+                return rtn_errx(err, st.error, "rtn-init refused the policy: %s", st.message);
+        }
+        return 0;
+}
+
+static int start_child(struct rt_sandbox *sb, struct rt_plan *p, struct rtn_error *err) {
+        int sv[2];
+        if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
+                return rtn_err(err, errno, "socketpair");
+        int pidfd = -1;
+        struct clone_args ca = {
+                .flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET |
+                         CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWCGROUP | CLONE_PIDFD,
+                .pidfd = (uint64_t)(uintptr_t)&pidfd,
+                .exit_signal = SIGCHLD,
+        };
+        pid_t pid = sys_clone3(&ca, sizeof ca);
+        if (pid < 0) {
+                int e = errno;
+                close(sv[0]);
+                close(sv[1]);
+                return rtn_err(err, e, "clone3 into new namespaces");
+        }
+        if (pid == 0) {
+                close(sv[0]);
+                p->ctl_fd = sv[1];
+                child_main(p);
+        }
+        close(sv[1]);
+        sb->pid = pid;
+        sb->pidfd = pidfd;
+        sb->ctl = sv[0];
+        return 0;
+}
+
+int rt_sandbox_start(const struct rt_spec *spec, struct rt_sandbox *ret, struct rtn_error *err) {
+        struct rt_sandbox sb = {.pid = -1, .pidfd = -1, .ctl = -1};
+        struct rt_plan p = {.spec = spec, .idmap = &sb.idmap, .base_fd = -1, .upper_fd = -1,
+                            .workspace_fd = -1, .init_fd = -1, .ctl_fd = -1};
+        for (size_t i = 0; i < RT_MAX_BINDS; i++)
+                p.bind_fds[i] = -1;
+        int r;
+        if ((r = rt_spec_check(spec, err)) < 0 || (r = rt_idmap_choose(&sb.idmap, err)) < 0)
+                return r;
+        snprintf(sb.home, sizeof sb.home, "%s", sb.idmap.agent_uid == 0 ? "/root" : "/home/rtn");
+        p.home = sb.home;
+        if ((p.init_fd = rt_init_memfd(err)) < 0)
+                return p.init_fd;
+        r = start_child(&sb, &p, err);
+        p.init_fd = rtn_safe_close(p.init_fd);
+        if (r < 0)
+                return r;
+        char go = RT_GO;
+        if ((r = rt_idmap_write(&sb.idmap, sb.pid, err)) < 0)
+                goto fail;
+        if ((r = (int)rtn_send_msg(sb.ctl, &go, 1, NULL, 0)) < 0) {
+                rtn_err(err, r, "start sandbox child");
+                goto fail;
+        }
+        struct init_ready ready;
+        if ((r = recv_typed(&sb, &ready, sizeof ready, INIT_MSG_READY, "rtn-init start", err)) < 0)
+                goto fail;
+        sb.landlock_abi = ready.landlock_abi;
+        if ((r = send_config(&sb, spec, err)) < 0)
+                goto fail;
+        *ret = sb;
+        return 0;
+fail:
+        rt_sandbox_destroy(&sb);
+        return r;
+}
+
+void rt_sandbox_destroy(struct rt_sandbox *sb) {
+        sb->ctl = rtn_safe_close(sb->ctl);
+        if (sb->pidfd >= 0) {
+                /* SIGKILL to PID 1 of the namespace takes every process in it down; waitid
+                 * returns only once the kernel has reaped them all (zap_pid_ns_processes). */
+                (void)sys_pidfd_send_signal(sb->pidfd, SIGKILL, NULL, 0);
+                siginfo_t si;
+                while (waitid(P_PIDFD, (id_t)sb->pidfd, &si, WEXITED) < 0 && errno == EINTR)
+                        ;
+                sb->pidfd = rtn_safe_close(sb->pidfd);
+        }
+        sb->pid = -1;
+}
+
+int rt_sandbox_spawn(struct rt_sandbox *sb, uint64_t id, uint32_t flags, uint32_t policy,
+                     const char *cwd, char *const argv[], char *const envp[], const int fds[3],
+                     uint16_t rows, uint16_t cols, struct rtn_error *err) {
+        _cleanup_free_ char *buf = malloc(INIT_MSG_MAX);
+        if (!buf)
+                return rtn_err(err, ENOMEM, "spawn request");
+        ssize_t len = init_encode_spawn(buf, INIT_MSG_MAX, id, flags, policy, cwd, argv, envp,
+                                        rows, cols);
+        if (len == -E2BIG)
+                return rtn_errx(err, E2BIG, "command line and environment exceed %d bytes",
+                                INIT_MSG_MAX);
+        if (len < 0)
+                return rtn_err(err, (int)len, "encode spawn request");
+        ssize_t n = rtn_send_msg(sb->ctl, buf, (size_t)len, fds, fds ? 3 : 0);
+        if (n < 0)
+                return rtn_err(err, (int)n, "send spawn request");
+        return 0;
+}
+
+ssize_t rt_sandbox_recv(struct rt_sandbox *sb, void *buf, size_t len, int *fds, size_t *nfds) {
+        return rtn_recv_msg(sb->ctl, buf, len, fds, nfds);
+}
+
+int rt_sandbox_signal(struct rt_sandbox *sb, uint64_t id, int signo) {
+        struct init_signal m = {.hdr = {.type = INIT_MSG_SIGNAL, .len = sizeof m, .id = id},
+                                .signo = signo};
+        ssize_t n = rtn_send_msg(sb->ctl, &m, sizeof m, NULL, 0);
+        return n < 0 ? (int)n : 0;
+}
+
+int rt_exit_code(int st) {
+        if (WIFEXITED(st))
+                return WEXITSTATUS(st);
+        if (WIFSIGNALED(st))
+                return 128 + WTERMSIG(st);
+        return 125;
+}
