@@ -1,7 +1,7 @@
 // A tiny MCP stdio server built with the official SDK, meant to run *inside* `rtn exec`.
 // Its tools report what the sandbox looks like from inside, so the client can tell that
 // the server really ran there: sandbox_info returns the hostname, the uid, the network
-// interfaces from /proc/net/dev and pid 1's name. echo returns its argument, so a large
+// interfaces from /proc/net/dev and pid 1's comm and argv[0]. echo returns its argument, so a large
 // message proves the stdio framing passes through rtn byte for byte.
 import { readFileSync } from "node:fs";
 import { hostname } from "node:os";
@@ -19,7 +19,7 @@ const tools = [
   },
   {
     name: "sandbox_info",
-    description: "Hostname, uid, network interfaces and pid 1's name as seen by this server.",
+    description: "Hostname, uid, network interfaces and pid 1's comm and argv[0] as seen by this server.",
     inputSchema: { type: "object", properties: {} },
   },
 ];
@@ -41,6 +41,7 @@ server.setRequestHandler(CallToolRequestSchema, async (req) => {
       uid: process.getuid(),
       interfaces: interfaces(),
       pid1: readFileSync("/proc/1/comm", "utf8").trim(),
+      pid1_argv0: readFileSync("/proc/1/cmdline", "utf8").split("\0")[0],
     };
     return { content: [{ type: "text", text: JSON.stringify(info) }] };
   }
