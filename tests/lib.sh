@@ -2,10 +2,11 @@
 # Shell test library for tests/integration/*.sh and tests/security/*.sh. A test file sources
 # it, defines one function per case, registers each with `t_run NAME FUNC [ARGS...]` and ends
 # with `t_done`. Every case runs in its own subshell, in its own temp dir ($T_TMP, also the
-# cwd), removed afterwards; assertions end the case at the first failure. Output is one line
-# per case (ok / FAIL / skip) and a last machine-readable line that tools/test.sh adds up:
+# cwd; the case's name is $T_NAME), removed afterwards; assertions end the case at the first
+# failure. Output is one line per case (ok / FAIL / skip) and a last machine-readable line
+# that tools/test.sh adds up:
 #     # t: passed=N failed=N skipped=N
-# A file runs alone too: `bash tests/integration/exec_basic.sh` (RTN=path/to/rtn to choose
+# A file runs alone too: `bash tests/integration/exec_status.sh` (RTN=path/to/rtn to choose
 # the binary; default build/rtn of this tree). Exit status: 0 when nothing failed.
 #
 # Assertions (inside a case):
@@ -34,6 +35,9 @@ T_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 # Upper bound for one command run through t_cmd, so a hung sandbox fails a case instead
 # of hanging the suite.
 : "${T_CMD_TIMEOUT:=120}"
+# Cases run in their own temp dir: make relative paths absolute first.
+[[ $RTN == /* ]] || RTN=$PWD/$RTN
+[[ $T_BIN == /* ]] || T_BIN=$PWD/$T_BIN
 export RTN T_BIN
 
 T_PASSED=0
@@ -78,8 +82,8 @@ t_host_pids() {
 }
 
 t_wait_for() {
-        local i
-        for i in $(seq 100); do
+        local _
+        for _ in $(seq 100); do
                 "$@" && return 0
                 sleep 0.1
         done
@@ -158,7 +162,7 @@ t_run() {
         }
         (
                 T_TMP=$tmp
-                T_NAME=$name
+                export T_NAME=$name
                 cd "$T_TMP" || exit 1
                 "$@"
         ) || rc=$?
