@@ -1,0 +1,150 @@
+#!/usr/bin/env bash
+# `rtn exec`: who and where a command finds itself. PID 1 is rtn-init; the network namespace
+# holds only `lo`, and it is up (a TCP round trip on 127.0.0.1 works) unless --net none; the
+# hostname is the sandbox's; uids/gids are mapped as docs/architecture.md documents: an
+# unprivileged caller with no subordinate range runs as uid 0 inside mapped to itself, with a
+# range (or as root) commands run as uid 1000 inside; no inside id ever maps to host 0.
+. "$(dirname "$0")/../lib.sh"
+t_need_rtn
+
+pid1_is_rtn_init() {
+        t_exit_is 0 "$RTN" exec -- cat /proc/1/comm
+        local comm argv0
+        comm=$(cat "$T_OUT_FILE")
+        t_exit_is 0 "$RTN" exec -- sh -c 'tr "\0" "\n" </proc/1/cmdline | head -n 1'
+        argv0=$(cat "$T_OUT_FILE")
+        [ "$comm" = rtn-init ] || [ "${argv0##*/}" = rtn-init ] ||
+                t_fail "pid 1 is not rtn-init: comm '$comm', argv[0] '$argv0'"
+}
+
+cmd_is_not_pid1() {
+        t_exit_is 0 "$RTN" exec -- sh -c 'echo $$'
+        local pid
+        pid=$(cat "$T_OUT_FILE")
+        [ "$pid" -gt 1 ] || t_fail "the command runs as pid $pid; expected a child of rtn-init"
+}
+
+only_lo() {
+        t_exit_is 0 "$RTN" exec -- cat /proc/net/dev
+        local ifs
+        ifs=$(tail -n +3 "$T_OUT_FILE" | cut -d: -f1 | tr -d ' ' | tr '\n' ' ')
+        [ "$ifs" = "lo " ] || t_fail "interfaces inside: '$ifs', expected only lo"
+}
+
+# A listener and a client on 127.0.0.1 inside the sandbox: lo is really up.
+TCP_PROBE='
+import socket, sys
+s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(1)
+c = socket.socket()
+try:
+    c.connect(s.getsockname())
+except OSError as e:
+    print(e.strerror); sys.exit(3)
+a, _ = s.accept(); c.sendall(b"ping"); print(a.recv(4).decode())
+'
+
+loopback_works() {
+        command -v python3 >/dev/null || t_skip "python3 not installed"
+        t_exit_is 0 "$RTN" exec -- python3 -c "$TCP_PROBE"
+        t_stdout_is ping
+}
+
+net_none_leaves_lo_down() {
+        command -v python3 >/dev/null || t_skip "python3 not installed"
+        t_exit_is 3 "$RTN" exec --net none -- python3 -c "$TCP_PROBE"
+        t_stdout_has "unreachable"
+}
+
+hostname_is_sandboxes() {
+        local name=rtn-test-$RANDOM
+        t_exit_is 0 "$RTN" exec --hostname "$name" -- uname -n
+        t_stdout_is "$name"
+        t_exit_is 0 "$RTN" exec --hostname "$name" -- cat /proc/sys/kernel/hostname
+        t_stdout_is "$name"
+        # Setting it inside must not touch the host's.
+        local before
+        before=$(uname -n)
+        t_cmd "$RTN" exec -- hostname changed-inside
+        [ "$(uname -n)" = "$before" ] || t_fail "host hostname changed to $(uname -n)"
+}
+
+has_subid_range() {
+        local me uid
+        me=$(id -un)
+        uid=$(id -u)
+        grep -qE "^($me|$uid):" /etc/subuid 2>/dev/null &&
+                grep -qE "^($me|$(id -g)|$(id -gn)):" /etc/subgid 2>/dev/null &&
+                command -v newuidmap >/dev/null && command -v newgidmap >/dev/null
+}
+
+expected_inside_uid() {
+        if [ "$(id -u)" = 0 ] || has_subid_range; then
+                echo 1000
+        else
+                echo 0
+        fi
+}
+
+uid_as_documented() {
+        local want
+        want=$(expected_inside_uid)
+        t_exit_is 0 "$RTN" exec -- id -u
+        t_stdout_is "$want"
+        t_exit_is 0 "$RTN" exec -- id -g
+        t_stdout_is "$want"
+}
+
+# Reads the maps of a process inside from the host: a reader outside the namespace sees the
+# outside ids relative to its own namespace (user_namespaces(7)), so these are host ids.
+# Each line is "inside outside count"; host id 0 is mapped when some line's outside is 0.
+no_id_maps_to_host_root() {
+        local n=$((600000 + RANDOM)) pid f
+        "$RTN" exec -- sleep "$n" </dev/null >/dev/null 2>"$T_TMP/err" &
+        local rtn_pid=$!
+        t_wait_for sleep_running "$n" || t_fail "sleep $n never started: $(cat "$T_TMP/err")"
+        pid=$(t_host_pids sleep "$n" | head -n 1)
+        for f in uid_map gid_map; do
+                cp "/proc/$pid/$f" "$T_TMP/$f" || t_fail "cannot read /proc/$pid/$f"
+        done
+        kill -KILL "$rtn_pid"
+        wait "$rtn_pid" 2>/dev/null
+        for f in uid_map gid_map; do
+                [ -s "$T_TMP/$f" ] || t_fail "$f is empty"
+                awk '$2 == 0 { bad = 1 } END { exit bad }' "$T_TMP/$f" ||
+                        t_fail "$f maps host id 0: $(cat "$T_TMP/$f")"
+        done
+}
+
+sleep_running() { [ -n "$(t_host_pids sleep "$1")" ]; }
+
+single_mapping_is_the_caller() {
+        [ "$(id -u)" != 0 ] && ! has_subid_range ||
+                t_skip "only for an unprivileged caller without a subordinate id range"
+        t_exit_is 0 "$RTN" exec -- cat /proc/self/uid_map
+        read -r inside outside count <"$T_OUT_FILE"
+        [ "$inside $outside $count" = "0 $(id -u) 1" ] ||
+                t_fail "uid_map '$(cat "$T_OUT_FILE")', expected '0 $(id -u) 1'"
+        [ "$(wc -l <"$T_OUT_FILE")" = 1 ] || t_fail "more than one uid_map line"
+}
+
+range_mapping_excludes_caller_root() {
+        [ "$(id -u)" = 0 ] || has_subid_range ||
+                t_skip "needs root or a subordinate id range in /etc/subuid"
+        t_exit_is 0 "$RTN" exec -- cat /proc/self/uid_map
+        # Inside uid 1000 must map into a range, not to host root; and the total mapped must
+        # cover it.
+        awk '$1 <= 1000 && 1000 < $1 + $3 { found = 1 } END { exit !found }' "$T_OUT_FILE" ||
+                t_fail "inside uid 1000 is not mapped: $(cat "$T_OUT_FILE")"
+}
+
+t_run pid1_is_rtn_init pid1_is_rtn_init
+t_run cmd_is_not_pid1 cmd_is_not_pid1
+t_run only_lo only_lo
+t_run loopback_works loopback_works
+t_run net_none_leaves_lo_down net_none_leaves_lo_down
+t_run hostname_is_sandboxes hostname_is_sandboxes
+t_run uid_as_documented uid_as_documented
+t_run no_id_maps_to_host_root no_id_maps_to_host_root
+t_run single_mapping_is_the_caller single_mapping_is_the_caller
+t_run range_mapping_excludes_caller_root range_mapping_excludes_caller_root
+t_done

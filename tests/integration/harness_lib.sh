@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Checks tests/lib.sh itself, so a broken assertion can never turn the suites green: a
+# failing, a skipping and a passing case are counted as such, a file that dies before t_done
+# reports a failure, and per-case temp dirs are removed. Runs no sandbox.
+. "$(dirname "$0")/../lib.sh"
+
+LIB=$T_ROOT/tests/lib.sh
+
+# Runs a generated test file and leaves its output in $T_OUT_FILE.
+run_file() {
+        printf '. %q\n%s\n' "$LIB" "$1" >"$T_TMP/f.sh"
+        t_cmd env TMPDIR="$T_TMP" bash "$T_TMP/f.sh"
+}
+
+counts_pass_fail_skip() {
+        run_file 'a() { t_exit_is 3 sh -c "exit 3"; t_stdout_is ""; }
+b() { t_exit_is 0 false; }
+c() { t_skip "no such feature"; }
+d() { t_cmd echo hi; t_stdout_has nope; }
+t_run a a; t_run b b; t_run c c; t_run d d; t_done'
+        t_exit_is 1
+        t_stdout_has "# t: passed=1 failed=2 skipped=1"
+        t_stdout_has "skip c: no such feature"
+        t_stdout_has "FAIL b: expected exit 0"
+}
+
+death_before_done_fails() {
+        run_file 't_run a true; exit 0'
+        t_exit_is 1
+        t_stdout_has "# t: passed=1 failed=1 skipped=0"
+}
+
+temp_dirs_removed() {
+        run_file 't_run a sh -c "touch \"\$PWD/x\"; echo \$PWD >>'"$T_TMP"'/dirs"; t_done'
+        t_exit_is 0
+        local d
+        d=$(cat "$T_TMP/dirs")
+        [ -n "$d" ] || t_fail "the case did not run"
+        t_no_file "$d"
+}
+
+t_run counts_pass_fail_skip counts_pass_fail_skip
+t_run death_before_done_fails death_before_done_fails
+t_run temp_dirs_removed temp_dirs_removed
+t_done

@@ -1,0 +1,214 @@
+# shellcheck shell=bash
+# Shell test library for tests/integration/*.sh and tests/security/*.sh. A test file sources
+# it, defines one function per case, registers each with `t_run NAME FUNC [ARGS...]` and ends
+# with `t_done`. Every case runs in its own subshell, in its own temp dir ($T_TMP, also the
+# cwd; the case's name is $T_NAME), removed afterwards; assertions end the case at the first
+# failure. Output is one line per case (ok / FAIL / skip) and a last machine-readable line
+# that tools/test.sh adds up:
+#     # t: passed=N failed=N skipped=N
+# A file runs alone too: `bash tests/integration/exec_status.sh` (RTN=path/to/rtn to choose
+# the binary; default build/rtn of this tree). Exit status: 0 when nothing failed.
+#
+# Assertions (inside a case):
+#   t_cmd CMD...                 run CMD (stdin /dev/null), keep $T_RC, stdout in $T_OUT_FILE,
+#                                stderr in $T_ERR_FILE; never fails by itself
+#   t_exec ARGS...               t_cmd "$RTN" exec ARGS...
+#   t_exit_is N [CMD...]         (run CMD, then) assert the exit code is N
+#   t_stdout_is STR              stdout equals STR (trailing newlines ignored, like $(...))
+#   t_stdout_has STR             stdout contains STR
+#   t_stderr_has STR             stderr contains STR
+#   t_file_exists PATH           PATH exists on the host
+#   t_no_file PATH               PATH does not exist on the host
+#   t_true CMD... / t_false CMD...   CMD succeeds / fails
+#   t_fail MSG                   fail the case
+#   t_skip REASON                skip the case (a missing host feature: name it)
+#   t_note MSG                   print a diagnostic line ("# MSG")
+# Helpers:
+#   t_host_pids ARGV...          host pids whose command line is exactly ARGV (seen from
+#                                the host, so it finds processes inside sandboxes too)
+#   t_wait_for CMD...            retry CMD for up to 10 s; fails when it never succeeds
+
+T_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+: "${RTN:=$T_ROOT/build/rtn}"
+# Helper programs built from tests/{integration,security}/*.c (GNUmakefile TEST_HELPERS).
+: "${T_BIN:=$(dirname "$RTN")/tests/bin}"
+# Upper bound for one command run through t_cmd, so a hung sandbox fails a case instead
+# of hanging the suite.
+: "${T_CMD_TIMEOUT:=120}"
+# Cases run in their own temp dir: make relative paths absolute first.
+[[ $RTN == /* ]] || RTN=$PWD/$RTN
+[[ $T_BIN == /* ]] || T_BIN=$PWD/$T_BIN
+export RTN T_BIN
+
+T_PASSED=0
+T_FAILED=0
+T_SKIPPED=0
+T_MAIN_PID=$BASHPID
+T_SKIP_RC=77
+
+t_note() {
+        printf '# %s\n' "$*"
+}
+
+t_fail() {
+        printf '%s\n' "$*" >"$T_TMP/.t_reason"
+        exit 1
+}
+
+t_skip() {
+        printf '%s\n' "$*" >"$T_TMP/.t_reason"
+        exit "$T_SKIP_RC"
+}
+
+t_cmd() {
+        T_OUT_FILE=$T_TMP/.t_out
+        T_ERR_FILE=$T_TMP/.t_err
+        T_RC=0
+        timeout -k 5 "$T_CMD_TIMEOUT" "$@" </dev/null >"$T_OUT_FILE" 2>"$T_ERR_FILE" || T_RC=$?
+        T_LAST_CMD="$*"
+}
+
+t_exec() {
+        t_cmd "$RTN" exec "$@"
+}
+
+t_host_pids() {
+        local want p
+        want=$(printf '%s ' "$@")
+        for p in /proc/[0-9]*; do
+                [ "$(tr '\0' ' ' 2>/dev/null <"$p/cmdline")" = "$want" ] && echo "${p#/proc/}"
+        done
+        return 0
+}
+
+t_wait_for() {
+        local _
+        for _ in $(seq 100); do
+                "$@" && return 0
+                sleep 0.1
+        done
+        return 1
+}
+
+# Describes the last command for failure messages: what ran, its code, the start of stderr.
+t_last() {
+        local err=
+        [ -s "${T_ERR_FILE:-/dev/null}" ] && err=$(head -c 600 "$T_ERR_FILE")
+        printf '`%s` exited %s%s' "${T_LAST_CMD:-?}" "${T_RC:-?}" "${err:+; stderr: $err}"
+}
+
+t_exit_is() {
+        local want=$1
+        shift
+        [ $# -gt 0 ] && t_cmd "$@"
+        [ "$T_RC" = "$want" ] || t_fail "expected exit $want: $(t_last)"
+}
+
+t_stdout_is() {
+        local got
+        got=$(cat "$T_OUT_FILE")
+        [ "$got" = "$1" ] || t_fail "stdout: expected '$1', got '$(head -c 300 <<<"$got")': $(t_last)"
+}
+
+t_stdout_has() {
+        grep -qF -- "$1" "$T_OUT_FILE" ||
+                t_fail "stdout lacks '$1' (got '$(head -c 300 "$T_OUT_FILE")'): $(t_last)"
+}
+
+t_stderr_has() {
+        grep -qF -- "$1" "$T_ERR_FILE" ||
+                t_fail "stderr lacks '$1' (got '$(head -c 300 "$T_ERR_FILE")'): $(t_last)"
+}
+
+t_file_exists() {
+        [ -e "$1" ] || [ -L "$1" ] || t_fail "expected $1 to exist on the host"
+}
+
+t_no_file() {
+        if [ -e "$1" ] || [ -L "$1" ]; then
+                t_fail "expected no $1 on the host"
+        fi
+}
+
+t_true() {
+        "$@" || t_fail "expected success: \`$*\` exited $?"
+}
+
+t_false() {
+        if "$@"; then
+                t_fail "expected failure: \`$*\` succeeded"
+        fi
+}
+
+# Removes a case's temp dir. Files a sandbox created under a subordinate uid are not ours
+# to delete from the host; an unprivileged caller removes them from inside a user namespace
+# that maps its subuid range (unshare --map-auto uses newuidmap, like rtn does).
+t_rmtree() {
+        rm -rf -- "$1" 2>/dev/null && return 0
+        chmod -R u+rwX -- "$1" 2>/dev/null
+        rm -rf -- "$1" 2>/dev/null && return 0
+        unshare --map-root-user --map-auto rm -rf -- "$1" 2>/dev/null
+        [ ! -e "$1" ]
+}
+
+t_run() {
+        local name=$1 rc=0 reason=
+        shift
+        local tmp
+        tmp=$(mktemp -d "${TMPDIR:-/tmp}/t.XXXXXX") || {
+                echo "FAIL $name: mktemp failed"
+                T_FAILED=$((T_FAILED + 1))
+                return
+        }
+        (
+                T_TMP=$tmp
+                export T_NAME=$name
+                cd "$T_TMP" || exit 1
+                "$@"
+        ) || rc=$?
+        [ -f "$tmp/.t_reason" ] && reason=$(cat "$tmp/.t_reason")
+        case $rc in
+        0)
+                echo "ok $name"
+                T_PASSED=$((T_PASSED + 1))
+                ;;
+        "$T_SKIP_RC")
+                echo "skip $name: $reason"
+                T_SKIPPED=$((T_SKIPPED + 1))
+                ;;
+        *)
+                echo "FAIL $name: ${reason:-exit $rc}"
+                T_FAILED=$((T_FAILED + 1))
+                ;;
+        esac
+        t_rmtree "$tmp" || t_note "could not remove $tmp"
+}
+
+t_done() {
+        printf '# t: passed=%d failed=%d skipped=%d\n' "$T_PASSED" "$T_FAILED" "$T_SKIPPED"
+        T_DONE=1
+        [ "$T_FAILED" = 0 ]
+}
+
+# A file that dies before t_done (set -e, a typo) still reports, and counts as failed.
+t_on_exit() {
+        local rc=$?
+        [ "$BASHPID" = "$T_MAIN_PID" ] || return
+        [ -n "${T_DONE:-}" ] && return
+        echo "FAIL $(basename "$0"): stopped before t_done (exit $rc)"
+        T_FAILED=$((T_FAILED + 1))
+        t_done
+        exit 1
+}
+trap t_on_exit EXIT
+
+# Refuses to run a suite without the binary under test: a missing rtn is a failure, not a
+# skip, so a broken build can never look green.
+t_need_rtn() {
+        if [ ! -x "$RTN" ]; then
+                echo "FAIL $(basename "$0"): rtn binary not found at $RTN"
+                T_FAILED=$((T_FAILED + 1))
+                t_done
+                exit 1
+        fi
+}

@@ -1,0 +1,284 @@
+#!/usr/bin/env bash
+# What `make test` runs. In order: install missing dependencies (tools/install-deps.sh, then
+# the MCP client's npm packages); build normally (build/) and with
+# SANITIZE=address,undefined (build-san/); run every unit binary build-san/tests/unit-*,
+# every fuzz corpus replay build-san/fuzz/*-replay over fuzz/corpus/<target>/, and the
+# shell suites tests/integration/*.sh and tests/security/*.sh against build/rtn. As root it
+# then runs the unit, integration and security suites again as two unprivileged users,
+# rtntest (no subordinate id range) and rtnsub (with one), made by tools/test-users.sh. The
+# tree may sit where those users cannot enter, so what they execute is first copied to a
+# world-readable temp dir, and each user gets its own HOME, TMPDIR, XDG_RUNTIME_DIR and
+# RTN_DATA_DIR. Counts come from each runner (criterion's TAP report, the `# t:` line of
+# tests/lib.sh); the last line is the total: `N passed, N failed, N skipped`. Exit 0 only
+# when nothing failed.
+#
+#   tools/test.sh [--no-deps] [--no-build] [--no-unpriv]
+#   tools/test.sh --suites      (internal: run unit+integration+security from this tree as is)
+set -uo pipefail
+
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+cd "$ROOT" || exit 1
+
+PASSED=0
+FAILED=0
+SKIPPED=0
+FAILURES=()
+JOBS=${RTN_TEST_JOBS:-2}
+SUITE_TIMEOUT=${RTN_SUITE_TIMEOUT:-900}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+
+section() {
+        printf '\n==== %s\n' "$*"
+}
+
+add() { # passed failed skipped [what-failed]
+        PASSED=$((PASSED + $1))
+        FAILED=$((FAILED + $2))
+        SKIPPED=$((SKIPPED + $3))
+        [ "$2" -gt 0 ] && FAILURES+=("${4:-?}")
+        return 0
+}
+
+summary() {
+        echo
+        if [ ${#FAILURES[@]} -gt 0 ]; then
+                echo "failed in: ${FAILURES[*]}"
+        fi
+        printf '%d passed, %d failed, %d skipped\n' "$PASSED" "$FAILED" "$SKIPPED"
+}
+
+# A step everything after depends on failed: report and stop.
+abort() {
+        echo "FAIL $*"
+        add 0 1 0 "$*"
+        summary
+        exit 1
+}
+
+# One criterion binary. Its TAP report (criterion --tap) gives per-test results; skipped
+# tests are "ok ... # SKIP". A non-zero exit with no failing test (a crash of the runner
+# itself) still counts as one failure.
+run_unit() {
+        local bin=$1 name tap rc=0
+        name=$(basename "$bin")
+        tap=$(mktemp)
+        echo "-- $name"
+        timeout -k 10 "$SUITE_TIMEOUT" "$bin" --tap="$tap" 2>&1 || rc=$?
+        local p f s
+        s=$(grep -c '^ok .*# SKIP' "$tap")
+        p=$(($(grep -c '^ok ' "$tap") - s))
+        f=$(grep -c '^not ok' "$tap")
+        grep '^ok .*# SKIP' "$tap" | sed 's/^/   /'
+        rm -f "$tap"
+        if [ "$rc" != 0 ] && [ "$f" = 0 ]; then
+                echo "FAIL $name exited $rc without a failing test"
+                f=1
+        fi
+        if [ $((p + f + s)) = 0 ]; then
+                echo "FAIL $name ran no test"
+                f=1
+        fi
+        add "$p" "$f" "$s" "$name"
+}
+
+# One fuzz target's corpus replayed through its replay binary (fuzz/replay.c's main takes
+# the input files as arguments). Counts one test per target.
+run_fuzz_replay() {
+        local bin=$1 target dir=
+        target=$(basename "$bin" -replay)
+        for d in "fuzz/corpus/$target" "fuzz/corpus/${target#fuzz_}"; do
+                [ -d "$d" ] && dir=$d && break
+        done
+        if [ -z "$dir" ] || [ -z "$(find "$dir" -type f -print -quit)" ]; then
+                echo "skip $target: no corpus in fuzz/corpus/$target"
+                add 0 0 1
+                return
+        fi
+        local n rc=0 err
+        n=$(find "$dir" -type f | wc -l)
+        err=$(mktemp)
+        find "$dir" -type f -print0 | sort -z |
+                timeout -k 10 "$SUITE_TIMEOUT" xargs -0 "$bin" >/dev/null 2>"$err" || rc=$?
+        if [ "$rc" = 0 ]; then
+                echo "ok $target: $n corpus files"
+                add 1 0 0
+        else
+                echo "FAIL $target: replay exited $rc"
+                tail -n 30 "$err"
+                add 0 1 0 "fuzz:$target"
+        fi
+        rm -f "$err"
+}
+
+# One shell suite using tests/lib.sh; its last "# t: passed=N failed=N skipped=N" line has
+# the counts. No such line, or a non-zero exit with no failure counted, is one failure.
+run_suite() {
+        local file=$1 out rc=0
+        out=$(mktemp)
+        echo "-- $file"
+        timeout -k 10 "$SUITE_TIMEOUT" bash "$file" </dev/null 2>&1 | tee "$out"
+        rc=${PIPESTATUS[0]}
+        local line p f s
+        line=$(grep '^# t: passed=' "$out" | tail -n 1)
+        rm -f "$out"
+        if [ -z "$line" ]; then
+                echo "FAIL $file: exited $rc without a result line"
+                add 0 1 0 "$file"
+                return
+        fi
+        read -r p f s < <(sed -E 's/.*passed=([0-9]+) failed=([0-9]+) skipped=([0-9]+).*/\1 \2 \3/' <<<"$line")
+        if [ "$rc" != 0 ] && [ "$f" = 0 ]; then
+                echo "FAIL $file: exited $rc"
+                f=1
+        fi
+        add "$p" "$f" "$s" "$file"
+}
+
+run_units() {
+        local b found=
+        for b in build-san/tests/unit-*; do
+                [ -x "$b" ] || continue
+                found=1
+                run_unit "$b"
+        done
+        [ -n "$found" ] || abort "no unit test binaries in build-san/tests"
+}
+
+run_shell_suites() {
+        export RTN=$ROOT/build/rtn T_BIN=$ROOT/build/tests/bin
+        local f
+        for f in tests/integration/*.sh tests/security/*.sh; do
+                [ -f "$f" ] || continue
+                run_suite "$f"
+        done
+}
+
+# --suites: the part that runs again as each unprivileged user, from the staged copy.
+if [ "${1:-}" = --suites ]; then
+        echo "as $(id -un) (uid $(id -u)) in $ROOT"
+        section "unit (build-san)"
+        run_units
+        section "integration and security"
+        run_shell_suites
+        printf '# totals: passed=%d failed=%d skipped=%d\n' "$PASSED" "$FAILED" "$SKIPPED"
+        [ "$FAILED" = 0 ]
+        exit
+fi
+
+DO_DEPS=1 DO_BUILD=1 DO_UNPRIV=1
+for a in "$@"; do
+        case $a in
+        --no-deps) DO_DEPS= ;;
+        --no-build) DO_BUILD= ;;
+        --no-unpriv) DO_UNPRIV= ;;
+        *)
+                echo "usage: tools/test.sh [--no-deps] [--no-build] [--no-unpriv]" >&2
+                exit 2
+                ;;
+        esac
+done
+
+install_node_deps() {
+        local d=tests/mcp-client
+        [ -f "$d/package-lock.json" ] || return 0
+        # npm ci wipes node_modules and reinstalls; skip it when the tree already matches.
+        if [ -f "$d/node_modules/.package-lock.json" ] &&
+                [ "$d/node_modules/.package-lock.json" -nt "$d/package-lock.json" ]; then
+                return 0
+        fi
+        (cd "$d" && npm ci --no-audit --no-fund --loglevel=error)
+}
+
+if [ -n "$DO_DEPS" ]; then
+        section "dependencies"
+        tools/install-deps.sh || abort "tools/install-deps.sh"
+        install_node_deps || abort "npm ci in tests/mcp-client"
+fi
+
+if [ -n "$DO_BUILD" ]; then
+        section "build (build/)"
+        make -j"$JOBS" O=build all tests || abort "build"
+        section "build (build-san/, SANITIZE=address,undefined)"
+        make -j"$JOBS" SANITIZE=address,undefined O=build-san all tests || abort "sanitized build"
+fi
+[ -x build/rtn ] || abort "build/rtn missing"
+
+section "unit (build-san)"
+run_units
+
+section "fuzz corpus replay (build-san)"
+for b in build-san/fuzz/*-replay; do
+        [ -x "$b" ] && run_fuzz_replay "$b"
+done
+
+section "integration and security (build/rtn as $(id -un))"
+run_shell_suites
+
+STAGE=
+USER_DIRS=()
+cleanup() {
+        [ -n "$STAGE" ] && rm -rf "$STAGE"
+        local d
+        for d in "${USER_DIRS[@]}"; do rm -rf "$d"; done
+}
+trap cleanup EXIT
+
+# Copies what the unprivileged runs execute to a world-readable temp dir: the built binaries
+# and helpers, the unit binaries, the shell suites with their library and the MCP client.
+stage_tree() {
+        STAGE=$(mktemp -d /tmp/rtn-test-stage.XXXXXX) || return 1
+        mkdir -p "$STAGE/tools" "$STAGE/build/tests" "$STAGE/build-san/tests" || return 1
+        cp tools/test.sh "$STAGE/tools/" &&
+                cp -a tests "$STAGE/" &&
+                cp build/rtn "$STAGE/build/" &&
+                cp build-san/tests/unit-* "$STAGE/build-san/tests/" || return 1
+        [ -f build/rtn-init ] && cp build/rtn-init "$STAGE/build/"
+        [ -d build/tests/bin ] && cp -a build/tests/bin "$STAGE/build/tests/"
+        chmod -R a+rX,go-w "$STAGE"
+}
+
+run_as() {
+        local user=$1 home out rc=0
+        home=$(mktemp -d /tmp/rtn-test-home.XXXXXX) || return 1
+        USER_DIRS+=("$home")
+        mkdir -p "$home/tmp" "$home/data" "$home/run"
+        chown -R "$user:$user" "$home"
+        chmod 700 "$home" "$home/run"
+        out=$(mktemp)
+        (cd "$STAGE" && setpriv --reuid="$user" --regid="$user" --init-groups -- \
+                env -i PATH=/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin LANG=C.UTF-8 \
+                USER="$user" LOGNAME="$user" HOME="$home" TMPDIR="$home/tmp" \
+                XDG_RUNTIME_DIR="$home/run" RTN_DATA_DIR="$home/data" \
+                UBSAN_OPTIONS="$UBSAN_OPTIONS" RTN_SUITE_TIMEOUT="$SUITE_TIMEOUT" \
+                bash "$STAGE/tools/test.sh" --suites) 2>&1 | tee "$out"
+        rc=${PIPESTATUS[0]}
+        local line p f s
+        line=$(grep '^# totals: passed=' "$out" | tail -n 1)
+        rm -f "$out"
+        if [ -z "$line" ]; then
+                echo "FAIL suites as $user: exited $rc without totals"
+                add 0 1 0 "as-$user"
+                return
+        fi
+        read -r p f s < <(sed -E 's/.*passed=([0-9]+) failed=([0-9]+) skipped=([0-9]+).*/\1 \2 \3/' <<<"$line")
+        [ "$rc" != 0 ] && [ "$f" = 0 ] && f=1
+        add "$p" "$f" "$s" "as-$user"
+}
+
+if [ -n "$DO_UNPRIV" ]; then
+        if [ "$(id -u)" != 0 ]; then
+                section "unprivileged runs: skipped (need root to switch users)"
+                add 0 0 1
+        else
+                section "unprivileged users"
+                tools/test-users.sh || abort "tools/test-users.sh"
+                stage_tree || abort "staging the tests in a world-readable temp dir"
+                for u in rtntest rtnsub; do
+                        section "as $u"
+                        run_as "$u"
+                done
+        fi
+fi
+
+summary
+[ "$FAILED" = 0 ]
