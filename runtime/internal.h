@@ -22,6 +22,7 @@ struct rt_plan {
         size_t nlayers;
         int upper_fd;                   /* dir holding upper/ and work/, -1: tmpfs */
         int workspace_fd;
+        int workspace_tree;             /* idmapped detached mount (root only), or -1 */
         int bind_fds[RT_MAX_BINDS];
         int init_fd;                    /* sealed memfd of rtn-init */
         int ctl_fd;                     /* child's end of the control socket */
@@ -35,6 +36,9 @@ int rt_child_exec_init(const struct rt_plan *plan, struct rtn_error *err);
 
 /* Parent side: a sealed memfd holding rtn-init (runtime/initfd.c). */
 int rt_init_memfd(struct rtn_error *err);
+
+/* Root only: a detached, idmapped clone of path's mount that the agent owns. */
+int rt_idmapped_tree(const char *path, const struct rt_idmap *m, struct rtn_error *err);
 
 /* "/proc/self/fd/N" for fd into buf. */
 const char *rt_fdpath(char buf[32], int fd);

@@ -107,7 +107,7 @@ static int build_skel(const struct rt_plan *p, struct rtn_error *err) {
                 return r;
         for (size_t i = 0; i < p->spec->nbinds; i++) {
                 const char *dst = p->spec->binds[i].dst;
-                if (p->workspace_fd >= 0 && under_workspace(dst))
+                if ((p->workspace_fd >= 0 || p->workspace_tree >= 0) && under_workspace(dst))
                         continue; /* created in the bound host dir at bind time */
                 snprintf(path, sizeof path, SKEL "%s", dst);
                 if ((r = mkdir_p(path, 0755)) < 0)
@@ -264,7 +264,11 @@ static int mount_dev(struct rtn_error *err) {
 static int mount_binds(const struct rt_plan *p, struct rtn_error *err) {
         char fdp[32], dst[4200];
         int r;
-        if (p->workspace_fd >= 0) {
+        if (p->workspace_tree >= 0) {
+                if (sys_move_mount(p->workspace_tree, "", AT_FDCWD, NEWROOT "/workspace",
+                                   MOVE_MOUNT_F_EMPTY_PATH) < 0)
+                        return rtn_err(err, errno, "attach idmapped workspace");
+        } else if (p->workspace_fd >= 0) {
                 if ((r = do_mount(rt_fdpath(fdp, p->workspace_fd), NEWROOT "/workspace", NULL,
                                   MS_BIND | MS_REC, NULL, "/workspace", err)) < 0 ||
                     (r = set_attr(NEWROOT "/workspace", MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV,

@@ -78,7 +78,8 @@ static int plan_open(struct rt_plan *p, struct rtn_error *err) {
                         return p->layer_fds[p->nlayers];
         if (s->upper_dir && (p->upper_fd = open_dir(s->upper_dir, "upper dir", err)) < 0)
                 return p->upper_fd;
-        if (s->workspace && (p->workspace_fd = open_dir(s->workspace, "workspace", err)) < 0)
+        if (s->workspace && p->workspace_tree < 0 &&
+            (p->workspace_fd = open_dir(s->workspace, "workspace", err)) < 0)
                 return p->workspace_fd;
         for (size_t i = 0; i < s->nbinds; i++) {
                 p->bind_fds[i] = open(s->binds[i].src, O_PATH | O_CLOEXEC);
@@ -255,7 +256,8 @@ static int start_child(struct rt_sandbox *sb, struct rt_plan *p, struct rtn_erro
 int rt_sandbox_start(const struct rt_spec *spec, struct rt_sandbox *ret, struct rtn_error *err) {
         struct rt_sandbox sb = {.pid = -1, .pidfd = -1, .ctl = -1};
         struct rt_plan p = {.spec = spec, .idmap = &sb.idmap, .base_fd = -1, .upper_fd = -1,
-                            .workspace_fd = -1, .init_fd = -1, .ctl_fd = -1};
+                            .workspace_fd = -1, .workspace_tree = -1, .init_fd = -1,
+                            .ctl_fd = -1};
         for (size_t i = 0; i < RT_MAX_BINDS; i++)
                 p.bind_fds[i] = -1;
         int r;
@@ -263,10 +265,16 @@ int rt_sandbox_start(const struct rt_spec *spec, struct rt_sandbox *ret, struct 
                 return r;
         snprintf(sb.home, sizeof sb.home, "%s", sb.idmap.agent_uid == 0 ? "/root" : "/home/rtn");
         p.home = sb.home;
-        if ((p.init_fd = rt_init_memfd(err)) < 0)
+        if (sb.idmap.mode == RT_IDMAP_ROOT && spec->workspace &&
+            (p.workspace_tree = rt_idmapped_tree(spec->workspace, &sb.idmap, err)) < 0)
+                return p.workspace_tree;
+        if ((p.init_fd = rt_init_memfd(err)) < 0) {
+                rtn_safe_close(p.workspace_tree);
                 return p.init_fd;
+        }
         r = start_child(&sb, &p, err);
         p.init_fd = rtn_safe_close(p.init_fd);
+        p.workspace_tree = rtn_safe_close(p.workspace_tree);
         if (r < 0)
                 return r;
         char go = RT_GO;
