@@ -27,6 +27,10 @@ struct vstate {
         const char *why;
 };
 
+static bool is_ws(char c) {
+        return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+}
+
 static void skip_ws(struct vstate *v) {
         while (v->i < v->n && (v->p[v->i] == ' ' || v->p[v->i] == '\t' || v->p[v->i] == '\n' ||
                                v->p[v->i] == '\r'))
@@ -230,6 +234,27 @@ static int validate(struct vstate *v, unsigned max_tokens, unsigned max_depth) {
         return 0;
 }
 
+/* jsmn in strict mode wants a delimiter after every primitive, so it refuses a bare
+ * top-level scalar ("42"); the validator has vouched for the text, so that one token is
+ * filled here. */
+static int tokenize(const char *js, size_t len, jsmntok_t *toks, unsigned ntoks) {
+        size_t i = 0;
+        while (i < len && is_ws(js[i]))
+                i++;
+        if (i < len && js[i] != '{' && js[i] != '[') {
+                size_t e = len;
+                while (e > i && is_ws(js[e - 1]))
+                        e--;
+                bool str = js[i] == '"';
+                toks[0] = (jsmntok_t){.type = str ? JSMN_STRING : JSMN_PRIMITIVE, .start = (int)(i + str),
+                                      .end = (int)(e - str), .size = 0, .parent = -1};
+                return 1;
+        }
+        jsmn_parser p;
+        jsmn_init(&p);
+        return jsmn_parse(&p, js, len, toks, ntoks);
+}
+
 int rtn_json_parse(const char *js, size_t len, unsigned max_tokens, unsigned max_depth,
                    struct rtn_json_doc *ret, const char **ret_why) {
         if (len > INT_MAX)
@@ -243,9 +268,7 @@ int rtn_json_parse(const char *js, size_t len, unsigned max_tokens, unsigned max
         _cleanup_free_ jsmntok_t *toks = calloc(v.tokens, sizeof *toks);
         if (!toks)
                 return -ENOMEM;
-        jsmn_parser p;
-        jsmn_init(&p);
-        r = jsmn_parse(&p, js, len, toks, v.tokens);
+        r = tokenize(js, len, toks, v.tokens);
         if (r != (int)v.tokens) { /* cannot happen after validation; fail closed */
                 if (ret_why)
                         *ret_why = "tokenizer disagrees with validator";

@@ -268,24 +268,25 @@ static int progress_token(const struct mcp_msg *m, char **ret, char *why, size_t
         return *ret ? 0 : MCP_INTERNAL_ERROR;
 }
 
-/* Checks the call's name and arguments; > 0 is a JSON-RPC error, < 0 a tool error in why. */
+/* Checks the call's name and arguments: 0, a JSON-RPC error code (< 0), or 1 for bad
+ * arguments to be reported as a tool error; the message is in why. */
 static int call_check(struct mcp_server *s, const struct mcp_msg *m, const struct mcp_tool **ret,
                       int *ret_args, char *why, size_t wl) {
         int r = params_object(m, true, why, wl);
         if (r)
-                return -r;
+                return r;
         char name[64];
         int t = param(m, "name");
         if (t < 0 || rtn_json_kind(m->doc, t) != 's') {
                 snprintf(why, wl, "Invalid params: name must be a string");
-                return -MCP_INVALID_PARAMS;
+                return MCP_INVALID_PARAMS;
         }
         const struct mcp_tool *tool = NULL;
         if (rtn_json_unescape(m->doc, t, name, sizeof name) >= 0)
                 tool = mcp_tool_find(s->cfg.tool_flags, name);
         if (!tool) {
                 snprintf(why, wl, "Invalid params: unknown tool");
-                return -MCP_INVALID_PARAMS;
+                return MCP_INVALID_PARAMS;
         }
         int args = param(m, "arguments");
         char msg[512];
@@ -295,7 +296,7 @@ static int call_check(struct mcp_server *s, const struct mcp_msg *m, const struc
                 bool as_result = s->version >= MCP_V2025_11_25;
                 snprintf(why, wl, "%sinvalid arguments for %s: %s", as_result ? "" : "Invalid params: ",
                          tool->name, msg);
-                return as_result ? 1 : -MCP_INVALID_PARAMS;
+                return as_result ? 1 : MCP_INVALID_PARAMS;
         }
         *ret = tool;
         *ret_args = args;
@@ -339,7 +340,7 @@ static int h_tools_call(struct mcp_server *s, const struct mcp_msg *m, struct mc
         int args = -1;
         int r = call_check(s, m, &tool, &args, why, wl);
         if (r < 0)
-                return -r;
+                return r;
         if (r > 0) {
                 write_tool_error(b, why);
                 return 0;
