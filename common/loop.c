@@ -78,6 +78,13 @@ static void empty_graveyard(struct rtn_loop *l) {
 void rtn_loop_free(struct rtn_loop *l) {
         if (!l)
                 return;
+        /* Consume what is pending (a SIGPIPE from a vanished client): unblocking it below
+         * would otherwise deliver it with its default action and kill the process. */
+        if (l->sigsrc) {
+                struct signalfd_siginfo si;
+                while (read(l->sigsrc->fd, &si, sizeof si) == (ssize_t)sizeof si)
+                        ;
+        }
         while (l->sources) {
                 struct rtn_loop_source *s = l->sources;
                 l->sources = s->next;

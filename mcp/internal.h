@@ -157,7 +157,7 @@ struct mcp_server {
         struct mcp_call *calls;
         unsigned ncalls;
         bool eof, shutting_down, backend_shut;
-        struct rtn_loop_source *flush_timer;
+        struct rtn_loop_source *flush_timer, *lost_timer;
         int exit_code;
         char client_name[64];
 };

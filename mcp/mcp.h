@@ -82,8 +82,8 @@ struct mcp_backend_ops {
 
 /* ---- server ---------------------------------------------------------------------------- */
 
-/* A server reading in_fd and writing out_fd (both set non-blocking; not closed by the
- * server). loop is the caller's. */
+/* A server reading in_fd and writing out_fd: two distinct fds (pipes, sockets, ttys, or
+ * regular files), set non-blocking, never closed by the server. loop is the caller's. */
 int mcp_server_new(const struct mcp_config *cfg, struct rtn_loop *loop, int in_fd, int out_fd,
                    const struct mcp_backend_ops *ops, void *ctx, struct mcp_server **ret,
                    struct rtn_error *err);

@@ -44,7 +44,14 @@ static void maybe_stop(struct mcp_server *s) {
                 rtn_loop_stop(s->loop, s->exit_code);
 }
 
-/* The client is gone (EPIPE) or the fd broke: nothing more can be said. */
+static void on_output_lost(struct rtn_loop *l, struct rtn_loop_source *t, void *ud) {
+        struct mcp_server *s = ud;
+        s->lost_timer = NULL;
+        mcp_server_shutdown(s, -EPIPE);
+}
+
+/* The client is gone (EPIPE) or the fd broke: nothing more can be said. The shutdown runs
+ * from the loop, not from here: we may be deep inside a backend's mcp_call_finish. */
 static void output_lost(struct mcp_server *s, int r) {
         log_debug("mcp: output lost: %s", strerror(-r));
         if (s->out_watched)
@@ -52,7 +59,10 @@ static void output_lost(struct mcp_server *s, int r) {
         s->out_watched = false;
         s->out_fd = -1;
         s->out_len = s->out_off = 0;
-        mcp_server_shutdown(s, s->shutting_down ? s->exit_code : -EPIPE);
+        if (s->shutting_down)
+                maybe_stop(s);
+        else if (!s->lost_timer && rtn_loop_add_timer(s->loop, 0, 0, on_output_lost, s, &s->lost_timer) < 0)
+                rtn_loop_stop(s->loop, r);
 }
 
 static void on_output(struct rtn_loop *l, int fd, uint32_t revents, void *ud);
@@ -254,6 +264,7 @@ void mcp_server_free(struct mcp_server *s) {
         if (s->out_watched)
                 rtn_loop_del_fd(s->loop, s->out_fd);
         rtn_loop_timer_cancel(s->loop, s->flush_timer);
+        rtn_loop_timer_cancel(s->loop, s->lost_timer);
         rtn_safe_close(s->in_kick);
         mcp_framer_free(&s->framer);
         free(s->out);

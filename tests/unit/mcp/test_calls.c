@@ -1,6 +1,7 @@
 /* tools/call through the fake backend: results, tool errors, argument validation, calls in
  * flight while other requests are answered, cancellation, progress, limits. */
 #include <criterion/criterion.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -221,4 +222,17 @@ Test(mcp_server_shutdown, eof_finishes_pending_calls_and_stops, .init = setup, .
         h_pump(&h, 50);
         cr_assert(rtn_loop_stopped(h.loop));
         cr_assert_eq(h.fb.shutdowns, 1);
+}
+
+Test(output_lost, vanished_client_shuts_down, .init = setup, .fini = teardown) {
+        signal(SIGPIPE, SIG_IGN); /* mcp_serve_main blocks it; this test drives the server bare */
+        call(1, "shell_run", "{\"command\":\"sleep 10000\"}");
+        h_pump(&h, 20);
+        close(h.out_r);
+        h.out_r = -1;
+        h_send(&h, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"ping\"}");
+        h_pump(&h, 200);
+        cr_assert(rtn_loop_stopped(h.loop));
+        cr_assert_eq(h.fb.shutdowns, 1);
+        cr_assert_eq(h.fb.pending, NULL);
 }
