@@ -183,13 +183,27 @@ static void put_escaped(struct rtn_json_buf *b, const char *s, size_t n) {
                 char esc[8] = {'\\', 0};
                 size_t elen = 2;
                 switch (c) {
-                case '"': esc[1] = '"'; break;
-                case '\\': esc[1] = '\\'; break;
-                case '\n': esc[1] = 'n'; break;
-                case '\r': esc[1] = 'r'; break;
-                case '\t': esc[1] = 't'; break;
-                case '\b': esc[1] = 'b'; break;
-                case '\f': esc[1] = 'f'; break;
+                case '"':
+                        esc[1] = '"';
+                        break;
+                case '\\':
+                        esc[1] = '\\';
+                        break;
+                case '\n':
+                        esc[1] = 'n';
+                        break;
+                case '\r':
+                        esc[1] = 'r';
+                        break;
+                case '\t':
+                        esc[1] = 't';
+                        break;
+                case '\b':
+                        esc[1] = 'b';
+                        break;
+                case '\f':
+                        esc[1] = 'f';
+                        break;
                 default:
                         if (c < 0x20) {
                                 memcpy(esc, "\\u00", 4);

@@ -27,15 +27,16 @@
 /* ---- writer ---------------------------------------------------------------------------- */
 
 struct rtn_json_buf {
-        char *data;  /* NUL-terminated while err == 0 */
+        char *data; /* NUL-terminated while err == 0 */
         size_t len;
         size_t cap;
-        size_t max;  /* hard cap on len; 0 = 64 MiB */
-        int err;     /* sticky: 0, -ENOBUFS (cap hit) or -ENOMEM */
-        bool comma;  /* the next value in the current container needs a ',' first */
+        size_t max; /* hard cap on len; 0 = 64 MiB */
+        int err; /* sticky: 0, -ENOBUFS (cap hit) or -ENOMEM */
+        bool comma; /* the next value in the current container needs a ',' first */
 };
 
-#define RTN_JSON_BUF_INIT(maxlen) {.data = NULL, .len = 0, .cap = 0, .max = (maxlen), .err = 0, .comma = false}
+#define RTN_JSON_BUF_INIT(maxlen)                                                                  \
+        { .data = NULL, .len = 0, .cap = 0, .max = (maxlen), .err = 0, .comma = false }
 
 void rtn_json_buf_free(struct rtn_json_buf *b);
 /* Empties the buffer for reuse (keeps the allocation and the cap). */
@@ -53,7 +54,8 @@ void rtn_json_key(struct rtn_json_buf *b, const char *key);
  * sequences) becomes U+FFFD, so any byte string (command output) gives valid JSON. */
 void rtn_json_str(struct rtn_json_buf *b, const char *s);
 void rtn_json_strn(struct rtn_json_buf *b, const char *s, size_t n);
-void rtn_json_strf(struct rtn_json_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void rtn_json_strf(struct rtn_json_buf *b, const char *fmt, ...)
+        __attribute__((format(printf, 2, 3)));
 void rtn_json_int(struct rtn_json_buf *b, int64_t v);
 void rtn_json_uint(struct rtn_json_buf *b, uint64_t v);
 /* Non-finite numbers have no JSON form and are written as null. */
@@ -74,7 +76,7 @@ void rtn_json_kv_raw(struct rtn_json_buf *b, const char *key, const char *json, 
 /* ---- reader ---------------------------------------------------------------------------- */
 
 struct rtn_json_doc {
-        const char *js;  /* not owned */
+        const char *js; /* not owned */
         size_t len;
         jsmntok_t *toks; /* owned */
         int ntoks;

@@ -19,7 +19,6 @@
 
 #include "common/cleanup.h"
 
-
 struct vstate {
         const unsigned char *p;
         size_t n, i;
@@ -246,8 +245,11 @@ static int tokenize(const char *js, size_t len, jsmntok_t *toks, unsigned ntoks)
                 while (e > i && is_ws(js[e - 1]))
                         e--;
                 bool str = js[i] == '"';
-                toks[0] = (jsmntok_t){.type = str ? JSMN_STRING : JSMN_PRIMITIVE, .start = (int)(i + str),
-                                      .end = (int)(e - str), .size = 0, .parent = -1};
+                toks[0] = (jsmntok_t){.type = str ? JSMN_STRING : JSMN_PRIMITIVE,
+                                      .start = (int)(i + str),
+                                      .end = (int)(e - str),
+                                      .size = 0,
+                                      .parent = -1};
                 return 1;
         }
         jsmn_parser p;
@@ -432,17 +434,24 @@ char rtn_json_kind(const struct rtn_json_doc *d, int i) {
                 return 0;
         const jsmntok_t *t = &d->toks[i];
         switch (t->type) {
-        case JSMN_OBJECT: return 'o';
-        case JSMN_ARRAY: return 'a';
-        case JSMN_STRING: return 's';
+        case JSMN_OBJECT:
+                return 'o';
+        case JSMN_ARRAY:
+                return 'a';
+        case JSMN_STRING:
+                return 's';
         case JSMN_PRIMITIVE:
                 switch (d->js[t->start]) {
                 case 't':
-                case 'f': return 'b';
-                case 'n': return 'n';
-                default: return 'd';
+                case 'f':
+                        return 'b';
+                case 'n':
+                        return 'n';
+                default:
+                        return 'd';
                 }
-        case JSMN_UNDEFINED: break;
+        case JSMN_UNDEFINED:
+                break;
         }
         return 0;
 }

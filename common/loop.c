@@ -135,7 +135,8 @@ static struct rtn_loop_source *find_fd(struct rtn_loop *l, int fd) {
         return NULL;
 }
 
-int rtn_loop_add_fd(struct rtn_loop *l, int fd, uint32_t events, rtn_loop_io_fn fn, void *userdata) {
+int rtn_loop_add_fd(struct rtn_loop *l, int fd, uint32_t events, rtn_loop_io_fn fn,
+                    void *userdata) {
         if (fd < 0 || !fn)
                 return -EINVAL;
         if (find_fd(l, fd))
@@ -167,7 +168,8 @@ int rtn_loop_del_fd(struct rtn_loop *l, int fd) {
 
 static struct itimerspec usec_to_its(uint64_t usec, uint64_t interval) {
         struct itimerspec its = {
-                .it_value = {.tv_sec = (time_t)(usec / 1000000), .tv_nsec = (long)(usec % 1000000) * 1000},
+                .it_value = {.tv_sec = (time_t)(usec / 1000000),
+                             .tv_nsec = (long)(usec % 1000000) * 1000},
                 .it_interval = {.tv_sec = (time_t)(interval / 1000000),
                                 .tv_nsec = (long)(interval % 1000000) * 1000},
         };

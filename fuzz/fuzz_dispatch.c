@@ -22,10 +22,12 @@ struct stub {
         int n;
 };
 
-static int stub_call(void *ctx, struct mcp_call *call, const char *tool, const struct mcp_args *args) {
+static int stub_call(void *ctx, struct mcp_call *call, const char *tool,
+                     const struct mcp_args *args) {
         struct stub *st = ctx;
         char *cmd = NULL;
-        if (mcp_args_str(args, "command", &cmd) == 0 && !strncmp(cmd, "pend", 4) && st->n < MAX_PENDING) {
+        if (mcp_args_str(args, "command", &cmd) == 0 && !strncmp(cmd, "pend", 4) &&
+            st->n < MAX_PENDING) {
                 mcp_call_progress(call, 1, 2, cmd);
                 st->pending[st->n++] = call;
                 free(cmd);
@@ -94,16 +96,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         struct rtn_loop *loop = NULL;
         struct mcp_server *s = NULL;
         struct stub st = {0};
-        if (pipe2(in, O_CLOEXEC) < 0 || pipe2(pout, O_CLOEXEC | O_NONBLOCK) < 0 || rtn_loop_new(&loop) < 0 ||
+        if (pipe2(in, O_CLOEXEC) < 0 || pipe2(pout, O_CLOEXEC | O_NONBLOCK) < 0 ||
+            rtn_loop_new(&loop) < 0 ||
             mcp_server_new(&cfg, loop, in[0], pout[1], &stub_ops, &st, &s, NULL) < 0)
                 abort();
         int v = data[0] % 5;
         if (v < MCP_V_COUNT) {
                 char init[160];
-                int n = snprintf(init, sizeof init,
-                                 "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\",\"params\":"
-                                 "{\"protocolVersion\":\"%s\"}}",
-                                 mcp_versions[v]);
+                int n = snprintf(
+                        init, sizeof init,
+                        "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\",\"params\":"
+                        "{\"protocolVersion\":\"%s\"}}",
+                        mcp_versions[v]);
                 mcp_dispatch_line(s, init, (size_t)n);
         }
         size_t olen = 0;

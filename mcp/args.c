@@ -51,7 +51,8 @@ static int check_string_arg(const struct mcp_arg_spec *a, const struct rtn_json_
         size_t len;
         int r = check_string(d, v, a->min, a->max, &len);
         if (r == -E2BIG || r == -ERANGE)
-                snprintf(why, wl, "%s: must be %" PRId64 "..%" PRId64 " bytes long", a->name, a->min, a->max);
+                snprintf(why, wl, "%s: must be %" PRId64 "..%" PRId64 " bytes long", a->name,
+                         a->min, a->max);
         else if (r < 0)
                 snprintf(why, wl, "%s: must be a string without NUL characters", a->name);
         else if (a->enumv && check_enum(a, d, v) < 0) {
@@ -73,8 +74,8 @@ static int check_items(const struct mcp_arg_spec *a, const struct rtn_json_doc *
         }
         int n = d->toks[v].size;
         if (n < a->min || n > a->max) {
-                snprintf(why, wl, "%s: must have %" PRId64 "..%" PRId64 " %s", a->name, a->min, a->max,
-                         map ? "entries" : "items");
+                snprintf(why, wl, "%s: must have %" PRId64 "..%" PRId64 " %s", a->name, a->min,
+                         a->max, map ? "entries" : "items");
                 return -EINVAL;
         }
         int j = v + 1;
@@ -83,7 +84,8 @@ static int check_items(const struct mcp_arg_spec *a, const struct rtn_json_doc *
                 if (map) {
                         _cleanup_free_ char *key = NULL;
                         if (rtn_json_get_cstr(d, j, MAP_KEY_MAX, &key) <= 0 || strchr(key, '=')) {
-                                snprintf(why, wl, "%s: names must be 1..%d bytes without '=' or NUL",
+                                snprintf(why, wl,
+                                         "%s: names must be 1..%d bytes without '=' or NUL",
                                          a->name, MAP_KEY_MAX);
                                 return -EINVAL;
                         }
@@ -91,7 +93,8 @@ static int check_items(const struct mcp_arg_spec *a, const struct rtn_json_doc *
                 }
                 if (check_string(d, j, 0, map ? MAP_VALUE_MAX : STRV_ITEM_MAX, &len) < 0) {
                         snprintf(why, wl, "%s: %s must be strings of at most %d bytes without NUL",
-                                 a->name, map ? "values" : "items", map ? MAP_VALUE_MAX : STRV_ITEM_MAX);
+                                 a->name, map ? "values" : "items",
+                                 map ? MAP_VALUE_MAX : STRV_ITEM_MAX);
                         return -EINVAL;
                 }
                 j = rtn_json_next(d, j);
@@ -108,8 +111,8 @@ static int check_arg(const struct mcp_arg_spec *a, const struct rtn_json_doc *d,
                 return check_string_arg(a, d, v, why, wl);
         case MCP_ARG_INT:
                 if (rtn_json_get_int(d, v, a->min, a->max, &i) < 0) {
-                        snprintf(why, wl, "%s: must be an integer in %" PRId64 "..%" PRId64, a->name,
-                                 a->min, a->max);
+                        snprintf(why, wl, "%s: must be an integer in %" PRId64 "..%" PRId64,
+                                 a->name, a->min, a->max);
                         return -EINVAL;
                 }
                 return 0;
@@ -140,7 +143,8 @@ int mcp_args_validate(const struct mcp_tool *t, const struct rtn_json_doc *d, in
                                 char name[64];
                                 if (rtn_json_unescape(d, j, name, sizeof name) < 0)
                                         snprintf(name, sizeof name, "(a long name)");
-                                snprintf(why, whylen, "unknown argument \"%s\" for tool %s", name, t->name);
+                                snprintf(why, whylen, "unknown argument \"%s\" for tool %s", name,
+                                         t->name);
                                 return -EINVAL;
                         }
                         int r = check_arg(a, d, j + 1, why, whylen);
@@ -150,7 +154,8 @@ int mcp_args_validate(const struct mcp_tool *t, const struct rtn_json_doc *d, in
                 }
         }
         for (size_t i = 0; i < t->nargs; i++)
-                if (t->args[i].required && (args < 0 || rtn_json_obj_get(d, args, t->args[i].name) < 0)) {
+                if (t->args[i].required &&
+                    (args < 0 || rtn_json_obj_get(d, args, t->args[i].name) < 0)) {
                         snprintf(why, whylen, "missing required argument \"%s\"", t->args[i].name);
                         return -EINVAL;
                 }

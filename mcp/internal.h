@@ -16,7 +16,7 @@
 #define MCP_INVALID_PARAMS -32602
 #define MCP_INTERNAL_ERROR -32603
 
-#define MCP_ID_MAX 256     /* bytes of a request id as JSON */
+#define MCP_ID_MAX 256 /* bytes of a request id as JSON */
 #define MCP_METHOD_MAX 128 /* bytes of a method name */
 
 /* ---- framing (jsonrpc.c) --------------------------------------------------------------- */
@@ -29,7 +29,7 @@ struct mcp_framer {
         char *buf;
         size_t len, cap;
         size_t max_line;
-        bool discarding;  /* inside an over-long line: drop bytes up to the next '\n' */
+        bool discarding; /* inside an over-long line: drop bytes up to the next '\n' */
         size_t discarded; /* bytes of it dropped so far */
 };
 
@@ -47,11 +47,11 @@ enum mcp_msg_kind { MCP_MSG_REQUEST, MCP_MSG_NOTIFICATION, MCP_MSG_RESPONSE };
 struct mcp_msg {
         enum mcp_msg_kind kind;
         const struct rtn_json_doc *doc;
-        int tok;          /* the message object */
-        const char *id;   /* raw JSON of the id; NULL for notifications and when unusable */
+        int tok; /* the message object */
+        const char *id; /* raw JSON of the id; NULL for notifications and when unusable */
         size_t id_len;
         char method[MCP_METHOD_MAX];
-        int params;       /* token of params, -1 when absent */
+        int params; /* token of params, -1 when absent */
 };
 
 /* Validates token tok as a JSON-RPC 2.0 message. Returns 0, or a JSON-RPC error code with
@@ -67,7 +67,13 @@ void mcp_write_result_open(struct rtn_json_buf *b, const char *id, size_t id_len
 
 /* ---- protocol versions (protocol.c) ---------------------------------------------------- */
 
-enum mcp_version { MCP_V2024_11_05, MCP_V2025_03_26, MCP_V2025_06_18, MCP_V2025_11_25, MCP_V_COUNT };
+enum mcp_version {
+        MCP_V2024_11_05,
+        MCP_V2025_03_26,
+        MCP_V2025_06_18,
+        MCP_V2025_11_25,
+        MCP_V_COUNT
+};
 extern const char *const mcp_versions[MCP_V_COUNT];
 
 /* ---- tools (tools.c, args.c) ----------------------------------------------------------- */
@@ -78,7 +84,7 @@ struct mcp_arg_spec {
         const char *name;
         enum mcp_arg_type type;
         bool required;
-        int64_t min, max;        /* INT: value range; STRING: max bytes; STRV/MAP: max items */
+        int64_t min, max; /* INT: value range; STRING: max bytes; STRV/MAP: max items */
         const char *const *enumv; /* STRING: allowed values, NULL-terminated, or NULL */
         const char *description;
 };
@@ -95,8 +101,8 @@ struct mcp_tool {
         const struct mcp_arg_spec *args;
         size_t nargs;
         const char *output_schema; /* JSON object */
-        unsigned hints;            /* MCP_HINT_* */
-        unsigned requires;         /* MCP_TOOLS_* that must be on for it to exist */
+        unsigned hints; /* MCP_HINT_* */
+        unsigned requires; /* MCP_TOOLS_* that must be on for it to exist */
 };
 
 /* The tools that exist under flags, in table order: *ret_n of them. */
@@ -112,8 +118,8 @@ int mcp_args_validate(const struct mcp_tool *t, const struct rtn_json_doc *d, in
                       size_t whylen);
 
 struct mcp_args {
-        char *json;               /* owned copy of the arguments object ("{}" when absent) */
-        struct rtn_json_doc doc;  /* tokens of json */
+        char *json; /* owned copy of the arguments object ("{}" when absent) */
+        struct rtn_json_doc doc; /* tokens of json */
 };
 
 /* Copies the arguments object out of the request so it outlives the input buffer. */
@@ -131,11 +137,11 @@ struct mcp_call {
         struct mcp_args *args;
         struct mcp_batch *batch; /* the batch the request came in, or NULL */
         char id[MCP_ID_MAX + 1];
-        char *progress_token;    /* raw JSON, or NULL */
+        char *progress_token; /* raw JSON, or NULL */
         double last_progress;
         bool has_progress;
         bool cancelled;
-        bool in_backend;         /* inside ops->call: finish must not free yet */
+        bool in_backend; /* inside ops->call: finish must not free yet */
         bool finished;
         void *data;
 };
@@ -149,7 +155,7 @@ struct mcp_server {
         const struct mcp_backend_ops *ops;
         void *ctx;
         struct mcp_framer framer;
-        char *out;   /* queued output */
+        char *out; /* queued output */
         size_t out_len, out_off, out_cap;
         int version; /* enum mcp_version, -1 before initialize */
         bool initialized_notified;

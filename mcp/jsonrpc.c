@@ -148,7 +148,8 @@ int mcp_msg_parse(const struct rtn_json_doc *d, int tok, struct mcp_msg *m, cons
         }
         int n = rtn_json_unescape(d, meth, m->method, sizeof m->method);
         if (n <= 0 || strlen(m->method) != (size_t)n) {
-                *why = n == -ENOBUFS ? "method name is too long" : "method must be a non-empty string";
+                *why = n == -ENOBUFS ? "method name is too long"
+                                     : "method must be a non-empty string";
                 return MCP_INVALID_REQUEST;
         }
         int p = rtn_json_obj_get(d, tok, "params");

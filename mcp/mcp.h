@@ -40,20 +40,20 @@ enum {
 };
 
 struct mcp_limits {
-        size_t max_line;     /* bytes of one incoming message; longer ones are refused */
-        size_t max_message;  /* bytes of one outgoing message */
-        size_t max_queue;    /* output bytes buffered before input is paused */
+        size_t max_line; /* bytes of one incoming message; longer ones are refused */
+        size_t max_message; /* bytes of one outgoing message */
+        size_t max_queue; /* output bytes buffered before input is paused */
         unsigned max_tokens; /* JSON tokens in one message */
-        unsigned max_depth;  /* JSON nesting of one message */
-        unsigned max_calls;  /* tools/call in flight at once */
-        unsigned max_batch;  /* messages in one batch (protocol 2025-03-26 and older) */
+        unsigned max_depth; /* JSON nesting of one message */
+        unsigned max_calls; /* tools/call in flight at once */
+        unsigned max_batch; /* messages in one batch (protocol 2025-03-26 and older) */
 };
 
 struct mcp_config {
         struct mcp_limits limits;
-        unsigned tool_flags;      /* MCP_TOOLS_* */
-        unsigned page_size;       /* tools per tools/list page */
-        const char *server_name;  /* serverInfo.name */
+        unsigned tool_flags; /* MCP_TOOLS_* */
+        unsigned page_size; /* tools per tools/list page */
+        const char *server_name; /* serverInfo.name */
         const char *server_version;
         const char *instructions; /* initialize's instructions; NULL for the default */
 };
@@ -70,7 +70,8 @@ struct mcp_backend_ops {
          * The backend calls mcp_call_finish*() exactly once, now or later. Returning < 0
          * without having finished makes the server finish the call as a tool error naming
          * the errno. */
-        int (*call)(void *ctx, struct mcp_call *call, const char *tool, const struct mcp_args *args);
+        int (*call)(void *ctx, struct mcp_call *call, const char *tool,
+                    const struct mcp_args *args);
         /* The client cancelled the call (notifications/cancelled): stop the work. The backend
          * still finishes the call once; the server then drops the response, as the spec asks
          * (a cancelled request gets no response). */

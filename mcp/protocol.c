@@ -19,12 +19,15 @@
 #include "common/log.h"
 #include "mcp/internal.h"
 
-const char *const mcp_versions[MCP_V_COUNT] = {"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"};
+const char *const mcp_versions[MCP_V_COUNT] = {"2024-11-05", "2025-03-26", "2025-06-18",
+                                               "2025-11-25"};
 
-#define DEFAULT_INSTRUCTIONS \
-        "rtn gives you one persistent Linux sandbox: shell_run and the file tools share its " \
-        "filesystem, background jobs (shell_job_*) share its loopback network. Nothing you change " \
-        "survives unless you env_commit it; env_reset goes back to the last commit. The sandbox has " \
+#define DEFAULT_INSTRUCTIONS                                                                       \
+        "rtn gives you one persistent Linux sandbox: shell_run and the file tools share its "      \
+        "filesystem, background jobs (shell_job_*) share its loopback network. Nothing you "       \
+        "change "                                                                                  \
+        "survives unless you env_commit it; env_reset goes back to the last commit. The sandbox "  \
+        "has "                                                                                     \
         "no network except loopback; pkg_install installs packages through a gate."
 
 /* A handler writes a result value into b and returns 0, returns ASYNC when the response
@@ -51,7 +54,8 @@ void mcp_batch_unref(struct mcp_server *s, struct mcp_batch *batch) {
                 rtn_json_arr_end(&batch->arr);
                 if (batch->arr.err) {
                         struct rtn_json_buf e = RTN_JSON_BUF_INIT(0);
-                        mcp_write_error(&e, NULL, 0, MCP_INTERNAL_ERROR, "batch response exceeds the size limit");
+                        mcp_write_error(&e, NULL, 0, MCP_INTERNAL_ERROR,
+                                        "batch response exceeds the size limit");
                         mcp_out_push(s, e.data, e.len, false);
                         rtn_json_buf_free(&e);
                 } else
@@ -69,12 +73,13 @@ void mcp_reply(struct mcp_server *s, struct mcp_batch *batch, struct rtn_json_bu
                 } else
                         mcp_out_push(s, text->data, text->len, false);
         } else
-                log_error("mcp: dropping a response that could not be built (%s)", strerror(-text->err));
+                log_error("mcp: dropping a response that could not be built (%s)",
+                          strerror(-text->err));
         rtn_json_buf_free(text);
 }
 
-static void reply_error(struct mcp_server *s, struct mcp_batch *batch, const char *id, size_t id_len,
-                        int code, const char *msg) {
+static void reply_error(struct mcp_server *s, struct mcp_batch *batch, const char *id,
+                        size_t id_len, int code, const char *msg) {
         struct rtn_json_buf b = RTN_JSON_BUF_INIT(0);
         mcp_write_error(&b, id, id_len, code, msg);
         mcp_reply(s, batch, &b);
@@ -109,7 +114,8 @@ static void write_server_info(struct mcp_server *s, struct rtn_json_buf *b, int 
                 rtn_json_kv_str(b, "title", "rtn sandbox");
         rtn_json_kv_str(b, "version", s->cfg.server_version);
         rtn_json_obj_end(b);
-        rtn_json_kv_str(b, "instructions", s->cfg.instructions ? s->cfg.instructions : DEFAULT_INSTRUCTIONS);
+        rtn_json_kv_str(b, "instructions",
+                        s->cfg.instructions ? s->cfg.instructions : DEFAULT_INSTRUCTIONS);
 }
 
 static int h_initialize(struct mcp_server *s, const struct mcp_msg *m, struct mcp_batch *batch,
@@ -175,10 +181,13 @@ static int h_set_level(struct mcp_server *s, const struct mcp_msg *m, struct mcp
                 return r;
         char name[16];
         int t = param(m, "level");
-        int lvl = t >= 0 && rtn_json_unescape(m->doc, t, name, sizeof name) >= 0 ? mcp_log_level_parse(name) : -EINVAL;
+        int lvl = t >= 0 && rtn_json_unescape(m->doc, t, name, sizeof name) >= 0
+                          ? mcp_log_level_parse(name)
+                          : -EINVAL;
         if (lvl < 0) {
-                snprintf(why, wl, "Invalid params: level must be one of debug, info, notice, warning, "
-                                  "error, critical, alert, emergency");
+                snprintf(why, wl,
+                         "Invalid params: level must be one of debug, info, notice, warning, "
+                         "error, critical, alert, emergency");
                 return MCP_INVALID_PARAMS;
         }
         s->log_level = (enum mcp_log_level)lvl;
@@ -194,7 +203,8 @@ static int parse_cursor(const struct mcp_msg *m, size_t count, size_t *ret) {
                 return 0;
         }
         char c[32], *end;
-        if (rtn_json_unescape(m->doc, t, c, sizeof c) < 0 || strncmp(c, "rtn:", 4) || c[4] < '1' || c[4] > '9')
+        if (rtn_json_unescape(m->doc, t, c, sizeof c) < 0 || strncmp(c, "rtn:", 4) || c[4] < '1' ||
+            c[4] > '9')
                 return -EINVAL;
         errno = 0;
         unsigned long long off = strtoull(c + 4, &end, 10);
@@ -261,7 +271,8 @@ static int progress_token(const struct mcp_msg *m, char **ret, char *why, size_t
         size_t n;
         rtn_json_span(m->doc, t, &raw, &n);
         if ((k != 's' && k != 'd') || n > MCP_ID_MAX) {
-                snprintf(why, wl, "Invalid params: _meta.progressToken must be a string or a number");
+                snprintf(why, wl,
+                         "Invalid params: _meta.progressToken must be a string or a number");
                 return MCP_INVALID_PARAMS;
         }
         *ret = strndup(raw, n);
@@ -294,8 +305,8 @@ static int call_check(struct mcp_server *s, const struct mcp_msg *m, const struc
                 args = -1;
         if (mcp_args_validate(tool, m->doc, args, msg, sizeof msg) < 0) {
                 bool as_result = s->version >= MCP_V2025_11_25;
-                snprintf(why, wl, "%sinvalid arguments for %s: %s", as_result ? "" : "Invalid params: ",
-                         tool->name, msg);
+                snprintf(why, wl, "%sinvalid arguments for %s: %s",
+                         as_result ? "" : "Invalid params: ", tool->name, msg);
                 return as_result ? 1 : MCP_INVALID_PARAMS;
         }
         *ret = tool;
@@ -346,11 +357,13 @@ static int h_tools_call(struct mcp_server *s, const struct mcp_msg *m, struct mc
                 return 0;
         }
         if (mcp_call_lookup(s, m->id, m->id_len)) {
-                snprintf(why, wl, "Invalid Request: request id %.*s is already in use", (int)m->id_len, m->id);
+                snprintf(why, wl, "Invalid Request: request id %.*s is already in use",
+                         (int)m->id_len, m->id);
                 return MCP_INVALID_REQUEST;
         }
         if (s->ncalls >= s->cfg.limits.max_calls) {
-                snprintf(why, wl, "too many tool calls in flight (limit %u); wait for one to finish",
+                snprintf(why, wl,
+                         "too many tool calls in flight (limit %u); wait for one to finish",
                          s->cfg.limits.max_calls);
                 write_tool_error(b, why);
                 return 0;
@@ -366,7 +379,8 @@ void mcp_call_reply(struct mcp_call *c, const char *structured, const char *text
         if (structured) {
                 if (rtn_json_parse(structured, strlen(structured), 1u << 22, 128, &d, NULL) < 0 ||
                     rtn_json_kind(&d, 0) != 'o') {
-                        log_error("mcp: %s returned a result that is not a JSON object", c->tool->name);
+                        log_error("mcp: %s returned a result that is not a JSON object",
+                                  c->tool->name);
                         reply_error(s, c->batch, c->id, id_len, MCP_INTERNAL_ERROR,
                                     "Internal error: the tool produced an invalid result");
                         return;
@@ -389,8 +403,8 @@ void mcp_call_reply(struct mcp_call *c, const char *structured, const char *text
         rtn_json_obj_end(&b);
         if (b.err == -ENOBUFS) {
                 char msg[160];
-                snprintf(msg, sizeof msg, "the result of %s exceeds the %zu-byte message limit", c->tool->name,
-                         s->cfg.limits.max_message);
+                snprintf(msg, sizeof msg, "the result of %s exceeds the %zu-byte message limit",
+                         c->tool->name, s->cfg.limits.max_message);
                 rtn_json_buf_reset(&b);
                 mcp_write_result_open(&b, c->id, id_len);
                 write_tool_error(&b, msg);
@@ -419,7 +433,8 @@ static void handle_request(struct mcp_server *s, const struct mcp_msg *m, struct
                         continue;
                 if (s->version < 0 && !methods[i].before_init) {
                         code = MCP_INVALID_REQUEST;
-                        snprintf(why, sizeof why, "Invalid Request: server not initialized (send initialize first)");
+                        snprintf(why, sizeof why,
+                                 "Invalid Request: server not initialized (send initialize first)");
                 } else
                         code = methods[i].fn(s, m, batch, &b, why, sizeof why);
                 break;
@@ -503,7 +518,8 @@ static void handle_batch(struct mcp_server *s, const struct rtn_json_doc *d) {
         } else if (d->toks[0].size == 0)
                 refuse = "Invalid Request: empty batch";
         else if ((unsigned)d->toks[0].size > s->cfg.limits.max_batch) {
-                snprintf(msg, sizeof msg, "Invalid Request: batch of more than %u messages", s->cfg.limits.max_batch);
+                snprintf(msg, sizeof msg, "Invalid Request: batch of more than %u messages",
+                         s->cfg.limits.max_batch);
                 refuse = msg;
         }
         if (refuse) {
@@ -526,7 +542,8 @@ static void handle_batch(struct mcp_server *s, const struct rtn_json_doc *d) {
 void mcp_dispatch_line(struct mcp_server *s, const char *line, size_t len) {
         struct rtn_json_doc d;
         const char *why = NULL;
-        int r = rtn_json_parse(line, len, s->cfg.limits.max_tokens, s->cfg.limits.max_depth, &d, &why);
+        int r = rtn_json_parse(line, len, s->cfg.limits.max_tokens, s->cfg.limits.max_depth, &d,
+                               &why);
         if (r < 0) {
                 char msg[160];
                 int code = MCP_PARSE_ERROR;

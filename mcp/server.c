@@ -25,8 +25,13 @@
 
 void mcp_config_init(struct mcp_config *c) {
         *c = (struct mcp_config){
-                .limits = {.max_line = 4u << 20, .max_message = 16u << 20, .max_queue = 64u << 20,
-                           .max_tokens = 65536, .max_depth = 64, .max_calls = 64, .max_batch = 64},
+                .limits = {.max_line = 4u << 20,
+                           .max_message = 16u << 20,
+                           .max_queue = 64u << 20,
+                           .max_tokens = 65536,
+                           .max_depth = 64,
+                           .max_calls = 64,
+                           .max_batch = 64},
                 .page_size = 50,
                 .server_name = "rtn",
                 .server_version = "0.1.0",
@@ -61,7 +66,8 @@ static void output_lost(struct mcp_server *s, int r) {
         s->out_len = s->out_off = 0;
         if (s->shutting_down)
                 maybe_stop(s);
-        else if (!s->lost_timer && rtn_loop_add_timer(s->loop, 0, 0, on_output_lost, s, &s->lost_timer) < 0)
+        else if (!s->lost_timer &&
+                 rtn_loop_add_timer(s->loop, 0, 0, on_output_lost, s, &s->lost_timer) < 0)
                 rtn_loop_stop(s->loop, r);
 }
 
@@ -98,7 +104,6 @@ static void flush_out(struct mcp_server *s) {
         }
         maybe_stop(s);
 }
-
 
 static void on_output(struct rtn_loop *l, int fd, uint32_t revents, void *ud) {
         flush_out(ud);
@@ -142,8 +147,9 @@ static void on_line(void *ud, const char *line, size_t len) {
                 return;
         if (!line) {
                 char msg[128];
-                snprintf(msg, sizeof msg, "Invalid Request: message of %zu bytes exceeds the limit of %zu",
-                         len, s->cfg.limits.max_line);
+                snprintf(msg, sizeof msg,
+                         "Invalid Request: message of %zu bytes exceeds the limit of %zu", len,
+                         s->cfg.limits.max_line);
                 struct rtn_json_buf b = RTN_JSON_BUF_INIT(0);
                 mcp_write_error(&b, NULL, 0, MCP_INVALID_REQUEST, msg);
                 mcp_reply(s, NULL, &b);
@@ -227,8 +233,14 @@ int mcp_server_new(const struct mcp_config *cfg, struct rtn_loop *loop, int in_f
         struct mcp_server *s = calloc(1, sizeof *s);
         if (!s)
                 return rtn_err(err, ENOMEM, "allocating the MCP server");
-        *s = (struct mcp_server){.cfg = *cfg, .loop = loop, .in_fd = in_fd, .out_fd = out_fd,
-                                 .in_kick = -1, .ops = ops, .ctx = ctx, .version = -1,
+        *s = (struct mcp_server){.cfg = *cfg,
+                                 .loop = loop,
+                                 .in_fd = in_fd,
+                                 .out_fd = out_fd,
+                                 .in_kick = -1,
+                                 .ops = ops,
+                                 .ctx = ctx,
+                                 .version = -1,
                                  .log_level = MCP_LOG_INFO};
         mcp_framer_init(&s->framer, cfg->limits.max_line);
         int r = setup_input(s, err);
@@ -282,7 +294,8 @@ const char *mcp_server_protocol_version(const struct mcp_server *s) {
 static void on_flush_timeout(struct rtn_loop *l, struct rtn_loop_source *t, void *ud) {
         struct mcp_server *s = ud;
         s->flush_timer = NULL;
-        log_warn("mcp: %zu bytes of output not taken by the client; exiting anyway", out_pending(s));
+        log_warn("mcp: %zu bytes of output not taken by the client; exiting anyway",
+                 out_pending(s));
         rtn_loop_stop(l, s->exit_code);
 }
 
@@ -299,13 +312,14 @@ void mcp_server_shutdown(struct mcp_server *s, int code) {
                 s->ops->shutdown(s->ctx);
         }
         if (out_pending(s) > 0 && s->out_fd >= 0 &&
-            rtn_loop_add_timer(s->loop, FLUSH_TIMEOUT_USEC, 0, on_flush_timeout, s, &s->flush_timer) < 0)
+            rtn_loop_add_timer(s->loop, FLUSH_TIMEOUT_USEC, 0, on_flush_timeout, s,
+                               &s->flush_timer) < 0)
                 rtn_loop_stop(s->loop, code);
         maybe_stop(s);
 }
 
-static const char *const level_names[] = {"debug", "info", "notice", "warning",
-                                          "error", "critical", "alert", "emergency"};
+static const char *const level_names[] = {"debug", "info",     "notice", "warning",
+                                          "error", "critical", "alert",  "emergency"};
 
 void mcp_log(struct mcp_server *s, enum mcp_log_level level, const char *fmt, ...) {
         _cleanup_free_ char *text = NULL;
@@ -315,8 +329,11 @@ void mcp_log(struct mcp_server *s, enum mcp_log_level level, const char *fmt, ..
         va_end(ap);
         if (n < 0)
                 return;
-        rtn_log(level >= MCP_LOG_ERROR ? RTN_LOG_ERROR : level >= MCP_LOG_WARNING ? RTN_LOG_WARN
-                : level >= MCP_LOG_NOTICE ? RTN_LOG_INFO : RTN_LOG_DEBUG, "%s", text);
+        rtn_log(level >= MCP_LOG_ERROR     ? RTN_LOG_ERROR
+                : level >= MCP_LOG_WARNING ? RTN_LOG_WARN
+                : level >= MCP_LOG_NOTICE  ? RTN_LOG_INFO
+                                           : RTN_LOG_DEBUG,
+                "%s", text);
         if (s->version < 0 || level < s->log_level || (unsigned)level >= ARRAY_SIZE(level_names))
                 return;
         struct rtn_json_buf b = RTN_JSON_BUF_INIT(s->cfg.limits.max_message);

@@ -23,19 +23,32 @@ static const char *const bind_modes[] = {"ro", "rw", NULL};
 static const char *const encodings[] = {"text", "base64", NULL};
 
 /* Shared argument rows. */
-#define A_COMMAND {"command", MCP_ARG_STRING, true, 1, 128 * KIB, NULL, \
-        "Shell command, run as `/bin/sh -c COMMAND` inside the sandbox."}
-#define A_CWD {"cwd", MCP_ARG_STRING, false, 1, 4096, NULL, \
-        "Working directory inside the sandbox (default /workspace)."}
-#define A_TIMEOUT {"timeout", MCP_ARG_INT, false, 1, 86400, NULL, \
-        "Seconds before the command is killed (default: the server's --timeout)."}
-#define A_ENV {"env", MCP_ARG_MAP, false, 0, 256, NULL, \
-        "Extra environment variables, name to value."}
-#define A_STDIN {"stdin", MCP_ARG_STRING, false, 0, 1 * MIB, NULL, \
-        "Text fed to the command's standard input (default: empty)."}
-#define A_JOB_ID {"job_id", MCP_ARG_STRING, true, 1, 64, NULL, \
-        "Job id returned by shell_job_start."}
-#define A_PATH(req, what) {"path", MCP_ARG_STRING, req, 1, 4096, NULL, what}
+#define A_COMMAND                                                                                  \
+        {                                                                                          \
+                "command", MCP_ARG_STRING, true, 1, 128 * KIB, NULL,                               \
+                        "Shell command, run as `/bin/sh -c COMMAND` inside the sandbox."           \
+        }
+#define A_CWD                                                                                      \
+        {                                                                                          \
+                "cwd", MCP_ARG_STRING, false, 1, 4096, NULL,                                       \
+                        "Working directory inside the sandbox (default /workspace)."               \
+        }
+#define A_TIMEOUT                                                                                  \
+        {                                                                                          \
+                "timeout", MCP_ARG_INT, false, 1, 86400, NULL,                                     \
+                        "Seconds before the command is killed (default: the server's --timeout)."  \
+        }
+#define A_ENV                                                                                      \
+        { "env", MCP_ARG_MAP, false, 0, 256, NULL, "Extra environment variables, name to value." }
+#define A_STDIN                                                                                    \
+        {                                                                                          \
+                "stdin", MCP_ARG_STRING, false, 0, 1 * MIB, NULL,                                  \
+                        "Text fed to the command's standard input (default: empty)."               \
+        }
+#define A_JOB_ID                                                                                   \
+        { "job_id", MCP_ARG_STRING, true, 1, 64, NULL, "Job id returned by shell_job_start." }
+#define A_PATH(req, what)                                                                          \
+        { "path", MCP_ARG_STRING, req, 1, 4096, NULL, what }
 
 static const struct mcp_arg_spec shell_run_args[] = {A_COMMAND, A_CWD, A_TIMEOUT, A_ENV, A_STDIN};
 static const struct mcp_arg_spec job_start_args[] = {A_COMMAND, A_CWD, A_ENV, A_TIMEOUT};
@@ -100,33 +113,51 @@ static const struct mcp_arg_spec file_edit_args[] = {
 };
 static const struct mcp_arg_spec file_list_args[] = {
         A_PATH(true, "Directory to list, inside the sandbox."),
-        {"depth", MCP_ARG_INT, false, 0, 32, NULL, "Levels to descend (default 1; 0 = the entry itself)."},
-        {"glob", MCP_ARG_STRING, false, 1, 1024, NULL, "Only names matching this fnmatch(3) pattern."},
+        {"depth", MCP_ARG_INT, false, 0, 32, NULL,
+         "Levels to descend (default 1; 0 = the entry itself)."},
+        {"glob", MCP_ARG_STRING, false, 1, 1024, NULL,
+         "Only names matching this fnmatch(3) pattern."},
 };
 static const struct mcp_arg_spec file_search_args[] = {
         {"pattern", MCP_ARG_STRING, true, 1, 4096, NULL, "POSIX extended regular expression."},
         A_PATH(false, "Directory or file to search (default /workspace)."),
-        {"glob", MCP_ARG_STRING, false, 1, 1024, NULL, "Only files whose name matches this pattern."},
-        {"max_matches", MCP_ARG_INT, false, 1, 10000, NULL, "Stop after this many matches (default 200)."},
+        {"glob", MCP_ARG_STRING, false, 1, 1024, NULL,
+         "Only files whose name matches this pattern."},
+        {"max_matches", MCP_ARG_INT, false, 1, 10000, NULL,
+         "Stop after this many matches (default 200)."},
 };
 static const struct mcp_arg_spec python_args[] = {
-        {"code", MCP_ARG_STRING, true, 1, 1 * MIB, NULL, "Python 3 source, run with the sandbox's python3."},
+        {"code", MCP_ARG_STRING, true, 1, 1 * MIB, NULL,
+         "Python 3 source, run with the sandbox's python3."},
         A_TIMEOUT,
         A_STDIN,
 };
-#define A_URL {"url", MCP_ARG_STRING, true, 1, 8192, NULL, \
-        "http:// or https:// URL; private, loopback and link-local addresses are refused."}
-#define A_HEADERS {"headers", MCP_ARG_MAP, false, 0, 64, NULL, "Request headers, name to value."}
-#define A_MAXB {"max_bytes", MCP_ARG_INT, false, 1, 16 * MIB, NULL, \
-        "Response bytes kept (default 1 MiB); the rest is cut and reported."}
-#define A_HTIMEOUT {"timeout", MCP_ARG_INT, false, 1, 300, NULL, "Seconds for the whole request (default 30)."}
+#define A_URL                                                                                      \
+        {                                                                                          \
+                "url", MCP_ARG_STRING, true, 1, 8192, NULL,                                        \
+                        "http:// or https:// URL; private, loopback and link-local addresses are " \
+                        "refused."                                                                 \
+        }
+#define A_HEADERS                                                                                  \
+        { "headers", MCP_ARG_MAP, false, 0, 64, NULL, "Request headers, name to value." }
+#define A_MAXB                                                                                     \
+        {                                                                                          \
+                "max_bytes", MCP_ARG_INT, false, 1, 16 * MIB, NULL,                                \
+                        "Response bytes kept (default 1 MiB); the rest is cut and reported."       \
+        }
+#define A_HTIMEOUT                                                                                 \
+        {                                                                                          \
+                "timeout", MCP_ARG_INT, false, 1, 300, NULL,                                       \
+                        "Seconds for the whole request (default 30)."                              \
+        }
 static const struct mcp_arg_spec http_get_args[] = {A_URL, A_HEADERS, A_HTIMEOUT, A_MAXB};
 static const struct mcp_arg_spec http_post_args[] = {
-        A_URL,
-        {"body", MCP_ARG_STRING, true, 0, 4 * MIB, NULL, "Request body."},
-        A_HEADERS, A_HTIMEOUT, A_MAXB,
+        A_URL,     {"body", MCP_ARG_STRING, true, 0, 4 * MIB, NULL, "Request body."},
+        A_HEADERS, A_HTIMEOUT,
+        A_MAXB,
 };
 
+/* clang-format off */
 /* ---- output schemas -------------------------------------------------------------------- */
 
 #define O(props, req) "{\"type\":\"object\",\"properties\":{" props "},\"required\":[" req "]}"
@@ -200,6 +231,8 @@ static const char out_http[] =
                                                    "body_encoding") "," P_BOOL("truncated") "," P_INT("duration_ms"),
           "\"url\",\"status\",\"headers\",\"body\",\"body_encoding\",\"truncated\"");
 
+/* clang-format on */
+
 /* ---- the table ------------------------------------------------------------------------- */
 
 static const struct mcp_tool tools[] = {
@@ -215,7 +248,8 @@ static const struct mcp_tool tools[] = {
          "and the dirty files, running jobs, and which isolation layers are active.",
          NOARGS, out_env_status, H_READ, 0},
         {"env_reset", "Reset the sandbox",
-         "Kill every process in the sandbox and drop all uncommitted changes, back to the tip commit.",
+         "Kill every process in the sandbox and drop all uncommitted changes, back to the tip "
+         "commit.",
          NOARGS, out_drop, MCP_HINT_DESTRUCTIVE | MCP_HINT_IDEMPOTENT, 0},
         {"env_discard", "Discard uncommitted changes",
          "Drop the uncommitted file changes (the overlay's upper layer); jobs are stopped first.",
@@ -224,51 +258,59 @@ static const struct mcp_tool tools[] = {
          "Save the uncommitted changes as a new commit (a content-addressed layer) that survives "
          "server restarts. Refused while commands run.",
          ARGS(commit_args), out_commit, 0, 0},
-        {"env_snapshot_list", "List commits", "List the environment's commits, newest first.", NOARGS,
-         out_snapshots, H_READ, 0},
+        {"env_snapshot_list", "List commits", "List the environment's commits, newest first.",
+         NOARGS, out_snapshots, H_READ, 0},
         {"env_rollback", "Roll back to a commit",
-         "Make an earlier commit the tip and restart the sandbox on it; uncommitted changes are dropped.",
+         "Make an earlier commit the tip and restart the sandbox on it; uncommitted changes are "
+         "dropped.",
          ARGS(rollback_args), out_rollback, MCP_HINT_DESTRUCTIVE | MCP_HINT_IDEMPOTENT, 0},
-        {"env_gc", "Collect garbage", "Delete layers and commits no environment tip reaches.", NOARGS,
-         out_gc, MCP_HINT_DESTRUCTIVE | MCP_HINT_IDEMPOTENT, 0},
-        {"env_diff", "Show uncommitted changes", "List files added, modified and deleted since the tip commit.",
-         NOARGS, out_diff, H_READ, 0},
+        {"env_gc", "Collect garbage", "Delete layers and commits no environment tip reaches.",
+         NOARGS, out_gc, MCP_HINT_DESTRUCTIVE | MCP_HINT_IDEMPOTENT, 0},
+        {"env_diff", "Show uncommitted changes",
+         "List files added, modified and deleted since the tip commit.", NOARGS, out_diff, H_READ,
+         0},
         {"pkg_install", "Install packages",
          "Install distribution packages into the sandbox with its package manager, through rtn's "
          "network gate (package mirrors only). Kept only if committed.",
          ARGS(pkg_install_args), out_pkg_install, MCP_HINT_IDEMPOTENT | MCP_HINT_OPEN_WORLD, 0},
-        {"pkg_query", "Query packages", "Read-only package queries: apt-cache policy/show/search/depends, dpkg -l/-L/-S.",
+        {"pkg_query", "Query packages",
+         "Read-only package queries: apt-cache policy/show/search/depends, dpkg -l/-L/-S.",
          ARGS(pkg_query_args), out_run, H_READ, 0},
         {"shell_job_start", "Start a background job",
-         "Start a command in the background (a server, a long build) and return its job id at once. "
+         "Start a command in the background (a server, a long build) and return its job id at "
+         "once. "
          "Its output is kept in a bounded log.",
          ARGS(job_start_args), out_job_start, H_RUN, 0},
-        {"shell_job_status", "Job status", "State, exit code and output size of a job.", ARGS(job_id_args),
-         out_job, H_READ, 0},
-        {"shell_job_wait", "Wait for a job", "Wait up to timeout seconds for a job to end.", ARGS(job_wait_args),
-         out_job_wait, H_READ, 0},
+        {"shell_job_status", "Job status", "State, exit code and output size of a job.",
+         ARGS(job_id_args), out_job, H_READ, 0},
+        {"shell_job_wait", "Wait for a job", "Wait up to timeout seconds for a job to end.",
+         ARGS(job_wait_args), out_job_wait, H_READ, 0},
         {"shell_job_output", "Job output",
-         "Read a job's combined output from offset (or its last tail bytes).", ARGS(job_output_args),
-         out_job_output, H_READ, 0},
-        {"shell_job_kill", "Kill a job", "Kill a job and everything it started.", ARGS(job_id_args), out_job,
-         MCP_HINT_DESTRUCTIVE | MCP_HINT_IDEMPOTENT, 0},
-        {"shell_job_list", "List jobs", "List the session's jobs, running and finished.", NOARGS, out_job_list,
-         H_READ, 0},
+         "Read a job's combined output from offset (or its last tail bytes).",
+         ARGS(job_output_args), out_job_output, H_READ, 0},
+        {"shell_job_kill", "Kill a job", "Kill a job and everything it started.", ARGS(job_id_args),
+         out_job, MCP_HINT_DESTRUCTIVE | MCP_HINT_IDEMPOTENT, 0},
+        {"shell_job_list", "List jobs", "List the session's jobs, running and finished.", NOARGS,
+         out_job_list, H_READ, 0},
         {"bind_host_dir", "Bind a host directory",
-         "Make a host directory (a user data directory) appear inside the running sandbox, read-only "
+         "Make a host directory (a user data directory) appear inside the running sandbox, "
+         "read-only "
          "or read-write. Hidden and system directories are refused.",
          ARGS(bind_args), out_bind, 0, 0},
         {"file_read", "Read a file",
          "Read a text file inside the sandbox as numbered lines, or its bytes as base64.",
          ARGS(file_read_args), out_file_read, H_READ, 0},
-        {"file_write", "Write a file", "Create or overwrite a file inside the sandbox.", ARGS(file_write_args),
-         out_file_write, MCP_HINT_DESTRUCTIVE | MCP_HINT_IDEMPOTENT, 0},
+        {"file_write", "Write a file", "Create or overwrite a file inside the sandbox.",
+         ARGS(file_write_args), out_file_write, MCP_HINT_DESTRUCTIVE | MCP_HINT_IDEMPOTENT, 0},
         {"file_edit", "Edit a file",
-         "Replace an exact string in a file inside the sandbox; it must match once unless replace_all.",
+         "Replace an exact string in a file inside the sandbox; it must match once unless "
+         "replace_all.",
          ARGS(file_edit_args), out_file_edit, MCP_HINT_DESTRUCTIVE, 0},
-        {"file_list", "List a directory", "List a directory inside the sandbox, optionally recursively.",
-         ARGS(file_list_args), out_file_list, H_READ, 0},
-        {"file_search", "Search files", "Search file contents inside the sandbox with a regular expression.",
+        {"file_list", "List a directory",
+         "List a directory inside the sandbox, optionally recursively.", ARGS(file_list_args),
+         out_file_list, H_READ, 0},
+        {"file_search", "Search files",
+         "Search file contents inside the sandbox with a regular expression.",
          ARGS(file_search_args), out_file_search, H_READ, 0},
         {"python_exec", "Run Python", "Run Python 3 code inside the sandbox; shell_run's result.",
          ARGS(python_args), out_run, H_RUN, 0},
@@ -276,8 +318,10 @@ static const struct mcp_tool tools[] = {
          "Fetch a public URL from the host side. Private, loopback, link-local and metadata "
          "addresses are refused, on every redirect too.",
          ARGS(http_get_args), out_http, H_READ | MCP_HINT_OPEN_WORLD, MCP_TOOLS_HTTP},
-        {"http_post", "HTTP POST", "POST to a public URL from the host side, with http_get's address filter.",
-         ARGS(http_post_args), out_http, MCP_HINT_DESTRUCTIVE | MCP_HINT_OPEN_WORLD, MCP_TOOLS_HTTP},
+        {"http_post", "HTTP POST",
+         "POST to a public URL from the host side, with http_get's address filter.",
+         ARGS(http_post_args), out_http, MCP_HINT_DESTRUCTIVE | MCP_HINT_OPEN_WORLD,
+         MCP_TOOLS_HTTP},
 };
 
 static bool enabled(const struct mcp_tool *t, unsigned flags) {
@@ -306,9 +350,11 @@ const struct mcp_tool *mcp_tool_find(unsigned flags, const char *name) {
 }
 
 static void write_arg_schema(struct rtn_json_buf *b, const struct mcp_arg_spec *a) {
-        static const char *const type_names[] = {
-                [MCP_ARG_STRING] = "string", [MCP_ARG_INT] = "integer", [MCP_ARG_BOOL] = "boolean",
-                [MCP_ARG_STRV] = "array", [MCP_ARG_MAP] = "object"};
+        static const char *const type_names[] = {[MCP_ARG_STRING] = "string",
+                                                 [MCP_ARG_INT] = "integer",
+                                                 [MCP_ARG_BOOL] = "boolean",
+                                                 [MCP_ARG_STRV] = "array",
+                                                 [MCP_ARG_MAP] = "object"};
         rtn_json_key(b, a->name);
         rtn_json_obj_begin(b);
         rtn_json_kv_str(b, "type", type_names[a->type]);

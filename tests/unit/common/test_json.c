@@ -23,17 +23,19 @@ Test(rtn_json_str, escapes_and_repairs_utf8) {
                 {"\n\r\t\b\f\x01\x1f", 7, "\"\\n\\r\\t\\b\\f\\u0001\\u001f\""},
                 {"nul\0x", 5, "\"nul\\u0000x\""},
                 {"caf\xc3\xa9 \xf0\x9f\x98\x80", 10, "\"caf\xc3\xa9 \xf0\x9f\x98\x80\""},
-                {"\xff", 1, "\"\xef\xbf\xbd\""},                 /* never valid */
-                {"\xc0\xaf", 2, "\"\xef\xbf\xbd\xef\xbf\xbd\""},  /* overlong '/' */
+                {"\xff", 1, "\"\xef\xbf\xbd\""}, /* never valid */
+                {"\xc0\xaf", 2, "\"\xef\xbf\xbd\xef\xbf\xbd\""}, /* overlong '/' */
                 {"\xed\xa0\x80", 3, "\"\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\""}, /* surrogate */
-                {"\xf4\x90\x80\x80", 4, "\"\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\""}, /* > U+10FFFF */
+                {"\xf4\x90\x80\x80", 4,
+                 "\"\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\""}, /* > U+10FFFF */
                 {"ab\xe2\x82", 4, "\"ab\xef\xbf\xbd\xef\xbf\xbd\""}, /* truncated */
         };
         for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
                 char *o = write_str(cases[i].in, cases[i].n);
                 cr_assert_str_eq(o, cases[i].out, "case %zu", i);
                 struct rtn_json_doc d;
-                cr_assert_eq(rtn_json_parse(o, strlen(o), 8, 8, &d, NULL), 0, "output of case %zu reparses", i);
+                cr_assert_eq(rtn_json_parse(o, strlen(o), 8, 8, &d, NULL), 0,
+                             "output of case %zu reparses", i);
                 rtn_json_doc_free(&d);
                 free(o);
         }
@@ -58,7 +60,8 @@ Test(rtn_json_obj_begin, nested_with_commas) {
         rtn_json_strf(&b, "%d-%s", 7, "x");
         rtn_json_obj_end(&b);
         cr_assert_eq(b.err, 0);
-        cr_assert_str_eq(b.data, "{\"a\":-5,\"b\":[18446744073709551615,true,null,{},0.5,null],\"c\":[1,2],\"d\":\"7-x\"}");
+        cr_assert_str_eq(b.data, "{\"a\":-5,\"b\":[18446744073709551615,true,null,{},0.5,null],"
+                                 "\"c\":[1,2],\"d\":\"7-x\"}");
         rtn_json_buf_free(&b);
 }
 
@@ -79,12 +82,32 @@ Test(rtn_json_parse, rejects_what_jsmn_alone_accepts) {
                 const char *js;
                 int err;
         } cases[] = {
-                {"", -EBADMSG}, {"  ", -EBADMSG}, {"{", -EBADMSG}, {"[1,]", -EBADMSG}, {"{\"a\":1,}", -EBADMSG},
-                {"{\"a\" 1}", -EBADMSG}, {"[1 2]", -EBADMSG}, {"{1:2}", -EBADMSG}, {"01", -EBADMSG},
-                {"1.", -EBADMSG}, {"-", -EBADMSG}, {"1e", -EBADMSG}, {"tru", -EBADMSG}, {"nulll", -EBADMSG},
-                {"\"a\tb\"", -EBADMSG}, {"\"\\x\"", -EBADMSG}, {"\"\\u12g4\"", -EBADMSG}, {"\"abc", -EBADMSG},
-                {"1 2", -EBADMSG}, {"{}x", -EBADMSG}, {"[}", -EBADMSG}, {"\"\xc3\"", -EILSEQ},
-                {"\"\xed\xb0\x80\"", -EILSEQ}, {"'a'", -EBADMSG}, {"[1,,2]", -EBADMSG}, {"{,}", -EBADMSG},
+                {"", -EBADMSG},
+                {"  ", -EBADMSG},
+                {"{", -EBADMSG},
+                {"[1,]", -EBADMSG},
+                {"{\"a\":1,}", -EBADMSG},
+                {"{\"a\" 1}", -EBADMSG},
+                {"[1 2]", -EBADMSG},
+                {"{1:2}", -EBADMSG},
+                {"01", -EBADMSG},
+                {"1.", -EBADMSG},
+                {"-", -EBADMSG},
+                {"1e", -EBADMSG},
+                {"tru", -EBADMSG},
+                {"nulll", -EBADMSG},
+                {"\"a\tb\"", -EBADMSG},
+                {"\"\\x\"", -EBADMSG},
+                {"\"\\u12g4\"", -EBADMSG},
+                {"\"abc", -EBADMSG},
+                {"1 2", -EBADMSG},
+                {"{}x", -EBADMSG},
+                {"[}", -EBADMSG},
+                {"\"\xc3\"", -EILSEQ},
+                {"\"\xed\xb0\x80\"", -EILSEQ},
+                {"'a'", -EBADMSG},
+                {"[1,,2]", -EBADMSG},
+                {"{,}", -EBADMSG},
         };
         for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
                 struct rtn_json_doc d;
@@ -112,7 +135,8 @@ Test(rtn_json_parse, accepts_and_tokenizes) {
         rtn_json_doc_free(&d);
         static const char *const scalars[] = {"42", " \"s\" ", "null", "-0.5e-3"};
         for (size_t i = 0; i < 4; i++) {
-                cr_assert_eq(rtn_json_parse(scalars[i], strlen(scalars[i]), 1, 1, &d, NULL), 0, "%s", scalars[i]);
+                cr_assert_eq(rtn_json_parse(scalars[i], strlen(scalars[i]), 1, 1, &d, NULL), 0,
+                             "%s", scalars[i]);
                 cr_assert_eq(d.ntoks, 1);
                 rtn_json_doc_free(&d);
         }
@@ -135,7 +159,8 @@ Test(rtn_json_parse, limits) {
 }
 
 Test(rtn_json_unescape, escapes_and_surrogates) {
-        const char js[] = "[\"a\\n\\u00e9\\ud83d\\ude00\\/\", \"\\ud800x\", \"\\u0000\", \"long string\"]";
+        const char js[] =
+                "[\"a\\n\\u00e9\\ud83d\\ude00\\/\", \"\\ud800x\", \"\\u0000\", \"long string\"]";
         struct rtn_json_doc d;
         cr_assert_eq(rtn_json_parse(js, sizeof js - 1, 100, 10, &d, NULL), 0);
         char buf[32];
@@ -158,7 +183,8 @@ Test(rtn_json_unescape, escapes_and_surrogates) {
 }
 
 Test(rtn_json_get_int, ranges_and_types) {
-        const char js[] = "[9223372036854775807,-9223372036854775808,9223372036854775808,1.0,1e2,\"1\",5,true]";
+        const char js[] = "[9223372036854775807,-9223372036854775808,9223372036854775808,1.0,1e2,"
+                          "\"1\",5,true]";
         struct rtn_json_doc d;
         cr_assert_eq(rtn_json_parse(js, sizeof js - 1, 100, 10, &d, NULL), 0);
         int64_t v;

@@ -63,7 +63,8 @@ static int start_sleep(struct fake_backend *fb, struct mcp_call *call, int ms) {
         if (!p)
                 return -ENOMEM;
         *p = (struct fake_pending){.fb = fb, .call = call, .ms = ms};
-        int r = rtn_loop_add_timer(mcp_server_loop(fb->server), (uint64_t)ms * 1000, 0, on_timer, p, &p->timer);
+        int r = rtn_loop_add_timer(mcp_server_loop(fb->server), (uint64_t)ms * 1000, 0, on_timer, p,
+                                   &p->timer);
         if (r < 0) {
                 free(p);
                 return r;
@@ -107,7 +108,8 @@ static int shell_run(struct fake_backend *fb, struct mcp_call *call, const char 
         return 0;
 }
 
-static int fake_call(void *ctx, struct mcp_call *call, const char *tool, const struct mcp_args *args) {
+static int fake_call(void *ctx, struct mcp_call *call, const char *tool,
+                     const struct mcp_args *args) {
         struct fake_backend *fb = ctx;
         fb->calls++;
         snprintf(fb->last_tool, sizeof fb->last_tool, "%s", tool);

@@ -27,7 +27,8 @@ void h_start(struct harness *h, const struct mcp_config *cfg) {
         h->out_w = out[1];
         cr_assert_eq(rtn_loop_new(&h->loop), 0);
         struct rtn_error err = {0};
-        int r = mcp_server_new(&h->cfg, h->loop, h->in_r, h->out_w, &fake_backend_ops, &h->fb, &h->server, &err);
+        int r = mcp_server_new(&h->cfg, h->loop, h->in_r, h->out_w, &fake_backend_ops, &h->fb,
+                               &h->server, &err);
         cr_assert_eq(r, 0, "mcp_server_new: %s", err.msg);
         cr_assert_eq(h->fb.attached, 1);
 }
@@ -99,7 +100,8 @@ void h_pump(struct harness *h, int ms) {
 const char *h_init(struct harness *h, const char *version) {
         char req[512];
         snprintf(req, sizeof req,
-                 "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\",\"params\":{\"protocolVersion\":\"%s\","
+                 "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\",\"params\":{"
+                 "\"protocolVersion\":\"%s\","
                  "\"capabilities\":{},\"clientInfo\":{\"name\":\"test\",\"version\":\"1\"}}}",
                  version);
         h_send(h, req);
@@ -138,7 +140,8 @@ long long h_int(struct harness *h, const char *path) {
         int64_t v;
         int t = h_tok(h, path);
         cr_assert_geq(t, 0, "%s missing in %.300s", path, h->line);
-        cr_assert_eq(rtn_json_get_int(&h->doc, t, INT64_MIN, INT64_MAX, &v), 0, "%s not an integer", path);
+        cr_assert_eq(rtn_json_get_int(&h->doc, t, INT64_MIN, INT64_MAX, &v), 0, "%s not an integer",
+                     path);
         return v;
 }
 

@@ -18,7 +18,7 @@ struct harness {
         int in_w, in_r, out_r, out_w;
         char buf[1 << 21];
         size_t len;
-        char *line;              /* the last line received */
+        char *line; /* the last line received */
         struct rtn_json_doc doc; /* ... parsed */
 };
 

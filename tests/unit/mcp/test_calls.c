@@ -22,7 +22,8 @@ static void teardown(void) {
 static void call(int id, const char *tool, const char *args) {
         char req[4096];
         snprintf(req, sizeof req,
-                 "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"tools/call\",\"params\":{\"name\":\"%s\",\"arguments\":%s}}",
+                 "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"tools/"
+                 "call\",\"params\":{\"name\":\"%s\",\"arguments\":%s}}",
                  id, tool, args);
         h_send(&h, req);
 }
@@ -64,7 +65,8 @@ Test(mcp_call_finish_error, is_a_tool_error, .init = setup, .fini = teardown) {
 Test(start_call, backend_errno_becomes_tool_error, .init = setup, .fini = teardown) {
         call(3, "shell_run", "{\"command\":\"errno\"}");
         recv_id(3);
-        cr_assert_str_eq(h_str(&h, "result.content.0.text"), "shell_run failed: Input/output error");
+        cr_assert_str_eq(h_str(&h, "result.content.0.text"),
+                         "shell_run failed: Input/output error");
         cr_assert(strstr(h.line, "\"isError\":true"));
 }
 
@@ -82,7 +84,8 @@ Test(mcp_call_reply, oversized_result_is_tool_error) {
         h_init(&h, "2025-06-18");
         call(5, "shell_run", "{\"command\":\"big\"}");
         recv_id(5);
-        cr_assert(strstr(h_str(&h, "result.content.0.text"), "exceeds the 65536-byte message limit"));
+        cr_assert(
+                strstr(h_str(&h, "result.content.0.text"), "exceeds the 65536-byte message limit"));
         h_stop(&h);
 }
 
@@ -93,7 +96,8 @@ Test(call_check, unknown_tool_is_invalid_params, .init = setup, .fini = teardown
         call(7, "http_get", "{\"url\":\"http://example.com/\"}");
         recv_id(7);
         cr_assert_eq(h_int(&h, "error.code"), MCP_INVALID_PARAMS, "http tools are off by default");
-        h_send(&h, "{\"jsonrpc\":\"2.0\",\"id\":8,\"method\":\"tools/call\",\"params\":{\"arguments\":{}}}");
+        h_send(&h, "{\"jsonrpc\":\"2.0\",\"id\":8,\"method\":\"tools/"
+                   "call\",\"params\":{\"arguments\":{}}}");
         recv_id(8);
         cr_assert_eq(h_int(&h, "error.code"), MCP_INVALID_PARAMS);
         cr_assert_eq(h.fb.calls, 0);
@@ -106,22 +110,24 @@ Test(call_check, bad_arguments_are_invalid_params_with_reason, .init = setup, .f
                 {"{}", "missing required argument \"command\""},
                 {"{\"command\":1}", "command: must be a string"},
                 {"{\"command\":\"\"}", "command: must be 1..131072 bytes long"},
-                {"{\"command\":\"x\",\"timeout\":\"5\"}", "timeout: must be an integer in 1..86400"},
+                {"{\"command\":\"x\",\"timeout\":\"5\"}",
+                 "timeout: must be an integer in 1..86400"},
                 {"{\"command\":\"x\",\"timeout\":0}", "timeout: must be an integer in 1..86400"},
                 {"{\"command\":\"x\",\"timeout\":1.5}", "timeout: must be an integer in 1..86400"},
                 {"{\"command\":\"x\",\"env\":[]}", "env: must be an object of strings"},
                 {"{\"command\":\"x\",\"env\":{\"A=B\":\"1\"}}", "env: names must be"},
                 {"{\"command\":\"x\",\"env\":{\"A\":1}}", "env: values must be strings"},
                 {"{\"command\":\"a\\u0000b\"}", "command: must be a string without NUL"},
-                {"{\"command\":\"x\",\"colour\":\"red\"}", "unknown argument \"colour\" for tool shell_run"},
+                {"{\"command\":\"x\",\"colour\":\"red\"}",
+                 "unknown argument \"colour\" for tool shell_run"},
                 {"[]", "arguments must be an object"},
         };
         for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
                 call((int)i + 10, "shell_run", cases[i].args);
                 recv_id((int)i + 10);
                 cr_assert_eq(h_int(&h, "error.code"), MCP_INVALID_PARAMS, "%s", h.line);
-                cr_assert(strstr(h_str(&h, "error.message"), cases[i].msg), "%s: got %s", cases[i].args,
-                          h_str(&h, "error.message"));
+                cr_assert(strstr(h_str(&h, "error.message"), cases[i].msg), "%s: got %s",
+                          cases[i].args, h_str(&h, "error.message"));
         }
         cr_assert_eq(h.fb.calls, 0);
 }
@@ -129,7 +135,8 @@ Test(call_check, bad_arguments_are_invalid_params_with_reason, .init = setup, .f
 Test(call_check, bad_arguments_are_tool_errors_in_2025_11_25) {
         h_start(&h, NULL);
         h_init(&h, "2025-11-25");
-        call(1, "bind_host_dir", "{\"host_path\":\"/x\",\"mount_point\":\"/mnt/x\",\"mode\":\"xx\"}");
+        call(1, "bind_host_dir",
+             "{\"host_path\":\"/x\",\"mount_point\":\"/mnt/x\",\"mode\":\"xx\"}");
         recv_id(1);
         cr_assert(strstr(h.line, "\"isError\":true"), "%s", h.line);
         cr_assert(strstr(h_str(&h, "result.content.0.text"), "mode: must be one of \"ro\" \"rw\""));
@@ -147,10 +154,12 @@ Test(h_tools_call, ping_answered_while_a_call_runs, .init = setup, .fini = teard
         cr_assert_str_eq(h_str(&h, "result.structuredContent.stdout"), "slept");
 }
 
-Test(handle_notification, cancel_stops_the_call_and_drops_its_response, .init = setup, .fini = teardown) {
+Test(handle_notification, cancel_stops_the_call_and_drops_its_response, .init = setup,
+     .fini = teardown) {
         call(7, "shell_run", "{\"command\":\"sleep 5000\"}");
         h_pump(&h, 50);
-        h_send(&h, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":{\"requestId\":7,"
+        h_send(&h, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/"
+                   "cancelled\",\"params\":{\"requestId\":7,"
                    "\"reason\":\"user\"}}");
         cr_assert_null(h_recv(&h, 300), "cancelled call answered: %s", h.line);
         cr_assert_eq(h.fb.cancels, 1);
@@ -160,8 +169,10 @@ Test(handle_notification, cancel_stops_the_call_and_drops_its_response, .init = 
         recv_id(7);
         cr_assert_str_eq(h_str(&h, "result.structuredContent.stdout"), "again");
         /* unknown or mistyped ids are ignored */
-        h_send(&h, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":{\"requestId\":\"7\"}}");
-        h_send(&h, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":{\"requestId\":[]}}");
+        h_send(&h, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/"
+                   "cancelled\",\"params\":{\"requestId\":\"7\"}}");
+        h_send(&h, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/"
+                   "cancelled\",\"params\":{\"requestId\":[]}}");
         h_send(&h, "{\"jsonrpc\":\"2.0\",\"id\":8,\"method\":\"ping\"}");
         recv_id(8);
         cr_assert_eq(h.fb.cancels, 1);
@@ -191,8 +202,10 @@ Test(h_tools_call, max_calls_is_a_tool_error) {
 }
 
 Test(mcp_call_progress, notifications_with_token_only, .init = setup, .fini = teardown) {
-        h_send(&h, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"shell_run\","
-                   "\"arguments\":{\"command\":\"progress\"},\"_meta\":{\"progressToken\":\"tok\"}}}");
+        h_send(&h,
+               "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/"
+               "call\",\"params\":{\"name\":\"shell_run\","
+               "\"arguments\":{\"command\":\"progress\"},\"_meta\":{\"progressToken\":\"tok\"}}}");
         double want[] = {1, 2, 3};
         for (int i = 0; i < 3; i++) {
                 cr_assert_not_null(h_recv(&h, 1000));
@@ -206,7 +219,8 @@ Test(mcp_call_progress, notifications_with_token_only, .init = setup, .fini = te
         recv_id(1);
         call(2, "shell_run", "{\"command\":\"progress\"}");
         recv_id(2);
-        h_send(&h, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\",\"params\":{\"name\":\"shell_run\","
+        h_send(&h, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/"
+                   "call\",\"params\":{\"name\":\"shell_run\","
                    "\"arguments\":{\"command\":\"x\"},\"_meta\":{\"progressToken\":{}}}}");
         recv_id(3);
         cr_assert_eq(h_int(&h, "error.code"), MCP_INVALID_PARAMS);

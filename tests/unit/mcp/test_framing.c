@@ -53,7 +53,8 @@ Test(on_line, overlong_line_is_refused_and_the_next_served, .init = setup, .fini
         h_send(&h, ping);
         cr_assert_not_null(h_recv(&h, 1000));
         cr_assert_eq(h_int(&h, "error.code"), MCP_INVALID_REQUEST);
-        cr_assert(strstr(h_str(&h, "error.message"), "6000 bytes exceeds the limit of 1024"), "%s", h.line);
+        cr_assert(strstr(h_str(&h, "error.message"), "6000 bytes exceeds the limit of 1024"), "%s",
+                  h.line);
         cr_assert_not_null(h_recv(&h, 1000));
         cr_assert_eq(h_int(&h, "id"), 1);
 }

@@ -24,7 +24,8 @@ static void expect_error(int code, const char *id_raw) {
         const char *raw;
         size_t n;
         rtn_json_span(&h.doc, t, &raw, &n);
-        cr_assert(strlen(id_raw) == n && !memcmp(raw, id_raw, n), "id %.*s, want %s", (int)n, raw, id_raw);
+        cr_assert(strlen(id_raw) == n && !memcmp(raw, id_raw, n), "id %.*s, want %s", (int)n, raw,
+                  id_raw);
 }
 
 Test(h_initialize, negotiates_every_known_version) {
@@ -84,8 +85,11 @@ Test(h_discover, answers_and_server_keeps_going, .init = setup, .fini = teardown
 }
 
 Test(mcp_dispatch_line, unparsable_is_parse_error_with_null_id, .init = setup, .fini = teardown) {
-        static const char *const bad[] = {"{bad", "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"",
-                                          "[1 2]", "{\"a\" \"b\"}", "nul", "{\"id\":1,}", "\"\xff\""};
+        static const char *const bad[] = {
+                "{bad",    "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"",
+                "[1 2]",   "{\"a\" \"b\"}",
+                "nul",     "{\"id\":1,}",
+                "\"\xff\""};
         for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
                 h_send(&h, bad[i]);
                 cr_assert_not_null(h_recv(&h, 1000), "no answer to %s", bad[i]);
@@ -143,7 +147,8 @@ Test(mcp_dispatch_line, limits_are_invalid_request) {
         cr_assert_not_null(h_recv(&h, 1000));
         expect_error(MCP_INVALID_REQUEST, "null");
         cr_assert(strstr(h_str(&h, "error.message"), "nesting"));
-        h_send(&h, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\",\"params\":{\"a\":[1,2,3,4,5,6,7,8,9,10,"
+        h_send(&h, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\",\"params\":{\"a\":[1,2,3,4,5,"
+                   "6,7,8,9,10,"
                    "11,12,13,14,15,16,17,18,19,20,21,22,23,24,25,26,27,28,29,30]}}");
         cr_assert_not_null(h_recv(&h, 1000));
         expect_error(MCP_INVALID_REQUEST, "null");
@@ -163,10 +168,13 @@ static int list_all(const char *version, unsigned flags, unsigned page) {
         do {
                 if (cursor[0])
                         snprintf(req, sizeof req,
-                                 "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"tools/list\",\"params\":{\"cursor\":\"%s\"}}",
+                                 "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"tools/"
+                                 "list\",\"params\":{\"cursor\":\"%s\"}}",
                                  pages + 1, cursor);
                 else
-                        snprintf(req, sizeof req, "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"tools/list\"}", pages + 1);
+                        snprintf(req, sizeof req,
+                                 "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"tools/list\"}",
+                                 pages + 1);
                 h_send(&h, req);
                 cr_assert_not_null(h_recv(&h, 1000));
                 int t = h_tok(&h, "result.tools");
@@ -193,11 +201,14 @@ Test(h_tools_list, paginates_every_tool) {
 
 Test(h_tools_list, invalid_cursor_is_invalid_params, .init = setup, .fini = teardown) {
         h_init(&h, "2025-06-18");
-        static const char *const bad[] = {"\"bogus\"", "\"rtn:0\"", "\"rtn:999\"", "\"rtn:1x\"", "17", "\"rtn:-1\""};
+        static const char *const bad[] = {"\"bogus\"",  "\"rtn:0\"", "\"rtn:999\"",
+                                          "\"rtn:1x\"", "17",        "\"rtn:-1\""};
         for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
                 char req[256];
                 snprintf(req, sizeof req,
-                         "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\",\"params\":{\"cursor\":%s}}", bad[i]);
+                         "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/"
+                         "list\",\"params\":{\"cursor\":%s}}",
+                         bad[i]);
                 h_send(&h, req);
                 cr_assert_not_null(h_recv(&h, 1000));
                 expect_error(MCP_INVALID_PARAMS, "1");
@@ -228,10 +239,12 @@ Test(mcp_tool_write, fields_follow_the_protocol_version) {
 
 Test(h_set_level, filters_notifications, .init = setup, .fini = teardown) {
         h_init(&h, "2025-06-18");
-        h_send(&h, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"logging/setLevel\",\"params\":{\"level\":\"loud\"}}");
+        h_send(&h, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"logging/"
+                   "setLevel\",\"params\":{\"level\":\"loud\"}}");
         cr_assert_not_null(h_recv(&h, 1000));
         expect_error(MCP_INVALID_PARAMS, "1");
-        h_send(&h, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"logging/setLevel\",\"params\":{\"level\":\"error\"}}");
+        h_send(&h, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"logging/"
+                   "setLevel\",\"params\":{\"level\":\"error\"}}");
         cr_assert_not_null(h_recv(&h, 1000));
         cr_assert(h_has(&h, "result"), "%s", h.line);
         mcp_log(h.server, MCP_LOG_WARNING, "not shown");
@@ -266,7 +279,8 @@ Test(handle_batch, served_in_2025_03_26_as_one_array, .init = setup, .fini = tea
         h_init(&h, "2025-03-26");
         h_send(&h, "[{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"},"
                    "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"},"
-                   "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":\"shell_run\","
+                   "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/"
+                   "call\",\"params\":{\"name\":\"shell_run\","
                    "\"arguments\":{\"command\":\"sleep 50\"}}},"
                    "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"nope\"}]");
         cr_assert_not_null(h_recv(&h, 2000));
@@ -275,7 +289,8 @@ Test(handle_batch, served_in_2025_03_26_as_one_array, .init = setup, .fini = tea
         cr_assert_eq(h_int(&h, "0.id"), 1);
         cr_assert_eq(h_int(&h, "1.error.code"), MCP_METHOD_NOT_FOUND);
         cr_assert_eq(h_int(&h, "2.id"), 2);
-        cr_assert(!h_has(&h, "2.result.structuredContent"), "no structuredContent before 2025-06-18");
+        cr_assert(!h_has(&h, "2.result.structuredContent"),
+                  "no structuredContent before 2025-06-18");
         h_send(&h, "[]");
         cr_assert_not_null(h_recv(&h, 1000));
         expect_error(MCP_INVALID_REQUEST, "null");

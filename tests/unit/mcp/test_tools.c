@@ -7,11 +7,13 @@
 #include "mcp/internal.h"
 
 static const char *const design_tools[] = {
-        "shell_run", "shell_list", "env_status", "env_reset", "env_discard", "env_commit",
-        "env_snapshot_list", "env_rollback", "env_gc", "env_diff", "pkg_install", "pkg_query",
-        "shell_job_start", "shell_job_status", "shell_job_wait", "shell_job_output", "shell_job_kill",
-        "shell_job_list", "bind_host_dir", "file_read", "file_write", "file_edit", "file_list",
-        "file_search", "python_exec", "http_get", "http_post",
+        "shell_run",       "shell_list",       "env_status",        "env_reset",
+        "env_discard",     "env_commit",       "env_snapshot_list", "env_rollback",
+        "env_gc",          "env_diff",         "pkg_install",       "pkg_query",
+        "shell_job_start", "shell_job_status", "shell_job_wait",    "shell_job_output",
+        "shell_job_kill",  "shell_job_list",   "bind_host_dir",     "file_read",
+        "file_write",      "file_edit",        "file_list",         "file_search",
+        "python_exec",     "http_get",         "http_post",
 };
 
 Test(mcp_tool_find, every_design_tool_exists_with_valid_schemas) {
@@ -22,17 +24,20 @@ Test(mcp_tool_find, every_design_tool_exists_with_valid_schemas) {
                 cr_assert(t->title && t->description && strlen(t->description) > 20, "%s", t->name);
                 struct rtn_json_doc d;
                 const char *why = NULL;
-                cr_assert_eq(rtn_json_parse(t->output_schema, strlen(t->output_schema), 4096, 16, &d, &why), 0,
-                             "%s outputSchema: %s", t->name, why);
+                cr_assert_eq(rtn_json_parse(t->output_schema, strlen(t->output_schema), 4096, 16,
+                                            &d, &why),
+                             0, "%s outputSchema: %s", t->name, why);
                 cr_assert(rtn_json_str_eq(&d, rtn_json_obj_get(&d, 0, "type"), "object"));
                 rtn_json_doc_free(&d);
                 if (t->hints & MCP_HINT_READ_ONLY)
-                        cr_assert(!(t->hints & MCP_HINT_DESTRUCTIVE), "%s read-only and destructive", t->name);
+                        cr_assert(!(t->hints & MCP_HINT_DESTRUCTIVE),
+                                  "%s read-only and destructive", t->name);
                 /* the full entry, as tools/list sends it, is valid JSON */
                 struct rtn_json_buf b = RTN_JSON_BUF_INIT(0);
                 mcp_tool_write(&b, t, MCP_V2025_11_25);
                 cr_assert_eq(b.err, 0);
-                cr_assert_eq(rtn_json_parse(b.data, b.len, 1 << 16, 16, &d, &why), 0, "%s: %s", t->name, why);
+                cr_assert_eq(rtn_json_parse(b.data, b.len, 1 << 16, 16, &d, &why), 0, "%s: %s",
+                             t->name, why);
                 rtn_json_doc_free(&d);
                 rtn_json_buf_free(&b);
         }
@@ -109,12 +114,15 @@ Test(mcp_args_validate, limits_of_every_kind) {
         for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
                 struct rtn_json_doc d;
                 char why[256] = "";
-                cr_assert_eq(rtn_json_parse(cases[i].js, strlen(cases[i].js), 1000, 10, &d, NULL), 0);
-                cr_assert_eq(mcp_args_validate(t, &d, 0, why, sizeof why), cases[i].r, "%s: %s", cases[i].js, why);
+                cr_assert_eq(rtn_json_parse(cases[i].js, strlen(cases[i].js), 1000, 10, &d, NULL),
+                             0);
+                cr_assert_eq(mcp_args_validate(t, &d, 0, why, sizeof why), cases[i].r, "%s: %s",
+                             cases[i].js, why);
                 rtn_json_doc_free(&d);
         }
         char why[256];
-        cr_assert_eq(mcp_args_validate(mcp_tool_find(0, "env_status"), NULL, -1, why, sizeof why), 0);
+        cr_assert_eq(mcp_args_validate(mcp_tool_find(0, "env_status"), NULL, -1, why, sizeof why),
+                     0);
         cr_assert_eq(mcp_args_validate(t, NULL, -1, why, sizeof why), -EINVAL);
         cr_assert_str_eq(why, "missing required argument \"packages\"");
 }
