@@ -56,7 +56,10 @@ int rtn_err_wrap(struct rtn_error *err, const char *fmt, ...) {
         char old[RTN_ERROR_MAX];
         memcpy(old, err->msg, sizeof old);
         old[sizeof old - 1] = '\0';
-        snprintf(err->msg, sizeof err->msg, "%s: %s", prefix, old);
+        /* Truncation is expected and fine here; using the result keeps
+         * -Wformat-truncation (level 1 only warns on ignored results) quiet. */
+        if (snprintf(err->msg, sizeof err->msg, "%s: %s", prefix, old) < 0)
+                err->msg[0] = '\0';
         err->code = code;
         return -code;
 }
