@@ -18,7 +18,7 @@
 #include "common/cleanup.h"
 
 static int dir_is_empty(int fd) {
-        DIR *d = fdopendir(dup(fd));
+        DIR *d = store_opendir_at(fd);
         if (!d)
                 return negative_errno();
         struct dirent *de;

@@ -44,10 +44,9 @@ static bool idset_has(const struct idset *set, const char *id) {
 
 /* Reads the names in a directory; the caller frees each and the array. */
 static int list_dir(int fd, char ***ret, size_t *ret_n) {
-        DIR *d = fdopendir(dup(fd));
+        DIR *d = store_opendir_at(fd);
         if (!d)
                 return negative_errno();
-        rewinddir(d);
         char **names = NULL;
         size_t n = 0;
         struct dirent *de;

@@ -57,7 +57,7 @@ static int open_sub(int dirfd, const char *name) {
 /* A writer killed mid-way leaves only names under tmp/: every other change is one rename
  * of a complete, fsynced object (docs/store.md, "Crash safety"). */
 static int recover(struct store *s) {
-        DIR *d = fdopendir(dup(s->tmpfd));
+        DIR *d = store_opendir_at(s->tmpfd);
         if (!d)
                 return negative_errno();
         struct dirent *de;
@@ -169,7 +169,7 @@ int store_resolve(struct store *s, const char *env, const char *name,
         if (!is_hex_prefix(name))
                 return rtn_errx(err, EINVAL, "'%s' is not a commit id (at least %d hex digits)",
                                 name, STORE_MIN_PREFIX);
-        DIR *d = fdopendir(dup(s->commitsfd));
+        DIR *d = store_opendir_at(s->commitsfd);
         if (!d)
                 return rtn_err(err, errno, "list commits");
         size_t n = strlen(name), found = 0;
