@@ -32,6 +32,20 @@ bool store_id_valid(const char *s) {
         return i == STORE_ID_LEN;
 }
 
+DIR *store_opendir_at(int fd) {
+        /* A fresh open file description: a dup() would share (and move) fd's offset. */
+        int nfd = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (nfd < 0)
+                return NULL;
+        DIR *d = fdopendir(nfd);
+        if (!d) {
+                int e = errno;
+                close(nfd);
+                errno = e;
+        }
+        return d;
+}
+
 static int rm_children(int fd) {
         DIR *d = fdopendir(fd);
         if (!d) {

@@ -3,6 +3,7 @@
  * (atomic writes, tree removal, locking). */
 #pragma once
 
+#include <dirent.h>
 #include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -73,6 +74,8 @@ bool store_id_valid(const char *s);
  * (a layer may hold 0555 dirs). Missing is success. */
 int store_rm_rf_at(int dirfd, const char *name);
 int store_fsync_dir(int dirfd);
+/* Opens a directory stream on a new description of fd. */
+DIR *store_opendir_at(int fd);
 /* Writes data to tmp/, fsyncs it, renames it to dirfd/name and fsyncs dirfd. */
 int store_write_atomic(struct store *s, int dirfd, const char *name, const void *data,
                        size_t len);
