@@ -182,7 +182,9 @@ int store_xattrs_read(int fd, int dirfd, const char *name, struct store_xattr **
 }
 
 int store_hash_fd(int fd, uint64_t size, char ret_hex[STORE_ID_SIZE]) {
-        _cleanup_free_ unsigned char *buf = malloc(HASH_BUF);
+        /* Small files get a small buffer: a 1 MiB malloc is an mmap+munmap per file. */
+        size_t cap = size < HASH_BUF ? (size_t)size + 1 : HASH_BUF;
+        _cleanup_free_ unsigned char *buf = malloc(cap);
         EVP_MD_CTX *ctx = EVP_MD_CTX_new();
         int r = 0;
         if (!buf || !ctx || EVP_DigestInit_ex(ctx, EVP_sha256(), NULL) != 1) {
@@ -192,7 +194,7 @@ int store_hash_fd(int fd, uint64_t size, char ret_hex[STORE_ID_SIZE]) {
         (void)posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
         uint64_t off = 0;
         while (off < size) {
-                size_t want = size - off < HASH_BUF ? (size_t)(size - off) : HASH_BUF;
+                size_t want = size - off < cap ? (size_t)(size - off) : cap;
                 ssize_t n = pread(fd, buf, want, (off_t)off);
                 if (n < 0 && errno == EINTR)
                         continue;

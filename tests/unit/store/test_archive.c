@@ -157,7 +157,7 @@ static void put(struct archive *a, const struct gen_entry *it) {
         struct archive_entry *ae = archive_entry_new();
         archive_entry_set_pathname(ae, it->path);
         archive_entry_set_filetype(ae, it->type);
-        archive_entry_set_perm(ae, 0644);
+        archive_entry_set_perm(ae, it->type == AE_IFDIR ? 0755 : 0644);
         archive_entry_set_rdev(ae, it->rdev);
         if (it->hardlink)
                 archive_entry_set_hardlink(ae, it->hardlink);
@@ -240,8 +240,7 @@ ParameterizedTestParameters(store_import, refuses_hostile_archives) {
         return cr_make_param_array(int, idx, ARRAY_SIZE(cases));
 }
 
-ParameterizedTest(int *i, store_import, refuses_hostile_archives, .init = t_setup,
-                  .fini = t_teardown) {
+ParameterizedTest(int *i, store_import, refuses_hostile_archives) {
         const struct bad_case *c = &cases[*i];
         struct store *b = t_open("B");
         struct rtn_error err = { 0 };

@@ -123,8 +123,7 @@ ParameterizedTestParameters(store_layer_hash, any_change_changes_id) {
         return cr_make_param_array(int, cases, ARRAY_SIZE(cases));
 }
 
-ParameterizedTest(int *which, store_layer_hash, any_change_changes_id, .init = t_setup,
-                  .fini = t_teardown) {
+ParameterizedTest(int *which, store_layer_hash, any_change_changes_id) {
         char before[STORE_ID_SIZE], after[STORE_ID_SIZE];
         if (*which == 2 && geteuid() != 0)
                 cr_skip_test("chown to another uid needs root");
