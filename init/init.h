@@ -26,6 +26,8 @@ enum init_msg_type {
         INIT_MSG_SIGNAL,        /* rtn → init: init_signal, to the command's process group */
         INIT_MSG_KILL_ALL,      /* rtn → init: SIGKILL every process but init */
         INIT_MSG_SETUP_FAILED,  /* sandbox child → rtn: init_status; building the sandbox failed */
+        INIT_MSG_FILES_START,   /* rtn → init: start the file server (killing a previous one) */
+        INIT_MSG_FILES_STARTED, /* init → rtn: init_status; error 0: + the server's socket fd */
 };
 
 enum init_policy {
@@ -145,3 +147,78 @@ int init_decode_config(const void *buf, size_t len, struct init_config_view *ret
 int init_check_msg(const void *buf, size_t len, uint32_t type, size_t min_size);
 
 const char *init_step_name(uint32_t step);
+
+/* ---- the file server (init/files.c) ------------------------------------------------------
+ * One long-lived child of rtn-init, confined exactly like an agent command (credentials,
+ * capabilities, no_new_privs, the agent Landlock ruleset, seccomp), serving file requests on
+ * its own SOCK_SEQPACKET socket, whose other end rtn-init hands to rtn with
+ * INIT_MSG_FILES_STARTED. Requests are answered in order, one response per request. Bulk data
+ * never rides in the datagrams: OPEN answers with the opened file's fd, WRITE takes the new
+ * content as a memfd, LIST and SEARCH write records into a memfd that rtn passes along.
+ * Relative paths are relative to /workspace. Everything a response says is untrusted: the
+ * server runs inside the sandbox. docs/architecture.md, "File tools". */
+#define INIT_FILES_REQ_MAX (12 * 1024)
+#define INIT_FILES_PATH_MAX 4096
+#define INIT_FILES_GLOB_MAX 1024
+#define INIT_FILES_READ_MAX (8u << 20)   /* bytes a read, edit or search looks at per file */
+#define INIT_FILES_WRITE_MAX (8u << 20)  /* bytes of a WRITE's content memfd */
+#define INIT_FILES_OUT_MAX (8u << 20)    /* bytes of LIST/SEARCH records */
+#define INIT_FILES_DEPTH_MAX 32
+#define INIT_FILES_TIMEOUT_S 30          /* a request running longer kills the server (SIGALRM) */
+
+enum init_files_op {
+        INIT_FILES_OPEN = 1,  /* path → fd of the regular file, O_RDONLY */
+        INIT_FILES_WRITE,     /* path + content memfd → atomically replaced or created */
+        INIT_FILES_LIST,      /* path, depth, glob, max entries + out memfd → records */
+        INIT_FILES_SEARCH,    /* path, pattern (ERE), glob, max matches + out memfd → records */
+};
+
+enum init_files_flags {
+        INIT_FILES_CREATE_ONLY = 1u << 0, /* WRITE: fail with EEXIST if the file exists */
+        INIT_FILES_MODE_SET = 1u << 1,    /* WRITE: mode applies to a new file */
+        INIT_FILES_MUST_EXIST = 1u << 2,  /* WRITE: fail with ENOENT if it does not exist */
+        INIT_FILES_CHECK_ID = 1u << 3,    /* WRITE: the file must still be expect_dev/ino */
+};
+
+enum init_files_resp_flags {
+        INIT_FILES_CREATED = 1u << 0,   /* WRITE made a new file */
+        INIT_FILES_TRUNCATED = 1u << 1, /* LIST/SEARCH stopped at a limit */
+};
+
+/* Strings follow the fixed part: path, pattern, glob (each NUL-terminated, "" when unused). */
+struct init_files_req {
+        struct init_msg_hdr hdr; /* type: enum init_files_op; id: chosen by rtn */
+        uint32_t flags;
+        uint32_t mode;  /* WRITE with MODE_SET: permission bits, at most 0777 */
+        uint32_t depth; /* LIST */
+        uint32_t max;   /* LIST: entries; SEARCH: matches */
+        uint64_t expect_dev, expect_ino;
+        uint32_t strings_len;
+        char strings[];
+};
+
+struct init_files_resp {
+        struct init_msg_hdr hdr; /* type and id of the request */
+        int32_t error;           /* positive errno, 0 = ok */
+        uint32_t flags;          /* enum init_files_resp_flags */
+        uint64_t size;           /* OPEN: file size; WRITE: bytes written; LIST/SEARCH: record bytes */
+        uint64_t count;          /* LIST/SEARCH: records */
+        uint64_t dev, ino;       /* OPEN: the file's identity, for a WRITE with CHECK_ID */
+        uint32_t mode;           /* OPEN: st_mode */
+        char message[256];       /* what failed, for the agent */
+};
+
+/* Records in the out memfd, little-endian host order, packed:
+ *   LIST:   u8 type ('f' file, 'd' dir, 'l' symlink, 'o' other), u64 size, u16 len, path
+ *           (relative to the listed path; "" for the entry itself)
+ *   SEARCH: u32 line, u16 path len, u16 text len, path (relative; "" when the searched path is
+ *           the file), text (the line, cut at INIT_FILES_LINE_MAX bytes) */
+#define INIT_FILES_LINE_MAX 512
+
+ssize_t init_encode_files_req(void *buf, size_t cap, const struct init_files_req *fixed,
+                              const char *path, const char *pattern, const char *glob);
+struct init_files_req_view {
+        const struct init_files_req *msg;
+        const char *path, *pattern, *glob;
+};
+int init_decode_files_req(const void *buf, size_t len, struct init_files_req_view *ret);

@@ -88,6 +88,9 @@ static void on_ctl(void) {
         case INIT_MSG_KILL_ALL:
                 kill(-1, SIGKILL);
                 break;
+        case INIT_MSG_FILES_START:
+                init_files_start(&st, h->id);
+                break;
         case INIT_MSG_READY:
         case INIT_MSG_CONFIG:
         case INIT_MSG_CONFIGURED:
@@ -95,6 +98,7 @@ static void on_ctl(void) {
         case INIT_MSG_SPAWN_FAILED:
         case INIT_MSG_EXITED:
         case INIT_MSG_SETUP_FAILED:
+        case INIT_MSG_FILES_STARTED:
         default:
                 break;
         }
@@ -112,6 +116,8 @@ static void on_sigchld(int sfd) {
                 if (pid <= 0)
                         break;
                 uint64_t id;
+                if (pid == st.files_pid)
+                        st.files_pid = 0; /* rtn notices on the server's socket */
                 if (init_job_take(&st, pid, &id)) {
                         struct init_exited m = {.hdr = {.type = INIT_MSG_EXITED, .len = sizeof m,
                                                         .id = id},

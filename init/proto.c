@@ -147,3 +147,44 @@ int init_decode_config(const void *buf, size_t len, struct init_config_view *ret
         ret->msg = m;
         return 0;
 }
+
+ssize_t init_encode_files_req(void *buf, size_t cap, const struct init_files_req *fixed,
+                              const char *path, const char *pattern, const char *glob) {
+        struct init_files_req *m = buf;
+        if (cap < sizeof *m)
+                return -E2BIG;
+        uint32_t type = fixed->hdr.type;
+        if (type < INIT_FILES_OPEN || type > INIT_FILES_SEARCH)
+                return -EINVAL;
+        memcpy(m, fixed, sizeof *m);
+        size_t scap = cap - sizeof *m;
+        ssize_t off = put_str(m->strings, scap, 0, path ? path : "");
+        if (off >= 0)
+                off = put_str(m->strings, scap, (size_t)off, pattern ? pattern : "");
+        if (off >= 0)
+                off = put_str(m->strings, scap, (size_t)off, glob ? glob : "");
+        if (off < 0)
+                return off;
+        m->strings_len = (uint32_t)off;
+        m->hdr.len = (uint32_t)(sizeof *m + (size_t)off);
+        return m->hdr.len;
+}
+
+int init_decode_files_req(const void *buf, size_t len, struct init_files_req_view *ret) {
+        const struct init_files_req *m = buf;
+        if (len < sizeof *m || m->hdr.len != len || m->strings_len != len - sizeof *m ||
+            m->hdr.type < INIT_FILES_OPEN || m->hdr.type > INIT_FILES_SEARCH)
+                return -EBADMSG;
+        const char *s[3];
+        const char *p = m->strings, *end = m->strings + m->strings_len;
+        int r = take_strs(&p, end, s, 3);
+        if (r < 0)
+                return r;
+        if (p != end)
+                return -EBADMSG;
+        ret->msg = m;
+        ret->path = s[0];
+        ret->pattern = s[1];
+        ret->glob = s[2];
+        return 0;
+}

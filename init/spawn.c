@@ -125,25 +125,30 @@ static void setup_stdio(int efd, int *fds, size_t nfds, const char *pty_slave) {
                         die(efd, INIT_STEP_STDIO, errno);
 }
 
-static void set_creds(int efd, const struct init_state *st, uint32_t policy) {
-        struct rtn_error err;
+int init_set_creds(const struct init_state *st, uint32_t policy, struct rtn_error *err) {
         uid_t uid = policy == INIT_POLICY_PROVISION ? 0 : st->cfg.agent_uid;
         gid_t gid = policy == INIT_POLICY_PROVISION ? 0 : st->cfg.agent_gid;
         /* Denied (EPERM) when rtn mapped a single id and wrote setgroups=deny. */
         if (setgroups(0, NULL) < 0 && errno != EPERM)
-                die(efd, INIT_STEP_CREDS, errno);
+                return rtn_err(err, errno, "setgroups");
         if (setresgid(gid, gid, gid) < 0)
-                die(efd, INIT_STEP_CREDS, errno);
+                return rtn_err(err, errno, "setresgid %u", (unsigned)gid);
         if (uid != 0) {
                 /* Shrink the bounding set while CAP_SETPCAP is still ours. */
                 for (int c = 0; c <= 63; c++)
                         if (prctl(PR_CAPBSET_DROP, c, 0, 0, 0) < 0 && errno != EINVAL)
-                                die(efd, INIT_STEP_CREDS, errno);
+                                return rtn_err(err, errno, "drop capability %d", c);
         }
         if (setresuid(uid, uid, uid) < 0)
-                die(efd, INIT_STEP_CREDS, errno);
-        if (policy == INIT_POLICY_AGENT && (uid != 0 || st->cfg.agent_drop_caps) &&
-            init_caps_drop_all(&err) < 0)
+                return rtn_err(err, errno, "setresuid %u", (unsigned)uid);
+        if (policy == INIT_POLICY_AGENT && (uid != 0 || st->cfg.agent_drop_caps))
+                return init_caps_drop_all(err);
+        return 0;
+}
+
+static void set_creds(int efd, const struct init_state *st, uint32_t policy) {
+        struct rtn_error err;
+        if (init_set_creds(st, policy, &err) < 0)
                 die(efd, INIT_STEP_CREDS, err.code);
 }
 
