@@ -20,6 +20,7 @@
 #include "common/loop.h"
 #include "init/policy.h"
 #include "runtime/cmd.h"
+#include "runtime/files.h"
 #include "runtime/serve.h"
 
 #define PROGRESS_USEC (5ULL * 1000 * 1000)
@@ -565,6 +566,10 @@ static int op_call(void *ctx, struct mcp_call *call, const char *tool, const str
                 return tool_job(sv, call, tool, a);
         if (!strncmp(tool, "env_", 4))
                 return serve_env_call(sv, call, tool, a);
+        if (!strncmp(tool, "file_", 5))
+                return serve_files_call(sv, call, tool, a);
+        if (!strcmp(tool, "bind_host_dir"))
+                return serve_bind_call(sv, call, a);
         mcp_call_finish_error(call, "%s is not available in this build of rtn yet", tool);
         return 0;
 }
@@ -585,6 +590,8 @@ static void op_cancel(void *ctx, struct mcp_call *call) {
 static void op_shutdown(void *ctx) {
         struct serve *sv = ctx;
         serve_drop_jobs(sv);
+        rt_files_free(sv->files); /* pending file calls get their answers */
+        sv->files = NULL;
         rt_session_free(sv->sess);
         sv->sess = NULL;
 }
@@ -696,6 +703,8 @@ int rt_cmd_serve(int argc, char **argv) {
         if (r == 0)
                 r = store_open(so.data_dir, &sv.store, &err);
         if (r == 0)
+                r = rt_binds_check(&sv.scfg.spec, store_data_dir(sv.store), &err);
+        if (r == 0)
                 r = store_session_new(sv.store, &sv.session_dir, &sv.session_lock, &err);
         if (r < 0) {
                 fprintf(stderr, "rtn serve: %s\n", err.msg);
@@ -724,6 +733,7 @@ out:
         rtn_safe_close(sv.session_lock);
         free(sv.session_dir);
         free(so.workspace_abs);
+        serve_bind_free(&sv);
         if (sv.store)
                 store_close(sv.store);
         return r < 0 ? 1 : 0;

@@ -13,6 +13,7 @@
 #define SERVE_MAX_WAITERS 8
 
 struct serve;
+struct rt_files;
 
 struct serve_job {
         struct serve *sv;
@@ -34,11 +35,19 @@ struct serve {
         int session_lock;
         struct serve_job jobs[SERVE_MAX_JOBS];
         unsigned next_job;
+        struct rt_files *files;        /* the sandbox's file server, made on first use */
+        char **bind_strs;              /* strings of binds added by bind_host_dir */
+        size_t nbind_strs;
 };
 
 /* Environment tools (serve_env.c). Each finishes the call. */
 int serve_env_call(struct serve *sv, struct mcp_call *call, const char *tool,
                    const struct mcp_args *args);
+/* File tools (serve_files.c) and bind_host_dir (serve_bind.c). Each finishes the call. */
+int serve_files_call(struct serve *sv, struct mcp_call *call, const char *tool,
+                     const struct mcp_args *args);
+int serve_bind_call(struct serve *sv, struct mcp_call *call, const struct mcp_args *args);
+void serve_bind_free(struct serve *sv);
 /* Points the session at the env's current layer stack. */
 int serve_load_layers(struct serve *sv, struct rtn_error *err);
 unsigned serve_running_jobs(const struct serve *sv);

@@ -42,6 +42,8 @@ struct rt_session {
         uint64_t next_id;
         struct rt_cmd *cmds;
         unsigned nlinger;
+        const struct rt_session_listener *listener;
+        void *listener_ud;
 };
 
 static void session_lost(struct rt_session *s);
@@ -332,6 +334,11 @@ static void on_ctl(struct rtn_loop *l, int fd, uint32_t ev, void *ud) {
         int fds[1];
         size_t nfds = 1;
         ssize_t n = rt_sandbox_recv(&s->sb, u.raw, sizeof u, fds, &nfds);
+        if (n >= (ssize_t)sizeof u.st.hdr && u.st.hdr.type == INIT_MSG_FILES_STARTED &&
+            s->listener) {
+                s->listener->on_msg(s->listener_ud, u.raw, (size_t)n, nfds ? fds[0] : -1);
+                return;
+        }
         for (size_t i = 0; i < nfds; i++)
                 close(fds[i]); /* pty masters are for `rtn exec -t` only */
         if (n == -EAGAIN || n == -EINTR)
@@ -364,6 +371,8 @@ static void session_lost(struct rt_session *s) {
                 rtn_loop_del_fd(s->loop, s->sb.ctl);
         rt_sandbox_destroy(&s->sb);
         s->alive = false;
+        if (s->listener)
+                s->listener->on_lost(s->listener_ud);
         for (struct rt_cmd *c = s->cmds; c; c = c->next) {
                 if (c->done)
                         continue;
@@ -393,6 +402,29 @@ int rt_session_ensure(struct rt_session *s, struct rtn_error *err) {
         }
         s->alive = true;
         return 0;
+}
+
+void rt_session_set_listener(struct rt_session *s, const struct rt_session_listener *l,
+                             void *ud) {
+        s->listener = l;
+        s->listener_ud = ud;
+}
+
+int rt_session_send(struct rt_session *s, const void *msg, size_t len, struct rtn_error *err) {
+        int r = rt_session_ensure(s, err);
+        if (r < 0)
+                return r;
+        ssize_t n = rtn_send_msg(s->sb.ctl, msg, len, NULL, 0);
+        if (n < 0) {
+                if (n == -EPIPE || n == -ECONNRESET)
+                        session_lost(s);
+                return rtn_err(err, (int)n, "send to rtn-init");
+        }
+        return 0;
+}
+
+struct rt_spec *rt_session_spec(struct rt_session *s) {
+        return &s->cfg.spec;
 }
 
 void rt_session_stop(struct rt_session *s) {

@@ -107,6 +107,20 @@ void rt_cmd_free(struct rt_cmd *c);
 int rt_cmd_exit_code(const struct rt_cmd *c);
 int rt_cmd_signal(const struct rt_cmd *c);
 
+/* Control messages that belong to no command (INIT_MSG_FILES_STARTED) go to the session's
+ * listener, which owns the fd that came with one (-1: none); on_lost runs when the sandbox
+ * ends (rtn-init died, or the session was stopped). One listener per session. */
+struct rt_session_listener {
+        void (*on_msg)(void *ud, const void *msg, size_t len, int fd);
+        void (*on_lost)(void *ud);
+};
+void rt_session_set_listener(struct rt_session *s, const struct rt_session_listener *l, void *ud);
+/* Sends one message to rtn-init, starting the sandbox first if it is not running. */
+int rt_session_send(struct rt_session *s, const void *msg, size_t len, struct rtn_error *err);
+/* The spec the next sandbox is built from. A bind added here is kept across restarts (its
+ * strings must outlive the session); it takes effect at the next start. */
+struct rt_spec *rt_session_spec(struct rt_session *s);
+
 uint64_t rt_now_ms(void);
 /* rm -rf of dirfd/name without following symlinks. */
 int rt_rm_rf_at(int dirfd, const char *name);
