@@ -25,6 +25,7 @@
 #include "runtime/cmd.h"
 #include "runtime/proxy.h"
 #include "runtime/runtime.h"
+#include "store/store.h"
 
 #define EXIT_RTN 125
 #define EXIT_TIMEOUT 124
@@ -117,7 +118,12 @@ static int parse_opts(int argc, char **argv, struct exec_opts *o, struct rtn_err
         if (optind >= argc)
                 return rtn_errx(err, EINVAL, "no command given (rtn exec [OPTIONS] -- CMD [ARG...])");
         o->argv = argv + optind;
-        return 0;
+        char data_dir[4096];
+        struct rtn_error ignored = {0};
+        return rt_binds_check(&o->spec,
+                              store_default_dir(data_dir, sizeof data_dir, &ignored) < 0 ? NULL
+                                                                                         : data_dir,
+                              err);
 }
 
 /* stdio for the command: our own fds, except terminals, which become pipes we pump. */

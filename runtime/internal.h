@@ -24,6 +24,7 @@ struct rt_plan {
         int workspace_fd;
         int workspace_tree;             /* idmapped detached mount (root only), or -1 */
         int bind_fds[RT_MAX_BINDS];
+        int bind_trees[RT_MAX_BINDS];   /* idmapped detached mounts of rw binds (root), or -1 */
         int init_fd;                    /* sealed memfd of rtn-init */
         int ctl_fd;                     /* child's end of the control socket */
         const char *home;               /* HOME inside for agent commands */
@@ -39,6 +40,8 @@ int rt_init_memfd(struct rtn_error *err);
 
 /* Root only: a detached, idmapped clone of path's mount that the agent owns. */
 int rt_idmapped_tree(const char *path, const struct rt_idmap *m, struct rtn_error *err);
+/* The same from an fd (O_PATH is enough); path only names it in errors. */
+int rt_idmapped_tree_at(int fd, const char *path, const struct rt_idmap *m, struct rtn_error *err);
 
 /* "/proc/self/fd/N" for fd into buf. */
 const char *rt_fdpath(char buf[32], int fd);

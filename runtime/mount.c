@@ -259,6 +259,48 @@ static int mount_dev(struct rtn_error *err) {
         return set_attr(NEWROOT "/dev", MOUNT_ATTR_RDONLY, false, err);
 }
 
+/* What a host user's tools run later without asking: git hooks and config (core.fsmonitor,
+ * core.hooksPath, aliases), shell start-up files, direnv's .envrc. In a read-write host bind
+ * they stay read-only, each under its own read-only bind mount (and, being mountpoints, they
+ * cannot be unlinked or renamed away inside: EBUSY). A name that is missing or a symlink is
+ * left alone; docs/architecture.md lists what this does not cover. */
+static const char *const protected_names[] = {
+        ".git/hooks", ".git/config", ".bashrc", ".bash_profile", ".bash_login", ".bash_logout",
+        ".profile",   ".zshrc",      ".zshenv", ".zprofile",     ".zlogin",    ".envrc",
+};
+
+static int protect_one(int dir, const char *name, const char *shown, struct rtn_error *err) {
+        struct open_how how = {.flags = O_PATH | O_NOFOLLOW | O_CLOEXEC,
+                               .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS};
+        _cleanup_close_ int fd = sys_openat2(dir, name, &how, sizeof how);
+        struct stat st;
+        if (fd < 0 || fstat(fd, &st) < 0 || !(S_ISREG(st.st_mode) || S_ISDIR(st.st_mode)))
+                return 0;
+        _cleanup_close_ int tree = sys_open_tree(fd, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC |
+                                                                AT_EMPTY_PATH | AT_RECURSIVE);
+        if (tree < 0)
+                return rtn_err(err, errno, "open_tree %s/%s", shown, name);
+        struct mount_attr a = {.attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID |
+                                           MOUNT_ATTR_NODEV};
+        if (sys_mount_setattr(tree, "", AT_EMPTY_PATH | AT_RECURSIVE, &a, sizeof a) < 0)
+                return rtn_err(err, errno, "make %s/%s read-only", shown, name);
+        if (sys_move_mount(tree, "", fd, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
+                return rtn_err(err, errno, "mount %s/%s read-only", shown, name);
+        return 0;
+}
+
+static int protect_host_files(const char *path, const char *shown, struct rtn_error *err) {
+        _cleanup_close_ int dir = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (dir < 0)
+                return rtn_err(err, errno, "open %s", shown);
+        for (size_t i = 0; i < sizeof protected_names / sizeof protected_names[0]; i++) {
+                int r = protect_one(dir, protected_names[i], shown, err);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
 static int mount_binds(const struct rt_plan *p, struct rtn_error *err) {
         char fdp[32], dst[4200];
         int r;
@@ -273,6 +315,9 @@ static int mount_binds(const struct rt_plan *p, struct rtn_error *err) {
                                   true, err)) < 0)
                         return r;
         }
+        if ((p->workspace_tree >= 0 || p->workspace_fd >= 0) &&
+            (r = protect_host_files(NEWROOT "/workspace", "/workspace", err)) < 0)
+                return r;
         for (size_t i = 0; i < p->spec->nbinds; i++) {
                 const struct rt_bind *b = &p->spec->binds[i];
                 snprintf(dst, sizeof dst, NEWROOT "%s", b->dst);
@@ -281,9 +326,17 @@ static int mount_binds(const struct rt_plan *p, struct rtn_error *err) {
                 uint64_t attrs = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;
                 if (!b->rw)
                         attrs |= MOUNT_ATTR_RDONLY;
-                if ((r = do_mount(rt_fdpath(fdp, p->bind_fds[i]), dst, NULL, MS_BIND | MS_REC,
-                                  NULL, b->dst, err)) < 0 ||
-                    (r = set_attr(dst, attrs, true, err)) < 0)
+                if (p->bind_trees[i] >= 0) {
+                        if (sys_move_mount(p->bind_trees[i], "", AT_FDCWD, dst,
+                                           MOVE_MOUNT_F_EMPTY_PATH) < 0)
+                                return rtn_err(err, errno, "attach idmapped bind %s", b->dst);
+                } else if ((r = do_mount(rt_fdpath(fdp, p->bind_fds[i]), dst, NULL,
+                                         MS_BIND | MS_REC, NULL, b->dst, err)) < 0) {
+                        return r;
+                }
+                if ((r = set_attr(dst, attrs, true, err)) < 0)
+                        return r;
+                if (b->rw && (r = protect_host_files(dst, b->dst, err)) < 0)
                         return r;
         }
         return 0;

@@ -21,6 +21,7 @@ struct rt_bind {
         const char *src; /* host path */
         const char *dst; /* absolute path inside */
         bool rw;
+        uint64_t dev, ino; /* set by rt_binds_check: src must still be this directory */
 };
 
 enum rt_idmode {
@@ -71,6 +72,27 @@ void rt_spec_init(struct rt_spec *spec);
 int rt_parse_bind(struct rt_spec *spec, char *arg, struct rtn_error *err);
 /* Validates user-given parts of a spec (bind destinations, hostname). */
 int rt_spec_check(const struct rt_spec *spec, struct rtn_error *err);
+
+/* Host directory binds (runtime/hostpath.c). agent: the request comes from the sandbox's
+ * agent (bind_host_dir), which may only name directories below home or below roots (what
+ * the user named with --workspace/--bind); otherwise it is the user's own --bind. */
+struct rt_hostpath_policy {
+        const char *home;          /* the caller's $HOME */
+        const char *data_dir;      /* rtn's data dir, or NULL */
+        const char *const *roots;  /* canonical host dirs the user named */
+        size_t nroots;
+        bool agent;
+};
+struct rt_hostpath {
+        int fd;                    /* O_PATH|O_DIRECTORY, opened without crossing a symlink */
+        uint64_t dev, ino;
+};
+int rt_hostpath_check(const char *path, const struct rt_hostpath_policy *pol,
+                      struct rt_hostpath *ret, struct rtn_error *err);
+/* bind_host_dir's mount points: canonical, strictly below /workspace, or /mnt and below. */
+int rt_mount_point_check(const char *dst, struct rtn_error *err);
+/* Checks the user's --bind sources (policy not agent) and records their identity. */
+int rt_binds_check(struct rt_spec *spec, const char *data_dir, struct rtn_error *err);
 
 /* Chooses the id mapping for this caller (rtn's euid, /etc/subuid, newuidmap). */
 int rt_idmap_choose(struct rt_idmap *ret, struct rtn_error *err);

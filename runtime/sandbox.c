@@ -62,6 +62,26 @@ static int plan_host(struct rt_plan *p, struct rtn_error *err) {
         return 0;
 }
 
+/* A bind source is opened without crossing a symlink (openat2(2) RESOLVE_NO_SYMLINKS) and,
+ * when it was checked before (rt_binds_check, bind_host_dir), must still be the directory
+ * that was checked: a swap between the check and this open is refused, not followed. */
+static int open_bind_src(const struct rt_bind *b, int *ret_fd, struct rtn_error *err) {
+        struct open_how how = {.flags = O_PATH | O_CLOEXEC,
+                               .resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS};
+        int fd = sys_openat2(AT_FDCWD, b->src, &how, sizeof how);
+        if (fd < 0)
+                return rtn_err(err, errno, "open bind source %s%s", b->src,
+                               errno == ELOOP ? " (its path crosses a symlink)" : "");
+        struct stat st;
+        if (b->ino && (fstat(fd, &st) < 0 || st.st_dev != b->dev || st.st_ino != b->ino)) {
+                close(fd);
+                return rtn_errx(err, ESTALE, "bind source %s was replaced after it was checked",
+                                b->src);
+        }
+        *ret_fd = fd;
+        return 0;
+}
+
 static int plan_open(struct rt_plan *p, struct rtn_error *err) {
         const struct rt_spec *s = p->spec;
         int r;
@@ -89,11 +109,10 @@ static int plan_open(struct rt_plan *p, struct rtn_error *err) {
         if (s->workspace && p->workspace_tree < 0 &&
             (p->workspace_fd = open_dir(s->workspace, "workspace", err)) < 0)
                 return p->workspace_fd;
-        for (size_t i = 0; i < s->nbinds; i++) {
-                p->bind_fds[i] = open(s->binds[i].src, O_PATH | O_CLOEXEC);
-                if (p->bind_fds[i] < 0)
-                        return rtn_err(err, errno, "open bind source %s", s->binds[i].src);
-        }
+        for (size_t i = 0; i < s->nbinds; i++)
+                if (p->bind_trees[i] < 0 &&
+                    (r = open_bind_src(&s->binds[i], &p->bind_fds[i], err)) < 0)
+                        return r;
         return 0;
 }
 
@@ -274,13 +293,38 @@ static int start_child(struct rt_sandbox *sb, struct rt_plan *p, struct rtn_erro
         return 0;
 }
 
+/* Root's sandbox runs the agent as a subordinate uid: a read-write bind of root's (or any
+ * user's) directory gets an idmapped mount as the workspace does, else it would be read-only
+ * inside. Made here, in rtn's namespace, from the checked fd; the child attaches it. */
+static int bind_trees(const struct rt_spec *spec, struct rt_plan *p, struct rtn_error *err) {
+        if (p->idmap->mode != RT_IDMAP_ROOT)
+                return 0;
+        for (size_t i = 0; i < spec->nbinds; i++) {
+                if (!spec->binds[i].rw)
+                        continue;
+                _cleanup_close_ int fd = -1;
+                int r = open_bind_src(&spec->binds[i], &fd, err);
+                if (r < 0 || (r = p->bind_trees[i] = rt_idmapped_tree_at(fd, spec->binds[i].src,
+                                                                         p->idmap, err)) < 0)
+                        return r;
+        }
+        return 0;
+}
+
+static void close_trees(struct rt_plan *p) {
+        p->init_fd = rtn_safe_close(p->init_fd);
+        p->workspace_tree = rtn_safe_close(p->workspace_tree);
+        for (size_t i = 0; i < RT_MAX_BINDS; i++)
+                p->bind_trees[i] = rtn_safe_close(p->bind_trees[i]);
+}
+
 int rt_sandbox_start(const struct rt_spec *spec, struct rt_sandbox *ret, struct rtn_error *err) {
         struct rt_sandbox sb = {.pid = -1, .pidfd = -1, .ctl = -1};
         struct rt_plan p = {.spec = spec, .idmap = &sb.idmap, .base_fd = -1, .upper_fd = -1, .work_fd = -1,
                             .workspace_fd = -1, .workspace_tree = -1, .init_fd = -1,
                             .ctl_fd = -1};
         for (size_t i = 0; i < RT_MAX_BINDS; i++)
-                p.bind_fds[i] = -1;
+                p.bind_fds[i] = p.bind_trees[i] = -1;
         int r;
         if ((r = rt_spec_check(spec, err)) < 0 || (r = rt_idmap_choose(&sb.idmap, err)) < 0)
                 return r;
@@ -292,13 +336,14 @@ int rt_sandbox_start(const struct rt_spec *spec, struct rt_sandbox *ret, struct 
         if (sb.idmap.mode == RT_IDMAP_ROOT && spec->workspace &&
             (p.workspace_tree = rt_idmapped_tree(spec->workspace, &sb.idmap, err)) < 0)
                 return p.workspace_tree;
-        if ((p.init_fd = rt_init_memfd(err)) < 0) {
-                rtn_safe_close(p.workspace_tree);
-                return p.init_fd;
+        if ((r = bind_trees(spec, &p, err)) < 0 || (p.init_fd = rt_init_memfd(err)) < 0) {
+                if (r == 0)
+                        r = p.init_fd;
+                close_trees(&p);
+                return r;
         }
         r = start_child(&sb, &p, err);
-        p.init_fd = rtn_safe_close(p.init_fd);
-        p.workspace_tree = rtn_safe_close(p.workspace_tree);
+        close_trees(&p);
         if (r < 0)
                 return r;
         char go = RT_GO;
