@@ -332,7 +332,10 @@ static int descend(int dirfd, const char *name, size_t rlen, unsigned level, vis
                                                      O_CLOEXEC | O_NOCTTY);
         if (fd < 0)
                 return 0; /* unreadable or swapped for a symlink: skipped, as find(1) would */
-        return walk_dir(fd, rlen, level + 1, fn, v);
+        /* A directory that opens but cannot be read (/proc/PID/fd of another domain checks
+         * at readdir time) is skipped too; only a stop (> 0) ends the walk. */
+        int r = walk_dir(fd, rlen, level + 1, fn, v);
+        return r > 0 ? r : 0;
 }
 
 static int list_visit(int dirfd, const char *name, const struct stat *st, size_t rlen,

@@ -207,7 +207,7 @@ def binds(_):
         job = s.call("shell_job_start", command="sleep 1000")["job_id"]
         eq(s.call("bind_host_dir", host_path=proj, mount_point="/mnt/proj", mode="rw"),
            {"host_path": proj, "mount_point": "/mnt/proj", "mode": "rw"}, "bind")
-        eq(s.call("shell_job_status", job_id=job)["state"], "killed", "jobs end on a bind")
+        eq(s.call("shell_job_wait", job_id=job, timeout=10)["state"], "killed", "jobs end on a bind")
         eq(s.call("file_read", path="/mnt/proj/f")["content"], "     1\thost\n", "read through bind")
         s.call("file_write", path="/mnt/proj/new", content="from sandbox\n")
         with open(os.path.join(proj, "new")) as f:
@@ -225,8 +225,6 @@ def binds(_):
         s.call("bind_host_dir", host_path=proj, mount_point="/workspace/ro", mode="ro")
         has(s.sh("cat /mnt/proj/f /workspace/ro/f")["stdout"], "host\nhost\n", "both binds kept")
         s.error("file_write", path="/workspace/ro/x", content="x")
-        s.call("env_reset")
-        has(s.sh("cat /mnt/proj/f")["stdout"], "host", "bind kept across a reset")
         # Swap symlinks inside the rw bind while writing through it: the host's .ssh stays.
         s.call("shell_job_start", command=f"cd /mnt/proj; while :; do ln -sfn {home}/.ssh s; "
                "rm -f s; mkdir -p s; rmdir s; done")
