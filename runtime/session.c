@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <sys/xattr.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -600,3 +601,33 @@ void rt_session_free(struct rt_session *s) {
         free(s->upper);
         free(s);
 }
+
+/* The sandbox's own skeleton (mountpoints, /workspace, HOME) shows up in the upper as empty
+ * directories; they are not changes the agent made. */
+static const char *const skeleton[] = {"usr", "etc", "opt", "bin", "sbin", "lib", "lib32",
+                                       "lib64", "libx32", "dev", "proc", "sys", "tmp", "run",
+                                       "mnt", "home", "root", "var", "var/tmp", "workspace",
+                                       "home/rtn", NULL};
+
+bool rt_upper_is_skeleton(const char *path) {
+        for (size_t i = 0; skeleton[i]; i++)
+                if (!strcmp(path, skeleton[i]))
+                        return true;
+        return false;
+}
+
+/* Before a commit: drop skeleton dirs left empty, deepest first, unless made opaque. */
+void rt_upper_prune(const char *upper) {
+        _cleanup_close_ int d = open(upper, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (d < 0)
+                return;
+        for (ssize_t i = (ssize_t)(sizeof skeleton / sizeof skeleton[0]) - 2; i >= 0; i--) {
+                char v[8];
+                char path[64];
+                snprintf(path, sizeof path, "%s/%s", upper, skeleton[i]);
+                if (getxattr(path, "user.overlay.opaque", v, sizeof v) >= 0)
+                        continue;
+                (void)unlinkat(d, skeleton[i], AT_REMOVEDIR); /* ENOTEMPTY: real changes */
+        }
+}
+

@@ -110,3 +110,9 @@ int rt_cmd_signal(const struct rt_cmd *c);
 uint64_t rt_now_ms(void);
 /* rm -rf of dirfd/name without following symlinks. */
 int rt_rm_rf_at(int dirfd, const char *name);
+
+/* The sandbox's skeleton dirs (mountpoints, /workspace, HOME) appear in an upper as empty
+ * directories the agent did not make. rt_upper_prune removes them (unless opaque) before a
+ * commit; rt_upper_is_skeleton tells a diff to skip them. */
+void rt_upper_prune(const char *upper);
+bool rt_upper_is_skeleton(const char *path);
