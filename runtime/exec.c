@@ -360,13 +360,13 @@ static int open_store(struct exec_opts *o, struct exec_store *es, struct rtn_err
         return 0;
 }
 
-static void close_store(struct exec_store *es) {
+static void close_store(struct exec_store *es, const struct rt_idmap *m) {
         if (es->session_dir) {
+                struct rtn_error err = {0};
                 char *slash = strrchr(es->session_dir, '/');
                 *slash = '\0';
-                _cleanup_close_ int d = open(es->session_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-                if (d >= 0)
-                        (void)rt_rm_rf_at(d, slash + 1);
+                if (rt_remove_tree(m, es->session_dir, slash + 1, &err) < 0)
+                        fprintf(stderr, "rtn: %s\n", err.msg);
                 free(es->session_dir);
         }
         rtn_safe_close(es->session_lock);
@@ -419,7 +419,7 @@ int rt_cmd_exec(int argc, char **argv) {
         if (r != 0) {
                 fprintf(stderr, "rtn: %s\n", err.msg);
                 rt_sandbox_destroy(&run.sb);
-                close_store(&es);
+                close_store(&es, &run.sb.idmap);
                 return r > 0 ? r : EXIT_RTN;
         }
         event_loop(&run);
@@ -434,6 +434,6 @@ int rt_cmd_exec(int argc, char **argv) {
         } else if (o.commit) {
                 fprintf(stderr, "rtn: not committed: the command exited with %d\n", code);
         }
-        close_store(&es);
+        close_store(&es, &run.sb.idmap);
         return code;
 }

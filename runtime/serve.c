@@ -585,6 +585,10 @@ static void op_cancel(void *ctx, struct mcp_call *call) {
 static void op_shutdown(void *ctx) {
         struct serve *sv = ctx;
         serve_drop_jobs(sv);
+        if (rt_session_idmap(sv->sess)) {
+                sv->idmap = *rt_session_idmap(sv->sess);
+                sv->have_idmap = true;
+        }
         rt_session_free(sv->sess);
         sv->sess = NULL;
 }
@@ -716,9 +720,10 @@ out:
                 char *slash = strrchr(sv.session_dir, '/');
                 if (slash) {
                         *slash = '\0';
-                        _cleanup_close_ int d = open(sv.session_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-                        if (d >= 0)
-                                (void)rt_rm_rf_at(d, slash + 1);
+                        struct rtn_error e2 = {0};
+                        if (rt_remove_tree(sv.have_idmap ? &sv.idmap : NULL, sv.session_dir,
+                                           slash + 1, &e2) < 0)
+                                fprintf(stderr, "rtn serve: %s\n", e2.msg);
                 }
         }
         rtn_safe_close(sv.session_lock);

@@ -93,6 +93,8 @@ int rt_session_discard(struct rt_session *s, struct rtn_error *err);
 const char *rt_session_upper(const struct rt_session *s);
 const struct rt_sandbox *rt_session_sandbox(const struct rt_session *s);
 bool rt_session_alive(const struct rt_session *s);
+/* The id mapping of the last sandbox, NULL before the first (for rt_remove_tree). */
+const struct rt_idmap *rt_session_idmap(const struct rt_session *s);
 /* Commands not yet done. */
 unsigned rt_session_running(const struct rt_session *s);
 
