@@ -447,12 +447,12 @@ static int tool_job(struct serve *sv, struct mcp_call *call, const char *tool,
         }
         if (!strcmp(tool, "shell_job_status")) {
                 answer_job(call, j, -1);
-        } else if (!strcmp(tool, "shell_job_kill")) {
-                rt_cmd_kill(j->cmd);
-                answer_job(call, j, -1);
-        } else if (!strcmp(tool, "shell_job_wait")) {
-                int64_t t = 0;
-                (void)mcp_args_int(a, "timeout", &t);
+        } else if (!strcmp(tool, "shell_job_kill") || !strcmp(tool, "shell_job_wait")) {
+                int64_t t = 5; /* a kill answers once the job is gone (SIGKILL: at once) */
+                if (!strcmp(tool, "shell_job_kill"))
+                        rt_cmd_kill(j->cmd);
+                else
+                        (void)mcp_args_int(a, "timeout", &t);
                 if (j->cmd->done || t == 0) {
                         answer_job(call, j, !j->cmd->done);
                         return 0;
