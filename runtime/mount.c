@@ -135,24 +135,60 @@ static int add_layers(const struct rt_plan *p, const char *sub, char *opts, size
         return 0;
 }
 
+/* overlay on dst with the new mount API, one fsconfig per layer: lowerdir+ (Linux 6.8) lifts
+ * the one-page limit of the option string, for deep layer stacks. */
+static int mount_overlay_fsconfig(const struct rt_plan *p, const char *sub, const char *bottom,
+                                  const char *upper, const char *work, const char *dst,
+                                  const char *shown, struct rtn_error *err) {
+        _cleanup_close_ int fs = sys_fsopen("overlay", FSOPEN_CLOEXEC);
+        if (fs < 0)
+                return rtn_err(err, errno, "fsopen overlay for %s", shown);
+        char path[4200];
+        for (size_t i = 0; i < p->nlayers; i++) {
+                struct stat st;
+                if (*sub && (fstatat(p->layer_fds[i], sub, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+                             !S_ISDIR(st.st_mode)))
+                        continue;
+                snprintf(path, sizeof path, "/proc/self/fd/%d%s%s", p->layer_fds[i],
+                         *sub ? "/" : "", sub);
+                if (sys_fsconfig(fs, FSCONFIG_SET_STRING, "lowerdir+", path, 0) < 0)
+                        return rtn_err(err, errno, "overlay lowerdir+ %s for %s (%zu layers need "
+                                       "Linux 6.8)", path, shown, p->nlayers);
+        }
+        char bot[256];
+        snprintf(bot, sizeof bot, "%s", bottom);
+        for (char *tok = strtok(bot, ":"); tok; tok = strtok(NULL, ":"))
+                if (sys_fsconfig(fs, FSCONFIG_SET_STRING, "lowerdir+", tok, 0) < 0)
+                        return rtn_err(err, errno, "overlay lowerdir+ %s for %s", tok, shown);
+        if (sys_fsconfig(fs, FSCONFIG_SET_STRING, "upperdir", upper, 0) < 0 ||
+            sys_fsconfig(fs, FSCONFIG_SET_STRING, "workdir", work, 0) < 0 ||
+            sys_fsconfig(fs, FSCONFIG_SET_FLAG, "userxattr", NULL, 0) < 0 ||
+            sys_fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
+                return rtn_err(err, errno, "configure overlay for %s", shown);
+        _cleanup_close_ int mnt = sys_fsmount(fs, FSMOUNT_CLOEXEC, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
+        if (mnt < 0)
+                return rtn_err(err, errno, "fsmount overlay for %s", shown);
+        if (sys_move_mount(mnt, "", AT_FDCWD, dst, MOVE_MOUNT_F_EMPTY_PATH) < 0)
+                return rtn_err(err, errno, "attach overlay on %s", shown);
+        return 0;
+}
+
 /* overlay on dst: layers' sub, then the bottom lowers, over upper/sub and work/wname. */
 static int mount_overlay(const struct rt_plan *p, const char *sub, const char *bottom,
                          const char *upper, const char *work, const char *dst, const char *shown,
                          struct rtn_error *err) {
         char opts[OPTS_MAX];
         size_t off = 0;
-        int r;
+        if (mkdir_p(upper, 0755) < 0 || mkdir_p(work, 0700) < 0)
+                return rtn_err(err, errno, "create upper/work dirs for %s", shown);
         int n = snprintf(opts, sizeof opts, "lowerdir=");
         off = (size_t)n;
-        if ((r = add_layers(p, sub, opts, sizeof opts, &off)) < 0)
-                return rtn_errx(err, E2BIG, "overlay options for %s exceed a page (%zu layers)",
-                                shown, p->nlayers);
+        if (add_layers(p, sub, opts, sizeof opts, &off) < 0)
+                return mount_overlay_fsconfig(p, sub, bottom, upper, work, dst, shown, err);
         n = snprintf(opts + off, sizeof opts - off, "%s,upperdir=%s,workdir=%s,userxattr", bottom,
                      upper, work);
         if (n < 0 || (size_t)n >= sizeof opts - off)
-                return rtn_errx(err, E2BIG, "overlay options for %s exceed a page", shown);
-        if (mkdir_p(upper, 0755) < 0 || mkdir_p(work, 0700) < 0)
-                return rtn_err(err, errno, "create upper/work dirs for %s", shown);
+                return mount_overlay_fsconfig(p, sub, bottom, upper, work, dst, shown, err);
         return do_mount("overlay", dst, "overlay", MS_NOSUID | MS_NODEV, opts, shown, err);
 }
 
