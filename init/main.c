@@ -92,6 +92,10 @@ static void kill_all(void) {
 
 static __attribute__((noreturn)) void shutdown_all(int code) {
         kill_all();
+        /* Without a pid namespace our zombies would pass to the host's init: reap them. */
+        if (st.cfg.isolation == INIT_ISOLATION_LANDLOCK)
+                while (waitpid(-1, NULL, 0) > 0 || errno == EINTR)
+                        ;
         _exit(code);
 }
 
