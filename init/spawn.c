@@ -137,8 +137,8 @@ static void setup_stdio(int efd, int *fds, size_t nfds, const char *pty_slave) {
 static void set_creds(int efd, const struct init_state *st, uint32_t policy) {
         struct rtn_error err;
         if (st->cfg.isolation == INIT_ISOLATION_LANDLOCK) {
-                /* No user namespace: we run as the caller. Host root gives up every
-                 * capability; anyone else has none to give up. */
+                /* No user namespace: we run as the caller (rtn refuses host root, but
+                 * should root get here, it gives up every capability). */
                 if (geteuid() == 0 && init_caps_drop_all(&err) < 0)
                         die(efd, INIT_STEP_CREDS, err.code);
                 return;

@@ -145,11 +145,18 @@ static int start_init(struct rt_sandbox *sb, struct rtn_error *err) {
 
 int rt_hostmode_start(const struct rt_spec *spec, struct rt_sandbox *sb, struct rtn_error *err) {
         int r;
+        /* Host root owns the system files, and Landlock does not cover chmod, chown, utimes
+         * or xattrs: a confined root could still change their metadata. No user namespace
+         * means no other uid to run as, so refuse. */
+        if (geteuid() == 0)
+                return rtn_errx(err, EPERM, "--isolation landlock will not run as root: without "
+                                "a user namespace the command would own the host's system "
+                                "files; run rtn as an unprivileged user");
         sb->isolation = INIT_ISOLATION_LANDLOCK;
         sb->idmap.mode = RT_IDMAP_SINGLE;
         sb->idmap.agent_uid = geteuid();
         sb->idmap.agent_gid = getegid();
-        sb->idmap.agent_drop_caps = geteuid() == 0;
+        sb->idmap.agent_drop_caps = false;
         if ((r = setup_dirs(spec, sb, err)) < 0 || (r = start_init(sb, err)) < 0)
                 goto fail;
         struct init_ready ready;

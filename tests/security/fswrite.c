@@ -61,7 +61,12 @@ int main(int argc, char **argv) {
         check("open_append", open_close(file, O_WRONLY | O_APPEND), EACCES, 0);
         check("create", open_close(in_dir("rtn-new"), O_WRONLY | O_CREAT | O_EXCL), EACCES, 0);
         check("rename_away", rename(file, in_dir("rtn-renamed")), EACCES, 0);
-        check("rename_over", rename("/workspace", file), EACCES, EXDEV);
+        /* a file of ours (the cwd is the writable workspace) moved over the system file */
+        int src = open("rtn-fswrite-src", O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+        if (src >= 0)
+                close(src);
+        check("rename_over", rename("rtn-fswrite-src", file), EACCES, EXDEV);
+        unlink("rtn-fswrite-src");
         check("link", link(file, in_dir("rtn-link")), EACCES, EPERM);
         check("symlink", symlink("/workspace", in_dir("rtn-symlink")), EACCES, 0);
         check("mkdir", mkdir(in_dir("rtn-dir"), 0755), EACCES, 0);
