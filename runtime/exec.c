@@ -420,6 +420,10 @@ int rt_cmd_exec(int argc, char **argv) {
                 return EXIT_RTN;
         }
         char warning[400];
+        /* No pid namespace in the Landlock-only mode: RLIMIT_NPROC (per uid, counting the
+         * caller's other processes too) is the only process limit there is. */
+        if (o.spec.isolation == INIT_ISOLATION_LANDLOCK && o.spec.limits.nproc == 0)
+                o.spec.limits.nproc = o.spec.pids_max;
         rt_memory_limit(&o.spec, warning, sizeof warning);
         if (warning[0])
                 fprintf(stderr, "rtn: warning: %s\n", warning);
