@@ -193,6 +193,7 @@ static void on_sigchld(int sfd) {
 int main(void) {
         /* Nobody inside may read our memory or /proc/1/exe, and nothing we start gains
          * privilege through execve. */
+        (void)prctl(PR_SET_NAME, "rtn-init"); /* not "memfd:rtn-init" */
         if (prctl(PR_SET_DUMPABLE, 0) < 0 || prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
                 _exit(125);
         sigset_t mask;

@@ -163,6 +163,17 @@ int rt_child_exec_init(const struct rt_plan *p, struct rtn_error *err) {
         } else if (fcntl(INIT_CTL_FD, F_SETFD, 0) < 0) {
                 return rtn_err(err, errno, "clear FD_CLOEXEC on control socket");
         }
+        /* rtn-init gets nothing of rtn's but the control socket: not rtn's stdio (for `rtn
+         * serve` that is the MCP transport; commands get theirs through spawn requests),
+         * and no fd that reached rtn without O_CLOEXEC. */
+        int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+        if (null < 0)
+                return rtn_err(err, errno, "open /dev/null");
+        for (int i = 0; i < 3; i++)
+                if (dup2(null, i) < 0)
+                        return rtn_err(err, errno, "dup2 /dev/null");
+        if (sys_close_range(INIT_CTL_FD + 1, ~0U, CLOSE_RANGE_CLOEXEC) < 0)
+                return rtn_err(err, errno, "close_range");
         char *argv[] = {"rtn-init", NULL};
         char *envp[] = {NULL};
         syscall(__NR_execveat, init_fd, "", argv, envp, AT_EMPTY_PATH);
