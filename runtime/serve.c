@@ -23,7 +23,7 @@
 #include "runtime/files.h"
 #include "runtime/serve.h"
 
-#define PROGRESS_USEC (5ULL * 1000 * 1000)
+#define PROGRESS_USEC (2ULL * 1000 * 1000)
 #define PYTHON_CODE_MAX (96 * 1024)
 
 struct run_ctx {
@@ -31,6 +31,7 @@ struct run_ctx {
         struct mcp_call *call;
         struct rt_cmd *cmd;
         struct rtn_loop_source *progress;
+        bool restarted; /* this command started a fresh sandbox after rtn-init died */
 };
 
 static void json_run_fields(struct rtn_json_buf *b, const struct rt_cmd *c) {
@@ -76,6 +77,8 @@ static void run_done(struct rt_cmd *c, void *ud) {
                 struct rtn_json_buf b = RTN_JSON_BUF_INIT(0);
                 rtn_json_obj_begin(&b);
                 json_run_fields(&b, c);
+                if (rc->restarted)
+                        rtn_json_kv_bool(&b, "sandbox_restarted", true);
                 rtn_json_obj_end(&b);
                 finish_json(rc->call, &b, false);
         }
@@ -117,6 +120,11 @@ static int start_run(struct serve *sv, struct mcp_call *call, struct rt_cmd_opts
                 return -ENOMEM;
         rc->sv = sv;
         rc->call = call;
+        if (rt_session_take_crash(sv->sess)) {
+                rc->restarted = true;
+                mcp_log(sv->srv, MCP_LOG_WARNING, "the sandbox's init had died; this command "
+                        "runs in a fresh sandbox on the same layers and uncommitted changes");
+        }
         int r = rt_session_run(sv->sess, o, run_done, rc, &rc->cmd, &err);
         if (r < 0) {
                 free(rc);
@@ -448,12 +456,12 @@ static int tool_job(struct serve *sv, struct mcp_call *call, const char *tool,
         }
         if (!strcmp(tool, "shell_job_status")) {
                 answer_job(call, j, -1);
-        } else if (!strcmp(tool, "shell_job_kill")) {
-                rt_cmd_kill(j->cmd);
-                answer_job(call, j, -1);
-        } else if (!strcmp(tool, "shell_job_wait")) {
-                int64_t t = 0;
-                (void)mcp_args_int(a, "timeout", &t);
+        } else if (!strcmp(tool, "shell_job_kill") || !strcmp(tool, "shell_job_wait")) {
+                int64_t t = 5; /* a kill answers once the job is gone (SIGKILL: at once) */
+                if (!strcmp(tool, "shell_job_kill"))
+                        rt_cmd_kill(j->cmd);
+                else
+                        (void)mcp_args_int(a, "timeout", &t);
                 if (j->cmd->done || t == 0) {
                         answer_job(call, j, !j->cmd->done);
                         return 0;
@@ -592,6 +600,10 @@ static void op_shutdown(void *ctx) {
         serve_drop_jobs(sv);
         rt_files_free(sv->files); /* pending file calls get their answers */
         sv->files = NULL;
+        if (rt_session_idmap(sv->sess)) {
+                sv->idmap = *rt_session_idmap(sv->sess);
+                sv->have_idmap = true;
+        }
         rt_session_free(sv->sess);
         sv->sess = NULL;
 }
@@ -702,7 +714,7 @@ int rt_cmd_serve(int argc, char **argv) {
         int r = parse_serve(argc, argv, &sv, &so, &err);
         if (r == 0)
                 r = store_open(so.data_dir, &sv.store, &err);
-        if (r == 0)
+        if (r == 0 && (r = rt_spec_check(&sv.scfg.spec, &err)) == 0)
                 r = rt_binds_check(&sv.scfg.spec, store_data_dir(sv.store), &err);
         if (r == 0)
                 r = store_session_new(sv.store, &sv.session_dir, &sv.session_lock, &err);
@@ -725,9 +737,10 @@ out:
                 char *slash = strrchr(sv.session_dir, '/');
                 if (slash) {
                         *slash = '\0';
-                        _cleanup_close_ int d = open(sv.session_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-                        if (d >= 0)
-                                (void)rt_rm_rf_at(d, slash + 1);
+                        struct rtn_error e2 = {0};
+                        if (rt_remove_tree(sv.have_idmap ? &sv.idmap : NULL, sv.session_dir,
+                                           slash + 1, &e2) < 0)
+                                fprintf(stderr, "rtn serve: %s\n", e2.msg);
                 }
         }
         rtn_safe_close(sv.session_lock);

@@ -38,6 +38,8 @@ struct serve {
         struct rt_files *files;        /* the sandbox's file server, made on first use */
         char **bind_strs;              /* strings of binds added by bind_host_dir */
         size_t nbind_strs;
+        struct rt_idmap idmap; /* the session's, kept to remove its dir at exit */
+        bool have_idmap;
 };
 
 /* Environment tools (serve_env.c). Each finishes the call. */
