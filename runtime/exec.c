@@ -70,29 +70,6 @@ static const char exec_usage[] =
         "  --timeout SECS        kill the sandbox after SECS seconds (exit 124)\n"
         "  -t, --tty             run under a new pty inside the sandbox\n";
 
-static int parse_bind(struct rt_spec *s, char *arg, struct rtn_error *err) {
-        if (s->nbinds >= RT_MAX_BINDS)
-                return rtn_errx(err, E2BIG, "at most %d --bind options", RT_MAX_BINDS);
-        struct rt_bind *b = &s->binds[s->nbinds];
-        char *dst = strchr(arg, ':');
-        if (!dst || dst == arg)
-                return rtn_errx(err, EINVAL, "--bind wants SRC:DST[:ro|rw], got %s", arg);
-        *dst++ = '\0';
-        char *mode = strchr(dst, ':');
-        b->rw = true;
-        if (mode) {
-                *mode++ = '\0';
-                if (!strcmp(mode, "ro"))
-                        b->rw = false;
-                else if (strcmp(mode, "rw") != 0)
-                        return rtn_errx(err, EINVAL, "--bind mode must be ro or rw, got %s", mode);
-        }
-        b->src = arg;
-        b->dst = dst;
-        s->nbinds++;
-        return 0;
-}
-
 static int parse_opts(int argc, char **argv, struct exec_opts *o, struct rtn_error *err) {
         static const struct option longopts[] = {
                 {"rootfs", required_argument, NULL, 'r'}, {"workspace", required_argument, NULL, 'w'},
@@ -108,7 +85,7 @@ static int parse_opts(int argc, char **argv, struct exec_opts *o, struct rtn_err
                 case 'r': o->spec.rootfs = optarg; break;
                 case 'w': o->spec.workspace = optarg; break;
                 case 'b':
-                        if ((r = parse_bind(&o->spec, optarg, err)) < 0)
+                        if ((r = rt_parse_bind(&o->spec, optarg, err)) < 0)
                                 return r;
                         break;
                 case 'c': o->cwd = optarg; break;

@@ -20,7 +20,7 @@ struct rt_plan {
         size_t nhost;
         int layer_fds[RT_MAX_LAYERS];   /* newest first */
         size_t nlayers;
-        int upper_fd;                   /* dir holding upper/ and work/, -1: tmpfs */
+        int upper_fd, work_fd;          /* upper_dir's upper/ and work/, -1: tmpfs */
         int workspace_fd;
         int workspace_tree;             /* idmapped detached mount (root only), or -1 */
         int bind_fds[RT_MAX_BINDS];

@@ -4,10 +4,8 @@
 
 #include "common/log.h"
 #include "runtime/cmd.h"
+#include "runtime/cmd_store.h"
 
-#ifndef RTN_VERSION
-#define RTN_VERSION "0.1.0"
-#endif
 
 static const char usage[] =
         "usage: rtn COMMAND [ARGS]\n"
@@ -16,7 +14,12 @@ static const char usage[] =
         "\n"
         "Commands:\n"
         "  exec [OPTIONS] -- CMD...   run one command in a fresh sandbox (rtn exec --help)\n"
+        "  serve [OPTIONS]            MCP server on stdio, one persistent sandbox (rtn serve --help)\n"
         "  probe [--json]             check what this kernel and host allow\n"
+        "  commit [-m MSG] --upper DIR  commit an upper directory to an environment\n"
+        "  log | rollback ID | diff | gc   history, move the tip, changes, garbage-collect\n"
+        "  export ID -o FILE.tar.zst | import FILE   move commit chains between stores\n"
+        "  store verify               recheck every layer and commit against its id\n"
         "  help                       this text\n"
         "  version                    print the version\n"
         "\n"
@@ -30,6 +33,15 @@ struct verb {
 static const struct verb verbs[] = {
         {"exec", rt_cmd_exec},
         {"probe", rt_cmd_probe},
+        {"serve", rt_cmd_serve},
+        {"commit", rt_cmd_commit},
+        {"log", rt_cmd_log},
+        {"rollback", rt_cmd_rollback},
+        {"diff", rt_cmd_diff},
+        {"gc", rt_cmd_gc},
+        {"export", rt_cmd_export},
+        {"import", rt_cmd_import},
+        {"store", rt_cmd_store},
 };
 
 int main(int argc, char **argv) {

@@ -157,16 +157,14 @@ static int mount_overlay(const struct rt_plan *p, const char *sub, const char *b
 }
 
 static int mount_root(const struct rt_plan *p, struct rtn_error *err) {
-        char upper[64], work[64], bottom[96], dst[64], fdp[32];
-        const char *ubase = STAGE, *wbase = STAGE "/work";
-        char ubuf[40], wbuf[40];
+        char upper[40], work[64], bottom[96], dst[64], fdp[32];
+        const char *wbase = STAGE "/work";
+        char wbuf[40];
+        snprintf(upper, sizeof upper, STAGE "/upper");
         if (p->upper_fd >= 0) {
-                snprintf(ubuf, sizeof ubuf, "%s", rt_fdpath(fdp, p->upper_fd));
-                snprintf(wbuf, sizeof wbuf, "%s/work", ubuf);
-                ubase = ubuf;
-                wbase = wbuf;
+                rt_fdpath(upper, p->upper_fd);
+                wbase = rt_fdpath(wbuf, p->work_fd);
         }
-        snprintf(upper, sizeof upper, "%s/upper", ubase);
         int r;
         /* Host base: one overlay per allowlisted dir, mounted before the root overlay (whose
          * upper contains theirs; mounting it first would make the kernel warn that the upper

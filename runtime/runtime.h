@@ -67,6 +67,8 @@ struct rt_sandbox {
 };
 
 void rt_spec_init(struct rt_spec *spec);
+/* Parses SRC:DST[:ro|rw] (arg is modified and must outlive spec) into a new bind. */
+int rt_parse_bind(struct rt_spec *spec, char *arg, struct rtn_error *err);
 /* Validates user-given parts of a spec (bind destinations, hostname). */
 int rt_spec_check(const struct rt_spec *spec, struct rtn_error *err);
 

@@ -76,8 +76,16 @@ static int plan_open(struct rt_plan *p, struct rtn_error *err) {
         for (; p->nlayers < s->nlayers; p->nlayers++)
                 if ((p->layer_fds[p->nlayers] = open_dir(s->layers[p->nlayers], "layer", err)) < 0)
                         return p->layer_fds[p->nlayers];
-        if (s->upper_dir && (p->upper_fd = open_dir(s->upper_dir, "upper dir", err)) < 0)
-                return p->upper_fd;
+        if (s->upper_dir) {
+                /* Opened one by one: root's sandbox may not search the session dir itself. */
+                char path[4096];
+                snprintf(path, sizeof path, "%s/upper", s->upper_dir);
+                if ((p->upper_fd = open_dir(path, "upper dir", err)) < 0)
+                        return p->upper_fd;
+                snprintf(path, sizeof path, "%s/work", s->upper_dir);
+                if ((p->work_fd = open_dir(path, "work dir", err)) < 0)
+                        return p->work_fd;
+        }
         if (s->workspace && p->workspace_tree < 0 &&
             (p->workspace_fd = open_dir(s->workspace, "workspace", err)) < 0)
                 return p->workspace_fd;
@@ -155,6 +163,19 @@ int rt_child_exec_init(const struct rt_plan *p, struct rtn_error *err) {
         char *envp[] = {NULL};
         syscall(__NR_execveat, init_fd, "", argv, envp, AT_EMPTY_PATH);
         return rtn_err(err, errno, "execute rtn-init");
+}
+
+/* Root's sandbox root is a subordinate uid, which has no rights on root's files: hand it the
+ * session's upper and work dirs (only their tops; it creates everything below itself). */
+static int chown_upper(const char *dir, const struct rt_idmap *m, struct rtn_error *err) {
+        _cleanup_close_ int d = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (d < 0)
+                return rtn_err(err, errno, "open upper dir %s", dir);
+        const char *names[] = {"upper", "work"};
+        for (size_t i = 0; i < 2; i++)
+                if (fchownat(d, names[i], m->sub_uid, m->sub_gid, AT_SYMLINK_NOFOLLOW) < 0)
+                        return rtn_err(err, errno, "chown %s/%s", dir, names[i]);
+        return 0;
 }
 
 static int recv_typed(struct rt_sandbox *sb, void *out, size_t len, uint32_t type,
@@ -255,7 +276,7 @@ static int start_child(struct rt_sandbox *sb, struct rt_plan *p, struct rtn_erro
 
 int rt_sandbox_start(const struct rt_spec *spec, struct rt_sandbox *ret, struct rtn_error *err) {
         struct rt_sandbox sb = {.pid = -1, .pidfd = -1, .ctl = -1};
-        struct rt_plan p = {.spec = spec, .idmap = &sb.idmap, .base_fd = -1, .upper_fd = -1,
+        struct rt_plan p = {.spec = spec, .idmap = &sb.idmap, .base_fd = -1, .upper_fd = -1, .work_fd = -1,
                             .workspace_fd = -1, .workspace_tree = -1, .init_fd = -1,
                             .ctl_fd = -1};
         for (size_t i = 0; i < RT_MAX_BINDS; i++)
@@ -265,6 +286,9 @@ int rt_sandbox_start(const struct rt_spec *spec, struct rt_sandbox *ret, struct 
                 return r;
         snprintf(sb.home, sizeof sb.home, "%s", sb.idmap.agent_uid == 0 ? "/root" : "/home/rtn");
         p.home = sb.home;
+        if (sb.idmap.mode == RT_IDMAP_ROOT && spec->upper_dir &&
+            (r = chown_upper(spec->upper_dir, &sb.idmap, err)) < 0)
+                return r;
         if (sb.idmap.mode == RT_IDMAP_ROOT && spec->workspace &&
             (p.workspace_tree = rt_idmapped_tree(spec->workspace, &sb.idmap, err)) < 0)
                 return p.workspace_tree;

@@ -131,3 +131,27 @@ int rt_env_set(struct rt_env *env, const char *kv, struct rtn_error *err) {
                 return rtn_errx(err, E2BIG, "environment too large");
         return 0;
 }
+
+int rt_parse_bind(struct rt_spec *s, char *arg, struct rtn_error *err) {
+        if (s->nbinds >= RT_MAX_BINDS)
+                return rtn_errx(err, E2BIG, "at most %d --bind options", RT_MAX_BINDS);
+        struct rt_bind *b = &s->binds[s->nbinds];
+        char *dst = strchr(arg, ':');
+        if (!dst || dst == arg)
+                return rtn_errx(err, EINVAL, "--bind wants SRC:DST[:ro|rw], got %s", arg);
+        *dst++ = '\0';
+        char *mode = strchr(dst, ':');
+        b->rw = true;
+        if (mode) {
+                *mode++ = '\0';
+                if (!strcmp(mode, "ro"))
+                        b->rw = false;
+                else if (strcmp(mode, "rw") != 0)
+                        return rtn_errx(err, EINVAL, "--bind mode must be ro or rw, got %s", mode);
+        }
+        b->src = arg;
+        b->dst = dst;
+        s->nbinds++;
+        return 0;
+}
+

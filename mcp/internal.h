@@ -1,0 +1,185 @@
+/* Internals shared by the files of mcp/: line framing and JSON-RPC validation (jsonrpc.c),
+ * method dispatch (protocol.c), the server state and output queue (server.c), the tool table
+ * and argument validation (tools.c, args.c). Nothing here is part of the public interface. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "common/json.h"
+#include "mcp/mcp.h"
+
+/* JSON-RPC 2.0 error codes (jsonrpc.org/specification section 5.1). */
+#define MCP_PARSE_ERROR -32700
+#define MCP_INVALID_REQUEST -32600
+#define MCP_METHOD_NOT_FOUND -32601
+#define MCP_INVALID_PARAMS -32602
+#define MCP_INTERNAL_ERROR -32603
+
+#define MCP_ID_MAX 256 /* bytes of a request id as JSON */
+#define MCP_METHOD_MAX 128 /* bytes of a method name */
+
+/* ---- framing (jsonrpc.c) --------------------------------------------------------------- */
+
+/* Called per complete line (CR stripped, no '\n'; blank lines are skipped), or with
+ * line NULL and len = its size for a line longer than max_line, which was discarded. */
+typedef void (*mcp_line_fn)(void *ud, const char *line, size_t len);
+
+struct mcp_framer {
+        char *buf;
+        size_t len, cap;
+        size_t max_line;
+        bool discarding; /* inside an over-long line: drop bytes up to the next '\n' */
+        size_t discarded; /* bytes of it dropped so far */
+};
+
+void mcp_framer_init(struct mcp_framer *f, size_t max_line);
+void mcp_framer_free(struct mcp_framer *f);
+/* Appends data and delivers every complete line. -ENOMEM only. */
+int mcp_framer_feed(struct mcp_framer *f, const char *data, size_t n, mcp_line_fn fn, void *ud);
+/* End of input: a final line without '\n' is delivered as a line too. */
+void mcp_framer_eof(struct mcp_framer *f, mcp_line_fn fn, void *ud);
+
+/* ---- messages (jsonrpc.c) -------------------------------------------------------------- */
+
+enum mcp_msg_kind { MCP_MSG_REQUEST, MCP_MSG_NOTIFICATION, MCP_MSG_RESPONSE };
+
+struct mcp_msg {
+        enum mcp_msg_kind kind;
+        const struct rtn_json_doc *doc;
+        int tok; /* the message object */
+        const char *id; /* raw JSON of the id; NULL for notifications and when unusable */
+        size_t id_len;
+        char method[MCP_METHOD_MAX];
+        int params; /* token of params, -1 when absent */
+};
+
+/* Validates token tok as a JSON-RPC 2.0 message. Returns 0, or a JSON-RPC error code with
+ * *why set; m->id is filled whenever the id itself was valid, so the error can carry it. */
+int mcp_msg_parse(const struct rtn_json_doc *d, int tok, struct mcp_msg *m, const char **why);
+
+/* Complete messages into b: {"jsonrpc":"2.0","id":ID,"error":{...}} (id NULL → null) and
+ * the opening of a result, {"jsonrpc":"2.0","id":ID,"result": (caller writes the value and
+ * the closing brace with rtn_json_obj_end). */
+void mcp_write_error(struct rtn_json_buf *b, const char *id, size_t id_len, int code,
+                     const char *msg);
+void mcp_write_result_open(struct rtn_json_buf *b, const char *id, size_t id_len);
+
+/* ---- protocol versions (protocol.c) ---------------------------------------------------- */
+
+enum mcp_version {
+        MCP_V2024_11_05,
+        MCP_V2025_03_26,
+        MCP_V2025_06_18,
+        MCP_V2025_11_25,
+        MCP_V_COUNT
+};
+extern const char *const mcp_versions[MCP_V_COUNT];
+
+/* ---- tools (tools.c, args.c) ----------------------------------------------------------- */
+
+enum mcp_arg_type { MCP_ARG_STRING, MCP_ARG_INT, MCP_ARG_BOOL, MCP_ARG_STRV, MCP_ARG_MAP };
+
+struct mcp_arg_spec {
+        const char *name;
+        enum mcp_arg_type type;
+        bool required;
+        int64_t min, max; /* INT: value range; STRING: max bytes; STRV/MAP: max items */
+        const char *const *enumv; /* STRING: allowed values, NULL-terminated, or NULL */
+        const char *description;
+};
+
+enum {
+        MCP_HINT_READ_ONLY = 1u << 0,
+        MCP_HINT_DESTRUCTIVE = 1u << 1,
+        MCP_HINT_IDEMPOTENT = 1u << 2,
+        MCP_HINT_OPEN_WORLD = 1u << 3,
+};
+
+struct mcp_tool {
+        const char *name, *title, *description;
+        const struct mcp_arg_spec *args;
+        size_t nargs;
+        const char *output_schema; /* JSON object */
+        unsigned hints; /* MCP_HINT_* */
+        unsigned requires; /* MCP_TOOLS_* that must be on for it to exist */
+};
+
+/* The tools that exist under flags, in table order: *ret_n of them. */
+const struct mcp_tool *mcp_tool_at(unsigned flags, size_t index);
+size_t mcp_tool_count(unsigned flags);
+const struct mcp_tool *mcp_tool_find(unsigned flags, const char *name);
+/* Writes the tool's entry of tools/list, shaped for protocol version v. */
+void mcp_tool_write(struct rtn_json_buf *b, const struct mcp_tool *t, enum mcp_version v);
+
+/* Checks the arguments object (token args of d, or -1 for none) against t's schema:
+ * 0, or -EINVAL with a precise message in why ("timeout: must be an integer in 1..86400"). */
+int mcp_args_validate(const struct mcp_tool *t, const struct rtn_json_doc *d, int args, char *why,
+                      size_t whylen);
+
+struct mcp_args {
+        char *json; /* owned copy of the arguments object ("{}" when absent) */
+        struct rtn_json_doc doc; /* tokens of json */
+};
+
+/* Copies the arguments object out of the request so it outlives the input buffer. */
+int mcp_args_new(const struct rtn_json_doc *d, int args, struct mcp_args **ret);
+void mcp_args_free(struct mcp_args *a);
+
+/* ---- server internals (server.c, protocol.c) ------------------------------------------- */
+
+struct mcp_batch;
+
+struct mcp_call {
+        struct mcp_server *server;
+        struct mcp_call *next;
+        const struct mcp_tool *tool;
+        struct mcp_args *args;
+        struct mcp_batch *batch; /* the batch the request came in, or NULL */
+        char id[MCP_ID_MAX + 1];
+        char *progress_token; /* raw JSON, or NULL */
+        double last_progress;
+        bool has_progress;
+        bool cancelled;
+        bool in_backend; /* inside ops->call: finish must not free yet */
+        bool finished;
+        void *data;
+};
+
+struct mcp_server {
+        struct mcp_config cfg;
+        struct rtn_loop *loop;
+        int in_fd, out_fd;
+        bool in_pollable, out_pollable, in_watched, in_paused, out_watched;
+        int in_kick; /* eventfd standing in for an unpollable input (a regular file) */
+        const struct mcp_backend_ops *ops;
+        void *ctx;
+        struct mcp_framer framer;
+        char *out; /* queued output */
+        size_t out_len, out_off, out_cap;
+        int version; /* enum mcp_version, -1 before initialize */
+        bool initialized_notified;
+        enum mcp_log_level log_level;
+        struct mcp_call *calls;
+        unsigned ncalls;
+        bool eof, shutting_down, backend_shut;
+        struct rtn_loop_source *flush_timer, *lost_timer;
+        int exit_code;
+        char client_name[64];
+};
+
+/* Handles one incoming line (protocol.c). */
+void mcp_dispatch_line(struct mcp_server *s, const char *line, size_t len);
+/* Queues one complete message (a '\n' is added). droppable messages (notifications) are
+ * dropped while the queue is over its limit. */
+void mcp_out_push(struct mcp_server *s, const char *msg, size_t len, bool droppable);
+/* A response to a request, routed to its batch or straight to the output. Takes text. */
+void mcp_reply(struct mcp_server *s, struct mcp_batch *batch, struct rtn_json_buf *text);
+void mcp_batch_unref(struct mcp_server *s, struct mcp_batch *batch);
+struct mcp_batch *mcp_batch_ref(struct mcp_batch *batch);
+/* The response to a finished tools/call (protocol.c). */
+void mcp_call_reply(struct mcp_call *c, const char *structured, const char *text, bool is_error);
+struct mcp_call *mcp_call_lookup(struct mcp_server *s, const char *id, size_t id_len);
+void mcp_call_release(struct mcp_call *c);
+/* enum mcp_log_level of a logging/setLevel name, or -EINVAL. */
+int mcp_log_level_parse(const char *name);

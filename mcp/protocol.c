@@ -1,0 +1,565 @@
+/* MCP method dispatch: one line → JSON → one message or a batch → a handler → a response.
+ * Decisions the spec leaves to us, recorded here and in docs/tools.md:
+ * - Before initialize only initialize, ping and server/discover are served (the spec allows
+ *   pings before initialization); anything else is -32600 "server not initialized".
+ * - Batches: JSON-RPC 2.0 has them, MCP 2025-03-26 required receiving them and 2025-06-18
+ *   removed them. They are served for 2024-11-05 and 2025-03-26 sessions (up to max_batch
+ *   entries, answered with one array once every call in it finished) and refused with -32600
+ *   before initialize and for 2025-06-18 and later.
+ * - Argument validation errors are -32602 up to 2025-06-18; 2025-11-25 (SEP-1303) asks for
+ *   them as tool results with isError, so the model can read and fix them.
+ * - server/discover (the 2026-07-28 stateless revision) is answered with the versions we
+ *   speak, all stateful, so a client falls back to initialize; the server carries on. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/cleanup.h"
+#include "common/log.h"
+#include "mcp/internal.h"
+
+const char *const mcp_versions[MCP_V_COUNT] = {"2024-11-05", "2025-03-26", "2025-06-18",
+                                               "2025-11-25"};
+
+#define DEFAULT_INSTRUCTIONS                                                                       \
+        "rtn gives you one persistent Linux sandbox: shell_run and the file tools share its "      \
+        "filesystem, background jobs (shell_job_*) share its loopback network. Nothing you "       \
+        "change "                                                                                  \
+        "survives unless you env_commit it; env_reset goes back to the last commit. The sandbox "  \
+        "has "                                                                                     \
+        "no network except loopback; pkg_install installs packages through a gate."
+
+/* A handler writes a result value into b and returns 0, returns ASYNC when the response
+ * comes later, or returns a JSON-RPC error code with the message in why. */
+#define ASYNC 1
+typedef int (*handler_fn)(struct mcp_server *s, const struct mcp_msg *m, struct mcp_batch *batch,
+                          struct rtn_json_buf *b, char *why, size_t wl);
+
+struct mcp_batch {
+        unsigned refs;
+        bool any;
+        struct rtn_json_buf arr;
+};
+
+struct mcp_batch *mcp_batch_ref(struct mcp_batch *batch) {
+        batch->refs++;
+        return batch;
+}
+
+void mcp_batch_unref(struct mcp_server *s, struct mcp_batch *batch) {
+        if (--batch->refs > 0)
+                return;
+        if (batch->any) { /* only notifications: nothing is returned (JSON-RPC 2.0 section 6) */
+                rtn_json_arr_end(&batch->arr);
+                if (batch->arr.err) {
+                        struct rtn_json_buf e = RTN_JSON_BUF_INIT(0);
+                        mcp_write_error(&e, NULL, 0, MCP_INTERNAL_ERROR,
+                                        "batch response exceeds the size limit");
+                        mcp_out_push(s, e.data, e.len, false);
+                        rtn_json_buf_free(&e);
+                } else
+                        mcp_out_push(s, batch->arr.data, batch->arr.len, false);
+        }
+        rtn_json_buf_free(&batch->arr);
+        free(batch);
+}
+
+void mcp_reply(struct mcp_server *s, struct mcp_batch *batch, struct rtn_json_buf *text) {
+        if (!text->err) {
+                if (batch) {
+                        rtn_json_raw(&batch->arr, text->data, text->len);
+                        batch->any = true;
+                } else
+                        mcp_out_push(s, text->data, text->len, false);
+        } else
+                log_error("mcp: dropping a response that could not be built (%s)",
+                          strerror(-text->err));
+        rtn_json_buf_free(text);
+}
+
+static void reply_error(struct mcp_server *s, struct mcp_batch *batch, const char *id,
+                        size_t id_len, int code, const char *msg) {
+        struct rtn_json_buf b = RTN_JSON_BUF_INIT(0);
+        mcp_write_error(&b, id, id_len, code, msg);
+        mcp_reply(s, batch, &b);
+}
+
+static int params_object(const struct mcp_msg *m, bool required, char *why, size_t wl) {
+        if (m->params < 0 && !required)
+                return 0;
+        if (m->params < 0 || rtn_json_kind(m->doc, m->params) != 'o') {
+                snprintf(why, wl, "Invalid params: %s takes a params object", m->method);
+                return MCP_INVALID_PARAMS;
+        }
+        return 0;
+}
+
+/* The value of params.<key>, or -ENOENT. */
+static int param(const struct mcp_msg *m, const char *key) {
+        return m->params < 0 ? -ENOENT : rtn_json_obj_get(m->doc, m->params, key);
+}
+
+static void write_capabilities(struct rtn_json_buf *b) {
+        rtn_json_key(b, "capabilities");
+        static const char caps[] = "{\"logging\":{},\"tools\":{\"listChanged\":false}}";
+        rtn_json_raw(b, caps, sizeof caps - 1);
+}
+
+static void write_server_info(struct mcp_server *s, struct rtn_json_buf *b, int version) {
+        rtn_json_key(b, "serverInfo");
+        rtn_json_obj_begin(b);
+        rtn_json_kv_str(b, "name", s->cfg.server_name);
+        if (version >= MCP_V2025_06_18)
+                rtn_json_kv_str(b, "title", "rtn sandbox");
+        rtn_json_kv_str(b, "version", s->cfg.server_version);
+        rtn_json_obj_end(b);
+        rtn_json_kv_str(b, "instructions",
+                        s->cfg.instructions ? s->cfg.instructions : DEFAULT_INSTRUCTIONS);
+}
+
+static int h_initialize(struct mcp_server *s, const struct mcp_msg *m, struct mcp_batch *batch,
+                        struct rtn_json_buf *b, char *why, size_t wl) {
+        if (s->version >= 0) {
+                snprintf(why, wl, "Invalid Request: already initialized");
+                return MCP_INVALID_REQUEST;
+        }
+        int r = params_object(m, true, why, wl);
+        if (r)
+                return r;
+        char want[32];
+        int t = param(m, "protocolVersion");
+        if (t < 0 || rtn_json_kind(m->doc, t) != 's') {
+                snprintf(why, wl, "Invalid params: protocolVersion must be a string");
+                return MCP_INVALID_PARAMS;
+        }
+        /* Negotiation (lifecycle spec): the client's version if we speak it, else our latest,
+         * and the client decides whether it can live with that. */
+        int v = MCP_V_COUNT - 1;
+        if (rtn_json_unescape(m->doc, t, want, sizeof want) >= 0)
+                for (int i = 0; i < MCP_V_COUNT; i++)
+                        if (!strcmp(want, mcp_versions[i]))
+                                v = i;
+        int ci = param(m, "clientInfo");
+        int cn = ci >= 0 ? rtn_json_obj_get(m->doc, ci, "name") : -1;
+        if (cn < 0 || rtn_json_unescape(m->doc, cn, s->client_name, sizeof s->client_name) < 0)
+                snprintf(s->client_name, sizeof s->client_name, "unknown");
+        s->version = v;
+        rtn_json_obj_begin(b);
+        rtn_json_kv_str(b, "protocolVersion", mcp_versions[v]);
+        write_capabilities(b);
+        write_server_info(s, b, v);
+        rtn_json_obj_end(b);
+        log_info("mcp: client %s, protocol %s", s->client_name, mcp_versions[v]);
+        return 0;
+}
+
+static int h_discover(struct mcp_server *s, const struct mcp_msg *m, struct mcp_batch *batch,
+                      struct rtn_json_buf *b, char *why, size_t wl) {
+        rtn_json_obj_begin(b);
+        rtn_json_key(b, "supportedVersions");
+        rtn_json_arr_begin(b);
+        for (int i = MCP_V_COUNT - 1; i >= 0; i--)
+                rtn_json_str(b, mcp_versions[i]);
+        rtn_json_arr_end(b);
+        write_capabilities(b);
+        write_server_info(s, b, MCP_V_COUNT - 1);
+        rtn_json_obj_end(b);
+        return 0;
+}
+
+static int h_ping(struct mcp_server *s, const struct mcp_msg *m, struct mcp_batch *batch,
+                  struct rtn_json_buf *b, char *why, size_t wl) {
+        rtn_json_raw(b, "{}", 2);
+        return 0;
+}
+
+static int h_set_level(struct mcp_server *s, const struct mcp_msg *m, struct mcp_batch *batch,
+                       struct rtn_json_buf *b, char *why, size_t wl) {
+        int r = params_object(m, true, why, wl);
+        if (r)
+                return r;
+        char name[16];
+        int t = param(m, "level");
+        int lvl = t >= 0 && rtn_json_unescape(m->doc, t, name, sizeof name) >= 0
+                          ? mcp_log_level_parse(name)
+                          : -EINVAL;
+        if (lvl < 0) {
+                snprintf(why, wl,
+                         "Invalid params: level must be one of debug, info, notice, warning, "
+                         "error, critical, alert, emergency");
+                return MCP_INVALID_PARAMS;
+        }
+        s->log_level = (enum mcp_log_level)lvl;
+        rtn_json_raw(b, "{}", 2);
+        return 0;
+}
+
+/* Cursors are "rtn:<offset>": opaque to clients, checked strictly here. */
+static int parse_cursor(const struct mcp_msg *m, size_t count, size_t *ret) {
+        int t = param(m, "cursor");
+        if (t < 0 || rtn_json_is_null(m->doc, t)) {
+                *ret = 0;
+                return 0;
+        }
+        char c[32], *end;
+        if (rtn_json_unescape(m->doc, t, c, sizeof c) < 0 || strncmp(c, "rtn:", 4) || c[4] < '1' ||
+            c[4] > '9')
+                return -EINVAL;
+        errno = 0;
+        unsigned long long off = strtoull(c + 4, &end, 10);
+        if (errno || *end || off >= count)
+                return -EINVAL;
+        *ret = (size_t)off;
+        return 0;
+}
+
+static int h_tools_list(struct mcp_server *s, const struct mcp_msg *m, struct mcp_batch *batch,
+                        struct rtn_json_buf *b, char *why, size_t wl) {
+        int r = params_object(m, false, why, wl);
+        if (r)
+                return r;
+        size_t count = mcp_tool_count(s->cfg.tool_flags), off;
+        if (parse_cursor(m, count, &off) < 0) {
+                snprintf(why, wl, "Invalid params: invalid cursor");
+                return MCP_INVALID_PARAMS;
+        }
+        size_t page = s->cfg.page_size ? s->cfg.page_size : count;
+        size_t end = off + page < count ? off + page : count;
+        rtn_json_obj_begin(b);
+        rtn_json_key(b, "tools");
+        rtn_json_arr_begin(b);
+        for (size_t i = off; i < end; i++)
+                mcp_tool_write(b, mcp_tool_at(s->cfg.tool_flags, i), (enum mcp_version)s->version);
+        rtn_json_arr_end(b);
+        if (end < count) {
+                char c[32];
+                snprintf(c, sizeof c, "rtn:%zu", end);
+                rtn_json_kv_str(b, "nextCursor", c);
+        }
+        rtn_json_obj_end(b);
+        return 0;
+}
+
+/* A tool-level failure: a result with isError, so the model reads it (not a protocol error). */
+static void write_tool_error(struct rtn_json_buf *b, const char *text) {
+        rtn_json_obj_begin(b);
+        rtn_json_key(b, "content");
+        rtn_json_arr_begin(b);
+        rtn_json_obj_begin(b);
+        rtn_json_kv_str(b, "type", "text");
+        rtn_json_kv_str(b, "text", text);
+        rtn_json_obj_end(b);
+        rtn_json_arr_end(b);
+        rtn_json_kv_bool(b, "isError", true);
+        rtn_json_obj_end(b);
+}
+
+static int progress_token(const struct mcp_msg *m, char **ret, char *why, size_t wl) {
+        int meta = param(m, "_meta");
+        if (meta < 0)
+                return 0;
+        int t = rtn_json_obj_get(m->doc, meta, "progressToken");
+        if (t == -EINVAL) {
+                snprintf(why, wl, "Invalid params: _meta must be an object");
+                return MCP_INVALID_PARAMS;
+        }
+        if (t < 0)
+                return 0;
+        char k = rtn_json_kind(m->doc, t);
+        const char *raw;
+        size_t n;
+        rtn_json_span(m->doc, t, &raw, &n);
+        if ((k != 's' && k != 'd') || n > MCP_ID_MAX) {
+                snprintf(why, wl,
+                         "Invalid params: _meta.progressToken must be a string or a number");
+                return MCP_INVALID_PARAMS;
+        }
+        *ret = strndup(raw, n);
+        return *ret ? 0 : MCP_INTERNAL_ERROR;
+}
+
+/* Checks the call's name and arguments: 0, a JSON-RPC error code (< 0), or 1 for bad
+ * arguments to be reported as a tool error; the message is in why. */
+static int call_check(struct mcp_server *s, const struct mcp_msg *m, const struct mcp_tool **ret,
+                      int *ret_args, char *why, size_t wl) {
+        int r = params_object(m, true, why, wl);
+        if (r)
+                return r;
+        char name[64];
+        int t = param(m, "name");
+        if (t < 0 || rtn_json_kind(m->doc, t) != 's') {
+                snprintf(why, wl, "Invalid params: name must be a string");
+                return MCP_INVALID_PARAMS;
+        }
+        const struct mcp_tool *tool = NULL;
+        if (rtn_json_unescape(m->doc, t, name, sizeof name) >= 0)
+                tool = mcp_tool_find(s->cfg.tool_flags, name);
+        if (!tool) {
+                snprintf(why, wl, "Invalid params: unknown tool");
+                return MCP_INVALID_PARAMS;
+        }
+        int args = param(m, "arguments");
+        char msg[512];
+        if (args >= 0 && rtn_json_is_null(m->doc, args))
+                args = -1;
+        if (mcp_args_validate(tool, m->doc, args, msg, sizeof msg) < 0) {
+                bool as_result = s->version >= MCP_V2025_11_25;
+                snprintf(why, wl, "%sinvalid arguments for %s: %s",
+                         as_result ? "" : "Invalid params: ", tool->name, msg);
+                return as_result ? 1 : MCP_INVALID_PARAMS;
+        }
+        *ret = tool;
+        *ret_args = args;
+        return 0;
+}
+
+static int start_call(struct mcp_server *s, const struct mcp_msg *m, struct mcp_batch *batch,
+                      const struct mcp_tool *tool, int args, char *why, size_t wl) {
+        struct mcp_call *c = calloc(1, sizeof *c);
+        if (!c)
+                return MCP_INTERNAL_ERROR;
+        *c = (struct mcp_call){.server = s, .tool = tool};
+        memcpy(c->id, m->id, m->id_len);
+        int r = progress_token(m, &c->progress_token, why, wl);
+        if (r == 0 && mcp_args_new(m->doc, args, &c->args) < 0)
+                r = MCP_INTERNAL_ERROR;
+        if (r) {
+                free(c->progress_token);
+                free(c);
+                if (r == MCP_INTERNAL_ERROR)
+                        snprintf(why, wl, "Internal error: out of memory");
+                return r;
+        }
+        c->batch = batch ? mcp_batch_ref(batch) : NULL;
+        c->next = s->calls;
+        s->calls = c;
+        s->ncalls++;
+        c->in_backend = true;
+        r = s->ops->call(s->ctx, c, tool->name, c->args);
+        c->in_backend = false;
+        if (r < 0 && !c->finished)
+                mcp_call_finish_error(c, "%s failed: %s", tool->name, strerror(-r));
+        else if (c->finished)
+                mcp_call_release(c);
+        return ASYNC;
+}
+
+static int h_tools_call(struct mcp_server *s, const struct mcp_msg *m, struct mcp_batch *batch,
+                        struct rtn_json_buf *b, char *why, size_t wl) {
+        const struct mcp_tool *tool = NULL;
+        int args = -1;
+        int r = call_check(s, m, &tool, &args, why, wl);
+        if (r < 0)
+                return r;
+        if (r > 0) {
+                write_tool_error(b, why);
+                return 0;
+        }
+        if (mcp_call_lookup(s, m->id, m->id_len)) {
+                snprintf(why, wl, "Invalid Request: request id %.*s is already in use",
+                         (int)m->id_len, m->id);
+                return MCP_INVALID_REQUEST;
+        }
+        if (s->ncalls >= s->cfg.limits.max_calls) {
+                snprintf(why, wl,
+                         "too many tool calls in flight (limit %u); wait for one to finish",
+                         s->cfg.limits.max_calls);
+                write_tool_error(b, why);
+                return 0;
+        }
+        return start_call(s, m, batch, tool, args, why, wl);
+}
+
+void mcp_call_reply(struct mcp_call *c, const char *structured, const char *text, bool is_error) {
+        struct mcp_server *s = c->server;
+        struct rtn_json_buf b = RTN_JSON_BUF_INIT(s->cfg.limits.max_message);
+        struct rtn_json_doc d;
+        size_t id_len = strlen(c->id);
+        if (structured) {
+                if (rtn_json_parse(structured, strlen(structured), 1u << 22, 128, &d, NULL) < 0 ||
+                    rtn_json_kind(&d, 0) != 'o') {
+                        log_error("mcp: %s returned a result that is not a JSON object",
+                                  c->tool->name);
+                        reply_error(s, c->batch, c->id, id_len, MCP_INTERNAL_ERROR,
+                                    "Internal error: the tool produced an invalid result");
+                        return;
+                }
+                rtn_json_doc_free(&d);
+        }
+        mcp_write_result_open(&b, c->id, id_len);
+        rtn_json_obj_begin(&b);
+        rtn_json_key(&b, "content");
+        rtn_json_arr_begin(&b);
+        rtn_json_obj_begin(&b);
+        rtn_json_kv_str(&b, "type", "text");
+        rtn_json_kv_str(&b, "text", text);
+        rtn_json_obj_end(&b);
+        rtn_json_arr_end(&b);
+        if (structured && s->version >= MCP_V2025_06_18) /* structuredContent: 2025-06-18 */
+                rtn_json_kv_raw(&b, "structuredContent", structured, strlen(structured));
+        rtn_json_kv_bool(&b, "isError", is_error);
+        rtn_json_obj_end(&b);
+        rtn_json_obj_end(&b);
+        if (b.err == -ENOBUFS) {
+                char msg[160];
+                snprintf(msg, sizeof msg, "the result of %s exceeds the %zu-byte message limit",
+                         c->tool->name, s->cfg.limits.max_message);
+                rtn_json_buf_reset(&b);
+                mcp_write_result_open(&b, c->id, id_len);
+                write_tool_error(&b, msg);
+                rtn_json_obj_end(&b);
+        }
+        mcp_reply(s, c->batch, &b);
+}
+
+static const struct {
+        const char *name;
+        handler_fn fn;
+        bool before_init;
+} methods[] = {
+        {"initialize", h_initialize, true},    {"ping", h_ping, true},
+        {"server/discover", h_discover, true}, {"tools/list", h_tools_list, false},
+        {"tools/call", h_tools_call, false},   {"logging/setLevel", h_set_level, false},
+};
+
+static void handle_request(struct mcp_server *s, const struct mcp_msg *m, struct mcp_batch *batch) {
+        char why[768] = "";
+        int code = MCP_METHOD_NOT_FOUND;
+        struct rtn_json_buf b = RTN_JSON_BUF_INIT(s->cfg.limits.max_message);
+        mcp_write_result_open(&b, m->id, m->id_len);
+        for (size_t i = 0; i < ARRAY_SIZE(methods); i++) {
+                if (strcmp(m->method, methods[i].name))
+                        continue;
+                if (s->version < 0 && !methods[i].before_init) {
+                        code = MCP_INVALID_REQUEST;
+                        snprintf(why, sizeof why,
+                                 "Invalid Request: server not initialized (send initialize first)");
+                } else
+                        code = methods[i].fn(s, m, batch, &b, why, sizeof why);
+                break;
+        }
+        if (code == MCP_METHOD_NOT_FOUND && !why[0])
+                snprintf(why, sizeof why, "Method not found: %s", m->method);
+        if (code == 0) {
+                rtn_json_obj_end(&b);
+                if (b.err) {
+                        code = MCP_INTERNAL_ERROR;
+                        snprintf(why, sizeof why, "Internal error: response too large");
+                }
+        }
+        if (code == 0)
+                mcp_reply(s, batch, &b);
+        else {
+                rtn_json_buf_free(&b);
+                if (code != ASYNC)
+                        reply_error(s, batch, m->id, m->id_len, code, why);
+        }
+}
+
+static void handle_notification(struct mcp_server *s, const struct mcp_msg *m) {
+        if (!strcmp(m->method, "notifications/initialized")) {
+                s->initialized_notified = true;
+                return;
+        }
+        if (strcmp(m->method, "notifications/cancelled"))
+                return; /* unknown notifications are ignored, as JSON-RPC asks */
+        int t = param(m, "requestId");
+        char k = rtn_json_kind(m->doc, t);
+        if (t < 0 || (k != 's' && k != 'd'))
+                return;
+        const char *raw;
+        size_t n;
+        rtn_json_span(m->doc, t, &raw, &n);
+        struct mcp_call *c = mcp_call_lookup(s, raw, n);
+        if (!c || c->cancelled || c->finished)
+                return; /* unknown or already answered: the spec says ignore */
+        c->cancelled = true;
+        if (s->ops->cancel)
+                s->ops->cancel(s->ctx, c);
+}
+
+static void handle_message(struct mcp_server *s, const struct rtn_json_doc *d, int tok,
+                           struct mcp_batch *batch) {
+        struct mcp_msg m;
+        const char *why = NULL;
+        int code = mcp_msg_parse(d, tok, &m, &why);
+        if (code) {
+                char msg[256];
+                snprintf(msg, sizeof msg, "Invalid Request: %s", why);
+                reply_error(s, batch, m.id, m.id_len, code, msg);
+                return;
+        }
+        switch (m.kind) {
+        case MCP_MSG_RESPONSE:
+                log_debug("mcp: ignoring a response to a request we never sent");
+                break;
+        case MCP_MSG_NOTIFICATION:
+                handle_notification(s, &m);
+                break;
+        case MCP_MSG_REQUEST:
+                if (batch && !strcmp(m.method, "initialize"))
+                        reply_error(s, batch, m.id, m.id_len, MCP_INVALID_REQUEST,
+                                    "Invalid Request: initialize must not be part of a batch");
+                else
+                        handle_request(s, &m, batch);
+                break;
+        }
+}
+
+static void handle_batch(struct mcp_server *s, const struct rtn_json_doc *d) {
+        const char *refuse = NULL;
+        char msg[160];
+        if (s->version < 0 || s->version >= MCP_V2025_06_18) {
+                snprintf(msg, sizeof msg, "Invalid Request: batches are not supported %s%s",
+                         s->version < 0 ? "before initialize" : "in protocol ",
+                         s->version < 0 ? "" : mcp_versions[s->version]);
+                refuse = msg;
+        } else if (d->toks[0].size == 0)
+                refuse = "Invalid Request: empty batch";
+        else if ((unsigned)d->toks[0].size > s->cfg.limits.max_batch) {
+                snprintf(msg, sizeof msg, "Invalid Request: batch of more than %u messages",
+                         s->cfg.limits.max_batch);
+                refuse = msg;
+        }
+        if (refuse) {
+                reply_error(s, NULL, NULL, 0, MCP_INVALID_REQUEST, refuse);
+                return;
+        }
+        struct mcp_batch *batch = calloc(1, sizeof *batch);
+        if (!batch) {
+                reply_error(s, NULL, NULL, 0, MCP_INTERNAL_ERROR, "Internal error: out of memory");
+                return;
+        }
+        batch->refs = 1;
+        batch->arr = (struct rtn_json_buf)RTN_JSON_BUF_INIT(s->cfg.limits.max_message);
+        rtn_json_arr_begin(&batch->arr);
+        for (int k = 0, j = 1; k < d->toks[0].size; k++, j = rtn_json_next(d, j))
+                handle_message(s, d, j, batch);
+        mcp_batch_unref(s, batch);
+}
+
+void mcp_dispatch_line(struct mcp_server *s, const char *line, size_t len) {
+        struct rtn_json_doc d;
+        const char *why = NULL;
+        int r = rtn_json_parse(line, len, s->cfg.limits.max_tokens, s->cfg.limits.max_depth, &d,
+                               &why);
+        if (r < 0) {
+                char msg[160];
+                int code = MCP_PARSE_ERROR;
+                if (r == -E2BIG || r == -ELOOP) {
+                        code = MCP_INVALID_REQUEST;
+                        snprintf(msg, sizeof msg, "Invalid Request: message has more than %u %s",
+                                 r == -E2BIG ? s->cfg.limits.max_tokens : s->cfg.limits.max_depth,
+                                 r == -E2BIG ? "JSON tokens" : "levels of nesting");
+                } else
+                        snprintf(msg, sizeof msg, "Parse error: %s", why ? why : strerror(-r));
+                reply_error(s, NULL, NULL, 0, code, msg);
+                return;
+        }
+        if (rtn_json_kind(&d, 0) == 'a')
+                handle_batch(s, &d);
+        else
+                handle_message(s, &d, 0, NULL);
+        rtn_json_doc_free(&d);
+}

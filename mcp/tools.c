@@ -1,0 +1,435 @@
+/* The tool table: every tool of `rtn serve` with its title, description, input arguments,
+ * output schema and annotations. The input schema sent in tools/list and the validation in
+ * args.c are both generated from the same struct mcp_arg_spec rows, so what the client is
+ * told and what the server enforces cannot drift apart. Output schemas are JSON text; a unit
+ * test parses every one. Names and arguments are the interface (design.md): keep them stable.
+ * Tools whose `requires` flags are off (http_* without --http-tools) do not exist at all:
+ * they are neither listed nor callable. */
+#include <string.h>
+
+#include "mcp/internal.h"
+
+#define ARGS(a) a, (sizeof(a) / sizeof((a)[0]))
+#define NOARGS NULL, 0
+#define KIB 1024
+#define MIB (1024 * 1024)
+
+/* Hint sets. destructiveHint is about the sandbox the tool acts on: rtn keeps the host safe
+ * either way, but a command can still delete the agent's own uncommitted work. */
+#define H_READ (MCP_HINT_READ_ONLY | MCP_HINT_IDEMPOTENT)
+#define H_RUN MCP_HINT_DESTRUCTIVE
+
+static const char *const bind_modes[] = {"ro", "rw", NULL};
+static const char *const encodings[] = {"text", "base64", NULL};
+
+/* Shared argument rows. */
+#define A_COMMAND                                                                                  \
+        {                                                                                          \
+                "command", MCP_ARG_STRING, true, 1, 128 * KIB, NULL,                               \
+                        "Shell command, run as `/bin/sh -c COMMAND` inside the sandbox."           \
+        }
+#define A_CWD                                                                                      \
+        {                                                                                          \
+                "cwd", MCP_ARG_STRING, false, 1, 4096, NULL,                                       \
+                        "Working directory inside the sandbox (default /workspace)."               \
+        }
+#define A_TIMEOUT                                                                                  \
+        {                                                                                          \
+                "timeout", MCP_ARG_INT, false, 1, 86400, NULL,                                     \
+                        "Seconds before the command is killed (default: the server's --timeout)."  \
+        }
+#define A_ENV                                                                                      \
+        { "env", MCP_ARG_MAP, false, 0, 256, NULL, "Extra environment variables, name to value." }
+#define A_STDIN                                                                                    \
+        {                                                                                          \
+                "stdin", MCP_ARG_STRING, false, 0, 1 * MIB, NULL,                                  \
+                        "Text fed to the command's standard input (default: empty)."               \
+        }
+#define A_JOB_ID                                                                                   \
+        { "job_id", MCP_ARG_STRING, true, 1, 64, NULL, "Job id returned by shell_job_start." }
+#define A_PATH(req, what)                                                                          \
+        { "path", MCP_ARG_STRING, req, 1, 4096, NULL, what }
+
+static const struct mcp_arg_spec shell_run_args[] = {A_COMMAND, A_CWD, A_TIMEOUT, A_ENV, A_STDIN};
+static const struct mcp_arg_spec job_start_args[] = {A_COMMAND, A_CWD, A_ENV, A_TIMEOUT};
+static const struct mcp_arg_spec job_id_args[] = {A_JOB_ID};
+static const struct mcp_arg_spec job_wait_args[] = {
+        A_JOB_ID,
+        {"timeout", MCP_ARG_INT, true, 0, 3600, NULL,
+         "Seconds to wait for the job to end; 0 only looks."},
+};
+static const struct mcp_arg_spec job_output_args[] = {
+        A_JOB_ID,
+        {"offset", MCP_ARG_INT, false, 0, INT64_MAX, NULL,
+         "Byte offset in the job's output to read from (next_offset of the previous read)."},
+        {"tail", MCP_ARG_INT, false, 1, 1 * MIB, NULL,
+         "Return only the last TAIL bytes of the output kept."},
+};
+static const struct mcp_arg_spec commit_args[] = {
+        {"message", MCP_ARG_STRING, true, 1, 4096, NULL, "Commit message."},
+};
+static const struct mcp_arg_spec rollback_args[] = {
+        {"commit_id", MCP_ARG_STRING, true, 1, 128, NULL,
+         "Commit to make the environment's tip (a full id or a unique prefix)."},
+};
+static const struct mcp_arg_spec pkg_install_args[] = {
+        {"packages", MCP_ARG_STRV, true, 1, 64, NULL,
+         "Package names (no options: a name starting with '-' is refused)."},
+        {"timeout", MCP_ARG_INT, false, 1, 86400, NULL, "Seconds before the install is stopped."},
+};
+static const struct mcp_arg_spec pkg_query_args[] = {
+        {"args", MCP_ARG_STRV, true, 1, 32, NULL,
+         "A read-only query: apt-cache policy|show|search|depends ARGS or dpkg -l|-L|-S ARGS, "
+         "e.g. [\"apt-cache\", \"policy\", \"jq\"]."},
+};
+static const struct mcp_arg_spec bind_args[] = {
+        {"host_path", MCP_ARG_STRING, true, 1, 4096, NULL,
+         "Host directory to bind: a non-hidden directory under your home, or one the user named "
+         "with --bind. No symlinks on the way."},
+        {"mount_point", MCP_ARG_STRING, true, 1, 4096, NULL,
+         "Where it appears inside: under /workspace or /mnt."},
+        {"mode", MCP_ARG_STRING, true, 2, 2, bind_modes, "\"ro\" read-only or \"rw\" read-write."},
+};
+static const struct mcp_arg_spec file_read_args[] = {
+        A_PATH(true, "File to read, inside the sandbox."),
+        {"offset", MCP_ARG_INT, false, 1, INT32_MAX, NULL, "First line to return, 1-based."},
+        {"limit", MCP_ARG_INT, false, 1, 100000, NULL, "Number of lines to return (default 2000)."},
+        {"encoding", MCP_ARG_STRING, false, 4, 6, encodings,
+         "\"text\" (default; binary files are refused) or \"base64\" for the raw bytes."},
+};
+static const struct mcp_arg_spec file_write_args[] = {
+        A_PATH(true, "File to write, inside the sandbox."),
+        {"content", MCP_ARG_STRING, true, 0, 4 * MIB, NULL, "The whole new content."},
+        {"create_only", MCP_ARG_BOOL, false, 0, 0, NULL, "Fail if the file exists."},
+        {"mode", MCP_ARG_STRING, false, 3, 4, NULL,
+         "Octal permission bits for a new file, e.g. \"0644\" (an existing file keeps its mode)."},
+};
+static const struct mcp_arg_spec file_edit_args[] = {
+        A_PATH(true, "File to edit, inside the sandbox."),
+        {"old_string", MCP_ARG_STRING, true, 1, 4 * MIB, NULL,
+         "Exact text to replace; must occur exactly once unless replace_all."},
+        {"new_string", MCP_ARG_STRING, true, 0, 4 * MIB, NULL, "Replacement text."},
+        {"replace_all", MCP_ARG_BOOL, false, 0, 0, NULL, "Replace every occurrence."},
+};
+static const struct mcp_arg_spec file_list_args[] = {
+        A_PATH(true, "Directory to list, inside the sandbox."),
+        {"depth", MCP_ARG_INT, false, 0, 32, NULL,
+         "Levels to descend (default 1; 0 = the entry itself)."},
+        {"glob", MCP_ARG_STRING, false, 1, 1024, NULL,
+         "Only names matching this fnmatch(3) pattern."},
+};
+static const struct mcp_arg_spec file_search_args[] = {
+        {"pattern", MCP_ARG_STRING, true, 1, 4096, NULL, "POSIX extended regular expression."},
+        A_PATH(false, "Directory or file to search (default /workspace)."),
+        {"glob", MCP_ARG_STRING, false, 1, 1024, NULL,
+         "Only files whose name matches this pattern."},
+        {"max_matches", MCP_ARG_INT, false, 1, 10000, NULL,
+         "Stop after this many matches (default 200)."},
+};
+static const struct mcp_arg_spec python_args[] = {
+        {"code", MCP_ARG_STRING, true, 1, 1 * MIB, NULL,
+         "Python 3 source, run with the sandbox's python3."},
+        A_TIMEOUT,
+        A_STDIN,
+};
+#define A_URL                                                                                      \
+        {                                                                                          \
+                "url", MCP_ARG_STRING, true, 1, 8192, NULL,                                        \
+                        "http:// or https:// URL; private, loopback and link-local addresses are " \
+                        "refused."                                                                 \
+        }
+#define A_HEADERS                                                                                  \
+        { "headers", MCP_ARG_MAP, false, 0, 64, NULL, "Request headers, name to value." }
+#define A_MAXB                                                                                     \
+        {                                                                                          \
+                "max_bytes", MCP_ARG_INT, false, 1, 16 * MIB, NULL,                                \
+                        "Response bytes kept (default 1 MiB); the rest is cut and reported."       \
+        }
+#define A_HTIMEOUT                                                                                 \
+        {                                                                                          \
+                "timeout", MCP_ARG_INT, false, 1, 300, NULL,                                       \
+                        "Seconds for the whole request (default 30)."                              \
+        }
+static const struct mcp_arg_spec http_get_args[] = {A_URL, A_HEADERS, A_HTIMEOUT, A_MAXB};
+static const struct mcp_arg_spec http_post_args[] = {
+        A_URL,     {"body", MCP_ARG_STRING, true, 0, 4 * MIB, NULL, "Request body."},
+        A_HEADERS, A_HTIMEOUT,
+        A_MAXB,
+};
+
+/* clang-format off */
+/* ---- output schemas -------------------------------------------------------------------- */
+
+#define O(props, req) "{\"type\":\"object\",\"properties\":{" props "},\"required\":[" req "]}"
+#define P_STR(n) "\"" n "\":{\"type\":\"string\"}"
+#define P_STRN(n) "\"" n "\":{\"type\":[\"string\",\"null\"]}"
+#define P_INT(n) "\"" n "\":{\"type\":\"integer\"}"
+#define P_INTN(n) "\"" n "\":{\"type\":[\"integer\",\"null\"]}"
+#define P_BOOL(n) "\"" n "\":{\"type\":\"boolean\"}"
+#define P_STRS(n) "\"" n "\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}}"
+#define P_OBJ(n) "\"" n "\":{\"type\":\"object\"}"
+#define P_ARR(n, item) "\"" n "\":{\"type\":\"array\",\"items\":" item "}"
+
+#define RUN_PROPS P_INTN("exit_code") "," P_INTN("signal") "," P_STR("stdout") "," P_STR("stderr") \
+        "," P_BOOL("stdout_truncated") "," P_BOOL("stderr_truncated") "," P_BOOL("timed_out") \
+        "," P_INT("duration_ms")
+#define RUN_REQ "\"exit_code\",\"signal\",\"stdout\",\"stderr\",\"stdout_truncated\"," \
+        "\"stderr_truncated\",\"timed_out\",\"duration_ms\""
+#define JOB_PROPS P_STR("job_id") "," P_STR("command") "," \
+        "\"state\":{\"type\":\"string\",\"enum\":[\"running\",\"exited\",\"killed\",\"timed_out\"]}," \
+        P_INTN("exit_code") "," P_INTN("signal") "," P_INT("duration_ms") "," P_INT("output_bytes")
+#define JOB_REQ "\"job_id\",\"state\""
+
+static const char out_run[] = O(RUN_PROPS, RUN_REQ);
+static const char out_shell_list[] = O(P_STRS("executables") "," P_BOOL("truncated"), "\"executables\"");
+static const char out_job_start[] = O(P_STR("job_id"), "\"job_id\"");
+static const char out_job[] = O(JOB_PROPS, JOB_REQ);
+static const char out_job_wait[] = O(JOB_PROPS "," P_BOOL("timed_out_waiting"), JOB_REQ);
+static const char out_job_output[] =
+        O(P_STR("job_id") "," P_STR("output") "," P_INT("offset") "," P_INT("next_offset") "," P_INT(
+                  "dropped_bytes") "," P_BOOL("truncated") "," P_STR("state"),
+          "\"job_id\",\"output\",\"offset\",\"next_offset\"");
+static const char out_job_list[] = O(P_ARR("jobs", O(JOB_PROPS, JOB_REQ)), "\"jobs\"");
+static const char out_env_status[] =
+        O(P_STR("env") "," P_STR("base") "," P_STRN("tip") "," P_STRS("layers") "," P_INT(
+                  "upper_bytes") "," P_STRS("dirty_files") "," P_BOOL("dirty_truncated") "," P_INT("running_jobs")
+                  "," P_OBJ("isolation"),
+          "\"env\",\"base\",\"tip\",\"layers\",\"running_jobs\",\"isolation\"");
+static const char out_drop[] = O(P_STRN("tip") "," P_INT("discarded_bytes") "," P_INT("killed_jobs"), "\"tip\"");
+static const char out_commit[] =
+        O(P_STR("commit_id") "," P_STR("layer_id") "," P_STRN("parent") "," P_STR("message"),
+          "\"commit_id\",\"layer_id\",\"parent\"");
+#define COMMIT_ITEM O(P_STR("commit_id") "," P_STRN("parent") "," P_STR("message") "," P_STR("time"), \
+        "\"commit_id\",\"parent\",\"message\",\"time\"")
+static const char out_snapshots[] = O(P_STR("env") "," P_STRN("tip") "," P_ARR("commits", COMMIT_ITEM),
+                                      "\"env\",\"tip\",\"commits\"");
+static const char out_rollback[] = O(P_STR("commit_id") "," P_STRN("previous"), "\"commit_id\",\"previous\"");
+static const char out_gc[] = O(P_INT("removed_layers") "," P_INT("removed_commits") "," P_INT("freed_bytes"),
+                               "\"removed_layers\",\"removed_commits\",\"freed_bytes\"");
+static const char out_diff[] = O(P_STRS("added") "," P_STRS("modified") "," P_STRS("deleted") "," P_BOOL(
+                                         "truncated"),
+                                 "\"added\",\"modified\",\"deleted\"");
+static const char out_pkg_install[] = O(P_STRS("packages") "," RUN_PROPS, "\"packages\"," RUN_REQ);
+static const char out_bind[] = O(P_STR("host_path") "," P_STR("mount_point") "," P_STR("mode"),
+                                 "\"host_path\",\"mount_point\",\"mode\"");
+static const char out_file_read[] =
+        O(P_STR("path") "," P_STR("content") "," P_STR("encoding") "," P_INT("start_line") "," P_INT(
+                  "lines_returned") "," P_INT("total_lines") "," P_INT("size") "," P_BOOL("truncated"),
+          "\"path\",\"content\",\"encoding\",\"truncated\"");
+static const char out_file_write[] = O(P_STR("path") "," P_INT("bytes_written") "," P_BOOL("created"),
+                                       "\"path\",\"bytes_written\",\"created\"");
+static const char out_file_edit[] = O(P_STR("path") "," P_INT("replacements"), "\"path\",\"replacements\"");
+#define ENTRY O(P_STR("path") ",\"type\":{\"type\":\"string\",\"enum\":[\"file\",\"dir\",\"symlink\"," \
+        "\"other\"]}," P_INT("size"), "\"path\",\"type\"")
+static const char out_file_list[] = O(P_STR("path") "," P_ARR("entries", ENTRY) "," P_BOOL("truncated"),
+                                      "\"path\",\"entries\",\"truncated\"");
+#define MATCH O(P_STR("path") "," P_INT("line") "," P_STR("text"), "\"path\",\"line\",\"text\"")
+static const char out_file_search[] = O(P_ARR("matches", MATCH) "," P_BOOL("truncated"), "\"matches\",\"truncated\"");
+static const char out_http[] =
+        O(P_STR("url") "," P_INT("status") ",\"headers\":{\"type\":\"object\",\"additionalProperties\":"
+                                           "{\"type\":\"string\"}}," P_STR("body") "," P_STR(
+                                                   "body_encoding") "," P_BOOL("truncated") "," P_INT("duration_ms"),
+          "\"url\",\"status\",\"headers\",\"body\",\"body_encoding\",\"truncated\"");
+
+/* clang-format on */
+
+/* ---- the table ------------------------------------------------------------------------- */
+
+static const struct mcp_tool tools[] = {
+        {"shell_run", "Run a shell command",
+         "Run a command with /bin/sh -c inside the persistent sandbox and wait for it. stdout and "
+         "stderr are returned separately, capped, and say when they were cut. Files changed are "
+         "kept for later calls but discarded on reset unless committed.",
+         ARGS(shell_run_args), out_run, H_RUN, 0},
+        {"shell_list", "List commands", "List the executables on PATH inside the sandbox.", NOARGS,
+         out_shell_list, H_READ, 0},
+        {"env_status", "Environment status",
+         "Show the sandbox environment: base, layer stack, tip commit, size of uncommitted changes "
+         "and the dirty files, running jobs, and which isolation layers are active.",
+         NOARGS, out_env_status, H_READ, 0},
+        {"env_reset", "Reset the sandbox",
+         "Kill every process in the sandbox and drop all uncommitted changes, back to the tip "
+         "commit.",
+         NOARGS, out_drop, MCP_HINT_DESTRUCTIVE | MCP_HINT_IDEMPOTENT, 0},
+        {"env_discard", "Discard uncommitted changes",
+         "Drop the uncommitted file changes (the overlay's upper layer); jobs are stopped first.",
+         NOARGS, out_drop, MCP_HINT_DESTRUCTIVE | MCP_HINT_IDEMPOTENT, 0},
+        {"env_commit", "Commit the sandbox",
+         "Save the uncommitted changes as a new commit (a content-addressed layer) that survives "
+         "server restarts. Refused while commands run.",
+         ARGS(commit_args), out_commit, 0, 0},
+        {"env_snapshot_list", "List commits", "List the environment's commits, newest first.",
+         NOARGS, out_snapshots, H_READ, 0},
+        {"env_rollback", "Roll back to a commit",
+         "Make an earlier commit the tip and restart the sandbox on it; uncommitted changes are "
+         "dropped.",
+         ARGS(rollback_args), out_rollback, MCP_HINT_DESTRUCTIVE | MCP_HINT_IDEMPOTENT, 0},
+        {"env_gc", "Collect garbage", "Delete layers and commits no environment tip reaches.",
+         NOARGS, out_gc, MCP_HINT_DESTRUCTIVE | MCP_HINT_IDEMPOTENT, 0},
+        {"env_diff", "Show uncommitted changes",
+         "List files added, modified and deleted since the tip commit.", NOARGS, out_diff, H_READ,
+         0},
+        {"pkg_install", "Install packages",
+         "Install distribution packages into the sandbox with its package manager, through rtn's "
+         "network gate (package mirrors only). Kept only if committed.",
+         ARGS(pkg_install_args), out_pkg_install, MCP_HINT_IDEMPOTENT | MCP_HINT_OPEN_WORLD, 0},
+        {"pkg_query", "Query packages",
+         "Read-only package queries: apt-cache policy/show/search/depends, dpkg -l/-L/-S.",
+         ARGS(pkg_query_args), out_run, H_READ, 0},
+        {"shell_job_start", "Start a background job",
+         "Start a command in the background (a server, a long build) and return its job id at "
+         "once. "
+         "Its output is kept in a bounded log.",
+         ARGS(job_start_args), out_job_start, H_RUN, 0},
+        {"shell_job_status", "Job status", "State, exit code and output size of a job.",
+         ARGS(job_id_args), out_job, H_READ, 0},
+        {"shell_job_wait", "Wait for a job", "Wait up to timeout seconds for a job to end.",
+         ARGS(job_wait_args), out_job_wait, H_READ, 0},
+        {"shell_job_output", "Job output",
+         "Read a job's combined output from offset (or its last tail bytes).",
+         ARGS(job_output_args), out_job_output, H_READ, 0},
+        {"shell_job_kill", "Kill a job", "Kill a job and everything it started.", ARGS(job_id_args),
+         out_job, MCP_HINT_DESTRUCTIVE | MCP_HINT_IDEMPOTENT, 0},
+        {"shell_job_list", "List jobs", "List the session's jobs, running and finished.", NOARGS,
+         out_job_list, H_READ, 0},
+        {"bind_host_dir", "Bind a host directory",
+         "Make a host directory (a user data directory) appear inside the running sandbox, "
+         "read-only "
+         "or read-write. Hidden and system directories are refused.",
+         ARGS(bind_args), out_bind, 0, 0},
+        {"file_read", "Read a file",
+         "Read a text file inside the sandbox as numbered lines, or its bytes as base64.",
+         ARGS(file_read_args), out_file_read, H_READ, 0},
+        {"file_write", "Write a file", "Create or overwrite a file inside the sandbox.",
+         ARGS(file_write_args), out_file_write, MCP_HINT_DESTRUCTIVE | MCP_HINT_IDEMPOTENT, 0},
+        {"file_edit", "Edit a file",
+         "Replace an exact string in a file inside the sandbox; it must match once unless "
+         "replace_all.",
+         ARGS(file_edit_args), out_file_edit, MCP_HINT_DESTRUCTIVE, 0},
+        {"file_list", "List a directory",
+         "List a directory inside the sandbox, optionally recursively.", ARGS(file_list_args),
+         out_file_list, H_READ, 0},
+        {"file_search", "Search files",
+         "Search file contents inside the sandbox with a regular expression.",
+         ARGS(file_search_args), out_file_search, H_READ, 0},
+        {"python_exec", "Run Python", "Run Python 3 code inside the sandbox; shell_run's result.",
+         ARGS(python_args), out_run, H_RUN, 0},
+        {"http_get", "HTTP GET",
+         "Fetch a public URL from the host side. Private, loopback, link-local and metadata "
+         "addresses are refused, on every redirect too.",
+         ARGS(http_get_args), out_http, H_READ | MCP_HINT_OPEN_WORLD, MCP_TOOLS_HTTP},
+        {"http_post", "HTTP POST",
+         "POST to a public URL from the host side, with http_get's address filter.",
+         ARGS(http_post_args), out_http, MCP_HINT_DESTRUCTIVE | MCP_HINT_OPEN_WORLD,
+         MCP_TOOLS_HTTP},
+};
+
+static bool enabled(const struct mcp_tool *t, unsigned flags) {
+        return (t->requires & flags) == t->requires;
+}
+
+size_t mcp_tool_count(unsigned flags) {
+        size_t n = 0;
+        for (size_t i = 0; i < sizeof tools / sizeof tools[0]; i++)
+                n += enabled(&tools[i], flags);
+        return n;
+}
+
+const struct mcp_tool *mcp_tool_at(unsigned flags, size_t index) {
+        for (size_t i = 0; i < sizeof tools / sizeof tools[0]; i++)
+                if (enabled(&tools[i], flags) && index-- == 0)
+                        return &tools[i];
+        return NULL;
+}
+
+const struct mcp_tool *mcp_tool_find(unsigned flags, const char *name) {
+        for (size_t i = 0; i < sizeof tools / sizeof tools[0]; i++)
+                if (enabled(&tools[i], flags) && !strcmp(tools[i].name, name))
+                        return &tools[i];
+        return NULL;
+}
+
+static void write_arg_schema(struct rtn_json_buf *b, const struct mcp_arg_spec *a) {
+        static const char *const type_names[] = {[MCP_ARG_STRING] = "string",
+                                                 [MCP_ARG_INT] = "integer",
+                                                 [MCP_ARG_BOOL] = "boolean",
+                                                 [MCP_ARG_STRV] = "array",
+                                                 [MCP_ARG_MAP] = "object"};
+        rtn_json_key(b, a->name);
+        rtn_json_obj_begin(b);
+        rtn_json_kv_str(b, "type", type_names[a->type]);
+        rtn_json_kv_str(b, "description", a->description);
+        switch (a->type) {
+        case MCP_ARG_STRING:
+                if (a->enumv) {
+                        rtn_json_key(b, "enum");
+                        rtn_json_arr_begin(b);
+                        for (const char *const *e = a->enumv; *e; e++)
+                                rtn_json_str(b, *e);
+                        rtn_json_arr_end(b);
+                } else {
+                        rtn_json_kv_int(b, "minLength", a->min);
+                        rtn_json_kv_int(b, "maxLength", a->max);
+                }
+                break;
+        case MCP_ARG_INT:
+                rtn_json_kv_int(b, "minimum", a->min);
+                rtn_json_kv_int(b, "maximum", a->max);
+                break;
+        case MCP_ARG_BOOL:
+                break;
+        case MCP_ARG_STRV:
+                rtn_json_kv_raw(b, "items", "{\"type\":\"string\"}", 17);
+                rtn_json_kv_int(b, "minItems", a->min);
+                rtn_json_kv_int(b, "maxItems", a->max);
+                break;
+        case MCP_ARG_MAP:
+                rtn_json_kv_raw(b, "additionalProperties", "{\"type\":\"string\"}", 17);
+                rtn_json_kv_int(b, "maxProperties", a->max);
+                break;
+        }
+        rtn_json_obj_end(b);
+}
+
+static void write_input_schema(struct rtn_json_buf *b, const struct mcp_tool *t) {
+        rtn_json_obj_begin(b);
+        rtn_json_kv_str(b, "type", "object");
+        rtn_json_key(b, "properties");
+        rtn_json_obj_begin(b);
+        for (size_t i = 0; i < t->nargs; i++)
+                write_arg_schema(b, &t->args[i]);
+        rtn_json_obj_end(b);
+        rtn_json_key(b, "required");
+        rtn_json_arr_begin(b);
+        for (size_t i = 0; i < t->nargs; i++)
+                if (t->args[i].required)
+                        rtn_json_str(b, t->args[i].name);
+        rtn_json_arr_end(b);
+        rtn_json_kv_bool(b, "additionalProperties", false);
+        rtn_json_obj_end(b);
+}
+
+/* title and outputSchema arrived in 2025-06-18, annotations in 2025-03-26; older clients get
+ * the fields they know. */
+void mcp_tool_write(struct rtn_json_buf *b, const struct mcp_tool *t, enum mcp_version v) {
+        rtn_json_obj_begin(b);
+        rtn_json_kv_str(b, "name", t->name);
+        if (v >= MCP_V2025_06_18)
+                rtn_json_kv_str(b, "title", t->title);
+        rtn_json_kv_str(b, "description", t->description);
+        rtn_json_key(b, "inputSchema");
+        write_input_schema(b, t);
+        if (v >= MCP_V2025_06_18)
+                rtn_json_kv_raw(b, "outputSchema", t->output_schema, strlen(t->output_schema));
+        if (v >= MCP_V2025_03_26) {
+                rtn_json_key(b, "annotations");
+                rtn_json_obj_begin(b);
+                rtn_json_kv_str(b, "title", t->title);
+                rtn_json_kv_bool(b, "readOnlyHint", t->hints & MCP_HINT_READ_ONLY);
+                rtn_json_kv_bool(b, "destructiveHint", t->hints & MCP_HINT_DESTRUCTIVE);
+                rtn_json_kv_bool(b, "idempotentHint", t->hints & MCP_HINT_IDEMPOTENT);
+                rtn_json_kv_bool(b, "openWorldHint", t->hints & MCP_HINT_OPEN_WORLD);
+                rtn_json_obj_end(b);
+        }
+        rtn_json_obj_end(b);
+}

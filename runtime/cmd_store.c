@@ -1,0 +1,226 @@
+/* CLI front ends of the store (see cmd_store.h): option parsing and printing only; every
+ * decision is the store library's. */
+#include "runtime/cmd_store.h"
+
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "store/store.h"
+
+struct opts {
+        const char *data_dir, *env, *msg, *upper, *out;
+        unsigned long long max_bytes;
+        int positional; /* index of the first operand in argv */
+};
+
+enum { OPT_DATA_DIR = 256, OPT_ENV, OPT_UPPER, OPT_MAX_BYTES };
+
+static int usage(const char *verb, const char *text) {
+        fprintf(stderr, "rtn: usage: rtn %s [--data-dir DIR] [--env NAME] %s\n", verb, text);
+        return 1;
+}
+
+/* Parses the common options plus -m/--upper/-o/--max-bytes where the verb allows them
+ * (shorts lists which). Returns -1 after printing an error. */
+static int parse(int argc, char **argv, const char *shorts, struct opts *o) {
+        static const struct option longs[] = {
+                { "data-dir", required_argument, NULL, OPT_DATA_DIR },
+                { "env", required_argument, NULL, OPT_ENV },
+                { "message", required_argument, NULL, 'm' },
+                { "upper", required_argument, NULL, OPT_UPPER },
+                { "output", required_argument, NULL, 'o' },
+                { "max-bytes", required_argument, NULL, OPT_MAX_BYTES },
+                { "help", no_argument, NULL, 'h' },
+                { 0 },
+        };
+        *o = (struct opts){ .env = STORE_DEFAULT_ENV };
+        optind = 0; /* glibc: reinitialise, each verb parses afresh */
+        opterr = 1;
+        int c;
+        while ((c = getopt_long(argc, argv, shorts, longs, NULL)) != -1) {
+                switch (c) {
+                case OPT_DATA_DIR: o->data_dir = optarg; break;
+                case OPT_ENV: o->env = optarg; break;
+                case 'm': o->msg = optarg; break;
+                case OPT_UPPER: o->upper = optarg; break;
+                case 'o': o->out = optarg; break;
+                case OPT_MAX_BYTES: o->max_bytes = strtoull(optarg, NULL, 10); break;
+                default: return -1;
+                }
+        }
+        o->positional = optind;
+        return 0;
+}
+
+/* 1 for what the user can fix, 125 for what rtn failed at. */
+static int fail(const struct rtn_error *err) {
+        fprintf(stderr, "rtn: %s\n", err->msg);
+        switch (err->code) {
+        case EINVAL: case ENOENT: case ENOTUNIQ: case EEXIST: case EPERM: case EFBIG:
+        case EBADMSG: case EXDEV: case ENOTDIR: case EMSGSIZE: case EUCLEAN: case EACCES:
+                return 1;
+        default:
+                return 125;
+        }
+}
+
+static int open_store(const struct opts *o, struct store **s, struct rtn_error *err) {
+        if (store_env_valid(o->env) < 0) {
+                rtn_errx(err, EINVAL, "invalid environment name '%s'", o->env);
+                return -1;
+        }
+        return store_open(o->data_dir, s, err) < 0 ? -1 : 0;
+}
+
+int rt_cmd_commit(int argc, char **argv) {
+        struct opts o;
+        struct rtn_error err = { 0 };
+        struct store *s;
+        if (parse(argc, argv, "m:", &o) < 0 || o.positional != argc || !o.upper)
+                return usage("commit", "[-m MSG] --upper DIR");
+        if (open_store(&o, &s, &err) < 0)
+                return fail(&err);
+        char id[STORE_ID_SIZE];
+        int r = store_commit(s, o.env, o.upper, o.msg ? o.msg : "", id, &err);
+        store_close(s);
+        if (r < 0)
+                return fail(&err);
+        if (r == 1)
+                printf("nothing to commit%s%s\n", id[0] ? ", tip " : "", id);
+        else
+                printf("%s\n", id);
+        return 0;
+}
+
+static int print_commit(const struct store_commit_info *c, void *userdata) {
+        char when[32];
+        time_t t = (time_t)c->time;
+        struct tm tm;
+        strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&t, &tm));
+        size_t first = strcspn(c->message, "\n");
+        printf("%s %s %.*s\n", c->id, when, (int)first, c->message);
+        return 0;
+}
+
+int rt_cmd_log(int argc, char **argv) {
+        struct opts o;
+        struct rtn_error err = { 0 };
+        struct store *s;
+        if (parse(argc, argv, "", &o) < 0 || o.positional != argc)
+                return usage("log", "");
+        if (open_store(&o, &s, &err) < 0)
+                return fail(&err);
+        int r = store_log(s, o.env, print_commit, NULL, &err);
+        store_close(s);
+        return r < 0 ? fail(&err) : 0;
+}
+
+int rt_cmd_rollback(int argc, char **argv) {
+        struct opts o;
+        struct rtn_error err = { 0 };
+        struct store *s;
+        if (parse(argc, argv, "", &o) < 0 || o.positional != argc - 1)
+                return usage("rollback", "ID");
+        if (open_store(&o, &s, &err) < 0)
+                return fail(&err);
+        char id[STORE_ID_SIZE];
+        int r = store_rollback(s, o.env, argv[o.positional], id, &err);
+        store_close(s);
+        if (r < 0)
+                return fail(&err);
+        printf("%s\n", id);
+        return 0;
+}
+
+static int print_change(enum store_change what, const char *path, void *userdata) {
+        printf("%c /%s\n", (char)what, path);
+        return 0;
+}
+
+int rt_cmd_diff(int argc, char **argv) {
+        struct opts o;
+        struct rtn_error err = { 0 };
+        struct store *s;
+        if (parse(argc, argv, "", &o) < 0 || o.positional != argc || !o.upper)
+                return usage("diff", "--upper DIR");
+        if (open_store(&o, &s, &err) < 0)
+                return fail(&err);
+        int r = store_diff(s, o.env, o.upper, print_change, NULL, &err);
+        store_close(s);
+        return r < 0 ? fail(&err) : 0;
+}
+
+int rt_cmd_gc(int argc, char **argv) {
+        struct opts o;
+        struct rtn_error err = { 0 };
+        struct store *s;
+        if (parse(argc, argv, "", &o) < 0 || o.positional != argc)
+                return usage("gc", "");
+        if (open_store(&o, &s, &err) < 0)
+                return fail(&err);
+        struct store_gc_stats st;
+        int r = store_gc(s, &st, &err);
+        store_close(s);
+        if (r < 0)
+                return fail(&err);
+        printf("removed %zu commits, %zu layers, %zu leftovers\n", st.commits, st.layers,
+               st.leftovers);
+        return 0;
+}
+
+int rt_cmd_export(int argc, char **argv) {
+        struct opts o;
+        struct rtn_error err = { 0 };
+        struct store *s;
+        if (parse(argc, argv, "o:", &o) < 0 || o.positional < argc - 1 || !o.out)
+                return usage("export", "[ID] -o FILE.tar.zst");
+        if (open_store(&o, &s, &err) < 0)
+                return fail(&err);
+        const char *id = o.positional < argc ? argv[o.positional] : NULL;
+        int r = store_export(s, o.env, id, o.out, &err);
+        store_close(s);
+        return r < 0 ? fail(&err) : 0;
+}
+
+int rt_cmd_import(int argc, char **argv) {
+        struct opts o;
+        struct rtn_error err = { 0 };
+        struct store *s;
+        if (parse(argc, argv, "", &o) < 0 || o.positional != argc - 1)
+                return usage("import", "[--max-bytes N] FILE.tar.zst");
+        if (open_store(&o, &s, &err) < 0)
+                return fail(&err);
+        char tip[STORE_ID_SIZE];
+        int r = store_import(s, o.env, argv[o.positional], o.max_bytes, tip, &err);
+        store_close(s);
+        if (r < 0)
+                return fail(&err);
+        printf("%s\n", tip);
+        return 0;
+}
+
+int rt_cmd_store(int argc, char **argv) {
+        struct opts o;
+        struct rtn_error err = { 0 };
+        struct store *s;
+        if (parse(argc, argv, "", &o) < 0 || o.positional != argc - 1 ||
+            strcmp(argv[o.positional], "verify"))
+                return usage("store", "verify");
+        if (open_store(&o, &s, &err) < 0)
+                return fail(&err);
+        struct store_verify_stats st = { 0 };
+        int r = store_verify(s, &st, &err);
+        store_close(s);
+        if (r < 0 && r != -EUCLEAN)
+                return fail(&err);
+        if (r == -EUCLEAN) {
+                fprintf(stderr, "rtn: store verify: %zu problems; first: %s\n", st.bad, err.msg);
+                return 1;
+        }
+        printf("ok: %zu layers, %zu commits, %zu environments\n", st.layers, st.commits,
+               st.envs);
+        return 0;
+}

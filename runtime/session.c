@@ -1,0 +1,602 @@
+/* Persistent sandbox sessions: see session.h. Commands are matched to control-socket events
+ * by id. A command is done when it has exited and both output pipes reached EOF, or 100 ms
+ * after it exited if a background process it left behind still holds a pipe: that pipe is
+ * then drained and discarded (bounded) so the process does not die of SIGPIPE. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/cleanup.h"
+#include "common/io.h"
+#include "common/log.h"
+#include "common/loop.h"
+#include "init/policy.h"
+#include "runtime/session.h"
+
+#define GRACE_MS 100
+#define MAX_LINGER 64
+#define DEFAULT_TIMEOUT_MS (10ULL * 60 * 1000)
+#define DEFAULT_MAX_OUTPUT (1u << 20)
+
+struct linger {
+        int fd;
+        struct rt_session *s;
+};
+
+struct rt_session {
+        struct rtn_loop *loop;
+        struct rt_session_config cfg;
+        char *dir, *upper;
+        char **layers;
+        size_t nlayers;
+        struct rt_sandbox sb;
+        bool alive;
+        uint64_t next_id;
+        struct rt_cmd *cmds;
+        unsigned nlinger;
+};
+
+static void session_lost(struct rt_session *s);
+
+uint64_t rt_now_ms(void) {
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+int rt_rm_rf_at(int dirfd, const char *name) {
+        _cleanup_close_ int fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0)
+                return errno == ENOTDIR || errno == ELOOP ? (unlinkat(dirfd, name, 0) < 0 ? -errno : 0)
+                                                          : -errno;
+        DIR *d = fdopendir(fcntl(fd, F_DUPFD_CLOEXEC, 3));
+        if (!d)
+                return -errno;
+        struct dirent *de;
+        int r = 0;
+        /* The overlay workdir's "work" is mode 000: make dirs searchable as we go. */
+        (void)fchmod(fd, 0700);
+        while ((de = readdir(d))) {
+                if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+                        continue;
+                int q = rt_rm_rf_at(fd, de->d_name);
+                if (q < 0 && r == 0)
+                        r = q;
+        }
+        closedir(d);
+        if (unlinkat(dirfd, name, AT_REMOVEDIR) < 0 && r == 0)
+                r = -errno;
+        return r;
+}
+
+/* Empties (and recreates) dir/upper and dir/work. */
+static int reset_upper(struct rt_session *s, struct rtn_error *err) {
+        _cleanup_close_ int d = open(s->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (d < 0)
+                return rtn_err(err, errno, "open session dir %s", s->dir);
+        const char *names[] = {"upper", "work"};
+        for (size_t i = 0; i < 2; i++) {
+                int r = rt_rm_rf_at(d, names[i]);
+                if (r < 0 && r != -ENOENT)
+                        return rtn_err(err, r, "remove %s/%s", s->dir, names[i]);
+                if (mkdirat(d, names[i], 0755) < 0)
+                        return rtn_err(err, errno, "create %s/%s", s->dir, names[i]);
+        }
+        return 0;
+}
+
+static int ensure_dir(const char *path, struct rtn_error *err) {
+        if (mkdir(path, 0700) < 0 && errno != EEXIST)
+                return rtn_err(err, errno, "create %s", path);
+        return 0;
+}
+
+int rt_session_new(struct rtn_loop *loop, const struct rt_session_config *cfg,
+                   struct rt_session **ret, struct rtn_error *err) {
+        struct rt_session *s = calloc(1, sizeof *s);
+        if (!s)
+                return rtn_err(err, ENOMEM, "session");
+        s->loop = loop;
+        s->cfg = *cfg;
+        s->sb.pidfd = s->sb.ctl = -1;
+        s->next_id = 1;
+        if (!s->cfg.default_timeout_ms)
+                s->cfg.default_timeout_ms = DEFAULT_TIMEOUT_MS;
+        if (!s->cfg.max_output)
+                s->cfg.max_output = DEFAULT_MAX_OUTPUT;
+        int r = -ENOMEM;
+        if (!(s->dir = strdup(cfg->session_dir)) ||
+            asprintf(&s->upper, "%s/upper", s->dir) < 0) {
+                s->upper = NULL;
+                rtn_err(err, ENOMEM, "session");
+                goto fail;
+        }
+        s->cfg.session_dir = s->dir;
+        if ((r = ensure_dir(s->dir, err)) < 0 || (r = reset_upper(s, err)) < 0)
+                goto fail;
+        *ret = s;
+        return 0;
+fail:
+        free(s->dir);
+        free(s->upper);
+        free(s);
+        return r;
+}
+
+const char *rt_session_upper(const struct rt_session *s) {
+        return s->upper;
+}
+
+const struct rt_sandbox *rt_session_sandbox(const struct rt_session *s) {
+        return &s->sb;
+}
+
+bool rt_session_alive(const struct rt_session *s) {
+        return s->alive;
+}
+
+unsigned rt_session_running(const struct rt_session *s) {
+        unsigned n = 0;
+        for (const struct rt_cmd *c = s->cmds; c; c = c->next)
+                n += !c->done;
+        return n;
+}
+
+int rt_session_set_layers(struct rt_session *s, char *const *layers, size_t n) {
+        char **v = calloc(n + 1, sizeof *v);
+        if (!v)
+                return -ENOMEM;
+        for (size_t i = 0; i < n; i++)
+                if (!(v[i] = strdup(layers[i]))) {
+                        for (size_t k = 0; k < i; k++)
+                                free(v[k]);
+                        free(v);
+                        return -ENOMEM;
+                }
+        for (size_t i = 0; i < s->nlayers; i++)
+                free(s->layers[i]);
+        free(s->layers);
+        s->layers = v;
+        s->nlayers = n;
+        return 0;
+}
+
+/* ---- output ------------------------------------------------------------------------- */
+
+static void outbuf_add(struct rt_outbuf *b, const char *p, size_t n) {
+        b->total += n;
+        if (!b->data && b->max && !(b->data = malloc(b->max)))
+                return;
+        if (!b->keep_tail) {
+                size_t room = b->max - b->len;
+                size_t k = n < room ? n : room;
+                memcpy(b->data + b->len, p, k);
+                b->len += k;
+                return;
+        }
+        if (n >= b->max) {
+                memcpy(b->data, p + n - b->max, b->max);
+                b->len = b->max;
+                return;
+        }
+        if (b->len + n > b->max) {
+                size_t drop = b->len + n - b->max;
+                memmove(b->data, b->data + drop, b->len - drop);
+                b->len -= drop;
+        }
+        memcpy(b->data + b->len, p, n);
+        b->len += n;
+}
+
+static void cmd_check_done(struct rt_cmd *c);
+
+static void close_stream(struct rt_session *s, struct rt_stream *st) {
+        if (st->fd >= 0) {
+                rtn_loop_del_fd(s->loop, st->fd);
+                st->fd = rtn_safe_close(st->fd);
+        }
+        st->eof = true;
+}
+
+static void on_linger(struct rtn_loop *l, int fd, uint32_t ev, void *ud) {
+        struct linger *lg = ud;
+        char buf[65536];
+        ssize_t n = read(fd, buf, sizeof buf);
+        if (n > 0 || (n < 0 && (errno == EAGAIN || errno == EINTR)))
+                return;
+        rtn_loop_del_fd(l, fd);
+        close(fd);
+        lg->s->nlinger--;
+        free(lg);
+}
+
+/* A background process still holds the pipe: keep draining it, up to MAX_LINGER pipes. */
+static void linger_stream(struct rt_session *s, struct rt_stream *st) {
+        struct linger *lg;
+        if (st->fd < 0)
+                return;
+        rtn_loop_del_fd(s->loop, st->fd);
+        if (s->nlinger < MAX_LINGER && (lg = malloc(sizeof *lg))) {
+                lg->fd = st->fd;
+                lg->s = s;
+                if (rtn_loop_add_fd(s->loop, st->fd, EPOLLIN, on_linger, lg) == 0) {
+                        s->nlinger++;
+                        st->fd = -1;
+                        st->eof = true;
+                        return;
+                }
+                free(lg);
+        }
+        st->fd = rtn_safe_close(st->fd);
+        st->eof = true;
+}
+
+static void on_stream(struct rtn_loop *l, int fd, uint32_t ev, void *ud) {
+        struct rt_stream *st = ud;
+        char buf[65536];
+        for (int i = 0; i < 16; i++) {
+                ssize_t n = read(fd, buf, sizeof buf);
+                if (n > 0) {
+                        outbuf_add(st->buf, buf, (size_t)n);
+                        continue;
+                }
+                if (n < 0 && (errno == EAGAIN || errno == EINTR))
+                        return;
+                close_stream(st->cmd->s, st);
+                cmd_check_done(st->cmd);
+                return;
+        }
+}
+
+static void on_stdin(struct rtn_loop *l, int fd, uint32_t ev, void *ud) {
+        struct rt_cmd *c = ud;
+        while (c->in_off < c->in_len) {
+                ssize_t n = write(fd, c->in_data + c->in_off, c->in_len - c->in_off);
+                if (n < 0) {
+                        if (errno == EAGAIN || errno == EINTR)
+                                return;
+                        break; /* the command closed its stdin: drop the rest */
+                }
+                c->in_off += (size_t)n;
+        }
+        rtn_loop_del_fd(l, fd);
+        c->in_fd = rtn_safe_close(c->in_fd);
+}
+
+static void finish(struct rt_cmd *c) {
+        if (c->done)
+                return;
+        c->done = true;
+        c->end_ms = rt_now_ms();
+        if (c->timer) {
+                rtn_loop_timer_cancel(c->s->loop, c->timer);
+                c->timer = NULL;
+        }
+        if (c->grace) {
+                rtn_loop_timer_cancel(c->s->loop, c->grace);
+                c->grace = NULL;
+        }
+        linger_stream(c->s, &c->sout);
+        linger_stream(c->s, &c->serr);
+        if (c->in_fd >= 0) {
+                rtn_loop_del_fd(c->s->loop, c->in_fd);
+                c->in_fd = rtn_safe_close(c->in_fd);
+        }
+        if (c->done_fn)
+                c->done_fn(c, c->done_ud);
+}
+
+static void on_grace(struct rtn_loop *l, struct rtn_loop_source *t, void *ud) {
+        struct rt_cmd *c = ud;
+        c->grace = NULL;
+        finish(c);
+}
+
+static void cmd_check_done(struct rt_cmd *c) {
+        if (c->done || !c->exited)
+                return;
+        if (c->sout.eof && c->serr.eof) {
+                finish(c);
+                return;
+        }
+        if (!c->grace && rtn_loop_add_timer(c->s->loop, GRACE_MS * 1000, 0, on_grace, c,
+                                            &c->grace) < 0)
+                finish(c);
+}
+
+/* ---- control socket ------------------------------------------------------------------ */
+
+static struct rt_cmd *find_cmd(struct rt_session *s, uint64_t id) {
+        for (struct rt_cmd *c = s->cmds; c; c = c->next)
+                if (c->id == id)
+                        return c;
+        return NULL;
+}
+
+static void on_ctl(struct rtn_loop *l, int fd, uint32_t ev, void *ud) {
+        struct rt_session *s = ud;
+        union {
+                struct init_status st;
+                struct init_exited ex;
+                struct init_spawned sp;
+                char raw[sizeof(struct init_status) + 64];
+        } u;
+        int fds[1];
+        size_t nfds = 1;
+        ssize_t n = rt_sandbox_recv(&s->sb, u.raw, sizeof u, fds, &nfds);
+        for (size_t i = 0; i < nfds; i++)
+                close(fds[i]); /* pty masters are for `rtn exec -t` only */
+        if (n == -EAGAIN || n == -EINTR)
+                return;
+        if (n <= 0) {
+                session_lost(s);
+                return;
+        }
+        struct rt_cmd *c = find_cmd(s, u.st.hdr.id);
+        if (!c || c->done)
+                return;
+        if (init_check_msg(u.raw, (size_t)n, INIT_MSG_SPAWNED, sizeof u.sp) == 0) {
+                c->spawned = true;
+                c->pid = u.sp.pid;
+        } else if (init_check_msg(u.raw, (size_t)n, INIT_MSG_SPAWN_FAILED, sizeof u.st) == 0) {
+                c->spawn_errno = u.st.error;
+                c->spawn_step = u.st.step;
+                c->exited = true;
+                cmd_check_done(c);
+        } else if (init_check_msg(u.raw, (size_t)n, INIT_MSG_EXITED, sizeof u.ex) == 0) {
+                c->exited = true;
+                c->wait_status = u.ex.wait_status;
+                cmd_check_done(c);
+        }
+}
+
+/* rtn-init is gone (it died, or was killed): every command ends; the next starts afresh. */
+static void session_lost(struct rt_session *s) {
+        if (s->sb.ctl >= 0)
+                rtn_loop_del_fd(s->loop, s->sb.ctl);
+        rt_sandbox_destroy(&s->sb);
+        s->alive = false;
+        for (struct rt_cmd *c = s->cmds; c; c = c->next) {
+                if (c->done)
+                        continue;
+                if (!c->exited) {
+                        c->lost = true;
+                        c->exited = true;
+                        c->wait_status = SIGKILL; /* as waitpid reports a SIGKILL death */
+                }
+                cmd_check_done(c);
+        }
+}
+
+int rt_session_ensure(struct rt_session *s, struct rtn_error *err) {
+        if (s->alive)
+                return 0;
+        struct rt_spec spec = s->cfg.spec;
+        spec.layers = (const char *const *)s->layers;
+        spec.nlayers = s->nlayers;
+        spec.upper_dir = s->dir;
+        int r = rt_sandbox_start(&spec, &s->sb, err);
+        if (r < 0)
+                return r;
+        (void)rtn_fd_nonblock(s->sb.ctl, 1);
+        if ((r = rtn_loop_add_fd(s->loop, s->sb.ctl, EPOLLIN, on_ctl, s)) < 0) {
+                rt_sandbox_destroy(&s->sb);
+                return rtn_err(err, r, "watch sandbox control socket");
+        }
+        s->alive = true;
+        return 0;
+}
+
+void rt_session_stop(struct rt_session *s) {
+        if (s->alive)
+                session_lost(s);
+}
+
+int rt_session_discard(struct rt_session *s, struct rtn_error *err) {
+        rt_session_stop(s);
+        return reset_upper(s, err);
+}
+
+/* ---- commands ------------------------------------------------------------------------ */
+
+static void on_timeout(struct rtn_loop *l, struct rtn_loop_source *t, void *ud) {
+        struct rt_cmd *c = ud;
+        c->timer = NULL;
+        c->timed_out = true;
+        rt_cmd_kill(c);
+}
+
+void rt_cmd_kill(struct rt_cmd *c) {
+        if (c->done || c->exited)
+                return;
+        c->killed = true;
+        /* The whole process group: a shell's children die with it. */
+        if (c->s->alive && rt_sandbox_signal(&c->s->sb, c->id, SIGKILL) < 0)
+                session_lost(c->s);
+}
+
+static int open_stream(struct rt_cmd *c, struct rt_stream *st, struct rt_outbuf *buf,
+                       int *ret_child_end, struct rtn_error *err) {
+        int p[2];
+        if (pipe2(p, O_CLOEXEC | O_NONBLOCK) < 0)
+                return rtn_err(err, errno, "pipe");
+        /* The command's end must block like any ordinary stdout. */
+        (void)rtn_fd_nonblock(p[1], 0);
+        st->cmd = c;
+        st->fd = p[0];
+        st->buf = buf;
+        int r = rtn_loop_add_fd(c->s->loop, p[0], EPOLLIN, on_stream, st);
+        if (r < 0) {
+                close(p[0]);
+                close(p[1]);
+                st->fd = -1;
+                return rtn_err(err, r, "watch output pipe");
+        }
+        *ret_child_end = p[1];
+        return 0;
+}
+
+static int open_stdin(struct rt_cmd *c, const struct rt_cmd_opts *o, int *ret_child_end,
+                      struct rtn_error *err) {
+        if (!o->stdin_data || o->stdin_len == 0) {
+                *ret_child_end = open("/dev/null", O_RDONLY | O_CLOEXEC);
+                return *ret_child_end < 0 ? rtn_err(err, errno, "open /dev/null") : 0;
+        }
+        int p[2];
+        if (pipe2(p, O_CLOEXEC) < 0)
+                return rtn_err(err, errno, "pipe");
+        if (!(c->in_data = malloc(o->stdin_len))) {
+                close(p[0]);
+                close(p[1]);
+                return rtn_err(err, ENOMEM, "stdin");
+        }
+        memcpy(c->in_data, o->stdin_data, o->stdin_len);
+        c->in_len = o->stdin_len;
+        c->in_fd = p[1];
+        (void)rtn_fd_nonblock(p[1], 1);
+        int r = rtn_loop_add_fd(c->s->loop, p[1], EPOLLOUT, on_stdin, c);
+        if (r < 0) {
+                close(p[0]);
+                c->in_fd = rtn_safe_close(c->in_fd);
+                return rtn_err(err, r, "watch stdin pipe");
+        }
+        *ret_child_end = p[0];
+        return 0;
+}
+
+static struct rt_cmd *cmd_new(struct rt_session *s, const struct rt_cmd_opts *o) {
+        struct rt_cmd *c = calloc(1, sizeof *c);
+        if (!c || !(c->command = strdup(o->command))) {
+                free(c);
+                return NULL;
+        }
+        c->s = s;
+        c->id = s->next_id++;
+        c->is_job = o->job;
+        c->policy = o->policy;
+        c->in_fd = c->sout.fd = c->serr.fd = -1;
+        size_t max = o->max_output ? o->max_output : s->cfg.max_output;
+        c->out.max = c->err.max = max;
+        c->out.keep_tail = c->err.keep_tail = o->job;
+        c->start_ms = rt_now_ms();
+        c->next = s->cmds;
+        s->cmds = c;
+        return c;
+}
+
+static int cmd_spawn(struct rt_cmd *c, const struct rt_cmd_opts *o, struct rtn_error *err) {
+        struct rt_session *s = c->s;
+        int fds[3] = {-1, -1, -1}, r;
+        if ((r = open_stdin(c, o, &fds[0], err)) < 0 ||
+            (r = open_stream(c, &c->sout, &c->out, &fds[1], err)) < 0)
+                goto out;
+        if (o->job) {
+                /* One log for jobs: stderr shares stdout's pipe. */
+                c->serr.eof = true;
+                if ((fds[2] = fcntl(fds[1], F_DUPFD_CLOEXEC, 3)) < 0) {
+                        r = rtn_err(err, errno, "dup");
+                        goto out;
+                }
+        } else if ((r = open_stream(c, &c->serr, &c->err, &fds[2], err)) < 0) {
+                goto out;
+        }
+        struct rt_env env;
+        rt_env_default(&env, &s->sb, o->policy, false);
+        for (size_t i = 0; o->env && o->env[i]; i++)
+                if ((r = rt_env_set(&env, o->env[i], err)) < 0)
+                        goto out;
+        char *argv[] = {"/bin/sh", "-c", c->command, NULL};
+        r = rt_sandbox_spawn(&s->sb, c->id, 0, o->policy, o->cwd ? o->cwd : "/workspace", argv,
+                             env.vars, fds, 0, 0, err);
+        if (r < 0)
+                goto out;
+        uint64_t t = o->timeout_ms ? o->timeout_ms : s->cfg.default_timeout_ms;
+        if ((r = rtn_loop_add_timer(s->loop, t * 1000, 0, on_timeout, c, &c->timer)) < 0)
+                rtn_err(err, r, "timer");
+out:
+        for (int i = 0; i < 3; i++)
+                rtn_safe_close(fds[i]);
+        return r;
+}
+
+int rt_session_run(struct rt_session *s, const struct rt_cmd_opts *o, rt_cmd_done_fn done_fn,
+                   void *ud, struct rt_cmd **ret, struct rtn_error *err) {
+        int r = rt_session_ensure(s, err);
+        if (r < 0)
+                return r;
+        struct rt_cmd *c = cmd_new(s, o);
+        if (!c)
+                return rtn_err(err, ENOMEM, "command");
+        if ((r = cmd_spawn(c, o, err)) < 0) {
+                rt_cmd_free(c);
+                if (r == -EPIPE || r == -ECONNRESET)
+                        session_lost(s);
+                return r;
+        }
+        c->done_fn = done_fn;
+        c->done_ud = ud;
+        *ret = c;
+        return 0;
+}
+
+void rt_cmd_free(struct rt_cmd *c) {
+        if (!c)
+                return;
+        struct rt_session *s = c->s;
+        if (!c->done) {
+                rt_cmd_kill(c);
+                c->done_fn = NULL;
+                finish(c);
+        }
+        for (struct rt_cmd **p = &s->cmds; *p; p = &(*p)->next)
+                if (*p == c) {
+                        *p = c->next;
+                        break;
+                }
+        free(c->out.data);
+        free(c->err.data);
+        free(c->in_data);
+        free(c->command);
+        free(c);
+}
+
+int rt_cmd_exit_code(const struct rt_cmd *c) {
+        if (!c->exited)
+                return -1;
+        if (c->spawn_errno)
+                return c->spawn_step == INIT_STEP_EXEC ? (c->spawn_errno == ENOENT ? 127 : 126) : 125;
+        return rt_exit_code(c->wait_status);
+}
+
+int rt_cmd_signal(const struct rt_cmd *c) {
+        if (!c->exited || c->spawn_errno || !WIFSIGNALED(c->wait_status))
+                return 0;
+        return WTERMSIG(c->wait_status);
+}
+
+void rt_session_free(struct rt_session *s) {
+        if (!s)
+                return;
+        rt_session_stop(s);
+        while (s->cmds) {
+                struct rt_cmd *c = s->cmds;
+                if (!c->done)
+                        finish(c); /* callbacks run: calls get their answers */
+                if (s->cmds == c) /* the callback did not free it */
+                        rt_cmd_free(c);
+        }
+        for (size_t i = 0; i < s->nlayers; i++)
+                free(s->layers[i]);
+        free(s->layers);
+        free(s->dir);
+        free(s->upper);
+        free(s);
+}

@@ -1,0 +1,256 @@
+/* Committing an overlay upper dir and comparing one against an environment's tip. A commit
+ * hashes the upper in place, flushes it with one syncfs(2) (one call instead of an fsync per
+ * file), renames it to layers/<id> and only then writes the commit record and the new tip,
+ * so a crash at any point leaves either the old tip or the new one, never a tip whose layer
+ * is missing. */
+#include "store/internal.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/xattr.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/cleanup.h"
+
+static int dir_is_empty(int fd) {
+        DIR *d = store_opendir_at(fd);
+        if (!d)
+                return negative_errno();
+        struct dirent *de;
+        int empty = 1;
+        while ((de = readdir(d)))
+                if (strcmp(de->d_name, ".") && strcmp(de->d_name, "..")) {
+                        empty = 0;
+                        break;
+                }
+        closedir(d);
+        return empty;
+}
+
+static int open_upper(struct store *s, const char *upper_path, struct rtn_error *err) {
+        _cleanup_close_ int fd =
+                open(upper_path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0)
+                return rtn_err(err, errno, "open upper dir %s", upper_path);
+        struct stat a, b;
+        if (fstat(fd, &a) < 0 || fstat(s->layersfd, &b) < 0)
+                return rtn_err(err, errno, "stat %s", upper_path);
+        if (a.st_dev != b.st_dev)
+                return rtn_errx(err, EXDEV, "upper dir %s is not on the filesystem of %s",
+                                upper_path, s->dir);
+        return TAKE_FD(fd);
+}
+
+/* Writes the commit record and moves env's tip to it. */
+static int write_commit(struct store *s, const char *env, const char *parent,
+                        const char *layer, const char *msg, char ret[STORE_ID_SIZE],
+                        struct rtn_error *err) {
+        struct store_commit_info c = { .time = (int64_t)time(NULL) };
+        snprintf(c.parent, sizeof c.parent, "%s", parent);
+        snprintf(c.layer, sizeof c.layer, "%s", layer);
+        _cleanup_free_ char *rec = NULL;
+        size_t len;
+        char id[STORE_ID_SIZE];
+        int r = store_record_encode(&c, msg ? msg : "", &rec, &len);
+        if (r < 0 || (r = store_id_of(rec, len, id)) < 0)
+                return rtn_err(err, r, "encode commit");
+        if ((r = store_write_atomic(s, s->commitsfd, id, rec, len)) < 0)
+                return rtn_err(err, r, "write commit %s", id);
+        if ((r = store_env_set(s, env, id)) < 0)
+                return rtn_err(err, r, "set tip of '%s'", env);
+        memcpy(ret, id, STORE_ID_SIZE);
+        return 0;
+}
+
+/* Puts the hashed upper at layers/<id>; returns 1 if that layer already existed (the upper
+ * is then left where it is, for the caller to drop once the commit is written). */
+static int place_layer(struct store *s, int upperfd, const char *upper_path, const char *id,
+                       struct rtn_error *err) {
+        struct stat st;
+        if (fstatat(s->layersfd, id, &st, AT_SYMLINK_NOFOLLOW) == 0)
+                return 1;
+        if (syncfs(upperfd) < 0)
+                return rtn_err(err, errno, "sync %s", upper_path);
+        if (renameat(AT_FDCWD, upper_path, s->layersfd, id) < 0)
+                return rtn_err(err, errno, "move %s into layers/%s", upper_path, id);
+        int r = store_fsync_dir(s->layersfd);
+        return r < 0 ? rtn_err(err, r, "sync %s/layers", s->dir) : 0;
+}
+
+static int drop_upper(struct store *s, const char *upper_path) {
+        char tmp[128];
+        store_tmp_name(tmp, sizeof tmp, "drop");
+        if (renameat(AT_FDCWD, upper_path, s->tmpfd, tmp) < 0)
+                return negative_errno();
+        return store_rm_rf_at(s->tmpfd, tmp);
+}
+
+static int commit_locked(struct store *s, const char *env, int upperfd, const char *upper_path,
+                         const char *msg, char ret[STORE_ID_SIZE], struct rtn_error *err) {
+        char id[STORE_ID_SIZE], tip[STORE_ID_SIZE] = "";
+        int r = store_env_get(s, env, tip);
+        if (r < 0 && r != -ENOENT)
+                return rtn_err(err, r, "read tip of '%s'", env);
+        if ((r = store_layer_hash(upperfd, id, err)) < 0)
+                return rtn_err_wrap(err, "%s", upper_path);
+        if (tip[0]) {
+                struct store_commit_info c;
+                if ((r = store_commit_read(s, tip, &c, NULL, 0, err)) < 0)
+                        return r;
+                if (!strcmp(c.layer, id)) { /* same tree as the tip: nothing changes */
+                        memcpy(ret, tip, STORE_ID_SIZE);
+                        return 1;
+                }
+        }
+        int existed = place_layer(s, upperfd, upper_path, id, err);
+        if (existed < 0)
+                return existed;
+        if ((r = write_commit(s, env, tip, id, msg, ret, err)) < 0)
+                return r;
+        if (existed)
+                (void)drop_upper(s, upper_path); /* leftovers are removed by recovery/gc */
+        return 0;
+}
+
+int store_commit(struct store *s, const char *env, const char *upper_path, const char *msg,
+                 char ret_commit[STORE_ID_SIZE], struct rtn_error *err) {
+        if (store_env_valid(env) < 0)
+                return rtn_errx(err, EINVAL, "invalid environment name '%s'", env ? env : "");
+        if (msg && strlen(msg) > STORE_MSG_MAX)
+                return rtn_errx(err, EMSGSIZE, "commit message longer than %d bytes",
+                                STORE_MSG_MAX);
+        _cleanup_close_ int fd = open_upper(s, upper_path, err);
+        if (fd < 0)
+                return fd;
+        int r = store_lock(s, true);
+        if (r < 0)
+                return rtn_err(err, r, "lock store");
+        char out[STORE_ID_SIZE] = "";
+        r = dir_is_empty(fd);
+        if (r == 1) {
+                int t = store_env_get(s, env, out);
+                if (t < 0 && t != -ENOENT)
+                        r = rtn_err(err, t, "read tip of '%s'", env);
+                else if (t == -ENOENT)
+                        out[0] = '\0';
+        } else if (r == 0) {
+                r = commit_locked(s, env, fd, upper_path, msg, out, err);
+        } else {
+                r = rtn_err(err, r, "read %s", upper_path);
+        }
+        store_unlock(s);
+        if (r >= 0)
+                memcpy(ret_commit, out, STORE_ID_SIZE);
+        return r;
+}
+
+/* ---- diff ------------------------------------------------------------------------------ */
+
+enum lookup { L_CONTINUE, L_PRESENT, L_HIDDEN };
+
+static bool is_opaque(int layerfd, const char *path) {
+        char p[PATH_MAX + 64], v[4];
+        snprintf(p, sizeof p, "/proc/self/fd/%d/%s", layerfd, path);
+        ssize_t n = lgetxattr(p, "user.overlay.opaque", v, sizeof v);
+        return n == 1 && v[0] == 'y';
+}
+
+/* What one lowerdir says about path, checked one component at a time so no symlink inside
+ * the layer is followed, with overlayfs's rules: a whiteout or a non-directory hides what
+ * is below it, an opaque directory hides the lower layers' contents of that directory. */
+static enum lookup layer_lookup(int layerfd, const char *path) {
+        char buf[PATH_MAX];
+        snprintf(buf, sizeof buf, "%s", path);
+        bool opaque = false;
+        for (char *q = buf;; q++) {
+                bool last = (*q == '\0');
+                if (*q != '/' && !last)
+                        continue;
+                char saved = *q;
+                *q = '\0';
+                struct stat st;
+                if (fstatat(layerfd, buf, &st, AT_SYMLINK_NOFOLLOW) < 0)
+                        return opaque ? L_HIDDEN : L_CONTINUE;
+                bool whiteout = S_ISCHR(st.st_mode) && st.st_rdev == 0;
+                if (last)
+                        return whiteout ? L_HIDDEN : L_PRESENT;
+                if (!S_ISDIR(st.st_mode))
+                        return L_HIDDEN;
+                opaque = opaque || is_opaque(layerfd, buf);
+                *q = saved;
+        }
+}
+
+struct diff_ctx {
+        int *fds;
+        size_t n;
+        store_diff_cb cb;
+        void *userdata;
+};
+
+static bool present_below(const struct diff_ctx *d, const char *path) {
+        for (size_t i = 0; i < d->n; i++) {
+                enum lookup l = layer_lookup(d->fds[i], path);
+                if (l != L_CONTINUE)
+                        return l == L_PRESENT;
+        }
+        return false;
+}
+
+static int diff_entry(const struct store_entry *e, void *userdata) {
+        const struct diff_ctx *d = userdata;
+        if (!strcmp(e->path, "."))
+                return 0;
+        bool below = present_below(d, e->path);
+        if (e->kind == STORE_K_WHITEOUT)
+                return below ? d->cb(STORE_DELETED, e->path, d->userdata) : 0;
+        if (!below)
+                return d->cb(STORE_ADDED, e->path, d->userdata);
+        if (e->kind != STORE_K_DIR)
+                return d->cb(STORE_MODIFIED, e->path, d->userdata);
+        /* A merged directory is copied up whenever anything in it changes: only an opaque
+         * one (its lower contents replaced) is a change of its own. */
+        for (size_t i = 0; i < e->nxattrs; i++)
+                if (!strcmp(e->xattrs[i].name, "user.overlay.opaque") && e->xattrs[i].len == 1 &&
+                    *(const char *)e->xattrs[i].value == 'y')
+                        return d->cb(STORE_MODIFIED, e->path, d->userdata);
+        return 0;
+}
+
+int store_diff(struct store *s, const char *env, const char *upper_path, store_diff_cb cb,
+               void *userdata, struct rtn_error *err) {
+        char **paths = NULL;
+        size_t n = 0;
+        int r = store_layer_stack(s, env, &paths, &n, err);
+        if (r < 0)
+                return r;
+        struct diff_ctx d = { .fds = calloc(n + 1, sizeof(int)), .n = 0, .cb = cb,
+                              .userdata = userdata };
+        _cleanup_close_ int upper = -1;
+        if (!d.fds) {
+                r = rtn_err(err, ENOMEM, "diff");
+                goto out;
+        }
+        for (; d.n < n; d.n++)
+                if ((d.fds[d.n] = open(paths[d.n], O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0) {
+                        r = rtn_err(err, errno, "open layer %s", paths[d.n]);
+                        goto out;
+                }
+        upper = open(upper_path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (upper < 0) {
+                r = rtn_err(err, errno, "open upper dir %s", upper_path);
+                goto out;
+        }
+        r = store_walk(upper, diff_entry, &d, err);
+out:
+        for (size_t i = 0; d.fds && i < d.n; i++)
+                close(d.fds[i]);
+        free(d.fds);
+        store_free_paths(paths, n);
+        return r;
+}

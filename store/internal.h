@@ -1,0 +1,104 @@
+/* What the store's files share and nobody else sees: the handle, the canonical tree walker
+ * that the hasher, export and diff all read layers through, and small filesystem helpers
+ * (atomic writes, tree removal, locking). */
+#pragma once
+
+#include <dirent.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/stat.h>
+
+#include "common/err.h"
+#include "store/store.h"
+
+struct store {
+        char *dir;      /* absolute path of the data dir */
+        int dirfd;      /* O_PATH-free O_DIRECTORY fds of the data dir and its parts */
+        int layersfd, commitsfd, envsfd, tmpfd, sessionsfd;
+        int lockfd;     /* the lock file; flock()ed per operation */
+};
+
+/* ---- walker (walk.c) ---------------------------------------------------------------- */
+
+/* Entry kinds, which are also the type letters of the manifest. */
+enum store_kind {
+        STORE_K_DIR = 'd',
+        STORE_K_FILE = 'f',
+        STORE_K_HARDLINK = 'h', /* a further name of a regular file met earlier in the walk */
+        STORE_K_SYMLINK = 'l',
+        STORE_K_FIFO = 'p',
+        STORE_K_WHITEOUT = 'w', /* char device 0:0: overlayfs's deleted-file marker */
+};
+
+struct store_xattr {
+        char *name;
+        void *value;
+        size_t len;
+};
+
+struct store_entry {
+        const char *path;       /* relative to the root, "." for the root itself */
+        int dirfd;              /* the parent directory (the root fd for the root) */
+        const char *name;       /* name in dirfd ("." for the root) */
+        enum store_kind kind;
+        struct stat st;
+        int fd;                 /* read-only fd of a file or directory, else -1 */
+        const char *target;     /* symlink target, or first path of a hard link */
+        const struct store_xattr *xattrs; /* sorted by name */
+        size_t nxattrs;
+};
+
+/* Calls cb for every entry under rootfd in canonical order: the root first, then each
+ * directory's entries sorted bytewise by name, depth first. Sockets are skipped (they are
+ * no content and tar cannot carry them). Device nodes other than 0:0 fail with -EINVAL. */
+typedef int (*store_walk_cb)(const struct store_entry *e, void *userdata);
+int store_walk(int rootfd, store_walk_cb cb, void *userdata, struct rtn_error *err);
+
+/* Hashes a whole open file's contents (size bytes) into hex. */
+int store_hash_fd(int fd, uint64_t size, char ret_hex[STORE_ID_SIZE]);
+
+/* Reads the xattrs the manifest covers (see docs/store.md) of dirfd/name, or of fd when
+ * fd >= 0. Caller frees with store_xattrs_free. */
+int store_xattrs_read(int fd, int dirfd, const char *name, struct store_xattr **ret,
+                      size_t *ret_n);
+void store_xattrs_free(struct store_xattr *x, size_t n);
+bool store_xattr_covered(const char *name);
+
+/* ---- helpers (fsutil.c) --------------------------------------------------------------- */
+
+void store_hex(const unsigned char *d, size_t n, char *out);
+bool store_id_valid(const char *s);
+/* Removes dirfd/name and everything below it, making directories writable as it goes
+ * (a layer may hold 0555 dirs). Missing is success. */
+int store_rm_rf_at(int dirfd, const char *name);
+int store_fsync_dir(int dirfd);
+/* Opens a directory stream on a new description of fd. */
+DIR *store_opendir_at(int fd);
+/* Writes data to tmp/, fsyncs it, renames it to dirfd/name and fsyncs dirfd. */
+int store_write_atomic(struct store *s, int dirfd, const char *name, const void *data,
+                       size_t len);
+/* Reads a small file (< max bytes) into a malloc'd NUL-terminated buffer. */
+int store_read_small(int dirfd, const char *name, size_t max, char **ret, size_t *ret_len);
+/* A unique name for a temp entry: "<prefix>.<pid>.<random>". */
+void store_tmp_name(char *buf, size_t len, const char *prefix);
+
+int store_lock(struct store *s, bool exclusive);
+void store_unlock(struct store *s);
+
+/* ---- records (record.c) ---------------------------------------------------------------- */
+
+/* Serialises a commit record; returns its length or -errno. */
+int store_record_encode(const struct store_commit_info *c, const char *msg, char **ret,
+                        size_t *ret_len);
+/* Parses and checks a record is canonical (re-encodes to the same bytes). msgbuf receives
+ * the message, cut to msglen-1. */
+int store_record_decode(const char *buf, size_t len, struct store_commit_info *ret,
+                        char *msgbuf, size_t msglen);
+int store_id_of(const void *data, size_t len, char ret_id[STORE_ID_SIZE]);
+/* Writes env's tip atomically. */
+int store_env_set(struct store *s, const char *env, const char *id);
+int store_env_get(struct store *s, const char *env, char ret_id[STORE_ID_SIZE]);
+/* True if ancestor is id or one of its ancestors. */
+int store_is_ancestor(struct store *s, const char *ancestor, const char *id);

@@ -1,0 +1,367 @@
+/* The canonical walk of a layer tree and the layer hash built on it. Everything that reads a
+ * layer (the id hasher, export, diff, verify) sees entries through store_walk, so they all
+ * agree on order, on which entries exist (sockets are skipped), on hard links (the first
+ * name in walk order carries the content; later names point at it) and on which xattrs
+ * count. The manifest format is specified in docs/store.md; change it only with a version
+ * bump, because ids are forever. */
+#include "store/internal.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <openssl/evp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/sysmacros.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+
+#include "common/cleanup.h"
+
+#define WALK_MAX_DEPTH 256
+#define HASH_BUF (1U << 20)
+
+struct link_seen {
+        dev_t dev;
+        ino_t ino;
+        char *path;
+};
+
+struct walk {
+        store_walk_cb cb;
+        void *userdata;
+        struct rtn_error *err;
+        char path[PATH_MAX];
+        struct link_seen *links;
+        size_t nlinks, caplinks;
+};
+
+static int cmp_names(const void *a, const void *b) {
+        return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static void free_names(char **names, size_t n) {
+        for (size_t i = 0; i < n; i++)
+                free(names[i]);
+        free(names);
+}
+
+/* Reads a directory's names (without . and ..) sorted bytewise. */
+static int read_names(int dirfd, char ***ret, size_t *ret_n) {
+        int fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (fd < 0)
+                return negative_errno();
+        DIR *d = fdopendir(fd);
+        if (!d) {
+                int r = negative_errno();
+                close(fd);
+                return r;
+        }
+        char **names = NULL;
+        size_t n = 0, cap = 0;
+        struct dirent *de;
+        int r = 0;
+        errno = 0;
+        while ((de = readdir(d))) {
+                if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+                        continue;
+                if (n == cap) {
+                        cap = cap ? cap * 2 : 16;
+                        char **nn = realloc(names, cap * sizeof *names);
+                        if (!nn) {
+                                r = -ENOMEM;
+                                break;
+                        }
+                        names = nn;
+                }
+                if (!(names[n] = strdup(de->d_name))) {
+                        r = -ENOMEM;
+                        break;
+                }
+                n++;
+                errno = 0;
+        }
+        if (r == 0 && errno)
+                r = negative_errno();
+        closedir(d);
+        if (r < 0) {
+                free_names(names, n);
+                return r;
+        }
+        if (n > 1)
+                qsort(names, n, sizeof *names, cmp_names);
+        *ret = names;
+        *ret_n = n;
+        return 0;
+}
+
+bool store_xattr_covered(const char *name) {
+        /* overlayfs bookkeeping that refers to inodes or file handles of the machine that
+         * wrote the upper: not content, and meaningless once the tree moves. */
+        static const char *const skip[] = { "user.overlay.origin", "user.overlay.impure",
+                                            "user.overlay.uuid", "user.overlay.nlink" };
+        for (size_t i = 0; i < ARRAY_SIZE(skip); i++)
+                if (!strcmp(name, skip[i]))
+                        return false;
+        return !strncmp(name, "user.", 5) || !strcmp(name, "security.capability") ||
+               !strcmp(name, "system.posix_acl_access") ||
+               !strcmp(name, "system.posix_acl_default");
+}
+
+void store_xattrs_free(struct store_xattr *x, size_t n) {
+        for (size_t i = 0; i < n; i++) {
+                free(x[i].name);
+                free(x[i].value);
+        }
+        free(x);
+}
+
+static int cmp_xattr(const void *a, const void *b) {
+        return strcmp(((const struct store_xattr *)a)->name, ((const struct store_xattr *)b)->name);
+}
+
+static ssize_t xlist(int fd, const char *p, char *buf, size_t len) {
+        return fd >= 0 ? flistxattr(fd, buf, len) : llistxattr(p, buf, len);
+}
+
+static ssize_t xget(int fd, const char *p, const char *name, void *buf, size_t len) {
+        return fd >= 0 ? fgetxattr(fd, name, buf, len) : lgetxattr(p, name, buf, len);
+}
+
+static int xattr_add(int fd, const char *p, const char *name, struct store_xattr *x) {
+        char val[XATTR_SIZE_MAX];
+        ssize_t vl = xget(fd, p, name, val, sizeof val);
+        if (vl < 0)
+                return errno == ENODATA ? 0 : negative_errno();
+        x->name = strdup(name);
+        x->value = malloc(vl ? (size_t)vl : 1);
+        if (!x->name || !x->value) {
+                free(x->name);
+                free(x->value);
+                return -ENOMEM;
+        }
+        memcpy(x->value, val, (size_t)vl);
+        x->len = (size_t)vl;
+        return 1;
+}
+
+int store_xattrs_read(int fd, int dirfd, const char *name, struct store_xattr **ret,
+                      size_t *ret_n) {
+        /* Symlinks, fifos and whiteouts cannot be opened for reading; their xattrs are read
+         * through /proc/self/fd so the lookup stays relative to dirfd. */
+        char p[64 + NAME_MAX];
+        if (fd < 0)
+                snprintf(p, sizeof p, "/proc/self/fd/%d/%s", dirfd, name);
+        char list[XATTR_LIST_MAX];
+        ssize_t n = xlist(fd, p, list, sizeof list);
+        if (n < 0)
+                return errno == ENOTSUP ? (*ret = NULL, *ret_n = 0, 0) : negative_errno();
+        struct store_xattr *x = NULL;
+        size_t cnt = 0;
+        for (char *k = list; k < list + n; k += strlen(k) + 1) {
+                if (!store_xattr_covered(k))
+                        continue;
+                struct store_xattr *nx = realloc(x, (cnt + 1) * sizeof *x);
+                if (!nx) {
+                        store_xattrs_free(x, cnt);
+                        return -ENOMEM;
+                }
+                x = nx;
+                int r = xattr_add(fd, p, k, &x[cnt]);
+                if (r < 0) {
+                        store_xattrs_free(x, cnt);
+                        return r;
+                }
+                cnt += (size_t)r;
+        }
+        if (cnt > 1)
+                qsort(x, cnt, sizeof *x, cmp_xattr);
+        *ret = x;
+        *ret_n = cnt;
+        return 0;
+}
+
+int store_hash_fd(int fd, uint64_t size, char ret_hex[STORE_ID_SIZE]) {
+        /* Small files get a small buffer: a 1 MiB malloc is an mmap+munmap per file. */
+        size_t cap = size < HASH_BUF ? (size_t)size + 1 : HASH_BUF;
+        _cleanup_free_ unsigned char *buf = malloc(cap);
+        EVP_MD_CTX *ctx = EVP_MD_CTX_new();
+        int r = 0;
+        if (!buf || !ctx || EVP_DigestInit_ex(ctx, EVP_sha256(), NULL) != 1) {
+                r = -ENOMEM;
+                goto out;
+        }
+        (void)posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+        uint64_t off = 0;
+        while (off < size) {
+                size_t want = size - off < cap ? (size_t)(size - off) : cap;
+                ssize_t n = pread(fd, buf, want, (off_t)off);
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n < 0) {
+                        r = negative_errno();
+                        goto out;
+                }
+                if (n == 0) { /* shrank under us: the tree was not quiescent */
+                        r = -EIO;
+                        goto out;
+                }
+                EVP_DigestUpdate(ctx, buf, (size_t)n);
+                off += (uint64_t)n;
+        }
+        unsigned char md[32];
+        EVP_DigestFinal_ex(ctx, md, NULL);
+        store_hex(md, sizeof md, ret_hex);
+out:
+        EVP_MD_CTX_free(ctx);
+        return r;
+}
+
+/* Remembers the first path of a multiply-linked file; returns it when seen before. */
+static int link_lookup(struct walk *w, const struct stat *st, const char **ret_first) {
+        for (size_t i = 0; i < w->nlinks; i++)
+                if (w->links[i].dev == st->st_dev && w->links[i].ino == st->st_ino) {
+                        *ret_first = w->links[i].path;
+                        return 1;
+                }
+        if (w->nlinks == w->caplinks) {
+                size_t cap = w->caplinks ? w->caplinks * 2 : 16;
+                struct link_seen *nl = realloc(w->links, cap * sizeof *nl);
+                if (!nl)
+                        return -ENOMEM;
+                w->links = nl;
+                w->caplinks = cap;
+        }
+        char *p = strdup(w->path);
+        if (!p)
+                return -ENOMEM;
+        w->links[w->nlinks++] = (struct link_seen){ st->st_dev, st->st_ino, p };
+        *ret_first = NULL;
+        return 0;
+}
+
+static int classify(struct walk *w, struct store_entry *e, char *target, size_t tlen) {
+        switch (e->st.st_mode & S_IFMT) {
+        case S_IFDIR:
+                e->kind = STORE_K_DIR;
+                return 0;
+        case S_IFREG:
+                e->kind = STORE_K_FILE;
+                if (e->st.st_nlink > 1) {
+                        const char *first;
+                        int r = link_lookup(w, &e->st, &first);
+                        if (r < 0)
+                                return r;
+                        if (r > 0) {
+                                e->kind = STORE_K_HARDLINK;
+                                e->target = first;
+                        }
+                }
+                return 0;
+        case S_IFLNK: {
+                ssize_t n = readlinkat(e->dirfd, e->name, target, tlen);
+                if (n < 0)
+                        return negative_errno();
+                if ((size_t)n >= tlen)
+                        return -ENAMETOOLONG;
+                target[n] = '\0';
+                e->kind = STORE_K_SYMLINK;
+                e->target = target;
+                return 0;
+        }
+        case S_IFIFO:
+                e->kind = STORE_K_FIFO;
+                return 0;
+        case S_IFSOCK:
+                return 1; /* skipped */
+        case S_IFCHR:
+                if (e->st.st_rdev == makedev(0, 0)) {
+                        e->kind = STORE_K_WHITEOUT;
+                        return 0;
+                }
+                return rtn_errx(w->err, EINVAL, "%s: device node in a layer", w->path);
+        default:
+                return rtn_errx(w->err, EINVAL, "%s: unsupported file type in a layer",
+                                w->path);
+        }
+}
+
+static int walk_dir(struct walk *w, int dirfd, size_t plen, int depth);
+
+/* Visits dirfd/name whose relative path is already in w->path. */
+static int visit(struct walk *w, int dirfd, const char *name, size_t plen, int depth) {
+        struct store_entry e = { .path = w->path, .dirfd = dirfd, .name = name, .fd = -1 };
+        char target[PATH_MAX];
+        if (fstatat(dirfd, name, &e.st, AT_SYMLINK_NOFOLLOW) < 0)
+                return rtn_err(w->err, errno, "stat %s", w->path);
+        int r = classify(w, &e, target, sizeof target);
+        if (r > 0)
+                return 0;
+        if (r < 0)
+                return w->err->code ? r : rtn_err(w->err, r, "%s", w->path);
+        _cleanup_close_ int fd = -1;
+        if (e.kind == STORE_K_DIR || e.kind == STORE_K_FILE) {
+                int fl = O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY;
+                fd = openat(dirfd, name, fl | (e.kind == STORE_K_DIR ? O_DIRECTORY : 0));
+                if (fd < 0)
+                        return rtn_err(w->err, errno, "open %s", w->path);
+                e.fd = fd;
+        }
+        struct store_xattr *x = NULL;
+        size_t nx = 0;
+        if (e.kind != STORE_K_HARDLINK) {
+                r = store_xattrs_read(fd, dirfd, name, &x, &nx);
+                if (r < 0)
+                        return rtn_err(w->err, r, "read xattrs of %s", w->path);
+        }
+        e.xattrs = x;
+        e.nxattrs = nx;
+        r = w->cb(&e, w->userdata);
+        store_xattrs_free(x, nx);
+        if (r < 0 && w->err->code == 0)
+                return rtn_err(w->err, r, "%s", w->path);
+        if (r != 0 || e.kind != STORE_K_DIR)
+                return r;
+        return walk_dir(w, fd, plen, depth + 1);
+}
+
+static int walk_dir(struct walk *w, int dirfd, size_t plen, int depth) {
+        if (depth > WALK_MAX_DEPTH)
+                return rtn_errx(w->err, ELOOP, "%s: deeper than %d levels", w->path,
+                                WALK_MAX_DEPTH);
+        char **names = NULL;
+        size_t n = 0;
+        int r = read_names(dirfd, &names, &n);
+        if (r < 0)
+                return rtn_err(w->err, r, "read directory %s", w->path);
+        for (size_t i = 0; i < n && r == 0; i++) {
+                size_t nl = strlen(names[i]);
+                size_t off = depth == 0 ? 0 : plen + 1;
+                if (off + nl >= sizeof w->path) {
+                        r = rtn_errx(w->err, ENAMETOOLONG, "%s/%s: path too long", w->path,
+                                     names[i]);
+                        break;
+                }
+                if (depth > 0)
+                        w->path[plen] = '/';
+                memcpy(w->path + off, names[i], nl + 1);
+                r = visit(w, dirfd, names[i], off + nl, depth);
+                w->path[plen] = '\0';
+        }
+        free_names(names, n);
+        return r;
+}
+
+int store_walk(int rootfd, store_walk_cb cb, void *userdata, struct rtn_error *err) {
+        struct rtn_error local;
+        struct walk w = { .cb = cb, .userdata = userdata, .err = err ? err : &local };
+        rtn_err_clear(w.err);
+        strcpy(w.path, ".");
+        /* The root is visited as "." but its children's paths carry no "./" prefix: depth
+         * 0 in walk_dir starts paths afresh. */
+        int r = visit(&w, rootfd, ".", 0, -1);
+        for (size_t i = 0; i < w.nlinks; i++)
+                free(w.links[i].path);
+        free(w.links);
+        return r;
+}

@@ -1,0 +1,128 @@
+/* The tool table: every tool design.md names exists with a description, valid output schema
+ * and annotations; optional groups are filtered; the typed argument getters. */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <string.h>
+
+#include "mcp/internal.h"
+
+static const char *const design_tools[] = {
+        "shell_run",       "shell_list",       "env_status",        "env_reset",
+        "env_discard",     "env_commit",       "env_snapshot_list", "env_rollback",
+        "env_gc",          "env_diff",         "pkg_install",       "pkg_query",
+        "shell_job_start", "shell_job_status", "shell_job_wait",    "shell_job_output",
+        "shell_job_kill",  "shell_job_list",   "bind_host_dir",     "file_read",
+        "file_write",      "file_edit",        "file_list",         "file_search",
+        "python_exec",     "http_get",         "http_post",
+};
+
+Test(mcp_tool_find, every_design_tool_exists_with_valid_schemas) {
+        cr_assert_eq(mcp_tool_count(MCP_TOOLS_HTTP), sizeof design_tools / sizeof design_tools[0]);
+        for (size_t i = 0; i < sizeof design_tools / sizeof design_tools[0]; i++) {
+                const struct mcp_tool *t = mcp_tool_find(MCP_TOOLS_HTTP, design_tools[i]);
+                cr_assert_not_null(t, "%s missing", design_tools[i]);
+                cr_assert(t->title && t->description && strlen(t->description) > 20, "%s", t->name);
+                struct rtn_json_doc d;
+                const char *why = NULL;
+                cr_assert_eq(rtn_json_parse(t->output_schema, strlen(t->output_schema), 4096, 16,
+                                            &d, &why),
+                             0, "%s outputSchema: %s", t->name, why);
+                cr_assert(rtn_json_str_eq(&d, rtn_json_obj_get(&d, 0, "type"), "object"));
+                rtn_json_doc_free(&d);
+                if (t->hints & MCP_HINT_READ_ONLY)
+                        cr_assert(!(t->hints & MCP_HINT_DESTRUCTIVE),
+                                  "%s read-only and destructive", t->name);
+                /* the full entry, as tools/list sends it, is valid JSON */
+                struct rtn_json_buf b = RTN_JSON_BUF_INIT(0);
+                mcp_tool_write(&b, t, MCP_V2025_11_25);
+                cr_assert_eq(b.err, 0);
+                cr_assert_eq(rtn_json_parse(b.data, b.len, 1 << 16, 16, &d, &why), 0, "%s: %s",
+                             t->name, why);
+                rtn_json_doc_free(&d);
+                rtn_json_buf_free(&b);
+        }
+}
+
+Test(mcp_tool_find, http_tools_need_their_flag) {
+        cr_assert_null(mcp_tool_find(0, "http_get"));
+        cr_assert_null(mcp_tool_find(0, "http_post"));
+        cr_assert_not_null(mcp_tool_find(MCP_TOOLS_HTTP, "http_get"));
+        cr_assert_eq(mcp_tool_count(0), mcp_tool_count(MCP_TOOLS_HTTP) - 2);
+        cr_assert_null(mcp_tool_at(0, mcp_tool_count(0)));
+        cr_assert_str_eq(mcp_tool_at(0, 0)->name, "shell_run");
+}
+
+static struct mcp_args *args_of(const char *js) {
+        struct rtn_json_doc d;
+        cr_assert_eq(rtn_json_parse(js, strlen(js), 1000, 10, &d, NULL), 0);
+        struct mcp_args *a;
+        cr_assert_eq(mcp_args_new(&d, 0, &a), 0);
+        rtn_json_doc_free(&d);
+        return a;
+}
+
+Test(mcp_args_str, typed_getters) {
+        struct mcp_args *a = args_of("{\"s\":\"x\\ty\",\"i\":-3,\"b\":true,\"v\":[\"a\",\"b\"],"
+                                     "\"m\":{\"K\":\"V\",\"E\":\"\"}}");
+        char *s;
+        cr_assert_eq(mcp_args_str(a, "s", &s), 0);
+        cr_assert_str_eq(s, "x\ty");
+        free(s);
+        cr_assert_eq(mcp_args_str(a, "i", &s), -EINVAL);
+        cr_assert_eq(mcp_args_str(a, "nope", &s), -ENOENT);
+        int64_t i;
+        cr_assert_eq(mcp_args_int(a, "i", &i), 0);
+        cr_assert_eq(i, -3);
+        bool b;
+        cr_assert_eq(mcp_args_bool(a, "b", &b), 0);
+        cr_assert(b);
+        char **v;
+        size_t n;
+        cr_assert_eq(mcp_args_strv(a, "v", &v, &n), 0);
+        cr_assert_eq(n, 2);
+        cr_assert_str_eq(v[1], "b");
+        cr_assert_null(v[2]);
+        mcp_strv_free(v);
+        cr_assert_eq(mcp_args_map(a, "m", "=", &v), 0);
+        cr_assert_str_eq(v[0], "K=V");
+        cr_assert_str_eq(v[1], "E=");
+        cr_assert_null(v[2]);
+        mcp_strv_free(v);
+        cr_assert_eq(mcp_args_strv(a, "m", &v, &n), -EINVAL);
+        size_t len;
+        cr_assert_eq(mcp_args_json(a, &len)[0], '{');
+        mcp_args_free(a);
+        a = args_of("{}");
+        cr_assert_eq(mcp_args_int(a, "i", &i), -ENOENT);
+        mcp_args_free(a);
+}
+
+Test(mcp_args_validate, limits_of_every_kind) {
+        const struct mcp_tool *t = mcp_tool_find(0, "pkg_install");
+        static const struct {
+                const char *js;
+                int r;
+        } cases[] = {
+                {"{\"packages\":[\"jq\"]}", 0},
+                {"{\"packages\":[]}", -EINVAL},
+                {"{\"packages\":[\"jq\",1]}", -EINVAL},
+                {"{\"packages\":\"jq\"}", -EINVAL},
+                {"{\"packages\":[\"jq\"],\"timeout\":86401}", -EINVAL},
+                {"{\"packages\":[\"jq\"],\"timeout\":86400}", 0},
+                {"{\"packages\":[\"jq\"],\"timeout\":true}", -EINVAL},
+        };
+        for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+                struct rtn_json_doc d;
+                char why[256] = "";
+                cr_assert_eq(rtn_json_parse(cases[i].js, strlen(cases[i].js), 1000, 10, &d, NULL),
+                             0);
+                cr_assert_eq(mcp_args_validate(t, &d, 0, why, sizeof why), cases[i].r, "%s: %s",
+                             cases[i].js, why);
+                rtn_json_doc_free(&d);
+        }
+        char why[256];
+        cr_assert_eq(mcp_args_validate(mcp_tool_find(0, "env_status"), NULL, -1, why, sizeof why),
+                     0);
+        cr_assert_eq(mcp_args_validate(t, NULL, -1, why, sizeof why), -EINVAL);
+        cr_assert_str_eq(why, "missing required argument \"packages\"");
+}
