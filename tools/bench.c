@@ -223,18 +223,20 @@ static bool cold_check(struct cold *c) {
 }
 
 static void bench_cold(const struct bench_opts *o) {
-        struct cold c[3] = {
+        struct cold c[4] = {
                 {.key = "spawn_true", .label = "posix_spawn /bin/true (floor)", .group = "spawn",
                  .argv = {"/bin/true", NULL}},
                 {.key = "rtn_exec_true", .label = "rtn exec -- /bin/true (cold)", .group = "exec",
                  .argv = {(char *)o->rtn, "exec", "--", "/bin/true", NULL}},
                 {.key = "bwrap_true", .label = "bwrap --unshare-all ... /bin/true", .group = "bwrap"},
+                {.key = "rtn_b_exec_true", .label = "rtn exec (--compare binary)", .group = "exec",
+                 .argv = {(char *)o->compare, "exec", "--", "/bin/true", NULL}},
         };
         bwrap_argv(&c[2]);
-        for (int i = 0; i < 3; i++)
-                c[i].ok = bench_want(o, c[i].group) && cold_check(&c[i]);
+        for (int i = 0; i < 4; i++)
+                c[i].ok = bench_want(o, c[i].group) && (i < 3 || o->compare) && cold_check(&c[i]);
         for (int run = 0; run < o->runs; run++) {
-                for (int i = 0; i < 3; i++) {
+                for (int i = 0; i < 4; i++) {
                         if (!c[i].ok)
                                 continue;
                         double t0 = bench_now();
@@ -262,6 +264,7 @@ struct ratio {
 
 static const struct ratio ratios[] = {
         {"exec_vs_bwrap", "rtn exec / bwrap", "rtn_exec_true", "bwrap_true", 1.0},
+        {"exec_vs_compare", "rtn exec / --compare binary", "rtn_exec_true", "rtn_b_exec_true", 0},
         {"exec_vs_spawn", "rtn exec / posix_spawn", "rtn_exec_true", "spawn_true", 0},
         {"bwrap_vs_spawn", "bwrap / posix_spawn", "bwrap_true", "spawn_true", 0},
         {"shell_true_p50_vs_spawn", "shell_run true p50 / posix_spawn", "shell_run_true_p50",
@@ -380,7 +383,7 @@ static void print_table(const struct bench_opts *o, const char *kernel, const ch
 /* ---- main ---------------------------------------------------------------------------- */
 
 static const char usage[] =
-        "usage: bench [--rtn PATH] [--json] [--runs N] [--iters N] [--calls N]\n"
+        "usage: bench [--rtn PATH] [--compare PATH] [--json] [--runs N] [--iters N] [--calls N]\n"
         "             [--commit-mb N] [--small-files N] [--tmp DIR] [--only GROUPS] [-v]\n"
         "groups: spawn exec bwrap serve commit (comma-separated)\n";
 
@@ -401,11 +404,13 @@ static void parse(int argc, char **argv, struct bench_opts *o) {
                 {"calls", required_argument, NULL, 'c'},   {"commit-mb", required_argument, NULL, 'm'},
                 {"small-files", required_argument, NULL, 's'}, {"tmp", required_argument, NULL, 't'},
                 {"only", required_argument, NULL, 'o'},    {"verbose", no_argument, NULL, 'v'},
-                {"help", no_argument, NULL, 'h'},          {0}};
+                {"compare", required_argument, NULL, 'C'}, {"help", no_argument, NULL, 'h'},
+                {0}};
         int c;
         while ((c = getopt_long(argc, argv, "vh", lo, NULL)) != -1) {
                 switch (c) {
                 case 'r': o->rtn = optarg; break;
+                case 'C': o->compare = optarg; break;
                 case 'j': o->json = true; break;
                 case 'n': o->runs = num(optarg, 1, BENCH_MAX_RUNS); break;
                 case 'i': o->iters = num(optarg, 1, 100000); break;

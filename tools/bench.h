@@ -12,6 +12,7 @@
 
 struct bench_opts {
         const char *rtn;      /* the rtn binary under test */
+        const char *compare;  /* another rtn whose cold exec is timed alongside, or NULL */
         const char *tmp;      /* a scratch dir on the filesystem the store would use */
         int runs;             /* repetitions of every measurement */
         int iters;            /* cold starts per run */
