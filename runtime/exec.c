@@ -25,6 +25,8 @@
 #include "runtime/cmd.h"
 #include "runtime/proxy.h"
 #include "runtime/runtime.h"
+#include "runtime/session.h"
+#include "store/store.h"
 
 #define EXIT_RTN 125
 #define EXIT_TIMEOUT 124
@@ -37,6 +39,8 @@ struct exec_opts {
         unsigned long timeout;
         bool tty;
         char **argv;
+        const char *data_dir, *env, *message;
+        bool commit;
 };
 
 struct exec_run {
@@ -68,7 +72,10 @@ static const char exec_usage[] =
         "  --net loopback|none   loopback only (default), or no network at all\n"
         "  --hostname NAME       hostname inside (default rtn)\n"
         "  --timeout SECS        kill the sandbox after SECS seconds (exit 124)\n"
-        "  -t, --tty             run under a new pty inside the sandbox\n";
+        "  -t, --tty             run under a new pty inside the sandbox\n"
+        "  --env NAME            start from environment NAME's tip (default: default)\n"
+        "  --commit [-m MSG]     commit the sandbox's changes to the environment if CMD exits 0\n"
+        "  --data-dir DIR        the store (default $RTN_DATA_DIR, $XDG_DATA_HOME/rtn, ~/.local/share/rtn)\n";
 
 static int parse_opts(int argc, char **argv, struct exec_opts *o, struct rtn_error *err) {
         static const struct option longopts[] = {
@@ -77,10 +84,12 @@ static int parse_opts(int argc, char **argv, struct exec_opts *o, struct rtn_err
                 {"setenv", required_argument, NULL, 'e'}, {"net", required_argument, NULL, 'n'},
                 {"hostname", required_argument, NULL, 'H'}, {"timeout", required_argument, NULL, 'T'},
                 {"tty", no_argument, NULL, 't'},          {"help", no_argument, NULL, 'h'},
+                {"env", required_argument, NULL, 'E'},    {"commit", no_argument, NULL, 'C'},
+                {"message", required_argument, NULL, 'm'}, {"data-dir", required_argument, NULL, 'D'},
                 {0}};
         int c, r;
         optind = 1;
-        while ((c = getopt_long(argc, argv, "+th", longopts, NULL)) != -1) {
+        while ((c = getopt_long(argc, argv, "+thm:", longopts, NULL)) != -1) {
                 switch (c) {
                 case 'r': o->spec.rootfs = optarg; break;
                 case 'w': o->spec.workspace = optarg; break;
@@ -110,6 +119,10 @@ static int parse_opts(int argc, char **argv, struct exec_opts *o, struct rtn_err
                         break;
                 }
                 case 't': o->tty = true; break;
+                case 'E': o->env = optarg; break;
+                case 'C': o->commit = true; break;
+                case 'm': o->message = optarg; break;
+                case 'D': o->data_dir = optarg; break;
                 case 'h': fputs(exec_usage, stdout); exit(0);
                 default: return rtn_errx(err, EINVAL, "see 'rtn exec --help'");
                 }
@@ -307,8 +320,83 @@ static int start_command(struct exec_run *run, struct exec_opts *o, struct rtn_e
         return 0;
 }
 
+/* The environment's layers (and, with --commit, a session dir on the store's filesystem for
+ * the upper). Without --commit a store that does not exist yet is not created. */
+struct exec_store {
+        struct store *st;
+        char **layers;
+        size_t nlayers;
+        char *session_dir;
+        int session_lock;
+};
+
+static int open_store(struct exec_opts *o, struct exec_store *es, struct rtn_error *err) {
+        char dir[4096];
+        const char *env = o->env ? o->env : STORE_DEFAULT_ENV;
+        int r;
+        if (store_env_valid(env) < 0)
+                return rtn_errx(err, EINVAL, "invalid environment name '%s'", env);
+        if (!o->data_dir) {
+                if ((r = store_default_dir(dir, sizeof dir, err)) < 0)
+                        return o->commit || o->env ? r : 0;
+                o->data_dir = dir;
+        }
+        if (!o->commit && access(o->data_dir, F_OK) < 0) {
+                o->data_dir = NULL;
+                return o->env ? rtn_errx(err, ENOENT, "no store at %s: environment %s has no "
+                                         "commits", dir, env) : 0;
+        }
+        if ((r = store_open(o->data_dir, &es->st, err)) < 0 ||
+            (r = store_layer_stack(es->st, env, &es->layers, &es->nlayers, err)) < 0)
+                return r;
+        o->data_dir = NULL; /* dir is on our stack */
+        o->spec.layers = (const char *const *)es->layers;
+        o->spec.nlayers = es->nlayers;
+        if (o->commit) {
+                if ((r = store_session_new(es->st, &es->session_dir, &es->session_lock, err)) < 0)
+                        return r;
+                o->spec.upper_dir = es->session_dir;
+        }
+        return 0;
+}
+
+static void close_store(struct exec_store *es, const struct rt_idmap *m) {
+        if (es->session_dir) {
+                struct rtn_error err = {0};
+                char *slash = strrchr(es->session_dir, '/');
+                *slash = '\0';
+                if (rt_remove_tree(m, es->session_dir, slash + 1, &err) < 0)
+                        fprintf(stderr, "rtn: %s\n", err.msg);
+                free(es->session_dir);
+        }
+        rtn_safe_close(es->session_lock);
+        if (es->layers)
+                store_free_paths(es->layers, es->nlayers);
+        if (es->st)
+                store_close(es->st);
+}
+
+static int commit_upper(struct exec_opts *o, struct exec_store *es) {
+        struct rtn_error err = {0};
+        char upper[4200], id[STORE_ID_SIZE];
+        snprintf(upper, sizeof upper, "%s/upper", es->session_dir);
+        rt_upper_prune(upper);
+        const char *msg = o->message ? o->message : "rtn exec";
+        int r = store_commit(es->st, o->env ? o->env : STORE_DEFAULT_ENV, upper, msg, id, &err);
+        if (r < 0) {
+                fprintf(stderr, "rtn: commit: %s\n", err.msg);
+                return EXIT_RTN;
+        }
+        if (r == 1)
+                fprintf(stderr, "rtn: nothing to commit\n");
+        else
+                fprintf(stderr, "rtn: committed %s\n", id);
+        return 0;
+}
+
 int rt_cmd_exec(int argc, char **argv) {
         struct exec_opts o = {0};
+        struct exec_store es = {.session_lock = -1};
         struct exec_run run = {.master = -1, .sigfd = -1, .timerfd = -1};
         struct rtn_error err = {0};
         rt_spec_init(&o.spec);
@@ -317,7 +405,13 @@ int rt_cmd_exec(int argc, char **argv) {
                 fprintf(stderr, "rtn exec: %s\n", err.msg);
                 return EXIT_RTN;
         }
-        int r = setup_signals(&run, o.timeout, &err);
+        if (o.message && !o.commit) {
+                fprintf(stderr, "rtn exec: -m needs --commit\n");
+                return EXIT_RTN;
+        }
+        int r = open_store(&o, &es, &err);
+        if (r == 0)
+                r = setup_signals(&run, o.timeout, &err);
         if (r == 0)
                 r = rt_sandbox_start(&o.spec, &run.sb, &err);
         if (r == 0)
@@ -325,14 +419,21 @@ int rt_cmd_exec(int argc, char **argv) {
         if (r != 0) {
                 fprintf(stderr, "rtn: %s\n", err.msg);
                 rt_sandbox_destroy(&run.sb);
+                close_store(&es, &run.sb.idmap);
                 return r > 0 ? r : EXIT_RTN;
         }
         event_loop(&run);
         rt_sandbox_destroy(&run.sb);
         restore_tty();
+        int code = rt_exit_code(run.wait_status);
         if (run.timed_out) {
                 fprintf(stderr, "rtn: timed out after %lu s\n", o.timeout);
-                return EXIT_TIMEOUT;
+                code = EXIT_TIMEOUT;
+        } else if (o.commit && code == 0) {
+                code = commit_upper(&o, &es);
+        } else if (o.commit) {
+                fprintf(stderr, "rtn: not committed: the command exited with %d\n", code);
         }
-        return rt_exit_code(run.wait_status);
+        close_store(&es, &run.sb.idmap);
+        return code;
 }

@@ -77,6 +77,11 @@ int rt_idmap_choose(struct rt_idmap *ret, struct rtn_error *err);
 /* Writes the maps for a child in a fresh user namespace. Parent side. */
 int rt_idmap_write(const struct rt_idmap *m, pid_t child, struct rtn_error *err);
 
+/* rm -rf dir/name; where the caller lacks the rights (files of subordinate ids), does it
+ * inside a user namespace mapped like the sandbox (m may be NULL: no fallback). */
+int rt_remove_tree(const struct rt_idmap *m, const char *dir, const char *name,
+                   struct rtn_error *err);
+
 /* Builds the sandbox and waits until rtn-init has applied the configuration. */
 int rt_sandbox_start(const struct rt_spec *spec, struct rt_sandbox *ret, struct rtn_error *err);
 /* Kills the whole sandbox (if alive) and reaps rtn-init; safe to call twice. */

@@ -447,12 +447,12 @@ static int tool_job(struct serve *sv, struct mcp_call *call, const char *tool,
         }
         if (!strcmp(tool, "shell_job_status")) {
                 answer_job(call, j, -1);
-        } else if (!strcmp(tool, "shell_job_kill")) {
-                rt_cmd_kill(j->cmd);
-                answer_job(call, j, -1);
-        } else if (!strcmp(tool, "shell_job_wait")) {
-                int64_t t = 0;
-                (void)mcp_args_int(a, "timeout", &t);
+        } else if (!strcmp(tool, "shell_job_kill") || !strcmp(tool, "shell_job_wait")) {
+                int64_t t = 5; /* a kill answers once the job is gone (SIGKILL: at once) */
+                if (!strcmp(tool, "shell_job_kill"))
+                        rt_cmd_kill(j->cmd);
+                else
+                        (void)mcp_args_int(a, "timeout", &t);
                 if (j->cmd->done || t == 0) {
                         answer_job(call, j, !j->cmd->done);
                         return 0;
@@ -585,6 +585,10 @@ static void op_cancel(void *ctx, struct mcp_call *call) {
 static void op_shutdown(void *ctx) {
         struct serve *sv = ctx;
         serve_drop_jobs(sv);
+        if (rt_session_idmap(sv->sess)) {
+                sv->idmap = *rt_session_idmap(sv->sess);
+                sv->have_idmap = true;
+        }
         rt_session_free(sv->sess);
         sv->sess = NULL;
 }
@@ -716,9 +720,10 @@ out:
                 char *slash = strrchr(sv.session_dir, '/');
                 if (slash) {
                         *slash = '\0';
-                        _cleanup_close_ int d = open(sv.session_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-                        if (d >= 0)
-                                (void)rt_rm_rf_at(d, slash + 1);
+                        struct rtn_error e2 = {0};
+                        if (rt_remove_tree(sv.have_idmap ? &sv.idmap : NULL, sv.session_dir,
+                                           slash + 1, &e2) < 0)
+                                fprintf(stderr, "rtn serve: %s\n", e2.msg);
                 }
         }
         rtn_safe_close(sv.session_lock);

@@ -34,6 +34,8 @@ struct serve {
         int session_lock;
         struct serve_job jobs[SERVE_MAX_JOBS];
         unsigned next_job;
+        struct rt_idmap idmap; /* the session's, kept to remove its dir at exit */
+        bool have_idmap;
 };
 
 /* Environment tools (serve_env.c). Each finishes the call. */
