@@ -287,8 +287,10 @@ void init_spawn(struct init_state *st, const void *msg, size_t len, int *fds, si
                 reply_failed(id, errno, INIT_STEP_FORK);
                 goto out;
         }
-        struct child_args ca = {.st = st, .ep = {ep[0], ep[1]}, .fds = fds, .nfds = nfds,
-                                .pty_slave = pty ? slave : NULL};
+        struct child_args ca = {.st = st, .fds = fds, .nfds = nfds};
+        ca.ep[0] = ep[0];
+        ca.ep[1] = ep[1];
+        ca.pty_slave = pty ? slave : NULL;
         pid_t pid = start_child(&ca);
         ep[1] = rtn_safe_close(ep[1]);
         if (pid < 0) {

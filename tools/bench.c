@@ -224,12 +224,20 @@ static bool cold_check(struct cold *c) {
 
 static void bench_cold(const struct bench_opts *o) {
         struct cold c[4] = {
-                {.key = "spawn_true", .label = "posix_spawn /bin/true (floor)", .group = "spawn",
+                {.key = "spawn_true",
+                 .label = "posix_spawn /bin/true (floor)",
+                 .group = "spawn",
                  .argv = {"/bin/true", NULL}},
-                {.key = "rtn_exec_true", .label = "rtn exec -- /bin/true (cold)", .group = "exec",
+                {.key = "rtn_exec_true",
+                 .label = "rtn exec -- /bin/true (cold)",
+                 .group = "exec",
                  .argv = {(char *)o->rtn, "exec", "--", "/bin/true", NULL}},
-                {.key = "bwrap_true", .label = "bwrap --unshare-all ... /bin/true", .group = "bwrap"},
-                {.key = "rtn_b_exec_true", .label = "rtn exec (--compare binary)", .group = "exec",
+                {.key = "bwrap_true",
+                 .label = "bwrap --unshare-all ... /bin/true",
+                 .group = "bwrap"},
+                {.key = "rtn_b_exec_true",
+                 .label = "rtn exec (--compare binary)",
+                 .group = "exec",
                  .argv = {(char *)o->compare, "exec", "--", "/bin/true", NULL}},
         };
         bwrap_argv(&c[2]);
@@ -325,7 +333,8 @@ static void print_json(const struct bench_opts *o, const char *kernel, const cha
                 json_str(r->label);
                 if (r->n)
                         printf(",\"unit\":\"%s\",\"median\":%.6g,\"min\":%.6g,\"max\":%.6g,"
-                               "\"n\":%d", r->unit, bench_median(r), lo, hi, r->n);
+                               "\"n\":%d",
+                               r->unit, bench_median(r), lo, hi, r->n);
                 else
                         printf(",\"skipped\":true");
                 if (r->note[0]) {
@@ -373,8 +382,8 @@ static void print_table(const struct bench_opts *o, const char *kernel, const ch
                         continue;
                 double q = bench_median(a) / bench_median(b);
                 if (ratios[i].target > 0)
-                        printf("%-40s %10.2f %8s%.1f %s\n", ratios[i].label, q, "<= ",
-                               ratios[i].target, q <= ratios[i].target ? "met" : "MISSED");
+                        printf("%-40s %10.2f %8s%.1f %s\n", ratios[i].label, q,
+                               "<= ", ratios[i].target, q <= ratios[i].target ? "met" : "MISSED");
                 else
                         printf("%-40s %10.2f\n", ratios[i].label, q);
         }
@@ -398,30 +407,61 @@ static int num(const char *s, int lo, int hi) {
 }
 
 static void parse(int argc, char **argv, struct bench_opts *o) {
-        static const struct option lo[] = {
-                {"rtn", required_argument, NULL, 'r'},     {"json", no_argument, NULL, 'j'},
-                {"runs", required_argument, NULL, 'n'},    {"iters", required_argument, NULL, 'i'},
-                {"calls", required_argument, NULL, 'c'},   {"commit-mb", required_argument, NULL, 'm'},
-                {"small-files", required_argument, NULL, 's'}, {"tmp", required_argument, NULL, 't'},
-                {"only", required_argument, NULL, 'o'},    {"verbose", no_argument, NULL, 'v'},
-                {"compare", required_argument, NULL, 'C'}, {"help", no_argument, NULL, 'h'},
-                {0}};
+        static const struct option lo[] = {{"rtn", required_argument, NULL, 'r'},
+                                           {"json", no_argument, NULL, 'j'},
+                                           {"runs", required_argument, NULL, 'n'},
+                                           {"iters", required_argument, NULL, 'i'},
+                                           {"calls", required_argument, NULL, 'c'},
+                                           {"commit-mb", required_argument, NULL, 'm'},
+                                           {"small-files", required_argument, NULL, 's'},
+                                           {"tmp", required_argument, NULL, 't'},
+                                           {"only", required_argument, NULL, 'o'},
+                                           {"verbose", no_argument, NULL, 'v'},
+                                           {"compare", required_argument, NULL, 'C'},
+                                           {"help", no_argument, NULL, 'h'},
+                                           {0}};
         int c;
         while ((c = getopt_long(argc, argv, "vh", lo, NULL)) != -1) {
                 switch (c) {
-                case 'r': o->rtn = optarg; break;
-                case 'C': o->compare = optarg; break;
-                case 'j': o->json = true; break;
-                case 'n': o->runs = num(optarg, 1, BENCH_MAX_RUNS); break;
-                case 'i': o->iters = num(optarg, 1, 100000); break;
-                case 'c': o->calls = num(optarg, 1, 1000000); break;
-                case 'm': o->commit_mb = num(optarg, 1, 65536); break;
-                case 's': o->small_files = num(optarg, 1, 1000000); break;
-                case 't': o->tmp = optarg; break;
-                case 'o': o->only = optarg; break;
-                case 'v': o->verbose = true; break;
-                case 'h': fputs(usage, stdout); exit(0);
-                default: fputs(usage, stderr); exit(2);
+                case 'r':
+                        o->rtn = optarg;
+                        break;
+                case 'C':
+                        o->compare = optarg;
+                        break;
+                case 'j':
+                        o->json = true;
+                        break;
+                case 'n':
+                        o->runs = num(optarg, 1, BENCH_MAX_RUNS);
+                        break;
+                case 'i':
+                        o->iters = num(optarg, 1, 100000);
+                        break;
+                case 'c':
+                        o->calls = num(optarg, 1, 1000000);
+                        break;
+                case 'm':
+                        o->commit_mb = num(optarg, 1, 65536);
+                        break;
+                case 's':
+                        o->small_files = num(optarg, 1, 1000000);
+                        break;
+                case 't':
+                        o->tmp = optarg;
+                        break;
+                case 'o':
+                        o->only = optarg;
+                        break;
+                case 'v':
+                        o->verbose = true;
+                        break;
+                case 'h':
+                        fputs(usage, stdout);
+                        exit(0);
+                default:
+                        fputs(usage, stderr);
+                        exit(2);
                 }
         }
         if (optind != argc) {
@@ -431,8 +471,12 @@ static void parse(int argc, char **argv, struct bench_opts *o) {
 }
 
 int main(int argc, char **argv) {
-        struct bench_opts o = {.rtn = "build/rtn", .runs = 5, .iters = 50, .calls = 1000,
-                               .commit_mb = 500, .small_files = 10000};
+        struct bench_opts o = {.rtn = "build/rtn",
+                               .runs = 5,
+                               .iters = 50,
+                               .calls = 1000,
+                               .commit_mb = 500,
+                               .small_files = 10000};
         const char *tmp = getenv("TMPDIR");
         o.tmp = tmp && *tmp ? tmp : "/var/tmp";
         parse(argc, argv, &o);

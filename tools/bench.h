@@ -11,21 +11,21 @@
 #define BENCH_MAX_RESULTS 48
 
 struct bench_opts {
-        const char *rtn;      /* the rtn binary under test */
-        const char *compare;  /* another rtn whose cold exec is timed alongside, or NULL */
-        const char *tmp;      /* a scratch dir on the filesystem the store would use */
-        int runs;             /* repetitions of every measurement */
-        int iters;            /* cold starts per run */
-        int calls;            /* shell_run / ping round trips per run */
-        int commit_mb;        /* size of the large commit */
-        int small_files;      /* files in the many-files commit */
+        const char *rtn; /* the rtn binary under test */
+        const char *compare; /* another rtn whose cold exec is timed alongside, or NULL */
+        const char *tmp; /* a scratch dir on the filesystem the store would use */
+        int runs; /* repetitions of every measurement */
+        int iters; /* cold starts per run */
+        int calls; /* shell_run / ping round trips per run */
+        int commit_mb; /* size of the large commit */
+        int small_files; /* files in the many-files commit */
         bool json, verbose;
-        const char *only;     /* comma-separated groups, NULL = all */
+        const char *only; /* comma-separated groups, NULL = all */
 };
 
 /* One line of the table: a value per run, summarised as median [min, max]. */
 struct bench_result {
-        char key[48];   /* stable name for --json and ratios */
+        char key[48]; /* stable name for --json and ratios */
         char label[64]; /* what the table prints */
         const char *unit;
         double v[BENCH_MAX_RUNS];
@@ -54,5 +54,5 @@ void bench_log(const struct bench_opts *o, const char *fmt, ...)
         __attribute__((format(printf, 2, 3)));
 
 /* Measurement groups: each adds its results, or skips them with a reason. */
-void bench_serve(const struct bench_opts *o);  /* bench_mcp.c: shell_run, ping, RSS */
+void bench_serve(const struct bench_opts *o); /* bench_mcp.c: shell_run, ping, RSS */
 void bench_commit(const struct bench_opts *o); /* bench_commit.c: commit vs sha256sum */

@@ -100,8 +100,8 @@ static int one(const struct bench_opts *o, const struct shape *s, uint64_t seed,
         *sha = bench_now() - t0;
         if (st != 0)
                 goto out;
-        char *argv[] = {(char *)o->rtn, "commit", "--data-dir", data, "--upper", upper,
-                        "-m", "bench", NULL};
+        char *argv[] = {(char *)o->rtn, "commit", "--data-dir", data, "--upper",
+                        upper,          "-m",     "bench",      NULL};
         t0 = bench_now();
         st = bench_run(argv, -1, -1, 2);
         *commit = bench_now() - t0;
@@ -133,8 +133,8 @@ void bench_commit(const struct bench_opts *o) {
                         double sha = 0, commit = 0;
                         int r = one(o, &shapes[i], (uint64_t)run << 32, &sha, &commit);
                         if (r < 0) {
-                                fprintf(stderr, "bench: commit of %s failed: %s\n",
-                                        shapes[i].label, strerror(-r));
+                                fprintf(stderr, "bench: commit of %s failed: %s\n", shapes[i].label,
+                                        strerror(-r));
                                 return;
                         }
                         char key[48], label[64];

@@ -130,9 +130,8 @@ static char *client_call(struct client *c, const char *method, const char *param
         }
 }
 
-static const char init_params[] =
-        "{\"protocolVersion\":\"2025-06-18\",\"capabilities\":{},"
-        "\"clientInfo\":{\"name\":\"rtn-bench\",\"version\":\"1\"}}";
+static const char init_params[] = "{\"protocolVersion\":\"2025-06-18\",\"capabilities\":{},"
+                                  "\"clientInfo\":{\"name\":\"rtn-bench\",\"version\":\"1\"}}";
 
 static int client_init(struct client *c) {
         char *r = client_call(c, "initialize", init_params);

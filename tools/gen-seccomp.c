@@ -423,10 +423,18 @@ static uint32_t run_prog(const struct prog *p, const struct seccomp_data *d) {
                 case BPF_JMP | BPF_JA:
                         pc += f->k;
                         continue;
-                case BPF_JMP | BPF_JEQ | BPF_K: t = a == f->k; break;
-                case BPF_JMP | BPF_JGE | BPF_K: t = a >= f->k; break;
-                case BPF_JMP | BPF_JGT | BPF_K: t = a > f->k; break;
-                case BPF_JMP | BPF_JSET | BPF_K: t = (a & f->k) != 0; break;
+                case BPF_JMP | BPF_JEQ | BPF_K:
+                        t = a == f->k;
+                        break;
+                case BPF_JMP | BPF_JGE | BPF_K:
+                        t = a >= f->k;
+                        break;
+                case BPF_JMP | BPF_JGT | BPF_K:
+                        t = a > f->k;
+                        break;
+                case BPF_JMP | BPF_JSET | BPF_K:
+                        t = (a & f->k) != 0;
+                        break;
                 default:
                         fprintf(stderr, "gen-seccomp: cannot emulate opcode 0x%x\n", f->code);
                         exit(1);
@@ -443,9 +451,11 @@ static uint32_t run_prog(const struct prog *p, const struct seccomp_data *d) {
 static void check_equal(const struct prog *tree, uint32_t arch) {
         static struct prog flat;
         build_flat(&flat, arch);
-        static const uint32_t vals[] = {0, 1, 0x8, 0x20000, 0x20008, 0xffffffff, TIOCSTI,
-                                        TIOCLINUX, AF_UNIX, AF_INET, AF_INET6, AF_NETLINK,
-                                        AF_PACKET, CLONE_NEWUSER, CLONE_NEWTIME, CLONE_VM};
+        static const uint32_t vals[] = {
+                0,          1,          0x8,       0x20000,       0x20008,
+                0xffffffff, TIOCSTI,    TIOCLINUX, AF_UNIX,       AF_INET,
+                AF_INET6,   AF_NETLINK, AF_PACKET, CLONE_NEWUSER, CLONE_NEWTIME,
+                CLONE_VM};
         static const uint32_t high[] = {MAX_NR, 0x3fffffff, X32_SYSCALL_BIT, 0xffffffff};
         const size_t nv = sizeof vals / sizeof *vals, nh = sizeof high / sizeof *high;
         for (uint32_t i = 0; i < MAX_NR + nh; i++)
@@ -455,8 +465,10 @@ static void check_equal(const struct prog *tree, uint32_t arch) {
                         d.args[0] = vals[x % nv] | 0xdead000000000000ull;
                         d.args[1] = vals[x / nv];
                         if (run_prog(tree, &d) != run_prog(&flat, &d)) {
-                                fprintf(stderr, "gen-seccomp: tree and flat chain differ for "
-                                        "nr %d\n", d.nr);
+                                fprintf(stderr,
+                                        "gen-seccomp: tree and flat chain differ for "
+                                        "nr %d\n",
+                                        d.nr);
                                 exit(1);
                         }
                 }
