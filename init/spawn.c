@@ -45,10 +45,19 @@ int init_policy_prepare(struct init_state *st, const char *const writable[], uin
         if (abi <= 0)
                 return rtn_errx(err, EOPNOTSUPP, "Landlock is not available in this kernel "
                                 "(ABI %d); refusing to run without it", abi);
-        int r = init_landlock_prepare(INIT_POLICY_AGENT, writable, n, 0, &st->ruleset_fd[0], err);
+        /* In a full sandbox the pid and net namespaces keep signals and abstract sockets
+         * from the host; scoping on top would only cut one command off from another's jobs
+         * (each command is its own domain). Without namespaces, scoping is the wall. */
+        if (st->cfg.isolation == INIT_ISOLATION_LANDLOCK)
+                return init_landlock_prepare(INIT_POLICY_AGENT, writable, n, 0,
+                                             INIT_LANDLOCK_SCOPED | INIT_LANDLOCK_HOST,
+                                             &st->ruleset_fd[0], err);
+        int r = init_landlock_prepare(INIT_POLICY_AGENT, writable, n, 0, 0, &st->ruleset_fd[0],
+                                      err);
         if (r < 0)
                 return r;
-        return init_landlock_prepare(INIT_POLICY_PROVISION, NULL, 0, 0, &st->ruleset_fd[1], err);
+        return init_landlock_prepare(INIT_POLICY_PROVISION, NULL, 0, 0, 0, &st->ruleset_fd[1],
+                                     err);
 }
 
 pid_t init_job_pid(const struct init_state *st, uint64_t id) {
@@ -137,6 +146,13 @@ static void setup_stdio(int efd, int *fds, size_t nfds, const char *pty_slave) {
 
 static void set_creds(int efd, const struct init_state *st, uint32_t policy) {
         struct rtn_error err;
+        if (st->cfg.isolation == INIT_ISOLATION_LANDLOCK) {
+                /* No user namespace: we run as the caller (rtn refuses host root, but
+                 * should root get here, it gives up every capability). */
+                if (geteuid() == 0 && init_caps_drop_all(&err) < 0)
+                        die(efd, INIT_STEP_CREDS, err.code);
+                return;
+        }
         uid_t uid = policy == INIT_POLICY_PROVISION ? 0 : st->cfg.agent_uid;
         gid_t gid = policy == INIT_POLICY_PROVISION ? 0 : st->cfg.agent_gid;
         /* Denied (EPERM) when rtn mapped a single id and wrote setgroups=deny. */
@@ -271,6 +287,11 @@ void init_spawn(struct init_state *st, const void *msg, size_t len, int *fds, si
                 goto out;
         }
         bool pty = view.msg->flags & INIT_SPAWN_PTY;
+        if (st->cfg.isolation == INIT_ISOLATION_LANDLOCK &&
+            view.msg->policy != INIT_POLICY_AGENT) {
+                reply_failed(id, EPERM, INIT_STEP_LANDLOCK); /* no provisioning on the host */
+                goto out;
+        }
         if (!pty && nfds != 3) {
                 reply_failed(id, EBADMSG, INIT_STEP_PROTOCOL);
                 goto out;

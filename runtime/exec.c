@@ -15,6 +15,7 @@
 #include <sys/ioctl.h>
 #include <sys/signalfd.h>
 #include <sys/timerfd.h>
+#include <sys/wait.h>
 #include <termios.h>
 #include <unistd.h>
 
@@ -72,10 +73,69 @@ static const char exec_usage[] =
         "  --net loopback|none   loopback only (default), or no network at all\n"
         "  --hostname NAME       hostname inside (default rtn)\n"
         "  --timeout SECS        kill the sandbox after SECS seconds (exit 124)\n"
+        "  --upper-size BYTES    size of the tmpfs upper layer and of /tmp (default 2G; K M G)\n"
+        "  --pids-max N          tasks that may exist in the sandbox at once (default 4096)\n"
+        "  --memory-max BYTES    memory limit (cgroup v2 when delegated, else RLIMIT_AS)\n"
+        "  --isolation MODE      full (default); landlock: no namespaces, Landlock+seccomp only;\n"
+        "                        namespaces: no Landlock (both weaker, reported on stderr)\n"
         "  -t, --tty             run under a new pty inside the sandbox\n"
         "  --env NAME            start from environment NAME's tip (default: default)\n"
         "  --commit [-m MSG]     commit the sandbox's changes to the environment if CMD exits 0\n"
         "  --data-dir DIR        the store (default $RTN_DATA_DIR, $XDG_DATA_HOME/rtn, ~/.local/share/rtn)\n";
+
+/* BYTES with an optional K, M or G suffix (powers of 1024). */
+static int parse_size(const char *arg, const char *what, uint64_t *ret, struct rtn_error *err) {
+        char *end;
+        errno = 0;
+        unsigned long long v = strtoull(arg, &end, 10);
+        unsigned shift = 0;
+        if (*end == 'K' || *end == 'k')
+                shift = 10, end++;
+        else if (*end == 'M' || *end == 'm')
+                shift = 20, end++;
+        else if (*end == 'G' || *end == 'g')
+                shift = 30, end++;
+        if (errno || *end || end == arg || arg[0] == '-' || v > (~0ULL >> (shift + 1)))
+                return rtn_errx(err, EINVAL, "%s wants a size in bytes (K, M, G suffixes): %s",
+                                what, arg);
+        *ret = (uint64_t)v << shift;
+        return 0;
+}
+
+static int parse_isolation(const char *arg, struct rt_spec *s, struct rtn_error *err) {
+        if (!strcmp(arg, "full"))
+                s->isolation = INIT_ISOLATION_FULL;
+        else if (!strcmp(arg, "landlock"))
+                s->isolation = INIT_ISOLATION_LANDLOCK;
+        else if (!strcmp(arg, "namespaces"))
+                s->isolation = INIT_ISOLATION_NO_LANDLOCK;
+        else
+                return rtn_errx(err, EINVAL, "--isolation must be full, landlock or namespaces");
+        return 0;
+}
+
+/* Options without a short form, past the ones parse_opts switches on itself. */
+static int parse_limit_opt(int c, const char *arg, struct rt_spec *s, struct rtn_error *err) {
+        uint64_t v;
+        int r;
+        switch (c) {
+        case 'U':
+                return parse_size(arg, "--upper-size", &s->upper_bytes, err);
+        case 'M':
+                return parse_size(arg, "--memory-max", &s->memory_bytes, err);
+        case 'P':
+                if ((r = parse_size(arg, "--pids-max", &v, err)) < 0)
+                        return r;
+                if (v > UINT32_MAX)
+                        return rtn_errx(err, EINVAL, "--pids-max too large");
+                s->pids_max = (uint32_t)v;
+                return 0;
+        case 'I':
+                return parse_isolation(arg, s, err);
+        default:
+                return rtn_errx(err, EINVAL, "see 'rtn exec --help'");
+        }
+}
 
 static int parse_opts(int argc, char **argv, struct exec_opts *o, struct rtn_error *err) {
         static const struct option longopts[] = {
@@ -86,6 +146,10 @@ static int parse_opts(int argc, char **argv, struct exec_opts *o, struct rtn_err
                 {"tty", no_argument, NULL, 't'},          {"help", no_argument, NULL, 'h'},
                 {"env", required_argument, NULL, 'E'},    {"commit", no_argument, NULL, 'C'},
                 {"message", required_argument, NULL, 'm'}, {"data-dir", required_argument, NULL, 'D'},
+                {"upper-size", required_argument, NULL, 'U'},
+                {"memory-max", required_argument, NULL, 'M'},
+                {"pids-max", required_argument, NULL, 'P'},
+                {"isolation", required_argument, NULL, 'I'},
                 {0}};
         int c, r;
         optind = 1;
@@ -124,7 +188,10 @@ static int parse_opts(int argc, char **argv, struct exec_opts *o, struct rtn_err
                 case 'm': o->message = optarg; break;
                 case 'D': o->data_dir = optarg; break;
                 case 'h': fputs(exec_usage, stdout); exit(0);
-                default: return rtn_errx(err, EINVAL, "see 'rtn exec --help'");
+                default:
+                        if ((r = parse_limit_opt(c, optarg, &o->spec, err)) < 0)
+                                return r;
+                        break;
                 }
         }
         if (optind >= argc)
@@ -297,7 +364,7 @@ static int start_command(struct exec_run *run, struct exec_opts *o, struct rtn_e
                 return r;
         }
         r = rt_sandbox_spawn(&run->sb, 1, o->tty ? INIT_SPAWN_PTY : 0, INIT_POLICY_AGENT,
-                             o->cwd ? o->cwd : "/workspace", o->argv, env.vars,
+                             o->cwd ? o->cwd : run->sb.workspace, o->argv, env.vars,
                              o->tty ? NULL : fds, rows, cols, err);
         for (int i = 0; i < 3; i++)
                 rtn_safe_close(close_later[i]); /* the command has its own copies now */
@@ -394,6 +461,18 @@ static int commit_upper(struct exec_opts *o, struct exec_store *es) {
         return 0;
 }
 
+/* The seccomp filter kills (SIGSYS, SECCOMP_RET_KILL_PROCESS) only for a foreign system-call
+ * ABI; every other blocked call fails with a documented errno (docs/policy.md). A process
+ * killed by SIGSYS cannot report which call it made (the kernel logs that to the host's
+ * audit log only), so name the rule that does this. A program may also raise SIGSYS itself:
+ * hence "most likely". */
+static void report_violation(int wait_status, const char *cmd) {
+        if (WIFSIGNALED(wait_status) && WTERMSIG(wait_status) == SIGSYS)
+                fprintf(stderr, "rtn: %s was killed by seccomp (SIGSYS): most likely a system "
+                        "call through a foreign ABI (32-bit int 0x80 or x32), which the sandbox "
+                        "forbids; see docs/policy.md\n", cmd);
+}
+
 int rt_cmd_exec(int argc, char **argv) {
         struct exec_opts o = {0};
         struct exec_store es = {.session_lock = -1};
@@ -405,6 +484,16 @@ int rt_cmd_exec(int argc, char **argv) {
                 fprintf(stderr, "rtn exec: %s\n", err.msg);
                 return EXIT_RTN;
         }
+        char warning[400];
+        /* No pid namespace in the Landlock-only mode: RLIMIT_NPROC (per uid, counting the
+         * caller's other processes too) is the only process limit there is. */
+        if (o.spec.isolation == INIT_ISOLATION_LANDLOCK && o.spec.limits.nproc == 0)
+                o.spec.limits.nproc = o.spec.pids_max;
+        rt_memory_limit(&o.spec, warning, sizeof warning);
+        if (warning[0])
+                fprintf(stderr, "rtn: warning: %s\n", warning);
+        if (o.spec.isolation != INIT_ISOLATION_FULL)
+                fprintf(stderr, "rtn: WARNING: %s\n", rt_isolation_warning(o.spec.isolation));
         if (o.message && !o.commit) {
                 fprintf(stderr, "rtn exec: -m needs --commit\n");
                 return EXIT_RTN;
@@ -434,6 +523,7 @@ int rt_cmd_exec(int argc, char **argv) {
         } else if (o.commit) {
                 fprintf(stderr, "rtn: not committed: the command exited with %d\n", code);
         }
+        report_violation(run.wait_status, o.argv[0]);
         close_store(&es, &run.sb.idmap);
         return code;
 }

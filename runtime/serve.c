@@ -22,7 +22,7 @@
 #include "runtime/cmd.h"
 #include "runtime/serve.h"
 
-#define PROGRESS_USEC (5ULL * 1000 * 1000)
+#define PROGRESS_USEC (2ULL * 1000 * 1000)
 #define PYTHON_CODE_MAX (96 * 1024)
 
 struct run_ctx {
@@ -30,6 +30,7 @@ struct run_ctx {
         struct mcp_call *call;
         struct rt_cmd *cmd;
         struct rtn_loop_source *progress;
+        bool restarted; /* this command started a fresh sandbox after rtn-init died */
 };
 
 static void json_run_fields(struct rtn_json_buf *b, const struct rt_cmd *c) {
@@ -75,6 +76,8 @@ static void run_done(struct rt_cmd *c, void *ud) {
                 struct rtn_json_buf b = RTN_JSON_BUF_INIT(0);
                 rtn_json_obj_begin(&b);
                 json_run_fields(&b, c);
+                if (rc->restarted)
+                        rtn_json_kv_bool(&b, "sandbox_restarted", true);
                 rtn_json_obj_end(&b);
                 finish_json(rc->call, &b, false);
         }
@@ -116,6 +119,11 @@ static int start_run(struct serve *sv, struct mcp_call *call, struct rt_cmd_opts
                 return -ENOMEM;
         rc->sv = sv;
         rc->call = call;
+        if (rt_session_take_crash(sv->sess)) {
+                rc->restarted = true;
+                mcp_log(sv->srv, MCP_LOG_WARNING, "the sandbox's init had died; this command "
+                        "runs in a fresh sandbox on the same layers and uncommitted changes");
+        }
         int r = rt_session_run(sv->sess, o, run_done, rc, &rc->cmd, &err);
         if (r < 0) {
                 free(rc);

@@ -41,12 +41,13 @@ struct rt_session {
         struct rt_sandbox sb;
         struct rt_idmap idmap;  /* of the last sandbox, for cleaning its upper */
         bool started, alive;
+        bool crashed;           /* rtn-init died since the last rt_session_take_crash */
         uint64_t next_id;
         struct rt_cmd *cmds;
         unsigned nlinger;
 };
 
-static void session_lost(struct rt_session *s);
+static void session_lost(struct rt_session *s, bool unexpected);
 
 uint64_t rt_now_ms(void) {
         struct timespec ts;
@@ -347,7 +348,7 @@ static void on_ctl(struct rtn_loop *l, int fd, uint32_t ev, void *ud) {
         if (n == -EAGAIN || n == -EINTR)
                 return;
         if (n <= 0) {
-                session_lost(s);
+                session_lost(s, true);
                 return;
         }
         struct rt_cmd *c = find_cmd(s, u.st.hdr.id);
@@ -369,7 +370,9 @@ static void on_ctl(struct rtn_loop *l, int fd, uint32_t ev, void *ud) {
 }
 
 /* rtn-init is gone (it died, or was killed): every command ends; the next starts afresh. */
-static void session_lost(struct rt_session *s) {
+static void session_lost(struct rt_session *s, bool unexpected) {
+        if (unexpected && s->alive)
+                s->crashed = true;
         if (s->sb.ctl >= 0)
                 rtn_loop_del_fd(s->loop, s->sb.ctl);
         rt_sandbox_destroy(&s->sb);
@@ -409,7 +412,13 @@ int rt_session_ensure(struct rt_session *s, struct rtn_error *err) {
 
 void rt_session_stop(struct rt_session *s) {
         if (s->alive)
-                session_lost(s);
+                session_lost(s, false);
+}
+
+bool rt_session_take_crash(struct rt_session *s) {
+        bool c = s->crashed;
+        s->crashed = false;
+        return c;
 }
 
 int rt_session_discard(struct rt_session *s, struct rtn_error *err) {
@@ -432,7 +441,7 @@ void rt_cmd_kill(struct rt_cmd *c) {
         c->killed = true;
         /* The whole process group: a shell's children die with it. */
         if (c->s->alive && rt_sandbox_signal(&c->s->sb, c->id, SIGKILL) < 0)
-                session_lost(c->s);
+                session_lost(c->s, true);
 }
 
 static int open_stream(struct rt_cmd *c, struct rt_stream *st, struct rt_outbuf *buf,
@@ -550,7 +559,7 @@ int rt_session_run(struct rt_session *s, const struct rt_cmd_opts *o, rt_cmd_don
         if ((r = cmd_spawn(c, o, err)) < 0) {
                 rt_cmd_free(c);
                 if (r == -EPIPE || r == -ECONNRESET)
-                        session_lost(s);
+                        session_lost(s, true);
                 return r;
         }
         c->done_fn = done_fn;
