@@ -11,6 +11,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "store/dl.h" /* after the library headers: lazy-loaded names */
+
 #define MANIFEST_HEADER "rtn-layer 1\n"
 
 static void put(EVP_MD_CTX *ctx, const void *p, size_t n) {
