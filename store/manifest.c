@@ -43,6 +43,13 @@ static int manifest_entry(const struct store_entry *e, void *userdata) {
                 put_str(ctx, "\n");
                 return 0;
         }
+        if (e->kind == STORE_K_WHITEOUT) {
+                /* A whiteout only says "deleted": overlayfs never shows its mode, owner or
+                 * xattrs, and they are the creating mounter's (inside root, which may be a
+                 * subordinate id), which an unprivileged import cannot restore. */
+                put_str(ctx, "\n");
+                return 0;
+        }
         snprintf(buf, sizeof buf, " %04o %u %u", (unsigned)(e->st.st_mode & 07777),
                  (unsigned)e->st.st_uid, (unsigned)e->st.st_gid);
         put_str(ctx, buf);
