@@ -24,6 +24,7 @@
 #include "init/policy.h"
 #include "runtime/cmd.h"
 #include "runtime/proxy.h"
+#include "runtime/rootfs.h"
 #include "runtime/runtime.h"
 
 #define EXIT_RTN 125
@@ -60,7 +61,8 @@ static void restore_tty(void) {
 
 static const char exec_usage[] =
         "usage: rtn exec [OPTIONS] -- CMD [ARG...]\n"
-        "  --rootfs host|DIR     base filesystem (default: host, a read-only view of /usr /etc /opt ...)\n"
+        "  --rootfs host|NAME|DIR  base filesystem: host (default, a read-only view of /usr /etc /opt\n"
+        "                        ...), a rootfs NAME (rtn rootfs list) or a directory\n"
         "  --workspace DIR       bind DIR read-write at /workspace (default: an empty dir, discarded)\n"
         "  --bind SRC:DST[:ro|rw] bind a host path (default rw); repeatable\n"
         "  --cwd DIR             working directory inside (default /workspace)\n"
@@ -313,10 +315,13 @@ int rt_cmd_exec(int argc, char **argv) {
         struct rtn_error err = {0};
         rt_spec_init(&o.spec);
         init_limits_default(&o.spec.limits);
-        if (parse_opts(argc, argv, &o, &err) < 0) {
+        _cleanup_free_ char *rootfs = NULL;
+        if (parse_opts(argc, argv, &o, &err) < 0 ||
+            rt_rootfs_resolve(NULL, o.spec.rootfs, &rootfs, &err) < 0) {
                 fprintf(stderr, "rtn exec: %s\n", err.msg);
                 return EXIT_RTN;
         }
+        o.spec.rootfs = rootfs;
         int r = setup_signals(&run, o.timeout, &err);
         if (r == 0)
                 r = rt_sandbox_start(&o.spec, &run.sb, &err);

@@ -5,6 +5,7 @@
 #include "common/log.h"
 #include "runtime/cmd.h"
 #include "runtime/cmd_store.h"
+#include "runtime/rootfs.h"
 
 
 static const char usage[] =
@@ -20,6 +21,7 @@ static const char usage[] =
         "  log | rollback ID | diff | gc   history, move the tip, changes, garbage-collect\n"
         "  export ID -o FILE.tar.zst | import FILE   move commit chains between stores\n"
         "  store verify               recheck every layer and commit against its id\n"
+        "  rootfs bootstrap|import|list   Debian base filesystems for --rootfs NAME\n"
         "  help                       this text\n"
         "  version                    print the version\n"
         "\n"
@@ -42,6 +44,7 @@ static const struct verb verbs[] = {
         {"export", rt_cmd_export},
         {"import", rt_cmd_import},
         {"store", rt_cmd_store},
+        {"rootfs", rt_cmd_rootfs},
 };
 
 int main(int argc, char **argv) {

@@ -55,6 +55,7 @@ struct rt_spec {
         uint64_t upper_bytes;     /* size of the tmpfs upper (and of /tmp) */
         enum init_isolation isolation;
         struct init_limits limits;
+        bool gate;                /* open the provisioning gate (init/gate.c) at start */
 };
 
 struct rt_sandbox {
@@ -64,6 +65,8 @@ struct rt_sandbox {
         struct rt_idmap idmap;
         int landlock_abi;
         char home[64];   /* HOME inside for agent commands */
+        int gate_fd;     /* the gate's listener (spec.gate), else -1 */
+        uint16_t gate_port;
 };
 
 void rt_spec_init(struct rt_spec *spec);
