@@ -5,7 +5,9 @@
  * smuggle a refused IPv4 target past a check that only looks at IPv6 ranges (the classic
  * SSRF bypasses: ::ffff:127.0.0.1, 64:ff9b::a00:1, 2002:7f00:1::). The resolver returns
  * one checked address; callers connect to it and nothing else, so a second DNS answer
- * (rebinding) never matters. */
+ * (rebinding) never matters. The documentation ranges (192.0.2/24, 198.51.100/24,
+ * 203.0.113/24, 2001:db8::/32) are not refused: they reach neither the host nor its LAN,
+ * and test networks and intercepting resolvers do hand them out for real hosts. */
 #include <arpa/inet.h>
 #include <netdb.h>
 #include <stdio.h>
@@ -28,12 +30,9 @@ static const struct v4range v4_refused[] = {
         {0xa9fe0000, 16, "link-local 169.254.0.0/16"},
         {0xac100000, 12, "private 172.16.0.0/12"},
         {0xc0000000, 24, "IETF protocol assignments 192.0.0.0/24"},
-        {0xc0000200, 24, "documentation 192.0.2.0/24"},
         {0xc0586300, 24, "6to4 relay anycast 192.88.99.0/24"},
         {0xc0a80000, 16, "private 192.168.0.0/16"},
         {0xc6120000, 15, "benchmarking 198.18.0.0/15"},
-        {0xc6336400, 24, "documentation 198.51.100.0/24"},
-        {0xcb007100, 24, "documentation 203.0.113.0/24"},
         {0xe0000000, 4, "multicast 224.0.0.0/4"},
         {0xf0000000, 4, "reserved 240.0.0.0/4 and broadcast"},
 };
@@ -58,8 +57,7 @@ static const char *check_v6(const uint8_t a[16]) {
         static const uint8_t zero[16], mapped[12] = {[10] = 0xff, [11] = 0xff},
                              nat64[12] = {0x00, 0x64, 0xff, 0x9b},
                              ula[1] = {0xfc}, ll[2] = {0xfe, 0x80}, mc[1] = {0xff},
-                             sixto4[2] = {0x20, 0x02}, teredo[4] = {0x20, 0x01, 0x00, 0x00},
-                             doc[4] = {0x20, 0x01, 0x0d, 0xb8}, site[2] = {0xfe, 0xc0};
+                             sixto4[2] = {0x20, 0x02}, teredo[4] = {0x20, 0x01, 0x00, 0x00}, site[2] = {0xfe, 0xc0};
         if (prefix6(a, zero, 96))
                 return memcmp(a, zero, 15) == 0 && a[15] <= 1 ? "unspecified or loopback ::/127"
                                                                : "IPv4-compatible ::/96";
@@ -79,8 +77,6 @@ static const char *check_v6(const uint8_t a[16]) {
                 return "6to4 2002::/16";
         if (prefix6(a, teredo, 32))
                 return "Teredo 2001::/32";
-        if (prefix6(a, doc, 32))
-                return "documentation 2001:db8::/32";
         return NULL;
 }
 

@@ -22,7 +22,7 @@ int netns_lo_up(struct rtn_error *err);
 /* Whether an address may be connected to from the trusted side on an agent's behalf. Refused
  * (-EACCES, *ret_why names the range): unspecified, loopback, private (RFC 1918, fc00::/7),
  * link-local (169.254/16 with the 169.254.169.254 metadata service, fe80::/10), CGNAT
- * (100.64/10), "this network" 0/8, benchmarking 198.18/15, documentation, multicast,
+ * (100.64/10), "this network" 0/8, benchmarking 198.18/15, multicast,
  * reserved 240/4 and broadcast, IPv4-mapped/compatible IPv6 (::ffff:0:0/96, ::/96), NAT64
  * 64:ff9b::/96 and 6to4/Teredo (2002::/16, 2001::/32), which embed an IPv4 address. */
 int netns_addr_check(const struct sockaddr *sa, socklen_t len, const char **ret_why);
