@@ -155,18 +155,29 @@ static int import_tree(const char *tmp, const char *file, const struct rt_idmap 
         _cleanup_close_ int dir = open(target, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (dir < 0)
                 return rtn_err(err, errno, "open %s", target);
+        /* tar cannot sniff compression on a pipe: pick the filter from the magic. */
+        unsigned char magic[6] = {0};
+        char *z = "--no-auto-compress";
+        if (pread(in, magic, sizeof magic, 0) == (ssize_t)sizeof magic) {
+                if (!memcmp(magic, "\x28\xb5\x2f\xfd", 4))
+                        z = "--zstd";
+                else if (!memcmp(magic, "\x1f\x8b", 2))
+                        z = "--gzip";
+                else if (!memcmp(magic, "\xfd" "7zXZ", 6))
+                        z = "--xz";
+        }
         int r;
         if (m->mode == RT_IDMAP_SUBID) {
                 /* Root inside the range creates everything; let it into the dir we made. */
                 if (fchmod(dir, 0777) < 0)
                         return rtn_err(err, errno, "chmod %s", target);
                 char *argv[] = {"unshare", "--map-auto", "--setuid=0", "--setgid=0", "--",
-                                "tar", "--numeric-owner", "--same-owner", "-xpf", "-", "-C",
+                                "tar", z, "--numeric-owner", "--same-owner", "-xpf", "-", "-C",
                                 "/proc/self/fd/3", NULL};
                 r = run(argv, in, dir, err);
                 (void)fchmod(dir, 0755);
         } else {
-                char *argv[] = {"tar", m->mode == RT_IDMAP_ROOT ? "--same-owner" : "--no-same-owner",
+                char *argv[] = {"tar", z, m->mode == RT_IDMAP_ROOT ? "--same-owner" : "--no-same-owner",
                                 "--numeric-owner", "-xpf", "-", "-C", "/proc/self/fd/3", NULL};
                 r = run(argv, in, dir, err);
         }

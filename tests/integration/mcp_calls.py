@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Drives `rtn serve` for the shell suites: starts the server given after `--`, sends
-initialize, then one tools/call per stdin line ("TOOL {json arguments}"), waiting for each
+"""Drives `rtn serve` for the shell suites: `mcp_calls.py CALLS -- RTN serve ...` starts the
+server given after `--`, sends initialize, then one tools/call per line of the file CALLS ("TOOL {json arguments}"), waiting for each
 answer, and prints one JSON line per call: {"isError": bool, "result": structuredContent or
 null, "text": the first text content, "progress": [messages of progress notifications]}.
 Exit status 0 unless the server broke the protocol or died."""
@@ -35,7 +35,7 @@ def main():
     request("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
                            "clientInfo": {"name": "rtn-tests", "version": "1"}})
     srv.stdin.write(json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}) + "\n")
-    for line in sys.stdin:
+    for line in open(sys.argv[1]):
         line = line.strip()
         if not line:
             continue
