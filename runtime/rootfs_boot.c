@@ -140,21 +140,18 @@ static int own_tree(const char *tmp, const struct rt_idmap *m, struct rtn_error 
         return shift_tree(d, "root", m->sub_uid, m->sub_gid, 0, err);
 }
 
-/* Extracts file into tmp/root. tar reads the archive on stdin and writes through
+/* Extracts file into tmp/root, without the device nodes under /dev: the sandbox mounts
+ * its own /dev, and only real root could make them. tar reads the archive on stdin and writes through
  * /proc/self/fd/3, so it needs no access to the (private, caller-owned) paths leading there:
  * in the subordinate-range case it runs as a root that is not the caller. */
 static int import_tree(const char *tmp, const char *file, const struct rt_idmap *m,
                        struct rtn_error *err) {
-        char target[4096];
-        snprintf(target, sizeof target, "%s/root", tmp);
         _cleanup_close_ int in = open(file, O_RDONLY | O_CLOEXEC);
         if (in < 0)
                 return rtn_err(err, errno, "open %s", file);
-        if (mkdir(target, 0755) < 0)
-                return rtn_err(err, errno, "create %s", target);
-        _cleanup_close_ int dir = open(target, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        _cleanup_close_ int dir = open(tmp, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (dir < 0)
-                return rtn_err(err, errno, "open %s", target);
+                return rtn_err(err, errno, "open %s", tmp);
         /* tar cannot sniff compression on a pipe: pick the filter from the magic. */
         unsigned char magic[6] = {0};
         char *z = "--no-auto-compress";
@@ -168,18 +165,27 @@ static int import_tree(const char *tmp, const char *file, const struct rt_idmap 
         }
         int r;
         if (m->mode == RT_IDMAP_SUBID) {
-                /* Root inside the range creates everything; let it into the dir we made. */
-                if (fchmod(dir, 0777) < 0)
-                        return rtn_err(err, errno, "chmod %s", target);
+                /* Root of the range makes root/ itself (so it owns it) and everything below;
+                 * let it into tmp, a private dir under the 0700 rootfs dir, meanwhile. */
+                char script[] = "mkdir -m 0755 /proc/self/fd/3/root && exec tar \"$@\"";
                 char *argv[] = {"unshare", "--map-auto", "--setuid=0", "--setgid=0", "--",
-                                "tar", z, "--numeric-owner", "--same-owner", "-xpf", "-", "-C",
-                                "/proc/self/fd/3", NULL};
+                                "sh", "-c", script, "sh", z, "--anchored", "--exclude=./dev/*",
+                                "--exclude=dev/*", "--numeric-owner", "--same-owner",
+                                "-xpf", "-", "-C", "/proc/self/fd/3/root", NULL};
+                if (fchmod(dir, 0777) < 0)
+                        return rtn_err(err, errno, "chmod %s", tmp);
                 r = run(argv, in, dir, err);
-                (void)fchmod(dir, 0755);
+                (void)fchmod(dir, 0700);
         } else {
-                char *argv[] = {"tar", z, m->mode == RT_IDMAP_ROOT ? "--same-owner" : "--no-same-owner",
+                if (mkdirat(dir, "root", 0755) < 0)
+                        return rtn_err(err, errno, "create %s/root", tmp);
+                _cleanup_close_ int root = openat(dir, "root", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                if (root < 0)
+                        return rtn_err(err, errno, "open %s/root", tmp);
+                char *argv[] = {"tar", z, "--anchored", "--exclude=./dev/*", "--exclude=dev/*",
+                                m->mode == RT_IDMAP_ROOT ? "--same-owner" : "--no-same-owner",
                                 "--numeric-owner", "-xpf", "-", "-C", "/proc/self/fd/3", NULL};
-                r = run(argv, in, dir, err);
+                r = run(argv, in, root, err);
         }
         if (r < 0)
                 return r;
@@ -234,7 +240,8 @@ static void remove_tmp(const char *base, const char *tmpname, const struct rt_id
                 char *argv[] = {"unshare", "--map-auto", "--setuid=0", "--setgid=0", "--", "rm",
                                 "-rf", "/proc/self/fd/3/root", NULL};
                 struct rtn_error ignored;
-                if (t >= 0 && faccessat(t, "root", F_OK, AT_SYMLINK_NOFOLLOW) == 0)
+                if (t >= 0 && faccessat(t, "root", F_OK, AT_SYMLINK_NOFOLLOW) == 0 &&
+                    fchmod(t, 0777) == 0)
                         (void)run(argv, -1, t, &ignored);
         }
         (void)rt_rm_rf_at(d, tmpname);
