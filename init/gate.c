@@ -76,7 +76,7 @@ static int rebuild_ruleset(struct init_state *st, struct rtn_error *err) {
         if (st->cfg.isolation == INIT_ISOLATION_NO_LANDLOCK)
                 return 0;
         int fd = -1;
-        int r = init_landlock_prepare(INIT_POLICY_PROVISION, NULL, 0, st->gate_port, &fd, err);
+        int r = init_landlock_prepare(INIT_POLICY_PROVISION, NULL, 0, st->gate_port, 0, &fd, err);
         if (r < 0)
                 return r;
         rtn_safe_close(st->ruleset_fd[1]);
@@ -91,6 +91,8 @@ void init_gate_open(struct init_state *st) {
         int fd = -1;
         if (st->gate_netns >= 0) {
                 rtn_errx(&err, EALREADY, "gate: already open");
+        } else if (st->cfg.isolation == INIT_ISOLATION_LANDLOCK) {
+                rtn_errx(&err, EOPNOTSUPP, "gate: no network namespace in the Landlock-only mode");
         } else if ((fd = open_netns(st, &port, &err)) >= 0) {
                 st->gate_port = port;
                 if (rebuild_ruleset(st, &err) < 0)

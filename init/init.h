@@ -38,6 +38,8 @@ enum init_policy {
 enum init_isolation {
         INIT_ISOLATION_FULL = 0,     /* namespaces + Landlock + seccomp: the default */
         INIT_ISOLATION_NO_LANDLOCK,  /* named weaker mode: kernel lacks Landlock, user opted in */
+        INIT_ISOLATION_LANDLOCK,     /* named weaker mode: no namespaces, no overlay; rtn-init is
+                                        not PID 1 and Landlock + seccomp + rlimits do the work */
 };
 
 struct init_msg_hdr {

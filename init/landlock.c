@@ -88,9 +88,26 @@ static int add_path_rule(int ruleset, const char *path, uint64_t access, uint64_
         return 0;
 }
 
-static int add_agent_rules(int ruleset, uint64_t handled, const char *const writable[], size_t n,
-                           struct rtn_error *err) {
-        int r = add_path_rule(ruleset, "/", FS_RX, handled, false, err);
+/* Without a mount namespace (INIT_LANDLOCK_HOST) "/" is the host's own root: only these
+ * system directories are readable and executable, plus /proc for the program's own status.
+ * /root, /home, /srv, /run, /var and every user's data stay out of reach. */
+static const char *const host_read[] = {"/usr", "/etc", "/opt", "/bin", "/sbin", "/lib",
+                                        "/lib32", "/lib64", "/libx32", "/proc"};
+
+static int add_read_rules(int ruleset, uint64_t handled, unsigned flags, struct rtn_error *err) {
+        if (!(flags & INIT_LANDLOCK_HOST))
+                return add_path_rule(ruleset, "/", FS_RX, handled, false, err);
+        for (size_t i = 0; i < ARRAY_SIZE(host_read); i++) {
+                int r = add_path_rule(ruleset, host_read[i], FS_RX, handled, true, err);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+static int add_agent_rules(int ruleset, uint64_t handled, unsigned flags,
+                           const char *const writable[], size_t n, struct rtn_error *err) {
+        int r = add_read_rules(ruleset, handled, flags, err);
         if (r < 0)
                 return r;
         for (size_t i = 0; i < n; i++) {
@@ -127,9 +144,14 @@ static int add_provision_net_rules(int ruleset, uint16_t proxy_port, struct rtn_
 }
 
 int init_landlock_prepare(enum init_policy policy, const char *const writable[], size_t n,
-                          uint16_t proxy_port, int *ret_ruleset_fd, struct rtn_error *err) {
+                          uint16_t proxy_port, unsigned flags, int *ret_ruleset_fd,
+                          struct rtn_error *err) {
         if (policy != INIT_POLICY_AGENT && policy != INIT_POLICY_PROVISION)
                 return rtn_errx(err, EINVAL, "landlock: unknown policy %d", (int)policy);
+        if (flags & ~(unsigned)(INIT_LANDLOCK_SCOPED | INIT_LANDLOCK_HOST))
+                return rtn_errx(err, EINVAL, "landlock: unknown flags %#x", flags);
+        if (policy == INIT_POLICY_PROVISION && (flags & INIT_LANDLOCK_HOST))
+                return rtn_errx(err, EINVAL, "landlock: no provisioning without namespaces");
         int abi = init_landlock_abi();
         if (abi < 0)
                 return rtn_err(err, abi, "landlock: not available");
@@ -138,15 +160,23 @@ int init_landlock_prepare(enum init_policy policy, const char *const writable[],
         struct rtn_landlock_ruleset_attr attr = abi_masks[abi > ABI_KNOWN ? ABI_KNOWN : abi];
         /* The agent's network is the sandbox's loopback-only netns, and the servers it starts
          * on 127.0.0.1 must be reachable from its next command: TCP is not handled, so not
-         * restricted. Provisioning handles both bind and connect (see above). */
-        if (policy == INIT_POLICY_AGENT)
+         * restricted. Provisioning handles both bind and connect (see above). Without a
+         * netns (INIT_LANDLOCK_HOST) TCP is handled with no rule: the host's network is
+         * closed to TCP entirely. */
+        if (policy == INIT_POLICY_AGENT && !(flags & INIT_LANDLOCK_HOST))
                 attr.handled_access_net = 0;
+        /* Inside a full sandbox the pid and net namespaces already keep signals and abstract
+         * sockets away from the host, and every command is its own Landlock domain: scoping
+         * would stop a later command from killing (or connecting to) an earlier job's
+         * processes in the same sandbox. So scope only where asked (no namespaces). */
+        if (!(flags & INIT_LANDLOCK_SCOPED))
+                attr.scoped = 0;
         _cleanup_close_ int ruleset = sys_landlock_create_ruleset(&attr, sizeof attr, 0);
         if (ruleset < 0)
                 return rtn_err(err, errno, "landlock: create ruleset (ABI %d)", abi);
         int r;
         if (policy == INIT_POLICY_AGENT)
-                r = add_agent_rules(ruleset, attr.handled_access_fs, writable, n, err);
+                r = add_agent_rules(ruleset, attr.handled_access_fs, flags, writable, n, err);
         else {
                 r = add_path_rule(ruleset, "/", attr.handled_access_fs, attr.handled_access_fs,
                                   false, err);

@@ -4,9 +4,13 @@
  * credentials → capabilities → no_new_privs → Landlock → seccomp last → execve, see
  * init/spawn.c), reports exits, and reaps every orphan. When rtn goes away (EOF on the
  * socket) it kills everything in the namespace and exits, which ends the sandbox. Once it has
- * started dropping privilege for a command any failure kills that command (fail closed). */
+ * started dropping privilege for a command any failure kills that command (fail closed).
+ * In the weaker --isolation landlock mode there is no pid namespace: rtn-init is a child
+ * subreaper of rtn on the host, and "everything" means its own descendants only. */
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
+#include <stdbool.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,9 +37,65 @@ static int send_status(uint32_t type, uint64_t id, int error, uint32_t step, con
         return n < 0 ? (int)n : 0;
 }
 
+/* The state letter of /proc/PID/stat (after the last ')'), or 0. */
+static char proc_state(pid_t pid) {
+        char path[48], buf[512];
+        snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+        _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
+        ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof buf - 1);
+        if (n <= 0)
+                return 0;
+        buf[n] = '\0';
+        char *p = strrchr(buf, ')');
+        return p && p[1] == ' ' ? p[2] : 0;
+}
+
+/* Without a pid namespace (INIT_ISOLATION_LANDLOCK) kill(-1) would reach every process the
+ * caller owns on the host. Instead: we are a child subreaper, so every orphan below us is
+ * re-parented to us; kill our live children, wait (without reaping, so no pid is reused
+ * under us) until each is dead and its own children are ours, and repeat until only
+ * zombies are left. /proc/PID/task/TID/children: proc(5), CONFIG_PROC_CHILDREN. */
+static void kill_descendants(void) {
+        char path[64], buf[8192];
+        snprintf(path, sizeof path, "/proc/self/task/%d/children", (int)getpid());
+        for (int round = 0; round < 10000; round++) {
+                _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
+                ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof buf - 1);
+                if (n <= 0)
+                        return;
+                buf[n] = '\0';
+                bool live = false;
+                for (char *p = buf, *end; *p; p = end) {
+                        long pid = strtol(p, &end, 10);
+                        if (end == p)
+                                break;
+                        if (pid <= 0 || proc_state((pid_t)pid) == 'Z')
+                                continue;
+                        live = true;
+                        kill((pid_t)pid, SIGKILL);
+                        siginfo_t si;
+                        while (waitid(P_PID, (id_t)pid, &si, WEXITED | WNOWAIT) < 0 &&
+                               errno == EINTR)
+                                ;
+                }
+                if (!live)
+                        return;
+        }
+}
+
+static void kill_all(void) {
+        if (st.cfg.isolation == INIT_ISOLATION_LANDLOCK)
+                kill_descendants();
+        else
+                kill(-1, SIGKILL); /* as PID 1: every other process in our pid namespace */
+}
+
 static __attribute__((noreturn)) void shutdown_all(int code) {
-        /* As PID 1, kill(-1) reaches every other process in our pid namespace. */
-        kill(-1, SIGKILL);
+        kill_all();
+        /* Without a pid namespace our zombies would pass to the host's init: reap them. */
+        if (st.cfg.isolation == INIT_ISOLATION_LANDLOCK)
+                while (waitpid(-1, NULL, 0) > 0 || errno == EINTR)
+                        ;
         _exit(code);
 }
 
@@ -48,8 +108,16 @@ static int configure(void) {
         if (init_decode_config(msgbuf, (size_t)n, &v) < 0)
                 return send_status(INIT_MSG_CONFIGURED, 0, EBADMSG, INIT_STEP_CONFIG,
                                    "malformed configuration");
+        if (v.msg->isolation > INIT_ISOLATION_LANDLOCK)
+                return send_status(INIT_MSG_CONFIGURED, 0, EINVAL, INIT_STEP_CONFIG,
+                                   "unknown isolation mode");
         st.cfg = *v.msg;
         st.cfg.strings_len = 0;
+        /* Not PID 1 without a pid namespace: become the subreaper of everything below. */
+        if (st.cfg.isolation == INIT_ISOLATION_LANDLOCK &&
+            prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) < 0)
+                return send_status(INIT_MSG_CONFIGURED, 0, errno, INIT_STEP_CONFIG,
+                                   "prctl PR_SET_CHILD_SUBREAPER");
         if (st.cfg.agent_uid != 0 && st.cfg.agent_drop_caps)
                 st.cfg.agent_drop_caps = 0; /* a non-root uid has no capabilities anyway */
         int r = init_policy_prepare(&st, v.writable, v.nwritable, &err);
@@ -86,7 +154,7 @@ static void on_ctl(void) {
                 break;
         }
         case INIT_MSG_KILL_ALL:
-                kill(-1, SIGKILL);
+                kill_all();
                 break;
         case INIT_MSG_GATE_OPEN:
                 init_gate_open(&st);
@@ -129,6 +197,7 @@ static void on_sigchld(int sfd) {
 int main(void) {
         /* Nobody inside may read our memory or /proc/1/exe, and nothing we start gains
          * privilege through execve. */
+        (void)prctl(PR_SET_NAME, "rtn-init"); /* not "memfd:rtn-init" */
         if (prctl(PR_SET_DUMPABLE, 0) < 0 || prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
                 _exit(125);
         sigset_t mask;

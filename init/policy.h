@@ -24,10 +24,19 @@ int init_landlock_abi(void);
  * needs (ioctl on tty, ptmx and pts at ABI >= 5). PROVISION: everything beneath "/".
  * ABI >= 4 (TCP): the agent is not restricted (its netns has only lo, and servers it starts
  * on 127.0.0.1 must be reachable); provisioning may connect only to proxy_port (0: nowhere)
- * and bind nothing. ABI >= 6: abstract unix sockets and signals are scoped to the domain.
+ * and bind nothing. flags:
+ *   INIT_LANDLOCK_SCOPED  (ABI >= 6) abstract unix sockets and signals scoped to the domain;
+ *   INIT_LANDLOCK_HOST    no mount/net namespace around us (--isolation landlock): read+exec
+ *                         only on the host's system dirs and /proc instead of "/", and the
+ *                         agent's TCP bind/connect handled with no rule (all denied).
  * Fails with -EOPNOTSUPP/-ENOSYS when the kernel has no Landlock. */
+enum init_landlock_flags {
+        INIT_LANDLOCK_SCOPED = 1u << 0,
+        INIT_LANDLOCK_HOST = 1u << 1,
+};
 int init_landlock_prepare(enum init_policy policy, const char *const writable[], size_t n,
-                          uint16_t proxy_port, int *ret_ruleset_fd, struct rtn_error *err);
+                          uint16_t proxy_port, unsigned flags, int *ret_ruleset_fd,
+                          struct rtn_error *err);
 
 /* landlock_restrict_self(ruleset_fd). Needs no_new_privs (or CAP_SYS_ADMIN); the fd is left
  * open for the next command. */

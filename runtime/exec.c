@@ -15,6 +15,7 @@
 #include <sys/ioctl.h>
 #include <sys/signalfd.h>
 #include <sys/timerfd.h>
+#include <sys/wait.h>
 #include <termios.h>
 #include <unistd.h>
 
@@ -26,6 +27,9 @@
 #include "runtime/proxy.h"
 #include "runtime/rootfs.h"
 #include "runtime/runtime.h"
+#include "runtime/pending.h"
+#include "runtime/session.h"
+#include "store/store.h"
 
 #define EXIT_RTN 125
 #define EXIT_TIMEOUT 124
@@ -38,6 +42,8 @@ struct exec_opts {
         unsigned long timeout;
         bool tty;
         char **argv;
+        const char *data_dir, *env, *message;
+        bool commit, keep;
 };
 
 struct exec_run {
@@ -70,7 +76,71 @@ static const char exec_usage[] =
         "  --net loopback|none   loopback only (default), or no network at all\n"
         "  --hostname NAME       hostname inside (default rtn)\n"
         "  --timeout SECS        kill the sandbox after SECS seconds (exit 124)\n"
-        "  -t, --tty             run under a new pty inside the sandbox\n";
+        "  --upper-size BYTES    size of the tmpfs upper layer and of /tmp (default 2G; K M G)\n"
+        "  --pids-max N          tasks that may exist in the sandbox at once (default 4096)\n"
+        "  --memory-max BYTES    memory limit (cgroup v2 when delegated, else RLIMIT_AS)\n"
+        "  --isolation MODE      full (default); landlock: no namespaces, Landlock+seccomp only;\n"
+        "                        namespaces: no Landlock (both weaker, reported on stderr)\n"
+        "  -t, --tty             run under a new pty inside the sandbox\n"
+        "  --env NAME            start from environment NAME's tip (default: default)\n"
+        "  --keep                keep the changes as the environment's pending changes (rtn diff,\n"
+        "                        rtn commit, rtn reset); later --keep runs start from them\n"
+        "  --commit [-m MSG]     commit the sandbox's changes to the environment if CMD exits 0\n"
+        "  --data-dir DIR        the store (default $RTN_DATA_DIR, $XDG_DATA_HOME/rtn, ~/.local/share/rtn)\n";
+
+/* BYTES with an optional K, M or G suffix (powers of 1024). */
+static int parse_size(const char *arg, const char *what, uint64_t *ret, struct rtn_error *err) {
+        char *end;
+        errno = 0;
+        unsigned long long v = strtoull(arg, &end, 10);
+        unsigned shift = 0;
+        if (*end == 'K' || *end == 'k')
+                shift = 10, end++;
+        else if (*end == 'M' || *end == 'm')
+                shift = 20, end++;
+        else if (*end == 'G' || *end == 'g')
+                shift = 30, end++;
+        if (errno || *end || end == arg || arg[0] == '-' || v > (~0ULL >> (shift + 1)))
+                return rtn_errx(err, EINVAL, "%s wants a size in bytes (K, M, G suffixes): %s",
+                                what, arg);
+        *ret = (uint64_t)v << shift;
+        return 0;
+}
+
+static int parse_isolation(const char *arg, struct rt_spec *s, struct rtn_error *err) {
+        if (!strcmp(arg, "full"))
+                s->isolation = INIT_ISOLATION_FULL;
+        else if (!strcmp(arg, "landlock"))
+                s->isolation = INIT_ISOLATION_LANDLOCK;
+        else if (!strcmp(arg, "namespaces"))
+                s->isolation = INIT_ISOLATION_NO_LANDLOCK;
+        else
+                return rtn_errx(err, EINVAL, "--isolation must be full, landlock or namespaces");
+        return 0;
+}
+
+/* Options without a short form, past the ones parse_opts switches on itself. */
+static int parse_limit_opt(int c, const char *arg, struct rt_spec *s, struct rtn_error *err) {
+        uint64_t v;
+        int r;
+        switch (c) {
+        case 'U':
+                return parse_size(arg, "--upper-size", &s->upper_bytes, err);
+        case 'M':
+                return parse_size(arg, "--memory-max", &s->memory_bytes, err);
+        case 'P':
+                if ((r = parse_size(arg, "--pids-max", &v, err)) < 0)
+                        return r;
+                if (v > UINT32_MAX)
+                        return rtn_errx(err, EINVAL, "--pids-max too large");
+                s->pids_max = (uint32_t)v;
+                return 0;
+        case 'I':
+                return parse_isolation(arg, s, err);
+        default:
+                return rtn_errx(err, EINVAL, "see 'rtn exec --help'");
+        }
+}
 
 static int parse_opts(int argc, char **argv, struct exec_opts *o, struct rtn_error *err) {
         static const struct option longopts[] = {
@@ -79,10 +149,17 @@ static int parse_opts(int argc, char **argv, struct exec_opts *o, struct rtn_err
                 {"setenv", required_argument, NULL, 'e'}, {"net", required_argument, NULL, 'n'},
                 {"hostname", required_argument, NULL, 'H'}, {"timeout", required_argument, NULL, 'T'},
                 {"tty", no_argument, NULL, 't'},          {"help", no_argument, NULL, 'h'},
+                {"env", required_argument, NULL, 'E'},    {"commit", no_argument, NULL, 'C'},
+                {"keep", no_argument, NULL, 'K'},
+                {"message", required_argument, NULL, 'm'}, {"data-dir", required_argument, NULL, 'D'},
+                {"upper-size", required_argument, NULL, 'U'},
+                {"memory-max", required_argument, NULL, 'M'},
+                {"pids-max", required_argument, NULL, 'P'},
+                {"isolation", required_argument, NULL, 'I'},
                 {0}};
         int c, r;
         optind = 1;
-        while ((c = getopt_long(argc, argv, "+th", longopts, NULL)) != -1) {
+        while ((c = getopt_long(argc, argv, "+thm:", longopts, NULL)) != -1) {
                 switch (c) {
                 case 'r': o->spec.rootfs = optarg; break;
                 case 'w': o->spec.workspace = optarg; break;
@@ -112,8 +189,16 @@ static int parse_opts(int argc, char **argv, struct exec_opts *o, struct rtn_err
                         break;
                 }
                 case 't': o->tty = true; break;
+                case 'E': o->env = optarg; break;
+                case 'C': o->commit = true; break;
+                case 'K': o->keep = true; break;
+                case 'm': o->message = optarg; break;
+                case 'D': o->data_dir = optarg; break;
                 case 'h': fputs(exec_usage, stdout); exit(0);
-                default: return rtn_errx(err, EINVAL, "see 'rtn exec --help'");
+                default:
+                        if ((r = parse_limit_opt(c, optarg, &o->spec, err)) < 0)
+                                return r;
+                        break;
                 }
         }
         if (optind >= argc)
@@ -286,7 +371,7 @@ static int start_command(struct exec_run *run, struct exec_opts *o, struct rtn_e
                 return r;
         }
         r = rt_sandbox_spawn(&run->sb, 1, o->tty ? INIT_SPAWN_PTY : 0, INIT_POLICY_AGENT,
-                             o->cwd ? o->cwd : "/workspace", o->argv, env.vars,
+                             o->cwd ? o->cwd : run->sb.workspace, o->argv, env.vars,
                              o->tty ? NULL : fds, rows, cols, err);
         for (int i = 0; i < 3; i++)
                 rtn_safe_close(close_later[i]); /* the command has its own copies now */
@@ -309,8 +394,107 @@ static int start_command(struct exec_run *run, struct exec_opts *o, struct rtn_e
         return 0;
 }
 
+/* The environment's layers (and, with --commit, a session dir on the store's filesystem for
+ * the upper). Without --commit a store that does not exist yet is not created. */
+struct exec_store {
+        struct store *st;
+        char **layers;
+        size_t nlayers;
+        char *session_dir;
+        int session_lock;
+        char pending[4096]; /* --keep: the environment's pending dir */
+};
+
+static int open_store(struct exec_opts *o, struct exec_store *es, struct rtn_error *err) {
+        char dir[4096];
+        const char *env = o->env ? o->env : STORE_DEFAULT_ENV;
+        int r;
+        if (store_env_valid(env) < 0)
+                return rtn_errx(err, EINVAL, "invalid environment name '%s'", env);
+        if (!o->data_dir) {
+                if ((r = store_default_dir(dir, sizeof dir, err)) < 0)
+                        return o->commit || o->env ? r : 0;
+                o->data_dir = dir;
+        }
+        if (!o->commit && !o->keep && access(o->data_dir, F_OK) < 0) {
+                o->data_dir = NULL;
+                return o->env ? rtn_errx(err, ENOENT, "no store at %s: environment %s has no "
+                                         "commits", dir, env) : 0;
+        }
+        if ((r = store_open(o->data_dir, &es->st, err)) < 0 ||
+            (r = store_layer_stack(es->st, env, &es->layers, &es->nlayers, err)) < 0)
+                return r;
+        o->data_dir = NULL; /* dir is on our stack */
+        o->spec.layers = (const char *const *)es->layers;
+        o->spec.nlayers = es->nlayers;
+        if (o->keep) {
+                if ((r = rt_pending_open(es->st, env, es->pending, sizeof es->pending,
+                                         &es->session_lock, err)) < 0)
+                        return r;
+                o->spec.upper_dir = es->pending;
+        } else if (o->commit) {
+                if ((r = store_session_new(es->st, &es->session_dir, &es->session_lock, err)) < 0)
+                        return r;
+                o->spec.upper_dir = es->session_dir;
+        }
+        return 0;
+}
+
+static void close_store(struct exec_store *es, const struct rt_idmap *m) {
+        if (es->session_dir) {
+                struct rtn_error err = {0};
+                char *slash = strrchr(es->session_dir, '/');
+                *slash = '\0';
+                if (rt_remove_tree(m, es->session_dir, slash + 1, &err) < 0)
+                        fprintf(stderr, "rtn: %s\n", err.msg);
+                free(es->session_dir);
+        }
+        rtn_safe_close(es->session_lock);
+        if (es->layers)
+                store_free_paths(es->layers, es->nlayers);
+        if (es->st)
+                store_close(es->st);
+}
+
+static int commit_upper(struct exec_opts *o, struct exec_store *es, const struct rt_idmap *m) {
+        struct rtn_error err = {0};
+        char upper[4200], id[STORE_ID_SIZE];
+        const char *msg = o->message ? o->message : "rtn exec";
+        const char *env = o->env ? o->env : STORE_DEFAULT_ENV;
+        int r;
+        if (o->keep) {
+                r = rt_pending_commit(es->st, env, msg, m, id, &err);
+        } else {
+                snprintf(upper, sizeof upper, "%s/upper", es->session_dir);
+                rt_upper_prune(upper);
+                r = store_commit(es->st, env, upper, msg, id, &err);
+        }
+        if (r < 0) {
+                fprintf(stderr, "rtn: commit: %s\n", err.msg);
+                return EXIT_RTN;
+        }
+        if (r == 1)
+                fprintf(stderr, "rtn: nothing to commit\n");
+        else
+                fprintf(stderr, "rtn: committed %s\n", id);
+        return 0;
+}
+
+/* The seccomp filter kills (SIGSYS, SECCOMP_RET_KILL_PROCESS) only for a foreign system-call
+ * ABI; every other blocked call fails with a documented errno (docs/policy.md). A process
+ * killed by SIGSYS cannot report which call it made (the kernel logs that to the host's
+ * audit log only), so name the rule that does this. A program may also raise SIGSYS itself:
+ * hence "most likely". */
+static void report_violation(int wait_status, const char *cmd) {
+        if (WIFSIGNALED(wait_status) && WTERMSIG(wait_status) == SIGSYS)
+                fprintf(stderr, "rtn: %s was killed by seccomp (SIGSYS): most likely a system "
+                        "call through a foreign ABI (32-bit int 0x80 or x32), which the sandbox "
+                        "forbids; see docs/policy.md\n", cmd);
+}
+
 int rt_cmd_exec(int argc, char **argv) {
         struct exec_opts o = {0};
+        struct exec_store es = {.session_lock = -1};
         struct exec_run run = {.master = -1, .sigfd = -1, .timerfd = -1};
         struct rtn_error err = {0};
         rt_spec_init(&o.spec);
@@ -322,7 +506,23 @@ int rt_cmd_exec(int argc, char **argv) {
                 return EXIT_RTN;
         }
         o.spec.rootfs = rootfs;
-        int r = setup_signals(&run, o.timeout, &err);
+        char warning[400];
+        /* No pid namespace in the Landlock-only mode: RLIMIT_NPROC (per uid, counting the
+         * caller's other processes too) is the only process limit there is. */
+        if (o.spec.isolation == INIT_ISOLATION_LANDLOCK && o.spec.limits.nproc == 0)
+                o.spec.limits.nproc = o.spec.pids_max;
+        rt_memory_limit(&o.spec, warning, sizeof warning);
+        if (warning[0])
+                fprintf(stderr, "rtn: warning: %s\n", warning);
+        if (o.spec.isolation != INIT_ISOLATION_FULL)
+                fprintf(stderr, "rtn: WARNING: %s\n", rt_isolation_warning(o.spec.isolation));
+        if (o.message && !o.commit) {
+                fprintf(stderr, "rtn exec: -m needs --commit\n");
+                return EXIT_RTN;
+        }
+        int r = open_store(&o, &es, &err);
+        if (r == 0)
+                r = setup_signals(&run, o.timeout, &err);
         if (r == 0)
                 r = rt_sandbox_start(&o.spec, &run.sb, &err);
         if (r == 0)
@@ -330,14 +530,22 @@ int rt_cmd_exec(int argc, char **argv) {
         if (r != 0) {
                 fprintf(stderr, "rtn: %s\n", err.msg);
                 rt_sandbox_destroy(&run.sb);
+                close_store(&es, &run.sb.idmap);
                 return r > 0 ? r : EXIT_RTN;
         }
         event_loop(&run);
         rt_sandbox_destroy(&run.sb);
         restore_tty();
+        int code = rt_exit_code(run.wait_status);
         if (run.timed_out) {
                 fprintf(stderr, "rtn: timed out after %lu s\n", o.timeout);
-                return EXIT_TIMEOUT;
+                code = EXIT_TIMEOUT;
+        } else if (o.commit && code == 0) {
+                code = commit_upper(&o, &es, &run.sb.idmap);
+        } else if (o.commit) {
+                fprintf(stderr, "rtn: not committed: the command exited with %d\n", code);
         }
-        return rt_exit_code(run.wait_status);
+        report_violation(run.wait_status, o.argv[0]);
+        close_store(&es, &run.sb.idmap);
+        return code;
 }

@@ -6,7 +6,6 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <openssl/evp.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -308,6 +307,22 @@ static bool valid_utf8(const unsigned char *s, size_t n) {
         return true;
 }
 
+static char *base64(const unsigned char *p, size_t n) {
+        static const char t[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+        char *out = malloc(4 * ((n + 2) / 3) + 1), *o = out;
+        for (size_t i = 0; out && i < n; i += 3) {
+                uint32_t v = (uint32_t)p[i] << 16 | (i + 1 < n ? (uint32_t)p[i + 1] << 8 : 0) |
+                             (i + 2 < n ? p[i + 2] : 0);
+                *o++ = t[v >> 18];
+                *o++ = t[(v >> 12) & 63];
+                *o++ = i + 1 < n ? t[(v >> 6) & 63] : '=';
+                *o++ = i + 2 < n ? t[v & 63] : '=';
+        }
+        if (out)
+                *o = '\0';
+        return out;
+}
+
 /* Response headers as an object; a name seen twice gets its values joined with ", ". */
 static void json_headers(struct rtn_json_buf *b, char *h) {
         const char *names[128], *vals[128];
@@ -358,10 +373,7 @@ static void finish_req(struct req *r) {
         if (text) {
                 rtn_json_strn(&b, r->resp, r->resp_len);
         } else {
-                _cleanup_free_ char *enc = malloc(4 * ((r->resp_len + 2) / 3) + 1);
-                if (enc)
-                        EVP_EncodeBlock((unsigned char *)enc, (const unsigned char *)r->resp,
-                                        (int)r->resp_len);
+                _cleanup_free_ char *enc = base64((const unsigned char *)r->resp, r->resp_len);
                 rtn_json_str(&b, enc ? enc : "");
         }
         rtn_json_kv_str(&b, "body_encoding", text ? "text" : "base64");

@@ -42,3 +42,17 @@ int rt_idmapped_tree(const char *path, const struct rt_idmap *m, struct rtn_erro
 
 /* "/proc/self/fd/N" for fd into buf. */
 const char *rt_fdpath(char buf[32], int fd);
+
+/* Child side, before building the root: the pid namespace's pid_max (spec->pids_max) and
+ * oom_score_adj 1000, so under memory pressure the kernel kills the sandbox first
+ * (runtime/limits.c). */
+int rt_child_limits(const struct rt_plan *plan, struct rtn_error *err);
+
+/* Parent side: the configuration exchange with a started rtn-init (runtime/sandbox.c). */
+int rt_recv_typed(struct rt_sandbox *sb, void *out, size_t len, uint32_t type, const char *what,
+                  struct rtn_error *err);
+int rt_send_config(struct rt_sandbox *sb, const struct rt_spec *s, struct rtn_error *err);
+
+/* --isolation landlock: rtn-init on the host, no namespaces (runtime/hostmode.c). */
+int rt_hostmode_start(const struct rt_spec *spec, struct rt_sandbox *sb, struct rtn_error *err);
+void rt_hostmode_destroy(struct rt_sandbox *sb);

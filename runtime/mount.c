@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/mount.h>
+#include <sys/fsuid.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -135,24 +136,60 @@ static int add_layers(const struct rt_plan *p, const char *sub, char *opts, size
         return 0;
 }
 
+/* overlay on dst with the new mount API, one fsconfig per layer: lowerdir+ (Linux 6.8) lifts
+ * the one-page limit of the option string, for deep layer stacks. */
+static int mount_overlay_fsconfig(const struct rt_plan *p, const char *sub, const char *bottom,
+                                  const char *upper, const char *work, const char *dst,
+                                  const char *shown, struct rtn_error *err) {
+        _cleanup_close_ int fs = sys_fsopen("overlay", FSOPEN_CLOEXEC);
+        if (fs < 0)
+                return rtn_err(err, errno, "fsopen overlay for %s", shown);
+        char path[4200];
+        for (size_t i = 0; i < p->nlayers; i++) {
+                struct stat st;
+                if (*sub && (fstatat(p->layer_fds[i], sub, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+                             !S_ISDIR(st.st_mode)))
+                        continue;
+                snprintf(path, sizeof path, "/proc/self/fd/%d%s%s", p->layer_fds[i],
+                         *sub ? "/" : "", sub);
+                if (sys_fsconfig(fs, FSCONFIG_SET_STRING, "lowerdir+", path, 0) < 0)
+                        return rtn_err(err, errno, "overlay lowerdir+ %s for %s (%zu layers need "
+                                       "Linux 6.8)", path, shown, p->nlayers);
+        }
+        char bot[256];
+        snprintf(bot, sizeof bot, "%s", bottom);
+        for (char *tok = strtok(bot, ":"); tok; tok = strtok(NULL, ":"))
+                if (sys_fsconfig(fs, FSCONFIG_SET_STRING, "lowerdir+", tok, 0) < 0)
+                        return rtn_err(err, errno, "overlay lowerdir+ %s for %s", tok, shown);
+        if (sys_fsconfig(fs, FSCONFIG_SET_STRING, "upperdir", upper, 0) < 0 ||
+            sys_fsconfig(fs, FSCONFIG_SET_STRING, "workdir", work, 0) < 0 ||
+            sys_fsconfig(fs, FSCONFIG_SET_FLAG, "userxattr", NULL, 0) < 0 ||
+            sys_fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
+                return rtn_err(err, errno, "configure overlay for %s", shown);
+        _cleanup_close_ int mnt = sys_fsmount(fs, FSMOUNT_CLOEXEC, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
+        if (mnt < 0)
+                return rtn_err(err, errno, "fsmount overlay for %s", shown);
+        if (sys_move_mount(mnt, "", AT_FDCWD, dst, MOVE_MOUNT_F_EMPTY_PATH) < 0)
+                return rtn_err(err, errno, "attach overlay on %s", shown);
+        return 0;
+}
+
 /* overlay on dst: layers' sub, then the bottom lowers, over upper/sub and work/wname. */
 static int mount_overlay(const struct rt_plan *p, const char *sub, const char *bottom,
                          const char *upper, const char *work, const char *dst, const char *shown,
                          struct rtn_error *err) {
         char opts[OPTS_MAX];
         size_t off = 0;
-        int r;
+        if (mkdir_p(upper, 0755) < 0 || mkdir_p(work, 0700) < 0)
+                return rtn_err(err, errno, "create upper/work dirs for %s", shown);
         int n = snprintf(opts, sizeof opts, "lowerdir=");
         off = (size_t)n;
-        if ((r = add_layers(p, sub, opts, sizeof opts, &off)) < 0)
-                return rtn_errx(err, E2BIG, "overlay options for %s exceed a page (%zu layers)",
-                                shown, p->nlayers);
+        if (add_layers(p, sub, opts, sizeof opts, &off) < 0)
+                return mount_overlay_fsconfig(p, sub, bottom, upper, work, dst, shown, err);
         n = snprintf(opts + off, sizeof opts - off, "%s,upperdir=%s,workdir=%s,userxattr", bottom,
                      upper, work);
         if (n < 0 || (size_t)n >= sizeof opts - off)
-                return rtn_errx(err, E2BIG, "overlay options for %s exceed a page", shown);
-        if (mkdir_p(upper, 0755) < 0 || mkdir_p(work, 0700) < 0)
-                return rtn_err(err, errno, "create upper/work dirs for %s", shown);
+                return mount_overlay_fsconfig(p, sub, bottom, upper, work, dst, shown, err);
         return do_mount("overlay", dst, "overlay", MS_NOSUID | MS_NODEV, opts, shown, err);
 }
 
@@ -259,8 +296,67 @@ static int mount_dev(struct rtn_error *err) {
         return set_attr(NEWROOT "/dev", MOUNT_ATTR_RDONLY, false, err);
 }
 
+/* The mountpoint of a bind, resolved inside the new root without following any symlink: a
+ * workspace is the agent's, and a symlink it planted there in an earlier run (sub -> /etc,
+ * sub -> ../../etc) must not redirect the next sandbox's bind onto a system dir or, through
+ * mkdir, onto a host path. Returns an O_PATH fd to mount onto via /proc/self/fd. */
+static int open_bind_dst(const struct rt_plan *p, const char *dst, struct rtn_error *err) {
+        _cleanup_close_ int root = open(NEWROOT, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (root < 0)
+                return rtn_err(err, errno, "open new root");
+        struct open_how how = {.flags = O_PATH | O_CLOEXEC,
+                               .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_SYMLINKS |
+                                          RESOLVE_NO_MAGICLINKS};
+        int fd = sys_openat2(root, dst + 1, &how, sizeof how);
+        if (fd < 0 && errno == ENOENT) {
+                /* ENOENT, not ELOOP: no symlink on the existing prefix, so mkdir -p stays
+                 * inside; nothing else runs in the sandbox yet to race with it. */
+                char path[4200];
+                snprintf(path, sizeof path, NEWROOT "%s", dst);
+                /* Root's idmapped workspace maps only its owner, as the agent: create the
+                 * mountpoint as the agent, or the kernel refuses an unmapped owner
+                 * (EOVERFLOW). Elsewhere the mountpoint is ours (inside root). */
+                bool as_agent = p->workspace_tree >= 0 && under_workspace(dst);
+                if (as_agent) {
+                        setfsgid(p->idmap->agent_gid);
+                        setfsuid(p->idmap->agent_uid);
+                }
+                int r = mkdir_p(path, 0755);
+                if (as_agent) {
+                        setfsuid(0);
+                        setfsgid(0);
+                }
+                if (r < 0)
+                        return rtn_err(err, r, "create mountpoint %s", dst);
+                fd = sys_openat2(root, dst + 1, &how, sizeof how);
+        }
+        if (fd < 0 && errno == ELOOP)
+                return rtn_errx(err, ELOOP, "bind destination %s: a symlink is on the path "
+                                "(refused)", dst);
+        if (fd < 0)
+                return rtn_err(err, errno, "bind destination %s", dst);
+        return fd;
+}
+
+/* Clone the source's mount tree, set its flags while detached, attach it onto the fd of the
+ * checked mountpoint (open_tree(2), mount_setattr(2), move_mount(2)). */
+static int bind_onto(int src_fd, int dst_fd, uint64_t attrs, const char *shown,
+                     struct rtn_error *err) {
+        _cleanup_close_ int tree = sys_open_tree(src_fd, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC |
+                                                 AT_RECURSIVE | AT_EMPTY_PATH);
+        if (tree < 0)
+                return rtn_err(err, errno, "clone bind source for %s", shown);
+        struct mount_attr a = {.attr_set = attrs};
+        if (sys_mount_setattr(tree, "", AT_EMPTY_PATH | AT_RECURSIVE, &a, sizeof a) < 0)
+                return rtn_err(err, errno, "mount_setattr bind %s", shown);
+        if (sys_move_mount(tree, "", dst_fd, "", MOVE_MOUNT_F_EMPTY_PATH |
+                           MOVE_MOUNT_T_EMPTY_PATH) < 0)
+                return rtn_err(err, errno, "attach bind on %s", shown);
+        return 0;
+}
+
 static int mount_binds(const struct rt_plan *p, struct rtn_error *err) {
-        char fdp[32], dst[4200];
+        char fdp[32];
         int r;
         if (p->workspace_tree >= 0) {
                 if (sys_move_mount(p->workspace_tree, "", AT_FDCWD, NEWROOT "/workspace",
@@ -275,15 +371,13 @@ static int mount_binds(const struct rt_plan *p, struct rtn_error *err) {
         }
         for (size_t i = 0; i < p->spec->nbinds; i++) {
                 const struct rt_bind *b = &p->spec->binds[i];
-                snprintf(dst, sizeof dst, NEWROOT "%s", b->dst);
-                if ((r = mkdir_p(dst, 0755)) < 0)
-                        return rtn_err(err, r, "create mountpoint %s", b->dst);
+                _cleanup_close_ int dfd = open_bind_dst(p, b->dst, err);
+                if (dfd < 0)
+                        return dfd;
                 uint64_t attrs = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;
                 if (!b->rw)
                         attrs |= MOUNT_ATTR_RDONLY;
-                if ((r = do_mount(rt_fdpath(fdp, p->bind_fds[i]), dst, NULL, MS_BIND | MS_REC,
-                                  NULL, b->dst, err)) < 0 ||
-                    (r = set_attr(dst, attrs, true, err)) < 0)
+                if ((r = bind_onto(p->bind_fds[i], dfd, attrs, b->dst, err)) < 0)
                         return r;
         }
         return 0;

@@ -1,7 +1,191 @@
-/* `rtn probe` (placeholder until the real probe lands). */
+/* `rtn probe`: runs the real sequence once — user namespace, id maps, overlay, netlink,
+ * Landlock, seccomp, a command spawned by rtn-init — and reports each piece as ok or missing,
+ * with the reason and what to do. --json prints the same as one object. Exits 1 when rtn
+ * cannot run a sandbox here. */
+#include <errno.h>
+#include <stdarg.h>
+#include <fcntl.h>
+#include <poll.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include "common/io.h"
+#include "common/json.h"
+#include "common/syscall.h"
+#include "init/policy.h"
 #include "runtime/cmd.h"
+#include "runtime/runtime.h"
+
+struct check {
+        const char *name;
+        bool ok;
+        bool fatal; /* rtn cannot run without it */
+        char detail[512];
+};
+
+#define MAX_CHECKS 16
+static struct check checks[MAX_CHECKS];
+static size_t nchecks;
+
+static struct check *add(const char *name, bool ok, bool fatal, const char *fmt, ...)
+        __attribute__((format(printf, 4, 5)));
+static struct check *add(const char *name, bool ok, bool fatal, const char *fmt, ...) {
+        struct check *c = &checks[nchecks < MAX_CHECKS - 1 ? nchecks++ : nchecks];
+        c->name = name;
+        c->ok = ok;
+        c->fatal = fatal;
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(c->detail, sizeof c->detail, fmt, ap);
+        va_end(ap);
+        return c;
+}
+
+static long read_long(const char *path) {
+        char buf[64];
+        if (rtn_read_file_at(AT_FDCWD, path, buf, sizeof buf) < 0)
+                return -1;
+        return strtol(buf, NULL, 10);
+}
+
+static void probe_userns(void) {
+        long max = read_long("/proc/sys/user/max_user_namespaces");
+        long deb = read_long("/proc/sys/kernel/unprivileged_userns_clone");
+        long aa = read_long("/proc/sys/kernel/apparmor_restrict_unprivileged_userns");
+        if (max == 0)
+                add("user namespaces", false, true, "user.max_user_namespaces is 0: "
+                    "sysctl -w user.max_user_namespaces=15000");
+        else if (geteuid() != 0 && deb == 0)
+                add("user namespaces", false, true, "kernel.unprivileged_userns_clone is 0: "
+                    "sysctl -w kernel.unprivileged_userns_clone=1");
+        else if (geteuid() != 0 && aa == 1)
+                add("user namespaces", false, true, "AppArmor restricts unprivileged user "
+                    "namespaces (Ubuntu 23.10+): add an AppArmor profile for rtn with 'userns,', "
+                    "or sysctl -w kernel.apparmor_restrict_unprivileged_userns=0, or use the "
+                    "Landlock-only mode");
+        else
+                add("user namespaces", true, true, "available (max %ld)", max);
+}
+
+static void probe_ids(void) {
+        struct rt_idmap m;
+        struct rtn_error err = {0};
+        if (rt_idmap_choose(&m, &err) < 0) {
+                add("id mapping", false, true, "%s", err.msg);
+                return;
+        }
+        switch (m.mode) {
+        case RT_IDMAP_SINGLE:
+                add("id mapping", true, false, "single id: inside 0 is you; agent commands run "
+                    "as uid 0 without capabilities. Package installs that chown files to other "
+                    "users fail; an /etc/subuid range (usermod --add-subuids) and newuidmap "
+                    "(package uidmap) give 65536 ids");
+                break;
+        case RT_IDMAP_SUBID:
+                add("id mapping", true, false, "65536 ids from /etc/subuid (%u) via newuidmap; "
+                    "agent uid 1000 is you", (unsigned)m.sub_uid);
+                break;
+        case RT_IDMAP_ROOT:
+                add("id mapping", true, false, "root: 65536 subordinate ids from %u; host uid 0 "
+                    "is never mapped", (unsigned)m.sub_uid);
+                break;
+        }
+}
+
+/* The real thing: a sandbox on the host base running /bin/true through rtn-init. */
+static void probe_sandbox(void) {
+        struct rt_spec spec;
+        struct rt_sandbox sb = {.pidfd = -1, .ctl = -1};
+        struct rtn_error err = {0};
+        rt_spec_init(&spec);
+        init_limits_default(&spec.limits);
+        if (rt_sandbox_start(&spec, &sb, &err) < 0) {
+                add("sandbox", false, true, "%s", err.msg);
+                return;
+        }
+        add("sandbox", true, true, "clone3 namespaces, id maps, overlayfs (userxattr), "
+            "pivot_root, loopback over rtnetlink, rtn-init as PID 1");
+        add("landlock", sb.landlock_abi > 0, true, sb.landlock_abi > 0 ? "ABI %d" :
+            "not available (%d): boot with lsm=...,landlock", sb.landlock_abi);
+        char *argv[] = {"/bin/true", NULL}, *envp[] = {NULL};
+        int fds[3];
+        fds[0] = fds[1] = fds[2] = open("/dev/null", O_RDWR | O_CLOEXEC);
+        int r = rt_sandbox_spawn(&sb, 1, 0, INIT_POLICY_AGENT, "/", argv, envp, fds, 0, 0, &err);
+        close(fds[0]);
+        char buf[sizeof(struct init_status) + 64];
+        ssize_t n = r < 0 ? r : rt_sandbox_recv(&sb, buf, sizeof buf, NULL, NULL);
+        if (n > 0 && init_check_msg(buf, (size_t)n, INIT_MSG_SPAWNED, sizeof(struct init_spawned)) == 0)
+                add("seccomp", true, true, "filter loaded for a command (with no_new_privs, "
+                    "Landlock and rlimits)");
+        else if (n > 0 && ((struct init_msg_hdr *)buf)->type == INIT_MSG_SPAWN_FAILED)
+                add("seccomp", false, true, "a command could not start: %s",
+                    ((struct init_status *)buf)->message);
+        else
+                add("seccomp", false, true, "no answer from rtn-init (%s)", err.msg);
+        rt_sandbox_destroy(&sb);
+}
+
+static void probe_limits(void) {
+        struct utsname u;
+        int maj = 0, min = 0;
+        if (uname(&u) == 0)
+                sscanf(u.release, "%d.%d", &maj, &min);
+        bool pidmax = maj > 6 || (maj == 6 && min >= 14);
+        add("pid namespace pid_max", pidmax, false, pidmax ? "kernel %s: per-namespace pid_max" :
+            "kernel %s < 6.14: RLIMIT_NPROC bounds processes", u.release);
+        bool v2 = access("/sys/fs/cgroup/cgroup.controllers", F_OK) == 0;
+        add("cgroup v2", v2, false, v2 ? "unified hierarchy present (limits need a delegated, "
+            "writable subtree)" : "no unified cgroup v2 hierarchy (hybrid/v1): memory and pid "
+            "limits fall back to rlimits");
+}
+
+static void print_json(void) {
+        struct rtn_json_buf b = RTN_JSON_BUF_INIT(0);
+        bool can_run = true;
+        rtn_json_obj_begin(&b);
+        rtn_json_key(&b, "checks");
+        rtn_json_arr_begin(&b);
+        for (size_t i = 0; i < nchecks; i++) {
+                can_run &= checks[i].ok || !checks[i].fatal;
+                rtn_json_obj_begin(&b);
+                rtn_json_kv_str(&b, "name", checks[i].name);
+                rtn_json_kv_bool(&b, "ok", checks[i].ok);
+                rtn_json_kv_bool(&b, "required", checks[i].fatal);
+                rtn_json_kv_str(&b, "detail", checks[i].detail);
+                rtn_json_obj_end(&b);
+        }
+        rtn_json_arr_end(&b);
+        rtn_json_kv_bool(&b, "can_run", can_run);
+        rtn_json_obj_end(&b);
+        if (!b.err)
+                puts(b.data);
+        rtn_json_buf_free(&b);
+}
+
 int rt_cmd_probe(int argc, char **argv) {
-        fprintf(stderr, "rtn probe: not implemented yet\n");
-        return 1;
+        bool json = argc > 1 && !strcmp(argv[1], "--json");
+        if (argc > 1 && !json) {
+                fprintf(stderr, "usage: rtn probe [--json]\n");
+                return 2;
+        }
+        probe_userns();
+        probe_ids();
+        probe_sandbox();
+        probe_limits();
+        bool can_run = true;
+        for (size_t i = 0; i < nchecks; i++)
+                can_run &= checks[i].ok || !checks[i].fatal;
+        if (json) {
+                print_json();
+        } else {
+                for (size_t i = 0; i < nchecks; i++)
+                        printf("%-8s %-22s %s\n", checks[i].ok ? "ok" : "missing",
+                               checks[i].name, checks[i].detail);
+                printf("%s\n", can_run ? "rtn can run sandboxes here." :
+                       "rtn cannot run sandboxes here: see the missing lines above.");
+        }
+        return can_run ? 0 : 1;
 }

@@ -4,7 +4,7 @@
  *            sandbox, so provisioning can write over it through the overlay
  *   stamp    identity of a few key paths (device, inode, mtime, ctime, size) taken when the
  *            tree was made; compared at every start, so a changed base is noticed without
- *            re-hashing it. Its SHA-256 is the rootfs's fingerprint.
+ *            re-hashing it. A hash of it is the rootfs's fingerprint.
  * The tree is only ever an overlay lowerdir: sandboxes never write it. */
 #pragma once
 
@@ -26,7 +26,7 @@ int rt_rootfs_resolve(const char *data_dir, const char *arg, char **ret_path,
 int rt_rootfs_mirrors(const char *rootfs, char ***ret_hosts, size_t *ret_n);
 void rt_strv_free(char **v);
 
-/* Fingerprint (hex SHA-256 of the stamp) of the rootfs at dir (its root/ parent). */
-int rt_rootfs_fingerprint(const char *dir, char ret[65], struct rtn_error *err);
+/* Fingerprint (16 hex digits, FNV-1a of the stamp) of the rootfs at dir (root/'s parent). */
+int rt_rootfs_fingerprint(const char *dir, char ret[17], struct rtn_error *err);
 
 int rt_cmd_rootfs(int argc, char **argv);

@@ -313,7 +313,7 @@ static int list(const char *data_dir, struct rtn_error *err) {
                 return errno == ENOENT ? 0 : rtn_err(err, errno, "open %s", base);
         struct dirent *de;
         while ((de = readdir(d))) {
-                char fp[65] = "-", path[4096];
+                char fp[17] = "-", path[4096];
                 struct rtn_error e2 = {0};
                 _cleanup_free_ char *resolved = NULL;
                 char **hosts = NULL;
@@ -323,7 +323,7 @@ static int list(const char *data_dir, struct rtn_error *err) {
                 snprintf(path, sizeof path, "%s/%s", base, de->d_name);
                 (void)rt_rootfs_fingerprint(path, fp, &e2);
                 int ok = rt_rootfs_resolve(data_dir, de->d_name, &resolved, &e2);
-                printf("%s\t%.16s\t%s\t", de->d_name, fp, ok == 0 ? "ok" : "CHANGED");
+                printf("%s\t%s\t%s\t", de->d_name, fp, ok == 0 ? "ok" : "CHANGED");
                 if (rt_rootfs_mirrors(resolved ? resolved : "/nonexistent", &hosts, &n) == 0)
                         for (size_t i = 0; i < n; i++)
                                 printf("%s%s", i ? "," : "", hosts[i]);

@@ -15,6 +15,11 @@
 #define RT_MAX_LAYERS 512
 #define RT_DEFAULT_HOSTNAME "rtn"
 #define RT_DEFAULT_UPPER_BYTES (2ULL << 30) /* tmpfs upper and /tmp: 2 GiB each */
+/* The pid namespace's own pid_max (Linux >= 6.14 namespaces it): at most this many tasks
+ * (threads count) exist inside at once, so a fork bomb ends in EAGAIN. The kernel's floor
+ * is 301 (RESERVED_PIDS + 1). */
+#define RT_DEFAULT_PIDS_MAX 4096
+#define RT_MIN_PIDS_MAX 301
 #define RT_SANDBOX_PATH "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 struct rt_bind {
@@ -53,6 +58,9 @@ struct rt_spec {
         const char *hostname;
         bool net_none;            /* leave lo down */
         uint64_t upper_bytes;     /* size of the tmpfs upper (and of /tmp) */
+        uint32_t pids_max;        /* pid_max of the sandbox's pid namespace */
+        uint64_t memory_bytes;    /* 0: no limit; else cgroup v2 memory.max when delegated,
+                                     else RLIMIT_AS per process (with a warning) */
         enum init_isolation isolation;
         struct init_limits limits;
         bool gate;                /* open the provisioning gate (init/gate.c) at start */
@@ -64,8 +72,13 @@ struct rt_sandbox {
         int ctl;         /* SOCK_SEQPACKET to rtn-init */
         struct rt_idmap idmap;
         int landlock_abi;
-        char home[64];   /* HOME inside for agent commands */
-        int gate_fd;     /* the gate's listener (spec.gate), else -1 */
+        enum init_isolation isolation;
+        char home[512];      /* HOME inside for agent commands */
+        char workspace[512]; /* the workspace as commands see it ("/workspace" inside a
+                                full sandbox; a host path with --isolation landlock) */
+        char host_tmp[512];  /* --isolation landlock: private dir (TMPDIR) removed at the end */
+        bool remove_workspace; /* --isolation landlock without --workspace: ours to remove */
+        int gate_fd;         /* the gate's listener (spec.gate), else -1 */
         uint16_t gate_port;
 };
 
@@ -80,8 +93,18 @@ int rt_idmap_choose(struct rt_idmap *ret, struct rtn_error *err);
 /* Writes the maps for a child in a fresh user namespace. Parent side. */
 int rt_idmap_write(const struct rt_idmap *m, pid_t child, struct rtn_error *err);
 
+/* rm -rf dir/name; where the caller lacks the rights (files of subordinate ids), does it
+ * inside a user namespace mapped like the sandbox (m may be NULL: no fallback). */
+int rt_remove_tree(const struct rt_idmap *m, const char *dir, const char *name,
+                   struct rtn_error *err);
+
 /* Builds the sandbox and waits until rtn-init has applied the configuration. */
 int rt_sandbox_start(const struct rt_spec *spec, struct rt_sandbox *ret, struct rtn_error *err);
+/* Applies spec->memory_bytes: cgroup v2 memory.max when a delegated subtree is writable,
+ * else RLIMIT_AS per process; warning says what was lost ("" when nothing). */
+void rt_memory_limit(struct rt_spec *spec, char *warning, size_t len);
+/* Names a weaker isolation mode on stderr ("" for the full sandbox). */
+const char *rt_isolation_warning(enum init_isolation iso);
 /* Kills the whole sandbox (if alive) and reaps rtn-init; safe to call twice. */
 void rt_sandbox_destroy(struct rt_sandbox *sb);
 

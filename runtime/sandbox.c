@@ -133,6 +133,10 @@ static __attribute__((noreturn)) void child_main(struct rt_plan *p) {
          * still hold the caller's credentials, so what the caller may read, we may open. */
         if (plan_open(p, &err) < 0)
                 child_fail(p->ctl_fd, &err, INIT_STEP_CONFIG);
+        /* Before the credentials change: it makes us non-dumpable for a moment, and
+         * /proc/self/oom_score_adj then belongs to host root. */
+        if (rt_child_limits(p, &err) < 0)
+                child_fail(p->ctl_fd, &err, INIT_STEP_CONFIG);
         if (child_creds(p, &err) < 0)
                 child_fail(p->ctl_fd, &err, INIT_STEP_CREDS);
         const char *hn = p->spec->hostname ? p->spec->hostname : RT_DEFAULT_HOSTNAME;
@@ -159,6 +163,17 @@ int rt_child_exec_init(const struct rt_plan *p, struct rtn_error *err) {
         } else if (fcntl(INIT_CTL_FD, F_SETFD, 0) < 0) {
                 return rtn_err(err, errno, "clear FD_CLOEXEC on control socket");
         }
+        /* rtn-init gets nothing of rtn's but the control socket: not rtn's stdio (for `rtn
+         * serve` that is the MCP transport; commands get theirs through spawn requests),
+         * and no fd that reached rtn without O_CLOEXEC. */
+        int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+        if (null < 0)
+                return rtn_err(err, errno, "open /dev/null");
+        for (int i = 0; i < 3; i++)
+                if (dup2(null, i) < 0)
+                        return rtn_err(err, errno, "dup2 /dev/null");
+        if (sys_close_range(INIT_CTL_FD + 1, ~0U, CLOSE_RANGE_CLOEXEC) < 0)
+                return rtn_err(err, errno, "close_range");
         char *argv[] = {"rtn-init", NULL};
         char *envp[] = {NULL};
         syscall(__NR_execveat, init_fd, "", argv, envp, AT_EMPTY_PATH);
@@ -178,7 +193,7 @@ static int chown_upper(const char *dir, const struct rt_idmap *m, struct rtn_err
         return 0;
 }
 
-static int recv_typed(struct rt_sandbox *sb, void *out, size_t len, uint32_t type,
+int rt_recv_typed(struct rt_sandbox *sb, void *out, size_t len, uint32_t type,
                       const char *what, struct rtn_error *err) {
         union {
                 struct init_status st;
@@ -206,14 +221,19 @@ static int recv_typed(struct rt_sandbox *sb, void *out, size_t len, uint32_t typ
         return (int)n;
 }
 
-static int send_config(struct rt_sandbox *sb, const struct rt_spec *s, struct rtn_error *err) {
+int rt_send_config(struct rt_sandbox *sb, const struct rt_spec *s, struct rtn_error *err) {
         const char *w[INIT_MAX_WRITABLE];
         uint32_t nw = 0;
-        w[nw++] = "/workspace";
-        w[nw++] = "/tmp";
-        w[nw++] = "/var/tmp";
-        w[nw++] = "/dev/shm";
-        w[nw++] = sb->home;
+        if (s->isolation == INIT_ISOLATION_LANDLOCK) {
+                w[nw++] = sb->workspace;
+                w[nw++] = sb->host_tmp;
+        } else {
+                w[nw++] = "/workspace";
+                w[nw++] = "/tmp";
+                w[nw++] = "/var/tmp";
+                w[nw++] = "/dev/shm";
+                w[nw++] = sb->home;
+        }
         for (size_t i = 0; i < s->nbinds && nw < INIT_MAX_WRITABLE; i++)
                 if (s->binds[i].rw)
                         w[nw++] = s->binds[i].dst;
@@ -232,7 +252,7 @@ static int send_config(struct rt_sandbox *sb, const struct rt_spec *s, struct rt
         if (n < 0)
                 return rtn_err(err, (int)n, "send sandbox configuration");
         struct init_status st;
-        int r = recv_typed(sb, &st, sizeof st, INIT_MSG_CONFIGURED, "configuration reply", err);
+        int r = rt_recv_typed(sb, &st, sizeof st, INIT_MSG_CONFIGURED, "configuration reply", err);
         if (r < 0)
                 return r;
         if ((size_t)r < sizeof st)
@@ -304,7 +324,16 @@ static int start_child(struct rt_sandbox *sb, struct rt_plan *p, struct rtn_erro
 }
 
 int rt_sandbox_start(const struct rt_spec *spec, struct rt_sandbox *ret, struct rtn_error *err) {
-        struct rt_sandbox sb = {.pid = -1, .pidfd = -1, .ctl = -1, .gate_fd = -1};
+        struct rt_sandbox sb = {.pid = -1, .pidfd = -1, .ctl = -1, .isolation = spec->isolation,
+                             .gate_fd = -1};
+        if (spec->isolation == INIT_ISOLATION_LANDLOCK) {
+                int r = rt_spec_check(spec, err);
+                if (r < 0 || (r = rt_hostmode_start(spec, &sb, err)) < 0)
+                        return r;
+                *ret = sb;
+                return 0;
+        }
+        snprintf(sb.workspace, sizeof sb.workspace, "/workspace");
         struct rt_plan p = {.spec = spec, .idmap = &sb.idmap, .base_fd = -1, .upper_fd = -1, .work_fd = -1,
                             .workspace_fd = -1, .workspace_tree = -1, .init_fd = -1,
                             .ctl_fd = -1};
@@ -338,10 +367,10 @@ int rt_sandbox_start(const struct rt_spec *spec, struct rt_sandbox *ret, struct 
                 goto fail;
         }
         struct init_ready ready;
-        if ((r = recv_typed(&sb, &ready, sizeof ready, INIT_MSG_READY, "rtn-init start", err)) < 0)
+        if ((r = rt_recv_typed(&sb, &ready, sizeof ready, INIT_MSG_READY, "rtn-init start", err)) < 0)
                 goto fail;
         sb.landlock_abi = ready.landlock_abi;
-        if ((r = send_config(&sb, spec, err)) < 0)
+        if ((r = rt_send_config(&sb, spec, err)) < 0)
                 goto fail;
         if (spec->gate && (r = open_gate(&sb, err)) < 0)
                 goto fail;
@@ -355,6 +384,10 @@ fail:
 void rt_sandbox_destroy(struct rt_sandbox *sb) {
         sb->ctl = rtn_safe_close(sb->ctl);
         sb->gate_fd = rtn_safe_close(sb->gate_fd);
+        if (sb->isolation == INIT_ISOLATION_LANDLOCK) {
+                rt_hostmode_destroy(sb); /* no pid namespace: SIGKILL would orphan the jobs */
+                return;
+        }
         if (sb->pidfd >= 0) {
                 /* SIGKILL to PID 1 of the namespace takes every process in it down; waitid
                  * returns only once the kernel has reaped them all (zap_pid_ns_processes). */

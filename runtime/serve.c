@@ -26,7 +26,7 @@
 #include "runtime/rootfs.h"
 #include "runtime/serve.h"
 
-#define PROGRESS_USEC (5ULL * 1000 * 1000)
+#define PROGRESS_USEC (2ULL * 1000 * 1000)
 #define PYTHON_CODE_MAX (96 * 1024)
 
 struct run_ctx {
@@ -34,6 +34,7 @@ struct run_ctx {
         struct mcp_call *call;
         struct rt_cmd *cmd;
         struct rtn_loop_source *progress;
+        bool restarted; /* this command started a fresh sandbox after rtn-init died */
 };
 
 static void json_run_fields(struct rtn_json_buf *b, const struct rt_cmd *c) {
@@ -79,6 +80,8 @@ static void run_done(struct rt_cmd *c, void *ud) {
                 struct rtn_json_buf b = RTN_JSON_BUF_INIT(0);
                 rtn_json_obj_begin(&b);
                 json_run_fields(&b, c);
+                if (rc->restarted)
+                        rtn_json_kv_bool(&b, "sandbox_restarted", true);
                 rtn_json_obj_end(&b);
                 finish_json(rc->call, &b, false);
         }
@@ -120,6 +123,11 @@ static int start_run(struct serve *sv, struct mcp_call *call, struct rt_cmd_opts
                 return -ENOMEM;
         rc->sv = sv;
         rc->call = call;
+        if (rt_session_take_crash(sv->sess)) {
+                rc->restarted = true;
+                mcp_log(sv->srv, MCP_LOG_WARNING, "the sandbox's init had died; this command "
+                        "runs in a fresh sandbox on the same layers and uncommitted changes");
+        }
         int r = rt_session_run(sv->sess, o, run_done, rc, &rc->cmd, &err);
         if (r < 0) {
                 free(rc);
@@ -451,12 +459,12 @@ static int tool_job(struct serve *sv, struct mcp_call *call, const char *tool,
         }
         if (!strcmp(tool, "shell_job_status")) {
                 answer_job(call, j, -1);
-        } else if (!strcmp(tool, "shell_job_kill")) {
-                rt_cmd_kill(j->cmd);
-                answer_job(call, j, -1);
-        } else if (!strcmp(tool, "shell_job_wait")) {
-                int64_t t = 0;
-                (void)mcp_args_int(a, "timeout", &t);
+        } else if (!strcmp(tool, "shell_job_kill") || !strcmp(tool, "shell_job_wait")) {
+                int64_t t = 5; /* a kill answers once the job is gone (SIGKILL: at once) */
+                if (!strcmp(tool, "shell_job_kill"))
+                        rt_cmd_kill(j->cmd);
+                else
+                        (void)mcp_args_int(a, "timeout", &t);
                 if (j->cmd->done || t == 0) {
                         answer_job(call, j, !j->cmd->done);
                         return 0;
@@ -598,6 +606,10 @@ static void op_shutdown(void *ctx) {
                 netns_gate_detach(sv->gate); /* before the loop goes */
         rt_http_shutdown(sv->http);
         serve_drop_jobs(sv);
+        if (rt_session_idmap(sv->sess)) {
+                sv->idmap = *rt_session_idmap(sv->sess);
+                sv->have_idmap = true;
+        }
         rt_session_free(sv->sess);
         sv->sess = NULL;
 }
@@ -745,9 +757,10 @@ out:
                 char *slash = strrchr(sv.session_dir, '/');
                 if (slash) {
                         *slash = '\0';
-                        _cleanup_close_ int d = open(sv.session_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-                        if (d >= 0)
-                                (void)rt_rm_rf_at(d, slash + 1);
+                        struct rtn_error e2 = {0};
+                        if (rt_remove_tree(sv.have_idmap ? &sv.idmap : NULL, sv.session_dir,
+                                           slash + 1, &e2) < 0)
+                                fprintf(stderr, "rtn serve: %s\n", e2.msg);
                 }
         }
         rtn_safe_close(sv.session_lock);

@@ -40,6 +40,8 @@ struct serve {
         struct netns_gate *gate;       /* provisioning proxy (rootfs bases only) */
         pid_t gate_pid;                /* sandbox whose gate listener is being served */
         struct rt_http *http;          /* http_get/http_post (runtime/http.c), lazily */
+        struct rt_idmap idmap; /* the session's, kept to remove its dir at exit */
+        bool have_idmap;
 };
 
 struct netns_gate;

@@ -86,37 +86,8 @@ static int diff_cb(enum store_change what, const char *path, void *ud) {
         return 0;
 }
 
-/* The sandbox's own skeleton (mountpoints, /workspace, HOME) shows up in the upper as empty
- * directories; they are not changes the agent made. */
-static const char *const skeleton[] = {"usr", "etc", "opt", "bin", "sbin", "lib", "lib32",
-                                       "lib64", "libx32", "dev", "proc", "sys", "tmp", "run",
-                                       "mnt", "home", "root", "var", "var/tmp", "workspace",
-                                       "home/rtn", NULL};
-
-static bool is_skeleton(const char *path) {
-        for (size_t i = 0; skeleton[i]; i++)
-                if (!strcmp(path, skeleton[i]))
-                        return true;
-        return false;
-}
-
-/* Before a commit: drop skeleton dirs left empty, deepest first, unless made opaque. */
-static void prune_upper(const char *upper) {
-        _cleanup_close_ int d = open(upper, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (d < 0)
-                return;
-        for (ssize_t i = (ssize_t)(sizeof skeleton / sizeof skeleton[0]) - 2; i >= 0; i--) {
-                char v[8];
-                char path[64];
-                snprintf(path, sizeof path, "%s/%s", upper, skeleton[i]);
-                if (getxattr(path, "user.overlay.opaque", v, sizeof v) >= 0)
-                        continue;
-                (void)unlinkat(d, skeleton[i], AT_REMOVEDIR); /* ENOTEMPTY: real changes */
-        }
-}
-
 static int diff_filtered_cb(enum store_change what, const char *path, void *ud) {
-        if (what == STORE_ADDED && is_skeleton(path))
+        if (what == STORE_ADDED && rt_upper_is_skeleton(path))
                 return 0;
         return diff_cb(what, path, ud);
 }
@@ -218,7 +189,7 @@ static int env_commit(struct serve *sv, struct mcp_call *call, const struct mcp_
                 return 0;
         serve_drop_jobs(sv); /* finished jobs only: their output goes with the old sandbox */
         rt_session_stop(sv->sess);
-        prune_upper(rt_session_upper(sv->sess));
+        rt_upper_prune(rt_session_upper(sv->sess));
         int committed = store_commit(sv->store, sv->env, rt_session_upper(sv->sess), msg, id, &err);
         int r = committed;
         if (r >= 0 && (r = rt_session_discard(sv->sess, &err)) >= 0)

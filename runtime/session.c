@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <sys/xattr.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -38,13 +39,15 @@ struct rt_session {
         char **layers;
         size_t nlayers;
         struct rt_sandbox sb;
-        bool alive;
+        struct rt_idmap idmap;  /* of the last sandbox, for cleaning its upper */
+        bool started, alive;
+        bool crashed;           /* rtn-init died since the last rt_session_take_crash */
         uint64_t next_id;
         struct rt_cmd *cmds;
         unsigned nlinger;
 };
 
-static void session_lost(struct rt_session *s);
+static void session_lost(struct rt_session *s, bool unexpected);
 
 uint64_t rt_now_ms(void) {
         struct timespec ts;
@@ -52,27 +55,35 @@ uint64_t rt_now_ms(void) {
         return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
-int rt_rm_rf_at(int dirfd, const char *name) {
-        _cleanup_close_ int fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        if (fd < 0)
-                return errno == ENOTDIR || errno == ELOOP ? (unlinkat(dirfd, name, 0) < 0 ? -errno : 0)
-                                                          : -errno;
-        DIR *d = fdopendir(fcntl(fd, F_DUPFD_CLOEXEC, 3));
-        if (!d)
+int rt_rm_rf_at(int at, const char *name) {
+        int fd = openat(at, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0 && errno == EACCES) {
+                /* The overlay workdir's "work" is mode 000: make it searchable (we own it). */
+                if (fchmodat(at, name, 0700, 0) < 0)
+                        return -EACCES;
+                fd = openat(at, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        }
+        if (fd < 0) {
+                if (errno == ENOTDIR || errno == ELOOP)
+                        return unlinkat(at, name, 0) < 0 ? -errno : 0;
                 return -errno;
+        }
+        DIR *d = fdopendir(fd);
+        if (!d) {
+                close(fd);
+                return -errno;
+        }
         struct dirent *de;
         int r = 0;
-        /* The overlay workdir's "work" is mode 000: make dirs searchable as we go. */
-        (void)fchmod(fd, 0700);
         while ((de = readdir(d))) {
                 if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
                         continue;
-                int q = rt_rm_rf_at(fd, de->d_name);
+                int q = rt_rm_rf_at(dirfd(d), de->d_name);
                 if (q < 0 && r == 0)
                         r = q;
         }
         closedir(d);
-        if (unlinkat(dirfd, name, AT_REMOVEDIR) < 0 && r == 0)
+        if (unlinkat(at, name, AT_REMOVEDIR) < 0 && r == 0)
                 r = -errno;
         return r;
 }
@@ -84,9 +95,9 @@ static int reset_upper(struct rt_session *s, struct rtn_error *err) {
                 return rtn_err(err, errno, "open session dir %s", s->dir);
         const char *names[] = {"upper", "work"};
         for (size_t i = 0; i < 2; i++) {
-                int r = rt_rm_rf_at(d, names[i]);
-                if (r < 0 && r != -ENOENT)
-                        return rtn_err(err, r, "remove %s/%s", s->dir, names[i]);
+                int r = rt_remove_tree(s->started ? &s->idmap : NULL, s->dir, names[i], err);
+                if (r < 0)
+                        return r;
                 if (mkdirat(d, names[i], 0755) < 0)
                         return rtn_err(err, errno, "create %s/%s", s->dir, names[i]);
         }
@@ -337,7 +348,7 @@ static void on_ctl(struct rtn_loop *l, int fd, uint32_t ev, void *ud) {
         if (n == -EAGAIN || n == -EINTR)
                 return;
         if (n <= 0) {
-                session_lost(s);
+                session_lost(s, true);
                 return;
         }
         struct rt_cmd *c = find_cmd(s, u.st.hdr.id);
@@ -359,7 +370,9 @@ static void on_ctl(struct rtn_loop *l, int fd, uint32_t ev, void *ud) {
 }
 
 /* rtn-init is gone (it died, or was killed): every command ends; the next starts afresh. */
-static void session_lost(struct rt_session *s) {
+static void session_lost(struct rt_session *s, bool unexpected) {
+        if (unexpected && s->alive)
+                s->crashed = true;
         if (s->sb.ctl >= 0)
                 rtn_loop_del_fd(s->loop, s->sb.ctl);
         rt_sandbox_destroy(&s->sb);
@@ -386,6 +399,8 @@ int rt_session_ensure(struct rt_session *s, struct rtn_error *err) {
         int r = rt_sandbox_start(&spec, &s->sb, err);
         if (r < 0)
                 return r;
+        s->idmap = s->sb.idmap;
+        s->started = true;
         (void)rtn_fd_nonblock(s->sb.ctl, 1);
         if ((r = rtn_loop_add_fd(s->loop, s->sb.ctl, EPOLLIN, on_ctl, s)) < 0) {
                 rt_sandbox_destroy(&s->sb);
@@ -397,7 +412,13 @@ int rt_session_ensure(struct rt_session *s, struct rtn_error *err) {
 
 void rt_session_stop(struct rt_session *s) {
         if (s->alive)
-                session_lost(s);
+                session_lost(s, false);
+}
+
+bool rt_session_take_crash(struct rt_session *s) {
+        bool c = s->crashed;
+        s->crashed = false;
+        return c;
 }
 
 int rt_session_discard(struct rt_session *s, struct rtn_error *err) {
@@ -420,7 +441,7 @@ void rt_cmd_kill(struct rt_cmd *c) {
         c->killed = true;
         /* The whole process group: a shell's children die with it. */
         if (c->s->alive && rt_sandbox_signal(&c->s->sb, c->id, SIGKILL) < 0)
-                session_lost(c->s);
+                session_lost(c->s, true);
 }
 
 static int open_stream(struct rt_cmd *c, struct rt_stream *st, struct rt_outbuf *buf,
@@ -538,7 +559,7 @@ int rt_session_run(struct rt_session *s, const struct rt_cmd_opts *o, rt_cmd_don
         if ((r = cmd_spawn(c, o, err)) < 0) {
                 rt_cmd_free(c);
                 if (r == -EPIPE || r == -ECONNRESET)
-                        session_lost(s);
+                        session_lost(s, true);
                 return r;
         }
         c->done_fn = done_fn;
@@ -600,3 +621,37 @@ void rt_session_free(struct rt_session *s) {
         free(s->upper);
         free(s);
 }
+
+const struct rt_idmap *rt_session_idmap(const struct rt_session *s) {
+        return s->started ? &s->idmap : NULL;
+}
+
+/* The sandbox's own skeleton (mountpoints, /workspace, HOME) shows up in the upper as empty
+ * directories; they are not changes the agent made. */
+static const char *const skeleton[] = {"usr", "etc", "opt", "bin", "sbin", "lib", "lib32",
+                                       "lib64", "libx32", "dev", "proc", "sys", "tmp", "run",
+                                       "mnt", "home", "root", "var", "var/tmp", "workspace",
+                                       "home/rtn", NULL};
+
+bool rt_upper_is_skeleton(const char *path) {
+        for (size_t i = 0; skeleton[i]; i++)
+                if (!strcmp(path, skeleton[i]))
+                        return true;
+        return false;
+}
+
+/* Before a commit: drop skeleton dirs left empty, deepest first, unless made opaque. */
+void rt_upper_prune(const char *upper) {
+        _cleanup_close_ int d = open(upper, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (d < 0)
+                return;
+        for (ssize_t i = (ssize_t)(sizeof skeleton / sizeof skeleton[0]) - 2; i >= 0; i--) {
+                char v[8];
+                char path[64];
+                snprintf(path, sizeof path, "%s/%s", upper, skeleton[i]);
+                if (getxattr(path, "user.overlay.opaque", v, sizeof v) >= 0)
+                        continue;
+                (void)unlinkat(d, skeleton[i], AT_REMOVEDIR); /* ENOTEMPTY: real changes */
+        }
+}
+

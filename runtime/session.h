@@ -84,6 +84,8 @@ void rt_session_free(struct rt_session *s);
 
 /* Sets the committed layers (newest first, copied) the next sandbox mounts. */
 int rt_session_set_layers(struct rt_session *s, char *const *layers, size_t n);
+/* True once after rtn-init died on its own (not by rt_session_stop). */
+bool rt_session_take_crash(struct rt_session *s);
 /* Starts the sandbox now if it is not running. */
 int rt_session_ensure(struct rt_session *s, struct rtn_error *err);
 /* Kills every command and the sandbox; the next command starts a fresh one. */
@@ -93,6 +95,8 @@ int rt_session_discard(struct rt_session *s, struct rtn_error *err);
 const char *rt_session_upper(const struct rt_session *s);
 const struct rt_sandbox *rt_session_sandbox(const struct rt_session *s);
 bool rt_session_alive(const struct rt_session *s);
+/* The id mapping of the last sandbox, NULL before the first (for rt_remove_tree). */
+const struct rt_idmap *rt_session_idmap(const struct rt_session *s);
 /* Commands not yet done. */
 unsigned rt_session_running(const struct rt_session *s);
 
@@ -110,3 +114,9 @@ int rt_cmd_signal(const struct rt_cmd *c);
 uint64_t rt_now_ms(void);
 /* rm -rf of dirfd/name without following symlinks. */
 int rt_rm_rf_at(int dirfd, const char *name);
+
+/* The sandbox's skeleton dirs (mountpoints, /workspace, HOME) appear in an upper as empty
+ * directories the agent did not make. rt_upper_prune removes them (unless opaque) before a
+ * commit; rt_upper_is_skeleton tells a diff to skip them. */
+void rt_upper_prune(const char *upper);
+bool rt_upper_is_skeleton(const char *path);

@@ -9,6 +9,7 @@
 void rt_spec_init(struct rt_spec *spec) {
         memset(spec, 0, sizeof *spec);
         spec->upper_bytes = RT_DEFAULT_UPPER_BYTES;
+        spec->pids_max = RT_DEFAULT_PIDS_MAX;
         spec->isolation = INIT_ISOLATION_FULL;
 }
 
@@ -58,6 +59,15 @@ int rt_spec_check(const struct rt_spec *spec, struct rtn_error *err) {
         }
         if (spec->upper_bytes < (1u << 20))
                 return rtn_errx(err, EINVAL, "upper size must be at least 1 MiB");
+        if (spec->pids_max < RT_MIN_PIDS_MAX || spec->pids_max > (1u << 22))
+                return rtn_errx(err, EINVAL, "pids max must be %d..%u", RT_MIN_PIDS_MAX, 1u << 22);
+        if (spec->isolation == INIT_ISOLATION_LANDLOCK) {
+                /* Nothing to build these with: no mount, uts or net namespace. */
+                if ((spec->rootfs && strcmp(spec->rootfs, "host") != 0) || spec->nlayers ||
+                    spec->upper_dir || spec->nbinds || spec->hostname || spec->net_none)
+                        return rtn_errx(err, EINVAL, "--isolation landlock runs on the host "
+                                        "itself: no --rootfs, --bind, --hostname, --net or layers");
+        }
         return 0;
 }
 
@@ -104,6 +114,8 @@ void rt_env_default(struct rt_env *env, const struct rt_sandbox *sb, uint32_t po
         env_put(env, "USER", root ? "root" : "rtn");
         env_put(env, "LOGNAME", root ? "root" : "rtn");
         env_put(env, "SHELL", "/bin/sh");
+        if (sb->isolation == INIT_ISOLATION_LANDLOCK)
+                env_put(env, "TMPDIR", sb->host_tmp); /* /tmp is the host's, not writable */
         const char *term = getenv("TERM");
         env_put(env, "TERM", tty && term && env_value_ok(term) ? term : "dumb");
         for (size_t i = 0; i < sizeof env_pass / sizeof env_pass[0]; i++) {

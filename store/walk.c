@@ -16,6 +16,8 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 
+#include "store/dl.h" /* after the library headers: lazy-loaded names */
+
 #include "common/cleanup.h"
 
 #define WALK_MAX_DEPTH 256

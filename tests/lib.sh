@@ -163,6 +163,9 @@ t_run() {
         (
                 T_TMP=$tmp
                 export T_NAME=$name
+                # Every case gets a store of its own: commits made by one case (or by the
+                # user running the suite) never leak into another.
+                export RTN_DATA_DIR=$T_TMP/.rtn-data
                 cd "$T_TMP" || exit 1
                 "$@"
         ) || rc=$?

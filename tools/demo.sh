@@ -37,3 +37,9 @@ run -- sh -c "echo written inside >$marker && cat $marker"
 printf '\n$ cat %s    # on the host\n' "$marker"
 cat "$marker" 2>&1 || true
 run -- cat "$marker"
+
+echo
+echo "== rtn serve: the MCP server an agent talks to (one persistent sandbox) =="
+demo_data=$(mktemp -d)
+RTN_DATA_DIR=$demo_data python3 tools/mcp-demo.py "$rtn"
+rm -rf "$demo_data"

@@ -242,7 +242,7 @@ static int run_sequence(int fd, void *arg) {
         init_limits_default(&l);
         const char *w[] = {seq_dir};
         int ruleset = -1;
-        CHILD_CHECK(fd, init_landlock_prepare(INIT_POLICY_AGENT, w, 1, 0, &ruleset, &err) == 0,
+        CHILD_CHECK(fd, init_landlock_prepare(INIT_POLICY_AGENT, w, 1, 0, 0, &ruleset, &err) == 0,
                     "prepare: %s", err.msg);
         CHILD_CHECK(fd, init_rlimits_apply(&l, &err) == 0, "rlimits: %s", err.msg);
         CHILD_CHECK(fd, init_caps_drop_all(&err) == 0, "caps: %s", err.msg);

@@ -25,6 +25,7 @@ struct ll_case {
         const char *writable[2];
         size_t n;
         uint16_t proxy_port;
+        unsigned flags; /* INIT_LANDLOCK_* */
         char yes[64], no[64]; /* a writable and a non-writable temp dir */
         uint16_t other_port; /* a listener that is not the proxy */
         int abi;
@@ -55,7 +56,8 @@ static void remove_dirs(struct ll_case *c) {
 static int confine(int fd, const struct ll_case *c) {
         struct rtn_error err = {0};
         int ruleset = -1;
-        int r = init_landlock_prepare(c->policy, c->writable, c->n, c->proxy_port, &ruleset, &err);
+        int r = init_landlock_prepare(c->policy, c->writable, c->n, c->proxy_port, c->flags,
+                                      &ruleset, &err);
         CHILD_CHECK(fd, r == 0 && ruleset >= 0, "prepare: %d %s", r, err.msg);
         CHILD_CHECK(fd, (fcntl(ruleset, F_GETFD) & FD_CLOEXEC) != 0, "ruleset fd not CLOEXEC");
         CHILD_CHECK(fd, prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0, "nnp");
@@ -250,7 +252,7 @@ static int check_scopes(int fd, void *arg) {
 
 Test(init_landlock_prepare, scopes_signals_and_abstract_sockets) {
         require_abi(6, "scoped signals and abstract unix sockets");
-        struct ll_case c = {.policy = INIT_POLICY_AGENT};
+        struct ll_case c = {.policy = INIT_POLICY_AGENT, .flags = INIT_LANDLOCK_SCOPED};
         make_dirs(&c);
         snprintf(abstract_name, sizeof abstract_name, "rtn-ll-test-%d", getpid());
         struct sockaddr_un a;
@@ -266,7 +268,7 @@ Test(init_landlock_prepare, scopes_signals_and_abstract_sockets) {
 
 Test(init_landlock_prepare, provision_scoped_too) {
         require_abi(6, "scoped signals and abstract unix sockets");
-        struct ll_case c = {.policy = INIT_POLICY_PROVISION};
+        struct ll_case c = {.policy = INIT_POLICY_PROVISION, .flags = INIT_LANDLOCK_SCOPED};
         make_dirs(&c);
         snprintf(abstract_name, sizeof abstract_name, "rtn-ll-test-p-%d", getpid());
         struct sockaddr_un a;
@@ -280,18 +282,91 @@ Test(init_landlock_prepare, provision_scoped_too) {
         assert_child_ok(r);
 }
 
+/* Without INIT_LANDLOCK_SCOPED (a full sandbox, where the namespaces isolate), one command
+ * may signal and connect to another command's processes: the domain boundary is no wall. */
+static int check_unscoped(int fd, void *arg) {
+        struct ll_case *c = arg;
+        pid_t parent = getppid();
+        if (confine(fd, c))
+                return 1;
+        struct sockaddr_un a;
+        int len = abstract_addr(&a, abstract_name);
+        int s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        CHILD_CHECK(fd, connect(s, (struct sockaddr *)&a, (socklen_t)len) == 0,
+                    "connect to an abstract socket outside the domain");
+        close(s);
+        CHILD_CHECK(fd, kill(parent, 0) == 0, "signal a process outside the domain");
+        return 0;
+}
+
+Test(init_landlock_prepare, unscoped_without_flag) {
+        require_abi(6, "scoped signals and abstract unix sockets");
+        struct ll_case c = {.policy = INIT_POLICY_AGENT};
+        make_dirs(&c);
+        snprintf(abstract_name, sizeof abstract_name, "rtn-ll-test-u-%d", getpid());
+        struct sockaddr_un a;
+        int len = abstract_addr(&a, abstract_name);
+        int l = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        cr_assert_eq(bind(l, (struct sockaddr *)&a, (socklen_t)len), 0);
+        cr_assert_eq(listen(l, 4), 0);
+        struct child_result r = run_child(check_unscoped, &c);
+        close(l);
+        remove_dirs(&c);
+        assert_child_ok(r);
+}
+
+/* INIT_LANDLOCK_HOST: no mount namespace, so "/" is the host's. Only the system dirs are
+ * readable; the writable dir still is; TCP is closed. */
+static int check_host_mode(int fd, void *arg) {
+        struct ll_case *c = arg;
+        if (confine(fd, c))
+                return 1;
+        CHILD_CHECK(fd, write_file(c->yes, "ok") == 0, "write inside %s", c->yes);
+        CHILD_EXPECT_ERRNO(fd, write_file(c->no, "bad"), EACCES);
+        CHILD_EXPECT_ERRNO(fd, open(c->no, O_RDONLY | O_DIRECTORY | O_CLOEXEC), EACCES);
+        CHILD_EXPECT_ERRNO(fd, open("/root", O_RDONLY | O_DIRECTORY | O_CLOEXEC), EACCES);
+        CHILD_EXPECT_ERRNO(fd, open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC), EACCES);
+        int f = open("/usr/bin/env", O_RDONLY | O_CLOEXEC);
+        CHILD_CHECK(fd, f >= 0, "read /usr/bin/env");
+        close(f);
+        f = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
+        CHILD_CHECK(fd, f >= 0, "read /proc/self/status");
+        close(f);
+        if (c->abi >= 4) {
+                CHILD_EXPECT_ERRNO(fd, tcp_connect(c->other_port), EACCES);
+                CHILD_EXPECT_ERRNO(fd, tcp_bind_any(), EACCES);
+        }
+        return 0;
+}
+
+Test(init_landlock_prepare, host_mode_reads_system_dirs_only) {
+        require_abi(1, "filesystem");
+        struct ll_case c = {.policy = INIT_POLICY_AGENT,
+                            .flags = INIT_LANDLOCK_HOST | INIT_LANDLOCK_SCOPED};
+        make_dirs(&c);
+        int l = tcp_listener(&c.other_port);
+        struct child_result r = run_child(check_host_mode, &c);
+        close(l);
+        remove_dirs(&c);
+        assert_child_ok(r);
+}
+
 Test(init_landlock_prepare, rejects_bad_input) {
         require_abi(1, "filesystem");
         struct rtn_error err = {0};
         int fd = -7;
         const char *rel[] = {"workspace"};
-        cr_assert_eq(init_landlock_prepare(INIT_POLICY_AGENT, rel, 1, 0, &fd, &err), -EINVAL);
+        cr_assert_eq(init_landlock_prepare(INIT_POLICY_AGENT, rel, 1, 0, 0, &fd, &err), -EINVAL);
         cr_assert_eq(err.code, EINVAL);
         cr_assert_eq(fd, -7, "ret fd written on failure");
         const char *missing[] = {"/nonexistent-rtn-dir"};
-        cr_assert_eq(init_landlock_prepare(INIT_POLICY_AGENT, missing, 1, 0, &fd, &err), -ENOENT);
+        cr_assert_eq(init_landlock_prepare(INIT_POLICY_AGENT, missing, 1, 0, 0, &fd, &err), -ENOENT);
         cr_assert(strstr(err.msg, "/nonexistent-rtn-dir") != NULL, "%s", err.msg);
-        cr_assert_eq(init_landlock_prepare((enum init_policy)9, NULL, 0, 0, &fd, &err), -EINVAL);
+        cr_assert_eq(init_landlock_prepare((enum init_policy)9, NULL, 0, 0, 0, &fd, &err), -EINVAL);
+        cr_assert_eq(init_landlock_prepare(INIT_POLICY_AGENT, NULL, 0, 0, 1u << 7, &fd, &err),
+                     -EINVAL);
+        cr_assert_eq(init_landlock_prepare(INIT_POLICY_PROVISION, NULL, 0, 0, INIT_LANDLOCK_HOST,
+                                           &fd, &err), -EINVAL);
         cr_assert_eq(init_landlock_enforce(-1, &err), -EBADF);
 }
 

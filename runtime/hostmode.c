@@ -1,0 +1,200 @@
+/* --isolation landlock: the named weaker mode for hosts that forbid user namespaces (Ubuntu
+ * 24.04's AppArmor restriction). No namespaces and no overlay: rtn-init runs on the host as
+ * the caller, a child subreaper of rtn, and confines each command with the same sequence as
+ * in a full sandbox — rlimits, capabilities dropped (host root), no_new_privs, a Landlock
+ * ruleset that reads only the host's system dirs and writes only the workspace and a private
+ * temp dir, signals and abstract sockets scoped, TCP closed, and the seccomp allowlist.
+ * What it cannot give (a private /tmp, hidden host processes, a private network for UDP,
+ * throw-away writes) is listed in docs/security-invariants.md; rtn exec says so on stderr. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "common/cleanup.h"
+#include "common/io.h"
+#include "common/syscall.h"
+#include "runtime/internal.h"
+
+#define RT_HOSTMODE_GRACE_MS 5000
+
+const char *rt_isolation_warning(enum init_isolation iso) {
+        switch (iso) {
+        case INIT_ISOLATION_LANDLOCK:
+                return "DEGRADED isolation (--isolation landlock): no namespaces, no overlay; "
+                       "the command runs on the host as you, confined by Landlock (reads the "
+                       "system dirs, writes only the workspace and a private temp dir, no TCP), "
+                       "seccomp and rlimits. Host processes are visible; writes to the "
+                       "workspace are not thrown away.";
+        case INIT_ISOLATION_NO_LANDLOCK:
+                return "DEGRADED isolation (--isolation namespaces): no Landlock; namespaces, "
+                       "the read-only overlay and seccomp only.";
+        case INIT_ISOLATION_FULL:
+        default:
+                return "";
+        }
+}
+
+/* rm -rf beneath dirfd by fd, never following symlinks (the tree was the command's). */
+static void rm_tree_at(int dirfd, int depth) {
+        if (depth > 256)
+                return;
+        int fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        DIR *d = fd < 0 ? NULL : fdopendir(fd);
+        if (!d) {
+                rtn_safe_close(fd);
+                return;
+        }
+        struct dirent *e;
+        while ((e = readdir(d))) {
+                if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+                        continue;
+                if (unlinkat(dirfd, e->d_name, 0) == 0 || errno != EISDIR)
+                        continue;
+                int sub = openat(dirfd, e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                if (sub >= 0) {
+                        (void)fchmod(sub, 0700);
+                        rm_tree_at(sub, depth + 1);
+                        close(sub);
+                }
+                (void)unlinkat(dirfd, e->d_name, AT_REMOVEDIR);
+        }
+        closedir(d);
+}
+
+static void rm_tree(const char *path) {
+        int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd >= 0) {
+                rm_tree_at(fd, 0);
+                close(fd);
+        }
+        (void)rmdir(path);
+}
+
+static int make_tmpdir(char *buf, size_t len, const char *what, struct rtn_error *err) {
+        const char *base = getenv("TMPDIR");
+        if (!base || base[0] != '/' || strlen(base) > 256)
+                base = "/tmp";
+        snprintf(buf, len, "%s/rtn-%s.XXXXXX", base, what);
+        if (!mkdtemp(buf))
+                return rtn_err(err, errno, "create %s dir in %s", what, base);
+        return 0;
+}
+
+static int setup_dirs(const struct rt_spec *spec, struct rt_sandbox *sb, struct rtn_error *err) {
+        int r;
+        if (spec->workspace) {
+                char real[PATH_MAX];
+                if (!realpath(spec->workspace, real))
+                        return rtn_err(err, errno, "workspace %s", spec->workspace);
+                if (strlen(real) >= sizeof sb->workspace)
+                        return rtn_errx(err, ENAMETOOLONG, "workspace path too long: %s", real);
+                snprintf(sb->workspace, sizeof sb->workspace, "%s", real);
+        } else {
+                if ((r = make_tmpdir(sb->workspace, sizeof sb->workspace, "ws", err)) < 0)
+                        return r;
+                sb->remove_workspace = true;
+        }
+        if ((r = make_tmpdir(sb->host_tmp, sizeof sb->host_tmp, "tmp", err)) < 0)
+                return r;
+        snprintf(sb->home, sizeof sb->home, "%s", sb->host_tmp);
+        return 0;
+}
+
+static int start_init(struct rt_sandbox *sb, struct rtn_error *err) {
+        _cleanup_close_ int memfd = rt_init_memfd(err);
+        if (memfd < 0)
+                return memfd;
+        int sv[2];
+        if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
+                return rtn_err(err, errno, "socketpair");
+        int pidfd = -1;
+        /* No namespaces and no PDEATHSIG: if rtn dies, rtn-init sees EOF on its socket and
+         * kills its descendants first; SIGKILL from a death signal would orphan them. */
+        struct clone_args ca = {.flags = CLONE_PIDFD, .pidfd = (uint64_t)(uintptr_t)&pidfd,
+                                .exit_signal = SIGCHLD};
+        pid_t pid = sys_clone3(&ca, sizeof ca);
+        if (pid < 0) {
+                int e = errno;
+                close(sv[0]);
+                close(sv[1]);
+                return rtn_err(err, e, "clone3 rtn-init");
+        }
+        if (pid == 0) {
+                struct rtn_error cerr = {0};
+                struct rt_plan p = {.init_fd = memfd, .ctl_fd = sv[1]};
+                close(sv[0]);
+                rt_child_exec_init(&p, &cerr);
+                _exit(125);
+        }
+        close(sv[1]);
+        sb->pid = pid;
+        sb->pidfd = pidfd;
+        sb->ctl = sv[0];
+        return 0;
+}
+
+int rt_hostmode_start(const struct rt_spec *spec, struct rt_sandbox *sb, struct rtn_error *err) {
+        int r;
+        /* Host root owns the system files, and Landlock does not cover chmod, chown, utimes
+         * or xattrs: a confined root could still change their metadata. No user namespace
+         * means no other uid to run as, so refuse. */
+        if (geteuid() == 0)
+                return rtn_errx(err, EPERM, "--isolation landlock will not run as root: without "
+                                "a user namespace the command would own the host's system "
+                                "files; run rtn as an unprivileged user");
+        sb->isolation = INIT_ISOLATION_LANDLOCK;
+        sb->idmap.mode = RT_IDMAP_SINGLE;
+        sb->idmap.agent_uid = geteuid();
+        sb->idmap.agent_gid = getegid();
+        sb->idmap.agent_drop_caps = false;
+        if ((r = setup_dirs(spec, sb, err)) < 0 || (r = start_init(sb, err)) < 0)
+                goto fail;
+        struct init_ready ready;
+        if ((r = rt_recv_typed(sb, &ready, sizeof ready, INIT_MSG_READY, "rtn-init start",
+                               err)) < 0)
+                goto fail;
+        sb->landlock_abi = ready.landlock_abi;
+        if (ready.landlock_abi <= 0) {
+                r = rtn_errx(err, EOPNOTSUPP, "--isolation landlock needs Landlock, and this "
+                             "kernel has none (ABI %d)", ready.landlock_abi);
+                goto fail;
+        }
+        if ((r = rt_send_config(sb, spec, err)) < 0)
+                goto fail;
+        return 0;
+fail:
+        sb->ctl = rtn_safe_close(sb->ctl);
+        rt_hostmode_destroy(sb);
+        return r;
+}
+
+void rt_hostmode_destroy(struct rt_sandbox *sb) {
+        if (sb->pidfd >= 0) {
+                /* The control socket is closed: rtn-init kills its descendants and exits.
+                 * Give it a moment, then make sure. */
+                struct pollfd pfd = {.fd = sb->pidfd, .events = POLLIN};
+                if (poll(&pfd, 1, RT_HOSTMODE_GRACE_MS) == 0)
+                        (void)sys_pidfd_send_signal(sb->pidfd, SIGKILL, NULL, 0);
+                siginfo_t si;
+                while (waitid(P_PIDFD, (id_t)sb->pidfd, &si, WEXITED) < 0 && errno == EINTR)
+                        ;
+                sb->pidfd = rtn_safe_close(sb->pidfd);
+        }
+        sb->pid = -1;
+        if (sb->host_tmp[0])
+                rm_tree(sb->host_tmp);
+        if (sb->remove_workspace && sb->workspace[0])
+                rm_tree(sb->workspace);
+        sb->host_tmp[0] = '\0';
+        sb->remove_workspace = false;
+}

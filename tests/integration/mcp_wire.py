@@ -1,0 +1,185 @@
+#!/usr/bin/env python3
+"""Wire-level scenarios against a real `rtn serve` (tests/integration/serve_wire.sh): raw
+JSON-RPC lines, including malformed, oversized, interleaved and cancelled requests. Usage:
+mcp_wire.py RTN SCENARIO. Exits 0 when the scenario holds, 1 with a reason otherwise."""
+import json
+import os
+import select
+import signal
+import subprocess
+import sys
+import time
+
+RTN, SCENARIO = sys.argv[1], sys.argv[2]
+
+
+class Server:
+    def __init__(self, version="2025-06-18"):
+        self.p = subprocess.Popen([RTN, "serve"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                  stderr=subprocess.DEVNULL)
+        self.buf = b""
+        r = self.req(1, "initialize", {"protocolVersion": version, "capabilities": {},
+                                        "clientInfo": {"name": "wire", "version": "1"}})
+        assert r["result"]["protocolVersion"] == version, r
+        self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+
+    def raw(self, data):
+        self.p.stdin.write(data)
+        self.p.stdin.flush()
+
+    def send(self, msg):
+        self.raw((json.dumps(msg) + "\n").encode())
+
+    def read(self, timeout=30):
+        end = time.time() + timeout
+        while b"\n" not in self.buf:
+            left = end - time.time()
+            if left <= 0 or not select.select([self.p.stdout], [], [], left)[0]:
+                raise AssertionError("no message within %ss" % timeout)
+            chunk = os.read(self.p.stdout.fileno(), 65536)
+            if not chunk:
+                raise AssertionError("server closed stdout")
+            self.buf += chunk
+        line, self.buf = self.buf.split(b"\n", 1)
+        return json.loads(line)
+
+    def wait_id(self, rid, timeout=30, seen=None):
+        while True:
+            m = self.read(timeout)
+            if seen is not None:
+                seen.append(m)
+            if m.get("id") == rid and "method" not in m:
+                return m
+
+    def req(self, rid, method, params=None):
+        msg = {"jsonrpc": "2.0", "id": rid, "method": method}
+        if params is not None:
+            msg["params"] = params
+        self.send(msg)
+        return self.wait_id(rid)
+
+    def call(self, rid, name, **args):
+        return self.req(rid, "tools/call", {"name": name, "arguments": args})["result"]
+
+    def alive(self):
+        assert self.req(999, "ping")["result"] == {}, "ping failed"
+
+
+def expect_error(m, code):
+    assert "error" in m and m["error"]["code"] == code, m
+
+
+def malformed(s):
+    s.raw(b"{not json\n")
+    m = s.read()
+    expect_error(m, -32700)
+    assert m["id"] is None, m
+    s.raw(b'{"jsonrpc":"2.0","id":5}\n')
+    expect_error(s.read(), -32600)
+    expect_error(s.req(6, "no/such/method"), -32601)
+    expect_error(s.req(7, "tools/call", {"name": "shell_run", "arguments": {}}), -32602)
+    expect_error(s.req(8, "tools/call", {"name": "nope", "arguments": {}}), -32602)
+    s.raw(b'[{"jsonrpc":"2.0","id":9,"method":"ping"}]\n')  # batches went away in 2025-06-18
+    expect_error(s.read(), -32600)
+    s.raw(b"\xff\xfe garbage \x00\n")
+    expect_error(s.read(), -32700)
+    s.alive()
+
+
+def oversized(s):
+    s.raw(b'{"jsonrpc":"2.0","id":3,"method":"ping","params":{"x":"' + b"a" * (5 << 20) + b'"}}\n')
+    m = s.read()
+    assert "error" in m and m["id"] is None, m
+    r = s.call(4, "shell_run", command="head -c 3000000 /dev/zero | tr '\\0' x")
+    sc = r["structuredContent"]
+    assert sc["stdout_truncated"] is True and len(sc["stdout"]) == 1 << 20, {k: v for k, v in sc.items() if k != "stdout"}
+    s.alive()
+
+
+def interleaved(s):
+    s.send({"jsonrpc": "2.0", "id": 10, "method": "tools/call",
+            "params": {"name": "shell_run", "arguments": {"command": "sleep 1; echo slow"}}})
+    s.send({"jsonrpc": "2.0", "id": 11, "method": "tools/call",
+            "params": {"name": "shell_run", "arguments": {"command": "echo fast"}}})
+    s.send({"jsonrpc": "2.0", "id": 12, "method": "ping"})
+    order = []
+    while len(order) < 3:
+        m = s.read()
+        if "id" in m and "method" not in m:
+            order.append(m["id"])
+    assert order.index(10) == 2, order
+
+
+def cancelled(s):
+    s.send({"jsonrpc": "2.0", "id": 20, "method": "tools/call",
+            "params": {"name": "shell_run", "arguments": {"command": "echo started > /tmp/c; exec sleep 60"}}})
+    time.sleep(0.5)
+    t0 = time.time()
+    s.send({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 20}})
+    r = s.req(21, "tools/call", {"name": "shell_run", "arguments": {"command": "sleep 0.3; cat /tmp/c; ps -eo comm= | grep -cx sleep"}})
+    sc = r["result"]["structuredContent"]
+    assert sc["stdout"] == "started\n0\n", sc
+    assert time.time() - t0 < 10
+    # a cancelled request gets no response
+    s.alive()
+    while select.select([s.p.stdout], [], [], 0.3)[0] or b"\n" in s.buf:
+        m = s.read(1)
+        assert m.get("id") != 20, m
+
+
+def progress(s):
+    s.send({"jsonrpc": "2.0", "id": 30, "method": "tools/call",
+            "params": {"name": "shell_run", "arguments": {"command": "sleep 3"},
+                       "_meta": {"progressToken": "tok"}}})
+    seen = []
+    s.wait_id(30, seen=seen)
+    prog = [m for m in seen if m.get("method") == "notifications/progress"]
+    assert prog and prog[0]["params"]["progressToken"] == "tok", seen
+
+
+def init_death(s):
+    r = s.call(40, "shell_run", command="echo kept > /workspace/f")
+    assert r["structuredContent"]["exit_code"] == 0, r
+    s.send({"jsonrpc": "2.0", "id": 41, "method": "tools/call",
+            "params": {"name": "shell_run", "arguments": {"command": "sleep 60"}}})
+    time.sleep(0.5)
+    kids = subprocess.run(["pgrep", "-P", str(s.p.pid)], capture_output=True, text=True).stdout.split()
+    assert kids, "no rtn-init child"
+    for k in kids:
+        os.kill(int(k), signal.SIGKILL)
+    m = s.wait_id(41)
+    assert m["result"]["isError"] is True, m
+    r = s.call(42, "shell_run", command="cat /workspace/f")
+    assert r["structuredContent"]["stdout"] == "kept\n", r
+    assert r["structuredContent"].get("sandbox_restarted") is True, r
+
+
+def eof(s):
+    s.call(50, "shell_job_start", command="sleep 300")
+    t0 = time.time()
+    s.p.stdin.close()
+    s.p.wait(timeout=5)
+    assert time.time() - t0 < 3, "slow exit"
+    left = subprocess.run(["pgrep", "-f", "^sleep 300$"], capture_output=True, text=True).stdout
+    assert not left.strip(), "sandbox processes left: " + left
+
+
+scenarios = {f.__name__: f for f in [malformed, oversized, interleaved, cancelled, progress,
+                                     init_death, eof]}
+if SCENARIO == "batch_2025_03_26":
+    s = Server("2025-03-26")
+    s.raw(b'[{"jsonrpc":"2.0","id":60,"method":"ping"},{"jsonrpc":"2.0","id":61,"method":"ping"}]\n')
+    m = s.read()
+    assert isinstance(m, list) and sorted(x["id"] for x in m) == [60, 61], m
+    sys.exit(0)
+try:
+    srv = Server()
+    scenarios[SCENARIO](srv)
+except AssertionError as e:
+    print("FAIL:", e, file=sys.stderr)
+    sys.exit(1)
+finally:
+    try:
+        srv.p.kill()
+    except Exception:
+        pass

@@ -1,0 +1,139 @@
+#!/usr/bin/env bash
+# --isolation landlock, the named weaker mode without namespaces: it says so on stderr, and
+# Landlock, seccomp and rlimits alone still hold: host files outside the system dirs are
+# unreadable, only the workspace and a private temp dir are writable, TCP to a host listener
+# and the host's abstract sockets are refused, host processes cannot be signalled or traced,
+# the seccomp attacks fail as in a full sandbox, and the command's background processes die
+# with it.
+. "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/seclib.bash"
+t_need_rtn
+
+ll_exec() {
+        t_exec --isolation landlock "$@"
+}
+
+need_landlock() {
+        [ "$(id -u)" != 0 ] || t_skip "--isolation landlock refuses root (see refuses_root)"
+        ll_exec -- true
+        grep -q "needs Landlock" "$T_ERR_FILE" && t_skip "kernel has no Landlock"
+        t_exit_is 0
+}
+
+reported_degraded() {
+        need_landlock
+        t_stderr_has "DEGRADED isolation (--isolation landlock)"
+}
+
+reads_system_only() {
+        need_landlock
+        mkdir "$T_TMP/secret"
+        echo secret >"$T_TMP/secret/f"
+        chmod -R a+rX "$T_TMP"
+        ll_exec -- sh -c "cat /etc/hostname >/dev/null && echo sys-ok; cat '$T_TMP/secret/f'; ls /root; ls /home; true"
+        t_stdout_has sys-ok
+        t_false grep -q secret "$T_OUT_FILE"
+        t_stderr_has "Permission denied"
+}
+
+writes_workspace_only() {
+        need_landlock
+        mkdir "$T_TMP/ws" "$T_TMP/other"
+        chmod 777 "$T_TMP/other"
+        ll_exec --workspace "$T_TMP/ws" -- sh -c "echo a >in-ws; echo b >\$TMPDIR/t; echo c >'$T_TMP/other/x'; echo d >/tmp/rtn-ll-\$\$; true"
+        t_file_exists "$T_TMP/ws/in-ws"
+        t_no_file "$T_TMP/other/x"
+        [ -z "$(ls /tmp | grep rtn-ll-)" ] || t_fail "wrote to the host's /tmp"
+        t_stderr_has "Permission denied"
+}
+
+fswrite_system() {
+        need_landlock
+        sec_need_bin fswrite
+        mkdir "$T_TMP/ws"
+        cp "$SEC_BIN/fswrite" "$T_TMP/ws/"
+        host_snapshot
+        ll_exec --workspace "$T_TMP/ws" -- ./fswrite /etc/passwd /etc/default
+        grep '^ESCAPED' "$T_OUT_FILE" && t_fail "$(grep '^ESCAPED' "$T_OUT_FILE" | head -3)"
+        host_unchanged
+}
+
+syscalls_blocked() {
+        need_landlock
+        sec_need_bin escape
+        mkdir "$T_TMP/ws"
+        cp "$SEC_BIN/escape" "$T_TMP/ws/"
+        ll_exec --workspace "$T_TMP/ws" -- ./escape mount unshare_user clone_newuser \
+                clone3_newuser bpf io_uring userfaultfd keyctl perf_event_open \
+                open_by_handle_at ptrace_init tiocsti_highbits int80 x32 mknod_char
+        t_exit_is 0
+}
+
+host_network_and_processes() {
+        need_landlock
+        sec_need_bin hostlisten
+        mkdir "$T_TMP/ws"
+        cp "$SEC_BIN/probe" "$T_TMP/ws/"
+        chmod -R a+rX "$T_TMP"
+        "$SEC_BIN/hostlisten" "$T_TMP" &
+        local l=$!
+        sleep 300 &
+        local victim=$!
+        t_wait_for test -s "$T_TMP/port" || t_fail "listener did not start"
+        ll_exec --workspace "$T_TMP/ws" -- sh -c "./probe tcp $(cat "$T_TMP/port") EACCES &&
+                ./probe abstract $(cat "$T_TMP/abstract") EPERM &&
+                ./probe kill $victim EPERM && ./probe ptrace $victim EPERM"
+        local alive=0
+        kill -0 "$victim" 2>/dev/null && alive=1
+        kill "$l" "$victim"
+        wait "$l" "$victim" 2>/dev/null
+        t_exit_is 0
+        [ "$alive" = 1 ] || t_fail "the host process died"
+        [ ! -s "$T_TMP/accepted" ] || t_fail "the host listener accepted: $(cat "$T_TMP/accepted")"
+}
+
+background_dies_with_command() {
+        need_landlock
+        ll_exec -- sh -c 'sleep 313 & (setsid sleep 314 &) ; true'
+        t_exit_is 0
+        sleep 0.2
+        [ -z "$(t_host_pids sleep 313)$(t_host_pids sleep 314)" ] || t_fail "background processes survived"
+}
+
+first_instruction_confined() {
+        need_landlock
+        sec_need_bin firstinsn
+        mkdir "$T_TMP/ws"
+        cp "$SEC_BIN/firstinsn" "$T_TMP/ws/"
+        ll_exec --workspace "$T_TMP/ws" -- ./firstinsn
+        t_stdout_has "NoNewPrivs:	1"
+        t_stdout_has "Seccomp:	2"
+        t_stdout_has "landlock-write-comm: -13"
+}
+
+# As host root the command would own the system files, and Landlock does not cover chmod,
+# chown, utimes or xattrs.
+refuses_root() {
+        [ "$(id -u)" = 0 ] || t_skip "only for host root"
+        host_snapshot
+        t_exit_is 125 "$RTN" exec --isolation landlock -- chmod 777 /etc/passwd
+        t_stderr_has "will not run as root"
+        host_unchanged
+}
+
+refuses_namespace_options() {
+        t_exit_is 125 "$RTN" exec --isolation landlock --bind /tmp:/data -- true
+        t_stderr_has "no --rootfs, --bind"
+}
+
+t_run reported_degraded reported_degraded
+t_run reads_system_only reads_system_only
+t_run writes_workspace_only writes_workspace_only
+t_run fswrite_system fswrite_system
+t_run syscalls_blocked syscalls_blocked
+t_run host_network_and_processes host_network_and_processes
+t_run background_dies_with_command background_dies_with_command
+t_run first_instruction_confined first_instruction_confined
+t_run refuses_root refuses_root
+t_run refuses_namespace_options refuses_namespace_options
+t_done

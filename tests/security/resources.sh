@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# Resource exhaustion from inside: a fork bomb meets the pid namespace's pid_max (EAGAIN),
+# the host stays responsive and the sandbox ends with nothing left behind; a memory bomb
+# meets --memory-max; filling the disk meets the tmpfs upper's size (ENOSPC) and the host's
+# disk is untouched.
+. "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/seclib.bash"
+t_need_rtn
+
+fork_bomb() {
+        sec_need_bin bomb
+        local start end
+        start=$(date +%s%N)
+        sec_exec --pids-max 1024 -- /opt/sec/bomb fork 100000
+        end=$(date +%s%N)
+        t_exit_is 0
+        t_stdout_has "Resource temporarily unavailable"
+        # the bomb's children (sleeping in pause) are all gone with the sandbox
+        [ -z "$(t_host_pids /opt/sec/bomb fork 100000)" ] || t_fail "bomb processes left on the host"
+        [ $(((end - start) / 1000000)) -lt 20000 ] || t_fail "the bomb took $(((end - start) / 1000000)) ms"
+}
+
+# With the default limit too, and the host answers while the bomb runs.
+fork_bomb_default_host_responsive() {
+        sec_need_bin bomb
+        "$RTN" exec --bind "$SEC_BIN:/opt/sec:ro" -- /opt/sec/bomb fork 100000 \
+                >"$T_TMP/out" 2>&1 </dev/null &
+        local bg=$! t0 t1 rc=0
+        sleep 0.3
+        t0=$(date +%s%N)
+        /bin/true && ls / >/dev/null
+        t1=$(date +%s%N)
+        wait "$bg" || rc=$?
+        [ "$rc" = 0 ] || t_fail "bomb exited $rc: $(head -c 300 "$T_TMP/out")"
+        grep -q "Resource temporarily unavailable" "$T_TMP/out" || t_fail "$(cat "$T_TMP/out")"
+        [ $(((t1 - t0) / 1000000)) -lt 2000 ] || t_fail "host took $(((t1 - t0) / 1000000)) ms to run true"
+}
+
+pid_max_is_set() {
+        t_exec --pids-max 777 -- cat /proc/sys/kernel/pid_max
+        t_exit_is 0
+        t_stdout_is 777
+        t_exec -- cat /proc/sys/kernel/pid_max
+        t_stdout_is 4096
+}
+
+memory_bomb() {
+        sec_need_bin bomb
+        sec_exec --memory-max 256M -- /opt/sec/bomb mem 4096
+        t_exit_is 0
+        t_stdout_has "malloc failed"
+        t_stderr_has "memory limit"
+}
+
+# Filling /tmp and the overlay upper (a system dir's copy-up space) ends in ENOSPC at the
+# configured size; the host's /tmp and / lose no space.
+disk_fill() {
+        local where=$1 before after
+        before=$(df -k --output=avail / "${TMPDIR:-/tmp}" | tail -n +2 | tr '\n' ' ')
+        t_exec --upper-size 32M -- sh -c "dd if=/dev/zero of=$where bs=1M count=200 2>&1; ls -l $where"
+        after=$(df -k --output=avail / "${TMPDIR:-/tmp}" | tail -n +2 | tr '\n' ' ')
+        t_stdout_has "No space left on device"
+        grep -qE ' 3[0-9]{7} ' "$T_OUT_FILE" || t_fail "file size not near 32M: $(cat "$T_OUT_FILE")"
+        local b a
+        read -r b _ <<<"$before"
+        read -r a _ <<<"$after"
+        [ $((b - a)) -lt 16384 ] || t_fail "the host's / lost $((b - a)) KiB"
+}
+
+upper_size_is_default() {
+        t_exec -- sh -c 'df -k /tmp | tail -1'
+        t_stdout_has " 2097152 "
+}
+
+t_run fork_bomb fork_bomb
+t_run fork_bomb_default_host_responsive fork_bomb_default_host_responsive
+t_run pid_max_is_set pid_max_is_set
+t_run memory_bomb memory_bomb
+t_run disk_fill_tmp disk_fill /tmp/fill
+t_run disk_fill_upper disk_fill /var/tmp/fill
+t_run disk_fill_home disk_fill '$HOME/fill'
+t_run upper_size_is_default upper_size_is_default
+t_done

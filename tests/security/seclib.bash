@@ -1,0 +1,50 @@
+# shellcheck shell=bash
+# Shared by the tests/security suites, sourced after tests/lib.sh (named .bash so that
+# tools/test.sh, which runs tests/security/*.sh, does not run it as a suite). SEC_BIN is the directory of the attack programs built from tests/security/*.c; sec_exec runs
+# rtn exec with it bound read-only at /opt/sec. host_snapshot/host_unchanged record and
+# compare what the attacks must never change on the host.
+SEC_BIN=$T_BIN/security
+
+sec_need_bin() {
+        [ -x "$SEC_BIN/$1" ] || t_fail "attack program $SEC_BIN/$1 not built (make tests)"
+}
+
+sec_exec() {
+        t_exec --bind "$SEC_BIN:/opt/sec:ro" "$@"
+}
+
+# Files and facts of the host that no attack may change: ownership, mode, size, times and
+# content hash of system files, the hostname, and (when T_WATCH is set) a listing of a dir.
+SEC_WATCH=(/etc/passwd /etc/hostname /etc /usr/bin/env /usr/bin /usr/lib/os-release /usr/lib)
+
+host_state() {
+        stat -c '%n %u %g %a %s %Y %Z' "${SEC_WATCH[@]}" "$@" 2>&1
+        sha256sum /etc/passwd /etc/hostname /usr/bin/env 2>&1
+        hostname
+        getfattr -d -m - /etc/passwd /usr/bin/env 2>/dev/null
+}
+
+host_snapshot() {
+        host_state "$@" >"$T_TMP/.host_before"
+}
+
+host_unchanged() {
+        host_state "$@" >"$T_TMP/.host_after"
+        cmp -s "$T_TMP/.host_before" "$T_TMP/.host_after" ||
+                t_fail "the host changed: $(diff "$T_TMP/.host_before" "$T_TMP/.host_after" | head -5 | tr '\n' ' ')"
+}
+
+# Runs attack program PROG with ARGS inside a sandbox (EXTRA rtn options before --) and
+# asserts every attack printed "blocked" and none "ESCAPED", and that the host is unchanged.
+sec_attack() {
+        local prog=$1
+        shift
+        sec_need_bin "$prog"
+        host_snapshot
+        sec_exec -- "/opt/sec/$prog" "$@"
+        if grep -q '^ESCAPED' "$T_OUT_FILE" || [ "$T_RC" != 0 ]; then
+                t_fail "$(grep -v '^blocked' "$T_OUT_FILE" | head -3 | tr '\n' ' ') $(t_last)"
+        fi
+        grep -q '^blocked' "$T_OUT_FILE" || t_fail "no attack ran: $(t_last)"
+        host_unchanged
+}

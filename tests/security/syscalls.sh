@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# Attacks through system calls, one case each (tests/security/escape.c): mount and the new
+# mount API, namespaces (unshare, setns, clone and clone3 with CLONE_NEWUSER), bpf, io_uring,
+# userfaultfd, keyrings, perf_event_open, file handles, ptrace and process_vm_*, kexec and
+# modules, reboot, swap, acct, the clock, syslog, personality, rare socket families, TIOCSTI
+# and TIOCLINUX (with junk in the high 32 bits), ia32 `int 0x80` and x32 (SIGSYS), device
+# nodes, rtn-init's /proc/1/{exe,mem,environ}, /proc/sys, /sys, and fds inherited from rtn.
+# Each must fail with the errno of docs/policy.md and leave the host as it was.
+. "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/seclib.bash"
+t_need_rtn
+
+attack() {
+        sec_attack escape "$1"
+}
+
+# Run with extra fds open in the caller (a host file for reading, one for writing): none may
+# reach the command.
+inherited_fds() {
+        sec_need_bin escape
+        echo secret >"$T_TMP/host-file"
+        exec 7<"$T_TMP/host-file" 8>>"$T_TMP/host-file" 9<"$T_TMP"
+        sec_exec -- /opt/sec/escape inherited_fds
+        exec 7<&- 8>&- 9<&-
+        t_exit_is 0
+        t_stdout_has "blocked inherited_fds"
+        [ "$(cat "$T_TMP/host-file")" = secret ] || t_fail "host file changed"
+}
+
+# A process killed by the seccomp filter gets a line from rtn naming the rule.
+sigsys_reported() {
+        sec_need_bin int80
+        sec_exec -- /opt/sec/int80
+        t_exit_is $((128 + 31))
+        t_stderr_has "killed by seccomp (SIGSYS)"
+}
+
+for a in mount umount remount_ro pivot_root chroot fsopen open_tree unshare_user unshare_mount \
+        unshare_net unshare_time setns clone_newuser clone_newuser_highbits clone3_newuser bpf \
+        io_uring userfaultfd keyctl add_key perf_event_open open_by_handle_at name_to_handle_at \
+        ptrace_init ptrace_traceme process_vm_readv kexec_load init_module reboot swapon acct \
+        settimeofday clock_settime syslog personality af_packet af_vsock unknown_syscall \
+        sethostname tiocsti tiocsti_highbits tioclinux int80 int80_unshare x32 x32_unshare \
+        mknod_char mknod_block proc1_exe_write proc1_exe_readlink proc1_mem proc1_environ \
+        proc_sys_write proc_drop_caches proc_self_oom sys_write sys_mount; do
+        t_run "$a" attack "$a"
+done
+t_run inherited_fds inherited_fds
+t_run sigsys_reported sigsys_reported
+t_done
