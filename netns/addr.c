@@ -54,13 +54,13 @@ static bool prefix6(const uint8_t *a, const uint8_t *p, unsigned bits) {
 }
 
 static const char *check_v6(const uint8_t a[16]) {
-        static const uint8_t zero[16], mapped[12] = {[10] = 0xff, [11] = 0xff},
-                             nat64[12] = {0x00, 0x64, 0xff, 0x9b},
-                             ula[1] = {0xfc}, ll[2] = {0xfe, 0x80}, mc[1] = {0xff},
-                             sixto4[2] = {0x20, 0x02}, teredo[4] = {0x20, 0x01, 0x00, 0x00}, site[2] = {0xfe, 0xc0};
+        static const uint8_t zero[16],
+                mapped[12] = {[10] = 0xff, [11] = 0xff}, nat64[12] = {0x00, 0x64, 0xff, 0x9b},
+                ula[1] = {0xfc}, ll[2] = {0xfe, 0x80}, mc[1] = {0xff}, sixto4[2] = {0x20, 0x02},
+                teredo[4] = {0x20, 0x01, 0x00, 0x00}, site[2] = {0xfe, 0xc0};
         if (prefix6(a, zero, 96))
                 return memcmp(a, zero, 15) == 0 && a[15] <= 1 ? "unspecified or loopback ::/127"
-                                                               : "IPv4-compatible ::/96";
+                                                              : "IPv4-compatible ::/96";
         if (prefix6(a, mapped, 96))
                 return "IPv4-mapped ::ffff:0:0/96";
         if (prefix6(a, nat64, 96))
@@ -101,8 +101,8 @@ const char *netns_addr_str(const struct sockaddr *sa, char *buf, size_t len) {
                 inet_ntop(AF_INET, &((const struct sockaddr_in *)(const void *)sa)->sin_addr, a,
                           sizeof a);
         else if (sa->sa_family == AF_INET6)
-                inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr,
-                          a, sizeof a);
+                inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr, a,
+                          sizeof a);
         snprintf(buf, len, sa->sa_family == AF_INET6 ? "[%s]" : "%s", a);
         return buf;
 }
@@ -120,11 +120,12 @@ bool netns_host_valid(const char *host) {
         }
         if (n == 0 || n > 253 || host[0] == '-' || host[0] == '.')
                 return false;
-        return strspn(host, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-") == n;
+        return strspn(host, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-") ==
+               n;
 }
 
-int netns_resolve(const char *host, uint16_t port, struct sockaddr_storage *ret,
-                  socklen_t *ret_len, struct rtn_error *err) {
+int netns_resolve(const char *host, uint16_t port, struct sockaddr_storage *ret, socklen_t *ret_len,
+                  struct rtn_error *err) {
         char name[256], serv[8], abuf[INET6_ADDRSTRLEN + 2];
         if (!netns_host_valid(host))
                 return rtn_errx(err, EINVAL, "invalid host name '%.100s'", host);

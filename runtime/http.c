@@ -153,15 +153,17 @@ static int parse_url(const char *url, char *host, size_t hl, uint16_t *port) {
 }
 
 /* One hop: resolve and pin, then perform. Returns the CURLcode, or -1 with r->err set. */
-static int hop(struct req *r, CURL *e, const struct curl_fns *c, const char *url,
-               bool post, uint64_t left_ms) {
+static int hop(struct req *r, CURL *e, const struct curl_fns *c, const char *url, bool post,
+               uint64_t left_ms) {
         char host[300], pin[400], abuf[64];
         uint16_t port;
         struct rtn_error err = {0};
         int q = parse_url(url, host, sizeof host, &port);
         if (q < 0) {
-                snprintf(r->err, sizeof r->err, "%s: only http:// and https:// URLs with a host "
-                         "name and no user info are fetched", url);
+                snprintf(r->err, sizeof r->err,
+                         "%s: only http:// and https:// URLs with a host "
+                         "name and no user info are fetched",
+                         url);
                 return -1;
         }
         if (netns_resolve(host, port, &r->pin, &r->pin_len, &err) < 0) {
@@ -191,7 +193,7 @@ static void set_common(struct req *r, CURL *e, const struct curl_fns *c, struct 
         c->setopt(e, CURLOPT_NOSIGNAL, 1L);
         c->setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
         c->setopt(e, CURLOPT_FOLLOWLOCATION, 0L);
-        c->setopt(e, CURLOPT_PROXY, "");       /* never an environment proxy */
+        c->setopt(e, CURLOPT_PROXY, ""); /* never an environment proxy */
         c->setopt(e, CURLOPT_CONNECTTIMEOUT_MS, 10000L);
         c->setopt(e, CURLOPT_ACCEPT_ENCODING, "");
         c->setopt(e, CURLOPT_USERAGENT, "rtn-http/1");
@@ -453,7 +455,8 @@ int rt_http_start(struct rt_http **hp, struct rtn_loop *loop, struct mcp_call *c
         q->max_bytes = (uint64_t)mb;
         q->start_ms = rt_now_ms();
         atomic_init(&q->cancel, false);
-        if (mcp_args_str(a, "url", &q->url) < 0 || (post && mcp_args_str(a, "body", &q->body) < 0)) {
+        if (mcp_args_str(a, "url", &q->url) < 0 ||
+            (post && mcp_args_str(a, "body", &q->body) < 0)) {
                 req_free(q);
                 return -EINVAL;
         }

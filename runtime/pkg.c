@@ -58,11 +58,15 @@ int rt_pkg_validate(char *const *names, size_t n, struct rtn_error *err) {
                 return rtn_errx(err, E2BIG, "%zu packages at once (at most %d)", n, RT_PKG_MAX);
         for (size_t i = 0; i < n; i++) {
                 if (names[i][0] == '-')
-                        return rtn_errx(err, EINVAL, "'%.64s' looks like an option; only package "
-                                        "names are accepted", names[i]);
+                        return rtn_errx(err, EINVAL,
+                                        "'%.64s' looks like an option; only package "
+                                        "names are accepted",
+                                        names[i]);
                 if (strlen(names[i]) > 200 || !valid_one(names[i]))
-                        return rtn_errx(err, EINVAL, "'%.64s' is not a Debian package name "
-                                        "(name[:arch][=version|/release], lowercase)", names[i]);
+                        return rtn_errx(err, EINVAL,
+                                        "'%.64s' is not a Debian package name "
+                                        "(name[:arch][=version|/release], lowercase)",
+                                        names[i]);
         }
         return 0;
 }
@@ -74,16 +78,16 @@ int rt_pkg_command(char *const *names, size_t n, uint16_t port, enum rt_idmode m
         if (!c)
                 return -ENOMEM;
         /* Names are validated: no quote can occur in them, the quoting is belt and braces. */
-        int len = snprintf(c, cap,
-                           "export DEBIAN_FRONTEND=noninteractive; "
-                           "O='-o Acquire::http::Proxy=http://127.0.0.1:%u/ "
-                           "-o Acquire::https::Proxy=http://127.0.0.1:%u/ "
-                           "-o Acquire::Retries=1 -o Dpkg::Use-Pty=0 -o APT::Color=0 "
-                           "-o Dpkg::Options::=--force-confdef -o Dpkg::Options::=--force-confold%s'; "
-                           "apt-get $O -q update && apt-get $O -q -y --no-install-recommends "
-                           "install --",
-                           port, port,
-                           mode == RT_IDMAP_SINGLE ? " -o APT::Sandbox::User=root" : "");
+        int len = snprintf(
+                c, cap,
+                "export DEBIAN_FRONTEND=noninteractive; "
+                "O='-o Acquire::http::Proxy=http://127.0.0.1:%u/ "
+                "-o Acquire::https::Proxy=http://127.0.0.1:%u/ "
+                "-o Acquire::Retries=1 -o Dpkg::Use-Pty=0 -o APT::Color=0 "
+                "-o Dpkg::Options::=--force-confdef -o Dpkg::Options::=--force-confold%s'; "
+                "apt-get $O -q update && apt-get $O -q -y --no-install-recommends "
+                "install --",
+                port, port, mode == RT_IDMAP_SINGLE ? " -o APT::Sandbox::User=root" : "");
         for (size_t i = 0; i < n && len > 0 && (size_t)len < cap; i++)
                 len += snprintf(c + len, cap - (size_t)len, " '%s'", names[i]);
         if (len < 0 || (size_t)len >= cap) {
@@ -209,23 +213,33 @@ static int cli_start(struct cli *c, const struct pkg_opts *o, const char *rootfs
         _cleanup_free_ char *cmd = NULL;
         if ((r = rt_pkg_command(o->names, o->n, sb->gate_port, sb->idmap.mode, &cmd)) < 0)
                 return rtn_err(err, r, "command line");
-        struct rt_cmd_opts ro = {.command = cmd, .cwd = "/", .policy = INIT_POLICY_PROVISION,
+        struct rt_cmd_opts ro = {.command = cmd,
+                                 .cwd = "/",
+                                 .policy = INIT_POLICY_PROVISION,
                                  .timeout_ms = o->timeout * 1000};
         return rt_session_run(c->sess, &ro, cli_done, c, &c->cmd, err);
 }
 
 static int parse_pkg(int argc, char **argv, struct pkg_opts *o, struct rtn_error *err) {
-        static const struct option lo[] = {
-                {"data-dir", required_argument, NULL, 'd'}, {"env", required_argument, NULL, 'e'},
-                {"rootfs", required_argument, NULL, 'r'}, {"allow-host", required_argument, NULL, 'a'},
-                {"timeout", required_argument, NULL, 'T'}, {0}};
+        static const struct option lo[] = {{"data-dir", required_argument, NULL, 'd'},
+                                           {"env", required_argument, NULL, 'e'},
+                                           {"rootfs", required_argument, NULL, 'r'},
+                                           {"allow-host", required_argument, NULL, 'a'},
+                                           {"timeout", required_argument, NULL, 'T'},
+                                           {0}};
         int c;
         optind = 1;
         while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
                 switch (c) {
-                case 'd': o->data_dir = optarg; break;
-                case 'e': o->env = optarg; break;
-                case 'r': o->rootfs = optarg; break;
+                case 'd':
+                        o->data_dir = optarg;
+                        break;
+                case 'e':
+                        o->env = optarg;
+                        break;
+                case 'r':
+                        o->rootfs = optarg;
+                        break;
                 case 'a':
                         if (o->nallow >= 32 || !netns_host_valid(optarg))
                                 return rtn_errx(err, EINVAL, "bad --allow-host %s", optarg);
@@ -236,11 +250,13 @@ static int parse_pkg(int argc, char **argv, struct pkg_opts *o, struct rtn_error
                         if (o->timeout == 0 || o->timeout > 86400)
                                 return rtn_errx(err, EINVAL, "--timeout wants 1..86400 seconds");
                         break;
-                default: return rtn_errx(err, EINVAL, "see 'rtn pkg --help'");
+                default:
+                        return rtn_errx(err, EINVAL, "see 'rtn pkg --help'");
                 }
         }
         if (optind >= argc || strcmp(argv[optind], "install") != 0)
-                return rtn_errx(err, EINVAL, "usage: rtn pkg install [--rootfs NAME] [--env ENV] "
+                return rtn_errx(err, EINVAL,
+                                "usage: rtn pkg install [--rootfs NAME] [--env ENV] "
                                 "[--allow-host HOST] [--timeout SECS] PACKAGE...");
         o->names = argv + optind + 1;
         o->n = (size_t)(argc - optind - 1);
@@ -268,7 +284,8 @@ int rt_cmd_pkg(int argc, char **argv) {
         _cleanup_free_ char *rootfs = NULL;
         int r = parse_pkg(argc, argv, &o, &err);
         if (r == 0 && (r = rt_rootfs_resolve(o.data_dir, o.rootfs, &rootfs, &err)) == 0 && !rootfs)
-                r = rtn_errx(&err, EINVAL, "packages install into a rootfs: give --rootfs NAME "
+                r = rtn_errx(&err, EINVAL,
+                             "packages install into a rootfs: give --rootfs NAME "
                              "(rtn rootfs bootstrap NAME makes one)");
         if (r == 0)
                 r = cli_start(&c, &o, rootfs, &err);

@@ -23,9 +23,21 @@
 #include "store/store.h"
 
 static const char *const stamp_paths[] = {
-        ".", "bin", "etc", "etc/apt", "etc/apt/sources.list", "etc/apt/sources.list.d",
-        "etc/passwd", "lib", "sbin", "usr", "usr/bin", "usr/lib", "usr/sbin",
-        "var/lib/dpkg", "var/lib/dpkg/status",
+        ".",
+        "bin",
+        "etc",
+        "etc/apt",
+        "etc/apt/sources.list",
+        "etc/apt/sources.list.d",
+        "etc/passwd",
+        "lib",
+        "sbin",
+        "usr",
+        "usr/bin",
+        "usr/lib",
+        "usr/sbin",
+        "var/lib/dpkg",
+        "var/lib/dpkg/status",
 };
 
 bool rt_rootfs_name_valid(const char *n) {
@@ -122,9 +134,11 @@ static int check_stamp(const char *dir, const char *name, struct rtn_error *err)
                 return r;
         if (strcmp(now, want) != 0) {
                 first_diff(want, now, what, sizeof what);
-                return rtn_errx(err, ESTALE, "rootfs %s changed since it was made (%s/root/%s); "
+                return rtn_errx(err, ESTALE,
+                                "rootfs %s changed since it was made (%s/root/%s); "
                                 "its commits may no longer fit it: bootstrap or import it "
-                                "again under a new name", name, dir, what);
+                                "again under a new name",
+                                name, dir, what);
         }
         return 0;
 }
@@ -151,8 +165,10 @@ int rt_rootfs_resolve(const char *data_dir, const char *arg, char **ret_path,
         if (asprintf(&dir, "%s/%s", base, arg) < 0)
                 return rtn_err(err, ENOMEM, "rootfs path");
         if (access(dir, F_OK) < 0)
-                return rtn_errx(err, ENOENT, "no rootfs named '%s' in %s (rtn rootfs list; "
-                                "rtn rootfs bootstrap %s)", arg, base, arg);
+                return rtn_errx(err, ENOENT,
+                                "no rootfs named '%s' in %s (rtn rootfs list; "
+                                "rtn rootfs bootstrap %s)",
+                                arg, base, arg);
         if ((r = check_stamp(dir, arg, err)) < 0)
                 return r;
         if (asprintf(ret_path, "%s/root", dir) < 0)
@@ -217,8 +233,8 @@ int rt_rootfs_mirrors(const char *rootfs, char ***ret_hosts, size_t *ret_n) {
         snprintf(path, sizeof path, "%s/etc/apt", rootfs ? rootfs : "");
         _cleanup_close_ int apt = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         int r = apt < 0 ? 0 : scan_file(apt, "sources.list", &v, &n);
-        _cleanup_close_ int d = apt < 0 ? -1 : openat(apt, "sources.list.d",
-                                                      O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        _cleanup_close_ int d =
+                apt < 0 ? -1 : openat(apt, "sources.list.d", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         DIR *dir = d < 0 ? NULL : fdopendir(TAKE_FD(d));
         struct dirent *de;
         while (r == 0 && dir && (de = readdir(dir))) {

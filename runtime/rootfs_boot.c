@@ -78,15 +78,15 @@ static void fix_caps(int fd, const char *buf, ssize_t n, uint32_t root) {
         (void)fsetxattr(fd, XATTR_CAPS, v, sizeof v, 0);
 }
 
-static int shift_entry(int dirfd, const char *name, const struct stat *st, uint32_t su,
-                       uint32_t sg, struct rtn_error *err) {
+static int shift_entry(int dirfd, const char *name, const struct stat *st, uint32_t su, uint32_t sg,
+                       struct rtn_error *err) {
         /* A hard link of a file already shifted under another name. */
         if (!S_ISDIR(st->st_mode) && st->st_nlink > 1 && st->st_uid >= su &&
             st->st_uid - su < 65536 && st->st_gid >= sg && st->st_gid - sg < 65536)
                 return 0;
         if (st->st_uid >= 65536 || st->st_gid >= 65536)
-                return rtn_errx(err, ERANGE, "%s: owner %u:%u outside 0..65535", name,
-                                st->st_uid, st->st_gid);
+                return rtn_errx(err, ERANGE, "%s: owner %u:%u outside 0..65535", name, st->st_uid,
+                                st->st_gid);
         char caps[64];
         ssize_t ncaps = -1;
         _cleanup_close_ int fd = -1;
@@ -97,8 +97,7 @@ static int shift_entry(int dirfd, const char *name, const struct stat *st, uint3
         }
         if (fchownat(dirfd, name, su + st->st_uid, sg + st->st_gid, AT_SYMLINK_NOFOLLOW) < 0)
                 return rtn_err(err, errno, "chown %s", name);
-        if (fd >= 0 && (st->st_mode & (S_ISUID | S_ISGID)) &&
-            fchmod(fd, st->st_mode & 07777) < 0)
+        if (fd >= 0 && (st->st_mode & (S_ISUID | S_ISGID)) && fchmod(fd, st->st_mode & 07777) < 0)
                 return rtn_err(err, errno, "chmod %s", name);
         if (fd >= 0 && ncaps > 0)
                 fix_caps(fd, caps, ncaps, su);
@@ -113,8 +112,8 @@ static int shift_tree(int dirfd, const char *name, uint32_t su, uint32_t sg, uns
         if (depth > 256)
                 return rtn_errx(err, ELOOP, "tree too deep at %s", name);
         if (S_ISDIR(st.st_mode)) {
-                _cleanup_close_ int fd = openat(dirfd, name,
-                                                O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                _cleanup_close_ int fd =
+                        openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
                 DIR *d = fd < 0 ? NULL : fdopendir(fcntl(fd, F_DUPFD_CLOEXEC, 3));
                 if (!d)
                         return rtn_err(err, errno, "open %s", name);
@@ -141,9 +140,9 @@ static int own_tree(const char *tmp, const struct rt_idmap *m, struct rtn_error 
 }
 
 /* Extracts file into tmp/root, without the device nodes under /dev: the sandbox mounts
- * its own /dev, and only real root could make them. tar reads the archive on stdin and writes through
- * /proc/self/fd/3, so it needs no access to the (private, caller-owned) paths leading there:
- * in the subordinate-range case it runs as a root that is not the caller. */
+ * its own /dev, and only real root could make them. tar reads the archive on stdin and writes
+ * through /proc/self/fd/3, so it needs no access to the (private, caller-owned) paths leading
+ * there: in the subordinate-range case it runs as a root that is not the caller. */
 static int import_tree(const char *tmp, const char *file, const struct rt_idmap *m,
                        struct rtn_error *err) {
         _cleanup_close_ int in = open(file, O_RDONLY | O_CLOEXEC);
@@ -160,7 +159,10 @@ static int import_tree(const char *tmp, const char *file, const struct rt_idmap 
                         z = "--zstd";
                 else if (!memcmp(magic, "\x1f\x8b", 2))
                         z = "--gzip";
-                else if (!memcmp(magic, "\xfd" "7zXZ", 6))
+                else if (!memcmp(magic,
+                                 "\xfd"
+                                 "7zXZ",
+                                 6))
                         z = "--xz";
         }
         int r;
@@ -168,10 +170,26 @@ static int import_tree(const char *tmp, const char *file, const struct rt_idmap 
                 /* Root of the range makes root/ itself (so it owns it) and everything below;
                  * let it into tmp, a private dir under the 0700 rootfs dir, meanwhile. */
                 char script[] = "mkdir -m 0755 /proc/self/fd/3/root && exec tar \"$@\"";
-                char *argv[] = {"unshare", "--map-auto", "--setuid=0", "--setgid=0", "--",
-                                "sh", "-c", script, "sh", z, "--anchored", "--exclude=./dev/*",
-                                "--exclude=dev/*", "--numeric-owner", "--same-owner",
-                                "-xpf", "-", "-C", "/proc/self/fd/3/root", NULL};
+                char *argv[] = {"unshare",
+                                "--map-auto",
+                                "--setuid=0",
+                                "--setgid=0",
+                                "--",
+                                "sh",
+                                "-c",
+                                script,
+                                "sh",
+                                z,
+                                "--anchored",
+                                "--exclude=./dev/*",
+                                "--exclude=dev/*",
+                                "--numeric-owner",
+                                "--same-owner",
+                                "-xpf",
+                                "-",
+                                "-C",
+                                "/proc/self/fd/3/root",
+                                NULL};
                 if (fchmod(dir, 0777) < 0)
                         return rtn_err(err, errno, "chmod %s", tmp);
                 r = run(argv, in, dir, err);
@@ -182,9 +200,18 @@ static int import_tree(const char *tmp, const char *file, const struct rt_idmap 
                 _cleanup_close_ int root = openat(dir, "root", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
                 if (root < 0)
                         return rtn_err(err, errno, "open %s/root", tmp);
-                char *argv[] = {"tar", z, "--anchored", "--exclude=./dev/*", "--exclude=dev/*",
+                char *argv[] = {"tar",
+                                z,
+                                "--anchored",
+                                "--exclude=./dev/*",
+                                "--exclude=dev/*",
                                 m->mode == RT_IDMAP_ROOT ? "--same-owner" : "--no-same-owner",
-                                "--numeric-owner", "-xpf", "-", "-C", "/proc/self/fd/3", NULL};
+                                "--numeric-owner",
+                                "-xpf",
+                                "-",
+                                "-C",
+                                "/proc/self/fd/3",
+                                NULL};
                 r = run(argv, in, root, err);
         }
         if (r < 0)
@@ -202,15 +229,21 @@ static int bootstrap_tree(const char *tmp, const char *suite, const char *varian
         snprintf(var, sizeof var, "--variant=%s", variant);
         int r;
         if (m->mode == RT_IDMAP_SINGLE)
-                return rtn_errx(err, EPERM, "bootstrapping needs root or a subordinate id range "
+                return rtn_errx(err, EPERM,
+                                "bootstrapping needs root or a subordinate id range "
                                 "(/etc/subuid and newuidmap): a Debian tree has files owned by "
                                 "several users, and a single-uid mapping has only one. Import "
                                 "a tarball instead (rtn rootfs import FILE NAME)");
         if (have("mmdebstrap")) {
                 snprintf(target, sizeof target, "%s/base.tar", tmp);
-                char *argv[] = {"mmdebstrap", m->mode == RT_IDMAP_ROOT ? "--mode=root"
-                                                                       : "--mode=unshare",
-                                var, "--quiet", (char *)suite, target, (char *)mirror, NULL};
+                char *argv[] = {"mmdebstrap",
+                                m->mode == RT_IDMAP_ROOT ? "--mode=root" : "--mode=unshare",
+                                var,
+                                "--quiet",
+                                (char *)suite,
+                                target,
+                                (char *)mirror,
+                                NULL};
                 if ((r = run(argv, -1, -1, err)) == 0) {
                         r = import_tree(tmp, target, m, err);
                         unlink(target);
@@ -222,7 +255,8 @@ static int bootstrap_tree(const char *tmp, const char *suite, const char *varian
                 if ((r = run(argv, -1, -1, err)) == 0)
                         return own_tree(tmp, m, err);
         } else {
-                return rtn_errx(err, ENOENT, "neither mmdebstrap nor (as root) debootstrap is "
+                return rtn_errx(err, ENOENT,
+                                "neither mmdebstrap nor (as root) debootstrap is "
                                 "installed (apt-get install mmdebstrap)");
         }
         if (r < 0)
@@ -237,8 +271,8 @@ static void remove_tmp(const char *base, const char *tmpname, const struct rt_id
                 return;
         if (m->mode == RT_IDMAP_SUBID) {
                 _cleanup_close_ int t = openat(d, tmpname, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-                char *argv[] = {"unshare", "--map-auto", "--setuid=0", "--setgid=0", "--", "rm",
-                                "-rf", "/proc/self/fd/3/root", NULL};
+                char *argv[] = {"unshare", "--map-auto", "--setuid=0",           "--setgid=0", "--",
+                                "rm",      "-rf",        "/proc/self/fd/3/root", NULL};
                 struct rtn_error ignored;
                 if (t >= 0 && faccessat(t, "root", F_OK, AT_SYMLINK_NOFOLLOW) == 0 &&
                     fchmod(t, 0777) == 0)
@@ -248,7 +282,8 @@ static void remove_tmp(const char *base, const char *tmpname, const struct rt_id
 }
 
 static int write_stamp(int dirfd, const char *stamp) {
-        _cleanup_close_ int fd = openat(dirfd, "stamp", O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+        _cleanup_close_ int fd =
+                openat(dirfd, "stamp", O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
         if (fd < 0)
                 return negative_errno();
         int r = rtn_write_all(fd, stamp, strlen(stamp));
@@ -273,7 +308,8 @@ static int make_rootfs(const struct make_args *a, struct rtn_error *err) {
         if ((r = rt_idmap_choose(&m, err)) < 0 || (r = rt_rootfs_base(a->data_dir, &base, err)) < 0)
                 return r;
         snprintf(tmpname, sizeof tmpname, ".%s.tmp", a->name);
-        if (asprintf(&tmp, "%s/%s", base, tmpname) < 0 || asprintf(&final, "%s/%s", base, a->name) < 0)
+        if (asprintf(&tmp, "%s/%s", base, tmpname) < 0 ||
+            asprintf(&final, "%s/%s", base, a->name) < 0)
                 return rtn_err(err, ENOMEM, "path");
         if (access(final, F_OK) == 0)
                 return rtn_errx(err, EEXIST, "rootfs %s already exists (%s)", a->name, final);
@@ -286,9 +322,8 @@ static int make_rootfs(const struct make_args *a, struct rtn_error *err) {
         remove_tmp(base, tmpname, &m);
         if (mkdir(tmp, 0700) < 0)
                 return rtn_err(err, errno, "create %s", tmp);
-        r = a->how == HOW_BOOTSTRAP
-                    ? bootstrap_tree(tmp, a->suite, a->variant, a->mirror, &m, err)
-                    : import_tree(tmp, a->file, &m, err);
+        r = a->how == HOW_BOOTSTRAP ? bootstrap_tree(tmp, a->suite, a->variant, a->mirror, &m, err)
+                                    : import_tree(tmp, a->file, &m, err);
         _cleanup_close_ int t = r < 0 ? -1 : open(tmp, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         _cleanup_close_ int root = t < 0 ? -1 : openat(t, "root", O_PATH | O_DIRECTORY | O_CLOEXEC);
         if (r >= 0 && root < 0)
@@ -338,14 +373,17 @@ static const char rootfs_usage[] =
         "usage: rtn rootfs bootstrap [--suite SUITE] [--variant VARIANT] [--mirror URL] NAME\n"
         "       rtn rootfs import FILE.tar[.zst] NAME\n"
         "       rtn rootfs list\n"
-        "  --data-dir DIR   data dir (default $RTN_DATA_DIR, $XDG_DATA_HOME/rtn, ~/.local/share/rtn)\n"
+        "  --data-dir DIR   data dir (default $RTN_DATA_DIR, $XDG_DATA_HOME/rtn, "
+        "~/.local/share/rtn)\n"
         "Rootfses live in DATA/rootfs/NAME; use them with --rootfs NAME on exec and serve.\n";
 
 int rt_cmd_rootfs(int argc, char **argv) {
-        static const struct option lo[] = {
-                {"suite", required_argument, NULL, 's'}, {"variant", required_argument, NULL, 'v'},
-                {"mirror", required_argument, NULL, 'm'}, {"data-dir", required_argument, NULL, 'd'},
-                {"help", no_argument, NULL, 'h'}, {0}};
+        static const struct option lo[] = {{"suite", required_argument, NULL, 's'},
+                                           {"variant", required_argument, NULL, 'v'},
+                                           {"mirror", required_argument, NULL, 'm'},
+                                           {"data-dir", required_argument, NULL, 'd'},
+                                           {"help", no_argument, NULL, 'h'},
+                                           {0}};
         struct make_args a = {.suite = "bookworm", .variant = "minbase"};
         struct rtn_error err = {0};
         int c, r;
@@ -357,12 +395,24 @@ int rt_cmd_rootfs(int argc, char **argv) {
         optind = 1;
         while ((c = getopt_long(argc - 1, argv + 1, "h", lo, NULL)) != -1) {
                 switch (c) {
-                case 's': a.suite = optarg; break;
-                case 'v': a.variant = optarg; break;
-                case 'm': a.mirror = optarg; break;
-                case 'd': a.data_dir = optarg; break;
-                case 'h': fputs(rootfs_usage, stdout); return 0;
-                default: fputs(rootfs_usage, stderr); return 2;
+                case 's':
+                        a.suite = optarg;
+                        break;
+                case 'v':
+                        a.variant = optarg;
+                        break;
+                case 'm':
+                        a.mirror = optarg;
+                        break;
+                case 'd':
+                        a.data_dir = optarg;
+                        break;
+                case 'h':
+                        fputs(rootfs_usage, stdout);
+                        return 0;
+                default:
+                        fputs(rootfs_usage, stderr);
+                        return 2;
                 }
         }
         char **ops = argv + 1 + optind;

@@ -114,7 +114,9 @@ static int start_install(struct serve *sv, struct pkg_ctx *pc, uint64_t timeout_
         if ((r = rt_pkg_command(pc->names, pc->n, sb->gate_port, sb->idmap.mode, &cmd)) < 0)
                 return rtn_err(err, r, "command line");
         pc->refused_before = netns_gate_refusals(sv->gate, NULL, 0);
-        struct rt_cmd_opts o = {.command = cmd, .cwd = "/", .policy = INIT_POLICY_PROVISION,
+        struct rt_cmd_opts o = {.command = cmd,
+                                .cwd = "/",
+                                .policy = INIT_POLICY_PROVISION,
                                 .timeout_ms = timeout_ms};
         return rt_session_run(sv->sess, &o, pkg_done, pc, &pc->cmd, err);
 }
@@ -134,7 +136,8 @@ int serve_pkg_install(struct serve *sv, struct mcp_call *call, const struct mcp_
         (void)mcp_args_int(a, "timeout", &t);
         int r;
         if (!sv->gate)
-                r = rtn_errx(&err, EOPNOTSUPP, "pkg_install needs a rootfs base with a package "
+                r = rtn_errx(&err, EOPNOTSUPP,
+                             "pkg_install needs a rootfs base with a package "
                              "manager; this server runs on the host's (start it with --rootfs "
                              "NAME, see rtn rootfs bootstrap)");
         else if ((r = rt_pkg_validate(pc->names, pc->n, &err)) == 0)

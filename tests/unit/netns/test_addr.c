@@ -25,26 +25,46 @@ static int check(const char *s, const char **why) {
 
 ParameterizedTestParameters(netns_addr_check, table) {
         static struct addr_case cases[] = {
-                {"0.0.0.0", -EACCES},         {"0.255.255.255", -EACCES},
-                {"10.0.0.1", -EACCES},        {"10.255.255.255", -EACCES},
-                {"100.64.0.1", -EACCES},      {"100.127.255.254", -EACCES},
-                {"100.63.255.255", 0},        {"100.128.0.0", 0},
-                {"127.0.0.1", -EACCES},       {"127.1.2.3", -EACCES},
-                {"169.254.169.254", -EACCES}, {"169.254.0.1", -EACCES},
-                {"172.16.0.1", -EACCES},      {"172.31.255.255", -EACCES},
-                {"172.15.255.255", 0},        {"172.32.0.0", 0},
-                {"192.168.1.1", -EACCES},     {"192.0.0.8", -EACCES},
-                {"198.18.0.1", -EACCES},      {"224.0.0.1", -EACCES},
-                {"255.255.255.255", -EACCES}, {"240.0.0.1", -EACCES},
-                {"8.8.8.8", 0},               {"151.101.2.132", 0},
-                {"203.0.113.80", 0},          {"::", -EACCES},
-                {"::1", -EACCES},             {"::ffff:127.0.0.1", -EACCES},
-                {"::ffff:8.8.8.8", -EACCES},  {"::127.0.0.1", -EACCES},
-                {"64:ff9b::a00:1", -EACCES},  {"fc00::1", -EACCES},
-                {"fdff::1", -EACCES},         {"fe80::1", -EACCES},
-                {"fec0::1", -EACCES},         {"ff02::1", -EACCES},
-                {"2002:7f00:1::1", -EACCES},  {"2001:0:4136:e378::1", -EACCES},
-                {"2a04:4e42::644", 0},        {"2606:4700:4700::1111", 0},
+                {"0.0.0.0", -EACCES},
+                {"0.255.255.255", -EACCES},
+                {"10.0.0.1", -EACCES},
+                {"10.255.255.255", -EACCES},
+                {"100.64.0.1", -EACCES},
+                {"100.127.255.254", -EACCES},
+                {"100.63.255.255", 0},
+                {"100.128.0.0", 0},
+                {"127.0.0.1", -EACCES},
+                {"127.1.2.3", -EACCES},
+                {"169.254.169.254", -EACCES},
+                {"169.254.0.1", -EACCES},
+                {"172.16.0.1", -EACCES},
+                {"172.31.255.255", -EACCES},
+                {"172.15.255.255", 0},
+                {"172.32.0.0", 0},
+                {"192.168.1.1", -EACCES},
+                {"192.0.0.8", -EACCES},
+                {"198.18.0.1", -EACCES},
+                {"224.0.0.1", -EACCES},
+                {"255.255.255.255", -EACCES},
+                {"240.0.0.1", -EACCES},
+                {"8.8.8.8", 0},
+                {"151.101.2.132", 0},
+                {"203.0.113.80", 0},
+                {"::", -EACCES},
+                {"::1", -EACCES},
+                {"::ffff:127.0.0.1", -EACCES},
+                {"::ffff:8.8.8.8", -EACCES},
+                {"::127.0.0.1", -EACCES},
+                {"64:ff9b::a00:1", -EACCES},
+                {"fc00::1", -EACCES},
+                {"fdff::1", -EACCES},
+                {"fe80::1", -EACCES},
+                {"fec0::1", -EACCES},
+                {"ff02::1", -EACCES},
+                {"2002:7f00:1::1", -EACCES},
+                {"2001:0:4136:e378::1", -EACCES},
+                {"2a04:4e42::644", 0},
+                {"2606:4700:4700::1111", 0},
         };
         return cr_make_param_array(struct addr_case, cases, sizeof cases / sizeof cases[0]);
 }
@@ -52,8 +72,7 @@ ParameterizedTestParameters(netns_addr_check, table) {
 ParameterizedTest(struct addr_case *c, netns_addr_check, table) {
         const char *why = NULL;
         int r = check(c->addr, &why);
-        cr_assert_eq(r, c->want, "%s: got %d (%s), want %d", c->addr, r, why ? why : "-",
-                     c->want);
+        cr_assert_eq(r, c->want, "%s: got %d (%s), want %d", c->addr, r, why ? why : "-", c->want);
         cr_assert_eq(why == NULL, r == 0, "%s: reason must be set exactly when refused", c->addr);
 }
 

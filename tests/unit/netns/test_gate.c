@@ -62,7 +62,8 @@ static void stop(struct fixture *f) {
 /* Sends req through the gate and returns the status line's code and the reply in buf. */
 static int ask(struct fixture *f, const char *req, char *buf, size_t len) {
         int s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-        struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(f->gate_port),
+        struct sockaddr_in a = {.sin_family = AF_INET,
+                                .sin_port = htons(f->gate_port),
                                 .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
         cr_assert_eq(connect(s, (void *)&a, sizeof a), 0);
         cr_assert_eq(write(s, req, strlen(req)), (ssize_t)strlen(req));

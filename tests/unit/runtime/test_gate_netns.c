@@ -34,8 +34,7 @@ static void start(void) {
 
 /* Runs `bash -c 'exec 3<>/dev/tcp/HOST/PORT'` under policy; returns its exit code and
  * stderr in errbuf. */
-static int try_connect(uint32_t policy, const char *host, unsigned port, char *errbuf,
-                       size_t len) {
+static int try_connect(uint32_t policy, const char *host, unsigned port, char *errbuf, size_t len) {
         char script[128];
         struct rtn_error err = {0};
         snprintf(script, sizeof script, "exec 3<>/dev/tcp/%s/%u", host, port);
@@ -84,8 +83,8 @@ static void need_landlock_net(void) {
 Test(gate_netns, provisioning_reaches_the_gate) {
         char e[512];
         start();
-        cr_assert_eq(try_connect(INIT_POLICY_PROVISION, "127.0.0.1", sb.gate_port, e, sizeof e),
-                     0, "stderr: %s", e);
+        cr_assert_eq(try_connect(INIT_POLICY_PROVISION, "127.0.0.1", sb.gate_port, e, sizeof e), 0,
+                     "stderr: %s", e);
         rt_sandbox_destroy(&sb);
 }
 
