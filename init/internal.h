@@ -16,6 +16,8 @@ struct init_job {
 struct init_state {
         struct init_config cfg;  /* fixed part of the configuration (strings dropped) */
         int ruleset_fd[2];       /* Landlock per enum init_policy; -1 in the weaker mode */
+        int gate_netns;          /* netns of the provisioning gate, or -1 (none opened) */
+        uint16_t gate_port;
         struct init_job jobs[INIT_MAX_JOBS];
 };
 
@@ -24,4 +26,7 @@ int init_policy_prepare(struct init_state *st, const char *const writable[], uin
 /* Handles one SPAWN message; takes ownership of fds. */
 void init_spawn(struct init_state *st, const void *msg, size_t len, int *fds, size_t nfds);
 pid_t init_job_pid(const struct init_state *st, uint64_t id);
+/* INIT_MSG_GATE_OPEN: creates the gate's netns and listener, rebuilds the provisioning
+ * Landlock ruleset to allow connect to its port only, and answers INIT_MSG_GATE (init/gate.c). */
+void init_gate_open(struct init_state *st);
 bool init_job_take(struct init_state *st, pid_t pid, uint64_t *ret_id);

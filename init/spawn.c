@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -56,8 +57,9 @@ int init_policy_prepare(struct init_state *st, const char *const writable[], uin
                                       err);
         if (r < 0)
                 return r;
-        return init_landlock_prepare(INIT_POLICY_PROVISION, NULL, 0, 0, 0, &st->ruleset_fd[1],
-                                     err);
+        /* No gate yet: provisioning may connect nowhere until init_gate_open names its port. */
+        return init_landlock_prepare(INIT_POLICY_PROVISION, NULL, 0, st->gate_port, 0,
+                                     &st->ruleset_fd[1], err);
 }
 
 pid_t init_job_pid(const struct init_state *st, uint64_t id) {
@@ -191,6 +193,12 @@ static __attribute__((noreturn)) void child(const struct init_state *st, int efd
                 die(efd, INIT_STEP_CHDIR, errno);
         if (init_rlimits_apply(&st->cfg.limits, &err) < 0)
                 die(efd, INIT_STEP_RLIMITS, err.code);
+        /* Provisioning runs in the gate's netns (its only way out is the gate); agent
+         * commands stay in the main one, where nothing listens on the gate's port. setns
+         * needs CAP_SYS_ADMIN over the netns's user namespace: do it before set_creds. */
+        if (policy == INIT_POLICY_PROVISION && st->gate_netns >= 0 &&
+            setns(st->gate_netns, CLONE_NEWNET) < 0)
+                die(efd, INIT_STEP_NETNS, errno);
         set_creds(efd, st, policy);
         if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
                 die(efd, INIT_STEP_NNP, errno);

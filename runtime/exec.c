@@ -25,6 +25,7 @@
 #include "init/policy.h"
 #include "runtime/cmd.h"
 #include "runtime/proxy.h"
+#include "runtime/rootfs.h"
 #include "runtime/runtime.h"
 #include "runtime/pending.h"
 #include "runtime/session.h"
@@ -66,7 +67,8 @@ static void restore_tty(void) {
 
 static const char exec_usage[] =
         "usage: rtn exec [OPTIONS] -- CMD [ARG...]\n"
-        "  --rootfs host|DIR     base filesystem (default: host, a read-only view of /usr /etc /opt ...)\n"
+        "  --rootfs host|NAME|DIR  base filesystem: host (default, a read-only view of /usr /etc /opt\n"
+        "                        ...), a rootfs NAME (rtn rootfs list) or a directory\n"
         "  --workspace DIR       bind DIR read-write at /workspace (default: an empty dir, discarded)\n"
         "  --bind SRC:DST[:ro|rw] bind a host path (default rw); repeatable\n"
         "  --cwd DIR             working directory inside (default /workspace)\n"
@@ -497,10 +499,13 @@ int rt_cmd_exec(int argc, char **argv) {
         struct rtn_error err = {0};
         rt_spec_init(&o.spec);
         init_limits_default(&o.spec.limits);
-        if (parse_opts(argc, argv, &o, &err) < 0) {
+        _cleanup_free_ char *rootfs = NULL;
+        if (parse_opts(argc, argv, &o, &err) < 0 ||
+            rt_rootfs_resolve(NULL, o.spec.rootfs, &rootfs, &err) < 0) {
                 fprintf(stderr, "rtn exec: %s\n", err.msg);
                 return EXIT_RTN;
         }
+        o.spec.rootfs = rootfs;
         char warning[400];
         /* No pid namespace in the Landlock-only mode: RLIMIT_NPROC (per uid, counting the
          * caller's other processes too) is the only process limit there is. */

@@ -5,6 +5,8 @@
 #include "common/log.h"
 #include "runtime/cmd.h"
 #include "runtime/cmd_store.h"
+#include "runtime/pkg.h"
+#include "runtime/rootfs.h"
 
 
 static const char usage[] =
@@ -21,6 +23,8 @@ static const char usage[] =
         "  log | rollback ID | gc     history, move the tip, garbage-collect\n"
         "  export ID -o FILE.tar.zst | import FILE   move commit chains between stores\n"
         "  store verify               recheck every layer and commit against its id\n"
+        "  rootfs bootstrap|import|list   Debian base filesystems for --rootfs NAME\n"
+        "  pkg install --rootfs NAME PKG...  install packages through the gate and commit them\n"
         "  help                       this text\n"
         "  version                    print the version\n"
         "\n"
@@ -44,6 +48,8 @@ static const struct verb verbs[] = {
         {"export", rt_cmd_export},
         {"import", rt_cmd_import},
         {"store", rt_cmd_store},
+        {"rootfs", rt_cmd_rootfs},
+        {"pkg", rt_cmd_pkg},
 };
 
 int main(int argc, char **argv) {

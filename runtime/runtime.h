@@ -63,6 +63,7 @@ struct rt_spec {
                                      else RLIMIT_AS per process (with a warning) */
         enum init_isolation isolation;
         struct init_limits limits;
+        bool gate;                /* open the provisioning gate (init/gate.c) at start */
 };
 
 struct rt_sandbox {
@@ -77,6 +78,8 @@ struct rt_sandbox {
                                 full sandbox; a host path with --isolation landlock) */
         char host_tmp[512];  /* --isolation landlock: private dir (TMPDIR) removed at the end */
         bool remove_workspace; /* --isolation landlock without --workspace: ours to remove */
+        int gate_fd;         /* the gate's listener (spec.gate), else -1 */
+        uint16_t gate_port;
 };
 
 void rt_spec_init(struct rt_spec *spec);
