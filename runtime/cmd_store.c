@@ -88,7 +88,13 @@ int rt_cmd_commit(int argc, char **argv) {
         char id[STORE_ID_SIZE];
         int r;
         if (o.upper) {
-                r = store_commit(s, o.env, o.upper, o.msg ? o.msg : "", id, &err);
+                {
+                        struct rt_idmap m;
+                        r = rt_idmap_choose(&m, &err);
+                        if (r == 0)
+                                r = rt_store_commit(&m, s, o.env, o.upper, o.msg ? o.msg : "", id,
+                                                    &err);
+                }
         } else {
                 /* The environment's pending changes (rtn exec --keep). */
                 struct rt_idmap m;
@@ -199,7 +205,10 @@ int rt_cmd_gc(int argc, char **argv) {
         if (open_store(&o, &s, &err) < 0)
                 return fail(&err);
         struct store_gc_stats st;
-        int r = store_gc(s, &st, &err);
+        struct rt_idmap m;
+        int r = rt_idmap_choose(&m, &err);
+        if (r == 0)
+                r = rt_store_gc(&m, s, &st, &err);
         store_close(s);
         if (r < 0)
                 return fail(&err);
@@ -217,7 +226,10 @@ int rt_cmd_export(int argc, char **argv) {
         if (open_store(&o, &s, &err) < 0)
                 return fail(&err);
         const char *id = o.positional < argc ? argv[o.positional] : NULL;
-        int r = store_export(s, o.env, id, o.out, &err);
+        struct rt_idmap m;
+        int r = rt_idmap_choose(&m, &err);
+        if (r == 0)
+                r = rt_store_export(&m, s, o.env, id, o.out, &err);
         store_close(s);
         return r < 0 ? fail(&err) : 0;
 }
@@ -249,7 +261,10 @@ int rt_cmd_store(int argc, char **argv) {
         if (open_store(&o, &s, &err) < 0)
                 return fail(&err);
         struct store_verify_stats st = { 0 };
-        int r = store_verify(s, &st, &err);
+        struct rt_idmap m;
+        int r = rt_idmap_choose(&m, &err);
+        if (r == 0)
+                r = rt_store_verify(&m, s, &st, &err);
         store_close(s);
         if (r < 0 && r != -EUCLEAN)
                 return fail(&err);

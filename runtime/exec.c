@@ -467,7 +467,7 @@ static int commit_upper(struct exec_opts *o, struct exec_store *es, const struct
         } else {
                 snprintf(upper, sizeof upper, "%s/upper", es->session_dir);
                 rt_upper_prune(upper);
-                r = store_commit(es->st, env, upper, msg, id, &err);
+                r = rt_store_commit(m, es->st, env, upper, msg, id, &err);
         }
         if (r < 0) {
                 fprintf(stderr, "rtn: commit: %s\n", err.msg);

@@ -86,7 +86,7 @@ int rt_pending_commit(struct store *s, const char *env, const char *msg, const s
         }
         rt_pending_path(s, env, "upper", upper, sizeof upper);
         rt_upper_prune(upper);
-        int r = store_commit(s, env, upper, msg, ret_id, err);
+        int r = rt_store_commit(m, s, env, upper, msg, ret_id, err);
         if (r < 0)
                 return r;
         /* The upper was moved into the store (or held nothing new): start afresh. */
