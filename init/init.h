@@ -26,6 +26,8 @@ enum init_msg_type {
         INIT_MSG_SIGNAL,        /* rtn → init: init_signal, to the command's process group */
         INIT_MSG_KILL_ALL,      /* rtn → init: SIGKILL every process but init */
         INIT_MSG_SETUP_FAILED,  /* sandbox child → rtn: init_status; building the sandbox failed */
+        INIT_MSG_GATE_OPEN,     /* rtn → init: open the provisioning gate (header only) */
+        INIT_MSG_GATE,          /* init → rtn: init_gate + the listening socket when error == 0 */
         INIT_MSG_FILES_START,   /* rtn → init: start the file server (killing a previous one) */
         INIT_MSG_FILES_STARTED, /* init → rtn: init_status; error 0: + the server's socket fd */
 };
@@ -102,6 +104,7 @@ enum init_step {
         INIT_STEP_NONE = 0, INIT_STEP_FORK, INIT_STEP_SETSID, INIT_STEP_PTY, INIT_STEP_STDIO,
         INIT_STEP_CHDIR, INIT_STEP_RLIMITS, INIT_STEP_CREDS, INIT_STEP_NNP, INIT_STEP_LANDLOCK,
         INIT_STEP_SECCOMP, INIT_STEP_EXEC, INIT_STEP_CONFIG, INIT_STEP_PROTOCOL,
+        INIT_STEP_NETNS,
 };
 
 struct init_status {
@@ -115,6 +118,18 @@ struct init_exited {
         struct init_msg_hdr hdr;
         int32_t wait_status; /* as from waitpid(2) */
         int32_t pid;
+};
+
+/* The provisioning gate (docs/architecture.md, "Network gate"): a TCP listener on
+ * 127.0.0.1:port in a network namespace of its own that only provisioning commands enter.
+ * rtn accepts on the socket and proxies for them; agent commands, in the sandbox's main
+ * netns, have no route to it. */
+struct init_gate {
+        struct init_msg_hdr hdr;
+        int32_t error;  /* positive errno, 0 = ok (then one fd rides along) */
+        uint16_t port;
+        uint16_t reserved;
+        char message[256];
 };
 
 struct init_signal {

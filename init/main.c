@@ -26,7 +26,7 @@
 #include "init/internal.h"
 #include "init/policy.h"
 
-static struct init_state st = {.ruleset_fd = {-1, -1}};
+static struct init_state st = {.ruleset_fd = {-1, -1}, .gate_netns = -1};
 static char msgbuf[INIT_MSG_MAX];
 
 static int send_status(uint32_t type, uint64_t id, int error, uint32_t step, const char *msg) {
@@ -156,6 +156,9 @@ static void on_ctl(void) {
         case INIT_MSG_KILL_ALL:
                 kill_all();
                 break;
+        case INIT_MSG_GATE_OPEN:
+                init_gate_open(&st);
+                break;
         case INIT_MSG_FILES_START:
                 init_files_start(&st, h->id);
                 break;
@@ -166,6 +169,7 @@ static void on_ctl(void) {
         case INIT_MSG_SPAWN_FAILED:
         case INIT_MSG_EXITED:
         case INIT_MSG_SETUP_FAILED:
+        case INIT_MSG_GATE:
         case INIT_MSG_FILES_STARTED:
         default:
                 break;

@@ -15,6 +15,7 @@ static const char *const step_names[] = {
         [INIT_STEP_NNP] = "no_new_privs",  [INIT_STEP_LANDLOCK] = "landlock",
         [INIT_STEP_SECCOMP] = "seccomp",   [INIT_STEP_EXEC] = "execve",
         [INIT_STEP_CONFIG] = "configure init", [INIT_STEP_PROTOCOL] = "control protocol",
+        [INIT_STEP_NETNS] = "enter the gate's netns",
 };
 
 const char *init_step_name(uint32_t step) {

@@ -1,16 +1,27 @@
-/* The spawn path of rtn-init. For each request it forks a child that confines itself step by
+/* The spawn path of rtn-init. For each request it starts a child that confines itself step by
  * step and execs the command; an O_CLOEXEC pipe carries {errno, step} back if any step fails,
  * and closes silently on a successful execve, so rtn learns "not found" (127) apart from
- * "cannot execute" (126) apart from a policy failure (125) (the classic self-pipe trick). */
+ * "cannot execute" (126) apart from a policy failure (125) (the classic self-pipe trick).
+ * The child shares rtn-init's memory until it execs (clone with CLONE_VM|CLONE_VFORK, as
+ * glibc's posix_spawn does): no page tables to copy, no copy-on-write faults in either
+ * process, no address space to tear down at execve (docs/benchmarks.md). rtn-init waits
+ * meanwhile, so the child runs on a stack of its own and must not change what rtn-init
+ * keeps in memory: it only reads the request and the policy, and makes raw syscalls for
+ * credentials (glibc's set*id wrappers may signal every thread it knows of, setxid(7)-style,
+ * and those threads would be rtn-init's). */
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <termios.h>
 #include <unistd.h>
 
@@ -46,8 +57,9 @@ int init_policy_prepare(struct init_state *st, const char *const writable[], uin
                                       err);
         if (r < 0)
                 return r;
-        return init_landlock_prepare(INIT_POLICY_PROVISION, NULL, 0, 0, 0, &st->ruleset_fd[1],
-                                     err);
+        /* No gate yet: provisioning may connect nowhere until init_gate_open names its port. */
+        return init_landlock_prepare(INIT_POLICY_PROVISION, NULL, 0, st->gate_port, 0,
+                                     &st->ruleset_fd[1], err);
 }
 
 pid_t init_job_pid(const struct init_state *st, uint64_t id) {
@@ -143,9 +155,10 @@ int init_set_creds(const struct init_state *st, uint32_t policy, struct rtn_erro
         uid_t uid = policy == INIT_POLICY_PROVISION ? 0 : st->cfg.agent_uid;
         gid_t gid = policy == INIT_POLICY_PROVISION ? 0 : st->cfg.agent_gid;
         /* Denied (EPERM) when rtn mapped a single id and wrote setgroups=deny. */
-        if (setgroups(0, NULL) < 0 && errno != EPERM)
+        /* Raw syscalls: the spawn child shares rtn-init's memory (see the top of this file). */
+        if (syscall(SYS_setgroups, 0, NULL) < 0 && errno != EPERM)
                 return rtn_err(err, errno, "setgroups");
-        if (setresgid(gid, gid, gid) < 0)
+        if (syscall(SYS_setresgid, gid, gid, gid) < 0)
                 return rtn_err(err, errno, "setresgid %u", (unsigned)gid);
         if (uid != 0) {
                 /* Shrink the bounding set while CAP_SETPCAP is still ours. */
@@ -153,7 +166,7 @@ int init_set_creds(const struct init_state *st, uint32_t policy, struct rtn_erro
                         if (prctl(PR_CAPBSET_DROP, c, 0, 0, 0) < 0 && errno != EINVAL)
                                 return rtn_err(err, errno, "drop capability %d", c);
         }
-        if (setresuid(uid, uid, uid) < 0)
+        if (syscall(SYS_setresuid, uid, uid, uid) < 0)
                 return rtn_err(err, errno, "setresuid %u", (unsigned)uid);
         if (policy == INIT_POLICY_AGENT && (uid != 0 || st->cfg.agent_drop_caps))
                 return init_caps_drop_all(err);
@@ -184,6 +197,12 @@ static __attribute__((noreturn)) void child(const struct init_state *st, int efd
                 die(efd, INIT_STEP_CHDIR, errno);
         if (init_rlimits_apply(&st->cfg.limits, &err) < 0)
                 die(efd, INIT_STEP_RLIMITS, err.code);
+        /* Provisioning runs in the gate's netns (its only way out is the gate); agent
+         * commands stay in the main one, where nothing listens on the gate's port. setns
+         * needs CAP_SYS_ADMIN over the netns's user namespace: do it before set_creds. */
+        if (policy == INIT_POLICY_PROVISION && st->gate_netns >= 0 &&
+            setns(st->gate_netns, CLONE_NEWNET) < 0)
+                die(efd, INIT_STEP_NETNS, errno);
         set_creds(efd, st, policy);
         if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
                 die(efd, INIT_STEP_NNP, errno);
@@ -217,6 +236,50 @@ static void reply_failed(uint64_t id, int e, uint32_t step) {
                                 .error = e, .step = step};
         snprintf(s.message, sizeof s.message, "%s: %s", init_step_name(step), strerror(e));
         (void)rtn_send_msg(INIT_CTL_FD, &s, sizeof s, NULL, 0);
+}
+
+struct child_args {
+        const struct init_state *st;
+        int ep[2];
+        int *fds;
+        size_t nfds;
+        const char *pty_slave;
+};
+
+static int child_entry(void *arg) {
+        const struct child_args *a = arg;
+        close(a->ep[0]);
+        child(a->st, a->ep[1], a->fds, a->nfds, a->pty_slave);
+}
+
+/* The child's stack, made once: rtn-init is suspended while a child runs on it, so one is
+ * enough. 256 KiB covers child()'s frames (exec_path's 4 KiB buffer, rtn_error messages);
+ * the lowest page stays PROT_NONE so an overflow faults instead of writing rtn-init's data. */
+#define CHILD_STACK_SIZE (256 * 1024)
+static void *child_stack_top(void) {
+        static char *top;
+        if (!top) {
+                long page = sysconf(_SC_PAGESIZE);
+                char *m = mmap(NULL, CHILD_STACK_SIZE, PROT_READ | PROT_WRITE,
+                               MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+                if (m == MAP_FAILED)
+                        return NULL;
+                if (mprotect(m, (size_t)page, PROT_NONE) < 0) {
+                        munmap(m, CHILD_STACK_SIZE);
+                        return NULL;
+                }
+                top = m + CHILD_STACK_SIZE;
+        }
+        return top;
+}
+
+/* Returns the child's pid, or -errno. */
+static pid_t start_child(struct child_args *a) {
+        void *stack = child_stack_top();
+        if (!stack)
+                return -ENOMEM;
+        pid_t pid = clone(child_entry, stack, CLONE_VM | CLONE_VFORK | SIGCHLD, a);
+        return pid < 0 ? -errno : pid;
 }
 
 static struct init_job *free_slot(struct init_state *st) {
@@ -257,14 +320,14 @@ void init_spawn(struct init_state *st, const void *msg, size_t len, int *fds, si
                 reply_failed(id, errno, INIT_STEP_FORK);
                 goto out;
         }
-        pid_t pid = fork();
-        if (pid == 0) {
-                close(ep[0]);
-                child(st, ep[1], fds, nfds, pty ? slave : NULL);
-        }
+        struct child_args ca = {.st = st, .fds = fds, .nfds = nfds};
+        ca.ep[0] = ep[0];
+        ca.ep[1] = ep[1];
+        ca.pty_slave = pty ? slave : NULL;
+        pid_t pid = start_child(&ca);
         ep[1] = rtn_safe_close(ep[1]);
         if (pid < 0) {
-                reply_failed(id, errno, INIT_STEP_FORK);
+                reply_failed(id, (int)-pid, INIT_STEP_FORK);
                 goto out;
         }
         for (size_t i = 0; i < nfds; i++)

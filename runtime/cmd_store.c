@@ -8,6 +8,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "runtime/pending.h"
+#include "runtime/session.h"
 #include "store/store.h"
 
 struct opts {
@@ -79,12 +81,27 @@ int rt_cmd_commit(int argc, char **argv) {
         struct opts o;
         struct rtn_error err = { 0 };
         struct store *s;
-        if (parse(argc, argv, "m:", &o) < 0 || o.positional != argc || !o.upper)
-                return usage("commit", "[-m MSG] --upper DIR");
+        if (parse(argc, argv, "m:", &o) < 0 || o.positional != argc)
+                return usage("commit", "[-m MSG] [--upper DIR]");
         if (open_store(&o, &s, &err) < 0)
                 return fail(&err);
         char id[STORE_ID_SIZE];
-        int r = store_commit(s, o.env, o.upper, o.msg ? o.msg : "", id, &err);
+        int r;
+        if (o.upper) {
+                {
+                        struct rt_idmap m;
+                        r = rt_idmap_choose(&m, &err);
+                        if (r == 0)
+                                r = rt_store_commit(&m, s, o.env, o.upper, o.msg ? o.msg : "", id,
+                                                    &err);
+                }
+        } else {
+                /* The environment's pending changes (rtn exec --keep). */
+                struct rt_idmap m;
+                r = rt_idmap_choose(&m, &err);
+                if (r == 0)
+                        r = rt_pending_commit(s, o.env, o.msg ? o.msg : "", &m, id, &err);
+        }
         store_close(s);
         if (r < 0)
                 return fail(&err);
@@ -136,6 +153,8 @@ int rt_cmd_rollback(int argc, char **argv) {
 }
 
 static int print_change(enum store_change what, const char *path, void *userdata) {
+        if (what == STORE_ADDED && rt_upper_is_skeleton(path))
+                return 0; /* the sandbox's own mountpoints, not a change */
         printf("%c /%s\n", (char)what, path);
         return 0;
 }
@@ -144,11 +163,35 @@ int rt_cmd_diff(int argc, char **argv) {
         struct opts o;
         struct rtn_error err = { 0 };
         struct store *s;
-        if (parse(argc, argv, "", &o) < 0 || o.positional != argc || !o.upper)
-                return usage("diff", "--upper DIR");
+        if (parse(argc, argv, "", &o) < 0 || o.positional != argc)
+                return usage("diff", "[--upper DIR]");
         if (open_store(&o, &s, &err) < 0)
                 return fail(&err);
-        int r = store_diff(s, o.env, o.upper, print_change, NULL, &err);
+        char pending[4096];
+        int r = 0;
+        const char *upper = o.upper;
+        if (!upper && rt_pending_exists(s, o.env)) {
+                rt_pending_path(s, o.env, "upper", pending, sizeof pending);
+                upper = pending;
+        }
+        if (upper)
+                r = store_diff(s, o.env, upper, print_change, NULL, &err);
+        store_close(s);
+        return r < 0 ? fail(&err) : 0;
+}
+
+int rt_cmd_reset(int argc, char **argv) {
+        struct opts o;
+        struct rtn_error err = { 0 };
+        struct store *s;
+        struct rt_idmap m;
+        if (parse(argc, argv, "", &o) < 0 || o.positional != argc)
+                return usage("reset", "");
+        if (open_store(&o, &s, &err) < 0)
+                return fail(&err);
+        int r = rt_idmap_choose(&m, &err);
+        if (r == 0)
+                r = rt_pending_reset(s, o.env, &m, &err);
         store_close(s);
         return r < 0 ? fail(&err) : 0;
 }
@@ -162,7 +205,10 @@ int rt_cmd_gc(int argc, char **argv) {
         if (open_store(&o, &s, &err) < 0)
                 return fail(&err);
         struct store_gc_stats st;
-        int r = store_gc(s, &st, &err);
+        struct rt_idmap m;
+        int r = rt_idmap_choose(&m, &err);
+        if (r == 0)
+                r = rt_store_gc(&m, s, &st, &err);
         store_close(s);
         if (r < 0)
                 return fail(&err);
@@ -180,7 +226,10 @@ int rt_cmd_export(int argc, char **argv) {
         if (open_store(&o, &s, &err) < 0)
                 return fail(&err);
         const char *id = o.positional < argc ? argv[o.positional] : NULL;
-        int r = store_export(s, o.env, id, o.out, &err);
+        struct rt_idmap m;
+        int r = rt_idmap_choose(&m, &err);
+        if (r == 0)
+                r = rt_store_export(&m, s, o.env, id, o.out, &err);
         store_close(s);
         return r < 0 ? fail(&err) : 0;
 }
@@ -212,7 +261,10 @@ int rt_cmd_store(int argc, char **argv) {
         if (open_store(&o, &s, &err) < 0)
                 return fail(&err);
         struct store_verify_stats st = { 0 };
-        int r = store_verify(s, &st, &err);
+        struct rt_idmap m;
+        int r = rt_idmap_choose(&m, &err);
+        if (r == 0)
+                r = rt_store_verify(&m, s, &st, &err);
         store_close(s);
         if (r < 0 && r != -EUCLEAN)
                 return fail(&err);

@@ -10,6 +10,7 @@ int rt_cmd_commit(int argc, char **argv);
 int rt_cmd_log(int argc, char **argv);
 int rt_cmd_rollback(int argc, char **argv);
 int rt_cmd_diff(int argc, char **argv);
+int rt_cmd_reset(int argc, char **argv);
 int rt_cmd_gc(int argc, char **argv);
 int rt_cmd_export(int argc, char **argv);
 int rt_cmd_import(int argc, char **argv);

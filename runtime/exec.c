@@ -25,7 +25,9 @@
 #include "init/policy.h"
 #include "runtime/cmd.h"
 #include "runtime/proxy.h"
+#include "runtime/rootfs.h"
 #include "runtime/runtime.h"
+#include "runtime/pending.h"
 #include "runtime/session.h"
 #include "store/store.h"
 
@@ -41,7 +43,7 @@ struct exec_opts {
         bool tty;
         char **argv;
         const char *data_dir, *env, *message;
-        bool commit;
+        bool commit, keep;
 };
 
 struct exec_run {
@@ -65,7 +67,8 @@ static void restore_tty(void) {
 
 static const char exec_usage[] =
         "usage: rtn exec [OPTIONS] -- CMD [ARG...]\n"
-        "  --rootfs host|DIR     base filesystem (default: host, a read-only view of /usr /etc /opt ...)\n"
+        "  --rootfs host|NAME|DIR  base filesystem: host (default, a read-only view of /usr /etc /opt\n"
+        "                        ...), a rootfs NAME (rtn rootfs list) or a directory\n"
         "  --workspace DIR       bind DIR read-write at /workspace (default: an empty dir, discarded)\n"
         "  --bind SRC:DST[:ro|rw] bind a host path (default rw); repeatable\n"
         "  --cwd DIR             working directory inside (default /workspace)\n"
@@ -80,6 +83,8 @@ static const char exec_usage[] =
         "                        namespaces: no Landlock (both weaker, reported on stderr)\n"
         "  -t, --tty             run under a new pty inside the sandbox\n"
         "  --env NAME            start from environment NAME's tip (default: default)\n"
+        "  --keep                keep the changes as the environment's pending changes (rtn diff,\n"
+        "                        rtn commit, rtn reset); later --keep runs start from them\n"
         "  --commit [-m MSG]     commit the sandbox's changes to the environment if CMD exits 0\n"
         "  --data-dir DIR        the store (default $RTN_DATA_DIR, $XDG_DATA_HOME/rtn, ~/.local/share/rtn)\n";
 
@@ -145,6 +150,7 @@ static int parse_opts(int argc, char **argv, struct exec_opts *o, struct rtn_err
                 {"hostname", required_argument, NULL, 'H'}, {"timeout", required_argument, NULL, 'T'},
                 {"tty", no_argument, NULL, 't'},          {"help", no_argument, NULL, 'h'},
                 {"env", required_argument, NULL, 'E'},    {"commit", no_argument, NULL, 'C'},
+                {"keep", no_argument, NULL, 'K'},
                 {"message", required_argument, NULL, 'm'}, {"data-dir", required_argument, NULL, 'D'},
                 {"upper-size", required_argument, NULL, 'U'},
                 {"memory-max", required_argument, NULL, 'M'},
@@ -185,6 +191,7 @@ static int parse_opts(int argc, char **argv, struct exec_opts *o, struct rtn_err
                 case 't': o->tty = true; break;
                 case 'E': o->env = optarg; break;
                 case 'C': o->commit = true; break;
+                case 'K': o->keep = true; break;
                 case 'm': o->message = optarg; break;
                 case 'D': o->data_dir = optarg; break;
                 case 'h': fputs(exec_usage, stdout); exit(0);
@@ -403,6 +410,7 @@ struct exec_store {
         size_t nlayers;
         char *session_dir;
         int session_lock;
+        char pending[4096]; /* --keep: the environment's pending dir */
 };
 
 static int open_store(struct exec_opts *o, struct exec_store *es, struct rtn_error *err) {
@@ -416,7 +424,7 @@ static int open_store(struct exec_opts *o, struct exec_store *es, struct rtn_err
                         return o->commit || o->env ? r : 0;
                 o->data_dir = dir;
         }
-        if (!o->commit && access(o->data_dir, F_OK) < 0) {
+        if (!o->commit && !o->keep && access(o->data_dir, F_OK) < 0) {
                 o->data_dir = NULL;
                 return o->env ? rtn_errx(err, ENOENT, "no store at %s: environment %s has no "
                                          "commits", dir, env) : 0;
@@ -427,7 +435,12 @@ static int open_store(struct exec_opts *o, struct exec_store *es, struct rtn_err
         o->data_dir = NULL; /* dir is on our stack */
         o->spec.layers = (const char *const *)es->layers;
         o->spec.nlayers = es->nlayers;
-        if (o->commit) {
+        if (o->keep) {
+                if ((r = rt_pending_open(es->st, env, es->pending, sizeof es->pending,
+                                         &es->session_lock, err)) < 0)
+                        return r;
+                o->spec.upper_dir = es->pending;
+        } else if (o->commit) {
                 if ((r = store_session_new(es->st, &es->session_dir, &es->session_lock, err)) < 0)
                         return r;
                 o->spec.upper_dir = es->session_dir;
@@ -451,13 +464,19 @@ static void close_store(struct exec_store *es, const struct rt_idmap *m) {
                 store_close(es->st);
 }
 
-static int commit_upper(struct exec_opts *o, struct exec_store *es) {
+static int commit_upper(struct exec_opts *o, struct exec_store *es, const struct rt_idmap *m) {
         struct rtn_error err = {0};
         char upper[4200], id[STORE_ID_SIZE];
-        snprintf(upper, sizeof upper, "%s/upper", es->session_dir);
-        rt_upper_prune(upper);
         const char *msg = o->message ? o->message : "rtn exec";
-        int r = store_commit(es->st, o->env ? o->env : STORE_DEFAULT_ENV, upper, msg, id, &err);
+        const char *env = o->env ? o->env : STORE_DEFAULT_ENV;
+        int r;
+        if (o->keep) {
+                r = rt_pending_commit(es->st, env, msg, m, id, &err);
+        } else {
+                snprintf(upper, sizeof upper, "%s/upper", es->session_dir);
+                rt_upper_prune(upper);
+                r = rt_store_commit(m, es->st, env, upper, msg, id, &err);
+        }
         if (r < 0) {
                 fprintf(stderr, "rtn: commit: %s\n", err.msg);
                 return EXIT_RTN;
@@ -488,10 +507,13 @@ int rt_cmd_exec(int argc, char **argv) {
         struct rtn_error err = {0};
         rt_spec_init(&o.spec);
         init_limits_default(&o.spec.limits);
-        if (parse_opts(argc, argv, &o, &err) < 0) {
+        _cleanup_free_ char *rootfs = NULL;
+        if (parse_opts(argc, argv, &o, &err) < 0 ||
+            rt_rootfs_resolve(NULL, o.spec.rootfs, &rootfs, &err) < 0) {
                 fprintf(stderr, "rtn exec: %s\n", err.msg);
                 return EXIT_RTN;
         }
+        o.spec.rootfs = rootfs;
         char warning[400];
         /* No pid namespace in the Landlock-only mode: RLIMIT_NPROC (per uid, counting the
          * caller's other processes too) is the only process limit there is. */
@@ -527,7 +549,7 @@ int rt_cmd_exec(int argc, char **argv) {
                 fprintf(stderr, "rtn: timed out after %lu s\n", o.timeout);
                 code = EXIT_TIMEOUT;
         } else if (o.commit && code == 0) {
-                code = commit_upper(&o, &es);
+                code = commit_upper(&o, &es, &run.sb.idmap);
         } else if (o.commit) {
                 fprintf(stderr, "rtn: not committed: the command exited with %d\n", code);
         }

@@ -5,6 +5,8 @@
 #include "common/log.h"
 #include "runtime/cmd.h"
 #include "runtime/cmd_store.h"
+#include "runtime/pkg.h"
+#include "runtime/rootfs.h"
 
 
 static const char usage[] =
@@ -16,10 +18,13 @@ static const char usage[] =
         "  exec [OPTIONS] -- CMD...   run one command in a fresh sandbox (rtn exec --help)\n"
         "  serve [OPTIONS]            MCP server on stdio, one persistent sandbox (rtn serve --help)\n"
         "  probe [--json]             check what this kernel and host allow\n"
-        "  commit [-m MSG] --upper DIR  commit an upper directory to an environment\n"
-        "  log | rollback ID | diff | gc   history, move the tip, changes, garbage-collect\n"
+        "  commit [-m MSG]            commit the pending changes (rtn exec --keep) to the environment\n"
+        "  diff | reset               show | drop the pending changes\n"
+        "  log | rollback ID | gc     history, move the tip, garbage-collect\n"
         "  export ID -o FILE.tar.zst | import FILE   move commit chains between stores\n"
         "  store verify               recheck every layer and commit against its id\n"
+        "  rootfs bootstrap|import|list   Debian base filesystems for --rootfs NAME\n"
+        "  pkg install --rootfs NAME PKG...  install packages through the gate and commit them\n"
         "  help                       this text\n"
         "  version                    print the version\n"
         "\n"
@@ -38,10 +43,13 @@ static const struct verb verbs[] = {
         {"log", rt_cmd_log},
         {"rollback", rt_cmd_rollback},
         {"diff", rt_cmd_diff},
+        {"reset", rt_cmd_reset},
         {"gc", rt_cmd_gc},
         {"export", rt_cmd_export},
         {"import", rt_cmd_import},
         {"store", rt_cmd_store},
+        {"rootfs", rt_cmd_rootfs},
+        {"pkg", rt_cmd_pkg},
 };
 
 int main(int argc, char **argv) {

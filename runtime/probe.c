@@ -81,7 +81,8 @@ static void probe_ids(void) {
         case RT_IDMAP_SINGLE:
                 add("id mapping", true, false, "single id: inside 0 is you; agent commands run "
                     "as uid 0 without capabilities. Package installs that chown files to other "
-                    "users fail; an /etc/subuid range (usermod --add-subuids) and newuidmap "
+                    "users fail and `rtn rootfs bootstrap` is refused (import a tarball instead); an "
+                    "/etc/subuid range (usermod --add-subuids) and newuidmap "
                     "(package uidmap) give 65536 ids");
                 break;
         case RT_IDMAP_SUBID:

@@ -64,6 +64,7 @@ struct rt_spec {
                                      else RLIMIT_AS per process (with a warning) */
         enum init_isolation isolation;
         struct init_limits limits;
+        bool gate;                /* open the provisioning gate (init/gate.c) at start */
 };
 
 struct rt_sandbox {
@@ -78,6 +79,8 @@ struct rt_sandbox {
                                 full sandbox; a host path with --isolation landlock) */
         char host_tmp[512];  /* --isolation landlock: private dir (TMPDIR) removed at the end */
         bool remove_workspace; /* --isolation landlock without --workspace: ours to remove */
+        int gate_fd;         /* the gate's listener (spec.gate), else -1 */
+        uint16_t gate_port;
 };
 
 void rt_spec_init(struct rt_spec *spec);
@@ -116,6 +119,27 @@ int rt_idmap_write(const struct rt_idmap *m, pid_t child, struct rtn_error *err)
  * inside a user namespace mapped like the sandbox (m may be NULL: no fallback). */
 int rt_remove_tree(const struct rt_idmap *m, const char *dir, const char *name,
                    struct rtn_error *err);
+
+/* Runs fn in a forked child that is root of a fresh user namespace mapped like a SUBID
+ * sandbox (m), with file creation as the caller and owners reported as host ids to the
+ * store. fn's return value, error and up to 255 bytes of out come back. */
+typedef int (*rt_userns_fn)(void *arg, char *out, size_t outlen, struct rtn_error *err);
+int rt_userns_run(const struct rt_idmap *m, rt_userns_fn fn, void *arg, char *out, size_t outlen,
+                  struct rtn_error *err);
+
+/* Store operations that read or remove what sandboxes wrote: through rt_userns_run for a
+ * SUBID mapping (m), directly otherwise (m NULL or another mode). */
+struct store;
+struct store_gc_stats;
+struct store_verify_stats;
+int rt_store_commit(const struct rt_idmap *m, struct store *st, const char *env,
+                    const char *upper, const char *msg, char ret_id[65], struct rtn_error *err);
+int rt_store_gc(const struct rt_idmap *m, struct store *st, struct store_gc_stats *ret,
+                struct rtn_error *err);
+int rt_store_verify(const struct rt_idmap *m, struct store *st, struct store_verify_stats *ret,
+                    struct rtn_error *err);
+int rt_store_export(const struct rt_idmap *m, struct store *st, const char *env, const char *name,
+                    const char *out_path, struct rtn_error *err);
 
 /* Builds the sandbox and waits until rtn-init has applied the configuration. */
 int rt_sandbox_start(const struct rt_spec *spec, struct rt_sandbox *ret, struct rtn_error *err);

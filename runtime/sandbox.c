@@ -283,6 +283,35 @@ int rt_send_config(struct rt_sandbox *sb, const struct rt_spec *s, struct rtn_er
         return 0;
 }
 
+/* Asks rtn-init for the provisioning gate: its listener arrives with SCM_RIGHTS. */
+static int open_gate(struct rt_sandbox *sb, struct rtn_error *err) {
+        struct init_msg_hdr req = {.type = INIT_MSG_GATE_OPEN, .len = sizeof req};
+        ssize_t n = rtn_send_msg(sb->ctl, &req, sizeof req, NULL, 0);
+        if (n < 0)
+                return rtn_err(err, (int)n, "ask rtn-init for the gate");
+        struct init_gate g;
+        int fd = -1;
+        size_t nfds = 1;
+        n = rt_sandbox_recv(sb, &g, sizeof g, &fd, &nfds);
+        if (n < 0)
+                return rtn_err(err, (int)n, "read the gate from rtn-init");
+        if (init_check_msg(&g, (size_t)n, INIT_MSG_GATE, sizeof g) < 0 ||
+            (g.error == 0 && nfds != 1)) {
+                if (nfds == 1)
+                        close(fd);
+                return rtn_errx(err, EBADMSG, "unexpected reply to the gate request");
+        }
+        if (g.error != 0) {
+                if (nfds == 1)
+                        close(fd);
+                g.message[sizeof g.message - 1] = '\0';
+                return rtn_errx(err, g.error, "rtn-init: %s", g.message);
+        }
+        sb->gate_fd = fd;
+        sb->gate_port = g.port;
+        return 0;
+}
+
 static int start_child(struct rt_sandbox *sb, struct rt_plan *p, struct rtn_error *err) {
         int sv[2];
         if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
@@ -339,7 +368,8 @@ static void close_trees(struct rt_plan *p) {
 }
 
 int rt_sandbox_start(const struct rt_spec *spec, struct rt_sandbox *ret, struct rtn_error *err) {
-        struct rt_sandbox sb = {.pid = -1, .pidfd = -1, .ctl = -1, .isolation = spec->isolation};
+        struct rt_sandbox sb = {.pid = -1, .pidfd = -1, .ctl = -1, .isolation = spec->isolation,
+                             .gate_fd = -1};
         if (spec->isolation == INIT_ISOLATION_LANDLOCK) {
                 int r = rt_spec_check(spec, err);
                 if (r < 0 || (r = rt_hostmode_start(spec, &sb, err)) < 0)
@@ -387,6 +417,8 @@ int rt_sandbox_start(const struct rt_spec *spec, struct rt_sandbox *ret, struct 
         sb.landlock_abi = ready.landlock_abi;
         if ((r = rt_send_config(&sb, spec, err)) < 0)
                 goto fail;
+        if (spec->gate && (r = open_gate(&sb, err)) < 0)
+                goto fail;
         *ret = sb;
         return 0;
 fail:
@@ -396,6 +428,7 @@ fail:
 
 void rt_sandbox_destroy(struct rt_sandbox *sb) {
         sb->ctl = rtn_safe_close(sb->ctl);
+        sb->gate_fd = rtn_safe_close(sb->gate_fd);
         if (sb->isolation == INIT_ISOLATION_LANDLOCK) {
                 rt_hostmode_destroy(sb); /* no pid namespace: SIGKILL would orphan the jobs */
                 return;
@@ -415,9 +448,8 @@ void rt_sandbox_destroy(struct rt_sandbox *sb) {
 int rt_sandbox_spawn(struct rt_sandbox *sb, uint64_t id, uint32_t flags, uint32_t policy,
                      const char *cwd, char *const argv[], char *const envp[], const int fds[3],
                      uint16_t rows, uint16_t cols, struct rtn_error *err) {
-        _cleanup_free_ char *buf = malloc(INIT_MSG_MAX);
-        if (!buf)
-                return rtn_err(err, ENOMEM, "spawn request");
+        /* rtn is single-threaded; a static buffer spares every spawn a 128 KiB mmap/munmap. */
+        static char buf[INIT_MSG_MAX];
         ssize_t len = init_encode_spawn(buf, INIT_MSG_MAX, id, flags, policy, cwd, argv, envp,
                                         rows, cols);
         if (len == -E2BIG)

@@ -20,7 +20,11 @@
 #include "common/loop.h"
 #include "init/policy.h"
 #include "runtime/cmd.h"
+#include "netns/netns.h"
 #include "runtime/files.h"
+#include "runtime/http.h"
+#include "runtime/pkg.h"
+#include "runtime/rootfs.h"
 #include "runtime/serve.h"
 
 #define PROGRESS_USEC (2ULL * 1000 * 1000)
@@ -564,6 +568,10 @@ static int op_call(void *ctx, struct mcp_call *call, const char *tool, const str
                 return tool_python(sv, call, a);
         if (!strcmp(tool, "pkg_query"))
                 return tool_pkg_query(sv, call, a);
+        if (!strcmp(tool, "pkg_install"))
+                return serve_pkg_install(sv, call, a);
+        if (!strncmp(tool, "http_", 5))
+                return serve_http_call(sv, call, tool, a);
         if (!strcmp(tool, "shell_job_start"))
                 return tool_job_start(sv, call, a);
         if (!strcmp(tool, "shell_job_output"))
@@ -584,6 +592,8 @@ static int op_call(void *ctx, struct mcp_call *call, const char *tool, const str
 
 static void op_cancel(void *ctx, struct mcp_call *call) {
         struct serve *sv = ctx;
+        if (rt_http_cancel(sv->http, call))
+                return;
         for (int i = 0; i < SERVE_MAX_JOBS; i++)
                 for (int k = 0; k < SERVE_MAX_WAITERS; k++)
                         if (sv->jobs[i].waiters[k] == call) {
@@ -597,6 +607,9 @@ static void op_cancel(void *ctx, struct mcp_call *call) {
 
 static void op_shutdown(void *ctx) {
         struct serve *sv = ctx;
+        if (sv->gate)
+                netns_gate_detach(sv->gate); /* before the loop goes */
+        rt_http_shutdown(sv->http);
         serve_drop_jobs(sv);
         rt_files_free(sv->files); /* pending file calls get their answers */
         sv->files = NULL;
@@ -630,7 +643,8 @@ static const char serve_usage[] =
         "MCP server on stdin/stdout: one persistent sandbox per server.\n"
         "  --data-dir DIR        store (default $RTN_DATA_DIR, $XDG_DATA_HOME/rtn, ~/.local/share/rtn)\n"
         "  --env NAME            environment whose tip the sandbox starts from (default: default)\n"
-        "  --rootfs host|DIR     base filesystem (default host)\n"
+        "  --rootfs host|NAME|DIR  base filesystem (default host; NAME: rtn rootfs list)\n"
+        "  --allow-host HOST     let pkg_install reach HOST too (.example.org: all under it)\n"
         "  --workspace DIR       bind DIR read-write at /workspace ('.' = the launch directory)\n"
         "  --bind SRC:DST[:ro|rw] bind a host path; repeatable\n"
         "  --hostname NAME       hostname inside (default rtn)\n"
@@ -654,6 +668,7 @@ static int parse_serve(int argc, char **argv, struct serve *sv, struct serve_opt
                 {"net", required_argument, NULL, 'n'},    {"timeout", required_argument, NULL, 'T'},
                 {"max-output", required_argument, NULL, 'm'},
                 {"http-tools", no_argument, NULL, 'x'},   {"help", no_argument, NULL, 'h'},
+                {"allow-host", required_argument, NULL, 'a'},
                 {0}};
         struct rt_spec *sp = &sv->scfg.spec;
         int c, r;
@@ -693,6 +708,11 @@ static int parse_serve(int argc, char **argv, struct serve *sv, struct serve_opt
                                 sv->scfg.max_output = (size_t)v;
                         break;
                 case 'x': so->flags |= MCP_TOOLS_HTTP; break;
+                case 'a':
+                        if (sv->nallow >= 32 || !netns_host_valid(optarg))
+                                return rtn_errx(err, EINVAL, "bad --allow-host %s", optarg);
+                        sv->allow_hosts[sv->nallow++] = optarg;
+                        break;
                 case 'h': fputs(serve_usage, stdout); exit(0);
                 default: return rtn_errx(err, EINVAL, "see 'rtn serve --help'");
                 }
@@ -711,7 +731,16 @@ int rt_cmd_serve(int argc, char **argv) {
         struct mcp_config cfg;
         rt_spec_init(&sv.scfg.spec);
         init_limits_default(&sv.scfg.spec.limits);
+        _cleanup_free_ char *rootfs = NULL;
         int r = parse_serve(argc, argv, &sv, &so, &err);
+        const char *rootfs_arg = sv.scfg.spec.rootfs;
+        if (r == 0)
+                r = rt_rootfs_resolve(so.data_dir, sv.scfg.spec.rootfs, &rootfs, &err);
+        if (r == 0 && rootfs) {
+                sv.rootfs_path = sv.scfg.spec.rootfs = rootfs;
+                sv.scfg.spec.gate = true;
+                r = rt_pkg_gate_new(rootfs, sv.allow_hosts, sv.nallow, &sv.gate, &err);
+        }
         if (r == 0)
                 r = store_open(so.data_dir, &sv.store, &err);
         if (r == 0 && (r = rt_spec_check(&sv.scfg.spec, &err)) == 0)
@@ -722,7 +751,7 @@ int rt_cmd_serve(int argc, char **argv) {
                 fprintf(stderr, "rtn serve: %s\n", err.msg);
                 goto out;
         }
-        sv.rootfs = sv.scfg.spec.rootfs ? sv.scfg.spec.rootfs : "host";
+        sv.rootfs = rootfs_arg ? rootfs_arg : "host";
         sv.scfg.session_dir = sv.session_dir;
         mcp_config_init(&cfg);
         cfg.tool_flags = so.flags;
@@ -746,6 +775,8 @@ out:
         rtn_safe_close(sv.session_lock);
         free(sv.session_dir);
         free(so.workspace_abs);
+        netns_gate_free(sv.gate);
+        rt_http_free(sv.http);
         serve_bind_free(&sv);
         if (sv.store)
                 store_close(sv.store);

@@ -35,12 +35,27 @@ struct serve {
         int session_lock;
         struct serve_job jobs[SERVE_MAX_JOBS];
         unsigned next_job;
+        const char *rootfs_path;       /* resolved base dir, NULL for the host base */
+        const char *allow_hosts[32];   /* --allow-host */
+        size_t nallow;
+        struct netns_gate *gate;       /* provisioning proxy (rootfs bases only) */
+        pid_t gate_pid;                /* sandbox whose gate listener is being served */
+        struct rt_http *http;          /* http_get/http_post (runtime/http.c), lazily */
         struct rt_files *files;        /* the sandbox's file server, made on first use */
         char **bind_strs;              /* strings of binds added by bind_host_dir */
         size_t nbind_strs;
         struct rt_idmap idmap; /* the session's, kept to remove its dir at exit */
         bool have_idmap;
 };
+
+struct netns_gate;
+struct rt_http;
+
+/* pkg_install (serve_pkg.c). Finishes the call. */
+int serve_pkg_install(struct serve *sv, struct mcp_call *call, const struct mcp_args *args);
+/* http_get, http_post (runtime/http.c). Finishes the call, maybe later. */
+int serve_http_call(struct serve *sv, struct mcp_call *call, const char *tool,
+                    const struct mcp_args *args);
 
 /* Environment tools (serve_env.c). Each finishes the call. */
 int serve_env_call(struct serve *sv, struct mcp_call *call, const char *tool,

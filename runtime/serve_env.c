@@ -190,7 +190,8 @@ static int env_commit(struct serve *sv, struct mcp_call *call, const struct mcp_
         serve_drop_jobs(sv); /* finished jobs only: their output goes with the old sandbox */
         rt_session_stop(sv->sess);
         rt_upper_prune(rt_session_upper(sv->sess));
-        int committed = store_commit(sv->store, sv->env, rt_session_upper(sv->sess), msg, id, &err);
+        int committed = rt_store_commit(rt_session_idmap(sv->sess), sv->store, sv->env,
+                                        rt_session_upper(sv->sess), msg, id, &err);
         int r = committed;
         if (r >= 0 && (r = rt_session_discard(sv->sess, &err)) >= 0)
                 r = serve_load_layers(sv, &err);
@@ -320,7 +321,7 @@ static int env_drop(struct serve *sv, struct mcp_call *call) {
 static int env_gc(struct serve *sv, struct mcp_call *call) {
         struct rtn_error err = {0};
         struct store_gc_stats st = {0};
-        if (store_gc(sv->store, &st, &err) < 0) {
+        if (rt_store_gc(rt_session_idmap(sv->sess), sv->store, &st, &err) < 0) {
                 mcp_call_finish_error(call, "gc failed: %s", err.msg);
                 return 0;
         }

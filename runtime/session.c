@@ -119,7 +119,7 @@ int rt_session_new(struct rtn_loop *loop, const struct rt_session_config *cfg,
                 return rtn_err(err, ENOMEM, "session");
         s->loop = loop;
         s->cfg = *cfg;
-        s->sb.pidfd = s->sb.ctl = -1;
+        s->sb.pidfd = s->sb.ctl = s->sb.gate_fd = -1;
         s->next_id = 1;
         if (!s->cfg.default_timeout_ms)
                 s->cfg.default_timeout_ms = DEFAULT_TIMEOUT_MS;

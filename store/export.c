@@ -13,6 +13,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "store/dl.h" /* after the library headers: lazy-loaded names */
+
 #include "common/cleanup.h"
 
 #define COPY_BUF (1U << 20)

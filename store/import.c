@@ -18,6 +18,8 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 
+#include "store/dl.h" /* after the library headers: lazy-loaded names */
+
 #include "common/cleanup.h"
 #include "common/io.h"
 #include "common/log.h"

@@ -11,6 +11,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "store/dl.h" /* after the library headers: lazy-loaded names */
+
 #define MANIFEST_HEADER "rtn-layer 1\n"
 
 static void put(EVP_MD_CTX *ctx, const void *p, size_t n) {
@@ -38,6 +40,13 @@ static int manifest_entry(const struct store_entry *e, void *userdata) {
         if (e->kind == STORE_K_HARDLINK) {
                 put_str(ctx, " ");
                 put_blob(ctx, e->target, strlen(e->target));
+                put_str(ctx, "\n");
+                return 0;
+        }
+        if (e->kind == STORE_K_WHITEOUT) {
+                /* A whiteout only says "deleted": overlayfs never shows its mode, owner or
+                 * xattrs, and they are the creating mounter's (inside root, which may be a
+                 * subordinate id), which an unprivileged import cannot restore. */
                 put_str(ctx, "\n");
                 return 0;
         }

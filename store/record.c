@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "store/dl.h" /* after the library headers: lazy-loaded names */
+
 #include "common/cleanup.h"
 
 #define RECORD_MAX (STORE_MSG_MAX + 512)

@@ -127,3 +127,8 @@ int store_import(struct store *s, const char *env, const char *in_path, uint64_t
  * its path and an fd holding the flock that marks it live; gc removes a session dir once
  * nobody holds it. */
 int store_session_new(struct store *s, char **ret_dir, int *ret_lockfd, struct rtn_error *err);
+
+/* How walks report owners: the numbers on disk by default. A process hashing layers from
+ * inside a user namespace sets the inverse of that namespace's mapping, so ids stay the host
+ * numbers a hash from outside would see. NULL functions restore the default. */
+void store_set_id_view(uint32_t (*uid)(uint32_t), uint32_t (*gid)(uint32_t));

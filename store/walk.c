@@ -16,6 +16,8 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 
+#include "store/dl.h" /* after the library headers: lazy-loaded names */
+
 #include "common/cleanup.h"
 
 #define WALK_MAX_DEPTH 256
@@ -288,12 +290,24 @@ static int classify(struct walk *w, struct store_entry *e, char *target, size_t 
 
 static int walk_dir(struct walk *w, int dirfd, size_t plen, int depth);
 
+static uint32_t (*view_uid)(uint32_t);
+static uint32_t (*view_gid)(uint32_t);
+
+void store_set_id_view(uint32_t (*uid)(uint32_t), uint32_t (*gid)(uint32_t)) {
+        view_uid = uid;
+        view_gid = gid;
+}
+
 /* Visits dirfd/name whose relative path is already in w->path. */
 static int visit(struct walk *w, int dirfd, const char *name, size_t plen, int depth) {
         struct store_entry e = { .path = w->path, .dirfd = dirfd, .name = name, .fd = -1 };
         char target[PATH_MAX];
         if (fstatat(dirfd, name, &e.st, AT_SYMLINK_NOFOLLOW) < 0)
                 return rtn_err(w->err, errno, "stat %s", w->path);
+        if (view_uid)
+                e.st.st_uid = view_uid(e.st.st_uid);
+        if (view_gid)
+                e.st.st_gid = view_gid(e.st.st_gid);
         int r = classify(w, &e, target, sizeof target);
         if (r > 0)
                 return 0;

@@ -105,6 +105,33 @@ deep_stack_of_commits() {
 }
 t_run deep_stack_of_commits deep_stack_of_commits
 
+pending_changes() {
+        t_exec --keep -- sh -c 'echo 1 > /workspace/a'
+        t_exit_is 0
+        t_exec --keep -- sh -c 'echo 2 > /workspace/b; cat /workspace/a'
+        t_stdout_is 1
+        t_exec -- ls /workspace          # without --keep: the tip only
+        t_stdout_is ""
+        t_cmd "$RTN" diff
+        t_stdout_is "$(printf 'A /workspace/a\nA /workspace/b')"
+        t_cmd "$RTN" commit -m pending
+        t_exit_is 0
+        t_cmd "$RTN" diff
+        t_stdout_is ""
+        t_exec -- ls /workspace
+        t_stdout_is "$(printf 'a\nb')"
+        t_exec --keep -- rm /workspace/a
+        t_cmd "$RTN" diff
+        t_stdout_is "D /workspace/a"
+        t_cmd "$RTN" reset
+        t_exit_is 0
+        t_exec --keep -- ls /workspace
+        t_stdout_is "$(printf 'a\nb')"
+        t_cmd "$RTN" commit -m nothing
+        t_stdout_has "nothing to commit"
+}
+t_run pending_changes pending_changes
+
 gc_keeps_what_tips_reach() {
         t_exec --commit -m keep -- sh -c 'echo k > /workspace/k'
         t_exec --commit -m drop -- sh -c 'echo d > /workspace/d'

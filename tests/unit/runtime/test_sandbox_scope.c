@@ -12,10 +12,12 @@
 #include "init/policy.h"
 #include "runtime/runtime.h"
 
-/* Waits for the EXITED event of command id; returns its wait status. */
-static int wait_exit(struct rt_sandbox *sb, uint64_t id) {
+/* Waits until the EXITED event of command id has arrived, recording every exit seen in
+ * status[] (indexed by command id; -1 = not yet): the job killed by command 2 may well be
+ * reported before command 2 itself. */
+static int wait_exit(struct rt_sandbox *sb, uint64_t id, int status[3]) {
         char buf[1024];
-        for (;;) {
+        while (status[id] == -1) {
                 int fds[4];
                 size_t nfds = 4;
                 ssize_t n = rt_sandbox_recv(sb, buf, sizeof buf, fds, &nfds);
@@ -24,9 +26,10 @@ static int wait_exit(struct rt_sandbox *sb, uint64_t id) {
                         close(fds[i]);
                 const struct init_exited *e = (const void *)buf;
                 if (init_check_msg(buf, (size_t)n, INIT_MSG_EXITED, sizeof *e) == 0 &&
-                    e->hdr.id == id)
-                        return e->wait_status;
+                    e->hdr.id >= 1 && e->hdr.id <= 2)
+                        status[e->hdr.id] = e->wait_status;
         }
+        return status[id];
 }
 
 static pid_t spawn(struct rt_sandbox *sb, uint64_t id, const char *script, int out) {
@@ -69,10 +72,11 @@ Test(rt_sandbox_spawn, later_command_kills_earlier_job) {
         snprintf(script, sizeof script, "kill -TERM %d && echo killed", (int)job);
         spawn(&sb, 2, script, p[1]);
         close(p[1]);
-        int st2 = wait_exit(&sb, 2);
+        int status[3] = {-1, -1, -1};
+        int st2 = wait_exit(&sb, 2, status);
         if (!WIFEXITED(st2) || WEXITSTATUS(st2) != 0)
                 rt_sandbox_signal(&sb, 1, SIGKILL); /* the kill failed: end the job now */
-        int st1 = wait_exit(&sb, 1);
+        int st1 = wait_exit(&sb, 1, status);
         char out[128] = "";
         ssize_t n = read(p[0], out, sizeof out - 1);
         out[n > 0 ? n : 0] = '\0';

@@ -144,6 +144,26 @@ Test(store_layer_hash, sockets_are_not_content) {
         cr_assert_str_eq(a, b);
 }
 
+/* A whiteout's mode and owner are invisible through overlayfs and belong to whoever mounted
+ * it (a subordinate id for an unprivileged sandbox), so they must not change the id. */
+Test(store_layer_hash, whiteout_attributes_are_not_content) {
+        char a[STORE_ID_SIZE], b[STORE_ID_SIZE], c[STORE_ID_SIZE];
+        t_mkdir("w");
+        t_whiteout("w/gone");
+        t_hash("w", a);
+        cr_assert_eq(chmod(t_path("w/gone"), 0600), 0, "%m");
+        t_hash("w", b);
+        cr_assert_str_eq(a, b, "a whiteout's mode changed the id");
+        if (geteuid() == 0) {
+                cr_assert_eq(lchown(t_path("w/gone"), 12345, 12345), 0, "%m");
+                t_hash("w", c);
+                cr_assert_str_eq(a, c, "a whiteout's owner changed the id");
+        }
+        cr_assert_eq(unlink(t_path("w/gone")), 0, "%m");
+        t_hash("w", b);
+        cr_assert_str_neq(a, b, "a whiteout is content");
+}
+
 Test(store_layer_hash, refuses_device_node) {
         char id[STORE_ID_SIZE] = "unchanged";
         struct rtn_error err = { 0 };

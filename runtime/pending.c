@@ -1,0 +1,95 @@
+/* Pending changes: an environment's persistent upper, <data>/pending/<env>/{upper,work}, the
+ * CLI's counterpart of a working tree. `rtn exec --keep` runs on the tip plus the pending
+ * changes and adds to them; `rtn diff` shows them, `rtn commit` turns them into a commit,
+ * `rtn reset` drops them. One `rtn exec --keep` at a time per environment (flock on
+ * pending/<env>/lock): two overlays on one upper would corrupt it. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/cleanup.h"
+#include "runtime/pending.h"
+#include "runtime/session.h"
+
+int rt_pending_path(struct store *s, const char *env, const char *sub, char *buf, size_t len) {
+        int n = snprintf(buf, len, "%s/pending/%s%s%s", store_data_dir(s), env, sub ? "/" : "",
+                         sub ? sub : "");
+        return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
+}
+
+static int mkdir_if(const char *path, mode_t mode, struct rtn_error *err) {
+        if (mkdir(path, mode) < 0 && errno != EEXIST)
+                return rtn_err(err, errno, "create %s", path);
+        return 0;
+}
+
+int rt_pending_open(struct store *s, const char *env, char *dir, size_t len, int *ret_lock,
+                    struct rtn_error *err) {
+        char p[4096];
+        int r;
+        static const char *const subs[] = {NULL, "upper", "work"};
+        snprintf(p, sizeof p, "%s/pending", store_data_dir(s));
+        if ((r = mkdir_if(p, 0700, err)) < 0)
+                return r;
+        /* The upper's top is the sandbox's "/": it must be searchable by the agent. */
+        static const mode_t modes[] = {0700, 0755, 0700};
+        for (size_t i = 0; i < 3; i++) {
+                if (rt_pending_path(s, env, subs[i], p, sizeof p) < 0)
+                        return rtn_errx(err, ENAMETOOLONG, "data dir path too long");
+                if ((r = mkdir_if(p, modes[i], err)) < 0)
+                        return r;
+        }
+        rt_pending_path(s, env, "lock", p, sizeof p);
+        _cleanup_close_ int lk = open(p, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+        if (lk < 0)
+                return rtn_err(err, errno, "open %s", p);
+        if (flock(lk, LOCK_EX | LOCK_NB) < 0)
+                return errno == EWOULDBLOCK
+                               ? rtn_errx(err, EBUSY, "the pending changes of environment %s are "
+                                          "in use by another rtn exec --keep", env)
+                               : rtn_err(err, errno, "lock %s", p);
+        rt_pending_path(s, env, NULL, dir, len);
+        *ret_lock = TAKE_FD(lk);
+        return 0;
+}
+
+bool rt_pending_exists(struct store *s, const char *env) {
+        char p[4096];
+        return rt_pending_path(s, env, "upper", p, sizeof p) == 0 && access(p, F_OK) == 0;
+}
+
+int rt_pending_reset(struct store *s, const char *env, const struct rt_idmap *m,
+                     struct rtn_error *err) {
+        char dir[4096];
+        if (rt_pending_path(s, env, NULL, dir, sizeof dir) < 0)
+                return rtn_errx(err, ENAMETOOLONG, "data dir path too long");
+        int r = 0;
+        if (access(dir, F_OK) == 0) {
+                r = rt_remove_tree(m, dir, "upper", err);
+                if (r == 0)
+                        r = rt_remove_tree(m, dir, "work", err);
+        }
+        return r;
+}
+
+int rt_pending_commit(struct store *s, const char *env, const char *msg, const struct rt_idmap *m,
+                      char ret_id[STORE_ID_SIZE], struct rtn_error *err) {
+        char upper[4096];
+        if (!rt_pending_exists(s, env)) {
+                ret_id[0] = '\0';
+                (void)store_tip(s, env, ret_id, NULL);
+                return 1;
+        }
+        rt_pending_path(s, env, "upper", upper, sizeof upper);
+        rt_upper_prune(upper);
+        int r = rt_store_commit(m, s, env, upper, msg, ret_id, err);
+        if (r < 0)
+                return r;
+        /* The upper was moved into the store (or held nothing new): start afresh. */
+        int q = rt_pending_reset(s, env, m, err);
+        return q < 0 ? q : r;
+}

@@ -1,0 +1,32 @@
+/* Base root filesystems for sandboxes (docs/bootstrap.md): `rtn rootfs bootstrap|import|list`
+ * and the resolution of `--rootfs NAME|DIR`. A rootfs lives in <data>/rootfs/NAME/ as
+ *   root/    the tree, owned by the host ids that are root (and the system users) inside the
+ *            sandbox, so provisioning can write over it through the overlay
+ *   stamp    identity of a few key paths (device, inode, mtime, ctime, size) taken when the
+ *            tree was made; compared at every start, so a changed base is noticed without
+ *            re-hashing it. A hash of it is the rootfs's fingerprint.
+ * The tree is only ever an overlay lowerdir: sandboxes never write it. */
+#pragma once
+
+#include <stddef.h>
+
+#include "common/err.h"
+
+/* Resolves a --rootfs argument. NULL or "host": *ret_path = NULL (the host base). A path
+ * (contains '/', or is "." / ".."): its realpath. Otherwise a rootfs NAME in data_dir (NULL:
+ * the default data dir), whose stamp must still match: -ESTALE with a message naming the
+ * changed path otherwise. */
+int rt_rootfs_resolve(const char *data_dir, const char *arg, char **ret_path,
+                      struct rtn_error *err);
+
+/* Host names of the package mirrors a base uses: the URIs of its apt sources (sources.list,
+ * sources.list.d/ *.list and deb822 *.sources), read from the base itself (for the host base
+ * from the host's /etc/apt), never from a sandbox's upper. NULL-terminated, free with
+ * rt_strv_free. */
+int rt_rootfs_mirrors(const char *rootfs, char ***ret_hosts, size_t *ret_n);
+void rt_strv_free(char **v);
+
+/* Fingerprint (16 hex digits, FNV-1a of the stamp) of the rootfs at dir (root/'s parent). */
+int rt_rootfs_fingerprint(const char *dir, char ret[17], struct rtn_error *err);
+
+int rt_cmd_rootfs(int argc, char **argv);

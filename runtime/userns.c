@@ -1,0 +1,179 @@
+/* Store work inside a user namespace mapped like a sandbox. An unprivileged caller with a
+ * subordinate range owns only part of what its sandboxes write: provisioning runs as inside
+ * root (a subordinate id) and apt leaves files only that root may read or remove. A child of
+ * rtn that enters a fresh user namespace with the same mapping (newuidmap) and becomes its
+ * root has CAP_DAC_OVERRIDE over every mapped id, so it can hash, move and delete such
+ * trees. It reports owners as the host numbers (store_set_id_view), so a layer's id is the
+ * same as a hash from outside would give, and creates files as the caller (fsuid 1000 =
+ * the caller, SECBIT_NO_SETUID_FIXUP keeping the capabilities), so the store stays the
+ * caller's. */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/securebits.h>
+#include <sched.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/fsuid.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "common/io.h"
+#include "runtime/runtime.h"
+#include "store/store.h"
+
+struct userns_result {
+        int32_t r;
+        struct rtn_error err;
+        char out[256] __attribute__((aligned(8)));
+};
+
+/* Inside → host, the inverse of rt_idmap_write's SUBID mapping. */
+static uint32_t to_host(uint32_t inside, uint32_t sub, uint32_t self) {
+        if (inside < 1000)
+                return sub + inside;
+        if (inside == 1000)
+                return self;
+        return sub + inside - 1;
+}
+
+static const struct rt_idmap *view_map;
+
+static uint32_t view_uid(uint32_t id) {
+        return to_host(id, view_map->sub_uid, (uint32_t)view_map->host_uid);
+}
+
+static uint32_t view_gid(uint32_t id) {
+        return to_host(id, view_map->sub_gid, (uint32_t)view_map->host_gid);
+}
+
+static __attribute__((noreturn)) void child(const struct rt_idmap *m, int in, int out,
+                                            rt_userns_fn fn, void *arg) {
+        struct userns_result res = {0};
+        char c = 0;
+        if (unshare(CLONE_NEWUSER) < 0 || write(out, &c, 1) != 1 || read(in, &c, 1) != 1)
+                _exit(2);
+        if (setresgid(0, 0, 0) < 0 || setresuid(0, 0, 0) < 0 ||
+            prctl(PR_SET_SECUREBITS, SECBIT_NO_SETUID_FIXUP | SECBIT_NO_SETUID_FIXUP_LOCKED) < 0) {
+                res.r = rtn_err(&res.err, errno, "become root of the helper user namespace");
+        } else {
+                setfsgid(m->agent_gid);
+                setfsuid(m->agent_uid);
+                view_map = m;
+                store_set_id_view(view_uid, view_gid);
+                res.r = fn(arg, res.out, sizeof res.out, &res.err);
+        }
+        (void)rtn_write_all(out, &res, sizeof res);
+        _exit(0);
+}
+
+int rt_userns_run(const struct rt_idmap *m, rt_userns_fn fn, void *arg, char *out, size_t outlen,
+                  struct rtn_error *err) {
+        int to_child[2], to_parent[2];
+        if (pipe2(to_child, O_CLOEXEC) < 0)
+                return rtn_err(err, errno, "pipe");
+        if (pipe2(to_parent, O_CLOEXEC) < 0) {
+                close(to_child[0]);
+                close(to_child[1]);
+                return rtn_err(err, errno, "pipe");
+        }
+        fflush(NULL);
+        pid_t pid = fork();
+        if (pid == 0) {
+                close(to_child[1]);
+                close(to_parent[0]);
+                child(m, to_child[0], to_parent[1], fn, arg);
+        }
+        close(to_child[0]);
+        close(to_parent[1]);
+        int r = 0;
+        char c;
+        struct userns_result res;
+        if (pid < 0)
+                r = rtn_err(err, errno, "fork");
+        else if (read(to_parent[0], &c, 1) != 1)
+                r = rtn_errx(err, EPERM, "cannot create a helper user namespace");
+        else if ((r = rt_idmap_write(m, pid, err)) == 0 && write(to_child[1], "G", 1) != 1)
+                r = rtn_err(err, errno, "start the helper");
+        close(to_child[1]);
+        if (r == 0 && rtn_read_full(to_parent[0], &res, sizeof res) != (ssize_t)sizeof res)
+                r = rtn_errx(err, EIO, "the helper user namespace died");
+        close(to_parent[0]);
+        if (pid > 0)
+                while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+                        ;
+        if (r < 0)
+                return r;
+        if (res.r < 0 && err)
+                *err = res.err;
+        if (out && outlen)
+                memcpy(out, res.out, outlen < sizeof res.out ? outlen : sizeof res.out);
+        return res.r;
+}
+
+/* ---- store operations that must see every file a sandbox wrote ------------------------ */
+
+struct store_call {
+        struct store *st;
+        const char *env, *upper, *msg;
+};
+
+static int do_commit(void *arg, char *out, size_t outlen, struct rtn_error *err) {
+        struct store_call *a = arg;
+        return store_commit(a->st, a->env, a->upper, a->msg, out, err);
+}
+
+static int do_gc(void *arg, char *out, size_t outlen, struct rtn_error *err) {
+        struct store_call *a = arg;
+        return store_gc(a->st, (struct store_gc_stats *)(void *)out, err);
+}
+
+static int do_verify(void *arg, char *out, size_t outlen, struct rtn_error *err) {
+        struct store_call *a = arg;
+        return store_verify(a->st, (struct store_verify_stats *)(void *)out, err);
+}
+
+static int do_export(void *arg, char *out, size_t outlen, struct rtn_error *err) {
+        struct store_call *a = arg;
+        return store_export(a->st, a->env, a->msg, a->upper, err);
+}
+
+static bool needs_userns(const struct rt_idmap *m) {
+        return m && m->mode == RT_IDMAP_SUBID;
+}
+
+int rt_store_commit(const struct rt_idmap *m, struct store *st, const char *env,
+                    const char *upper, const char *msg, char ret_id[STORE_ID_SIZE],
+                    struct rtn_error *err) {
+        struct store_call a = {.st = st, .env = env, .upper = upper, .msg = msg};
+        if (!needs_userns(m))
+                return store_commit(st, env, upper, msg, ret_id, err);
+        _Static_assert(STORE_ID_SIZE <= 255, "commit id fits the result");
+        return rt_userns_run(m, do_commit, &a, ret_id, STORE_ID_SIZE, err);
+}
+
+int rt_store_gc(const struct rt_idmap *m, struct store *st, struct store_gc_stats *ret,
+                struct rtn_error *err) {
+        struct store_call a = {.st = st};
+        if (!needs_userns(m))
+                return store_gc(st, ret, err);
+        _Static_assert(sizeof *ret <= 255, "gc stats fit the result");
+        return rt_userns_run(m, do_gc, &a, (char *)ret, sizeof *ret, err);
+}
+
+int rt_store_verify(const struct rt_idmap *m, struct store *st, struct store_verify_stats *ret,
+                    struct rtn_error *err) {
+        struct store_call a = {.st = st};
+        if (!needs_userns(m))
+                return store_verify(st, ret, err);
+        _Static_assert(sizeof *ret <= 255, "verify stats fit the result");
+        return rt_userns_run(m, do_verify, &a, (char *)ret, sizeof *ret, err);
+}
+
+int rt_store_export(const struct rt_idmap *m, struct store *st, const char *env, const char *name,
+                    const char *out_path, struct rtn_error *err) {
+        struct store_call a = {.st = st, .env = env, .msg = name, .upper = out_path};
+        if (!needs_userns(m))
+                return store_export(st, env, name, out_path, err);
+        return rt_userns_run(m, do_export, &a, NULL, 0, err);
+}

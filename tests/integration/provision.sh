@@ -1,0 +1,163 @@
+#!/usr/bin/env bash
+# Provisioning as a user drives it: rootfs import/list and the stamp that notices a changed
+# base, package-name checks of `rtn pkg install`, and the issue's end-to-end case on a real
+# Debian minbase: bootstrap (mmdebstrap), serve it, pkg_install jq, use it, commit, restart
+# the server, still there; install again on another environment and reset without commit,
+# gone. The end-to-end case needs Debian's mirror (one retry per network step, each
+# time-bounded) and mmdebstrap, and skips as a user without a subordinate id range, for whom
+# bootstrapping is refused by design (docs/bootstrap.md).
+. "$(dirname "$0")/../lib.sh"
+t_need_rtn
+MCP=$T_ROOT/tests/integration/mcp_calls.py
+
+mode() { # root | subid | single, as rtn chooses (runtime/idmap.c)
+        if [ "$(id -u)" = 0 ]; then echo root
+        elif grep -q "^$(id -un):" /etc/subuid 2>/dev/null && command -v newuidmap >/dev/null &&
+                [ -z "${RTN_NO_SUBID:-}" ]; then echo subid
+        else echo single; fi
+}
+
+# Runs CMD... as root inside the caller's subordinate range when files there are not ours.
+as_owner() {
+        "$@" 2>/dev/null || unshare --map-root-user --map-auto "$@"
+}
+
+pkg_names_refused() {
+        export RTN_DATA_DIR=$T_TMP/data
+        local bad
+        for bad in -oAPT::Get::Foo=1 --reinstall Jq 'a;b' 'x' 'jq=' 'jq:' '../jq' 'jq/'; do
+                t_cmd "$RTN" pkg install --rootfs nosuch -- "$bad"
+                [ "$T_RC" = 2 ] || t_fail "'$bad' accepted: $(t_last)"
+        done
+        t_stderr_has "is not a Debian package name"
+        t_cmd "$RTN" pkg install --rootfs nosuch -- -oFoo
+        t_stderr_has "looks like an option"
+        # good names pass the check and fail later, at the missing rootfs
+        t_cmd "$RTN" pkg install --rootfs nosuch -- jq libc6:amd64 g++ python3.11=3.11.2-6 jq/bookworm
+        t_stderr_has "no rootfs named 'nosuch'"
+}
+
+make_tree() {
+        mkdir -p tree/etc/apt tree/usr/bin tree/var/lib/dpkg tree/bin
+        echo "deb http://deb.example.org/debian bookworm main" >tree/etc/apt/sources.list
+        printf 'Types: deb\nURIs: https://mirror.example.net/debian\nSuites: bookworm\n' \
+                >tree/etc/apt/sources.list.d.tmp
+        mkdir tree/etc/apt/sources.list.d
+        mv tree/etc/apt/sources.list.d.tmp tree/etc/apt/sources.list.d/extra.sources
+        echo "root:x:0:0:root:/root:/bin/sh" >tree/etc/passwd
+        : >tree/var/lib/dpkg/status
+        echo hello >tree/usr/bin/marker
+}
+
+rootfs_import_list_stamp() {
+        export RTN_DATA_DIR=$T_TMP/data
+        make_tree
+        tar -C tree -cf t.tar . && tar -C tree --zstd -cf t.tar.zst .
+        t_exit_is 0 "$RTN" rootfs import t.tar tiny
+        t_exit_is 0 "$RTN" rootfs import t.tar.zst tinyz
+        t_exit_is 1 "$RTN" rootfs import t.tar tiny
+        t_stderr_has "already exists"
+        t_exit_is 0 "$RTN" rootfs list
+        t_stdout_has "deb.example.org,mirror.example.net"
+        grep -q "^tiny	[0-9a-f]\{16\}	ok	" "$T_OUT_FILE" || t_fail "list: $(cat "$T_OUT_FILE")"
+        local root=$RTN_DATA_DIR/rootfs/tiny/root
+        [ "$(cat "$root/usr/bin/marker" 2>/dev/null || as_owner cat "$root/usr/bin/marker")" = hello ] ||
+                t_fail "imported content missing"
+        if [ "$(mode)" = root ]; then
+                [ "$(stat -c %u "$root/etc/passwd")" != 0 ] || t_fail "root's rootfs left owned by host root"
+        fi
+        # A changed key path is noticed at start, before any sandbox exists.
+        t_exec --rootfs tiny -- /bin/true
+        [ "$T_RC" != 0 ] && grep -q "changed since" "$T_ERR_FILE" && t_fail "fresh rootfs seen as changed"
+        sleep 0.01
+        as_owner touch "$root/var/lib/dpkg/status" || t_fail "cannot touch the test rootfs"
+        t_exit_is 125 "$RTN" exec --rootfs tiny -- /bin/true
+        t_stderr_has "rootfs tiny changed since it was made"
+        t_stderr_has "var/lib/dpkg/status"
+        t_exit_is 0 "$RTN" rootfs list
+        t_stdout_has "CHANGED"
+        t_exit_is 1 "$RTN" rootfs import t.tar ../evil
+        t_exec --rootfs ../nonexistent-dir -- /bin/true
+        [ "$T_RC" = 125 ] || t_fail "missing --rootfs dir: $(t_last)"
+}
+
+pkg_install_needs_a_rootfs() {
+        export RTN_DATA_DIR=$T_TMP/data
+        printf '%s\n' 'pkg_install {"packages":["jq"]}' >calls
+        t_cmd python3 "$MCP" calls -- "$RTN" serve
+        python3 - "$T_OUT_FILE" <<'PY' || t_fail "$(cat "$T_OUT_FILE" "$T_ERR_FILE")"
+import json, sys
+r = json.loads(open(sys.argv[1]).readline())
+assert r["isError"] and "needs a rootfs" in r["text"], r
+PY
+}
+
+# One MCP session: calls on stdin, answers (one JSON line each) in $T_OUT_FILE.
+serve_calls() { # ENV CALLS...
+        local env=$1
+        shift
+        printf '%s\n' "$@" >calls
+        T_CMD_TIMEOUT=600 t_cmd python3 "$MCP" calls -- "$RTN" serve --rootfs e2e --env "$env"
+        [ "$T_RC" = 0 ] || t_fail "serve: $(tail -c 600 "$T_ERR_FILE")"
+}
+
+answer() { # N FIELD-EXPR: prints python expression over answer N (1-based) as r
+        python3 - "$T_OUT_FILE" "$1" "$2" <<'PY'
+import json, sys
+lines = open(sys.argv[1]).read().splitlines()
+r = json.loads(lines[int(sys.argv[2]) - 1])
+print(eval(sys.argv[3], {"r": r}))
+PY
+}
+
+bootstrap_e2e() {
+        command -v mmdebstrap >/dev/null || t_fail "mmdebstrap is not installed (tools/deps.txt)"
+        local try
+        for try in 1 2; do
+                T_CMD_TIMEOUT=480 t_cmd "$RTN" rootfs bootstrap --suite bookworm --variant minbase e2e
+                [ "$T_RC" = 0 ] && return 0
+                t_note "bootstrap attempt $try failed: $(tail -c 300 "$T_ERR_FILE")"
+        done
+        t_fail "bootstrap failed twice: $(t_last)"
+}
+
+install_jq() { # ENV [EXTRA CALLS...]
+        local env=$1 try
+        shift
+        for try in 1 2; do
+                serve_calls "$env" 'pkg_install {"packages":["jq"],"timeout":600}' \
+                        'shell_run {"command":"echo \"{\\\"v\\\": 42}\" | jq .v"}' "$@"
+                [ "$(answer 1 'r["isError"]')" = False ] && return 0
+                t_note "pkg_install attempt $try: $(answer 1 'r["result"]["stderr"][-400:] if r["result"] else r["text"]')"
+        done
+        t_fail "pkg_install jq failed twice"
+}
+
+end_to_end_jq() {
+        [ "$(mode)" = single ] && t_skip "bootstrapping needs root or a subordinate id range"
+        export RTN_DATA_DIR=$T_TMP/data
+        bootstrap_e2e
+        t_exit_is 0 "$RTN" rootfs list
+        t_stdout_has "deb.debian.org"
+        # install, use, commit
+        install_jq e2e 'env_commit {"message":"jq"}'
+        [ "$(answer 2 'r["result"]["stdout"]')" = 42 ] || t_fail "jq did not run: $(sed -n 2p "$T_OUT_FILE")"
+        [ "$(answer 1 'len(r["progress"]) > 0 or r["result"]["duration_ms"] < 3000')" = True ] ||
+                t_fail "no progress notification during a long install"
+        [ "$(answer 3 'r["isError"]')" = False ] || t_fail "commit: $(sed -n 3p "$T_OUT_FILE")"
+        # a new server on the same environment still has it
+        serve_calls e2e 'shell_run {"command":"jq --version"}'
+        [ "$(answer 1 'r["result"]["exit_code"]')" = 0 ] || t_fail "jq gone after restart: $(cat "$T_OUT_FILE")"
+        # another environment: install, reset without commit, gone
+        install_jq e2e-reset 'env_reset {}' 'shell_run {"command":"command -v jq"}'
+        [ "$(answer 2 'r["result"]["stdout"]')" = 42 ] || t_fail "jq did not run before reset"
+        [ "$(answer 3 'r["isError"]')" = False ] || t_fail "reset: $(sed -n 3p "$T_OUT_FILE")"
+        [ "$(answer 4 'r["result"]["exit_code"] != 0 and r["result"]["stdout"] == ""')" = True ] ||
+                t_fail "jq still there after reset: $(sed -n 4p "$T_OUT_FILE")"
+}
+
+t_run pkg_names_refused pkg_names_refused
+t_run rootfs_import_list_stamp rootfs_import_list_stamp
+t_run pkg_install_needs_a_rootfs pkg_install_needs_a_rootfs
+t_run end_to_end_jq end_to_end_jq
+t_done

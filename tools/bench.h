@@ -1,0 +1,58 @@
+/* Shared by the parts of tools/bench (`make bench`): the result table every measurement
+ * fills, process helpers, and the entry points of the measurement groups. The bench is a
+ * host tool, not part of rtn: it drives the built rtn binary as a user would. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#define BENCH_MAX_RUNS 64
+#define BENCH_MAX_RESULTS 48
+
+struct bench_opts {
+        const char *rtn; /* the rtn binary under test */
+        const char *compare; /* another rtn whose cold exec is timed alongside, or NULL */
+        const char *tmp; /* a scratch dir on the filesystem the store would use */
+        int runs; /* repetitions of every measurement */
+        int iters; /* cold starts per run */
+        int calls; /* shell_run / ping round trips per run */
+        int commit_mb; /* size of the large commit */
+        int small_files; /* files in the many-files commit */
+        bool json, verbose;
+        const char *only; /* comma-separated groups, NULL = all */
+};
+
+/* One line of the table: a value per run, summarised as median [min, max]. */
+struct bench_result {
+        char key[48]; /* stable name for --json and ratios */
+        char label[64]; /* what the table prints */
+        const char *unit;
+        double v[BENCH_MAX_RUNS];
+        int n;
+        char note[96]; /* why it was skipped, or a remark */
+};
+
+/* Returns the result named key, creating it. */
+struct bench_result *bench_result(const char *key, const char *label, const char *unit);
+/* Records that a group could not run (the table shows the reason). */
+void bench_skip(const char *key, const char *label, const char *fmt, ...)
+        __attribute__((format(printf, 3, 4)));
+void bench_add(struct bench_result *r, double value);
+double bench_median(const struct bench_result *r);
+
+double bench_now(void); /* CLOCK_MONOTONIC seconds */
+/* posix_spawn argv[0] (PATH lookup) with stdio on the given fds (-1 = /dev/null) and waits;
+ * returns the wait status, or -errno when it could not start. */
+int bench_run(char *const argv[], int in, int out, int errfd);
+/* Same, without waiting: returns the pid (> 0) or -errno. */
+pid_t bench_spawn(char *const argv[], int in, int out, int errfd);
+/* rtn's usage text lists verb (e.g. "serve", "commit"). */
+bool bench_rtn_has(const struct bench_opts *o, const char *verb);
+bool bench_want(const struct bench_opts *o, const char *group);
+void bench_log(const struct bench_opts *o, const char *fmt, ...)
+        __attribute__((format(printf, 2, 3)));
+
+/* Measurement groups: each adds its results, or skips them with a reason. */
+void bench_serve(const struct bench_opts *o); /* bench_mcp.c: shell_run, ping, RSS */
+void bench_commit(const struct bench_opts *o); /* bench_commit.c: commit vs sha256sum */
