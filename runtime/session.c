@@ -27,11 +27,6 @@
 #define DEFAULT_TIMEOUT_MS (10ULL * 60 * 1000)
 #define DEFAULT_MAX_OUTPUT (1u << 20)
 
-struct linger {
-        int fd;
-        struct rt_session *s;
-};
-
 struct rt_session {
         struct rtn_loop *loop;
         struct rt_session_config cfg;
@@ -44,7 +39,7 @@ struct rt_session {
         bool crashed;           /* rtn-init died since the last rt_session_take_crash */
         uint64_t next_id;
         struct rt_cmd *cmds;
-        unsigned nlinger;
+        int linger[MAX_LINGER]; /* pipes still held by background processes, -1 free */
         const struct rt_session_listener *listener;
         void *listener_ud;
 };
@@ -219,34 +214,36 @@ static void close_stream(struct rt_session *s, struct rt_stream *st) {
         st->eof = true;
 }
 
+static void drop_linger(struct rt_session *s, int i) {
+        rtn_loop_del_fd(s->loop, s->linger[i]);
+        s->linger[i] = rtn_safe_close(s->linger[i]);
+}
+
 static void on_linger(struct rtn_loop *l, int fd, uint32_t ev, void *ud) {
-        struct linger *lg = ud;
+        struct rt_session *s = ud;
         char buf[65536];
         ssize_t n = read(fd, buf, sizeof buf);
         if (n > 0 || (n < 0 && (errno == EAGAIN || errno == EINTR)))
                 return;
-        rtn_loop_del_fd(l, fd);
-        close(fd);
-        lg->s->nlinger--;
-        free(lg);
+        for (int i = 0; i < MAX_LINGER; i++)
+                if (s->linger[i] == fd)
+                        drop_linger(s, i);
 }
 
-/* A background process still holds the pipe: keep draining it, up to MAX_LINGER pipes. */
+/* A background process still holds the pipe: keep draining it, up to MAX_LINGER pipes (the
+ * session owns them, so freeing the session closes them). */
 static void linger_stream(struct rt_session *s, struct rt_stream *st) {
-        struct linger *lg;
         if (st->fd < 0)
                 return;
         rtn_loop_del_fd(s->loop, st->fd);
-        if (s->nlinger < MAX_LINGER && (lg = malloc(sizeof *lg))) {
-                lg->fd = st->fd;
-                lg->s = s;
-                if (rtn_loop_add_fd(s->loop, st->fd, EPOLLIN, on_linger, lg) == 0) {
-                        s->nlinger++;
+        for (int i = 0; i < MAX_LINGER; i++) {
+                if (s->linger[i] >= 0)
+                        continue;
+                if (rtn_loop_add_fd(s->loop, st->fd, EPOLLIN, on_linger, s) == 0) {
+                        s->linger[i] = st->fd;
                         st->fd = -1;
-                        st->eof = true;
-                        return;
                 }
-                free(lg);
+                break;
         }
         st->fd = rtn_safe_close(st->fd);
         st->eof = true;
@@ -646,6 +643,9 @@ void rt_session_free(struct rt_session *s) {
                 if (s->cmds == c) /* the callback did not free it */
                         rt_cmd_free(c);
         }
+        for (int i = 0; i < MAX_LINGER; i++)
+                if (s->linger[i] >= 0)
+                        drop_linger(s, i);
         for (size_t i = 0; i < s->nlayers; i++)
                 free(s->layers[i]);
         free(s->layers);
