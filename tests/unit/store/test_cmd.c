@@ -74,7 +74,11 @@ Test(rt_cmd, user_errors_exit_1) {
         cr_assert_eq(run(out, sizeof out, rt_cmd_rollback, ARGV("rollback", "--data-dir", dd, "abcdef")), 1);
         cr_assert_eq(run(out, sizeof out, rt_cmd_rollback, ARGV("rollback", "--data-dir", dd)), 1);
         cr_assert_eq(run(out, sizeof out, rt_cmd_log, ARGV("log", "--data-dir", dd, "--env", "../x")), 1);
-        cr_assert_eq(run(out, sizeof out, rt_cmd_commit, ARGV("commit", "--data-dir", dd)), 1);
+        /* Without --upper, commit takes the pending changes (rtn exec --keep); an operand is
+         * still a usage error. */
+        cr_assert_eq(run(out, sizeof out, rt_cmd_commit, ARGV("commit", "--data-dir", dd, "extra")), 1);
+        cr_assert_eq(run(out, sizeof out, rt_cmd_commit, ARGV("commit", "--data-dir", dd)), 0);
+        cr_assert(strstr(out, "nothing to commit"), "%s", out);
         cr_assert_eq(run(out, sizeof out, rt_cmd_store, ARGV("store", "--data-dir", dd, "frob")), 1);
         cr_assert_eq(run(out, sizeof out, rt_cmd_import, ARGV("import", "--data-dir", dd, "/nonexistent.tar.zst")), 1);
         free(dd);
