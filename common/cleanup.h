@@ -44,17 +44,17 @@ static inline void rtn_fclosep(FILE **f) {
 /* A pidfd is an fd; the name documents intent. */
 #define _cleanup_pidfd_ _cleanup_(rtn_closep)
 
-#define TAKE_PTR(p)                          \
-        ({                                   \
-                __typeof__(p) _tp_ = (p);    \
-                (p) = NULL;                  \
-                _tp_;                        \
+#define TAKE_PTR(p)                                                                                \
+        ({                                                                                         \
+                __typeof__(p) _tp_ = (p);                                                          \
+                (p) = NULL;                                                                        \
+                _tp_;                                                                              \
         })
-#define TAKE_FD(fd)                   \
-        ({                            \
-                int _tf_ = (fd);      \
-                (fd) = -1;            \
-                _tf_;                 \
+#define TAKE_FD(fd)                                                                                \
+        ({                                                                                         \
+                int _tf_ = (fd);                                                                   \
+                (fd) = -1;                                                                         \
+                _tf_;                                                                              \
         })
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))

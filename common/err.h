@@ -11,8 +11,8 @@
 #define RTN_ERROR_MAX 1024
 
 struct rtn_error {
-        int code;                  /* positive errno, 0 when unset */
-        char msg[RTN_ERROR_MAX];   /* "what failed: strerror (detail)" */
+        int code; /* positive errno, 0 when unset */
+        char msg[RTN_ERROR_MAX]; /* "what failed: strerror (detail)" */
 };
 
 /* Set err to "<fmt>: <strerror(code)>" and return -code. code may be given as either
@@ -25,8 +25,7 @@ int rtn_errx(struct rtn_error *err, int code, const char *fmt, ...)
         __attribute__((format(printf, 3, 4)));
 
 /* Prefix the existing message with "<fmt>: " and return -err->code (crun_error_wrap). */
-int rtn_err_wrap(struct rtn_error *err, const char *fmt, ...)
-        __attribute__((format(printf, 2, 3)));
+int rtn_err_wrap(struct rtn_error *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 static inline void rtn_err_clear(struct rtn_error *err) {
         if (err) {

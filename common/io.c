@@ -104,7 +104,9 @@ ssize_t rtn_recv_msg(int sock, void *buf, size_t len, int *fds, size_t *nfds) {
                 struct cmsghdr align;
         } u;
         struct iovec iov = {.iov_base = buf, .iov_len = len};
-        struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
+        struct msghdr msg = {.msg_iov = &iov,
+                             .msg_iovlen = 1,
+                             .msg_control = u.buf,
                              .msg_controllen = sizeof u.buf};
         ssize_t n;
         do

@@ -18,7 +18,6 @@
 #include <sys/types.h>
 #include <unistd.h>
 
-
 #ifndef __NR_clone3
 #define __NR_clone3 435
 #endif
@@ -114,7 +113,7 @@ static inline int sys_fsmount(int fd, unsigned flags, unsigned attr_flags) {
 struct rtn_landlock_ruleset_attr {
         uint64_t handled_access_fs;
         uint64_t handled_access_net; /* ABI 4 */
-        uint64_t scoped;             /* ABI 6 */
+        uint64_t scoped; /* ABI 6 */
 };
 
 struct rtn_landlock_net_port_attr {

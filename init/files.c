@@ -40,7 +40,7 @@
 static char reqbuf[INIT_FILES_REQ_MAX];
 static char filebuf[INIT_FILES_READ_MAX]; /* bss: touched only by the server, never by PID 1 */
 static struct init_files_resp resp;
-static char rel[INIT_FILES_PATH_MAX];    /* path of the walk's current entry, relative */
+static char rel[INIT_FILES_PATH_MAX]; /* path of the walk's current entry, relative */
 
 static struct {
         int fd;
@@ -71,7 +71,8 @@ static int absolute(const char *path, char *buf, size_t cap) {
 static int resolve_at(int dirfd, const char *path, uint64_t flags, uint64_t mode) {
         /* openat2 refuses O_PATH with any flag but O_DIRECTORY, O_NOFOLLOW, O_CLOEXEC. */
         uint64_t extra = (flags & O_PATH) ? O_CLOEXEC : O_CLOEXEC | O_NOCTTY;
-        struct open_how how = {.flags = flags | extra, .mode = mode,
+        struct open_how how = {.flags = flags | extra,
+                               .mode = mode,
                                .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS};
         for (int i = 0;; i++) {
                 int fd = sys_openat2(dirfd, path, &how, sizeof how);
@@ -215,7 +216,7 @@ static int op_write(const struct init_files_req_view *v, int content_fd) {
                 return r;
         mode_t um = umask(0);
         umask(um);
-        mode_t mode = t.exists ? t.st.st_mode & 07777
+        mode_t mode = t.exists                                ? t.st.st_mode & 07777
                       : (v->msg->flags & INIT_FILES_MODE_SET) ? v->msg->mode & 0777
                                                               : 0666 & ~um;
         /* A temp file next to the target, renamed over it: readers see the old or the new
@@ -223,8 +224,8 @@ static int op_write(const struct init_files_req_view *v, int content_fd) {
         static unsigned seq;
         char tmp[300];
         snprintf(tmp, sizeof tmp, ".%.200s.rtn-%d-%u", t.name, (int)getpid(), ++seq);
-        _cleanup_close_ int fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
-                                                   O_CLOEXEC, 0600);
+        _cleanup_close_ int fd =
+                openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
         if (fd < 0)
                 return fail(negative_errno(), "cannot create a file in %s", t.dir);
         if ((r = copy_content(content_fd, fd, (uint64_t)cst.st_size)) < 0) {
@@ -285,7 +286,8 @@ static int out_list(const struct stat *st, size_t rlen) {
                        : S_ISDIR(st->st_mode) ? 'd'
                        : S_ISLNK(st->st_mode) ? 'l'
                                               : 'o',
-               .size = (uint64_t)st->st_size, .len = (uint16_t)rlen};
+               .size = (uint64_t)st->st_size,
+               .len = (uint16_t)rlen};
         return out_put(&h, sizeof h, rel, rlen, NULL, 0);
 }
 
@@ -328,8 +330,8 @@ static int walk_dir(int dirfd, size_t rlen, unsigned level, visit_fn fn,
 
 static int descend(int dirfd, const char *name, size_t rlen, unsigned level, visit_fn fn,
                    const struct init_files_req_view *v) {
-        _cleanup_close_ int fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
-                                                     O_CLOEXEC | O_NOCTTY);
+        _cleanup_close_ int fd =
+                openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
         if (fd < 0)
                 return 0; /* unreadable or swapped for a symlink: skipped, as find(1) would */
         /* A directory that opens but cannot be read (/proc/PID/fd of another domain checks
@@ -388,8 +390,10 @@ static int search_fd(int fd, size_t rlen) {
                         struct __attribute__((packed)) {
                                 uint32_t line;
                                 uint16_t plen, tlen;
-                        } h = {.line = line + 1, .plen = (uint16_t)rlen,
-                               .tlen = (uint16_t)(len < INIT_FILES_LINE_MAX ? len : INIT_FILES_LINE_MAX)};
+                        } h = {.line = line + 1,
+                               .plen = (uint16_t)rlen,
+                               .tlen = (uint16_t)(len < INIT_FILES_LINE_MAX ? len
+                                                                            : INIT_FILES_LINE_MAX)};
                         int r = out_put(&h, sizeof h, rel, rlen, p, h.tlen);
                         if (r != 0)
                                 return r;
@@ -413,8 +417,8 @@ static int search_visit(int dirfd, const char *name, const struct stat *st, size
         }
         if (!S_ISREG(st->st_mode) || (v->glob[0] && fnmatch(v->glob, name, 0) != 0))
                 return 0;
-        _cleanup_close_ int fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK |
-                                                     O_CLOEXEC | O_NOCTTY);
+        _cleanup_close_ int fd =
+                openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
         struct stat fst;
         if (fd < 0 || fstat(fd, &fst) < 0 || !S_ISREG(fst.st_mode))
                 return 0; /* unreadable to the sandbox user, or swapped: skipped */

@@ -16,38 +16,38 @@
 #define INIT_MAX_WRITABLE 32
 
 enum init_msg_type {
-        INIT_MSG_READY = 1,     /* init → rtn: init_ready */
-        INIT_MSG_CONFIG,        /* rtn → init: init_config (once, before any spawn) */
-        INIT_MSG_CONFIGURED,    /* init → rtn: init_status (error != 0: refused) */
-        INIT_MSG_SPAWN,         /* rtn → init: init_spawn + fds [stdin stdout stderr] */
-        INIT_MSG_SPAWNED,       /* init → rtn: init_spawned (+ pty master fd with INIT_SPAWN_PTY) */
-        INIT_MSG_SPAWN_FAILED,  /* init → rtn: init_status naming the failed step */
-        INIT_MSG_EXITED,        /* init → rtn: init_exited */
-        INIT_MSG_SIGNAL,        /* rtn → init: init_signal, to the command's process group */
-        INIT_MSG_KILL_ALL,      /* rtn → init: SIGKILL every process but init */
-        INIT_MSG_SETUP_FAILED,  /* sandbox child → rtn: init_status; building the sandbox failed */
-        INIT_MSG_GATE_OPEN,     /* rtn → init: open the provisioning gate (header only) */
-        INIT_MSG_GATE,          /* init → rtn: init_gate + the listening socket when error == 0 */
-        INIT_MSG_FILES_START,   /* rtn → init: start the file server (killing a previous one) */
+        INIT_MSG_READY = 1, /* init → rtn: init_ready */
+        INIT_MSG_CONFIG, /* rtn → init: init_config (once, before any spawn) */
+        INIT_MSG_CONFIGURED, /* init → rtn: init_status (error != 0: refused) */
+        INIT_MSG_SPAWN, /* rtn → init: init_spawn + fds [stdin stdout stderr] */
+        INIT_MSG_SPAWNED, /* init → rtn: init_spawned (+ pty master fd with INIT_SPAWN_PTY) */
+        INIT_MSG_SPAWN_FAILED, /* init → rtn: init_status naming the failed step */
+        INIT_MSG_EXITED, /* init → rtn: init_exited */
+        INIT_MSG_SIGNAL, /* rtn → init: init_signal, to the command's process group */
+        INIT_MSG_KILL_ALL, /* rtn → init: SIGKILL every process but init */
+        INIT_MSG_SETUP_FAILED, /* sandbox child → rtn: init_status; building the sandbox failed */
+        INIT_MSG_GATE_OPEN, /* rtn → init: open the provisioning gate (header only) */
+        INIT_MSG_GATE, /* init → rtn: init_gate + the listening socket when error == 0 */
+        INIT_MSG_FILES_START, /* rtn → init: start the file server (killing a previous one) */
         INIT_MSG_FILES_STARTED, /* init → rtn: init_status; error 0: + the server's socket fd */
 };
 
 enum init_policy {
-        INIT_POLICY_AGENT = 0,     /* the agent's commands: Landlock writes to a few dirs only */
+        INIT_POLICY_AGENT = 0, /* the agent's commands: Landlock writes to a few dirs only */
         INIT_POLICY_PROVISION = 1, /* package installs: whole overlay writable, runs as root */
 };
 
 enum init_isolation {
-        INIT_ISOLATION_FULL = 0,     /* namespaces + Landlock + seccomp: the default */
-        INIT_ISOLATION_NO_LANDLOCK,  /* named weaker mode: kernel lacks Landlock, user opted in */
-        INIT_ISOLATION_LANDLOCK,     /* named weaker mode: no namespaces, no overlay; rtn-init is
-                                        not PID 1 and Landlock + seccomp + rlimits do the work */
+        INIT_ISOLATION_FULL = 0, /* namespaces + Landlock + seccomp: the default */
+        INIT_ISOLATION_NO_LANDLOCK, /* named weaker mode: kernel lacks Landlock, user opted in */
+        INIT_ISOLATION_LANDLOCK, /* named weaker mode: no namespaces, no overlay; rtn-init is
+                                    not PID 1 and Landlock + seccomp + rlimits do the work */
 };
 
 struct init_msg_hdr {
         uint32_t type;
         uint32_t len; /* whole message including this header */
-        uint64_t id;  /* command id chosen by rtn; 0 for session-wide messages */
+        uint64_t id; /* command id chosen by rtn; 0 for session-wide messages */
 };
 
 struct init_ready {
@@ -58,9 +58,9 @@ struct init_ready {
 
 struct init_limits {
         uint64_t nofile;
-        uint64_t nproc;       /* 0: leave to the pid namespace's pid_max */
+        uint64_t nproc; /* 0: leave to the pid namespace's pid_max */
         uint64_t fsize_bytes;
-        uint64_t as_bytes;    /* 0: unlimited */
+        uint64_t as_bytes; /* 0: unlimited */
         uint64_t cpu_seconds; /* 0: unlimited */
         uint64_t core_bytes;
 };
@@ -69,10 +69,10 @@ struct init_limits {
  * that the agent policy may write (workspace, tmp, home, rw binds). */
 struct init_config {
         struct init_msg_hdr hdr;
-        uint32_t isolation;      /* enum init_isolation */
+        uint32_t isolation; /* enum init_isolation */
         uint32_t agent_uid, agent_gid;
         uint32_t root_uid, root_gid; /* the ids provisioning runs as (0 when mapped) */
-        uint32_t agent_drop_caps;    /* 1: the agent uid is 0 inside; clear every capability */
+        uint32_t agent_drop_caps; /* 1: the agent uid is 0 inside; clear every capability */
         uint32_t nwritable;
         struct init_limits limits;
         uint32_t strings_len;
@@ -101,9 +101,20 @@ struct init_spawned {
 
 /* Steps a spawn can fail at, for error messages ("rtn: execve sh: not found"). */
 enum init_step {
-        INIT_STEP_NONE = 0, INIT_STEP_FORK, INIT_STEP_SETSID, INIT_STEP_PTY, INIT_STEP_STDIO,
-        INIT_STEP_CHDIR, INIT_STEP_RLIMITS, INIT_STEP_CREDS, INIT_STEP_NNP, INIT_STEP_LANDLOCK,
-        INIT_STEP_SECCOMP, INIT_STEP_EXEC, INIT_STEP_CONFIG, INIT_STEP_PROTOCOL,
+        INIT_STEP_NONE = 0,
+        INIT_STEP_FORK,
+        INIT_STEP_SETSID,
+        INIT_STEP_PTY,
+        INIT_STEP_STDIO,
+        INIT_STEP_CHDIR,
+        INIT_STEP_RLIMITS,
+        INIT_STEP_CREDS,
+        INIT_STEP_NNP,
+        INIT_STEP_LANDLOCK,
+        INIT_STEP_SECCOMP,
+        INIT_STEP_EXEC,
+        INIT_STEP_CONFIG,
+        INIT_STEP_PROTOCOL,
         INIT_STEP_NETNS,
 };
 
@@ -126,7 +137,7 @@ struct init_exited {
  * netns, have no route to it. */
 struct init_gate {
         struct init_msg_hdr hdr;
-        int32_t error;  /* positive errno, 0 = ok (then one fd rides along) */
+        int32_t error; /* positive errno, 0 = ok (then one fd rides along) */
         uint16_t port;
         uint16_t reserved;
         char message[256];
@@ -141,8 +152,8 @@ struct init_signal {
  * (-E2BIG when it would not fit). Decoders validate lengths, counts and NUL terminators of a
  * received datagram and point into it; they never trust a length field. */
 ssize_t init_encode_spawn(void *buf, size_t cap, uint64_t id, uint32_t flags, uint32_t policy,
-                          const char *cwd, char *const argv[], char *const envp[],
-                          uint16_t rows, uint16_t cols);
+                          const char *cwd, char *const argv[], char *const envp[], uint16_t rows,
+                          uint16_t cols);
 struct init_spawn_view {
         const struct init_spawn *msg;
         const char *cwd;
@@ -177,28 +188,28 @@ const char *init_step_name(uint32_t step);
 #define INIT_FILES_REQ_MAX (12 * 1024)
 #define INIT_FILES_PATH_MAX 4096
 #define INIT_FILES_GLOB_MAX 1024
-#define INIT_FILES_READ_MAX (8u << 20)   /* bytes a read, edit or search looks at per file */
-#define INIT_FILES_WRITE_MAX (8u << 20)  /* bytes of a WRITE's content memfd */
-#define INIT_FILES_OUT_MAX (8u << 20)    /* bytes of LIST/SEARCH records */
+#define INIT_FILES_READ_MAX (8u << 20) /* bytes a read, edit or search looks at per file */
+#define INIT_FILES_WRITE_MAX (8u << 20) /* bytes of a WRITE's content memfd */
+#define INIT_FILES_OUT_MAX (8u << 20) /* bytes of LIST/SEARCH records */
 #define INIT_FILES_DEPTH_MAX 32
-#define INIT_FILES_TIMEOUT_S 30          /* a request running longer kills the server (SIGALRM) */
+#define INIT_FILES_TIMEOUT_S 30 /* a request running longer kills the server (SIGALRM) */
 
 enum init_files_op {
-        INIT_FILES_OPEN = 1,  /* path → fd of the regular file, O_RDONLY */
-        INIT_FILES_WRITE,     /* path + content memfd → atomically replaced or created */
-        INIT_FILES_LIST,      /* path, depth, glob, max entries + out memfd → records */
-        INIT_FILES_SEARCH,    /* path, pattern (ERE), glob, max matches + out memfd → records */
+        INIT_FILES_OPEN = 1, /* path → fd of the regular file, O_RDONLY */
+        INIT_FILES_WRITE, /* path + content memfd → atomically replaced or created */
+        INIT_FILES_LIST, /* path, depth, glob, max entries + out memfd → records */
+        INIT_FILES_SEARCH, /* path, pattern (ERE), glob, max matches + out memfd → records */
 };
 
 enum init_files_flags {
         INIT_FILES_CREATE_ONLY = 1u << 0, /* WRITE: fail with EEXIST if the file exists */
-        INIT_FILES_MODE_SET = 1u << 1,    /* WRITE: mode applies to a new file */
-        INIT_FILES_MUST_EXIST = 1u << 2,  /* WRITE: fail with ENOENT if it does not exist */
-        INIT_FILES_CHECK_ID = 1u << 3,    /* WRITE: the file must still be expect_dev/ino */
+        INIT_FILES_MODE_SET = 1u << 1, /* WRITE: mode applies to a new file */
+        INIT_FILES_MUST_EXIST = 1u << 2, /* WRITE: fail with ENOENT if it does not exist */
+        INIT_FILES_CHECK_ID = 1u << 3, /* WRITE: the file must still be expect_dev/ino */
 };
 
 enum init_files_resp_flags {
-        INIT_FILES_CREATED = 1u << 0,   /* WRITE made a new file */
+        INIT_FILES_CREATED = 1u << 0, /* WRITE made a new file */
         INIT_FILES_TRUNCATED = 1u << 1, /* LIST/SEARCH stopped at a limit */
 };
 
@@ -206,9 +217,9 @@ enum init_files_resp_flags {
 struct init_files_req {
         struct init_msg_hdr hdr; /* type: enum init_files_op; id: chosen by rtn */
         uint32_t flags;
-        uint32_t mode;  /* WRITE with MODE_SET: permission bits, at most 0777 */
+        uint32_t mode; /* WRITE with MODE_SET: permission bits, at most 0777 */
         uint32_t depth; /* LIST */
-        uint32_t max;   /* LIST: entries; SEARCH: matches */
+        uint32_t max; /* LIST: entries; SEARCH: matches */
         uint64_t expect_dev, expect_ino;
         uint32_t strings_len;
         char strings[];
@@ -216,13 +227,13 @@ struct init_files_req {
 
 struct init_files_resp {
         struct init_msg_hdr hdr; /* type and id of the request */
-        int32_t error;           /* positive errno, 0 = ok */
-        uint32_t flags;          /* enum init_files_resp_flags */
-        uint64_t size;           /* OPEN: file size; WRITE: bytes written; LIST/SEARCH: record bytes */
-        uint64_t count;          /* LIST/SEARCH: records */
-        uint64_t dev, ino;       /* OPEN: the file's identity, for a WRITE with CHECK_ID */
-        uint32_t mode;           /* OPEN: st_mode */
-        char message[256];       /* what failed, for the agent */
+        int32_t error; /* positive errno, 0 = ok */
+        uint32_t flags; /* enum init_files_resp_flags */
+        uint64_t size; /* OPEN: file size; WRITE: bytes written; LIST/SEARCH: record bytes */
+        uint64_t count; /* LIST/SEARCH: records */
+        uint64_t dev, ino; /* OPEN: the file's identity, for a WRITE with CHECK_ID */
+        uint32_t mode; /* OPEN: st_mode */
+        char message[256]; /* what failed, for the agent */
 };
 
 /* Records in the out memfd, little-endian host order, packed:

@@ -14,12 +14,12 @@ struct init_job {
 };
 
 struct init_state {
-        struct init_config cfg;  /* fixed part of the configuration (strings dropped) */
-        int ruleset_fd[2];       /* Landlock per enum init_policy; -1 in the weaker mode */
-        int gate_netns;          /* netns of the provisioning gate, or -1 (none opened) */
+        struct init_config cfg; /* fixed part of the configuration (strings dropped) */
+        int ruleset_fd[2]; /* Landlock per enum init_policy; -1 in the weaker mode */
+        int gate_netns; /* netns of the provisioning gate, or -1 (none opened) */
         uint16_t gate_port;
         struct init_job jobs[INIT_MAX_JOBS];
-        pid_t files_pid;         /* the file server (init/files.c), 0 when none */
+        pid_t files_pid; /* the file server (init/files.c), 0 when none */
 };
 
 int init_policy_prepare(struct init_state *st, const char *const writable[], uint32_t n,

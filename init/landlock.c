@@ -91,8 +91,8 @@ static int add_path_rule(int ruleset, const char *path, uint64_t access, uint64_
 /* Without a mount namespace (INIT_LANDLOCK_HOST) "/" is the host's own root: only these
  * system directories are readable and executable, plus /proc for the program's own status.
  * /root, /home, /srv, /run, /var and every user's data stay out of reach. */
-static const char *const host_read[] = {"/usr", "/etc", "/opt", "/bin", "/sbin", "/lib",
-                                        "/lib32", "/lib64", "/libx32", "/proc"};
+static const char *const host_read[] = {"/usr", "/etc",   "/opt",   "/bin",    "/sbin",
+                                        "/lib", "/lib32", "/lib64", "/libx32", "/proc"};
 
 static int add_read_rules(int ruleset, uint64_t handled, unsigned flags, struct rtn_error *err) {
         if (!(flags & INIT_LANDLOCK_HOST))

@@ -30,8 +30,8 @@ static struct init_state st = {.ruleset_fd = {-1, -1}, .gate_netns = -1};
 static char msgbuf[INIT_MSG_MAX];
 
 static int send_status(uint32_t type, uint64_t id, int error, uint32_t step, const char *msg) {
-        struct init_status s = {.hdr = {.type = type, .len = sizeof s, .id = id},
-                                .error = error, .step = step};
+        struct init_status s = {
+                .hdr = {.type = type, .len = sizeof s, .id = id}, .error = error, .step = step};
         snprintf(s.message, sizeof s.message, "%s", msg ? msg : "");
         ssize_t n = rtn_send_msg(INIT_CTL_FD, &s, sizeof s, NULL, 0);
         return n < 0 ? (int)n : 0;
@@ -191,9 +191,10 @@ static void on_sigchld(int sfd) {
                 if (pid == st.files_pid)
                         st.files_pid = 0; /* rtn notices on the server's socket */
                 if (init_job_take(&st, pid, &id)) {
-                        struct init_exited m = {.hdr = {.type = INIT_MSG_EXITED, .len = sizeof m,
-                                                        .id = id},
-                                                .wait_status = status, .pid = pid};
+                        struct init_exited m = {
+                                .hdr = {.type = INIT_MSG_EXITED, .len = sizeof m, .id = id},
+                                .wait_status = status,
+                                .pid = pid};
                         if (rtn_send_msg(INIT_CTL_FD, &m, sizeof m, NULL, 0) < 0)
                                 shutdown_all(0);
                 }
@@ -222,7 +223,8 @@ int main(void) {
                 shutdown_all(1);
         if (configure() < 0)
                 shutdown_all(1);
-        struct pollfd pfd[2] = {{.fd = INIT_CTL_FD, .events = POLLIN}, {.fd = sfd, .events = POLLIN}};
+        struct pollfd pfd[2] = {{.fd = INIT_CTL_FD, .events = POLLIN},
+                                {.fd = sfd, .events = POLLIN}};
         for (;;) {
                 if (poll(pfd, 2, -1) < 0) {
                         if (errno == EINTR)

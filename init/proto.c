@@ -8,13 +8,20 @@
 #include <string.h>
 
 static const char *const step_names[] = {
-        [INIT_STEP_NONE] = "spawn",        [INIT_STEP_FORK] = "fork",
-        [INIT_STEP_SETSID] = "setsid",     [INIT_STEP_PTY] = "open pty",
-        [INIT_STEP_STDIO] = "set up stdio", [INIT_STEP_CHDIR] = "chdir",
-        [INIT_STEP_RLIMITS] = "setrlimit", [INIT_STEP_CREDS] = "set credentials",
-        [INIT_STEP_NNP] = "no_new_privs",  [INIT_STEP_LANDLOCK] = "landlock",
-        [INIT_STEP_SECCOMP] = "seccomp",   [INIT_STEP_EXEC] = "execve",
-        [INIT_STEP_CONFIG] = "configure init", [INIT_STEP_PROTOCOL] = "control protocol",
+        [INIT_STEP_NONE] = "spawn",
+        [INIT_STEP_FORK] = "fork",
+        [INIT_STEP_SETSID] = "setsid",
+        [INIT_STEP_PTY] = "open pty",
+        [INIT_STEP_STDIO] = "set up stdio",
+        [INIT_STEP_CHDIR] = "chdir",
+        [INIT_STEP_RLIMITS] = "setrlimit",
+        [INIT_STEP_CREDS] = "set credentials",
+        [INIT_STEP_NNP] = "no_new_privs",
+        [INIT_STEP_LANDLOCK] = "landlock",
+        [INIT_STEP_SECCOMP] = "seccomp",
+        [INIT_STEP_EXEC] = "execve",
+        [INIT_STEP_CONFIG] = "configure init",
+        [INIT_STEP_PROTOCOL] = "control protocol",
         [INIT_STEP_NETNS] = "enter the gate's netns",
 };
 
@@ -43,8 +50,8 @@ static ssize_t put_str(char *base, size_t cap, size_t off, const char *s) {
 }
 
 ssize_t init_encode_spawn(void *buf, size_t cap, uint64_t id, uint32_t flags, uint32_t policy,
-                          const char *cwd, char *const argv[], char *const envp[],
-                          uint16_t rows, uint16_t cols) {
+                          const char *cwd, char *const argv[], char *const envp[], uint16_t rows,
+                          uint16_t cols) {
         struct init_spawn *m = buf;
         if (cap < sizeof *m)
                 return -E2BIG;

@@ -44,8 +44,10 @@ int init_policy_prepare(struct init_state *st, const char *const writable[], uin
                 return 0;
         int abi = init_landlock_abi();
         if (abi <= 0)
-                return rtn_errx(err, EOPNOTSUPP, "Landlock is not available in this kernel "
-                                "(ABI %d); refusing to run without it", abi);
+                return rtn_errx(err, EOPNOTSUPP,
+                                "Landlock is not available in this kernel "
+                                "(ABI %d); refusing to run without it",
+                                abi);
         /* In a full sandbox the pid and net namespaces keep signals and abstract sockets
          * from the host; scoping on top would only cut one command off from another's jobs
          * (each command is its own domain). Without namespaces, scoping is the wall. */
@@ -233,7 +235,8 @@ static int open_pty(const struct init_spawn *m, char slave[32]) {
 
 static void reply_failed(uint64_t id, int e, uint32_t step) {
         struct init_status s = {.hdr = {.type = INIT_MSG_SPAWN_FAILED, .len = sizeof s, .id = id},
-                                .error = e, .step = step};
+                                .error = e,
+                                .step = step};
         snprintf(s.message, sizeof s.message, "%s: %s", init_step_name(step), strerror(e));
         (void)rtn_send_msg(INIT_CTL_FD, &s, sizeof s, NULL, 0);
 }
@@ -299,8 +302,7 @@ void init_spawn(struct init_state *st, const void *msg, size_t len, int *fds, si
                 goto out;
         }
         bool pty = view.msg->flags & INIT_SPAWN_PTY;
-        if (st->cfg.isolation == INIT_ISOLATION_LANDLOCK &&
-            view.msg->policy != INIT_POLICY_AGENT) {
+        if (st->cfg.isolation == INIT_ISOLATION_LANDLOCK && view.msg->policy != INIT_POLICY_AGENT) {
                 reply_failed(id, EPERM, INIT_STEP_LANDLOCK); /* no provisioning on the host */
                 goto out;
         }

@@ -31,8 +31,8 @@ int netns_addr_check(const struct sockaddr *sa, socklen_t len, const char **ret_
  * that passes netns_addr_check, with port set. The caller connects to exactly that address
  * (no second lookup, so a rebinding DNS answer cannot swap it). -EACCES when every address
  * is refused, -ENOENT when the name does not resolve; err says which address and why. */
-int netns_resolve(const char *host, uint16_t port, struct sockaddr_storage *ret,
-                  socklen_t *ret_len, struct rtn_error *err);
+int netns_resolve(const char *host, uint16_t port, struct sockaddr_storage *ret, socklen_t *ret_len,
+                  struct rtn_error *err);
 
 /* A host name as the gate and the HTTP tools accept it: 1-253 of [A-Za-z0-9.-], no leading
  * '-' or '.', or a bracketed IPv6 literal. */

@@ -29,28 +29,41 @@ static int usage(const char *verb, const char *text) {
  * (shorts lists which). Returns -1 after printing an error. */
 static int parse(int argc, char **argv, const char *shorts, struct opts *o) {
         static const struct option longs[] = {
-                { "data-dir", required_argument, NULL, OPT_DATA_DIR },
-                { "env", required_argument, NULL, OPT_ENV },
-                { "message", required_argument, NULL, 'm' },
-                { "upper", required_argument, NULL, OPT_UPPER },
-                { "output", required_argument, NULL, 'o' },
-                { "max-bytes", required_argument, NULL, OPT_MAX_BYTES },
-                { "help", no_argument, NULL, 'h' },
-                { 0 },
+                {"data-dir", required_argument, NULL, OPT_DATA_DIR},
+                {"env", required_argument, NULL, OPT_ENV},
+                {"message", required_argument, NULL, 'm'},
+                {"upper", required_argument, NULL, OPT_UPPER},
+                {"output", required_argument, NULL, 'o'},
+                {"max-bytes", required_argument, NULL, OPT_MAX_BYTES},
+                {"help", no_argument, NULL, 'h'},
+                {0},
         };
-        *o = (struct opts){ .env = STORE_DEFAULT_ENV };
+        *o = (struct opts){.env = STORE_DEFAULT_ENV};
         optind = 0; /* glibc: reinitialise, each verb parses afresh */
         opterr = 1;
         int c;
         while ((c = getopt_long(argc, argv, shorts, longs, NULL)) != -1) {
                 switch (c) {
-                case OPT_DATA_DIR: o->data_dir = optarg; break;
-                case OPT_ENV: o->env = optarg; break;
-                case 'm': o->msg = optarg; break;
-                case OPT_UPPER: o->upper = optarg; break;
-                case 'o': o->out = optarg; break;
-                case OPT_MAX_BYTES: o->max_bytes = strtoull(optarg, NULL, 10); break;
-                default: return -1;
+                case OPT_DATA_DIR:
+                        o->data_dir = optarg;
+                        break;
+                case OPT_ENV:
+                        o->env = optarg;
+                        break;
+                case 'm':
+                        o->msg = optarg;
+                        break;
+                case OPT_UPPER:
+                        o->upper = optarg;
+                        break;
+                case 'o':
+                        o->out = optarg;
+                        break;
+                case OPT_MAX_BYTES:
+                        o->max_bytes = strtoull(optarg, NULL, 10);
+                        break;
+                default:
+                        return -1;
                 }
         }
         o->positional = optind;
@@ -61,8 +74,18 @@ static int parse(int argc, char **argv, const char *shorts, struct opts *o) {
 static int fail(const struct rtn_error *err) {
         fprintf(stderr, "rtn: %s\n", err->msg);
         switch (err->code) {
-        case EINVAL: case ENOENT: case ENOTUNIQ: case EEXIST: case EPERM: case EFBIG:
-        case EBADMSG: case EXDEV: case ENOTDIR: case EMSGSIZE: case EUCLEAN: case EACCES:
+        case EINVAL:
+        case ENOENT:
+        case ENOTUNIQ:
+        case EEXIST:
+        case EPERM:
+        case EFBIG:
+        case EBADMSG:
+        case EXDEV:
+        case ENOTDIR:
+        case EMSGSIZE:
+        case EUCLEAN:
+        case EACCES:
                 return 1;
         default:
                 return 125;
@@ -79,7 +102,7 @@ static int open_store(const struct opts *o, struct store **s, struct rtn_error *
 
 int rt_cmd_commit(int argc, char **argv) {
         struct opts o;
-        struct rtn_error err = { 0 };
+        struct rtn_error err = {0};
         struct store *s;
         if (parse(argc, argv, "m:", &o) < 0 || o.positional != argc)
                 return usage("commit", "[-m MSG] [--upper DIR]");
@@ -124,7 +147,7 @@ static int print_commit(const struct store_commit_info *c, void *userdata) {
 
 int rt_cmd_log(int argc, char **argv) {
         struct opts o;
-        struct rtn_error err = { 0 };
+        struct rtn_error err = {0};
         struct store *s;
         if (parse(argc, argv, "", &o) < 0 || o.positional != argc)
                 return usage("log", "");
@@ -137,7 +160,7 @@ int rt_cmd_log(int argc, char **argv) {
 
 int rt_cmd_rollback(int argc, char **argv) {
         struct opts o;
-        struct rtn_error err = { 0 };
+        struct rtn_error err = {0};
         struct store *s;
         if (parse(argc, argv, "", &o) < 0 || o.positional != argc - 1)
                 return usage("rollback", "ID");
@@ -161,7 +184,7 @@ static int print_change(enum store_change what, const char *path, void *userdata
 
 int rt_cmd_diff(int argc, char **argv) {
         struct opts o;
-        struct rtn_error err = { 0 };
+        struct rtn_error err = {0};
         struct store *s;
         if (parse(argc, argv, "", &o) < 0 || o.positional != argc)
                 return usage("diff", "[--upper DIR]");
@@ -182,7 +205,7 @@ int rt_cmd_diff(int argc, char **argv) {
 
 int rt_cmd_reset(int argc, char **argv) {
         struct opts o;
-        struct rtn_error err = { 0 };
+        struct rtn_error err = {0};
         struct store *s;
         struct rt_idmap m;
         if (parse(argc, argv, "", &o) < 0 || o.positional != argc)
@@ -198,7 +221,7 @@ int rt_cmd_reset(int argc, char **argv) {
 
 int rt_cmd_gc(int argc, char **argv) {
         struct opts o;
-        struct rtn_error err = { 0 };
+        struct rtn_error err = {0};
         struct store *s;
         if (parse(argc, argv, "", &o) < 0 || o.positional != argc)
                 return usage("gc", "");
@@ -219,7 +242,7 @@ int rt_cmd_gc(int argc, char **argv) {
 
 int rt_cmd_export(int argc, char **argv) {
         struct opts o;
-        struct rtn_error err = { 0 };
+        struct rtn_error err = {0};
         struct store *s;
         if (parse(argc, argv, "o:", &o) < 0 || o.positional < argc - 1 || !o.out)
                 return usage("export", "[ID] -o FILE.tar.zst");
@@ -236,7 +259,7 @@ int rt_cmd_export(int argc, char **argv) {
 
 int rt_cmd_import(int argc, char **argv) {
         struct opts o;
-        struct rtn_error err = { 0 };
+        struct rtn_error err = {0};
         struct store *s;
         if (parse(argc, argv, "", &o) < 0 || o.positional != argc - 1)
                 return usage("import", "[--max-bytes N] FILE.tar.zst");
@@ -253,14 +276,14 @@ int rt_cmd_import(int argc, char **argv) {
 
 int rt_cmd_store(int argc, char **argv) {
         struct opts o;
-        struct rtn_error err = { 0 };
+        struct rtn_error err = {0};
         struct store *s;
         if (parse(argc, argv, "", &o) < 0 || o.positional != argc - 1 ||
             strcmp(argv[o.positional], "verify"))
                 return usage("store", "verify");
         if (open_store(&o, &s, &err) < 0)
                 return fail(&err);
-        struct store_verify_stats st = { 0 };
+        struct store_verify_stats st = {0};
         struct rt_idmap m;
         int r = rt_idmap_choose(&m, &err);
         if (r == 0)
@@ -272,7 +295,6 @@ int rt_cmd_store(int argc, char **argv) {
                 fprintf(stderr, "rtn: store verify: %zu problems; first: %s\n", st.bad, err.msg);
                 return 1;
         }
-        printf("ok: %zu layers, %zu commits, %zu environments\n", st.layers, st.commits,
-               st.envs);
+        printf("ok: %zu layers, %zu commits, %zu environments\n", st.layers, st.commits, st.envs);
         return 0;
 }

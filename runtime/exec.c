@@ -67,9 +67,11 @@ static void restore_tty(void) {
 
 static const char exec_usage[] =
         "usage: rtn exec [OPTIONS] -- CMD [ARG...]\n"
-        "  --rootfs host|NAME|DIR  base filesystem: host (default, a read-only view of /usr /etc /opt\n"
+        "  --rootfs host|NAME|DIR  base filesystem: host (default, a read-only view of /usr /etc "
+        "/opt\n"
         "                        ...), a rootfs NAME (rtn rootfs list) or a directory\n"
-        "  --workspace DIR       bind DIR read-write at /workspace (default: an empty dir, discarded)\n"
+        "  --workspace DIR       bind DIR read-write at /workspace (default: an empty dir, "
+        "discarded)\n"
         "  --bind SRC:DST[:ro|rw] bind a host path (default rw); repeatable\n"
         "  --cwd DIR             working directory inside (default /workspace)\n"
         "  --setenv K=V          set an environment variable; repeatable\n"
@@ -86,7 +88,8 @@ static const char exec_usage[] =
         "  --keep                keep the changes as the environment's pending changes (rtn diff,\n"
         "                        rtn commit, rtn reset); later --keep runs start from them\n"
         "  --commit [-m MSG]     commit the sandbox's changes to the environment if CMD exits 0\n"
-        "  --data-dir DIR        the store (default $RTN_DATA_DIR, $XDG_DATA_HOME/rtn, ~/.local/share/rtn)\n";
+        "  --data-dir DIR        the store (default $RTN_DATA_DIR, $XDG_DATA_HOME/rtn, "
+        "~/.local/share/rtn)\n";
 
 /* BYTES with an optional K, M or G suffix (powers of 1024). */
 static int parse_size(const char *arg, const char *what, uint64_t *ret, struct rtn_error *err) {
@@ -143,31 +146,43 @@ static int parse_limit_opt(int c, const char *arg, struct rt_spec *s, struct rtn
 }
 
 static int parse_opts(int argc, char **argv, struct exec_opts *o, struct rtn_error *err) {
-        static const struct option longopts[] = {
-                {"rootfs", required_argument, NULL, 'r'}, {"workspace", required_argument, NULL, 'w'},
-                {"bind", required_argument, NULL, 'b'},   {"cwd", required_argument, NULL, 'c'},
-                {"setenv", required_argument, NULL, 'e'}, {"net", required_argument, NULL, 'n'},
-                {"hostname", required_argument, NULL, 'H'}, {"timeout", required_argument, NULL, 'T'},
-                {"tty", no_argument, NULL, 't'},          {"help", no_argument, NULL, 'h'},
-                {"env", required_argument, NULL, 'E'},    {"commit", no_argument, NULL, 'C'},
-                {"keep", no_argument, NULL, 'K'},
-                {"message", required_argument, NULL, 'm'}, {"data-dir", required_argument, NULL, 'D'},
-                {"upper-size", required_argument, NULL, 'U'},
-                {"memory-max", required_argument, NULL, 'M'},
-                {"pids-max", required_argument, NULL, 'P'},
-                {"isolation", required_argument, NULL, 'I'},
-                {0}};
+        static const struct option longopts[] = {{"rootfs", required_argument, NULL, 'r'},
+                                                 {"workspace", required_argument, NULL, 'w'},
+                                                 {"bind", required_argument, NULL, 'b'},
+                                                 {"cwd", required_argument, NULL, 'c'},
+                                                 {"setenv", required_argument, NULL, 'e'},
+                                                 {"net", required_argument, NULL, 'n'},
+                                                 {"hostname", required_argument, NULL, 'H'},
+                                                 {"timeout", required_argument, NULL, 'T'},
+                                                 {"tty", no_argument, NULL, 't'},
+                                                 {"help", no_argument, NULL, 'h'},
+                                                 {"env", required_argument, NULL, 'E'},
+                                                 {"commit", no_argument, NULL, 'C'},
+                                                 {"keep", no_argument, NULL, 'K'},
+                                                 {"message", required_argument, NULL, 'm'},
+                                                 {"data-dir", required_argument, NULL, 'D'},
+                                                 {"upper-size", required_argument, NULL, 'U'},
+                                                 {"memory-max", required_argument, NULL, 'M'},
+                                                 {"pids-max", required_argument, NULL, 'P'},
+                                                 {"isolation", required_argument, NULL, 'I'},
+                                                 {0}};
         int c, r;
         optind = 1;
         while ((c = getopt_long(argc, argv, "+thm:", longopts, NULL)) != -1) {
                 switch (c) {
-                case 'r': o->spec.rootfs = optarg; break;
-                case 'w': o->spec.workspace = optarg; break;
+                case 'r':
+                        o->spec.rootfs = optarg;
+                        break;
+                case 'w':
+                        o->spec.workspace = optarg;
+                        break;
                 case 'b':
                         if ((r = rt_parse_bind(&o->spec, optarg, err)) < 0)
                                 return r;
                         break;
-                case 'c': o->cwd = optarg; break;
+                case 'c':
+                        o->cwd = optarg;
+                        break;
                 case 'e':
                         if (o->nsetenv >= RT_ENV_MAX)
                                 return rtn_errx(err, E2BIG, "too many --setenv options");
@@ -179,22 +194,39 @@ static int parse_opts(int argc, char **argv, struct exec_opts *o, struct rtn_err
                         else if (strcmp(optarg, "loopback") != 0)
                                 return rtn_errx(err, EINVAL, "--net must be loopback or none");
                         break;
-                case 'H': o->spec.hostname = optarg; break;
+                case 'H':
+                        o->spec.hostname = optarg;
+                        break;
                 case 'T': {
                         char *end;
                         errno = 0;
                         o->timeout = strtoul(optarg, &end, 10);
                         if (errno || *end || o->timeout == 0 || o->timeout > 31536000)
-                                return rtn_errx(err, EINVAL, "--timeout wants seconds (1..31536000)");
+                                return rtn_errx(err, EINVAL,
+                                                "--timeout wants seconds (1..31536000)");
                         break;
                 }
-                case 't': o->tty = true; break;
-                case 'E': o->env = optarg; break;
-                case 'C': o->commit = true; break;
-                case 'K': o->keep = true; break;
-                case 'm': o->message = optarg; break;
-                case 'D': o->data_dir = optarg; break;
-                case 'h': fputs(exec_usage, stdout); exit(0);
+                case 't':
+                        o->tty = true;
+                        break;
+                case 'E':
+                        o->env = optarg;
+                        break;
+                case 'C':
+                        o->commit = true;
+                        break;
+                case 'K':
+                        o->keep = true;
+                        break;
+                case 'm':
+                        o->message = optarg;
+                        break;
+                case 'D':
+                        o->data_dir = optarg;
+                        break;
+                case 'h':
+                        fputs(exec_usage, stdout);
+                        exit(0);
                 default:
                         if ((r = parse_limit_opt(c, optarg, &o->spec, err)) < 0)
                                 return r;
@@ -202,21 +234,22 @@ static int parse_opts(int argc, char **argv, struct exec_opts *o, struct rtn_err
                 }
         }
         if (optind >= argc)
-                return rtn_errx(err, EINVAL, "no command given (rtn exec [OPTIONS] -- CMD [ARG...])");
+                return rtn_errx(err, EINVAL,
+                                "no command given (rtn exec [OPTIONS] -- CMD [ARG...])");
         o->argv = argv + optind;
         char data_dir[4096];
         struct rtn_error ignored = {0};
         int q = rt_spec_check(&o->spec, err); /* conflicts first, then what the binds name */
         if (q < 0)
                 return q;
-        return rt_binds_check(&o->spec,
-                              store_default_dir(data_dir, sizeof data_dir, &ignored) < 0 ? NULL
-                                                                                         : data_dir,
-                              err);
+        return rt_binds_check(
+                &o->spec,
+                store_default_dir(data_dir, sizeof data_dir, &ignored) < 0 ? NULL : data_dir, err);
 }
 
 /* stdio for the command: our own fds, except terminals, which become pipes we pump. */
-static int setup_stdio(struct exec_run *run, int fds[3], int close_later[3], struct rtn_error *err) {
+static int setup_stdio(struct exec_run *run, int fds[3], int close_later[3],
+                       struct rtn_error *err) {
         for (int i = 0; i < 3; i++) {
                 close_later[i] = -1;
                 if (fcntl(i, F_GETFD) < 0) {
@@ -426,8 +459,11 @@ static int open_store(struct exec_opts *o, struct exec_store *es, struct rtn_err
         }
         if (!o->commit && !o->keep && access(o->data_dir, F_OK) < 0) {
                 o->data_dir = NULL;
-                return o->env ? rtn_errx(err, ENOENT, "no store at %s: environment %s has no "
-                                         "commits", dir, env) : 0;
+                return o->env ? rtn_errx(err, ENOENT,
+                                         "no store at %s: environment %s has no "
+                                         "commits",
+                                         dir, env)
+                              : 0;
         }
         if ((r = store_open(o->data_dir, &es->st, err)) < 0 ||
             (r = store_layer_stack(es->st, env, &es->layers, &es->nlayers, err)) < 0)
@@ -495,9 +531,11 @@ static int commit_upper(struct exec_opts *o, struct exec_store *es, const struct
  * hence "most likely". */
 static void report_violation(int wait_status, const char *cmd) {
         if (WIFSIGNALED(wait_status) && WTERMSIG(wait_status) == SIGSYS)
-                fprintf(stderr, "rtn: %s was killed by seccomp (SIGSYS): most likely a system "
+                fprintf(stderr,
+                        "rtn: %s was killed by seccomp (SIGSYS): most likely a system "
                         "call through a foreign ABI (32-bit int 0x80 or x32), which the sandbox "
-                        "forbids; see docs/policy.md\n", cmd);
+                        "forbids; see docs/policy.md\n",
+                        cmd);
 }
 
 int rt_cmd_exec(int argc, char **argv) {

@@ -32,13 +32,13 @@ struct pending {
 struct rt_files {
         struct rtn_loop *loop;
         struct rt_session *s;
-        int sock;               /* -1: no server */
+        int sock; /* -1: no server */
         bool starting;
         uint64_t next_id, start_id;
-        struct pending *head;   /* oldest first */
+        struct pending *head; /* oldest first */
         unsigned inflight;
         struct rtn_loop_source *kick;
-        char why[256];          /* the server's last words (a start failure) */
+        char why[256]; /* the server's last words (a start failure) */
 };
 
 static void pump(struct rt_files *f);
@@ -99,8 +99,10 @@ static void kick(struct rt_files *f) {
 
 static void server_died(struct rt_files *f, const char *what) {
         char msg[512];
-        snprintf(msg, sizeof msg, "the sandbox's file server %s%s%s; the next file call starts "
-                 "a new one", what, f->why[0] ? ": " : "", f->why);
+        snprintf(msg, sizeof msg,
+                 "the sandbox's file server %s%s%s; the next file call starts "
+                 "a new one",
+                 what, f->why[0] ? ": " : "", f->why);
         server_down(f);
         fail_all(f, true, EPIPE, msg);
         f->why[0] = '\0';
@@ -109,7 +111,8 @@ static void server_died(struct rt_files *f, const char *what) {
 
 static void on_reply(struct rt_files *f, const struct init_files_resp *m, int fd) {
         struct pending *p = f->head;
-        if (!p || !p->sent || m->hdr.id != p->id || m->hdr.type != ((struct init_msg_hdr *)p->msg)->type) {
+        if (!p || !p->sent || m->hdr.id != p->id ||
+            m->hdr.type != ((struct init_msg_hdr *)p->msg)->type) {
                 rtn_safe_close(fd);
                 server_died(f, "answered out of turn");
                 return;
@@ -119,9 +122,15 @@ static void on_reply(struct rt_files *f, const struct init_files_resp *m, int fd
         char msg[sizeof m->message + 1];
         memcpy(msg, m->message, sizeof m->message);
         msg[sizeof m->message] = '\0';
-        struct rt_files_reply r = {.error = m->error, .message = msg, .flags = m->flags,
-                                   .size = m->size, .count = m->count, .dev = m->dev,
-                                   .ino = m->ino, .mode = m->mode, .fd = -1};
+        struct rt_files_reply r = {.error = m->error,
+                                   .message = msg,
+                                   .flags = m->flags,
+                                   .size = m->size,
+                                   .count = m->count,
+                                   .dev = m->dev,
+                                   .ino = m->ino,
+                                   .mode = m->mode,
+                                   .fd = -1};
         if (r.error < 0 || (r.error == 0 && m->hdr.type == INIT_FILES_OPEN && fd < 0))
                 r.error = EBADMSG;
         if (r.error == 0 && m->hdr.type == INIT_FILES_OPEN)
@@ -187,7 +196,8 @@ static void on_started(void *ud, const void *msg, size_t len, int fd) {
 static void on_lost(void *ud) {
         struct rt_files *f = ud;
         server_down(f);
-        fail_all(f, false, ECONNRESET, "the sandbox ended while the file call ran (its init "
+        fail_all(f, false, ECONNRESET,
+                 "the sandbox ended while the file call ran (its init "
                  "died or it was restarted); try again");
 }
 
@@ -195,8 +205,7 @@ static const struct rt_session_listener listener = {.on_msg = on_started, .on_lo
 
 static void start_server(struct rt_files *f) {
         struct rtn_error err = {0};
-        struct init_msg_hdr m = {.type = INIT_MSG_FILES_START, .len = sizeof m,
-                                 .id = ++f->next_id};
+        struct init_msg_hdr m = {.type = INIT_MSG_FILES_START, .len = sizeof m, .id = ++f->next_id};
         f->start_id = m.id;
         f->starting = true;
         if (rt_session_send(f->s, &m, sizeof m, &err) < 0) {
@@ -263,9 +272,13 @@ int rt_files_call(struct rt_files *f, const struct rt_files_op *op, rt_files_fn 
         }
         p->fd = -1;
         struct init_files_req fixed = {
-                .hdr = {.type = op->op, .id = ++f->next_id}, .flags = op->flags,
-                .mode = op->mode, .depth = op->depth, .max = op->max,
-                .expect_dev = op->expect_dev, .expect_ino = op->expect_ino,
+                .hdr = {.type = op->op, .id = ++f->next_id},
+                .flags = op->flags,
+                .mode = op->mode,
+                .depth = op->depth,
+                .max = op->max,
+                .expect_dev = op->expect_dev,
+                .expect_ino = op->expect_ino,
         };
         ssize_t len = init_encode_files_req(p->msg, INIT_FILES_REQ_MAX, &fixed, op->path,
                                             op->pattern, op->glob);

@@ -18,21 +18,21 @@ struct rt_session;
 struct rt_files;
 
 struct rt_files_op {
-        uint32_t op;     /* enum init_files_op */
-        uint32_t flags;  /* enum init_files_flags */
+        uint32_t op; /* enum init_files_op */
+        uint32_t flags; /* enum init_files_flags */
         uint32_t mode, depth, max;
         uint64_t expect_dev, expect_ino;
         const char *path, *pattern, *glob; /* NULL = "" */
-        int fd;          /* content (WRITE) or output (LIST, SEARCH) memfd; borrowed; -1 */
+        int fd; /* content (WRITE) or output (LIST, SEARCH) memfd; borrowed; -1 */
 };
 
 struct rt_files_reply {
-        int error;            /* positive errno, 0 = done */
-        const char *message;  /* what failed, in a sentence; "" when nothing did */
-        uint32_t flags;       /* enum init_files_resp_flags */
+        int error; /* positive errno, 0 = done */
+        const char *message; /* what failed, in a sentence; "" when nothing did */
+        uint32_t flags; /* enum init_files_resp_flags */
         uint64_t size, count, dev, ino;
         uint32_t mode;
-        int fd;               /* OPEN: the file, O_RDONLY; the callback owns it; else -1 */
+        int fd; /* OPEN: the file, O_RDONLY; the callback owns it; else -1 */
 };
 
 typedef void (*rt_files_fn)(void *ud, const struct rt_files_reply *r);
@@ -51,12 +51,12 @@ int rt_files_call(struct rt_files *f, const struct rt_files_op *op, rt_files_fn 
 bool rt_text_is_binary(const char *data, size_t n, bool cut);
 
 struct rt_text_lines {
-        char *content;           /* malloc'd "%6u\t<line>\n"... */
+        char *content; /* malloc'd "%6u\t<line>\n"... */
         size_t len;
-        uint64_t start_line;     /* first line returned, 1-based */
+        uint64_t start_line; /* first line returned, 1-based */
         uint64_t lines_returned;
-        uint64_t total_lines;    /* lines in data (a last line without '\n' counts) */
-        bool truncated;          /* lines after the ones returned, or cut at max_bytes */
+        uint64_t total_lines; /* lines in data (a last line without '\n' counts) */
+        bool truncated; /* lines after the ones returned, or cut at max_bytes */
 };
 /* Numbers the lines [offset, offset+limit) of data (offset 1-based) like `cat -n`, keeping
  * each line's bytes as they are ('\r' of CRLF included), at most max_bytes of output. */

@@ -120,8 +120,8 @@ static int start_init(struct rt_sandbox *sb, struct rtn_error *err) {
         int pidfd = -1;
         /* No namespaces and no PDEATHSIG: if rtn dies, rtn-init sees EOF on its socket and
          * kills its descendants first; SIGKILL from a death signal would orphan them. */
-        struct clone_args ca = {.flags = CLONE_PIDFD, .pidfd = (uint64_t)(uintptr_t)&pidfd,
-                                .exit_signal = SIGCHLD};
+        struct clone_args ca = {
+                .flags = CLONE_PIDFD, .pidfd = (uint64_t)(uintptr_t)&pidfd, .exit_signal = SIGCHLD};
         pid_t pid = sys_clone3(&ca, sizeof ca);
         if (pid < 0) {
                 int e = errno;
@@ -149,7 +149,8 @@ int rt_hostmode_start(const struct rt_spec *spec, struct rt_sandbox *sb, struct 
          * or xattrs: a confined root could still change their metadata. No user namespace
          * means no other uid to run as, so refuse. */
         if (geteuid() == 0)
-                return rtn_errx(err, EPERM, "--isolation landlock will not run as root: without "
+                return rtn_errx(err, EPERM,
+                                "--isolation landlock will not run as root: without "
                                 "a user namespace the command would own the host's system "
                                 "files; run rtn as an unprivileged user");
         sb->isolation = INIT_ISOLATION_LANDLOCK;
@@ -160,13 +161,15 @@ int rt_hostmode_start(const struct rt_spec *spec, struct rt_sandbox *sb, struct 
         if ((r = setup_dirs(spec, sb, err)) < 0 || (r = start_init(sb, err)) < 0)
                 goto fail;
         struct init_ready ready;
-        if ((r = rt_recv_typed(sb, &ready, sizeof ready, INIT_MSG_READY, "rtn-init start",
-                               err)) < 0)
+        if ((r = rt_recv_typed(sb, &ready, sizeof ready, INIT_MSG_READY, "rtn-init start", err)) <
+            0)
                 goto fail;
         sb->landlock_abi = ready.landlock_abi;
         if (ready.landlock_abi <= 0) {
-                r = rtn_errx(err, EOPNOTSUPP, "--isolation landlock needs Landlock, and this "
-                             "kernel has none (ABI %d)", ready.landlock_abi);
+                r = rtn_errx(err, EOPNOTSUPP,
+                             "--isolation landlock needs Landlock, and this "
+                             "kernel has none (ABI %d)",
+                             ready.landlock_abi);
                 goto fail;
         }
         if ((r = rt_send_config(sb, spec, err)) < 0)

@@ -19,9 +19,9 @@
 #include "common/syscall.h"
 #include "runtime/runtime.h"
 
-static const char *const system_dirs[] = {"/bin",  "/boot", "/dev",  "/etc",   "/lib",
+static const char *const system_dirs[] = {"/bin",   "/boot",  "/dev",    "/etc",  "/lib",
                                           "/lib32", "/lib64", "/libx32", "/proc", "/run",
-                                          "/sbin", "/sys",  "/usr",  "/var",   "/snap"};
+                                          "/sbin",  "/sys",   "/usr",    "/var",  "/snap"};
 
 /* path equals dir or lies below it (both without trailing slashes). */
 static bool is_under(const char *path, const char *dir) {
@@ -56,26 +56,32 @@ static int check_lexical(const char *p, struct rtn_error *err) {
                 if (s[1] == '/' || (s[1] == '\0' && s != p) ||
                     (s[1] == '.' && (s[2] == '/' || s[2] == '\0')) ||
                     (s[1] == '.' && s[2] == '.' && (s[3] == '/' || s[3] == '\0')))
-                        return rtn_errx(err, EINVAL, "host path must be canonical (no '.', '..', "
-                                        "'//' or trailing '/'): %s", p);
+                        return rtn_errx(err, EINVAL,
+                                        "host path must be canonical (no '.', '..', "
+                                        "'//' or trailing '/'): %s",
+                                        p);
         }
         return 0;
 }
 
-static int check_policy(const char *p, const struct rt_hostpath_policy *pol, struct rtn_error *err) {
+static int check_policy(const char *p, const struct rt_hostpath_policy *pol,
+                        struct rtn_error *err) {
         if (!strcmp(p, "/"))
                 return rtn_errx(err, EPERM, "refusing to bind /");
         for (size_t i = 0; i < sizeof system_dirs / sizeof system_dirs[0]; i++)
                 if (is_under(p, system_dirs[i]))
                         return rtn_errx(err, EPERM, "refusing to bind %s: a system directory", p);
-        const char *home = pol->home && pol->home[0] == '/' && strcmp(pol->home, "/") ? pol->home
-                                                                                       : NULL;
+        const char *home =
+                pol->home && pol->home[0] == '/' && strcmp(pol->home, "/") ? pol->home : NULL;
         if (home && !strcmp(p, home))
-                return rtn_errx(err, EPERM, "refusing to bind your home directory itself; bind "
+                return rtn_errx(err, EPERM,
+                                "refusing to bind your home directory itself; bind "
                                 "a project directory below it");
         if (home && is_under(p, home) && hidden_below(p, home))
-                return rtn_errx(err, EPERM, "refusing to bind %s: hidden directories of your "
-                                "home (.ssh, .config, ...) hold credentials and settings", p);
+                return rtn_errx(err, EPERM,
+                                "refusing to bind %s: hidden directories of your "
+                                "home (.ssh, .config, ...) hold credentials and settings",
+                                p);
         if ((is_under(p, "/home") && strcmp(p, "/home") && !(home && is_under(p, home))) ||
             (is_under(p, "/root") && !(home && is_under(p, home))) || !strcmp(p, "/home"))
                 return rtn_errx(err, EPERM, "refusing to bind %s: another user's home", p);
@@ -89,8 +95,10 @@ static int check_policy(const char *p, const struct rt_hostpath_policy *pol, str
                         return 0;
         if (home && is_under(p, home))
                 return 0;
-        return rtn_errx(err, EPERM, "refusing to bind %s: only directories below your home, or "
-                        "ones named with --bind/--workspace, may be bound", p);
+        return rtn_errx(err, EPERM,
+                        "refusing to bind %s: only directories below your home, or "
+                        "ones named with --bind/--workspace, may be bound",
+                        p);
 }
 
 int rt_hostpath_check(const char *path, const struct rt_hostpath_policy *pol,
@@ -102,8 +110,10 @@ int rt_hostpath_check(const char *path, const struct rt_hostpath_policy *pol,
                                .resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS};
         _cleanup_close_ int fd = sys_openat2(AT_FDCWD, path, &how, sizeof how);
         if (fd < 0 && errno == ELOOP)
-                return rtn_errx(err, ELOOP, "refusing to bind %s: its path crosses a symlink "
-                                "(name the real directory)", path);
+                return rtn_errx(err, ELOOP,
+                                "refusing to bind %s: its path crosses a symlink "
+                                "(name the real directory)",
+                                path);
         if (fd < 0)
                 return rtn_err(err, errno, "open %s", path);
         struct stat st;
@@ -120,15 +130,20 @@ int rt_mount_point_check(const char *dst, struct rtn_error *err) {
                 return rtn_errx(err, EINVAL, "mount point must be an absolute path");
         for (const char *s = dst; *s; s++)
                 if (*s == ',' || *s == ':' || (unsigned char)*s < 0x20 ||
-                    (s[0] == '/' && (s[1] == '/' || (s[1] == '\0' && s != dst) ||
-                                     (s[1] == '.' && (s[2] == '/' || s[2] == '\0' ||
-                                                      (s[2] == '.' && (s[3] == '/' || s[3] == '\0')))))))
-                        return rtn_errx(err, EINVAL, "mount point must be canonical, without ',' "
-                                        "':' or control characters: %s", dst);
+                    (s[0] == '/' &&
+                     (s[1] == '/' || (s[1] == '\0' && s != dst) ||
+                      (s[1] == '.' && (s[2] == '/' || s[2] == '\0' ||
+                                       (s[2] == '.' && (s[3] == '/' || s[3] == '\0')))))))
+                        return rtn_errx(err, EINVAL,
+                                        "mount point must be canonical, without ',' "
+                                        "':' or control characters: %s",
+                                        dst);
         bool ws = is_under(dst, "/workspace") && strcmp(dst, "/workspace");
         if (!ws && !is_under(dst, "/mnt"))
-                return rtn_errx(err, EPERM, "mount point %s: only below /workspace or under "
-                                "/mnt", dst);
+                return rtn_errx(err, EPERM,
+                                "mount point %s: only below /workspace or under "
+                                "/mnt",
+                                dst);
         return 0;
 }
 

@@ -116,8 +116,8 @@ static int run_newidmap(const char *tool, pid_t child, uint32_t sub, unsigned lo
         snprintf(a[8], 24, "%u", sub + RT_AGENT_ID);
         char count[24];
         snprintf(count, sizeof count, "%u", RT_ID_COUNT - RT_AGENT_ID - 1);
-        char *argv[] = {(char *)tool, a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8],
-                        count, NULL};
+        char *argv[] = {(char *)tool, a[0], a[1], a[2], a[3],  a[4],
+                        a[5],         a[6], a[7], a[8], count, NULL};
         pid_t pid = fork();
         if (pid < 0)
                 return rtn_err(err, errno, "fork %s", tool);
@@ -134,8 +134,10 @@ static int run_newidmap(const char *tool, pid_t child, uint32_t sub, unsigned lo
                 if (errno != EINTR)
                         return rtn_err(err, errno, "wait %s", tool);
         if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
-                return rtn_errx(err, EPERM, "%s %d failed (status %d): check /etc/subuid and "
-                                "/etc/subgid", tool, (int)child, st);
+                return rtn_errx(err, EPERM,
+                                "%s %d failed (status %d): check /etc/subuid and "
+                                "/etc/subgid",
+                                tool, (int)child, st);
         return 0;
 }
 
@@ -205,7 +207,8 @@ static int rm_in_userns(const struct rt_idmap *m, const char *dir, const char *n
         if (pid < 0)
                 r = rtn_err(err, errno, "fork");
         else if (read(to_parent[0], &c, 1) != 1)
-                r = rtn_errx(err, EPERM, "cannot create a user namespace to remove %s/%s", dir, name);
+                r = rtn_errx(err, EPERM, "cannot create a user namespace to remove %s/%s", dir,
+                             name);
         else if ((r = rt_idmap_write(m, pid, err)) == 0 && write(to_child[1], "G", 1) != 1)
                 r = rtn_err(err, errno, "start remover");
         close(to_child[1]);

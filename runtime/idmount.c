@@ -70,9 +70,9 @@ int rt_idmapped_tree_at(int fd, const char *path, const struct rt_idmap *m, stru
         struct stat st;
         if (fstatat(fd, fd >= 0 ? "" : path, &st, fd >= 0 ? AT_EMPTY_PATH : 0) < 0)
                 return rtn_err(err, errno, "stat %s", path);
-        _cleanup_close_ int tree = sys_open_tree(fd, fd >= 0 ? "" : path,
-                                                 OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE |
-                                                         (fd >= 0 ? AT_EMPTY_PATH : 0));
+        _cleanup_close_ int tree = sys_open_tree(
+                fd, fd >= 0 ? "" : path,
+                OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE | (fd >= 0 ? AT_EMPTY_PATH : 0));
         if (tree < 0)
                 return rtn_err(err, errno, "open_tree %s", path);
         _cleanup_close_ int ns = userns_fd(st.st_uid, m->sub_uid + m->agent_uid, st.st_gid,
@@ -82,8 +82,10 @@ int rt_idmapped_tree_at(int fd, const char *path, const struct rt_idmap *m, stru
         struct mount_attr a = {.attr_set = MOUNT_ATTR_IDMAP | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV,
                                .userns_fd = (uint64_t)ns};
         if (sys_mount_setattr(tree, "", AT_EMPTY_PATH | AT_RECURSIVE, &a, sizeof a) < 0)
-                return rtn_err(err, errno, "idmap %s (does its filesystem support idmapped "
-                               "mounts?)", path);
+                return rtn_err(err, errno,
+                               "idmap %s (does its filesystem support idmapped "
+                               "mounts?)",
+                               path);
         return TAKE_FD(tree);
 }
 

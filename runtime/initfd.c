@@ -21,7 +21,8 @@ extern const char rtn_init_blob_end[];
 int rt_init_memfd(struct rtn_error *err) {
         /* MFD_EXEC: with vm.memfd_noexec=1 a memfd is otherwise created non-executable
          * (Linux 6.3); older kernels reject the flag, so retry without it. */
-        _cleanup_close_ int fd = memfd_create("rtn-init", MFD_CLOEXEC | MFD_ALLOW_SEALING | MFD_EXEC);
+        _cleanup_close_ int fd =
+                memfd_create("rtn-init", MFD_CLOEXEC | MFD_ALLOW_SEALING | MFD_EXEC);
         if (fd < 0 && errno == EINVAL)
                 fd = memfd_create("rtn-init", MFD_CLOEXEC | MFD_ALLOW_SEALING);
         if (fd < 0)

@@ -7,27 +7,27 @@
 #define RT_MAX_HOSTDIRS 12
 
 struct rt_hostdir {
-        char name[16];  /* "usr", "etc", "lib64"... (top-level entry) */
-        int fd;         /* O_PATH dir fd, or -1 when the entry is a symlink */
+        char name[16]; /* "usr", "etc", "lib64"... (top-level entry) */
+        int fd; /* O_PATH dir fd, or -1 when the entry is a symlink */
         char link[128]; /* symlink target when fd < 0 */
 };
 
 struct rt_plan {
         const struct rt_spec *spec;
         const struct rt_idmap *idmap;
-        int base_fd;                    /* rootfs dir, -1 for the host base */
+        int base_fd; /* rootfs dir, -1 for the host base */
         struct rt_hostdir host[RT_MAX_HOSTDIRS];
         size_t nhost;
-        int layer_fds[RT_MAX_LAYERS];   /* newest first */
+        int layer_fds[RT_MAX_LAYERS]; /* newest first */
         size_t nlayers;
-        int upper_fd, work_fd;          /* upper_dir's upper/ and work/, -1: tmpfs */
+        int upper_fd, work_fd; /* upper_dir's upper/ and work/, -1: tmpfs */
         int workspace_fd;
-        int workspace_tree;             /* idmapped detached mount (root only), or -1 */
+        int workspace_tree; /* idmapped detached mount (root only), or -1 */
         int bind_fds[RT_MAX_BINDS];
-        int bind_trees[RT_MAX_BINDS];   /* idmapped detached mounts of rw binds (root), or -1 */
-        int init_fd;                    /* sealed memfd of rtn-init */
-        int ctl_fd;                     /* child's end of the control socket */
-        const char *home;               /* HOME inside for agent commands */
+        int bind_trees[RT_MAX_BINDS]; /* idmapped detached mounts of rw binds (root), or -1 */
+        int init_fd; /* sealed memfd of rtn-init */
+        int ctl_fd; /* child's end of the control socket */
+        const char *home; /* HOME inside for agent commands */
 };
 
 /* Child side, between clone3 and fexecve: build the root, pivot, exec rtn-init. Never

@@ -76,7 +76,9 @@ void rt_memory_limit(struct rt_spec *spec, char *warning, size_t len) {
                 /* RLIMIT_AS bounds each process's address space, not the sandbox's memory:
                  * weaker (N processes may use N times it) and stricter (reservations count). */
                 spec->limits.as_bytes = spec->memory_bytes;
-                snprintf(warning, len, "memory limit is RLIMIT_AS per process, not a cgroup "
-                         "memory.max for the sandbox: %s", why);
+                snprintf(warning, len,
+                         "memory limit is RLIMIT_AS per process, not a cgroup "
+                         "memory.max for the sandbox: %s",
+                         why);
         }
 }

@@ -8,7 +8,6 @@
 #include "runtime/pkg.h"
 #include "runtime/rootfs.h"
 
-
 static const char usage[] =
         "usage: rtn COMMAND [ARGS]\n"
         "\n"
@@ -16,9 +15,11 @@ static const char usage[] =
         "\n"
         "Commands:\n"
         "  exec [OPTIONS] -- CMD...   run one command in a fresh sandbox (rtn exec --help)\n"
-        "  serve [OPTIONS]            MCP server on stdio, one persistent sandbox (rtn serve --help)\n"
+        "  serve [OPTIONS]            MCP server on stdio, one persistent sandbox (rtn serve "
+        "--help)\n"
         "  probe [--json]             check what this kernel and host allow\n"
-        "  commit [-m MSG]            commit the pending changes (rtn exec --keep) to the environment\n"
+        "  commit [-m MSG]            commit the pending changes (rtn exec --keep) to the "
+        "environment\n"
         "  diff | reset               show | drop the pending changes\n"
         "  log | rollback ID | gc     history, move the tip, garbage-collect\n"
         "  export ID -o FILE.tar.zst | import FILE   move commit chains between stores\n"
@@ -36,20 +37,11 @@ struct verb {
 };
 
 static const struct verb verbs[] = {
-        {"exec", rt_cmd_exec},
-        {"probe", rt_cmd_probe},
-        {"serve", rt_cmd_serve},
-        {"commit", rt_cmd_commit},
-        {"log", rt_cmd_log},
-        {"rollback", rt_cmd_rollback},
-        {"diff", rt_cmd_diff},
-        {"reset", rt_cmd_reset},
-        {"gc", rt_cmd_gc},
-        {"export", rt_cmd_export},
-        {"import", rt_cmd_import},
-        {"store", rt_cmd_store},
-        {"rootfs", rt_cmd_rootfs},
-        {"pkg", rt_cmd_pkg},
+        {"exec", rt_cmd_exec},     {"probe", rt_cmd_probe},   {"serve", rt_cmd_serve},
+        {"commit", rt_cmd_commit}, {"log", rt_cmd_log},       {"rollback", rt_cmd_rollback},
+        {"diff", rt_cmd_diff},     {"reset", rt_cmd_reset},   {"gc", rt_cmd_gc},
+        {"export", rt_cmd_export}, {"import", rt_cmd_import}, {"store", rt_cmd_store},
+        {"rootfs", rt_cmd_rootfs}, {"pkg", rt_cmd_pkg},
 };
 
 int main(int argc, char **argv) {

@@ -74,8 +74,8 @@ static int mkdir_owned(const char *path, mode_t mode, uid_t uid, gid_t gid, stru
         return 0;
 }
 
-static const char *const skel_dirs[] = {"dev", "proc", "sys", "tmp", "run", "mnt", "home",
-                                        "root", "var", "var/tmp", "workspace"};
+static const char *const skel_dirs[] = {"dev",  "proc", "sys", "tmp",     "run",      "mnt",
+                                        "home", "root", "var", "var/tmp", "workspace"};
 
 static bool under_workspace(const char *dst) {
         return strncmp(dst, "/workspace", 10) == 0 && (dst[10] == '\0' || dst[10] == '/');
@@ -127,8 +127,8 @@ static int add_layers(const struct rt_plan *p, const char *sub, char *opts, size
                             !S_ISDIR(st.st_mode))
                                 continue;
                 }
-                int n = snprintf(opts + *off, cap - *off, "/proc/self/fd/%d%s%s:",
-                                 p->layer_fds[i], *sub ? "/" : "", sub);
+                int n = snprintf(opts + *off, cap - *off, "/proc/self/fd/%d%s%s:", p->layer_fds[i],
+                                 *sub ? "/" : "", sub);
                 if (n < 0 || (size_t)n >= cap - *off)
                         return -E2BIG;
                 *off += (size_t)n;
@@ -153,8 +153,10 @@ static int mount_overlay_fsconfig(const struct rt_plan *p, const char *sub, cons
                 snprintf(path, sizeof path, "/proc/self/fd/%d%s%s", p->layer_fds[i],
                          *sub ? "/" : "", sub);
                 if (sys_fsconfig(fs, FSCONFIG_SET_STRING, "lowerdir+", path, 0) < 0)
-                        return rtn_err(err, errno, "overlay lowerdir+ %s for %s (%zu layers need "
-                                       "Linux 6.8)", path, shown, p->nlayers);
+                        return rtn_err(err, errno,
+                                       "overlay lowerdir+ %s for %s (%zu layers need "
+                                       "Linux 6.8)",
+                                       path, shown, p->nlayers);
         }
         char bot[256];
         snprintf(bot, sizeof bot, "%s", bottom);
@@ -166,7 +168,8 @@ static int mount_overlay_fsconfig(const struct rt_plan *p, const char *sub, cons
             sys_fsconfig(fs, FSCONFIG_SET_FLAG, "userxattr", NULL, 0) < 0 ||
             sys_fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
                 return rtn_err(err, errno, "configure overlay for %s", shown);
-        _cleanup_close_ int mnt = sys_fsmount(fs, FSMOUNT_CLOEXEC, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
+        _cleanup_close_ int mnt =
+                sys_fsmount(fs, FSMOUNT_CLOEXEC, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
         if (mnt < 0)
                 return rtn_err(err, errno, "fsmount overlay for %s", shown);
         if (sys_move_mount(mnt, "", AT_FDCWD, dst, MOVE_MOUNT_F_EMPTY_PATH) < 0)
@@ -217,7 +220,8 @@ static int mount_root(const struct rt_plan *p, struct rtn_error *err) {
                 snprintf(shown, sizeof shown, "/%s", h->name);
                 if (mkdir_p(dst, 0755) < 0)
                         return rtn_err(err, errno, "mkdir %s", dst);
-                if ((r = mount_overlay(p, h->name, rt_fdpath(fdp, h->fd), u, w, dst, shown, err)) < 0)
+                if ((r = mount_overlay(p, h->name, rt_fdpath(fdp, h->fd), u, w, dst, shown, err)) <
+                    0)
                         return r;
         }
         if (p->base_fd >= 0)
@@ -269,7 +273,8 @@ static int mount_dev(struct rtn_error *err) {
                 char src[32], dst[64];
                 snprintf(src, sizeof src, "/dev/%s", nodes[i]);
                 snprintf(dst, sizeof dst, NEWROOT "/dev/%s", nodes[i]);
-                _cleanup_close_ int fd = open(dst, O_CREAT | O_WRONLY | O_CLOEXEC | O_NOFOLLOW, 0666);
+                _cleanup_close_ int fd =
+                        open(dst, O_CREAT | O_WRONLY | O_CLOEXEC | O_NOFOLLOW, 0666);
                 if (fd < 0)
                         return rtn_err(err, errno, "create /dev/%s", nodes[i]);
                 if ((r = do_mount(src, dst, NULL, MS_BIND, NULL, src, err)) < 0)
@@ -283,7 +288,8 @@ static int mount_dev(struct rtn_error *err) {
         if ((r = do_mount("tmpfs", NEWROOT "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV,
                           "mode=1777,size=64m", "/dev/shm", err)) < 0)
                 return r;
-        static const char *const links[][2] = {{"pts/ptmx", "ptmx"}, {"/proc/self/fd", "fd"},
+        static const char *const links[][2] = {{"pts/ptmx", "ptmx"},
+                                               {"/proc/self/fd", "fd"},
                                                {"/proc/self/fd/0", "stdin"},
                                                {"/proc/self/fd/1", "stdout"},
                                                {"/proc/self/fd/2", "stderr"}};
@@ -303,7 +309,7 @@ static int mount_dev(struct rtn_error *err) {
  * left alone; docs/architecture.md lists what this does not cover. */
 static const char *const protected_names[] = {
         ".git/hooks", ".git/config", ".bashrc", ".bash_profile", ".bash_login", ".bash_logout",
-        ".profile",   ".zshrc",      ".zshenv", ".zprofile",     ".zlogin",    ".envrc",
+        ".profile",   ".zshrc",      ".zshenv", ".zprofile",     ".zlogin",     ".envrc",
 };
 
 static int protect_one(int dir, const char *name, const char *shown, struct rtn_error *err) {
@@ -313,12 +319,12 @@ static int protect_one(int dir, const char *name, const char *shown, struct rtn_
         struct stat st;
         if (fd < 0 || fstat(fd, &st) < 0 || !(S_ISREG(st.st_mode) || S_ISDIR(st.st_mode)))
                 return 0;
-        _cleanup_close_ int tree = sys_open_tree(fd, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC |
-                                                                AT_EMPTY_PATH | AT_RECURSIVE);
+        _cleanup_close_ int tree = sys_open_tree(
+                fd, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH | AT_RECURSIVE);
         if (tree < 0)
                 return rtn_err(err, errno, "open_tree %s/%s", shown, name);
-        struct mount_attr a = {.attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID |
-                                           MOUNT_ATTR_NODEV};
+        struct mount_attr a = {.attr_set =
+                                       MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV};
         if (sys_mount_setattr(tree, "", AT_EMPTY_PATH | AT_RECURSIVE, &a, sizeof a) < 0)
                 return rtn_err(err, errno, "make %s/%s read-only", shown, name);
         if (sys_move_mount(tree, "", fd, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
@@ -373,8 +379,10 @@ static int open_bind_dst(const struct rt_plan *p, const char *dst, struct rtn_er
                 fd = sys_openat2(root, dst + 1, &how, sizeof how);
         }
         if (fd < 0 && errno == ELOOP)
-                return rtn_errx(err, ELOOP, "bind destination %s: a symlink is on the path "
-                                "(refused)", dst);
+                return rtn_errx(err, ELOOP,
+                                "bind destination %s: a symlink is on the path "
+                                "(refused)",
+                                dst);
         if (fd < 0)
                 return rtn_err(err, errno, "bind destination %s", dst);
         return fd;
@@ -384,15 +392,15 @@ static int open_bind_dst(const struct rt_plan *p, const char *dst, struct rtn_er
  * checked mountpoint (open_tree(2), mount_setattr(2), move_mount(2)). */
 static int bind_onto(int src_fd, int dst_fd, uint64_t attrs, const char *shown,
                      struct rtn_error *err) {
-        _cleanup_close_ int tree = sys_open_tree(src_fd, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC |
-                                                 AT_RECURSIVE | AT_EMPTY_PATH);
+        _cleanup_close_ int tree = sys_open_tree(
+                src_fd, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE | AT_EMPTY_PATH);
         if (tree < 0)
                 return rtn_err(err, errno, "clone bind source for %s", shown);
         struct mount_attr a = {.attr_set = attrs};
         if (sys_mount_setattr(tree, "", AT_EMPTY_PATH | AT_RECURSIVE, &a, sizeof a) < 0)
                 return rtn_err(err, errno, "mount_setattr bind %s", shown);
-        if (sys_move_mount(tree, "", dst_fd, "", MOVE_MOUNT_F_EMPTY_PATH |
-                           MOVE_MOUNT_T_EMPTY_PATH) < 0)
+        if (sys_move_mount(tree, "", dst_fd, "",
+                           MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
                 return rtn_err(err, errno, "attach bind on %s", shown);
         return 0;
 }
@@ -407,8 +415,8 @@ static int mount_binds(const struct rt_plan *p, struct rtn_error *err) {
         } else if (p->workspace_fd >= 0) {
                 if ((r = do_mount(rt_fdpath(fdp, p->workspace_fd), NEWROOT "/workspace", NULL,
                                   MS_BIND | MS_REC, NULL, "/workspace", err)) < 0 ||
-                    (r = set_attr(NEWROOT "/workspace", MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV,
-                                  true, err)) < 0)
+                    (r = set_attr(NEWROOT "/workspace", MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, true,
+                                  err)) < 0)
                         return r;
         }
         if ((p->workspace_tree >= 0 || p->workspace_fd >= 0) &&
@@ -468,7 +476,8 @@ int rt_child_build_root(const struct rt_plan *p, struct rtn_error *err) {
         if ((r = build_skel(p, err)) < 0 || (r = mount_root(p, err)) < 0 ||
             (r = mount_proc(err)) < 0 || (r = mount_dev(err)) < 0)
                 return r;
-        snprintf(opts, sizeof opts, "mode=1777,size=%llu", (unsigned long long)p->spec->upper_bytes);
+        snprintf(opts, sizeof opts, "mode=1777,size=%llu",
+                 (unsigned long long)p->spec->upper_bytes);
         if ((r = do_mount("tmpfs", NEWROOT "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, opts, "/tmp",
                           err)) < 0)
                 return r;

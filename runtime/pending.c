@@ -48,10 +48,11 @@ int rt_pending_open(struct store *s, const char *env, char *dir, size_t len, int
         if (lk < 0)
                 return rtn_err(err, errno, "open %s", p);
         if (flock(lk, LOCK_EX | LOCK_NB) < 0)
-                return errno == EWOULDBLOCK
-                               ? rtn_errx(err, EBUSY, "the pending changes of environment %s are "
-                                          "in use by another rtn exec --keep", env)
-                               : rtn_err(err, errno, "lock %s", p);
+                return errno == EWOULDBLOCK ? rtn_errx(err, EBUSY,
+                                                       "the pending changes of environment %s are "
+                                                       "in use by another rtn exec --keep",
+                                                       env)
+                                            : rtn_err(err, errno, "lock %s", p);
         rt_pending_path(s, env, NULL, dir, len);
         *ret_lock = TAKE_FD(lk);
         return 0;

@@ -56,13 +56,16 @@ static void probe_userns(void) {
         long deb = read_long("/proc/sys/kernel/unprivileged_userns_clone");
         long aa = read_long("/proc/sys/kernel/apparmor_restrict_unprivileged_userns");
         if (max == 0)
-                add("user namespaces", false, true, "user.max_user_namespaces is 0: "
+                add("user namespaces", false, true,
+                    "user.max_user_namespaces is 0: "
                     "sysctl -w user.max_user_namespaces=15000");
         else if (geteuid() != 0 && deb == 0)
-                add("user namespaces", false, true, "kernel.unprivileged_userns_clone is 0: "
+                add("user namespaces", false, true,
+                    "kernel.unprivileged_userns_clone is 0: "
                     "sysctl -w kernel.unprivileged_userns_clone=1");
         else if (geteuid() != 0 && aa == 1)
-                add("user namespaces", false, true, "AppArmor restricts unprivileged user "
+                add("user namespaces", false, true,
+                    "AppArmor restricts unprivileged user "
                     "namespaces (Ubuntu 23.10+): add an AppArmor profile for rtn with 'userns,', "
                     "or sysctl -w kernel.apparmor_restrict_unprivileged_userns=0, or use the "
                     "Landlock-only mode");
@@ -79,19 +82,25 @@ static void probe_ids(void) {
         }
         switch (m.mode) {
         case RT_IDMAP_SINGLE:
-                add("id mapping", true, false, "single id: inside 0 is you; agent commands run "
+                add("id mapping", true, false,
+                    "single id: inside 0 is you; agent commands run "
                     "as uid 0 without capabilities. Package installs that chown files to other "
-                    "users fail and `rtn rootfs bootstrap` is refused (import a tarball instead); an "
+                    "users fail and `rtn rootfs bootstrap` is refused (import a tarball instead); "
+                    "an "
                     "/etc/subuid range (usermod --add-subuids) and newuidmap "
                     "(package uidmap) give 65536 ids");
                 break;
         case RT_IDMAP_SUBID:
-                add("id mapping", true, false, "65536 ids from /etc/subuid (%u) via newuidmap; "
-                    "agent uid 1000 is you", (unsigned)m.sub_uid);
+                add("id mapping", true, false,
+                    "65536 ids from /etc/subuid (%u) via newuidmap; "
+                    "agent uid 1000 is you",
+                    (unsigned)m.sub_uid);
                 break;
         case RT_IDMAP_ROOT:
-                add("id mapping", true, false, "root: 65536 subordinate ids from %u; host uid 0 "
-                    "is never mapped", (unsigned)m.sub_uid);
+                add("id mapping", true, false,
+                    "root: 65536 subordinate ids from %u; host uid 0 "
+                    "is never mapped",
+                    (unsigned)m.sub_uid);
                 break;
         }
 }
@@ -107,10 +116,12 @@ static void probe_sandbox(void) {
                 add("sandbox", false, true, "%s", err.msg);
                 return;
         }
-        add("sandbox", true, true, "clone3 namespaces, id maps, overlayfs (userxattr), "
+        add("sandbox", true, true,
+            "clone3 namespaces, id maps, overlayfs (userxattr), "
             "pivot_root, loopback over rtnetlink, rtn-init as PID 1");
-        add("landlock", sb.landlock_abi > 0, true, sb.landlock_abi > 0 ? "ABI %d" :
-            "not available (%d): boot with lsm=...,landlock", sb.landlock_abi);
+        add("landlock", sb.landlock_abi > 0, true,
+            sb.landlock_abi > 0 ? "ABI %d" : "not available (%d): boot with lsm=...,landlock",
+            sb.landlock_abi);
         char *argv[] = {"/bin/true", NULL}, *envp[] = {NULL};
         int fds[3];
         fds[0] = fds[1] = fds[2] = open("/dev/null", O_RDWR | O_CLOEXEC);
@@ -118,8 +129,10 @@ static void probe_sandbox(void) {
         close(fds[0]);
         char buf[sizeof(struct init_status) + 64];
         ssize_t n = r < 0 ? r : rt_sandbox_recv(&sb, buf, sizeof buf, NULL, NULL);
-        if (n > 0 && init_check_msg(buf, (size_t)n, INIT_MSG_SPAWNED, sizeof(struct init_spawned)) == 0)
-                add("seccomp", true, true, "filter loaded for a command (with no_new_privs, "
+        if (n > 0 &&
+            init_check_msg(buf, (size_t)n, INIT_MSG_SPAWNED, sizeof(struct init_spawned)) == 0)
+                add("seccomp", true, true,
+                    "filter loaded for a command (with no_new_privs, "
                     "Landlock and rlimits)");
         else if (n > 0 && ((struct init_msg_hdr *)buf)->type == INIT_MSG_SPAWN_FAILED)
                 add("seccomp", false, true, "a command could not start: %s",
@@ -135,12 +148,16 @@ static void probe_limits(void) {
         if (uname(&u) == 0)
                 sscanf(u.release, "%d.%d", &maj, &min);
         bool pidmax = maj > 6 || (maj == 6 && min >= 14);
-        add("pid namespace pid_max", pidmax, false, pidmax ? "kernel %s: per-namespace pid_max" :
-            "kernel %s < 6.14: RLIMIT_NPROC bounds processes", u.release);
+        add("pid namespace pid_max", pidmax, false,
+            pidmax ? "kernel %s: per-namespace pid_max"
+                   : "kernel %s < 6.14: RLIMIT_NPROC bounds processes",
+            u.release);
         bool v2 = access("/sys/fs/cgroup/cgroup.controllers", F_OK) == 0;
-        add("cgroup v2", v2, false, v2 ? "unified hierarchy present (limits need a delegated, "
-            "writable subtree)" : "no unified cgroup v2 hierarchy (hybrid/v1): memory and pid "
-            "limits fall back to rlimits");
+        add("cgroup v2", v2, false,
+            v2 ? "unified hierarchy present (limits need a delegated, "
+                 "writable subtree)"
+               : "no unified cgroup v2 hierarchy (hybrid/v1): memory and pid "
+                 "limits fall back to rlimits");
 }
 
 static void print_json(void) {
@@ -183,10 +200,11 @@ int rt_cmd_probe(int argc, char **argv) {
                 print_json();
         } else {
                 for (size_t i = 0; i < nchecks; i++)
-                        printf("%-8s %-22s %s\n", checks[i].ok ? "ok" : "missing",
-                               checks[i].name, checks[i].detail);
-                printf("%s\n", can_run ? "rtn can run sandboxes here." :
-                       "rtn cannot run sandboxes here: see the missing lines above.");
+                        printf("%-8s %-22s %s\n", checks[i].ok ? "ok" : "missing", checks[i].name,
+                               checks[i].detail);
+                printf("%s\n",
+                       can_run ? "rtn can run sandboxes here."
+                               : "rtn cannot run sandboxes here: see the missing lines above.");
         }
         return can_run ? 0 : 1;
 }

@@ -30,56 +30,56 @@ struct rt_bind {
 };
 
 enum rt_idmode {
-        RT_IDMAP_SINGLE,  /* unprivileged: inside 0 <-> the caller, nothing else mapped */
-        RT_IDMAP_SUBID,   /* unprivileged with /etc/subuid + newuidmap: 65536 ids, 1000 = caller */
-        RT_IDMAP_ROOT,    /* rtn runs as root: 65536 subordinate ids, never host 0 */
+        RT_IDMAP_SINGLE, /* unprivileged: inside 0 <-> the caller, nothing else mapped */
+        RT_IDMAP_SUBID, /* unprivileged with /etc/subuid + newuidmap: 65536 ids, 1000 = caller */
+        RT_IDMAP_ROOT, /* rtn runs as root: 65536 subordinate ids, never host 0 */
 };
 
 struct rt_idmap {
         enum rt_idmode mode;
-        uid_t host_uid;     /* the caller */
+        uid_t host_uid; /* the caller */
         gid_t host_gid;
-        uid_t sub_uid;      /* first subordinate id (SUBID/ROOT) */
+        uid_t sub_uid; /* first subordinate id (SUBID/ROOT) */
         gid_t sub_gid;
-        uint32_t count;     /* ids mapped */
-        uid_t agent_uid;    /* uid inside that agent commands run as */
+        uint32_t count; /* ids mapped */
+        uid_t agent_uid; /* uid inside that agent commands run as */
         gid_t agent_gid;
         bool agent_drop_caps; /* agent runs as inside 0: strip every capability */
 };
 
 struct rt_spec {
-        const char *rootfs;       /* NULL or "host": allowlisted host dirs; else a rootfs dir */
+        const char *rootfs; /* NULL or "host": allowlisted host dirs; else a rootfs dir */
         const char *const *layers; /* committed layers, newest first (host paths) */
         size_t nlayers;
-        const char *upper_dir;    /* NULL: tmpfs upper, gone at exit; else a host dir that
-                                     holds upper/ and work/ (sessions that can commit) */
-        const char *workspace;    /* host dir bound rw at /workspace, or NULL */
+        const char *upper_dir; /* NULL: tmpfs upper, gone at exit; else a host dir that
+                                  holds upper/ and work/ (sessions that can commit) */
+        const char *workspace; /* host dir bound rw at /workspace, or NULL */
         struct rt_bind binds[RT_MAX_BINDS];
         size_t nbinds;
         const char *hostname;
-        bool net_none;            /* leave lo down */
-        uint64_t upper_bytes;     /* size of the tmpfs upper (and of /tmp) */
-        uint32_t pids_max;        /* pid_max of the sandbox's pid namespace */
-        uint64_t memory_bytes;    /* 0: no limit; else cgroup v2 memory.max when delegated,
-                                     else RLIMIT_AS per process (with a warning) */
+        bool net_none; /* leave lo down */
+        uint64_t upper_bytes; /* size of the tmpfs upper (and of /tmp) */
+        uint32_t pids_max; /* pid_max of the sandbox's pid namespace */
+        uint64_t memory_bytes; /* 0: no limit; else cgroup v2 memory.max when delegated,
+                                  else RLIMIT_AS per process (with a warning) */
         enum init_isolation isolation;
         struct init_limits limits;
-        bool gate;                /* open the provisioning gate (init/gate.c) at start */
+        bool gate; /* open the provisioning gate (init/gate.c) at start */
 };
 
 struct rt_sandbox {
-        pid_t pid;       /* rtn-init, in our pid namespace */
+        pid_t pid; /* rtn-init, in our pid namespace */
         int pidfd;
-        int ctl;         /* SOCK_SEQPACKET to rtn-init */
+        int ctl; /* SOCK_SEQPACKET to rtn-init */
         struct rt_idmap idmap;
         int landlock_abi;
         enum init_isolation isolation;
-        char home[512];      /* HOME inside for agent commands */
+        char home[512]; /* HOME inside for agent commands */
         char workspace[512]; /* the workspace as commands see it ("/workspace" inside a
                                 full sandbox; a host path with --isolation landlock) */
-        char host_tmp[512];  /* --isolation landlock: private dir (TMPDIR) removed at the end */
+        char host_tmp[512]; /* --isolation landlock: private dir (TMPDIR) removed at the end */
         bool remove_workspace; /* --isolation landlock without --workspace: ours to remove */
-        int gate_fd;         /* the gate's listener (spec.gate), else -1 */
+        int gate_fd; /* the gate's listener (spec.gate), else -1 */
         uint16_t gate_port;
 };
 
@@ -93,14 +93,14 @@ int rt_spec_check(const struct rt_spec *spec, struct rtn_error *err);
  * agent (bind_host_dir), which may only name directories below home or below roots (what
  * the user named with --workspace/--bind); otherwise it is the user's own --bind. */
 struct rt_hostpath_policy {
-        const char *home;          /* the caller's $HOME */
-        const char *data_dir;      /* rtn's data dir, or NULL */
-        const char *const *roots;  /* canonical host dirs the user named */
+        const char *home; /* the caller's $HOME */
+        const char *data_dir; /* rtn's data dir, or NULL */
+        const char *const *roots; /* canonical host dirs the user named */
         size_t nroots;
         bool agent;
 };
 struct rt_hostpath {
-        int fd;                    /* O_PATH|O_DIRECTORY, opened without crossing a symlink */
+        int fd; /* O_PATH|O_DIRECTORY, opened without crossing a symlink */
         uint64_t dev, ino;
 };
 int rt_hostpath_check(const char *path, const struct rt_hostpath_policy *pol,
@@ -132,8 +132,8 @@ int rt_userns_run(const struct rt_idmap *m, rt_userns_fn fn, void *arg, char *ou
 struct store;
 struct store_gc_stats;
 struct store_verify_stats;
-int rt_store_commit(const struct rt_idmap *m, struct store *st, const char *env,
-                    const char *upper, const char *msg, char ret_id[65], struct rtn_error *err);
+int rt_store_commit(const struct rt_idmap *m, struct store *st, const char *env, const char *upper,
+                    const char *msg, char ret_id[65], struct rtn_error *err);
 int rt_store_gc(const struct rt_idmap *m, struct store *st, struct store_gc_stats *ret,
                 struct rtn_error *err);
 int rt_store_verify(const struct rt_idmap *m, struct store *st, struct store_verify_stats *ret,

@@ -25,7 +25,7 @@
 
 #define RT_GO 'G'
 
-static const char *const host_allow[] = {"usr", "etc", "opt", "bin", "sbin",
+static const char *const host_allow[] = {"usr", "etc",   "opt",   "bin",   "sbin",
                                          "lib", "lib32", "lib64", "libx32"};
 
 static int open_dir(const char *path, const char *what, struct rtn_error *err) {
@@ -118,7 +118,8 @@ static int plan_open(struct rt_plan *p, struct rtn_error *err) {
 
 static void child_fail(int ctl, struct rtn_error *err, uint32_t step) {
         struct init_status st = {.hdr = {.type = INIT_MSG_SETUP_FAILED, .len = sizeof st},
-                                 .error = err->code ? err->code : EINVAL, .step = step};
+                                 .error = err->code ? err->code : EINVAL,
+                                 .step = step};
         snprintf(st.message, sizeof st.message, "%s", err->msg);
         (void)rtn_send_msg(ctl, &st, sizeof st, NULL, 0);
         _exit(125);
@@ -212,8 +213,8 @@ static int chown_upper(const char *dir, const struct rt_idmap *m, struct rtn_err
         return 0;
 }
 
-int rt_recv_typed(struct rt_sandbox *sb, void *out, size_t len, uint32_t type,
-                      const char *what, struct rtn_error *err) {
+int rt_recv_typed(struct rt_sandbox *sb, void *out, size_t len, uint32_t type, const char *what,
+                  struct rtn_error *err) {
         union {
                 struct init_status st;
                 char raw[sizeof(struct init_status) + 256];
@@ -318,8 +319,8 @@ static int start_child(struct rt_sandbox *sb, struct rt_plan *p, struct rtn_erro
                 return rtn_err(err, errno, "socketpair");
         int pidfd = -1;
         struct clone_args ca = {
-                .flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET |
-                         CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWCGROUP | CLONE_PIDFD,
+                .flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC |
+                         CLONE_NEWUTS | CLONE_NEWCGROUP | CLONE_PIDFD,
                 .pidfd = (uint64_t)(uintptr_t)&pidfd,
                 .exit_signal = SIGCHLD,
         };
@@ -368,8 +369,8 @@ static void close_trees(struct rt_plan *p) {
 }
 
 int rt_sandbox_start(const struct rt_spec *spec, struct rt_sandbox *ret, struct rtn_error *err) {
-        struct rt_sandbox sb = {.pid = -1, .pidfd = -1, .ctl = -1, .isolation = spec->isolation,
-                             .gate_fd = -1};
+        struct rt_sandbox sb = {
+                .pid = -1, .pidfd = -1, .ctl = -1, .isolation = spec->isolation, .gate_fd = -1};
         if (spec->isolation == INIT_ISOLATION_LANDLOCK) {
                 int r = rt_spec_check(spec, err);
                 if (r < 0 || (r = rt_hostmode_start(spec, &sb, err)) < 0)
@@ -378,8 +379,14 @@ int rt_sandbox_start(const struct rt_spec *spec, struct rt_sandbox *ret, struct 
                 return 0;
         }
         snprintf(sb.workspace, sizeof sb.workspace, "/workspace");
-        struct rt_plan p = {.spec = spec, .idmap = &sb.idmap, .base_fd = -1, .upper_fd = -1, .work_fd = -1,
-                            .workspace_fd = -1, .workspace_tree = -1, .init_fd = -1,
+        struct rt_plan p = {.spec = spec,
+                            .idmap = &sb.idmap,
+                            .base_fd = -1,
+                            .upper_fd = -1,
+                            .work_fd = -1,
+                            .workspace_fd = -1,
+                            .workspace_tree = -1,
+                            .init_fd = -1,
                             .ctl_fd = -1};
         for (size_t i = 0; i < RT_MAX_BINDS; i++)
                 p.bind_fds[i] = p.bind_trees[i] = -1;
@@ -412,7 +419,8 @@ int rt_sandbox_start(const struct rt_spec *spec, struct rt_sandbox *ret, struct 
                 goto fail;
         }
         struct init_ready ready;
-        if ((r = rt_recv_typed(&sb, &ready, sizeof ready, INIT_MSG_READY, "rtn-init start", err)) < 0)
+        if ((r = rt_recv_typed(&sb, &ready, sizeof ready, INIT_MSG_READY, "rtn-init start", err)) <
+            0)
                 goto fail;
         sb.landlock_abi = ready.landlock_abi;
         if ((r = rt_send_config(&sb, spec, err)) < 0)
@@ -450,8 +458,8 @@ int rt_sandbox_spawn(struct rt_sandbox *sb, uint64_t id, uint32_t flags, uint32_
                      uint16_t rows, uint16_t cols, struct rtn_error *err) {
         /* rtn is single-threaded; a static buffer spares every spawn a 128 KiB mmap/munmap. */
         static char buf[INIT_MSG_MAX];
-        ssize_t len = init_encode_spawn(buf, INIT_MSG_MAX, id, flags, policy, cwd, argv, envp,
-                                        rows, cols);
+        ssize_t len = init_encode_spawn(buf, INIT_MSG_MAX, id, flags, policy, cwd, argv, envp, rows,
+                                        cols);
         if (len == -E2BIG)
                 return rtn_errx(err, E2BIG, "command line and environment exceed %d bytes",
                                 INIT_MSG_MAX);

@@ -74,7 +74,8 @@ static void run_done(struct rt_cmd *c, void *ud) {
         if (rc->progress)
                 rtn_loop_timer_cancel(rc->sv->loop, rc->progress);
         if (c->lost) {
-                mcp_call_finish_error(rc->call, "the sandbox ended while the command ran (its "
+                mcp_call_finish_error(rc->call,
+                                      "the sandbox ended while the command ran (its "
                                       "init died); the next call starts a fresh sandbox on the "
                                       "same layers and uncommitted changes");
         } else {
@@ -101,8 +102,8 @@ static void on_progress(struct rtn_loop *l, struct rtn_loop_source *t, void *ud)
 }
 
 /* Reads the arguments shared by shell_run-like tools into o. */
-static int read_run_args(const struct mcp_args *a, struct rt_cmd_opts *o, char **cwd,
-                         char ***env, char **in) {
+static int read_run_args(const struct mcp_args *a, struct rt_cmd_opts *o, char **cwd, char ***env,
+                         char **in) {
         int64_t t = 0;
         if (mcp_args_str(a, "cwd", cwd) == 0)
                 o->cwd = *cwd;
@@ -126,7 +127,8 @@ static int start_run(struct serve *sv, struct mcp_call *call, struct rt_cmd_opts
         rc->call = call;
         if (rt_session_take_crash(sv->sess)) {
                 rc->restarted = true;
-                mcp_log(sv->srv, MCP_LOG_WARNING, "the sandbox's init had died; this command "
+                mcp_log(sv->srv, MCP_LOG_WARNING,
+                        "the sandbox's init had died; this command "
                         "runs in a fresh sandbox on the same layers and uncommitted changes");
         }
         int r = rt_session_run(sv->sess, o, run_done, rc, &rc->cmd, &err);
@@ -165,8 +167,10 @@ static int tool_python(struct serve *sv, struct mcp_call *call, const struct mcp
         if (mcp_args_str(a, "code", &code) < 0)
                 return -EINVAL;
         if (strlen(code) > PYTHON_CODE_MAX) {
-                mcp_call_finish_error(call, "code is longer than %d bytes; write it to a file "
-                                      "with file_write and run it with shell_run", PYTHON_CODE_MAX);
+                mcp_call_finish_error(call,
+                                      "code is longer than %d bytes; write it to a file "
+                                      "with file_write and run it with shell_run",
+                                      PYTHON_CODE_MAX);
                 return 0;
         }
         if (asprintf(&var, "RTN_PYTHON_CODE=%s", code) < 0)
@@ -261,10 +265,10 @@ static int sh_quote(char *buf, size_t cap, size_t *off, const char *s) {
 }
 
 static bool pkg_query_allowed(char **v, size_t n) {
-        static const char *const apt_ok[] = {"policy", "show", "search", "depends", "rdepends",
-                                             "madison", "showpkg", NULL};
-        static const char *const dpkg_ok[] = {"-l", "-L", "-S", "-s", "--list", "--listfiles",
-                                              "--search", "--status", NULL};
+        static const char *const apt_ok[] = {"policy",   "show",    "search",  "depends",
+                                             "rdepends", "madison", "showpkg", NULL};
+        static const char *const dpkg_ok[] = {"-l",          "-L",       "-S",       "-s", "--list",
+                                              "--listfiles", "--search", "--status", NULL};
         if (n < 2)
                 return false;
         const char *const *ok = !strcmp(v[0], "apt-cache") ? apt_ok
@@ -290,7 +294,8 @@ static int tool_pkg_query(struct serve *sv, struct mcp_call *call, const struct 
                 return -EINVAL;
         if (!pkg_query_allowed(v, n)) {
                 mcp_strv_free(v);
-                mcp_call_finish_error(call, "pkg_query runs only read-only queries: apt-cache "
+                mcp_call_finish_error(call,
+                                      "pkg_query runs only read-only queries: apt-cache "
                                       "policy|show|search|depends|rdepends|madison|showpkg NAME... "
                                       "or dpkg -l|-L|-S|-s NAME... (no further options)");
                 return 0;
@@ -416,12 +421,17 @@ static int tool_job_start(struct serve *sv, struct mcp_call *call, const struct 
                 return -EINVAL;
         struct serve_job *j = job_slot(sv);
         if (!j) {
-                mcp_call_finish_error(call, "%d jobs are running, the most this server keeps; "
-                                      "kill one with shell_job_kill first", SERVE_MAX_JOBS);
+                mcp_call_finish_error(call,
+                                      "%d jobs are running, the most this server keeps; "
+                                      "kill one with shell_job_kill first",
+                                      SERVE_MAX_JOBS);
                 return 0;
         }
-        struct rt_cmd_opts o = {.policy = INIT_POLICY_AGENT, .command = cmd, .job = true,
-                                .timeout_ms = JOB_DEFAULT_TIMEOUT_MS, .max_output = JOB_LOG_MAX};
+        struct rt_cmd_opts o = {.policy = INIT_POLICY_AGENT,
+                                .command = cmd,
+                                .job = true,
+                                .timeout_ms = JOB_DEFAULT_TIMEOUT_MS,
+                                .max_output = JOB_LOG_MAX};
         read_run_args(a, &o, &cwd, &env, &in);
         int r = rt_session_run(sv->sess, &o, job_done, j, &j->cmd, &err);
         mcp_strv_free(env);
@@ -635,13 +645,17 @@ static int op_attach(void *ctx, struct mcp_server *s) {
 }
 
 static const struct mcp_backend_ops serve_ops = {
-        .attach = op_attach, .call = op_call, .cancel = op_cancel, .shutdown = op_shutdown,
+        .attach = op_attach,
+        .call = op_call,
+        .cancel = op_cancel,
+        .shutdown = op_shutdown,
 };
 
 static const char serve_usage[] =
         "usage: rtn serve [OPTIONS]\n"
         "MCP server on stdin/stdout: one persistent sandbox per server.\n"
-        "  --data-dir DIR        store (default $RTN_DATA_DIR, $XDG_DATA_HOME/rtn, ~/.local/share/rtn)\n"
+        "  --data-dir DIR        store (default $RTN_DATA_DIR, $XDG_DATA_HOME/rtn, "
+        "~/.local/share/rtn)\n"
         "  --env NAME            environment whose tip the sandbox starts from (default: default)\n"
         "  --rootfs host|NAME|DIR  base filesystem (default host; NAME: rtn rootfs list)\n"
         "  --allow-host HOST     let pkg_install reach HOST too (.example.org: all under it)\n"
@@ -661,15 +675,19 @@ struct serve_opts {
 
 static int parse_serve(int argc, char **argv, struct serve *sv, struct serve_opts *so,
                        struct rtn_error *err) {
-        static const struct option lo[] = {
-                {"data-dir", required_argument, NULL, 'd'}, {"env", required_argument, NULL, 'e'},
-                {"rootfs", required_argument, NULL, 'r'}, {"workspace", required_argument, NULL, 'w'},
-                {"bind", required_argument, NULL, 'b'},   {"hostname", required_argument, NULL, 'H'},
-                {"net", required_argument, NULL, 'n'},    {"timeout", required_argument, NULL, 'T'},
-                {"max-output", required_argument, NULL, 'm'},
-                {"http-tools", no_argument, NULL, 'x'},   {"help", no_argument, NULL, 'h'},
-                {"allow-host", required_argument, NULL, 'a'},
-                {0}};
+        static const struct option lo[] = {{"data-dir", required_argument, NULL, 'd'},
+                                           {"env", required_argument, NULL, 'e'},
+                                           {"rootfs", required_argument, NULL, 'r'},
+                                           {"workspace", required_argument, NULL, 'w'},
+                                           {"bind", required_argument, NULL, 'b'},
+                                           {"hostname", required_argument, NULL, 'H'},
+                                           {"net", required_argument, NULL, 'n'},
+                                           {"timeout", required_argument, NULL, 'T'},
+                                           {"max-output", required_argument, NULL, 'm'},
+                                           {"http-tools", no_argument, NULL, 'x'},
+                                           {"help", no_argument, NULL, 'h'},
+                                           {"allow-host", required_argument, NULL, 'a'},
+                                           {0}};
         struct rt_spec *sp = &sv->scfg.spec;
         int c, r;
         optind = 1;
@@ -677,9 +695,15 @@ static int parse_serve(int argc, char **argv, struct serve *sv, struct serve_opt
                 char *end;
                 unsigned long long v;
                 switch (c) {
-                case 'd': so->data_dir = optarg; break;
-                case 'e': sv->env = optarg; break;
-                case 'r': sp->rootfs = optarg; break;
+                case 'd':
+                        so->data_dir = optarg;
+                        break;
+                case 'e':
+                        sv->env = optarg;
+                        break;
+                case 'r':
+                        sp->rootfs = optarg;
+                        break;
                 case 'w':
                         if (!(so->workspace_abs = realpath(optarg, NULL)))
                                 return rtn_err(err, errno, "--workspace %s", optarg);
@@ -689,7 +713,9 @@ static int parse_serve(int argc, char **argv, struct serve *sv, struct serve_opt
                         if ((r = rt_parse_bind(sp, optarg, err)) < 0)
                                 return r;
                         break;
-                case 'H': sp->hostname = optarg; break;
+                case 'H':
+                        sp->hostname = optarg;
+                        break;
                 case 'n':
                         if (strcmp(optarg, "none") && strcmp(optarg, "loopback"))
                                 return rtn_errx(err, EINVAL, "--net must be loopback or none");
@@ -707,14 +733,19 @@ static int parse_serve(int argc, char **argv, struct serve *sv, struct serve_opt
                         else
                                 sv->scfg.max_output = (size_t)v;
                         break;
-                case 'x': so->flags |= MCP_TOOLS_HTTP; break;
+                case 'x':
+                        so->flags |= MCP_TOOLS_HTTP;
+                        break;
                 case 'a':
                         if (sv->nallow >= 32 || !netns_host_valid(optarg))
                                 return rtn_errx(err, EINVAL, "bad --allow-host %s", optarg);
                         sv->allow_hosts[sv->nallow++] = optarg;
                         break;
-                case 'h': fputs(serve_usage, stdout); exit(0);
-                default: return rtn_errx(err, EINVAL, "see 'rtn serve --help'");
+                case 'h':
+                        fputs(serve_usage, stdout);
+                        exit(0);
+                default:
+                        return rtn_errx(err, EINVAL, "see 'rtn serve --help'");
                 }
         }
         if (optind < argc)

@@ -17,7 +17,7 @@ struct rt_files;
 
 struct serve_job {
         struct serve *sv;
-        unsigned num;                  /* job_id is its decimal string */
+        unsigned num; /* job_id is its decimal string */
         struct rt_cmd *cmd;
         struct mcp_call *waiters[SERVE_MAX_WAITERS];
         struct rtn_loop_source *wait_timers[SERVE_MAX_WAITERS];
@@ -35,14 +35,14 @@ struct serve {
         int session_lock;
         struct serve_job jobs[SERVE_MAX_JOBS];
         unsigned next_job;
-        const char *rootfs_path;       /* resolved base dir, NULL for the host base */
-        const char *allow_hosts[32];   /* --allow-host */
+        const char *rootfs_path; /* resolved base dir, NULL for the host base */
+        const char *allow_hosts[32]; /* --allow-host */
         size_t nallow;
-        struct netns_gate *gate;       /* provisioning proxy (rootfs bases only) */
-        pid_t gate_pid;                /* sandbox whose gate listener is being served */
-        struct rt_http *http;          /* http_get/http_post (runtime/http.c), lazily */
-        struct rt_files *files;        /* the sandbox's file server, made on first use */
-        char **bind_strs;              /* strings of binds added by bind_host_dir */
+        struct netns_gate *gate; /* provisioning proxy (rootfs bases only) */
+        pid_t gate_pid; /* sandbox whose gate listener is being served */
+        struct rt_http *http; /* http_get/http_post (runtime/http.c), lazily */
+        struct rt_files *files; /* the sandbox's file server, made on first use */
+        char **bind_strs; /* strings of binds added by bind_host_dir */
         size_t nbind_strs;
         struct rt_idmap idmap; /* the session's, kept to remove its dir at exit */
         bool have_idmap;

@@ -55,7 +55,9 @@ static int check(struct serve *sv, const char *host, const char *dst, struct rt_
                 roots[n++] = user->binds[i].src;
         struct rt_hostpath_policy pol = {.home = getenv("HOME"),
                                          .data_dir = store_data_dir(sv->store),
-                                         .roots = roots, .nroots = n, .agent = true};
+                                         .roots = roots,
+                                         .nroots = n,
+                                         .agent = true};
         return rt_hostpath_check(host, &pol, hp, err);
 }
 
@@ -96,8 +98,10 @@ int serve_bind_call(struct serve *sv, struct mcp_call *call, const struct mcp_ar
         b->ino = hp.ino;
         spec->nbinds++;
         if (restart(sv, &err) < 0) {
-                mcp_call_finish_error(call, "bind_host_dir: the sandbox did not start with the "
-                                      "bind (it runs without it): %s", err.msg);
+                mcp_call_finish_error(call,
+                                      "bind_host_dir: the sandbox did not start with the "
+                                      "bind (it runs without it): %s",
+                                      err.msg);
                 goto out;
         }
         struct rtn_json_buf j = RTN_JSON_BUF_INIT(0);

@@ -80,8 +80,9 @@ static int diff_cb(enum store_change what, const char *path, void *ud) {
         struct diff_acc *d = ud;
         if (d->n++ >= d->max)
                 return 1;
-        struct rtn_json_buf *b = what == STORE_ADDED ? &d->added
-                                 : what == STORE_DELETED ? &d->deleted : &d->modified;
+        struct rtn_json_buf *b = what == STORE_ADDED     ? &d->added
+                                 : what == STORE_DELETED ? &d->deleted
+                                                         : &d->modified;
         rtn_json_strf(b, "/%s", path);
         return 0;
 }
@@ -158,10 +159,11 @@ static int env_status(struct serve *sv, struct mcp_call *call) {
         rtn_json_kv_bool(&b, "seccomp", true);
         rtn_json_kv_bool(&b, "no_new_privs", true);
         rtn_json_kv_int(&b, "landlock_abi", rt_session_alive(sv->sess) ? sb->landlock_abi : 0);
-        rtn_json_kv_str(&b, "id_mapping", !rt_session_alive(sv->sess) ? "not started"
-                                          : sb->idmap.mode == RT_IDMAP_SINGLE ? "single"
-                                          : sb->idmap.mode == RT_IDMAP_SUBID  ? "subid"
-                                                                               : "root");
+        rtn_json_kv_str(&b, "id_mapping",
+                        !rt_session_alive(sv->sess)         ? "not started"
+                        : sb->idmap.mode == RT_IDMAP_SINGLE ? "single"
+                        : sb->idmap.mode == RT_IDMAP_SUBID  ? "subid"
+                                                            : "root");
         rtn_json_kv_bool(&b, "sandbox_running", rt_session_alive(sv->sess));
         rtn_json_obj_end(&b);
         rtn_json_obj_end(&b);
@@ -173,9 +175,11 @@ static bool refuse_busy(struct serve *sv, struct mcp_call *call, const char *wha
         unsigned n = rt_session_running(sv->sess);
         if (n == 0)
                 return false;
-        mcp_call_finish_error(call, "%u command(s) still running; %s needs a quiet sandbox: "
+        mcp_call_finish_error(call,
+                              "%u command(s) still running; %s needs a quiet sandbox: "
                               "stop them with shell_job_kill (shell_job_list shows them), or "
-                              "env_reset to drop everything", n, what);
+                              "env_reset to drop everything",
+                              n, what);
         return true;
 }
 
@@ -275,8 +279,10 @@ static int env_rollback(struct serve *sv, struct mcp_call *call, const struct mc
         (void)store_tip(sv->store, sv->env, prev, NULL);
         int r = store_rollback(sv->store, sv->env, target, id, &err);
         if (r < 0) {
-                mcp_call_finish_error(call, "rollback failed: %s (env_snapshot_list shows the "
-                                      "commits)", err.msg);
+                mcp_call_finish_error(call,
+                                      "rollback failed: %s (env_snapshot_list shows the "
+                                      "commits)",
+                                      err.msg);
                 return 0;
         }
         /* Uncommitted changes were made against the old tip: they go. */

@@ -30,7 +30,7 @@ struct fctx {
         struct serve *sv;
         struct mcp_call *call;
         char shown[INIT_FILES_PATH_MAX + 16]; /* the path as the agent sees it */
-        char *path;                           /* as given; the server resolves it */
+        char *path; /* as given; the server resolves it */
         int64_t offset, limit;
         bool base64, all;
         char *old_s, *new_s;
@@ -55,7 +55,8 @@ static void finish(struct fctx *c, struct rtn_json_buf *b) {
         fctx_free(c);
 }
 
-static void finish_error(struct fctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void finish_error(struct fctx *c, const char *fmt, ...)
+        __attribute__((format(printf, 2, 3)));
 static void finish_error(struct fctx *c, const char *fmt, ...) {
         char msg[1024];
         va_list ap;
@@ -140,11 +141,13 @@ static void read_b64(struct fctx *c, const char *data, size_t n, uint64_t size, 
 
 static void read_text(struct fctx *c, const char *data, size_t n, uint64_t size, bool cut) {
         if (rt_text_is_binary(data, n, cut))
-                return finish_error(c, "%s looks binary (a NUL byte or invalid UTF-8); read it "
-                                    "with encoding \"base64\"", c->shown);
+                return finish_error(c,
+                                    "%s looks binary (a NUL byte or invalid UTF-8); read it "
+                                    "with encoding \"base64\"",
+                                    c->shown);
         struct rt_text_lines t;
-        if (rt_text_number_lines(data, n, (uint64_t)c->offset, (uint64_t)c->limit,
-                                 READ_TEXT_MAX, &t) < 0)
+        if (rt_text_number_lines(data, n, (uint64_t)c->offset, (uint64_t)c->limit, READ_TEXT_MAX,
+                                 &t) < 0)
                 return finish_error(c, "out of memory");
         struct rtn_json_buf b = RTN_JSON_BUF_INIT(0);
         rtn_json_obj_begin(&b);
@@ -228,8 +231,10 @@ static int tool_write(struct serve *sv, struct mcp_call *call, const struct mcp_
                 op.flags |= INIT_FILES_CREATE_ONLY;
         if (mcp_args_str(a, "mode", &mode) == 0) {
                 if (rt_files_parse_mode(mode, &op.mode) < 0) {
-                        finish_error(c, "mode must be octal permission bits 000-0777, e.g. "
-                                     "\"0644\"; got \"%s\"", mode);
+                        finish_error(c,
+                                     "mode must be octal permission bits 000-0777, e.g. "
+                                     "\"0644\"; got \"%s\"",
+                                     mode);
                         return 0;
                 }
                 op.flags |= INIT_FILES_MODE_SET;
@@ -257,15 +262,19 @@ static void edit_read_done(void *ud, const struct rt_files_reply *r) {
         if (e < 0)
                 return finish_error(c, "read %s: %s", c->shown, strerror(-e));
         if (cut)
-                return finish_error(c, "%s is larger than %u MiB; edit it with shell_run",
-                                    c->shown, INIT_FILES_READ_MAX >> 20);
+                return finish_error(c, "%s is larger than %u MiB; edit it with shell_run", c->shown,
+                                    INIT_FILES_READ_MAX >> 20);
         size_t count = rt_text_count(data, n, c->old_s, olen);
         if (count == 0)
-                return finish_error(c, "old_string was not found in %s (0 matches); file_read "
-                                    "it and copy the text exactly, whitespace included", c->shown);
+                return finish_error(c,
+                                    "old_string was not found in %s (0 matches); file_read "
+                                    "it and copy the text exactly, whitespace included",
+                                    c->shown);
         if (count > 1 && !c->all)
-                return finish_error(c, "old_string occurs %zu times in %s; add surrounding "
-                                    "lines to make it unique, or set replace_all", count, c->shown);
+                return finish_error(c,
+                                    "old_string occurs %zu times in %s; add surrounding "
+                                    "lines to make it unique, or set replace_all",
+                                    count, c->shown);
         e = rt_text_replace(data, n, c->old_s, olen, c->new_s, strlen(c->new_s), c->all,
                             INIT_FILES_WRITE_MAX, &out, &out_len, &c->replacements);
         if (e < 0)
@@ -275,9 +284,11 @@ static void edit_read_done(void *ud, const struct rt_files_reply *r) {
         if (fd < 0)
                 return finish_error(c, "memfd: %s", strerror(-fd));
         /* The file must still be the one just read: an edit never lands on a replacement. */
-        struct rt_files_op op = {.op = INIT_FILES_WRITE, .fd = fd,
+        struct rt_files_op op = {.op = INIT_FILES_WRITE,
+                                 .fd = fd,
                                  .flags = INIT_FILES_MUST_EXIST | INIT_FILES_CHECK_ID,
-                                 .expect_dev = r->dev, .expect_ino = r->ino};
+                                 .expect_dev = r->dev,
+                                 .expect_ino = r->ino};
         send_op(c, &op, write_done);
 }
 
@@ -391,7 +402,8 @@ static void walk_done(void *ud, const struct rt_files_reply *r, bool search) {
                         rtn_json_strn(&b, recs[i].text, recs[i].tlen);
                 } else {
                         rtn_json_kv_str(&b, "type", type_name(recs[i].type));
-                        rtn_json_kv_int(&b, "size", (int64_t)(recs[i].num > INT64_MAX ? 0 : recs[i].num));
+                        rtn_json_kv_int(&b, "size",
+                                        (int64_t)(recs[i].num > INT64_MAX ? 0 : recs[i].num));
                 }
                 rtn_json_obj_end(&b);
         }
@@ -428,9 +440,12 @@ static int tool_walk(struct serve *sv, struct mcp_call *call, const struct mcp_a
                 return 0;
         }
         struct rt_files_op op = {
-                .op = search ? INIT_FILES_SEARCH : INIT_FILES_LIST, .fd = c->out_fd,
-                .depth = (uint32_t)depth, .max = (uint32_t)(max > LIST_MAX ? LIST_MAX : max),
-                .glob = glob, .pattern = pattern,
+                .op = search ? INIT_FILES_SEARCH : INIT_FILES_LIST,
+                .fd = c->out_fd,
+                .depth = (uint32_t)depth,
+                .max = (uint32_t)(max > LIST_MAX ? LIST_MAX : max),
+                .glob = glob,
+                .pattern = pattern,
         };
         return send_op(c, &op, search ? search_done : list_done);
 }

@@ -34,9 +34,9 @@ struct rt_session {
         char **layers;
         size_t nlayers;
         struct rt_sandbox sb;
-        struct rt_idmap idmap;  /* of the last sandbox, for cleaning its upper */
+        struct rt_idmap idmap; /* of the last sandbox, for cleaning its upper */
         bool started, alive;
-        bool crashed;           /* rtn-init died since the last rt_session_take_crash */
+        bool crashed; /* rtn-init died since the last rt_session_take_crash */
         uint64_t next_id;
         struct rt_cmd *cmds;
         int linger[MAX_LINGER]; /* pipes still held by background processes, -1 free */
@@ -121,8 +121,7 @@ int rt_session_new(struct rtn_loop *loop, const struct rt_session_config *cfg,
         if (!s->cfg.max_output)
                 s->cfg.max_output = DEFAULT_MAX_OUTPUT;
         int r = -ENOMEM;
-        if (!(s->dir = strdup(cfg->session_dir)) ||
-            asprintf(&s->upper, "%s/upper", s->dir) < 0) {
+        if (!(s->dir = strdup(cfg->session_dir)) || asprintf(&s->upper, "%s/upper", s->dir) < 0) {
                 s->upper = NULL;
                 rtn_err(err, ENOMEM, "session");
                 goto fail;
@@ -317,8 +316,8 @@ static void cmd_check_done(struct rt_cmd *c) {
                 finish(c);
                 return;
         }
-        if (!c->grace && rtn_loop_add_timer(c->s->loop, GRACE_MS * 1000, 0, on_grace, c,
-                                            &c->grace) < 0)
+        if (!c->grace &&
+            rtn_loop_add_timer(c->s->loop, GRACE_MS * 1000, 0, on_grace, c, &c->grace) < 0)
                 finish(c);
 }
 
@@ -416,8 +415,7 @@ int rt_session_ensure(struct rt_session *s, struct rtn_error *err) {
         return 0;
 }
 
-void rt_session_set_listener(struct rt_session *s, const struct rt_session_listener *l,
-                             void *ud) {
+void rt_session_set_listener(struct rt_session *s, const struct rt_session_listener *l, void *ud) {
         s->listener = l;
         s->listener_ud = ud;
 }
@@ -622,7 +620,8 @@ int rt_cmd_exit_code(const struct rt_cmd *c) {
         if (!c->exited)
                 return -1;
         if (c->spawn_errno)
-                return c->spawn_step == INIT_STEP_EXEC ? (c->spawn_errno == ENOENT ? 127 : 126) : 125;
+                return c->spawn_step == INIT_STEP_EXEC ? (c->spawn_errno == ENOENT ? 127 : 126)
+                                                       : 125;
         return rt_exit_code(c->wait_status);
 }
 
@@ -660,10 +659,10 @@ const struct rt_idmap *rt_session_idmap(const struct rt_session *s) {
 
 /* The sandbox's own skeleton (mountpoints, /workspace, HOME) shows up in the upper as empty
  * directories; they are not changes the agent made. */
-static const char *const skeleton[] = {"usr", "etc", "opt", "bin", "sbin", "lib", "lib32",
-                                       "lib64", "libx32", "dev", "proc", "sys", "tmp", "run",
-                                       "mnt", "home", "root", "var", "var/tmp", "workspace",
-                                       "home/rtn", NULL};
+static const char *const skeleton[] = {"usr",     "etc",       "opt",      "bin",  "sbin", "lib",
+                                       "lib32",   "lib64",     "libx32",   "dev",  "proc", "sys",
+                                       "tmp",     "run",       "mnt",      "home", "root", "var",
+                                       "var/tmp", "workspace", "home/rtn", NULL};
 
 bool rt_upper_is_skeleton(const char *path) {
         for (size_t i = 0; skeleton[i]; i++)
@@ -686,4 +685,3 @@ void rt_upper_prune(const char *upper) {
                 (void)unlinkat(d, skeleton[i], AT_REMOVEDIR); /* ENOTEMPTY: real changes */
         }
 }
-

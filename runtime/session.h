@@ -22,9 +22,9 @@ typedef void (*rt_cmd_done_fn)(struct rt_cmd *c, void *userdata);
 
 struct rt_outbuf {
         char *data;
-        size_t len, max;  /* bytes kept; at most max */
-        uint64_t total;   /* bytes produced in all */
-        bool keep_tail;   /* jobs keep the newest bytes, shell_run the first */
+        size_t len, max; /* bytes kept; at most max */
+        uint64_t total; /* bytes produced in all */
+        bool keep_tail; /* jobs keep the newest bytes, shell_run the first */
 };
 
 struct rt_stream {
@@ -41,36 +41,36 @@ struct rt_cmd {
         bool is_job;
         uint32_t policy;
         pid_t pid;
-        struct rt_outbuf out, err;     /* jobs: both streams go to out */
+        struct rt_outbuf out, err; /* jobs: both streams go to out */
         struct rt_stream sout, serr;
         int in_fd;
         char *in_data;
         size_t in_len, in_off;
         bool spawned, exited, done, killed, timed_out, lost;
-        int spawn_errno;               /* spawn failed: errno and step */
+        int spawn_errno; /* spawn failed: errno and step */
         uint32_t spawn_step;
         int wait_status;
         uint64_t start_ms, end_ms;
         struct rtn_loop_source *timer, *grace;
         rt_cmd_done_fn done_fn;
         void *done_ud;
-        struct rt_cmd *next;           /* session's list */
+        struct rt_cmd *next; /* session's list */
 };
 
 struct rt_cmd_opts {
-        const char *command;   /* run as /bin/sh -c COMMAND */
-        const char *cwd;       /* default /workspace */
-        char *const *env;      /* extra KEY=VALUE, NULL-terminated, may be NULL */
+        const char *command; /* run as /bin/sh -c COMMAND */
+        const char *cwd; /* default /workspace */
+        char *const *env; /* extra KEY=VALUE, NULL-terminated, may be NULL */
         const char *stdin_data;
         size_t stdin_len;
-        uint64_t timeout_ms;   /* 0: the session default */
-        uint32_t policy;       /* enum init_policy */
-        size_t max_output;     /* 0: the session default */
+        uint64_t timeout_ms; /* 0: the session default */
+        uint32_t policy; /* enum init_policy */
+        size_t max_output; /* 0: the session default */
         bool job;
 };
 
 struct rt_session_config {
-        struct rt_spec spec;   /* base spec: rootfs, workspace, binds, hostname, limits */
+        struct rt_spec spec; /* base spec: rootfs, workspace, binds, hostname, limits */
         const char *session_dir; /* holds upper/ and work/; created if missing */
         uint64_t default_timeout_ms;
         size_t max_output;

@@ -14,7 +14,7 @@ void rt_spec_init(struct rt_spec *spec) {
 }
 
 /* Destinations a bind may not cover: the sandbox's own plumbing. */
-static const char *const bind_forbidden[] = {"/", "/proc", "/dev", "/sys", "/usr", "/etc",
+static const char *const bind_forbidden[] = {"/",    "/proc", "/dev", "/sys",   "/usr", "/etc",
                                              "/bin", "/sbin", "/lib", "/lib64", "/tmp"};
 
 static int check_abs_path(const char *p, const char *what, struct rtn_error *err) {
@@ -26,8 +26,10 @@ static int check_abs_path(const char *p, const char *what, struct rtn_error *err
                 if (s[0] == '/' && s[1] == '.' && s[2] == '.' && (s[3] == '/' || s[3] == '\0'))
                         return rtn_errx(err, EINVAL, "%s may not contain '..': %s", what, p);
                 if (s[0] == ',' || s[0] == ':' || (unsigned char)s[0] < 0x20)
-                        return rtn_errx(err, EINVAL, "%s may not contain ',' ':' or control "
-                                        "characters: %s", what, p);
+                        return rtn_errx(err, EINVAL,
+                                        "%s may not contain ',' ':' or control "
+                                        "characters: %s",
+                                        what, p);
         }
         return 0;
 }
@@ -65,7 +67,8 @@ int rt_spec_check(const struct rt_spec *spec, struct rtn_error *err) {
                 /* Nothing to build these with: no mount, uts or net namespace. */
                 if ((spec->rootfs && strcmp(spec->rootfs, "host") != 0) || spec->nlayers ||
                     spec->upper_dir || spec->nbinds || spec->hostname || spec->net_none)
-                        return rtn_errx(err, EINVAL, "--isolation landlock runs on the host "
+                        return rtn_errx(err, EINVAL,
+                                        "--isolation landlock runs on the host "
                                         "itself: no --rootfs, --bind, --hostname, --net or layers");
         }
         return 0;
@@ -137,7 +140,8 @@ int rt_env_set(struct rt_env *env, const char *kv, struct rtn_error *err) {
         key[klen] = '\0';
         for (size_t i = 0; i < klen; i++)
                 if (!(key[i] == '_' || (key[i] >= 'A' && key[i] <= 'Z') ||
-                      (key[i] >= 'a' && key[i] <= 'z') || (i > 0 && key[i] >= '0' && key[i] <= '9')))
+                      (key[i] >= 'a' && key[i] <= 'z') ||
+                      (i > 0 && key[i] >= '0' && key[i] <= '9')))
                         return rtn_errx(err, EINVAL, "invalid environment name: %s", key);
         if (env_put(env, key, eq + 1) < 0)
                 return rtn_errx(err, E2BIG, "environment too large");
@@ -166,4 +170,3 @@ int rt_parse_bind(struct rt_spec *s, char *arg, struct rtn_error *err) {
         s->nbinds++;
         return 0;
 }
-

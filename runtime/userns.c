@@ -142,9 +142,8 @@ static bool needs_userns(const struct rt_idmap *m) {
         return m && m->mode == RT_IDMAP_SUBID;
 }
 
-int rt_store_commit(const struct rt_idmap *m, struct store *st, const char *env,
-                    const char *upper, const char *msg, char ret_id[STORE_ID_SIZE],
-                    struct rtn_error *err) {
+int rt_store_commit(const struct rt_idmap *m, struct store *st, const char *env, const char *upper,
+                    const char *msg, char ret_id[STORE_ID_SIZE], struct rtn_error *err) {
         struct store_call a = {.st = st, .env = env, .upper = upper, .msg = msg};
         if (!needs_userns(m))
                 return store_commit(st, env, upper, msg, ret_id, err);

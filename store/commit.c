@@ -33,8 +33,7 @@ static int dir_is_empty(int fd) {
 }
 
 static int open_upper(struct store *s, const char *upper_path, struct rtn_error *err) {
-        _cleanup_close_ int fd =
-                open(upper_path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        _cleanup_close_ int fd = open(upper_path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         if (fd < 0)
                 return rtn_err(err, errno, "open upper dir %s", upper_path);
         struct stat a, b;
@@ -47,10 +46,9 @@ static int open_upper(struct store *s, const char *upper_path, struct rtn_error 
 }
 
 /* Writes the commit record and moves env's tip to it. */
-static int write_commit(struct store *s, const char *env, const char *parent,
-                        const char *layer, const char *msg, char ret[STORE_ID_SIZE],
-                        struct rtn_error *err) {
-        struct store_commit_info c = { .time = (int64_t)time(NULL) };
+static int write_commit(struct store *s, const char *env, const char *parent, const char *layer,
+                        const char *msg, char ret[STORE_ID_SIZE], struct rtn_error *err) {
+        struct store_commit_info c = {.time = (int64_t)time(NULL)};
         snprintf(c.parent, sizeof c.parent, "%s", parent);
         snprintf(c.layer, sizeof c.layer, "%s", layer);
         _cleanup_free_ char *rec = NULL;
@@ -229,8 +227,8 @@ int store_diff(struct store *s, const char *env, const char *upper_path, store_d
         int r = store_layer_stack(s, env, &paths, &n, err);
         if (r < 0)
                 return r;
-        struct diff_ctx d = { .fds = calloc(n + 1, sizeof(int)), .n = 0, .cb = cb,
-                              .userdata = userdata };
+        struct diff_ctx d = {
+                .fds = calloc(n + 1, sizeof(int)), .n = 0, .cb = cb, .userdata = userdata};
         _cleanup_close_ int upper = -1;
         if (!d.fds) {
                 r = rtn_err(err, ENOMEM, "diff");

@@ -13,10 +13,16 @@
 #include <stdbool.h>
 
 #ifdef OPENSSL_EVP_H
-#define STORE_CRYPTO_FNS(X)                                                                        \
-        X(EVP_MD_CTX_new)                                                                          \
-        X(EVP_MD_CTX_free) X(EVP_DigestInit_ex) X(EVP_DigestUpdate) X(EVP_DigestFinal_ex)          \
-                X(EVP_sha256) X(EVP_Digest)
+// clang-format off
+#define STORE_CRYPTO_FNS(X) \
+        X(EVP_MD_CTX_new) \
+        X(EVP_MD_CTX_free) \
+        X(EVP_DigestInit_ex) \
+        X(EVP_DigestUpdate) \
+        X(EVP_DigestFinal_ex) \
+        X(EVP_sha256) \
+        X(EVP_Digest)
+// clang-format on
 #define STORE_DL_MEMBER(f) __typeof__(f) *f;
 struct store_crypto_fns {
         STORE_CRYPTO_FNS(STORE_DL_MEMBER)
@@ -26,28 +32,54 @@ extern struct store_crypto_fns store_crypto_fns;
 #endif
 
 #if defined(ARCHIVE_H_INCLUDED) && defined(ARCHIVE_ENTRY_H_INCLUDED)
-#define STORE_ARCHIVE_FNS(X)                                                                                                  \
-        X(archive_errno)                                                                                                      \
-        X(archive_error_string) X(archive_entry_new) X(archive_entry_free) X(archive_entry_set_filetype) X(                   \
-                archive_entry_set_gid) X(archive_entry_set_hardlink) X(archive_entry_set_mtime) X(archive_entry_set_pathname) \
-                X(archive_entry_set_perm) X(archive_entry_set_rdev) X(archive_entry_set_size) X(                              \
-                        archive_entry_set_symlink) X(archive_entry_set_uid) X(archive_entry_xattr_add_entry)                  \
-                        X(archive_entry_filetype) X(archive_entry_gid) X(archive_entry_hardlink) X(                           \
-                                archive_entry_mtime) X(archive_entry_mtime_nsec) X(archive_entry_pathname)                    \
-                                X(archive_entry_perm) X(archive_entry_rdev) X(archive_entry_size) X(                          \
-                                        archive_entry_size_is_set) X(archive_entry_symlink) X(archive_entry_uid)              \
-                                        X(archive_entry_xattr_next) X(archive_entry_xattr_reset) X(                           \
-                                                archive_write_add_filter_zstd) X(archive_write_close)                         \
-                                                X(archive_write_data) X(archive_write_free) X(                                \
-                                                        archive_write_header) X(archive_write_new)                            \
-                                                        X(archive_write_open_filename) X(                                     \
-                                                                archive_write_set_format_pax_restricted)                      \
-                                                                X(archive_read_data) X(archive_read_data_block) X(            \
-                                                                        archive_read_free) X(archive_read_new)                \
-                                                                        X(archive_read_next_header) X(                        \
-                                                                                archive_read_open_filename)                   \
-                                                                                X(archive_read_support_filter_zstd)           \
-                                                                                        X(archive_read_support_format_tar)
+// clang-format off
+#define STORE_ARCHIVE_FNS(X) \
+        X(archive_errno) \
+        X(archive_error_string) \
+        X(archive_entry_new) \
+        X(archive_entry_free) \
+        X(archive_entry_set_filetype) \
+        X(archive_entry_set_gid) \
+        X(archive_entry_set_hardlink) \
+        X(archive_entry_set_mtime) \
+        X(archive_entry_set_pathname) \
+        X(archive_entry_set_perm) \
+        X(archive_entry_set_rdev) \
+        X(archive_entry_set_size) \
+        X(archive_entry_set_symlink) \
+        X(archive_entry_set_uid) \
+        X(archive_entry_xattr_add_entry) \
+        X(archive_entry_filetype) \
+        X(archive_entry_gid) \
+        X(archive_entry_hardlink) \
+        X(archive_entry_mtime) \
+        X(archive_entry_mtime_nsec) \
+        X(archive_entry_pathname) \
+        X(archive_entry_perm) \
+        X(archive_entry_rdev) \
+        X(archive_entry_size) \
+        X(archive_entry_size_is_set) \
+        X(archive_entry_symlink) \
+        X(archive_entry_uid) \
+        X(archive_entry_xattr_next) \
+        X(archive_entry_xattr_reset) \
+        X(archive_write_add_filter_zstd) \
+        X(archive_write_close) \
+        X(archive_write_data) \
+        X(archive_write_free) \
+        X(archive_write_header) \
+        X(archive_write_new) \
+        X(archive_write_open_filename) \
+        X(archive_write_set_format_pax_restricted) \
+        X(archive_read_data) \
+        X(archive_read_data_block) \
+        X(archive_read_free) \
+        X(archive_read_new) \
+        X(archive_read_next_header) \
+        X(archive_read_open_filename) \
+        X(archive_read_support_filter_zstd) \
+        X(archive_read_support_format_tar)
+// clang-format on
 #define STORE_DL_MEMBER(f) __typeof__(f) *f;
 struct store_archive_fns {
         STORE_ARCHIVE_FNS(STORE_DL_MEMBER)

@@ -193,7 +193,7 @@ static int open_archive(struct exp *x, const char *path) {
 int store_export(struct store *s, const char *env, const char *name, const char *out_path,
                  struct rtn_error *err) {
         char tip[STORE_ID_SIZE];
-        struct exp x = { .err = err, .buf = malloc(COPY_BUF) };
+        struct exp x = {.err = err, .buf = malloc(COPY_BUF)};
         _cleanup_free_ char *tmp = NULL;
         if (!x.buf || asprintf(&tmp, "%s.tmp.%d", out_path, (int)getpid()) < 0) {
                 free(x.buf);

@@ -94,8 +94,7 @@ void store_tmp_name(char *buf, size_t len, const char *prefix) {
         snprintf(buf, len, "%s.%d.%016llx", prefix, (int)getpid(), (unsigned long long)rnd);
 }
 
-int store_write_atomic(struct store *s, int dirfd, const char *name, const void *data,
-                       size_t len) {
+int store_write_atomic(struct store *s, int dirfd, const char *name, const void *data, size_t len) {
         char tmp[128];
         store_tmp_name(tmp, sizeof tmp, "w");
         _cleanup_close_ int fd =

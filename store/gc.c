@@ -164,8 +164,8 @@ static int sweep_tmp(struct store *s, size_t *count) {
 }
 
 int store_gc(struct store *s, struct store_gc_stats *ret_stats, struct rtn_error *err) {
-        struct idset commits = { 0 }, layers = { 0 };
-        struct store_gc_stats st = { 0 };
+        struct idset commits = {0}, layers = {0};
+        struct store_gc_stats st = {0};
         int r = store_lock(s, true);
         if (r < 0)
                 return rtn_err(err, r, "lock store");
@@ -271,7 +271,7 @@ static int verify_each(struct store *s, struct vstate *v, int dirfd,
 }
 
 int store_verify(struct store *s, struct store_verify_stats *ret_stats, struct rtn_error *err) {
-        struct vstate v = { .err = err };
+        struct vstate v = {.err = err};
         rtn_err_clear(err);
         int r = store_lock(s, false);
         if (r < 0)

@@ -41,8 +41,8 @@ struct imp {
         struct store *s;
         struct archive *a;
         struct rtn_error *err;
-        int rootfd;             /* tmp/import.* */
-        char name[128];         /* its name under tmp/ */
+        int rootfd; /* tmp/import.* */
+        char name[128]; /* its name under tmp/ */
         uint64_t max, used;
         size_t entries;
         char tip[STORE_ID_SIZE];
@@ -81,9 +81,9 @@ static bool rel_ok(const char *rel) {
  * symlink or leaving the root; *ret_base gets the last component. */
 static int open_parent(struct imp *m, char *path, const char **ret_base) {
         char *slash = strrchr(path, '/');
-        struct open_how how = { .flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC,
-                                .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS |
-                                           RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV };
+        struct open_how how = {.flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC,
+                               .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS |
+                                          RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV};
         *slash = '\0';
         int fd = sys_openat2(m->rootfd, path, &how, sizeof how);
         int r = fd < 0 ? negative_errno() : fd;
@@ -103,7 +103,7 @@ static int add_fixup(struct imp *m, const char *path, struct archive_entry *ae) 
         f->mode = archive_entry_perm(ae);
         f->uid = (uid_t)archive_entry_uid(ae);
         f->gid = (gid_t)archive_entry_gid(ae);
-        f->mtime = (struct timespec){ archive_entry_mtime(ae), archive_entry_mtime_nsec(ae) };
+        f->mtime = (struct timespec){archive_entry_mtime(ae), archive_entry_mtime_nsec(ae)};
         m->nfix++;
         return 0;
 }
@@ -140,8 +140,8 @@ static int write_data(struct imp *m, int fd, const char *path) {
 
 static int make_file(struct imp *m, int dirfd, const char *base, const char *path,
                      struct archive_entry *ae) {
-        _cleanup_close_ int fd = openat(dirfd, base, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
-                                                     O_CLOEXEC, 0600);
+        _cleanup_close_ int fd =
+                openat(dirfd, base, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
         if (fd < 0)
                 return errno == EEXIST ? refuse(m, path, "duplicate entry")
                                        : rtn_err(m->err, errno, "create %s", path);
@@ -155,8 +155,8 @@ static int make_file(struct imp *m, int dirfd, const char *base, const char *pat
         if (fchmod(fd, archive_entry_perm(ae)) < 0)
                 return rtn_err(m->err, errno, "chmod %s", path);
         set_xattrs(fd, dirfd, base, ae);
-        struct timespec ts[2] = { { 0, UTIME_OMIT },
-                                  { archive_entry_mtime(ae), archive_entry_mtime_nsec(ae) } };
+        struct timespec ts[2] = {{0, UTIME_OMIT},
+                                 {archive_entry_mtime(ae), archive_entry_mtime_nsec(ae)}};
         (void)futimens(fd, ts);
         return 0;
 }
@@ -189,8 +189,9 @@ static int make_node(struct imp *m, int dirfd, const char *base, const char *pat
         if (type == AE_IFDIR) {
                 r = mkdirat(dirfd, base, 0700);
                 struct stat st;
-                if (r < 0 && (errno != EEXIST || fstatat(dirfd, base, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
-                              !S_ISDIR(st.st_mode)))
+                if (r < 0 &&
+                    (errno != EEXIST || fstatat(dirfd, base, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+                     !S_ISDIR(st.st_mode)))
                         return errno == EEXIST ? refuse(m, path, "duplicate entry")
                                                : rtn_err(m->err, errno, "mkdir %s", path);
                 _cleanup_close_ int fd =
@@ -211,9 +212,10 @@ static int make_node(struct imp *m, int dirfd, const char *base, const char *pat
                  * (commit a3c751a50fe6, "vfs: allow unprivileged whiteout creation"). */
                 r = mknodat(dirfd, base, S_IFCHR | archive_entry_perm(ae), 0);
         } else {
-                return refuse(m, path, type == AE_IFCHR || type == AE_IFBLK
-                                               ? "device node (only 0:0 whiteouts are allowed)"
-                                               : "unsupported entry type");
+                return refuse(m, path,
+                              type == AE_IFCHR || type == AE_IFBLK
+                                      ? "device node (only 0:0 whiteouts are allowed)"
+                                      : "unsupported entry type");
         }
         if (r < 0)
                 return errno == EEXIST ? refuse(m, path, "duplicate entry")
@@ -313,8 +315,8 @@ static int commit_entry(struct imp *m, const char *path) {
         int r = small_entry(m, path, buf, STORE_MSG_MAX + 1024, &len);
         if (r < 0)
                 return r;
-        _cleanup_close_ int fd = openat(m->rootfd, path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
-                                                         O_CLOEXEC, 0644);
+        _cleanup_close_ int fd =
+                openat(m->rootfd, path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
         if (fd < 0)
                 return errno == EEXIST ? refuse(m, path, "duplicate entry")
                                        : rtn_err(m->err, errno, "create %s", path);
@@ -337,7 +339,8 @@ static int one_entry(struct imp *m, struct archive_entry *ae) {
         la_int64_t size = archive_entry_size_is_set(ae) ? archive_entry_size(ae) : 0;
         if (size < 0 || (uint64_t)size > m->max - m->used ||
             m->max - m->used - (uint64_t)size < ENTRY_OVERHEAD)
-                return rtn_errx(m->err, EFBIG, "import refused: archive unpacks to more than %llu bytes",
+                return rtn_errx(m->err, EFBIG,
+                                "import refused: archive unpacks to more than %llu bytes",
                                 (unsigned long long)m->max);
         m->used += (uint64_t)size + ENTRY_OVERHEAD;
         bool is_dir = archive_entry_filetype(ae) == AE_IFDIR;
@@ -379,15 +382,15 @@ static int unpack(struct imp *m, const char *in_path) {
 static void apply_fixups(struct imp *m) {
         for (size_t i = m->nfix; i-- > 0;) {
                 struct fixup *f = &m->fix[i];
-                struct open_how how = { .flags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC,
-                                        .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS };
+                struct open_how how = {.flags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC,
+                                       .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS};
                 _cleanup_close_ int fd = sys_openat2(m->rootfd, f->path, &how, sizeof how);
                 if (fd < 0)
                         continue;
                 if (fchown(fd, f->uid, f->gid) < 0)
                         log_debug("chown %s: %m", f->path);
                 (void)fchmod(fd, f->mode);
-                struct timespec ts[2] = { { 0, UTIME_OMIT }, f->mtime };
+                struct timespec ts[2] = {{0, UTIME_OMIT}, f->mtime};
                 (void)futimens(fd, ts);
         }
 }
@@ -400,8 +403,8 @@ static int check_commit(struct imp *m, const char *id, struct store_commit_info 
         size_t len;
         int r = store_read_small(m->rootfd, p, STORE_MSG_MAX + 1024, &buf, &len);
         if (r == -ENOENT)
-                return rtn_errx(m->err, EBADMSG, "import refused: commit %s missing from the archive",
-                                id);
+                return rtn_errx(m->err, EBADMSG,
+                                "import refused: commit %s missing from the archive", id);
         if (r < 0)
                 return rtn_err(m->err, r, "read %s", p);
         if (store_id_of(buf, len, got) < 0 || strcmp(got, id) ||
@@ -467,8 +470,8 @@ static int install(struct imp *m, const char *env) {
         char p[96];
         for (size_t i = 0; i < m->nlayers; i++) {
                 snprintf(p, sizeof p, "layers/%s", m->layers[i]);
-                if (renameat(m->rootfd, p, m->s->layersfd, m->layers[i]) < 0 &&
-                    errno != EEXIST && errno != ENOTEMPTY)
+                if (renameat(m->rootfd, p, m->s->layersfd, m->layers[i]) < 0 && errno != EEXIST &&
+                    errno != ENOTEMPTY)
                         return rtn_err(m->err, errno, "move %s into the store", p);
         }
         _cleanup_close_ int cfd = openat(m->rootfd, "commits", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -514,8 +517,10 @@ int store_import(struct store *s, const char *env, const char *in_path, uint64_t
                  char ret_tip[STORE_ID_SIZE], struct rtn_error *err) {
         if (store_env_valid(env) < 0)
                 return rtn_errx(err, EINVAL, "invalid environment name '%s'", env ? env : "");
-        struct imp m = { .s = s, .err = err, .rootfd = -1,
-                         .max = max_bytes ? max_bytes : STORE_IMPORT_MAX_BYTES };
+        struct imp m = {.s = s,
+                        .err = err,
+                        .rootfd = -1,
+                        .max = max_bytes ? max_bytes : STORE_IMPORT_MAX_BYTES};
         int r = store_lock(s, true);
         if (r < 0)
                 return rtn_err(err, r, "lock store");

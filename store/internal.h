@@ -14,10 +14,10 @@
 #include "store/store.h"
 
 struct store {
-        char *dir;      /* absolute path of the data dir */
-        int dirfd;      /* O_PATH-free O_DIRECTORY fds of the data dir and its parts */
+        char *dir; /* absolute path of the data dir */
+        int dirfd; /* O_PATH-free O_DIRECTORY fds of the data dir and its parts */
         int layersfd, commitsfd, envsfd, tmpfd, sessionsfd;
-        int lockfd;     /* the lock file; flock()ed per operation */
+        int lockfd; /* the lock file; flock()ed per operation */
 };
 
 /* ---- walker (walk.c) ---------------------------------------------------------------- */
@@ -39,13 +39,13 @@ struct store_xattr {
 };
 
 struct store_entry {
-        const char *path;       /* relative to the root, "." for the root itself */
-        int dirfd;              /* the parent directory (the root fd for the root) */
-        const char *name;       /* name in dirfd ("." for the root) */
+        const char *path; /* relative to the root, "." for the root itself */
+        int dirfd; /* the parent directory (the root fd for the root) */
+        const char *name; /* name in dirfd ("." for the root) */
         enum store_kind kind;
         struct stat st;
-        int fd;                 /* read-only fd of a file or directory, else -1 */
-        const char *target;     /* symlink target, or first path of a hard link */
+        int fd; /* read-only fd of a file or directory, else -1 */
+        const char *target; /* symlink target, or first path of a hard link */
         const struct store_xattr *xattrs; /* sorted by name */
         size_t nxattrs;
 };
@@ -61,8 +61,7 @@ int store_hash_fd(int fd, uint64_t size, char ret_hex[STORE_ID_SIZE]);
 
 /* Reads the xattrs the manifest covers (see docs/store.md) of dirfd/name, or of fd when
  * fd >= 0. Caller frees with store_xattrs_free. */
-int store_xattrs_read(int fd, int dirfd, const char *name, struct store_xattr **ret,
-                      size_t *ret_n);
+int store_xattrs_read(int fd, int dirfd, const char *name, struct store_xattr **ret, size_t *ret_n);
 void store_xattrs_free(struct store_xattr *x, size_t n);
 bool store_xattr_covered(const char *name);
 
@@ -77,8 +76,7 @@ int store_fsync_dir(int dirfd);
 /* Opens a directory stream on a new description of fd. */
 DIR *store_opendir_at(int fd);
 /* Writes data to tmp/, fsyncs it, renames it to dirfd/name and fsyncs dirfd. */
-int store_write_atomic(struct store *s, int dirfd, const char *name, const void *data,
-                       size_t len);
+int store_write_atomic(struct store *s, int dirfd, const char *name, const void *data, size_t len);
 /* Reads a small file (< max bytes) into a malloc'd NUL-terminated buffer. */
 int store_read_small(int dirfd, const char *name, size_t max, char **ret, size_t *ret_len);
 /* A unique name for a temp entry: "<prefix>.<pid>.<random>". */
@@ -94,8 +92,8 @@ int store_record_encode(const struct store_commit_info *c, const char *msg, char
                         size_t *ret_len);
 /* Parses and checks a record is canonical (re-encodes to the same bytes). msgbuf receives
  * the message, cut to msglen-1. */
-int store_record_decode(const char *buf, size_t len, struct store_commit_info *ret,
-                        char *msgbuf, size_t msglen);
+int store_record_decode(const char *buf, size_t len, struct store_commit_info *ret, char *msgbuf,
+                        size_t msglen);
 int store_id_of(const void *data, size_t len, char ret_id[STORE_ID_SIZE]);
 /* Writes env's tip atomically. */
 int store_env_set(struct store *s, const char *env, const char *id);

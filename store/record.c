@@ -86,9 +86,9 @@ static int parse_fields(const char *buf, size_t len, struct store_commit_info *c
         return 0;
 }
 
-int store_record_decode(const char *buf, size_t len, struct store_commit_info *ret,
-                        char *msgbuf, size_t msglen) {
-        struct store_commit_info c = { 0 };
+int store_record_decode(const char *buf, size_t len, struct store_commit_info *ret, char *msgbuf,
+                        size_t msglen) {
+        struct store_commit_info c = {0};
         const char *m;
         size_t ml;
         int r = parse_fields(buf, len, &c, &m, &ml);

@@ -72,8 +72,8 @@ static int recover(struct store *s) {
 void store_close(struct store *s) {
         if (!s)
                 return;
-        int *fds[] = { &s->dirfd, &s->layersfd, &s->commitsfd, &s->envsfd, &s->tmpfd,
-                       &s->sessionsfd, &s->lockfd };
+        int *fds[] = {&s->dirfd, &s->layersfd,   &s->commitsfd, &s->envsfd,
+                      &s->tmpfd, &s->sessionsfd, &s->lockfd};
         for (size_t i = 0; i < ARRAY_SIZE(fds); i++)
                 *fds[i] = rtn_safe_close(*fds[i]);
         free(s->dir);
@@ -81,10 +81,12 @@ void store_close(struct store *s) {
 }
 
 static int open_parts(struct store *s) {
-        struct { int *fd; const char *name; } parts[] = {
-                { &s->layersfd, "layers" }, { &s->commitsfd, "commits" },
-                { &s->envsfd, "envs" },     { &s->tmpfd, "tmp" },
-                { &s->sessionsfd, "sessions" },
+        struct {
+                int *fd;
+                const char *name;
+        } parts[] = {
+                {&s->layersfd, "layers"}, {&s->commitsfd, "commits"},   {&s->envsfd, "envs"},
+                {&s->tmpfd, "tmp"},       {&s->sessionsfd, "sessions"},
         };
         for (size_t i = 0; i < ARRAY_SIZE(parts); i++) {
                 int fd = open_sub(s->dirfd, parts[i].name);
@@ -110,8 +112,8 @@ int store_open(const char *data_dir, struct store **ret, struct rtn_error *err) 
         struct store *s = calloc(1, sizeof *s);
         if (!s)
                 return rtn_err(err, ENOMEM, "open store");
-        s->dirfd = s->layersfd = s->commitsfd = s->envsfd = s->tmpfd = s->sessionsfd =
-                s->lockfd = -1;
+        s->dirfd = s->layersfd = s->commitsfd = s->envsfd = s->tmpfd = s->sessionsfd = s->lockfd =
+                -1;
         s->dir = realpath(data_dir, NULL);
         if (!s->dir) {
                 r = rtn_err(err, errno, "resolve data dir %s", data_dir);
@@ -143,8 +145,7 @@ const char *store_data_dir(const struct store *s) {
         return s->dir;
 }
 
-int store_tip(struct store *s, const char *env, char ret_id[STORE_ID_SIZE],
-              struct rtn_error *err) {
+int store_tip(struct store *s, const char *env, char ret_id[STORE_ID_SIZE], struct rtn_error *err) {
         if (store_env_valid(env) < 0)
                 return rtn_errx(err, EINVAL, "invalid environment name '%s'", env ? env : "");
         int r = store_env_get(s, env, ret_id);
@@ -162,8 +163,8 @@ static bool is_hex_prefix(const char *p) {
         return strspn(p, "0123456789abcdef") == n;
 }
 
-int store_resolve(struct store *s, const char *env, const char *name,
-                  char ret_id[STORE_ID_SIZE], struct rtn_error *err) {
+int store_resolve(struct store *s, const char *env, const char *name, char ret_id[STORE_ID_SIZE],
+                  struct rtn_error *err) {
         if (!name || !*name || !strcmp(name, "HEAD"))
                 return store_tip(s, env, ret_id, err);
         if (!is_hex_prefix(name))
@@ -273,8 +274,8 @@ fail:
         return r;
 }
 
-int store_rollback(struct store *s, const char *env, const char *id,
-                   char ret_id[STORE_ID_SIZE], struct rtn_error *err) {
+int store_rollback(struct store *s, const char *env, const char *id, char ret_id[STORE_ID_SIZE],
+                   struct rtn_error *err) {
         char target[STORE_ID_SIZE], tip[STORE_ID_SIZE];
         int r = store_lock(s, true);
         if (r < 0)

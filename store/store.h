@@ -12,12 +12,12 @@
 
 #include "common/err.h"
 
-#define STORE_ID_LEN 64          /* hex digits of a SHA-256 */
-#define STORE_ID_SIZE 65         /* with the NUL */
+#define STORE_ID_LEN 64 /* hex digits of a SHA-256 */
+#define STORE_ID_SIZE 65 /* with the NUL */
 #define STORE_DEFAULT_ENV "default"
-#define STORE_ENV_MAX 64         /* longest environment name */
-#define STORE_MSG_MAX 4096       /* longest commit message kept */
-#define STORE_MIN_PREFIX 4       /* shortest id prefix store_resolve accepts */
+#define STORE_ENV_MAX 64 /* longest environment name */
+#define STORE_MSG_MAX 4096 /* longest commit message kept */
+#define STORE_MIN_PREFIX 4 /* shortest id prefix store_resolve accepts */
 /* Default cap on the bytes an import may unpack (sum of file sizes and metadata). */
 #define STORE_IMPORT_MAX_BYTES (16ULL << 30)
 
@@ -27,8 +27,8 @@ struct store_commit_info {
         char id[STORE_ID_SIZE];
         char parent[STORE_ID_SIZE]; /* "" for a root commit */
         char layer[STORE_ID_SIZE];
-        int64_t time;               /* seconds since the epoch, UTC */
-        const char *message;        /* valid during the callback only */
+        int64_t time; /* seconds since the epoch, UTC */
+        const char *message; /* valid during the callback only */
 };
 
 enum store_change { STORE_ADDED = 'A', STORE_MODIFIED = 'M', STORE_DELETED = 'D' };
@@ -67,13 +67,12 @@ int store_commit(struct store *s, const char *env, const char *upper_path, const
                  char ret_commit[STORE_ID_SIZE], struct rtn_error *err);
 
 /* The env's tip commit into ret_id; -ENOENT when env has no commit yet. */
-int store_tip(struct store *s, const char *env, char ret_id[STORE_ID_SIZE],
-              struct rtn_error *err);
+int store_tip(struct store *s, const char *env, char ret_id[STORE_ID_SIZE], struct rtn_error *err);
 
 /* Resolves a commit name: NULL, "" or "HEAD" is env's tip; otherwise a full id or a unique
  * prefix of at least STORE_MIN_PREFIX hex digits. -ENOENT none, -ENOTUNIQ ambiguous. */
-int store_resolve(struct store *s, const char *env, const char *name,
-                  char ret_id[STORE_ID_SIZE], struct rtn_error *err);
+int store_resolve(struct store *s, const char *env, const char *name, char ret_id[STORE_ID_SIZE],
+                  struct rtn_error *err);
 
 /* Reads one commit record. info->message points into storage owned by the caller's buf. */
 int store_commit_read(struct store *s, const char *id, struct store_commit_info *ret_info,
@@ -94,8 +93,8 @@ int store_log(struct store *s, const char *env, store_log_cb cb, void *userdata,
 
 /* Moves env's tip to commit id (a name as store_resolve takes), which must be in its
  * history. ret_id receives the full id. */
-int store_rollback(struct store *s, const char *env, const char *id,
-                   char ret_id[STORE_ID_SIZE], struct rtn_error *err);
+int store_rollback(struct store *s, const char *env, const char *id, char ret_id[STORE_ID_SIZE],
+                   struct rtn_error *err);
 
 /* Lists what upper_path changes against env's tip: added, modified, deleted paths (relative,
  * no leading slash), in canonical order. */

@@ -100,8 +100,8 @@ static int read_names(int dirfd, char ***ret, size_t *ret_n) {
 bool store_xattr_covered(const char *name) {
         /* overlayfs bookkeeping that refers to inodes or file handles of the machine that
          * wrote the upper: not content, and meaningless once the tree moves. */
-        static const char *const skip[] = { "user.overlay.origin", "user.overlay.impure",
-                                            "user.overlay.uuid", "user.overlay.nlink" };
+        static const char *const skip[] = {"user.overlay.origin", "user.overlay.impure",
+                                           "user.overlay.uuid", "user.overlay.nlink"};
         for (size_t i = 0; i < ARRAY_SIZE(skip); i++)
                 if (!strcmp(name, skip[i]))
                         return false;
@@ -237,7 +237,7 @@ static int link_lookup(struct walk *w, const struct stat *st, const char **ret_f
         char *p = strdup(w->path);
         if (!p)
                 return -ENOMEM;
-        w->links[w->nlinks++] = (struct link_seen){ st->st_dev, st->st_ino, p };
+        w->links[w->nlinks++] = (struct link_seen){st->st_dev, st->st_ino, p};
         *ret_first = NULL;
         return 0;
 }
@@ -283,8 +283,7 @@ static int classify(struct walk *w, struct store_entry *e, char *target, size_t 
                 }
                 return rtn_errx(w->err, EINVAL, "%s: device node in a layer", w->path);
         default:
-                return rtn_errx(w->err, EINVAL, "%s: unsupported file type in a layer",
-                                w->path);
+                return rtn_errx(w->err, EINVAL, "%s: unsupported file type in a layer", w->path);
         }
 }
 
@@ -300,7 +299,7 @@ void store_set_id_view(uint32_t (*uid)(uint32_t), uint32_t (*gid)(uint32_t)) {
 
 /* Visits dirfd/name whose relative path is already in w->path. */
 static int visit(struct walk *w, int dirfd, const char *name, size_t plen, int depth) {
-        struct store_entry e = { .path = w->path, .dirfd = dirfd, .name = name, .fd = -1 };
+        struct store_entry e = {.path = w->path, .dirfd = dirfd, .name = name, .fd = -1};
         char target[PATH_MAX];
         if (fstatat(dirfd, name, &e.st, AT_SYMLINK_NOFOLLOW) < 0)
                 return rtn_err(w->err, errno, "stat %s", w->path);
@@ -368,7 +367,7 @@ static int walk_dir(struct walk *w, int dirfd, size_t plen, int depth) {
 
 int store_walk(int rootfd, store_walk_cb cb, void *userdata, struct rtn_error *err) {
         struct rtn_error local;
-        struct walk w = { .cb = cb, .userdata = userdata, .err = err ? err : &local };
+        struct walk w = {.cb = cb, .userdata = userdata, .err = err ? err : &local};
         rtn_err_clear(w.err);
         strcpy(w.path, ".");
         /* The root is visited as "." but its children's paths carry no "./" prefix: depth

@@ -72,19 +72,39 @@ static void expect_errno(const char *name, long r, int want) {
 }
 #define EXPECT(call, want) expect_errno(__func__ + 2, (long)(errno = 0, (call)), want)
 
-static void a_mount(void) { EXPECT(mount("tmpfs", "/tmp", "tmpfs", 0, NULL), EPERM); }
-static void a_umount(void) { EXPECT(umount2("/proc", MNT_DETACH), EPERM); }
+static void a_mount(void) {
+        EXPECT(mount("tmpfs", "/tmp", "tmpfs", 0, NULL), EPERM);
+}
+static void a_umount(void) {
+        EXPECT(umount2("/proc", MNT_DETACH), EPERM);
+}
 static void a_remount_ro(void) {
         EXPECT(mount(NULL, "/usr", NULL, MS_REMOUNT | MS_BIND, NULL), EPERM);
 }
-static void a_pivot_root(void) { EXPECT(syscall(SYS_pivot_root, ".", "."), EPERM); }
-static void a_chroot(void) { EXPECT(chroot("/tmp"), EPERM); }
-static void a_fsopen(void) { EXPECT(syscall(__NR_fsopen, "tmpfs", 0), EPERM); }
-static void a_open_tree(void) { EXPECT(syscall(__NR_open_tree, AT_FDCWD, "/", 1 /* CLONE */), EPERM); }
-static void a_unshare_user(void) { EXPECT(unshare(CLONE_NEWUSER), EPERM); }
-static void a_unshare_mount(void) { EXPECT(unshare(CLONE_NEWNS), EPERM); }
-static void a_unshare_net(void) { EXPECT(unshare(CLONE_NEWNET), EPERM); }
-static void a_unshare_time(void) { EXPECT(unshare(CLONE_NEWTIME), EPERM); }
+static void a_pivot_root(void) {
+        EXPECT(syscall(SYS_pivot_root, ".", "."), EPERM);
+}
+static void a_chroot(void) {
+        EXPECT(chroot("/tmp"), EPERM);
+}
+static void a_fsopen(void) {
+        EXPECT(syscall(__NR_fsopen, "tmpfs", 0), EPERM);
+}
+static void a_open_tree(void) {
+        EXPECT(syscall(__NR_open_tree, AT_FDCWD, "/", 1 /* CLONE */), EPERM);
+}
+static void a_unshare_user(void) {
+        EXPECT(unshare(CLONE_NEWUSER), EPERM);
+}
+static void a_unshare_mount(void) {
+        EXPECT(unshare(CLONE_NEWNS), EPERM);
+}
+static void a_unshare_net(void) {
+        EXPECT(unshare(CLONE_NEWNET), EPERM);
+}
+static void a_unshare_time(void) {
+        EXPECT(unshare(CLONE_NEWTIME), EPERM);
+}
 static void a_setns(void) {
         int fd = open("/proc/self/ns/mnt", O_RDONLY | O_CLOEXEC);
         EXPECT(setns(fd, 0), EPERM);
@@ -138,7 +158,9 @@ static void a_io_uring(void) {
         memset(&p, 0, sizeof p);
         EXPECT(syscall(SYS_io_uring_setup, 4, &p), EPERM);
 }
-static void a_userfaultfd(void) { EXPECT(syscall(SYS_userfaultfd, O_CLOEXEC), EPERM); }
+static void a_userfaultfd(void) {
+        EXPECT(syscall(SYS_userfaultfd, O_CLOEXEC), EPERM);
+}
 static void a_keyctl(void) {
         EXPECT(syscall(SYS_keyctl, KEYCTL_GET_KEYRING_ID, KEY_SPEC_SESSION_KEYRING, 0), EPERM);
 }
@@ -168,18 +190,32 @@ static void a_name_to_handle_at(void) {
         int mnt;
         EXPECT(syscall(SYS_name_to_handle_at, AT_FDCWD, "/etc/passwd", &fh.h, &mnt, 0), EPERM);
 }
-static void a_ptrace_init(void) { EXPECT(ptrace(PTRACE_ATTACH, 1, NULL, NULL), EPERM); }
-static void a_ptrace_traceme(void) { EXPECT(ptrace(PTRACE_TRACEME, 0, NULL, NULL), EPERM); }
+static void a_ptrace_init(void) {
+        EXPECT(ptrace(PTRACE_ATTACH, 1, NULL, NULL), EPERM);
+}
+static void a_ptrace_traceme(void) {
+        EXPECT(ptrace(PTRACE_TRACEME, 0, NULL, NULL), EPERM);
+}
 static void a_process_vm_readv(void) {
         char buf[8];
         struct iovec l = {buf, sizeof buf}, r = {(void *)0x400000, sizeof buf};
         EXPECT(process_vm_readv(1, &l, 1, &r, 1, 0), EPERM);
 }
-static void a_kexec_load(void) { EXPECT(syscall(SYS_kexec_load, 0, 0, NULL, 0), EPERM); }
-static void a_init_module(void) { EXPECT(syscall(SYS_init_module, NULL, 0, ""), EPERM); }
-static void a_reboot(void) { EXPECT(reboot(RB_POWER_OFF), EPERM); }
-static void a_swapon(void) { EXPECT(syscall(SYS_swapon, "/tmp/swap", 0), EPERM); }
-static void a_acct(void) { EXPECT(syscall(SYS_acct, "/tmp/acct"), EPERM); }
+static void a_kexec_load(void) {
+        EXPECT(syscall(SYS_kexec_load, 0, 0, NULL, 0), EPERM);
+}
+static void a_init_module(void) {
+        EXPECT(syscall(SYS_init_module, NULL, 0, ""), EPERM);
+}
+static void a_reboot(void) {
+        EXPECT(reboot(RB_POWER_OFF), EPERM);
+}
+static void a_swapon(void) {
+        EXPECT(syscall(SYS_swapon, "/tmp/swap", 0), EPERM);
+}
+static void a_acct(void) {
+        EXPECT(syscall(SYS_acct, "/tmp/acct"), EPERM);
+}
 static void a_settimeofday(void) {
         struct timeval tv = {.tv_sec = 0};
         EXPECT(settimeofday(&tv, NULL), EPERM);
@@ -188,12 +224,24 @@ static void a_clock_settime(void) {
         struct timespec ts = {.tv_sec = 0};
         EXPECT(clock_settime(CLOCK_REALTIME, &ts), EPERM);
 }
-static void a_syslog(void) { EXPECT(syscall(SYS_syslog, 3 /* READ_ALL */, NULL, 0), EPERM); }
-static void a_personality(void) { EXPECT(personality(ADDR_NO_RANDOMIZE), EPERM); }
-static void a_af_packet(void) { EXPECT(socket(AF_PACKET, SOCK_RAW, 0), EAFNOSUPPORT); }
-static void a_af_vsock(void) { EXPECT(socket(40 /* AF_VSOCK */, SOCK_STREAM, 0), EAFNOSUPPORT); }
-static void a_unknown_syscall(void) { EXPECT(syscall(1000), ENOSYS); }
-static void a_sethostname(void) { EXPECT(sethostname("pwned", 5), EPERM); }
+static void a_syslog(void) {
+        EXPECT(syscall(SYS_syslog, 3 /* READ_ALL */, NULL, 0), EPERM);
+}
+static void a_personality(void) {
+        EXPECT(personality(ADDR_NO_RANDOMIZE), EPERM);
+}
+static void a_af_packet(void) {
+        EXPECT(socket(AF_PACKET, SOCK_RAW, 0), EAFNOSUPPORT);
+}
+static void a_af_vsock(void) {
+        EXPECT(socket(40 /* AF_VSOCK */, SOCK_STREAM, 0), EAFNOSUPPORT);
+}
+static void a_unknown_syscall(void) {
+        EXPECT(syscall(1000), ENOSYS);
+}
+static void a_sethostname(void) {
+        EXPECT(sethostname("pwned", 5), EPERM);
+}
 
 /* TIOCSTI pushes bytes into a terminal's input queue (CVE-2017-5226). Try it on our own
  * stdio, a fresh pty of ours and /dev/tty; with junk in the high 32 bits of cmd too. */
@@ -248,12 +296,24 @@ static void int80_unshare(void) {
         __asm__ volatile("int $0x80" : "=a"(r) : "a"(310L), "b"((long)CLONE_NEWUSER) : "memory");
         (void)r;
 }
-static void x32_getpid(void) { syscall(0x40000000L | 39); }
-static void x32_unshare(void) { syscall(0x40000000L | 272, CLONE_NEWUSER); }
-static void a_int80(void) { expect_sigsys("int80", int80_getpid); }
-static void a_int80_unshare(void) { expect_sigsys("int80_unshare", int80_unshare); }
-static void a_x32(void) { expect_sigsys("x32", x32_getpid); }
-static void a_x32_unshare(void) { expect_sigsys("x32_unshare", x32_unshare); }
+static void x32_getpid(void) {
+        syscall(0x40000000L | 39);
+}
+static void x32_unshare(void) {
+        syscall(0x40000000L | 272, CLONE_NEWUSER);
+}
+static void a_int80(void) {
+        expect_sigsys("int80", int80_getpid);
+}
+static void a_int80_unshare(void) {
+        expect_sigsys("int80_unshare", int80_unshare);
+}
+static void a_x32(void) {
+        expect_sigsys("x32", x32_getpid);
+}
+static void a_x32_unshare(void) {
+        expect_sigsys("x32_unshare", x32_unshare);
+}
 
 /* mknod of a device in a writable dir: Landlock never grants MAKE_CHAR/MAKE_BLOCK (EACCES,
  * checked before the kernel's CAP_MKNOD test, which would say EPERM). */
@@ -266,13 +326,19 @@ static void a_mknod_block(void) {
 
 /* rtn-init is non-dumpable: its exe link, memory and environment are closed to us, and a
  * write through /proc/1/exe cannot reach the sealed memfd. */
-static void a_proc1_exe_write(void) { EXPECT(open("/proc/1/exe", O_WRONLY | O_CLOEXEC), EACCES); }
+static void a_proc1_exe_write(void) {
+        EXPECT(open("/proc/1/exe", O_WRONLY | O_CLOEXEC), EACCES);
+}
 static void a_proc1_exe_readlink(void) {
         char buf[256];
         EXPECT(readlink("/proc/1/exe", buf, sizeof buf), EACCES);
 }
-static void a_proc1_mem(void) { EXPECT(open("/proc/1/mem", O_RDWR | O_CLOEXEC), EACCES); }
-static void a_proc1_environ(void) { EXPECT(open("/proc/1/environ", O_RDONLY | O_CLOEXEC), EACCES); }
+static void a_proc1_mem(void) {
+        EXPECT(open("/proc/1/mem", O_RDWR | O_CLOEXEC), EACCES);
+}
+static void a_proc1_environ(void) {
+        EXPECT(open("/proc/1/environ", O_RDONLY | O_CLOEXEC), EACCES);
+}
 /* /proc is read+exec for Landlock (EACCES), and /proc/sys is a read-only bind beneath. */
 static void a_proc_sys_write(void) {
         EXPECT(open("/proc/sys/kernel/hostname", O_WRONLY | O_CLOEXEC), EACCES);
@@ -288,7 +354,9 @@ static void a_proc_self_oom(void) {
 static void a_sys_write(void) {
         EXPECT(open("/sys/uevent_helper", O_WRONLY | O_CREAT | O_CLOEXEC, 0644), EACCES);
 }
-static void a_sys_mount(void) { EXPECT(mount("sysfs", "/sys", "sysfs", 0, NULL), EPERM); }
+static void a_sys_mount(void) {
+        EXPECT(mount("sysfs", "/sys", "sysfs", 0, NULL), EPERM);
+}
 
 /* Only 0, 1 and 2 may be open when the program starts (besides the dir fd we read with). */
 static void a_inherited_fds(void) {
@@ -310,18 +378,65 @@ static const struct {
         const char *name;
         void (*fn)(void);
 } attacks[] = {
-#define A(n) {#n, a_##n}
-        A(mount), A(umount), A(remount_ro), A(pivot_root), A(chroot), A(fsopen), A(open_tree),
-        A(unshare_user), A(unshare_mount), A(unshare_net), A(unshare_time), A(setns),
-        A(clone_newuser), A(clone_newuser_highbits), A(clone3_newuser), A(bpf), A(io_uring),
-        A(userfaultfd), A(keyctl), A(add_key), A(perf_event_open), A(open_by_handle_at),
-        A(name_to_handle_at), A(ptrace_init), A(ptrace_traceme), A(process_vm_readv),
-        A(kexec_load), A(init_module), A(reboot), A(swapon), A(acct), A(settimeofday),
-        A(clock_settime), A(syslog), A(personality), A(af_packet), A(af_vsock),
-        A(unknown_syscall), A(sethostname), A(tiocsti), A(tiocsti_highbits), A(tioclinux),
-        A(int80), A(int80_unshare), A(x32), A(x32_unshare), A(mknod_char), A(mknod_block),
-        A(proc1_exe_write), A(proc1_exe_readlink), A(proc1_mem), A(proc1_environ),
-        A(proc_sys_write), A(proc_drop_caches), A(proc_self_oom), A(sys_write), A(sys_mount),
+#define A(n)                                                                                       \
+        { #n, a_##n }
+        A(mount),
+        A(umount),
+        A(remount_ro),
+        A(pivot_root),
+        A(chroot),
+        A(fsopen),
+        A(open_tree),
+        A(unshare_user),
+        A(unshare_mount),
+        A(unshare_net),
+        A(unshare_time),
+        A(setns),
+        A(clone_newuser),
+        A(clone_newuser_highbits),
+        A(clone3_newuser),
+        A(bpf),
+        A(io_uring),
+        A(userfaultfd),
+        A(keyctl),
+        A(add_key),
+        A(perf_event_open),
+        A(open_by_handle_at),
+        A(name_to_handle_at),
+        A(ptrace_init),
+        A(ptrace_traceme),
+        A(process_vm_readv),
+        A(kexec_load),
+        A(init_module),
+        A(reboot),
+        A(swapon),
+        A(acct),
+        A(settimeofday),
+        A(clock_settime),
+        A(syslog),
+        A(personality),
+        A(af_packet),
+        A(af_vsock),
+        A(unknown_syscall),
+        A(sethostname),
+        A(tiocsti),
+        A(tiocsti_highbits),
+        A(tioclinux),
+        A(int80),
+        A(int80_unshare),
+        A(x32),
+        A(x32_unshare),
+        A(mknod_char),
+        A(mknod_block),
+        A(proc1_exe_write),
+        A(proc1_exe_readlink),
+        A(proc1_mem),
+        A(proc1_environ),
+        A(proc_sys_write),
+        A(proc_drop_caches),
+        A(proc_self_oom),
+        A(sys_write),
+        A(sys_mount),
         A(inherited_fds),
 #undef A
 };

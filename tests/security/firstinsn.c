@@ -8,11 +8,16 @@
 
 static long sys3(long n, long a, long b, long c) {
         long r;
-        __asm__ volatile("syscall" : "=a"(r) : "a"(n), "D"(a), "S"(b), "d"(c) : "rcx", "r11", "memory");
+        __asm__ volatile("syscall"
+                         : "=a"(r)
+                         : "a"(n), "D"(a), "S"(b), "d"(c)
+                         : "rcx", "r11", "memory");
         return r;
 }
 
-static void put(const char *s, long n) { sys3(__NR_write, 1, (long)s, n); }
+static void put(const char *s, long n) {
+        sys3(__NR_write, 1, (long)s, n);
+}
 
 void _start(void) {
         static char buf[8192];

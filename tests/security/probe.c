@@ -24,12 +24,14 @@
 static const struct {
         const char *name;
         int value;
-} errnos[] = {{"ECONNREFUSED", ECONNREFUSED}, {"EPERM", EPERM},   {"ESRCH", ESRCH},
-              {"EACCES", EACCES},             {"ENETUNREACH", ENETUNREACH}, {"ENOENT", ENOENT}};
+} errnos[] = {
+        {"ECONNREFUSED", ECONNREFUSED}, {"EPERM", EPERM},  {"ESRCH", ESRCH}, {"EACCES", EACCES},
+        {"ENETUNREACH", ENETUNREACH},   {"ENOENT", ENOENT}};
 
 static int tcp(const char *port) {
         int s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-        struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)atoi(port)),
+        struct sockaddr_in a = {.sin_family = AF_INET,
+                                .sin_port = htons((uint16_t)atoi(port)),
                                 .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
         return connect(s, (struct sockaddr *)&a, sizeof a);
 }
@@ -39,7 +41,8 @@ static int abstract(const char *name) {
         struct sockaddr_un a = {.sun_family = AF_UNIX};
         size_t n = strnlen(name, sizeof a.sun_path - 2);
         memcpy(a.sun_path + 1, name, n);
-        return connect(s, (struct sockaddr *)&a, (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + n));
+        return connect(s, (struct sockaddr *)&a,
+                       (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + n));
 }
 
 int main(int argc, char **argv) {

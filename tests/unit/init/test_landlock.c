@@ -360,13 +360,15 @@ Test(init_landlock_prepare, rejects_bad_input) {
         cr_assert_eq(err.code, EINVAL);
         cr_assert_eq(fd, -7, "ret fd written on failure");
         const char *missing[] = {"/nonexistent-rtn-dir"};
-        cr_assert_eq(init_landlock_prepare(INIT_POLICY_AGENT, missing, 1, 0, 0, &fd, &err), -ENOENT);
+        cr_assert_eq(init_landlock_prepare(INIT_POLICY_AGENT, missing, 1, 0, 0, &fd, &err),
+                     -ENOENT);
         cr_assert(strstr(err.msg, "/nonexistent-rtn-dir") != NULL, "%s", err.msg);
         cr_assert_eq(init_landlock_prepare((enum init_policy)9, NULL, 0, 0, 0, &fd, &err), -EINVAL);
         cr_assert_eq(init_landlock_prepare(INIT_POLICY_AGENT, NULL, 0, 0, 1u << 7, &fd, &err),
                      -EINVAL);
         cr_assert_eq(init_landlock_prepare(INIT_POLICY_PROVISION, NULL, 0, 0, INIT_LANDLOCK_HOST,
-                                           &fd, &err), -EINVAL);
+                                           &fd, &err),
+                     -EINVAL);
         cr_assert_eq(init_landlock_enforce(-1, &err), -EBADF);
 }
 

@@ -79,7 +79,8 @@ Test(rt_text_replace, unique_match) {
         char *out;
         size_t len, count;
         cr_assert_eq(rt_text_replace("hello world", 11, "world", 5, "there", 5, false, 100, &out,
-                                     &len, &count), 0);
+                                     &len, &count),
+                     0);
         cr_assert_str_eq(out, "hello there");
         cr_assert_eq(len, 11);
         cr_assert_eq(count, 1);
@@ -116,15 +117,16 @@ Test(rt_text_replace, first_only_and_delete) {
 Test(rt_text_replace, result_too_large) {
         char *out = NULL;
         size_t len, count;
-        cr_assert_eq(rt_text_replace("ab", 2, "a", 1, "0123456789", 10, true, 8, &out, &len,
-                                     &count), -E2BIG);
+        cr_assert_eq(
+                rt_text_replace("ab", 2, "a", 1, "0123456789", 10, true, 8, &out, &len, &count),
+                -E2BIG);
         cr_assert_null(out);
 }
 
 Test(rt_base64_encode, rfc4648_vectors) {
         static const char *const in[] = {"", "f", "fo", "foo", "foob", "fooba", "foobar"};
-        static const char *const want[] = {"", "Zg==", "Zm8=", "Zm9v", "Zm9vYg==", "Zm9vYmE=",
-                                           "Zm9vYmFy"};
+        static const char *const want[] = {"",         "Zg==",     "Zm8=",    "Zm9v",
+                                           "Zm9vYg==", "Zm9vYmE=", "Zm9vYmFy"};
         char buf[16];
         for (size_t i = 0; i < 7; i++) {
                 cr_assert_eq(rt_base64_encode((const unsigned char *)in[i], strlen(in[i]), buf),
@@ -139,8 +141,10 @@ Test(rt_files_display_path, relative_and_absolute) {
         cr_assert_str_eq(buf, "/workspace/a/b");
         cr_assert_eq(rt_files_display_path("/etc/x", buf, sizeof buf), 0);
         cr_assert_str_eq(buf, "/etc/x");
-        cr_assert_eq(rt_files_display_path("0123456789012345678901234567890123456789012345678901234",
-                                           buf, sizeof buf), -ENAMETOOLONG);
+        cr_assert_eq(
+                rt_files_display_path("0123456789012345678901234567890123456789012345678901234",
+                                      buf, sizeof buf),
+                -ENAMETOOLONG);
 }
 
 Test(rt_files_parse_mode, cases) {

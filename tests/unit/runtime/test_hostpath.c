@@ -40,8 +40,8 @@ static int check(const char *rel, bool agent, const char *const *roots, size_t n
                 snprintf(path, sizeof path, "%s", rel);
         else
                 snprintf(path, sizeof path, "%s%s%s", home, *rel ? "/" : "", rel);
-        struct rt_hostpath_policy pol = {.home = home, .data_dir = data, .roots = roots,
-                                         .nroots = nroots, .agent = agent};
+        struct rt_hostpath_policy pol = {
+                .home = home, .data_dir = data, .roots = roots, .nroots = nroots, .agent = agent};
         struct rt_hostpath hp = {.fd = -1};
         struct rtn_error err = {0};
         int r = rt_hostpath_check(path, &pol, &hp, &err);

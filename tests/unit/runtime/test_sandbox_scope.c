@@ -40,7 +40,8 @@ static pid_t spawn(struct rt_sandbox *sb, uint64_t id, const char *script, int o
         int null = open("/dev/null", O_RDWR | O_CLOEXEC);
         int fds[3] = {null, out, out};
         cr_assert_eq(rt_sandbox_spawn(sb, id, 0, INIT_POLICY_AGENT, "/", argv, env.vars, fds, 0, 0,
-                                      &err), 0, "%s", err.msg);
+                                      &err),
+                     0, "%s", err.msg);
         close(null);
         char buf[1024];
         int rfds[4];

@@ -69,7 +69,7 @@ static inline void t_whiteout(const char *rel) {
 }
 
 static inline void t_hash(const char *rel, char id[STORE_ID_SIZE]) {
-        struct rtn_error err = { 0 };
+        struct rtn_error err = {0};
         int fd = open(t_path(rel), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         cr_assert_geq(fd, 0);
         int r = store_layer_hash(fd, id, &err);
@@ -79,7 +79,7 @@ static inline void t_hash(const char *rel, char id[STORE_ID_SIZE]) {
 
 static inline struct store *t_open(const char *rel) {
         struct store *s = NULL;
-        struct rtn_error err = { 0 };
+        struct rtn_error err = {0};
         cr_assert_eq(store_open(t_path(rel), &s, &err), 0, "%s", err.msg);
         return s;
 }
@@ -101,7 +101,7 @@ static inline int t_commit_files(struct store *s, const char *env, const char *m
                 else
                         t_write(rel, content);
         }
-        struct rtn_error err = { 0 };
+        struct rtn_error err = {0};
         int r = store_commit(s, env, t_path(up), msg, id, &err);
         cr_assert_geq(r, 0, "commit: %s", err.msg);
         return r;

@@ -43,7 +43,7 @@ static int log_cb(const struct store_commit_info *c, void *ud) {
 
 /* Three commits exercising every entry kind. */
 static void populate(struct store *s, char tip[STORE_ID_SIZE]) {
-        struct rtn_error err = { 0 };
+        struct rtn_error err = {0};
         t_mkdir("u1");
         t_write("u1/a", "alpha");
         t_write("u1/empty", "");
@@ -66,19 +66,20 @@ static void populate(struct store *s, char tip[STORE_ID_SIZE]) {
         cr_assert_eq(ftruncate(fd, 3 << 20), 0);
         cr_assert_eq(pwrite(fd, "end", 3, (3 << 20) - 3), 3);
         close(fd);
-        cr_assert_eq(store_commit(s, "default", t_path("u3"), "three", tip, &err), 0, "%s", err.msg);
+        cr_assert_eq(store_commit(s, "default", t_path("u3"), "three", tip, &err), 0, "%s",
+                     err.msg);
 }
 
 Test(store_export, round_trip_same_ids) {
         struct store *a = t_open("A"), *b = t_open("B");
-        struct rtn_error err = { 0 };
+        struct rtn_error err = {0};
         char tip[STORE_ID_SIZE], got[STORE_ID_SIZE];
         populate(a, tip);
         cr_assert_eq(store_export(a, "default", NULL, t_path("x.tar.zst"), &err), 0, "%s", err.msg);
         cr_assert_eq(store_import(b, "default", t_path("x.tar.zst"), 0, got, &err), 0, "%s",
                      err.msg);
         cr_assert_str_eq(got, tip);
-        struct logbuf la = { 0 }, lb = { 0 };
+        struct logbuf la = {0}, lb = {0};
         cr_assert_eq(store_log(a, "default", log_cb, &la, &err), 0);
         cr_assert_eq(store_log(b, "default", log_cb, &lb, &err), 0);
         cr_assert_eq(la.n, 3);
@@ -103,7 +104,7 @@ Test(store_export, round_trip_same_ids) {
 
 Test(store_export, plain_tar_lists_it) {
         struct store *a = t_open("A");
-        struct rtn_error err = { 0 };
+        struct rtn_error err = {0};
         char tip[STORE_ID_SIZE];
         populate(a, tip);
         cr_assert_eq(store_export(a, "default", tip, t_path("x.tar.zst"), &err), 0, "%s", err.msg);
@@ -124,7 +125,7 @@ Test(store_export, plain_tar_lists_it) {
 
 Test(store_import, oversized_is_refused) {
         struct store *a = t_open("A"), *b = t_open("B");
-        struct rtn_error err = { 0 };
+        struct rtn_error err = {0};
         char tip[STORE_ID_SIZE], got[STORE_ID_SIZE] = "keep";
         populate(a, tip);
         cr_assert_eq(store_export(a, "default", NULL, t_path("x.tar.zst"), &err), 0);
@@ -148,7 +149,7 @@ Test(store_import, oversized_is_refused) {
 struct gen_entry {
         const char *path;
         mode_t type;
-        const char *data;     /* file content or symlink target */
+        const char *data; /* file content or symlink target */
         const char *hardlink;
         dev_t rdev;
 };
@@ -179,7 +180,7 @@ static void gen(const char *file, const struct gen_entry *e, size_t n) {
         archive_write_add_filter_zstd(a);
         archive_write_set_format_pax_restricted(a);
         cr_assert_eq(archive_write_open_filename(a, file), ARCHIVE_OK);
-        struct store_commit_info c = { .layer = LID, .time = 1 };
+        struct store_commit_info c = {.layer = LID, .time = 1};
         char *rec, id[STORE_ID_SIZE], head[128], cpath[96];
         size_t len;
         cr_assert_eq(store_record_encode(&c, "m", &rec, &len), 0);
@@ -187,11 +188,9 @@ static void gen(const char *file, const struct gen_entry *e, size_t n) {
         snprintf(head, sizeof head, "rtn-export 1\ntip %s\n", id);
         snprintf(cpath, sizeof cpath, "commits/%s", id);
         const struct gen_entry pre[] = {
-                { "rtn-export", AE_IFREG, head },
-                { cpath, AE_IFREG, rec },
-                { "layers/" LID "/", AE_IFDIR },
-                { "layers/" LID "/d/", AE_IFDIR },
-                { "layers/" LID "/d/f", AE_IFREG, "x" },
+                {"rtn-export", AE_IFREG, head},        {cpath, AE_IFREG, rec},
+                {"layers/" LID "/", AE_IFDIR},         {"layers/" LID "/d/", AE_IFDIR},
+                {"layers/" LID "/d/f", AE_IFREG, "x"},
         };
         for (size_t i = 0; i < ARRAY_SIZE(pre); i++)
                 put(a, &pre[i]);
@@ -210,26 +209,34 @@ struct bad_case {
 };
 
 static struct bad_case cases[] = {
-        { "dotdot", { { "../evil", AE_IFREG, "x" } }, EPERM, "../evil" },
-        { "dotdot-in-layer", { { "layers/" LID "/d/../../../evil", AE_IFREG, "x" } }, EPERM, "'..'" },
-        { "absolute", { { "/tmp/evil", AE_IFREG, "x" } }, EPERM, "/tmp/evil" },
-        { "device", { { "layers/" LID "/null", AE_IFCHR, NULL, NULL, 0x103 } }, EPERM,
-          "device node" },
-        { "block-device", { { "layers/" LID "/sda", AE_IFBLK, NULL, NULL, 0x800 } }, EPERM,
-          "device node" },
-        { "hardlink-out", { { "layers/" LID "/h", AE_IFREG, NULL, "/etc/passwd" } }, EPERM,
-          "hard link out" },
-        { "hardlink-other-layer",
-          { { "layers/" LID "/h", AE_IFREG, NULL, "layers/" LID2 "/f" } }, EPERM, "hard link out" },
-        { "hardlink-up", { { "layers/" LID "/h", AE_IFREG, NULL, "layers/" LID "/../x" } }, EPERM,
-          "hard link out" },
-        { "symlink-escape",
-          { { "layers/" LID "/s", AE_IFLNK, "/tmp" }, { "layers/" LID "/s/evil", AE_IFREG, "x" } },
-          EPERM, "symlink" },
-        { "duplicate", { { "layers/" LID "/d/f", AE_IFREG, "y" } }, EPERM, "duplicate" },
-        { "unknown", { { "etc/passwd", AE_IFREG, "x" } }, EPERM, "not part of" },
-        { "tampered-layer", { { "layers/" LID "/g", AE_IFREG, "fine" } }, EBADMSG, "hashes to" },
-        { "bad-commit", { { "commits/" LID2, AE_IFREG, "junk" } }, EBADMSG, "" },
+        {"dotdot", {{"../evil", AE_IFREG, "x"}}, EPERM, "../evil"},
+        {"dotdot-in-layer", {{"layers/" LID "/d/../../../evil", AE_IFREG, "x"}}, EPERM, "'..'"},
+        {"absolute", {{"/tmp/evil", AE_IFREG, "x"}}, EPERM, "/tmp/evil"},
+        {"device", {{"layers/" LID "/null", AE_IFCHR, NULL, NULL, 0x103}}, EPERM, "device node"},
+        {"block-device",
+         {{"layers/" LID "/sda", AE_IFBLK, NULL, NULL, 0x800}},
+         EPERM,
+         "device node"},
+        {"hardlink-out",
+         {{"layers/" LID "/h", AE_IFREG, NULL, "/etc/passwd"}},
+         EPERM,
+         "hard link out"},
+        {"hardlink-other-layer",
+         {{"layers/" LID "/h", AE_IFREG, NULL, "layers/" LID2 "/f"}},
+         EPERM,
+         "hard link out"},
+        {"hardlink-up",
+         {{"layers/" LID "/h", AE_IFREG, NULL, "layers/" LID "/../x"}},
+         EPERM,
+         "hard link out"},
+        {"symlink-escape",
+         {{"layers/" LID "/s", AE_IFLNK, "/tmp"}, {"layers/" LID "/s/evil", AE_IFREG, "x"}},
+         EPERM,
+         "symlink"},
+        {"duplicate", {{"layers/" LID "/d/f", AE_IFREG, "y"}}, EPERM, "duplicate"},
+        {"unknown", {{"etc/passwd", AE_IFREG, "x"}}, EPERM, "not part of"},
+        {"tampered-layer", {{"layers/" LID "/g", AE_IFREG, "fine"}}, EBADMSG, "hashes to"},
+        {"bad-commit", {{"commits/" LID2, AE_IFREG, "junk"}}, EBADMSG, ""},
 };
 
 /* Criterion runs each case in a fresh exec of the binary: pass indexes, not pointers. */
@@ -243,9 +250,9 @@ ParameterizedTestParameters(store_import, refuses_hostile_archives) {
 ParameterizedTest(int *i, store_import, refuses_hostile_archives) {
         const struct bad_case *c = &cases[*i];
         struct store *b = t_open("B");
-        struct rtn_error err = { 0 };
+        struct rtn_error err = {0};
         char tip[STORE_ID_SIZE], got[STORE_ID_SIZE] = "keep";
-        t_commit_files(b, "default", "m", tip, (const char *[]){ "a=1", NULL });
+        t_commit_files(b, "default", "m", tip, (const char *[]){"a=1", NULL});
         char *before = snapshot("B");
         char file[512];
         snprintf(file, sizeof file, "%s", t_path("bad.tar.zst"));

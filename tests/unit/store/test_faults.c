@@ -83,7 +83,7 @@ static double round_once(enum op op, int round, long kill_after_us, char done[ST
 
 static void check(const char (*kept)[STORE_ID_SIZE], size_t n, const char *env) {
         struct store *s = t_open("data");
-        struct rtn_error err = { 0 };
+        struct rtn_error err = {0};
         struct store_verify_stats vs;
         cr_assert_eq(store_verify(s, &vs, &err), 0, "%s", err.msg);
         struct store_commit_info c;
@@ -102,7 +102,7 @@ static void check(const char (*kept)[STORE_ID_SIZE], size_t n, const char *env) 
 static void seed(void) {
         struct store *src = t_open("src"), *s = t_open("data");
         char id[STORE_ID_SIZE];
-        struct rtn_error err = { 0 };
+        struct rtn_error err = {0};
         for (int i = 0; i < 3; i++) {
                 char up[32];
                 snprintf(up, sizeof up, "seed%d", i);
@@ -118,7 +118,7 @@ static void seed(void) {
  * leftover, for gc to remove. */
 static void make_garbage(int r) {
         struct store *s = t_open("data");
-        struct rtn_error err = { 0 };
+        struct rtn_error err = {0};
         char first[STORE_ID_SIZE], second[STORE_ID_SIZE], up[32];
         snprintf(up, sizeof up, "side%da", r);
         make_upper(up, 2000 + r);
@@ -140,8 +140,9 @@ static void fault_loop(enum op op) {
         make_upper("up0", 0);
         if (op == OP_GC) { /* committed data gc must keep */
                 struct store *s = t_open("data");
-                struct rtn_error err = { 0 };
-                cr_assert_eq(store_commit(s, "default", t_path("up0"), "keep", kept[nk++], &err), 0);
+                struct rtn_error err = {0};
+                cr_assert_eq(store_commit(s, "default", t_path("up0"), "keep", kept[nk++], &err),
+                             0);
                 store_close(s);
                 make_garbage(0);
         }

@@ -8,7 +8,7 @@
 TestSuite(store_layer_hash, .init = t_setup, .fini = t_teardown);
 
 static void set_mtime(const char *rel, time_t t) {
-        struct timespec ts[2] = { { t, 0 }, { t, 0 } };
+        struct timespec ts[2] = {{t, 0}, {t, 0}};
         cr_assert_eq(utimensat(AT_FDCWD, t_path(rel), ts, AT_SYMLINK_NOFOLLOW), 0);
 }
 
@@ -98,28 +98,56 @@ Test(store_layer_hash, empty_dir) {
 /* Each mutation of the reference tree must change the id. */
 static void mutate(int which) {
         switch (which) {
-        case 0: t_write("m/f", "hellO"); break;                               /* content */
-        case 1: cr_assert_eq(chmod(t_path("m/f"), 0600), 0); break;           /* mode */
-        case 2: cr_assert_eq(lchown(t_path("m/f"), 4242, 4242), 0, "%m"); break; /* owner */
-        case 3: unlink(t_path("m/link")); cr_assert_eq(symlink("g", t_path("m/link")), 0); break;
-        case 4: unlink(t_path("m/gone")); break;                              /* whiteout */
-        case 5: cr_assert_eq(removexattr(t_path("m/opq"), "user.overlay.opaque"), 0); break;
-        case 6: cr_assert_eq(setxattr(t_path("m/f"), "user.test", "v2", 2, 0), 0); break;
-        case 7: cr_assert_eq(rename(t_path("m/empty"), t_path("m/empty2")), 0); break;
+        case 0:
+                t_write("m/f", "hellO");
+                break; /* content */
+        case 1:
+                cr_assert_eq(chmod(t_path("m/f"), 0600), 0);
+                break; /* mode */
+        case 2:
+                cr_assert_eq(lchown(t_path("m/f"), 4242, 4242), 0, "%m");
+                break; /* owner */
+        case 3:
+                unlink(t_path("m/link"));
+                cr_assert_eq(symlink("g", t_path("m/link")), 0);
+                break;
+        case 4:
+                unlink(t_path("m/gone"));
+                break; /* whiteout */
+        case 5:
+                cr_assert_eq(removexattr(t_path("m/opq"), "user.overlay.opaque"), 0);
+                break;
+        case 6:
+                cr_assert_eq(setxattr(t_path("m/f"), "user.test", "v2", 2, 0), 0);
+                break;
+        case 7:
+                cr_assert_eq(rename(t_path("m/empty"), t_path("m/empty2")), 0);
+                break;
         case 8: /* break the hard link: same bytes, two inodes */
                 unlink(t_path("m/d/hl"));
                 t_write("m/d/hl", "hello");
                 break;
-        case 9: t_write("m/d/new", ""); break;
-        case 10: unlink(t_path("m/fifo")); t_write("m/fifo", ""); break;      /* type */
-        case 11: cr_assert_eq(chmod(t_path("m/fifo"), 0600), 0); break;
-        case 12: cr_assert_eq(rmdir(t_path("m/opq")), 0); t_whiteout("m/opq"); break;
-        default: cr_assert_fail();
+        case 9:
+                t_write("m/d/new", "");
+                break;
+        case 10:
+                unlink(t_path("m/fifo"));
+                t_write("m/fifo", "");
+                break; /* type */
+        case 11:
+                cr_assert_eq(chmod(t_path("m/fifo"), 0600), 0);
+                break;
+        case 12:
+                cr_assert_eq(rmdir(t_path("m/opq")), 0);
+                t_whiteout("m/opq");
+                break;
+        default:
+                cr_assert_fail();
         }
 }
 
 ParameterizedTestParameters(store_layer_hash, any_change_changes_id) {
-        static int cases[] = { 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12 };
+        static int cases[] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12};
         return cr_make_param_array(int, cases, ARRAY_SIZE(cases));
 }
 
@@ -166,7 +194,7 @@ Test(store_layer_hash, whiteout_attributes_are_not_content) {
 
 Test(store_layer_hash, refuses_device_node) {
         char id[STORE_ID_SIZE] = "unchanged";
-        struct rtn_error err = { 0 };
+        struct rtn_error err = {0};
         t_mkdir("dev");
         if (mknod(t_path("dev/null"), S_IFCHR | 0666, makedev(1, 3)) < 0)
                 cr_skip_test("mknod 1:3 needs CAP_MKNOD: %m");
@@ -180,7 +208,7 @@ Test(store_layer_hash, refuses_device_node) {
 
 Test(store_layer_hash, not_a_directory) {
         char id[STORE_ID_SIZE];
-        struct rtn_error err = { 0 };
+        struct rtn_error err = {0};
         cr_assert_eq(store_layer_hash(-1, id, &err), -EBADF);
         cr_assert_eq(err.code, EBADF);
 }

@@ -33,9 +33,9 @@ static int count_entries(const char *rel) {
 Test(store_commit, commit_moves_upper_and_sets_tip) {
         struct store *s = t_open("data");
         char id[STORE_ID_SIZE], tip[STORE_ID_SIZE];
-        struct rtn_error err = { 0 };
-        cr_assert_eq(t_commit_files(s, "default", "first", id,
-                                    (const char *[]){ "a=hi\n", NULL }), 0);
+        struct rtn_error err = {0};
+        cr_assert_eq(t_commit_files(s, "default", "first", id, (const char *[]){"a=hi\n", NULL}),
+                     0);
         cr_assert_eq(access(t_path("up0"), F_OK), -1, "upper must be moved");
         cr_assert_eq(store_tip(s, "default", tip, &err), 0);
         cr_assert_str_eq(tip, id);
@@ -65,11 +65,11 @@ Test(store_commit, empty_upper_is_noop) {
         char id[STORE_ID_SIZE], again[STORE_ID_SIZE];
         cr_assert_eq(t_commit_files(s, "default", "x", again, NULL), 1);
         cr_assert_str_eq(again, "");
-        cr_assert_eq(t_commit_files(s, "default", "x", id, (const char *[]){ "a=1", NULL }), 0);
+        cr_assert_eq(t_commit_files(s, "default", "x", id, (const char *[]){"a=1", NULL}), 0);
         cr_assert_eq(t_commit_files(s, "default", "y", again, NULL), 1);
         cr_assert_str_eq(again, id);
         /* The same tree again is no new layer and no new commit either. */
-        cr_assert_eq(t_commit_files(s, "default", "z", again, (const char *[]){ "a=1", NULL }), 1);
+        cr_assert_eq(t_commit_files(s, "default", "z", again, (const char *[]){"a=1", NULL}), 1);
         cr_assert_str_eq(again, id);
         cr_assert_eq(count_entries("data/layers"), 1);
         cr_assert_eq(count_entries("data/commits"), 1);
@@ -79,9 +79,9 @@ Test(store_commit, empty_upper_is_noop) {
 Test(store_commit, deletion_is_permanent) {
         struct store *s = t_open("data");
         char c1[STORE_ID_SIZE], c2[STORE_ID_SIZE];
-        struct rtn_error err = { 0 };
-        t_commit_files(s, "default", "add", c1, (const char *[]){ "a=1", "b=2", NULL });
-        t_commit_files(s, "default", "rm", c2, (const char *[]){ "a=<whiteout>", NULL });
+        struct rtn_error err = {0};
+        t_commit_files(s, "default", "add", c1, (const char *[]){"a=1", "b=2", NULL});
+        t_commit_files(s, "default", "rm", c2, (const char *[]){"a=<whiteout>", NULL});
         cr_assert_str_neq(c1, c2);
         char **paths;
         size_t n;
@@ -99,10 +99,10 @@ Test(store_commit, deletion_is_permanent) {
 Test(store_commit, layer_repeated_in_chain_is_stacked_once) {
         struct store *s = t_open("data");
         char c[3][STORE_ID_SIZE];
-        struct rtn_error err = { 0 };
-        t_commit_files(s, "default", "1", c[0], (const char *[]){ "a=1", NULL });
-        t_commit_files(s, "default", "2", c[1], (const char *[]){ "a=2", NULL });
-        cr_assert_eq(t_commit_files(s, "default", "3", c[2], (const char *[]){ "a=1", NULL }), 0);
+        struct rtn_error err = {0};
+        t_commit_files(s, "default", "1", c[0], (const char *[]){"a=1", NULL});
+        t_commit_files(s, "default", "2", c[1], (const char *[]){"a=2", NULL});
+        cr_assert_eq(t_commit_files(s, "default", "3", c[2], (const char *[]){"a=1", NULL}), 0);
         char **paths;
         size_t n;
         cr_assert_eq(store_layer_stack(s, "default", &paths, &n, &err), 0);
@@ -117,7 +117,7 @@ Test(store_commit, layer_repeated_in_chain_is_stacked_once) {
 Test(store_commit, refuses_bad_env_and_other_filesystem) {
         struct store *s = t_open("data");
         char id[STORE_ID_SIZE] = "keep";
-        struct rtn_error err = { 0 };
+        struct rtn_error err = {0};
         t_mkdir("up");
         cr_assert_eq(store_commit(s, "../x", t_path("up"), "m", id, &err), -EINVAL);
         cr_assert_eq(store_commit(s, "default", t_path("missing"), "m", id, &err), -ENOENT);
@@ -130,11 +130,11 @@ Test(store_commit, refuses_bad_env_and_other_filesystem) {
 Test(store_commit, hundred_deep) {
         struct store *s = t_open("data");
         char id[STORE_ID_SIZE];
-        struct rtn_error err = { 0 };
+        struct rtn_error err = {0};
         for (int i = 0; i < 100; i++) {
                 char f[32];
                 snprintf(f, sizeof f, "f%d=%d", i, i);
-                cr_assert_eq(t_commit_files(s, "default", "n", id, (const char *[]){ f, NULL }), 0);
+                cr_assert_eq(t_commit_files(s, "default", "n", id, (const char *[]){f, NULL}), 0);
         }
         char **paths;
         size_t n;
@@ -152,9 +152,9 @@ Test(store_commit, hundred_deep) {
 Test(store_resolve, short_ids_and_head) {
         struct store *s = t_open("data");
         char id[STORE_ID_SIZE], got[STORE_ID_SIZE];
-        struct rtn_error err = { 0 };
+        struct rtn_error err = {0};
         cr_assert_eq(store_resolve(s, "default", NULL, got, &err), -ENOENT);
-        t_commit_files(s, "default", "m", id, (const char *[]){ "a=1", NULL });
+        t_commit_files(s, "default", "m", id, (const char *[]){"a=1", NULL});
         char pre[8];
         snprintf(pre, sizeof pre, "%.7s", id);
         cr_assert_eq(store_resolve(s, "default", pre, got, &err), 0);
@@ -181,10 +181,10 @@ Test(store_resolve, short_ids_and_head) {
 Test(store_rollback, moves_tip_within_history_only) {
         struct store *s = t_open("data");
         char c1[STORE_ID_SIZE], c2[STORE_ID_SIZE], o[STORE_ID_SIZE], got[STORE_ID_SIZE];
-        struct rtn_error err = { 0 };
-        t_commit_files(s, "default", "1", c1, (const char *[]){ "a=1", NULL });
-        t_commit_files(s, "default", "2", c2, (const char *[]){ "a=2", NULL });
-        t_commit_files(s, "other", "o", o, (const char *[]){ "o=1", NULL });
+        struct rtn_error err = {0};
+        t_commit_files(s, "default", "1", c1, (const char *[]){"a=1", NULL});
+        t_commit_files(s, "default", "2", c2, (const char *[]){"a=2", NULL});
+        t_commit_files(s, "other", "o", o, (const char *[]){"o=1", NULL});
         cr_assert_eq(store_rollback(s, "default", o, got, &err), -ENOENT);
         cr_assert(strstr(err.msg, "not in the history"), "%s", err.msg);
         cr_assert_eq(store_rollback(s, "default", c1, got, &err), 0, "%s", err.msg);
@@ -200,11 +200,11 @@ Test(store_rollback, moves_tip_within_history_only) {
 Test(store_gc, removes_only_unreachable) {
         struct store *s = t_open("data");
         char c1[STORE_ID_SIZE], c2[STORE_ID_SIZE], o[STORE_ID_SIZE], got[STORE_ID_SIZE];
-        struct rtn_error err = { 0 };
+        struct rtn_error err = {0};
         struct store_gc_stats st;
-        t_commit_files(s, "default", "1", c1, (const char *[]){ "a=1", NULL });
-        t_commit_files(s, "default", "2", c2, (const char *[]){ "a=2", NULL });
-        t_commit_files(s, "other", "o", o, (const char *[]){ "o=1", NULL });
+        t_commit_files(s, "default", "1", c1, (const char *[]){"a=1", NULL});
+        t_commit_files(s, "default", "2", c2, (const char *[]){"a=2", NULL});
+        t_commit_files(s, "other", "o", o, (const char *[]){"o=1", NULL});
         t_mkdir("data/tmp/leftover");
         cr_assert_eq(store_gc(s, &st, &err), 0, "%s", err.msg);
         cr_assert_eq(st.commits, 0);
@@ -225,9 +225,9 @@ Test(store_gc, removes_only_unreachable) {
 Test(store_gc, keeps_everything_when_a_history_is_broken) {
         struct store *s = t_open("data");
         char c1[STORE_ID_SIZE], c2[STORE_ID_SIZE], got[STORE_ID_SIZE];
-        struct rtn_error err = { 0 };
-        t_commit_files(s, "default", "1", c1, (const char *[]){ "a=1", NULL });
-        t_commit_files(s, "default", "2", c2, (const char *[]){ "a=2", NULL });
+        struct rtn_error err = {0};
+        t_commit_files(s, "default", "1", c1, (const char *[]){"a=1", NULL});
+        t_commit_files(s, "default", "2", c2, (const char *[]){"a=2", NULL});
         cr_assert_eq(store_rollback(s, "default", c1, got, &err), 0, "%s", err.msg);
         char p[128];
         snprintf(p, sizeof p, "data/commits/%s", c1);
@@ -240,7 +240,7 @@ Test(store_gc, keeps_everything_when_a_history_is_broken) {
 
 Test(store_gc, stale_sessions_go_live_ones_stay) {
         struct store *s = t_open("data");
-        struct rtn_error err = { 0 };
+        struct rtn_error err = {0};
         char *live, *dead;
         int lfd, dfd;
         cr_assert_eq(store_session_new(s, &live, &lfd, &err), 0, "%s", err.msg);
@@ -262,9 +262,9 @@ Test(store_gc, stale_sessions_go_live_ones_stay) {
 Test(store_verify, detects_tampering) {
         struct store *s = t_open("data");
         char c1[STORE_ID_SIZE];
-        struct rtn_error err = { 0 };
+        struct rtn_error err = {0};
         struct store_verify_stats vs;
-        t_commit_files(s, "default", "1", c1, (const char *[]){ "a=1", NULL });
+        t_commit_files(s, "default", "1", c1, (const char *[]){"a=1", NULL});
         cr_assert_eq(store_verify(s, &vs, &err), 0);
         cr_assert_eq(vs.layers, 1);
         cr_assert_eq(vs.envs, 1);
@@ -327,10 +327,9 @@ static int diff_cb(enum store_change what, const char *path, void *ud) {
 Test(store_diff, added_modified_deleted) {
         struct store *s = t_open("data");
         char c1[STORE_ID_SIZE];
-        struct rtn_error err = { 0 };
+        struct rtn_error err = {0};
         t_mkdir("base");
-        t_commit_files(s, "default", "1", c1,
-                       (const char *[]){ "keep=1", "mod=1", "del=1", NULL });
+        t_commit_files(s, "default", "1", c1, (const char *[]){"keep=1", "mod=1", "del=1", NULL});
         t_mkdir("up");
         t_write("up/mod", "2");
         t_write("up/new", "x");
@@ -338,7 +337,7 @@ Test(store_diff, added_modified_deleted) {
         t_whiteout("up/never"); /* deleting what never existed is no change */
         t_mkdir("up/nd");
         t_write("up/nd/f", "y");
-        struct diffs d = { "" };
+        struct diffs d = {""};
         cr_assert_eq(store_diff(s, "default", t_path("up"), diff_cb, &d, &err), 0, "%s", err.msg);
         cr_assert_str_eq(d.out, "D del\nM mod\nA nd\nA nd/f\nA new\n");
         store_close(s);
@@ -346,7 +345,7 @@ Test(store_diff, added_modified_deleted) {
 
 Test(store_default_dir, precedence) {
         char buf[256];
-        struct rtn_error err = { 0 };
+        struct rtn_error err = {0};
         setenv("RTN_DATA_DIR", "/x/rtn-data", 1);
         cr_assert_eq(store_default_dir(buf, sizeof buf, &err), 0);
         cr_assert_str_eq(buf, "/x/rtn-data");
