@@ -244,7 +244,21 @@ static int bootstrap_tree(const char *tmp, const char *suite, const char *varian
                                 target,
                                 (char *)mirror,
                                 NULL};
-                if ((r = run(argv, -1, -1, err)) == 0) {
+                /* In unshare mode mmdebstrap builds the tree under $TMPDIR as the range's
+                 * root, a subordinate id that cannot enter a private TMPDIR (a 0700 dir of
+                 * the caller's): use the world-writable, sticky /var/tmp instead. */
+                char *saved = getenv("TMPDIR") ? strdup(getenv("TMPDIR")) : NULL;
+                if (m->mode != RT_IDMAP_ROOT)
+                        setenv("TMPDIR", "/var/tmp", 1);
+                r = run(argv, -1, -1, err);
+                if (m->mode != RT_IDMAP_ROOT) {
+                        if (saved)
+                                setenv("TMPDIR", saved, 1);
+                        else
+                                unsetenv("TMPDIR");
+                }
+                free(saved);
+                if (r == 0) {
                         r = import_tree(tmp, target, m, err);
                         unlink(target);
                         return r;
