@@ -360,10 +360,12 @@ static void answer_job(struct mcp_call *call, const struct serve_job *j, int wai
         finish_json(call, &b, false);
 }
 
-static void job_wake(struct serve *sv, struct serve_job *j, int slot, bool timed_out) {
+/* Answers waiter slot; its timer is cancelled unless it is the one firing (from_timer). */
+static void job_wake(struct serve *sv, struct serve_job *j, int slot, bool timed_out,
+                     bool from_timer) {
         struct mcp_call *call = j->waiters[slot];
         j->waiters[slot] = NULL;
-        if (j->wait_timers[slot] && !timed_out)
+        if (j->wait_timers[slot] && !from_timer)
                 rtn_loop_timer_cancel(sv->loop, j->wait_timers[slot]);
         j->wait_timers[slot] = NULL;
         answer_job(call, j, timed_out);
@@ -373,7 +375,7 @@ static void job_done(struct rt_cmd *c, void *ud) {
         struct serve_job *j = ud;
         for (int i = 0; i < SERVE_MAX_WAITERS; i++)
                 if (j->waiters[i])
-                        job_wake(j->sv, j, i, false);
+                        job_wake(j->sv, j, i, false, false);
 }
 
 static struct serve_job *job_find(struct serve *sv, const struct mcp_args *a) {
@@ -393,7 +395,7 @@ static struct serve_job *job_find(struct serve *sv, const struct mcp_args *a) {
 static void job_forget(struct serve *sv, struct serve_job *j) {
         for (int i = 0; i < SERVE_MAX_WAITERS; i++)
                 if (j->waiters[i])
-                        job_wake(sv, j, i, true);
+                        job_wake(sv, j, i, true, false);
         rt_cmd_free(j->cmd);
         memset(j, 0, sizeof *j);
 }
@@ -455,8 +457,7 @@ static void on_wait_timeout(struct rtn_loop *l, struct rtn_loop_source *t, void 
         struct serve_job *j = ud;
         for (int i = 0; i < SERVE_MAX_WAITERS; i++)
                 if (j->wait_timers[i] == t) {
-                        j->wait_timers[i] = NULL;
-                        job_wake(j->sv, j, i, true);
+                        job_wake(j->sv, j, i, true, true);
                         return;
                 }
 }
@@ -607,7 +608,7 @@ static void op_cancel(void *ctx, struct mcp_call *call) {
         for (int i = 0; i < SERVE_MAX_JOBS; i++)
                 for (int k = 0; k < SERVE_MAX_WAITERS; k++)
                         if (sv->jobs[i].waiters[k] == call) {
-                                job_wake(sv, &sv->jobs[i], k, true);
+                                job_wake(sv, &sv->jobs[i], k, true, false);
                                 return;
                         }
         struct rt_cmd *c = mcp_call_get_data(call);
