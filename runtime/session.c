@@ -382,7 +382,9 @@ static void session_lost(struct rt_session *s, bool unexpected) {
         s->alive = false;
         if (s->listener)
                 s->listener->on_lost(s->listener_ud);
-        for (struct rt_cmd *c = s->cmds; c; c = c->next) {
+        /* cmd_check_done may finish c, and its callback free it: keep next first. */
+        for (struct rt_cmd *c = s->cmds, *next; c; c = next) {
+                next = c->next;
                 if (c->done)
                         continue;
                 if (!c->exited) {
