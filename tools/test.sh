@@ -153,6 +153,27 @@ run_shell_suites() {
         done
 }
 
+# The rtn serve and store suites again against the sanitized rtn (build-san/rtn): an ASan or
+# UBSan report from any rtn process fails the section, even when the suite's own checks pass
+# (a leak at exit does not change what a client sees).
+run_sanitized_suites() {
+        local f logs saved_rtn=$RTN saved_bin=$T_BIN saved_asan=${ASAN_OPTIONS-} saved_ubsan=${UBSAN_OPTIONS-}
+        logs=$(mktemp -d)
+        export RTN=$ROOT/build-san/rtn T_BIN=$ROOT/build/tests/bin
+        export ASAN_OPTIONS="log_path=$logs/asan" UBSAN_OPTIONS="log_path=$logs/ubsan:print_stacktrace=1"
+        for f in tests/integration/serve_wire.sh tests/integration/serve_e2e.sh \
+                tests/integration/serve_files.sh tests/integration/store_cli.sh; do
+                [ -f "$f" ] && run_suite "$f"
+        done
+        export RTN=$saved_rtn T_BIN=$saved_bin ASAN_OPTIONS=$saved_asan UBSAN_OPTIONS=$saved_ubsan
+        if compgen -G "$logs/*san*" >/dev/null; then
+                echo "FAIL sanitizer reports from build-san/rtn:"
+                cat "$logs"/*san* | head -n 80
+                add 0 1 0 "sanitizers"
+        fi
+        rm -rf "$logs"
+}
+
 # --suites: the part that runs again as each unprivileged user, from the staged copy.
 if [ "${1:-}" = --suites ]; then
         echo "as $(id -un) (uid $(id -u)) in $ROOT"
@@ -160,6 +181,8 @@ if [ "${1:-}" = --suites ]; then
         run_units
         section "integration and security"
         run_shell_suites
+        section "rtn serve and store suites (build-san/rtn)"
+        run_sanitized_suites
         printf '# totals: passed=%d failed=%d skipped=%d\n' "$PASSED" "$FAILED" "$SKIPPED"
         [ "$FAILED" = 0 ]
         exit
@@ -214,6 +237,9 @@ done
 section "integration and security (build/rtn as $(id -un))"
 run_shell_suites
 
+section "rtn serve and store suites (build-san/rtn as $(id -un))"
+run_sanitized_suites
+
 STAGE=
 USER_DIRS=()
 cleanup() {
@@ -231,6 +257,7 @@ stage_tree() {
         cp tools/test.sh "$STAGE/tools/" &&
                 cp -a tests "$STAGE/" &&
                 cp build/rtn "$STAGE/build/" &&
+                cp build-san/rtn "$STAGE/build-san/" &&
                 cp build-san/tests/unit-* "$STAGE/build-san/tests/" || return 1
         [ -f build/rtn-init ] && cp build/rtn-init "$STAGE/build/"
         [ -d build/tests/bin ] && cp -a build/tests/bin "$STAGE/build/tests/"
