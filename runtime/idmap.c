@@ -9,7 +9,6 @@
  * - rtn running as root: 65536 ids from root's /etc/subuid entry, else from RT_ROOT_SUBID;
  *   inside 1000 runs the agent. Host uid/gid 0 is never mapped in any case. */
 #include <fcntl.h>
-#include <sched.h>
 #include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -176,51 +175,21 @@ int rt_idmap_write(const struct rt_idmap *m, pid_t child, struct rtn_error *err)
         return rtn_errx(err, EINVAL, "unknown id mapping mode %d", (int)m->mode);
 }
 
-/* rm -rf dir/name as root of a fresh user namespace mapped like a SUBID sandbox: files that
- * inside-root or other subordinate ids created (an apt install, the overlay's own work dirs)
- * belong to ids the caller cannot touch outside, but inside-root of such a namespace has
- * CAP_DAC_OVERRIDE over every mapped id. */
-static int rm_in_userns(const struct rt_idmap *m, const char *dir, const char *name,
-                        struct rtn_error *err) {
-        int to_child[2], to_parent[2];
-        if (pipe2(to_child, O_CLOEXEC) < 0)
-                return rtn_err(err, errno, "pipe");
-        if (pipe2(to_parent, O_CLOEXEC) < 0) {
-                close(to_child[0]);
-                close(to_child[1]);
-                return rtn_err(err, errno, "pipe");
-        }
-        pid_t pid = fork();
-        if (pid == 0) {
-                char c = 0;
-                if (unshare(CLONE_NEWUSER) < 0 || write(to_parent[1], &c, 1) != 1 ||
-                    read(to_child[0], &c, 1) != 1 || setresgid(0, 0, 0) < 0 ||
-                    setresuid(0, 0, 0) < 0)
-                        _exit(2);
-                int d = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-                _exit(d >= 0 && rt_rm_rf_at(d, name) == 0 ? 0 : 1);
-        }
-        close(to_child[0]);
-        close(to_parent[1]);
-        int r = 0;
-        char c;
-        if (pid < 0)
-                r = rtn_err(err, errno, "fork");
-        else if (read(to_parent[0], &c, 1) != 1)
-                r = rtn_errx(err, EPERM, "cannot create a user namespace to remove %s/%s", dir,
-                             name);
-        else if ((r = rt_idmap_write(m, pid, err)) == 0 && write(to_child[1], "G", 1) != 1)
-                r = rtn_err(err, errno, "start remover");
-        close(to_child[1]);
-        close(to_parent[0]);
-        int st = 0;
-        if (pid > 0)
-                while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
-                        ;
-        if (r == 0 && (!WIFEXITED(st) || WEXITSTATUS(st) != 0))
-                r = rtn_errx(err, EACCES, "cannot remove %s/%s even inside a user namespace", dir,
-                             name);
-        return r;
+/* rm -rf dir/name inside a user namespace mapped like a SUBID sandbox (rt_userns_run): files
+ * that inside root or other subordinate ids created (an apt install, the overlay's own work
+ * dirs) belong to ids the caller cannot touch outside. */
+struct rm_args {
+        const char *dir, *name;
+};
+
+static int rm_inside(void *arg, char *out, size_t outlen, struct rtn_error *err) {
+        const struct rm_args *a = arg;
+        _cleanup_close_ int d = open(a->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        int r = d < 0 ? negative_errno() : rt_rm_rf_at(d, a->name);
+        if (r < 0 && r != -ENOENT)
+                return rtn_err(err, r, "remove %s/%s even inside a user namespace", a->dir,
+                               a->name);
+        return 0;
 }
 
 int rt_remove_tree(const struct rt_idmap *m, const char *dir, const char *name,
@@ -232,6 +201,6 @@ int rt_remove_tree(const struct rt_idmap *m, const char *dir, const char *name,
         if (r == 0 || r == -ENOENT)
                 return 0;
         if ((r == -EACCES || r == -EPERM) && m && m->mode == RT_IDMAP_SUBID)
-                return rm_in_userns(m, dir, name, err);
+                return rt_userns_run(m, rm_inside, &(struct rm_args){dir, name}, NULL, 0, err);
         return rtn_err(err, r, "remove %s/%s", dir, name);
 }
