@@ -294,7 +294,7 @@ int rt_cmd_pkg(int argc, char **argv) {
         while (r == 0 && !c.done)
                 if ((r = rtn_loop_run_once(c.loop, -1)) > 0)
                         r = 0;
-        int code = r < 0 ? 125 : rt_cmd_exit_code(c.cmd);
+        int code = r < 0 || !c.cmd ? 125 : rt_cmd_exit_code(c.cmd);
         if (c.cmd) {
                 fwrite(c.cmd->out.data ? c.cmd->out.data : "", 1, c.cmd->out.len, stdout);
                 fwrite(c.cmd->err.data ? c.cmd->err.data : "", 1, c.cmd->err.len, stderr);
