@@ -57,7 +57,7 @@ static int lock_securebits(struct rtn_error *err) {
 /* PR_CAPBSET_DROP needs CAP_SETPCAP even for a capability already gone, so read first. A
  * caller that will run as a non-zero uid must empty the bounding set before its setuid (as
  * rtn-init's set_creds does); here a capability left in it is a failure. */
-static int drop_bounding(struct rtn_error *err) {
+int init_caps_drop_bounding(struct rtn_error *err) {
         for (unsigned long cap = 0;; cap++) {
                 int r = prctl(PR_CAPBSET_READ, cap, 0, 0, 0);
                 if (r < 0 && errno == EINVAL)
@@ -73,7 +73,7 @@ int init_caps_drop_all(struct rtn_error *err) {
         int r = lock_securebits(err);
         if (r < 0)
                 return r;
-        r = drop_bounding(err);
+        r = init_caps_drop_bounding(err);
         if (r < 0)
                 return r;
         if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0)
@@ -88,5 +88,13 @@ int init_caps_drop_all(struct rtn_error *err) {
         for (size_t i = 0; i < _LINUX_CAPABILITY_U32S_3; i++)
                 if (data[i].effective || data[i].permitted || data[i].inheritable)
                         return rtn_errx(err, EPERM, "caps: capabilities still set after capset");
+        return 0;
+}
+
+int init_caps_check_none(struct rtn_error *err) {
+        if (!unprivileged_for_good())
+                return rtn_errx(err, EPERM,
+                                "caps: a non-root command still holds capabilities "
+                                "or a uid 0");
         return 0;
 }

@@ -61,3 +61,8 @@ int init_rlimits_apply(const struct init_limits *l, struct rtn_error *err);
  * non-zero uid the securebits cannot be set and are not needed (no uid 0, nothing permitted,
  * no_new_privs next); the bounding set must already be empty then, else -EPERM. */
 int init_caps_drop_all(struct rtn_error *err);
+/* The bounding set alone (needs CAP_SETPCAP: before a switch to a non-zero uid). */
+int init_caps_drop_bounding(struct rtn_error *err);
+/* After that switch: fails unless no uid is 0 and nothing is permitted any more (the kernel
+ * clears the sets itself on the switch; this checks it did). */
+int init_caps_check_none(struct rtn_error *err);

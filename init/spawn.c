@@ -162,15 +162,16 @@ int init_set_creds(const struct init_state *st, uint32_t policy, struct rtn_erro
                 return rtn_err(err, errno, "setgroups");
         if (syscall(SYS_setresgid, gid, gid, gid) < 0)
                 return rtn_err(err, errno, "setresgid %u", (unsigned)gid);
-        if (uid != 0) {
-                /* Shrink the bounding set while CAP_SETPCAP is still ours. */
-                for (int c = 0; c <= 63; c++)
-                        if (prctl(PR_CAPBSET_DROP, c, 0, 0, 0) < 0 && errno != EINVAL)
-                                return rtn_err(err, errno, "drop capability %d", c);
-        }
+        /* Shrink the bounding set while CAP_SETPCAP is still ours; the switch to a non-zero
+         * uid then clears every other set (capabilities(7), "Effect of user ID changes"). */
+        int r;
+        if (uid != 0 && (r = init_caps_drop_bounding(err)) < 0)
+                return r;
         if (syscall(SYS_setresuid, uid, uid, uid) < 0)
                 return rtn_err(err, errno, "setresuid %u", (unsigned)uid);
-        if (policy == INIT_POLICY_AGENT && (uid != 0 || st->cfg.agent_drop_caps))
+        if (uid != 0)
+                return init_caps_check_none(err);
+        if (policy == INIT_POLICY_AGENT && st->cfg.agent_drop_caps)
                 return init_caps_drop_all(err);
         return 0;
 }
