@@ -1,7 +1,9 @@
 /* The confinement rtn-init applies to every command, between fork and execve, in this order
  * (docs/policy.md says why):
  *   setsid → stdio → close_range(3, ~0, CLOSE_RANGE_CLOEXEC) → chdir → init_rlimits_apply →
- *   credentials → init_caps_drop_all (agent) → PR_SET_NO_NEW_PRIVS → init_landlock_enforce →
+ *   credentials (init_caps_drop_bounding before a switch to a non-zero uid, then
+ *   init_caps_check_none; init_caps_drop_all for an agent left at uid 0) →
+ *   PR_SET_NO_NEW_PRIVS → init_landlock_enforce →
  *   init_seccomp_install (last) → execve.
  * init_landlock_prepare runs once in PID 1 after pivot_root; its ruleset fd is enforced by
  * every command. None of these allocate; all are fail-closed: any error is returned (and
