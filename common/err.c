@@ -1,5 +1,6 @@
 /* Formatting for struct rtn_error. Uses only vsnprintf and strerror_r's GNU form into stack
- * buffers, so it is safe to call in a forked child before execve. */
+ * buffers (musl, which rtn-init may be built with, has a constant table behind strerror), so
+ * it is safe to call in a forked child before execve. */
 #include "common/err.h"
 
 #include <stdio.h>
@@ -17,8 +18,12 @@ static int vset(struct rtn_error *err, int code, int with_strerror, const char *
         if (n < 0)
                 n = 0;
         if (with_strerror && (size_t)n < sizeof err->msg) {
+#ifdef __GLIBC__
                 char buf[128];
                 const char *s = strerror_r(code, buf, sizeof buf);
+#else
+                const char *s = strerror(code);
+#endif
                 snprintf(err->msg + n, sizeof err->msg - (size_t)n, ": %s", s);
         }
         err->code = code;

@@ -55,6 +55,19 @@
 #define CLONE_NEWCGROUP 0x02000000
 #endif
 
+#ifndef RENAME_NOREPLACE
+#define RENAME_NOREPLACE (1U << 0)
+#endif
+
+/* glibc wraps these two; musl 1.2.3 (rtn-init's libc when musl-gcc is there) does not. */
+static inline int sys_renameat2(int olddir, const char *oldpath, int newdir, const char *newpath,
+                                unsigned flags) {
+        return (int)syscall(__NR_renameat2, olddir, oldpath, newdir, newpath, flags);
+}
+static inline ssize_t sys_getdents64(int fd, void *buf, size_t len) {
+        return (ssize_t)syscall(__NR_getdents64, fd, buf, len);
+}
+
 static inline pid_t sys_clone3(struct clone_args *args, size_t size) {
         return (pid_t)syscall(__NR_clone3, args, size);
 }

@@ -236,7 +236,7 @@ static int op_write(const struct init_files_req_view *v, int content_fd) {
                 if (t.exists)
                         (void)!fchown(fd, t.st.st_uid, t.st.st_gid); /* where we may */
                 unsigned how = t.exists ? 0 : RENAME_NOREPLACE;
-                if (renameat2(dirfd, tmp, dirfd, t.name, how) < 0)
+                if (sys_renameat2(dirfd, tmp, dirfd, t.name, how) < 0)
                         r = fail(negative_errno(), "replace %s", v->path);
         }
         if (r < 0) {
@@ -302,7 +302,7 @@ static int walk_dir(int dirfd, size_t rlen, unsigned level, visit_fn fn,
                     const struct init_files_req_view *v) {
         char buf[16384];
         for (;;) {
-                ssize_t n = getdents64(dirfd, buf, sizeof buf);
+                ssize_t n = sys_getdents64(dirfd, buf, sizeof buf);
                 if (n <= 0)
                         return n < 0 ? negative_errno() : 0;
                 for (ssize_t off = 0; off < n;) {
@@ -375,18 +375,22 @@ static regex_t re;
 static uint64_t searched_bytes;
 
 static int search_fd(int fd, size_t rlen) {
-        ssize_t n = rtn_read_full(fd, filebuf, sizeof filebuf);
+        /* One byte is kept for the NUL that ends the last line: each line is matched as a C
+         * string, its newline replaced by a NUL (REG_STARTEND would avoid that, but musl,
+         * which rtn-init is built with, lacks it). */
+        ssize_t n = rtn_read_full(fd, filebuf, sizeof filebuf - 1);
         if (n <= 0)
                 return 0;
         searched_bytes += (uint64_t)n;
         if (memchr(filebuf, '\0', (size_t)n < BINARY_PROBE ? (size_t)n : BINARY_PROBE))
                 return 0; /* binary */
+        filebuf[n] = '\0';
         uint32_t line = 0;
-        for (const char *p = filebuf, *end = filebuf + n; p < end; line++) {
-                const char *nl = memchr(p, '\n', (size_t)(end - p));
+        for (char *p = filebuf, *end = filebuf + n; p < end; line++) {
+                char *nl = memchr(p, '\n', (size_t)(end - p));
                 size_t len = nl ? (size_t)(nl - p) : (size_t)(end - p);
-                regmatch_t m = {.rm_so = 0, .rm_eo = (regoff_t)len};
-                if (regexec(&re, p, 1, &m, REG_STARTEND) == 0) {
+                p[len] = '\0';
+                if (regexec(&re, p, 0, NULL, 0) == 0) {
                         struct __attribute__((packed)) {
                                 uint32_t line;
                                 uint16_t plen, tlen;
