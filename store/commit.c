@@ -18,21 +18,6 @@
 
 #include "common/cleanup.h"
 
-static int dir_is_empty(int fd) {
-        DIR *d = store_opendir_at(fd);
-        if (!d)
-                return negative_errno();
-        struct dirent *de;
-        int empty = 1;
-        while ((de = readdir(d)))
-                if (strcmp(de->d_name, ".") && strcmp(de->d_name, "..")) {
-                        empty = 0;
-                        break;
-                }
-        closedir(d);
-        return empty;
-}
-
 static int open_upper(struct store *s, const char *upper_path, struct rtn_error *err) {
         _cleanup_close_ int fd = open(upper_path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         if (fd < 0)
@@ -159,7 +144,7 @@ int store_commit(struct store *s, const char *env, const char *upper_path, const
         if (r < 0)
                 return rtn_err(err, r, "lock store");
         char out[STORE_ID_SIZE] = "";
-        r = dir_is_empty(fd);
+        r = store_dir_is_empty(fd);
         if (r == 1) {
                 int t = store_env_get(s, env, out);
                 if (t < 0 && t != -ENOENT)

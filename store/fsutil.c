@@ -46,6 +46,24 @@ DIR *store_opendir_at(int fd) {
         return d;
 }
 
+int store_dir_is_empty(int fd) {
+        DIR *d = store_opendir_at(fd);
+        if (!d)
+                return negative_errno();
+        struct dirent *de;
+        int empty = 1;
+        errno = 0;
+        while ((de = readdir(d)))
+                if (strcmp(de->d_name, ".") && strcmp(de->d_name, "..")) {
+                        empty = 0;
+                        break;
+                }
+        if (empty && errno)
+                empty = negative_errno();
+        closedir(d);
+        return empty;
+}
+
 static int rm_children(int fd) {
         DIR *d = fdopendir(fd);
         if (!d) {

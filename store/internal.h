@@ -73,6 +73,8 @@ bool store_id_valid(const char *s);
  * (a layer may hold 0555 dirs). Missing is success. */
 int store_rm_rf_at(int dirfd, const char *name);
 int store_fsync_dir(int dirfd);
+/* 1 if the directory fd has no entries but . and .., 0 if it has, or -errno. */
+int store_dir_is_empty(int fd);
 /* Opens a directory stream on a new description of fd. */
 DIR *store_opendir_at(int fd);
 /* Writes data to a new file under tmp/, not synced; its name goes to ret_name. */
