@@ -1,6 +1,6 @@
 /* The store's SHA-256 (store/sha256.h): one interface over nettle and libcrypto, each loaded
  * by store/dl.c the first time it is needed, so a process that never hashes loads neither
- * and one that hashes a few hundred bytes loads only the small one. */
+ * and one that hashes only small inputs loads only the small one. */
 #include "store/sha256.h"
 
 #include <errno.h>
@@ -21,19 +21,26 @@ static int init_libcrypto(struct store_sha256 *h) {
         return 0;
 }
 
+static int init_nettle(struct store_sha256 *h) {
+        if (!store_dl_nettle())
+                return -ENOPKG;
+        store_nettle_fns.nettle_sha256_init(&h->nettle);
+        h->backend = STORE_SHA256_NETTLE;
+        return 0;
+}
+
 int store_sha256_init(struct store_sha256 *h, enum store_sha256_backend want) {
         h->evp = NULL;
+        int r;
         switch (want) {
         case STORE_SHA256_ANY:
+                r = init_nettle(h);
+                return r == -ENOPKG ? init_libcrypto(h) : r;
+        case STORE_SHA256_LARGE:
+                r = init_libcrypto(h);
+                return r == -ENOPKG ? init_nettle(h) : r;
         case STORE_SHA256_NETTLE:
-                if (store_dl_nettle()) {
-                        store_nettle_fns.nettle_sha256_init(&h->nettle);
-                        h->backend = STORE_SHA256_NETTLE;
-                        return 0;
-                }
-                if (want == STORE_SHA256_NETTLE)
-                        return -ENOPKG;
-                return init_libcrypto(h);
+                return init_nettle(h);
         case STORE_SHA256_LIBCRYPTO:
                 return init_libcrypto(h);
         }

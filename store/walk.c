@@ -188,7 +188,8 @@ int store_hash_fd(int fd, uint64_t size, char ret_hex[STORE_ID_SIZE]) {
         struct store_sha256 h;
         if (!buf)
                 return -ENOMEM;
-        int r = store_sha256_init(&h, STORE_SHA256_ANY);
+        int r = store_sha256_init(&h, size >= STORE_SHA256_LARGE_MIN ? STORE_SHA256_LARGE
+                                                                     : STORE_SHA256_ANY);
         if (r < 0)
                 return r;
         (void)posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);

@@ -1,9 +1,11 @@
 /* store/sha256.c: both backends give SHA-256 (FIPS 180-4 examples, fed in pieces of every
- * size so buffering inside a backend cannot hide a bug), the preferred one is nettle, and
- * hashing a commit record loads nettle only, never libcrypto. */
+ * size so buffering inside a backend cannot hide a bug), small inputs go to nettle and large
+ * files to libcrypto, and hashing a commit record loads nettle only, never libcrypto. */
 #include <criterion/criterion.h>
 #include <criterion/parameterized.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <nettle/sha2.h>
 #include <openssl/evp.h>
@@ -27,12 +29,29 @@ static void digest(enum store_sha256_backend b, const char *pattern, size_t n, s
                 buf[i] = pattern[i % plen];
         struct store_sha256 h;
         cr_assert_eq(store_sha256_init(&h, b), 0);
-        cr_assert_eq(h.backend, b == STORE_SHA256_ANY ? STORE_SHA256_NETTLE : b);
+        enum store_sha256_backend want = b == STORE_SHA256_ANY     ? STORE_SHA256_NETTLE
+                                         : b == STORE_SHA256_LARGE ? STORE_SHA256_LIBCRYPTO
+                                                                   : b;
+        cr_assert_eq(h.backend, want);
         for (size_t off = 0; off < n; off += step)
                 store_sha256_update(&h, buf + off, n - off < step ? n - off : step);
         unsigned char md[STORE_SHA256_LEN];
         store_sha256_final(&h, md);
         cr_assert_null(h.evp);
+        hex(md, out);
+        free(buf);
+}
+
+/* The first n bytes of fd through backend b, read in one piece. */
+static void digest_fd(int fd, enum store_sha256_backend b, uint64_t n, char out[STORE_ID_SIZE]) {
+        unsigned char *buf = malloc(n);
+        cr_assert_not_null(buf);
+        cr_assert_eq(pread(fd, buf, n, 0), (ssize_t)n);
+        struct store_sha256 h;
+        cr_assert_eq(store_sha256_init(&h, b), 0);
+        store_sha256_update(&h, buf, n);
+        unsigned char md[STORE_SHA256_LEN];
+        store_sha256_final(&h, md);
         hex(md, out);
         free(buf);
 }
@@ -52,8 +71,8 @@ static const struct vec vecs[] = {
 };
 
 ParameterizedTestParameters(store_sha256, fips_examples) {
-        static enum store_sha256_backend b[] = {STORE_SHA256_ANY, STORE_SHA256_NETTLE,
-                                                STORE_SHA256_LIBCRYPTO};
+        static enum store_sha256_backend b[] = {STORE_SHA256_ANY, STORE_SHA256_LARGE,
+                                                STORE_SHA256_NETTLE, STORE_SHA256_LIBCRYPTO};
         return cr_make_param_array(enum store_sha256_backend, b, sizeof b / sizeof b[0]);
 }
 
@@ -91,4 +110,26 @@ Test(store_sha256, record_id_loads_nettle_not_libcrypto) {
         cr_assert_str_eq(id, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
         cr_assert_not_null(store_nettle_fns.nettle_sha256_digest);
         cr_assert_null(store_crypto_fns.EVP_Digest, "libcrypto was loaded to hash a record");
+}
+
+/* A file of STORE_SHA256_LARGE_MIN bytes is hashed by libcrypto, a smaller one by nettle;
+ * both give the same digest as the other backend on the same bytes. */
+Test(store_sha256, large_files_go_to_libcrypto) {
+        char path[] = "/tmp/rtn-sha256-test.XXXXXX";
+        int fd = mkstemp(path);
+        cr_assert_geq(fd, 0);
+        unlink(path);
+        cr_assert_eq(ftruncate(fd, (off_t)STORE_SHA256_LARGE_MIN), 0);
+        cr_assert_eq(pwrite(fd, "x", 1, 12345), 1);
+        char small[STORE_ID_SIZE], large[STORE_ID_SIZE];
+        cr_assert_eq(store_hash_fd(fd, 4096, small), 0);
+        cr_assert_null(store_crypto_fns.EVP_Digest, "a 4 KiB file loaded libcrypto");
+        cr_assert_eq(store_hash_fd(fd, STORE_SHA256_LARGE_MIN, large), 0);
+        cr_assert_not_null(store_crypto_fns.EVP_DigestUpdate, "a large file did not use libcrypto");
+        char want[STORE_ID_SIZE];
+        digest_fd(fd, STORE_SHA256_NETTLE, 4096, want);
+        cr_assert_str_eq(small, want);
+        digest_fd(fd, STORE_SHA256_NETTLE, STORE_SHA256_LARGE_MIN, want);
+        cr_assert_str_eq(large, want);
+        close(fd);
 }
