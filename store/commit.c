@@ -1,8 +1,9 @@
 /* Committing an overlay upper dir and comparing one against an environment's tip. A commit
- * hashes the upper in place, flushes it with one syncfs(2) (one call instead of an fsync per
- * file), renames it to layers/<id> and only then writes the commit record and the new tip,
- * so a crash at any point leaves either the old tip or the new one, never a tip whose layer
- * is missing. */
+ * hashes the upper in place, writes the commit record and the new tip under tmp/, flushes
+ * all of it with one syncfs(2) (one call instead of an fsync per file), renames the upper to
+ * layers/<id> and the record into commits/, and only then renames the tip into place, so a
+ * crash at any point leaves either the old tip or the new one, never a tip whose record or
+ * layer is missing. */
 #include "store/internal.h"
 
 #include <dirent.h>
@@ -17,21 +18,6 @@
 
 #include "common/cleanup.h"
 
-static int dir_is_empty(int fd) {
-        DIR *d = store_opendir_at(fd);
-        if (!d)
-                return negative_errno();
-        struct dirent *de;
-        int empty = 1;
-        while ((de = readdir(d)))
-                if (strcmp(de->d_name, ".") && strcmp(de->d_name, "..")) {
-                        empty = 0;
-                        break;
-                }
-        closedir(d);
-        return empty;
-}
-
 static int open_upper(struct store *s, const char *upper_path, struct rtn_error *err) {
         _cleanup_close_ int fd = open(upper_path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         if (fd < 0)
@@ -45,39 +31,67 @@ static int open_upper(struct store *s, const char *upper_path, struct rtn_error 
         return TAKE_FD(fd);
 }
 
-/* Writes the commit record and moves env's tip to it. */
-static int write_commit(struct store *s, const char *env, const char *parent, const char *layer,
-                        const char *msg, char ret[STORE_ID_SIZE], struct rtn_error *err) {
-        struct store_commit_info c = {.time = (int64_t)time(NULL)};
-        snprintf(c.parent, sizeof c.parent, "%s", parent);
-        snprintf(c.layer, sizeof c.layer, "%s", layer);
-        _cleanup_free_ char *rec = NULL;
-        size_t len;
+/* The commit being published: its record, env's new tip, and their temp names under tmp/. */
+struct publish {
+        const char *env, *upper_path, *layer;
+        bool layer_exists; /* layers/<layer> is there already: the upper is not moved */
         char id[STORE_ID_SIZE];
-        int r = store_record_encode(&c, msg ? msg : "", &rec, &len);
-        if (r < 0 || (r = store_id_of(rec, len, id)) < 0)
-                return rtn_err(err, r, "encode commit");
-        if ((r = store_write_atomic(s, s->commitsfd, id, rec, len)) < 0)
-                return rtn_err(err, r, "write commit %s", id);
-        if ((r = store_env_set(s, env, id)) < 0)
-                return rtn_err(err, r, "set tip of '%s'", env);
-        memcpy(ret, id, STORE_ID_SIZE);
-        return 0;
+        char rec_tmp[128], tip_tmp[128];
+};
+
+static void drop_tmp(struct store *s, struct publish *p) {
+        if (p->rec_tmp[0])
+                (void)unlinkat(s->tmpfd, p->rec_tmp, 0);
+        if (p->tip_tmp[0])
+                (void)unlinkat(s->tmpfd, p->tip_tmp, 0);
 }
 
-/* Puts the hashed upper at layers/<id>; returns 1 if that layer already existed (the upper
- * is then left where it is, for the caller to drop once the commit is written). */
-static int place_layer(struct store *s, int upperfd, const char *upper_path, const char *id,
-                       struct rtn_error *err) {
-        struct stat st;
-        if (fstatat(s->layersfd, id, &st, AT_SYMLINK_NOFOLLOW) == 0)
-                return 1;
-        if (syncfs(upperfd) < 0)
-                return rtn_err(err, errno, "sync %s", upper_path);
-        if (renameat(AT_FDCWD, upper_path, s->layersfd, id) < 0)
-                return rtn_err(err, errno, "move %s into layers/%s", upper_path, id);
-        int r = store_fsync_dir(s->layersfd);
-        return r < 0 ? rtn_err(err, r, "sync %s/layers", s->dir) : 0;
+/* Makes the layer, the record and the tip durable and visible in an order that never lets a
+ * visible name point at something missing (docs/store.md, "Crash safety"). The record and
+ * the tip are written under tmp/ first so that one syncfs(2) flushes them together with the
+ * upper's files; then the layer and the record get their names, and both directories are
+ * fsynced, before the tip is renamed over the old one and envs/ is fsynced. That is one
+ * syncfs and three directory fsyncs, where writing each object on its own took a syncfs
+ * and five fsyncs, each a journal commit and a cache flush on ext4. */
+static int publish(struct store *s, struct publish *p, struct rtn_error *err) {
+        if (syncfs(s->dirfd) < 0)
+                return rtn_err(err, errno, "sync %s", s->dir);
+        if (!p->layer_exists && renameat(AT_FDCWD, p->upper_path, s->layersfd, p->layer) < 0)
+                return rtn_err(err, errno, "move %s into layers/%s", p->upper_path, p->layer);
+        if (renameat(s->tmpfd, p->rec_tmp, s->commitsfd, p->id) < 0)
+                return rtn_err(err, errno, "write commit %s", p->id);
+        p->rec_tmp[0] = '\0';
+        int r = p->layer_exists ? 0 : store_fsync_dir(s->layersfd);
+        if (r < 0 || (r = store_fsync_dir(s->commitsfd)) < 0)
+                return rtn_err(err, r, "sync %s", s->dir);
+        if (renameat(s->tmpfd, p->tip_tmp, s->envsfd, p->env) < 0)
+                return rtn_err(err, errno, "set tip of '%s'", p->env);
+        p->tip_tmp[0] = '\0';
+        r = store_fsync_dir(s->envsfd);
+        return r < 0 ? rtn_err(err, r, "sync %s/envs", s->dir) : 0;
+}
+
+/* Writes the commit record of layer on top of parent and makes it env's tip. */
+static int write_commit(struct store *s, struct publish *p, const char *parent, const char *msg,
+                        struct rtn_error *err) {
+        struct store_commit_info c = {.time = (int64_t)time(NULL)};
+        snprintf(c.parent, sizeof c.parent, "%s", parent);
+        snprintf(c.layer, sizeof c.layer, "%s", p->layer);
+        _cleanup_free_ char *rec = NULL;
+        size_t len;
+        int r = store_record_encode(&c, msg ? msg : "", &rec, &len);
+        if (r < 0 || (r = store_id_of(rec, len, p->id)) < 0)
+                return rtn_err(err, r, "encode commit");
+        char line[STORE_ID_SIZE + 1];
+        snprintf(line, sizeof line, "%s\n", p->id);
+        if ((r = store_write_tmp(s, rec, len, p->rec_tmp, sizeof p->rec_tmp)) < 0 ||
+            (r = store_write_tmp(s, line, strlen(line), p->tip_tmp, sizeof p->tip_tmp)) < 0) {
+                drop_tmp(s, p);
+                return rtn_err(err, r, "write commit %s", p->id);
+        }
+        r = publish(s, p, err);
+        drop_tmp(s, p);
+        return r;
 }
 
 static int drop_upper(struct store *s, const char *upper_path) {
@@ -105,12 +119,13 @@ static int commit_locked(struct store *s, const char *env, int upperfd, const ch
                         return 1;
                 }
         }
-        int existed = place_layer(s, upperfd, upper_path, id, err);
-        if (existed < 0)
-                return existed;
-        if ((r = write_commit(s, env, tip, id, msg, ret, err)) < 0)
+        struct stat st;
+        struct publish p = {.env = env, .upper_path = upper_path, .layer = id};
+        p.layer_exists = fstatat(s->layersfd, id, &st, AT_SYMLINK_NOFOLLOW) == 0;
+        if ((r = write_commit(s, &p, tip, msg, err)) < 0)
                 return r;
-        if (existed)
+        memcpy(ret, p.id, STORE_ID_SIZE);
+        if (p.layer_exists)
                 (void)drop_upper(s, upper_path); /* leftovers are removed by recovery/gc */
         return 0;
 }
@@ -129,7 +144,7 @@ int store_commit(struct store *s, const char *env, const char *upper_path, const
         if (r < 0)
                 return rtn_err(err, r, "lock store");
         char out[STORE_ID_SIZE] = "";
-        r = dir_is_empty(fd);
+        r = store_dir_is_empty(fd);
         if (r == 1) {
                 int t = store_env_get(s, env, out);
                 if (t < 0 && t != -ENOENT)

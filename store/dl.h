@@ -1,16 +1,33 @@
-/* libcrypto and libarchive, loaded on first use. Linking them made every rtn process pay for
- * loading and relocating them and what they pull in (libarchive alone brings libxml2, ICU and
- * libstdc++): ~3 ms and ~4 MiB of RSS on every `rtn exec` and `rtn serve`, which never hash or
- * archive anything until asked to commit, export or import (docs/benchmarks.md). Include this
- * after <openssl/evp.h>, or after both <archive.h> and <archive_entry.h>: the names the store
- * calls keep the libraries' spelling and resolve through a table of dlsym()'d pointers. The
- * first call of a sequence (EVP_MD_CTX_new, EVP_Digest, archive_{read,write}_new) loads the
- * library, and fails the way that call documents (NULL or 0) when it cannot be loaded, so the
- * callers' error paths cover it; EVP_MD_CTX_free accepts NULL; every other call can only
- * follow a successful first one. */
+/* nettle, libcrypto and libarchive, loaded on first use. Linking them made every rtn process
+ * pay for loading and relocating them and what they pull in (libarchive alone brings libxml2,
+ * ICU and libstdc++): ~3 ms and ~4 MiB of RSS on every `rtn exec` and `rtn serve`, which
+ * never hash or archive anything until asked to commit, export or import
+ * (docs/benchmarks.md). Include this after <nettle/sha2.h>, <openssl/evp.h>, or both
+ * <archive.h> and <archive_entry.h>. nettle is reached through store_nettle_fns by its
+ * exported names (nettle_sha256_*) from store/sha256.c alone. For the other two, the names
+ * the store calls keep the libraries' spelling and resolve through a table of dlsym()'d
+ * pointers. The first call of a sequence (EVP_MD_CTX_new, EVP_Digest,
+ * archive_{read,write}_new) loads the library, and fails the way that call documents (NULL
+ * or 0) when it cannot be loaded, so the callers' error paths cover it; EVP_MD_CTX_free
+ * accepts NULL; every other call can only follow a successful first one. */
 #pragma once
 
 #include <stdbool.h>
+
+#ifdef NETTLE_SHA2_H_INCLUDED
+// clang-format off
+#define STORE_NETTLE_FNS(X) \
+        X(nettle_sha256_init) \
+        X(nettle_sha256_update) \
+        X(nettle_sha256_digest)
+// clang-format on
+#define STORE_DL_MEMBER(f) __typeof__(f) *f;
+struct store_nettle_fns {
+        STORE_NETTLE_FNS(STORE_DL_MEMBER)
+};
+extern struct store_nettle_fns store_nettle_fns;
+#undef STORE_DL_MEMBER
+#endif
 
 #ifdef OPENSSL_EVP_H
 // clang-format off
@@ -89,6 +106,7 @@ extern struct store_archive_fns store_archive_fns;
 #endif
 
 /* Load the library once (thread-safe); true when every symbol resolved. */
+bool store_dl_nettle(void);
 bool store_dl_crypto(void);
 bool store_dl_archive(void);
 

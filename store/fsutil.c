@@ -46,6 +46,24 @@ DIR *store_opendir_at(int fd) {
         return d;
 }
 
+int store_dir_is_empty(int fd) {
+        DIR *d = store_opendir_at(fd);
+        if (!d)
+                return negative_errno();
+        struct dirent *de;
+        int empty = 1;
+        errno = 0;
+        while ((de = readdir(d)))
+                if (strcmp(de->d_name, ".") && strcmp(de->d_name, "..")) {
+                        empty = 0;
+                        break;
+                }
+        if (empty && errno)
+                empty = negative_errno();
+        closedir(d);
+        return empty;
+}
+
 static int rm_children(int fd) {
         DIR *d = fdopendir(fd);
         if (!d) {
@@ -94,19 +112,39 @@ void store_tmp_name(char *buf, size_t len, const char *prefix) {
         snprintf(buf, len, "%s.%d.%016llx", prefix, (int)getpid(), (unsigned long long)rnd);
 }
 
-int store_write_atomic(struct store *s, int dirfd, const char *name, const void *data, size_t len) {
-        char tmp[128];
-        store_tmp_name(tmp, sizeof tmp, "w");
-        _cleanup_close_ int fd =
-                openat(s->tmpfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
+/* Creates tmp/<name> holding data; returns its open fd, or -errno with nothing left. */
+static int write_tmp(struct store *s, const void *data, size_t len, char *name, size_t size) {
+        store_tmp_name(name, size, "w");
+        int fd = openat(s->tmpfd, name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
         if (fd < 0)
                 return negative_errno();
         int r = rtn_write_all(fd, data, len);
-        if (r == 0 && fsync(fd) < 0)
-                r = negative_errno();
-        if (r == 0 && renameat(s->tmpfd, tmp, dirfd, name) < 0)
-                r = negative_errno();
         if (r < 0) {
+                (void)unlinkat(s->tmpfd, name, 0);
+                rtn_safe_close(fd);
+                return r;
+        }
+        return fd;
+}
+
+int store_write_tmp(struct store *s, const void *data, size_t len, char *ret_name, size_t size) {
+        char tmp[128];
+        int fd = write_tmp(s, data, len, tmp, sizeof tmp);
+        if (fd < 0)
+                return fd;
+        rtn_safe_close(fd);
+        snprintf(ret_name, size, "%s", tmp);
+        return 0;
+}
+
+int store_write_atomic(struct store *s, int dirfd, const char *name, const void *data, size_t len) {
+        char tmp[128];
+        _cleanup_close_ int fd = write_tmp(s, data, len, tmp, sizeof tmp);
+        if (fd < 0)
+                return fd;
+        int r = 0;
+        if (fsync(fd) < 0 || renameat(s->tmpfd, tmp, dirfd, name) < 0) {
+                r = negative_errno();
                 (void)unlinkat(s->tmpfd, tmp, 0);
                 return r;
         }

@@ -73,8 +73,12 @@ bool store_id_valid(const char *s);
  * (a layer may hold 0555 dirs). Missing is success. */
 int store_rm_rf_at(int dirfd, const char *name);
 int store_fsync_dir(int dirfd);
+/* 1 if the directory fd has no entries but . and .., 0 if it has, or -errno. */
+int store_dir_is_empty(int fd);
 /* Opens a directory stream on a new description of fd. */
 DIR *store_opendir_at(int fd);
+/* Writes data to a new file under tmp/, not synced; its name goes to ret_name. */
+int store_write_tmp(struct store *s, const void *data, size_t len, char *ret_name, size_t size);
 /* Writes data to tmp/, fsyncs it, renames it to dirfd/name and fsyncs dirfd. */
 int store_write_atomic(struct store *s, int dirfd, const char *name, const void *data, size_t len);
 /* Reads a small file (< max bytes) into a malloc'd NUL-terminated buffer. */

@@ -7,24 +7,23 @@
 #include "store/internal.h"
 
 #include <inttypes.h>
-#include <openssl/evp.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "store/dl.h" /* after the library headers: lazy-loaded names */
+#include "store/sha256.h"
 
 #define MANIFEST_HEADER "rtn-layer 1\n"
 
-static void put(EVP_MD_CTX *ctx, const void *p, size_t n) {
-        EVP_DigestUpdate(ctx, p, n);
+static void put(struct store_sha256 *ctx, const void *p, size_t n) {
+        store_sha256_update(ctx, p, n);
 }
 
-static void put_str(EVP_MD_CTX *ctx, const char *s) {
+static void put_str(struct store_sha256 *ctx, const char *s) {
         put(ctx, s, strlen(s));
 }
 
 /* Length-prefixed bytes ("<len>:<bytes>"), so any byte may appear in names and values. */
-static void put_blob(EVP_MD_CTX *ctx, const void *p, size_t n) {
+static void put_blob(struct store_sha256 *ctx, const void *p, size_t n) {
         char num[32];
         snprintf(num, sizeof num, "%zu:", n);
         put_str(ctx, num);
@@ -32,7 +31,7 @@ static void put_blob(EVP_MD_CTX *ctx, const void *p, size_t n) {
 }
 
 static int manifest_entry(const struct store_entry *e, void *userdata) {
-        EVP_MD_CTX *ctx = userdata;
+        struct store_sha256 *ctx = userdata;
         char buf[128];
         snprintf(buf, sizeof buf, "%c ", (char)e->kind);
         put_str(ctx, buf);
@@ -76,21 +75,18 @@ static int manifest_entry(const struct store_entry *e, void *userdata) {
 }
 
 int store_layer_hash(int dirfd, char ret_id[STORE_ID_SIZE], struct rtn_error *err) {
-        EVP_MD_CTX *ctx = EVP_MD_CTX_new();
-        if (!ctx || EVP_DigestInit_ex(ctx, EVP_sha256(), NULL) != 1) {
-                EVP_MD_CTX_free(ctx);
-                return rtn_errx(err, ENOMEM, "sha256 init failed");
+        struct store_sha256 ctx;
+        int r = store_sha256_init(&ctx, STORE_SHA256_ANY);
+        if (r < 0)
+                return rtn_err(err, r, "sha256 init");
+        put_str(&ctx, MANIFEST_HEADER);
+        r = store_walk(dirfd, manifest_entry, &ctx, err);
+        if (r < 0) {
+                store_sha256_free(&ctx);
+                return rtn_err_wrap(err, "hash layer");
         }
-        put_str(ctx, MANIFEST_HEADER);
-        int r = store_walk(dirfd, manifest_entry, ctx, err);
-        if (r >= 0) {
-                unsigned char md[32];
-                EVP_DigestFinal_ex(ctx, md, NULL);
-                store_hex(md, sizeof md, ret_id);
-                r = 0;
-        } else {
-                r = rtn_err_wrap(err, "hash layer");
-        }
-        EVP_MD_CTX_free(ctx);
-        return r;
+        unsigned char md[STORE_SHA256_LEN];
+        store_sha256_final(&ctx, md);
+        store_hex(md, sizeof md, ret_id);
+        return 0;
 }

@@ -5,22 +5,20 @@
 #include "store/internal.h"
 
 #include <inttypes.h>
-#include <openssl/evp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "store/dl.h" /* after the library headers: lazy-loaded names */
-
 #include "common/cleanup.h"
+#include "store/sha256.h"
 
 #define RECORD_MAX (STORE_MSG_MAX + 512)
 
 int store_id_of(const void *data, size_t len, char ret_id[STORE_ID_SIZE]) {
-        unsigned char md[32];
-        unsigned int mdlen = 0;
-        if (EVP_Digest(data, len, md, &mdlen, EVP_sha256(), NULL) != 1)
-                return -ENOMEM;
+        unsigned char md[STORE_SHA256_LEN];
+        int r = store_sha256(data, len, md);
+        if (r < 0)
+                return r;
         store_hex(md, sizeof md, ret_id);
         return 0;
 }

@@ -47,25 +47,46 @@ static int mkdir_p(const char *path) {
         return 0;
 }
 
+/* Opens dirfd/name, creating it first only when it is missing: once the data dir exists,
+ * which is every open but the first, that is one openat instead of a mkdirat and an openat. */
 static int open_sub(int dirfd, const char *name) {
+        int fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd >= 0 || errno != ENOENT)
+                return fd < 0 ? negative_errno() : fd;
         if (mkdirat(dirfd, name, 0700) < 0 && errno != EEXIST)
                 return negative_errno();
-        int fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         return fd < 0 ? negative_errno() : fd;
 }
 
 /* A writer killed mid-way leaves only names under tmp/: every other change is one rename
- * of a complete, fsynced object (docs/store.md, "Crash safety"). */
+ * of a complete, fsynced object (docs/store.md, "Crash safety"). Writers hold the lock
+ * exclusively while they have names there, so once a shared lock is granted no writer is at
+ * work and an empty tmp/, the common case, means there is nothing to recover: the open
+ * neither scans nor queues behind other opens, verify or export for the exclusive lock.
+ * Only when something is left is the lock taken exclusively and tmp/ emptied. */
 static int recover(struct store *s) {
+        int r = store_lock(s, false);
+        if (r < 0)
+                return r;
+        r = store_dir_is_empty(s->tmpfd);
+        store_unlock(s);
+        if (r != 0)
+                return r < 0 ? r : 0;
+        if ((r = store_lock(s, true)) < 0)
+                return r;
         DIR *d = store_opendir_at(s->tmpfd);
-        if (!d)
-                return negative_errno();
+        if (!d) {
+                r = negative_errno();
+                store_unlock(s);
+                return r;
+        }
         struct dirent *de;
-        int r = 0;
         while (r == 0 && (de = readdir(d)))
                 if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
                         r = store_rm_rf_at(s->tmpfd, de->d_name);
         closedir(d);
+        store_unlock(s);
         return r;
 }
 
@@ -106,7 +127,9 @@ int store_open(const char *data_dir, struct store **ret, struct rtn_error *err) 
                         return r;
                 data_dir = def;
         }
-        int r = mkdir_p(data_dir);
+        /* Create the data dir only when it is missing (one stat, not a mkdir per component). */
+        struct stat st;
+        int r = stat(data_dir, &st) < 0 && errno == ENOENT ? mkdir_p(data_dir) : 0;
         if (r < 0)
                 return rtn_err(err, r, "create data dir %s", data_dir);
         struct store *s = calloc(1, sizeof *s);
@@ -124,13 +147,7 @@ int store_open(const char *data_dir, struct store **ret, struct rtn_error *err) 
                 r = rtn_err(err, s->dirfd < 0 ? errno : -r, "open data dir %s", s->dir);
                 goto fail;
         }
-        if ((r = store_lock(s, true)) < 0) {
-                r = rtn_err(err, r, "lock %s/lock", s->dir);
-                goto fail;
-        }
-        r = recover(s);
-        store_unlock(s);
-        if (r < 0) {
+        if ((r = recover(s)) < 0) {
                 r = rtn_err(err, r, "recover %s/tmp", s->dir);
                 goto fail;
         }

@@ -8,7 +8,6 @@
 
 #include <dirent.h>
 #include <fcntl.h>
-#include <openssl/evp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,9 +15,8 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 
-#include "store/dl.h" /* after the library headers: lazy-loaded names */
-
 #include "common/cleanup.h"
+#include "store/sha256.h"
 
 #define WALK_MAX_DEPTH 256
 #define HASH_BUF (1U << 20)
@@ -187,12 +185,13 @@ int store_hash_fd(int fd, uint64_t size, char ret_hex[STORE_ID_SIZE]) {
         /* Small files get a small buffer: a 1 MiB malloc is an mmap+munmap per file. */
         size_t cap = size < HASH_BUF ? (size_t)size + 1 : HASH_BUF;
         _cleanup_free_ unsigned char *buf = malloc(cap);
-        EVP_MD_CTX *ctx = EVP_MD_CTX_new();
-        int r = 0;
-        if (!buf || !ctx || EVP_DigestInit_ex(ctx, EVP_sha256(), NULL) != 1) {
-                r = -ENOMEM;
-                goto out;
-        }
+        struct store_sha256 h;
+        if (!buf)
+                return -ENOMEM;
+        int r = store_sha256_init(&h, size >= STORE_SHA256_LARGE_MIN ? STORE_SHA256_LARGE
+                                                                     : STORE_SHA256_ANY);
+        if (r < 0)
+                return r;
         (void)posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
         uint64_t off = 0;
         while (off < size) {
@@ -200,23 +199,18 @@ int store_hash_fd(int fd, uint64_t size, char ret_hex[STORE_ID_SIZE]) {
                 ssize_t n = pread(fd, buf, want, (off_t)off);
                 if (n < 0 && errno == EINTR)
                         continue;
-                if (n < 0) {
-                        r = negative_errno();
-                        goto out;
+                if (n < 0 || n == 0) { /* n == 0: shrank under us, the tree was not quiescent */
+                        r = n < 0 ? negative_errno() : -EIO;
+                        store_sha256_free(&h);
+                        return r;
                 }
-                if (n == 0) { /* shrank under us: the tree was not quiescent */
-                        r = -EIO;
-                        goto out;
-                }
-                EVP_DigestUpdate(ctx, buf, (size_t)n);
+                store_sha256_update(&h, buf, (size_t)n);
                 off += (uint64_t)n;
         }
-        unsigned char md[32];
-        EVP_DigestFinal_ex(ctx, md, NULL);
+        unsigned char md[STORE_SHA256_LEN];
+        store_sha256_final(&h, md);
         store_hex(md, sizeof md, ret_hex);
-out:
-        EVP_MD_CTX_free(ctx);
-        return r;
+        return 0;
 }
 
 /* Remembers the first path of a multiply-linked file; returns it when seen before. */

@@ -1,4 +1,4 @@
-/* store/dl.c: the lazily loaded libcrypto and libarchive resolve to the same functions the
+/* store/dl.c: the lazily loaded nettle, libcrypto and libarchive resolve to the same functions the
  * dynamic linker would have bound, and the store's hashing through them is SHA-256. */
 #include <criterion/criterion.h>
 #include <dlfcn.h>
@@ -6,11 +6,21 @@
 
 #include <archive.h>
 #include <archive_entry.h>
+#include <nettle/sha2.h>
 #include <openssl/evp.h>
 
 #define STORE_DL_NO_MACROS 1
 #include "store/dl.h"
 #include "store/internal.h"
+
+Test(store_dl_nettle, resolves_every_symbol) {
+        cr_assert(store_dl_nettle());
+        cr_assert(store_dl_nettle(), "a second call reports the same");
+        /* This binary links nettle itself: dlopen must have found that very copy. */
+        cr_assert_eq(store_nettle_fns.nettle_sha256_init, &nettle_sha256_init);
+        cr_assert_eq(store_nettle_fns.nettle_sha256_update, &nettle_sha256_update);
+        cr_assert_eq(store_nettle_fns.nettle_sha256_digest, &nettle_sha256_digest);
+}
 
 Test(store_dl_crypto, resolves_every_symbol) {
         cr_assert(store_dl_crypto());

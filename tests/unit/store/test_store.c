@@ -313,6 +313,50 @@ Test(store_open, waits_for_the_writer_lock) {
         cr_assert_eq(WEXITSTATUS(status), 0);
 }
 
+/* A shared holder (verify, export, another open) is no writer: with nothing to recover, an
+ * open goes ahead without waiting for it. */
+Test(store_open, does_not_wait_for_readers) {
+        struct store *s = t_open("data");
+        store_close(s);
+        int fd = open(t_path("data/lock"), O_RDWR | O_CLOEXEC);
+        cr_assert_eq(flock(fd, LOCK_SH), 0);
+        pid_t pid = fork();
+        if (pid == 0) {
+                struct store *s2;
+                close(fd);
+                alarm(5);
+                _exit(store_open(t_path("data"), &s2, NULL) == 0 ? 0 : 1);
+        }
+        int status;
+        cr_assert_eq(waitpid(pid, &status, 0), pid);
+        cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "open waited for a reader");
+        close(fd);
+}
+
+/* Leftovers under tmp/ are removed only under the exclusive lock: while a reader holds the
+ * lock shared, the open waits, and recovers once the reader is done. */
+Test(store_open, recovers_only_under_the_exclusive_lock) {
+        struct store *s = t_open("data");
+        store_close(s);
+        t_write("data/tmp/w.1.0", "left");
+        int fd = open(t_path("data/lock"), O_RDWR | O_CLOEXEC);
+        cr_assert_eq(flock(fd, LOCK_SH), 0);
+        pid_t pid = fork();
+        if (pid == 0) {
+                struct store *s2;
+                close(fd);
+                _exit(store_open(t_path("data"), &s2, NULL) == 0 ? 0 : 1);
+        }
+        usleep(100 * 1000);
+        int status;
+        cr_assert_eq(waitpid(pid, &status, WNOHANG), 0, "recovery ran beside a lock holder");
+        cr_assert_eq(count_entries("data/tmp"), 1);
+        close(fd);
+        cr_assert_eq(waitpid(pid, &status, 0), pid);
+        cr_assert_eq(WEXITSTATUS(status), 0);
+        cr_assert_eq(count_entries("data/tmp"), 0);
+}
+
 struct diffs {
         char out[1024];
 };
