@@ -183,7 +183,6 @@ static const char *cgroup_use(bool listed, const char *ctrl, const char *fallbac
 }
 
 static void probe_cgroup(void) {
-        (void)rt_cgroup_probe(&cgs);
         if (!cgs.mount[0] || !cgs.self[0]) {
                 add("cgroup v2", false, false,
                     "%s: sandboxes stay in rtn's cgroup; memory limit RLIMIT_AS per process, "
@@ -252,6 +251,8 @@ int rt_cmd_probe(int argc, char **argv) {
                 fprintf(stderr, "usage: rtn probe [--json]\n");
                 return 2;
         }
+        /* Read before the sandbox: its start may move rtn into a leaf cgroup of its own. */
+        (void)rt_cgroup_probe(&cgs);
         probe_userns();
         probe_ids();
         probe_sandbox();
