@@ -192,6 +192,23 @@ static int enable(const struct rt_cgroup_state *s, const char *ctrl, char *why, 
         return r;
 }
 
+/* Whether a cgroup v1 hierarchy holds ctrl: a "N:ctrl[,ctrl...]:path" line of
+ * /proc/self/cgroup with N > 0 (cgroups(7)). A controller is bound to one version only. */
+static bool on_v1(const char *ctrl) {
+        _cleanup_fclose_ FILE *f = fopen("/proc/self/cgroup", "re");
+        char line[4096];
+        while (f && fgets(line, sizeof line, f)) {
+                char *list = strchr(line, ':'), *end, *save = NULL;
+                if (strncmp(line, "0:", 2) == 0 || !list || !(end = strchr(++list, ':')))
+                        continue;
+                *end = '\0';
+                for (char *t = strtok_r(list, ",", &save); t; t = strtok_r(NULL, ",", &save))
+                        if (strcmp(t, ctrl) == 0)
+                                return true;
+        }
+        return false;
+}
+
 static void plan_controller(const struct rt_cgroup_state *s, const char *ctrl, bool listed,
                             bool *ret_on, char *why, size_t len) {
         *ret_on = false;
@@ -200,9 +217,7 @@ static void plan_controller(const struct rt_cgroup_state *s, const char *ctrl, b
                          "the %s controller is not available in cgroup %s (cgroup.controllers: "
                          "%s%s)",
                          ctrl, s->dir, s->controllers[0] ? s->controllers : "empty",
-                         strcmp(s->mount, "/sys/fs/cgroup") != 0
-                                 ? "; on a hybrid host it is held by a cgroup v1 hierarchy"
-                                 : "");
+                         on_v1(ctrl) ? "; it is bound to a cgroup v1 hierarchy" : "");
                 return;
         }
         if (has_word(s->subtree, ctrl) || enable(s, ctrl, why, len) == 0)
