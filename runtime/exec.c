@@ -44,6 +44,7 @@ struct exec_opts {
         char **argv;
         const char *data_dir, *env, *message;
         bool commit, keep;
+        bool pids_asked; /* --pids-max given: say how it is enforced when not pids.max */
 };
 
 struct exec_run {
@@ -79,8 +80,10 @@ static const char exec_usage[] =
         "  --hostname NAME       hostname inside (default rtn)\n"
         "  --timeout SECS        kill the sandbox after SECS seconds (exit 124)\n"
         "  --upper-size BYTES    size of the tmpfs upper layer and of /tmp (default 2G; K M G)\n"
-        "  --pids-max N          tasks that may exist in the sandbox at once (default 4096)\n"
-        "  --memory-max BYTES    memory limit (cgroup v2 when delegated, else RLIMIT_AS)\n"
+        "  --pids-max N          tasks that may exist in the sandbox at once (default 4096;\n"
+        "                        cgroup v2 pids.max when available, and the pid_max)\n"
+        "  --memory-max BYTES    memory limit of the sandbox (cgroup v2 memory.max when\n"
+        "                        available, else RLIMIT_AS per process, with a warning)\n"
         "  --isolation MODE      full (default); landlock: no namespaces, Landlock+seccomp only;\n"
         "                        namespaces: no Landlock (both weaker, reported on stderr)\n"
         "  -t, --tty             run under a new pty inside the sandbox\n"
@@ -228,6 +231,7 @@ static int parse_opts(int argc, char **argv, struct exec_opts *o, struct rtn_err
                         fputs(exec_usage, stdout);
                         exit(0);
                 default:
+                        o->pids_asked |= c == 'P';
                         if ((r = parse_limit_opt(c, optarg, &o->spec, err)) < 0)
                                 return r;
                         break;
@@ -552,14 +556,16 @@ int rt_cmd_exec(int argc, char **argv) {
                 return EXIT_RTN;
         }
         o.spec.rootfs = rootfs;
-        char warning[400];
+        struct rt_limit_warnings warn;
         /* No pid namespace in the Landlock-only mode: RLIMIT_NPROC (per uid, counting the
          * caller's other processes too) is the only process limit there is. */
         if (o.spec.isolation == INIT_ISOLATION_LANDLOCK && o.spec.limits.nproc == 0)
                 o.spec.limits.nproc = o.spec.pids_max;
-        rt_memory_limit(&o.spec, warning, sizeof warning);
-        if (warning[0])
-                fprintf(stderr, "rtn: warning: %s\n", warning);
+        rt_limits_choose(&o.spec, o.pids_asked, &warn);
+        if (warn.memory[0])
+                fprintf(stderr, "rtn: warning: %s\n", warn.memory);
+        if (warn.pids[0])
+                fprintf(stderr, "rtn: warning: %s\n", warn.pids);
         if (o.spec.isolation != INIT_ISOLATION_FULL)
                 fprintf(stderr, "rtn: WARNING: %s\n", rt_isolation_warning(o.spec.isolation));
         if (o.message && !o.commit) {

@@ -59,3 +59,9 @@ int rt_send_config(struct rt_sandbox *sb, const struct rt_spec *s, struct rtn_er
 /* --isolation landlock: rtn-init on the host, no namespaces (runtime/hostmode.c). */
 int rt_hostmode_start(const struct rt_spec *spec, struct rt_sandbox *sb, struct rtn_error *err);
 void rt_hostmode_destroy(struct rt_sandbox *sb);
+
+/* Parent side: the sandbox's cgroup (runtime/cgroup.c). create makes rtn-<pid>-<n> with the
+ * limits of spec when cgroup v2 is writable for us (ret->on false otherwise); destroy kills
+ * what is left in it (cgroup.kill) and removes it. */
+int rt_cgroup_create(const struct rt_spec *spec, struct rt_cgroup *ret, struct rtn_error *err);
+void rt_cgroup_destroy(struct rt_cgroup *cg);

@@ -44,6 +44,15 @@ static struct check *add(const char *name, bool ok, bool fatal, const char *fmt,
         return c;
 }
 
+/* Whether word is one of the space-separated words of list. */
+static bool has_ctrl(const char *list, const char *word) {
+        size_t n = strlen(word);
+        for (const char *p = list; (p = strstr(p, word)); p += n)
+                if ((p == list || p[-1] == ' ') && (p[n] == '\0' || p[n] == ' '))
+                        return true;
+        return false;
+}
+
 static long read_long(const char *path) {
         char buf[64];
         if (rtn_read_file_at(AT_FDCWD, path, buf, sizeof buf) < 0)
@@ -152,12 +161,64 @@ static void probe_limits(void) {
             pidmax ? "kernel %s: per-namespace pid_max"
                    : "kernel %s < 6.14: RLIMIT_NPROC bounds processes",
             u.release);
-        bool v2 = access("/sys/fs/cgroup/cgroup.controllers", F_OK) == 0;
-        add("cgroup v2", v2, false,
-            v2 ? "unified hierarchy present (limits need a delegated, "
-                 "writable subtree)"
-               : "no unified cgroup v2 hierarchy (hybrid/v1): memory and pid "
-                 "limits fall back to rlimits");
+}
+
+static struct rt_cgroup_state cgs;
+
+/* What a sandbox started now would get, without changing anything: memory.max and pids.max
+ * need the controller listed in our cgroup.controllers and enabled for our children; when
+ * it is not enabled yet, rtn enables it at the first sandbox, which a non-root cgroup only
+ * allows when rtn is alone in it (rtn then moves itself into a leaf; runtime/cgroup.c). */
+static const char *cgroup_use(bool listed, const char *ctrl, const char *fallback) {
+        static char buf[2][160];
+        char *b = buf[ctrl[0] == 'p'];
+        if (!cgs.writable || !listed)
+                snprintf(b, sizeof buf[0], "%s", fallback);
+        else if (has_ctrl(cgs.subtree, ctrl) || strcmp(cgs.self, "/") == 0)
+                snprintf(b, sizeof buf[0], "%s.max", ctrl);
+        else
+                snprintf(b, sizeof buf[0], "%s.max if rtn is alone in its cgroup, else %s", ctrl,
+                         fallback);
+        return b;
+}
+
+static void probe_cgroup(void) {
+        if (!cgs.mount[0] || !cgs.self[0]) {
+                add("cgroup v2", false, false,
+                    "%s: sandboxes stay in rtn's cgroup; memory limit RLIMIT_AS per process, "
+                    "process limit pid_max",
+                    cgs.why);
+                return;
+        }
+        const char *mem = cgroup_use(cgs.memory, "memory", "RLIMIT_AS per process");
+        const char *pids = cgroup_use(cgs.pids, "pids", "pid_max");
+        if (!cgs.writable)
+                add("cgroup v2", false, false,
+                    "%s; controllers: %s. Sandboxes stay in rtn's cgroup; memory limit %s, "
+                    "process limit %s",
+                    cgs.why, cgs.controllers[0] ? cgs.controllers : "none", mem, pids);
+        else
+                add("cgroup v2", true, false,
+                    "mounted at %s; our cgroup %s is writable; controllers: %s. Each sandbox "
+                    "gets a child cgroup (cgroup.kill at the end); memory limit %s, process "
+                    "limit %s",
+                    cgs.mount, cgs.self, cgs.controllers[0] ? cgs.controllers : "none", mem, pids);
+}
+
+static void print_cgroup_json(struct rtn_json_buf *b) {
+        rtn_json_key(b, "cgroup");
+        rtn_json_obj_begin(b);
+        rtn_json_kv_str(b, "mount", cgs.mount);
+        rtn_json_kv_str(b, "cgroup", cgs.self);
+        rtn_json_kv_str(b, "dir", cgs.dir);
+        rtn_json_kv_bool(b, "writable", cgs.writable);
+        rtn_json_kv_str(b, "controllers", cgs.controllers);
+        rtn_json_kv_str(b, "subtree_control", cgs.subtree);
+        rtn_json_kv_bool(b, "sandbox_cgroup", cgs.writable);
+        rtn_json_kv_str(b, "memory_limit", cgroup_use(cgs.memory, "memory", "RLIMIT_AS"));
+        rtn_json_kv_str(b, "pids_limit", cgroup_use(cgs.pids, "pids", "pid_max"));
+        rtn_json_kv_str(b, "reason", cgs.why);
+        rtn_json_obj_end(b);
 }
 
 static void print_json(void) {
@@ -176,6 +237,7 @@ static void print_json(void) {
                 rtn_json_obj_end(&b);
         }
         rtn_json_arr_end(&b);
+        print_cgroup_json(&b);
         rtn_json_kv_bool(&b, "can_run", can_run);
         rtn_json_obj_end(&b);
         if (!b.err)
@@ -189,10 +251,13 @@ int rt_cmd_probe(int argc, char **argv) {
                 fprintf(stderr, "usage: rtn probe [--json]\n");
                 return 2;
         }
+        /* Read before the sandbox: its start may move rtn into a leaf cgroup of its own. */
+        (void)rt_cgroup_probe(&cgs);
         probe_userns();
         probe_ids();
         probe_sandbox();
         probe_limits();
+        probe_cgroup();
         bool can_run = true;
         for (size_t i = 0; i < nchecks; i++)
                 can_run &= checks[i].ok || !checks[i].fatal;

@@ -60,11 +60,19 @@ struct rt_spec {
         bool net_none; /* leave lo down */
         uint64_t upper_bytes; /* size of the tmpfs upper (and of /tmp) */
         uint32_t pids_max; /* pid_max of the sandbox's pid namespace */
-        uint64_t memory_bytes; /* 0: no limit; else cgroup v2 memory.max when delegated,
-                                  else RLIMIT_AS per process (with a warning) */
+        uint64_t memory_bytes; /* 0: no limit; else the sandbox cgroup's memory.max when
+                                  the controller is ours, else RLIMIT_AS per process (with a
+                                  warning; rt_limits_choose) */
         enum init_isolation isolation;
         struct init_limits limits;
         bool gate; /* open the provisioning gate (init/gate.c) at start */
+};
+
+/* A sandbox's cgroup: a child of rtn's own cgroup, entered by clone3 (CLONE_INTO_CGROUP). */
+struct rt_cgroup {
+        bool on; /* false: the sandbox runs in rtn's cgroup */
+        int fd; /* the cgroup directory (O_RDONLY) */
+        char name[48]; /* rtn-<pid>-<n> */
 };
 
 struct rt_sandbox {
@@ -81,6 +89,7 @@ struct rt_sandbox {
         bool remove_workspace; /* --isolation landlock without --workspace: ours to remove */
         int gate_fd; /* the gate's listener (spec.gate), else -1 */
         uint16_t gate_port;
+        struct rt_cgroup cgroup; /* the sandbox's own cgroup v2 (cgroup.on), if any */
 };
 
 void rt_spec_init(struct rt_spec *spec);
@@ -143,9 +152,31 @@ int rt_store_export(const struct rt_idmap *m, struct store *st, const char *env,
 
 /* Builds the sandbox and waits until rtn-init has applied the configuration. */
 int rt_sandbox_start(const struct rt_spec *spec, struct rt_sandbox *ret, struct rtn_error *err);
-/* Applies spec->memory_bytes: cgroup v2 memory.max when a delegated subtree is writable,
- * else RLIMIT_AS per process; warning says what was lost ("" when nothing). */
-void rt_memory_limit(struct rt_spec *spec, char *warning, size_t len);
+
+/* cgroup v2 (runtime/cgroup.c). What rtn finds without changing anything (rtn probe). */
+struct rt_cgroup_state {
+        char mount[512]; /* cgroup2 mount point, "" when none */
+        char self[1024]; /* our cgroup: the "0::" line of /proc/self/cgroup */
+        char dir[1536]; /* its directory */
+        char controllers[256]; /* its cgroup.controllers */
+        char subtree[256]; /* its cgroup.subtree_control */
+        bool writable; /* the directory and its cgroup.procs are writable by us (delegated) */
+        bool memory, pids; /* listed in cgroup.controllers */
+        char why[3200]; /* when there is no mount or it is not writable: why */
+};
+int rt_cgroup_probe(struct rt_cgroup_state *ret);
+
+#define RT_CGROUP_WHY 1800
+struct rt_limit_warnings {
+        char memory[RT_CGROUP_WHY + 128];
+        char pids[RT_CGROUP_WHY + 128];
+};
+/* Decides how spec->memory_bytes and spec->pids_max are enforced: the sandbox cgroup's
+ * memory.max and pids.max when those controllers can be had, else RLIMIT_AS per process
+ * (set in spec->limits here) and the pid namespace's pid_max. Each warning says what was
+ * lost and why ("" when nothing); pids only when the caller asked for a pid limit. The first
+ * call sets up cgroups for the process (removes stale sandbox cgroups, enables controllers). */
+void rt_limits_choose(struct rt_spec *spec, bool pids_asked, struct rt_limit_warnings *ret);
 /* Names a weaker isolation mode on stderr ("" for the full sandbox). */
 const char *rt_isolation_warning(enum init_isolation iso);
 /* Kills the whole sandbox (if alive) and reaps rtn-init; safe to call twice. */

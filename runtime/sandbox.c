@@ -1,6 +1,7 @@
 /* Starting and stopping a sandbox (design.md steps 1-4). The parent opens every host object by
  * fd, copies rtn-init into a sealed memfd, and clone3()s a child into fresh user, mount, pid,
- * net, ipc, uts and cgroup namespaces with a pidfd. The child waits until the parent has
+ * net, ipc, uts and cgroup namespaces with a pidfd, directly into a cgroup of its own where
+ * cgroup v2 lets us make one (runtime/cgroup.c). The child waits until the parent has
  * written its id maps, builds the root (runtime/mount.c), brings up lo, and fexecve()s
  * rtn-init as PID 1 with the control socket on fd 3. The parent then sends the policy
  * configuration and the sandbox is ready for spawn requests. */
@@ -324,6 +325,12 @@ static int start_child(struct rt_sandbox *sb, struct rt_plan *p, struct rtn_erro
                 .pidfd = (uint64_t)(uintptr_t)&pidfd,
                 .exit_signal = SIGCHLD,
         };
+        /* Born in the sandbox's cgroup (Linux >= 5.7): no moment in rtn's, no migration
+         * later that a fork could race. */
+        if (sb->cgroup.on) {
+                ca.flags |= CLONE_INTO_CGROUP;
+                ca.cgroup = (uint64_t)sb->cgroup.fd;
+        }
         pid_t pid = sys_clone3(&ca, sizeof ca);
         if (pid < 0) {
                 int e = errno;
@@ -407,10 +414,13 @@ int rt_sandbox_start(const struct rt_spec *spec, struct rt_sandbox *ret, struct 
                 close_trees(&p);
                 return r;
         }
-        r = start_child(&sb, &p, err);
+        if ((r = rt_cgroup_create(spec, &sb.cgroup, err)) == 0)
+                r = start_child(&sb, &p, err);
         close_trees(&p);
-        if (r < 0)
+        if (r < 0) {
+                rt_cgroup_destroy(&sb.cgroup);
                 return r;
+        }
         char go = RT_GO;
         if ((r = rt_idmap_write(&sb.idmap, sb.pid, err)) < 0)
                 goto fail;
@@ -450,6 +460,7 @@ void rt_sandbox_destroy(struct rt_sandbox *sb) {
                         ;
                 sb->pidfd = rtn_safe_close(sb->pidfd);
         }
+        rt_cgroup_destroy(&sb->cgroup);
         sb->pid = -1;
 }
 

@@ -21,6 +21,35 @@ probe_json() {
 }
 t_run probe_json probe_json
 
+# The cgroup facts match what the host says: the cgroup2 mount in mountinfo, the 0:: line
+# of /proc/self/cgroup, whether that cgroup is writable by us, and the limits that follow.
+probe_cgroup() {
+        local mount self dir writable=false
+        mount=$(awk '{for (i = 7; i < NF; i++) if ($i == "-") { if ($(i + 1) == "cgroup2") { print $5; exit } ; break }}' /proc/self/mountinfo)
+        self=$(sed -n 's/^0:://p' /proc/self/cgroup)
+        dir=$mount${self%/}
+        [ -n "$mount" ] && [ -w "$dir" ] && [ -w "$dir/cgroup.procs" ] && writable=true
+        t_cmd "$RTN" probe --json
+        t_exit_is 0
+        python3 - "$T_OUT_FILE" "$mount" "$self" "$writable" "$(cat "$dir/cgroup.controllers" 2>/dev/null)" <<'PY' || t_fail "probe --json cgroup: $(cat "$T_OUT_FILE")"
+import json, sys
+d = json.load(open(sys.argv[1]))["cgroup"]
+mount, self, writable, ctrls = sys.argv[2], sys.argv[3], sys.argv[4] == "true", sys.argv[5]
+assert d["mount"] == mount and d["cgroup"] == self, d
+assert d["writable"] is writable and d["sandbox_cgroup"] is writable, d
+assert d["controllers"] == ctrls, d
+if not writable or "memory" not in ctrls.split():
+    assert d["memory_limit"] == "RLIMIT_AS", d
+if not writable or "pids" not in ctrls.split():
+    assert d["pids_limit"] == "pid_max", d
+if not writable:
+    assert "is not writable by uid" in d["reason"], d
+PY
+        t_cmd "$RTN" probe
+        t_stdout_has "cgroup v2"
+}
+t_run probe_cgroup probe_cgroup
+
 probe_refused() {
         # Its own dir: $T_TMP holds the data dir, which is never bound.
         mkdir "$T_TMP/bin"

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Resource exhaustion from inside: a fork bomb meets the pid namespace's pid_max (EAGAIN),
 # the host stays responsive and the sandbox ends with nothing left behind; a memory bomb
-# meets --memory-max; filling the disk meets the tmpfs upper's size (ENOSPC) and the host's
+# meets --memory-max (the sandbox cgroup's memory.max where cgroup v2 has the memory
+# controller for us, else RLIMIT_AS per process); filling the disk meets the tmpfs upper's size (ENOSPC) and the host's
 # disk is untouched.
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/seclib.bash"
@@ -44,12 +45,48 @@ pid_max_is_set() {
         t_stdout_is 4096
 }
 
+# The cgroup v2 facts rtn acts on (runtime/cgroup.c): the cgroup2 mount, our 0:: cgroup,
+# whether it is ours to write and its cgroup.controllers.
+CG_MOUNT=$(awk '{for (i = 7; i < NF; i++) if ($i == "-") { if ($(i + 1) == "cgroup2") { print $5; exit } ; break }}' /proc/self/mountinfo)
+CG_SELF=$(sed -n 's/^0:://p' /proc/self/cgroup)
+CG_DIR=$CG_MOUNT${CG_SELF%/}
+
+# Why memory.max cannot be had here, or nothing when it can.
+cg_no_memory() {
+        if [ -z "$CG_MOUNT" ] || [ -z "$CG_SELF" ]; then
+                echo "no cgroup v2 hierarchy (mountinfo has no cgroup2 mount, or no 0:: line in /proc/self/cgroup)"
+        elif ! [ -w "$CG_DIR" ] || ! [ -w "$CG_DIR/cgroup.procs" ]; then
+                echo "cgroup $CG_SELF ($CG_DIR) is not writable by uid $(id -u)"
+        elif ! grep -qw memory "$CG_DIR/cgroup.controllers"; then
+                echo "the memory controller is not in $CG_DIR/cgroup.controllers ($(cat "$CG_DIR/cgroup.controllers"))"
+        fi
+}
+
+# Without the memory controller --memory-max is RLIMIT_AS per process: malloc fails.
 memory_bomb() {
         sec_need_bin bomb
+        local why
+        why=$(cg_no_memory)
+        [ -n "$why" ] || t_skip "the memory controller is available: memory.max applies (memory_bomb_cgroup)"
         sec_exec --memory-max 256M -- /opt/sec/bomb mem 4096
         t_exit_is 0
         t_stdout_has "malloc failed"
-        t_stderr_has "memory limit"
+        t_stderr_has "memory limit is RLIMIT_AS per process"
+}
+
+# With it, the sandbox's memory.max (swap.max 0) stops the bomb: the OOM killer ends it
+# inside its cgroup (SIGKILL, 137) long before the 4 GiB it wants, and no RLIMIT_AS warning.
+memory_bomb_cgroup() {
+        sec_need_bin bomb
+        local why
+        why=$(cg_no_memory)
+        [ -z "$why" ] || t_skip "memory.max cannot be set here: $why"
+        sec_exec --memory-max 256M -- /opt/sec/bomb mem 4096
+        if grep -q "not a cgroup memory.max" "$T_ERR_FILE"; then
+                t_skip "rtn could not enable the memory controller: $(cat "$T_ERR_FILE")"
+        fi
+        t_exit_is 137
+        ! grep -q "malloc failed" "$T_OUT_FILE" || t_fail "malloc failed before memory.max: $(cat "$T_OUT_FILE")"
 }
 
 # Filling /tmp and the overlay upper (a system dir's copy-up space) ends in ENOSPC at the
@@ -76,6 +113,7 @@ t_run fork_bomb fork_bomb
 t_run fork_bomb_default_host_responsive fork_bomb_default_host_responsive
 t_run pid_max_is_set pid_max_is_set
 t_run memory_bomb memory_bomb
+t_run memory_bomb_cgroup memory_bomb_cgroup
 t_run disk_fill_tmp disk_fill /tmp/fill
 t_run disk_fill_upper disk_fill /var/tmp/fill
 t_run disk_fill_home disk_fill '$HOME/fill'

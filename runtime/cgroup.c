@@ -1,0 +1,403 @@
+/* cgroup v2 for the sandbox. The cgroup2 mount comes from /proc/self/mountinfo (a pure v2 host
+ * mounts it at /sys/fs/cgroup, a hybrid one at /sys/fs/cgroup/unified) and our cgroup from
+ * the "0::" line of /proc/self/cgroup. When that cgroup is writable by us (root, or a subtree
+ * delegated by systemd's Delegate=yes), every sandbox gets a child cgroup rtn-<pid>-<n> of
+ * it, created before clone3 and entered with CLONE_INTO_CGROUP, so no task of the sandbox
+ * ever runs outside it; memory.max (with memory.swap.max 0) and pids.max are written there
+ * when the memory and pids controllers can be enabled for our children. Even with no
+ * controller the child cgroup is kept: cgroup.kill ends everything in it at once and the
+ * cgroup names the sandbox's tasks precisely. At teardown cgroup.kill, then rmdir; the
+ * cgroups of an rtn that died (SIGKILL) are removed by the next rtn that sets up here
+ * (sweep_stale). Kernel documentation: Documentation/admin-guide/cgroup-v2.rst. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/cleanup.h"
+#include "common/io.h"
+#include "runtime/internal.h"
+
+/* What the first sandbox of this process found and set up; rtn is single-threaded. */
+static struct {
+        bool done;
+        bool use; /* sandboxes get a child cgroup */
+        bool memory, pids; /* the controller is enabled for our children */
+        int dir_fd; /* O_PATH of our cgroup (the sandboxes' parent) */
+        unsigned counter;
+        char why[RT_CGROUP_WHY]; /* why no child cgroup at all (!use) */
+        char why_memory[RT_CGROUP_WHY], why_pids[RT_CGROUP_WHY];
+} cg = {.dir_fd = -1};
+
+/* Undoes mountinfo's octal escapes (\040 for a space) in place. */
+static void unescape(char *s) {
+        char *o = s;
+        for (; *s; s++) {
+                if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] >= '0' && s[2] <= '7' &&
+                    s[3] >= '0' && s[3] <= '7') {
+                        *o++ = (char)((s[1] - '0') * 64 + (s[2] - '0') * 8 + (s[3] - '0'));
+                        s += 3;
+                } else {
+                        *o++ = *s;
+                }
+        }
+        *o = '\0';
+}
+
+/* The first cgroup2 mount of our mount namespace: its mount point and the cgroup it shows
+ * at its top ("/" unless a container bound a subtree). proc(5), /proc/pid/mountinfo. */
+static int find_mount(char *ret_mnt, size_t mlen, char *ret_root, size_t rlen) {
+        _cleanup_fclose_ FILE *f = fopen("/proc/self/mountinfo", "re");
+        if (!f)
+                return negative_errno();
+        char line[4096];
+        while (fgets(line, sizeof line, f)) {
+                char root[1024], mnt[1024], fstype[64];
+                const char *sep = strstr(line, " - ");
+                if (!sep || sscanf(sep, " - %63s", fstype) != 1 || strcmp(fstype, "cgroup2") != 0)
+                        continue;
+                if (sscanf(line, "%*s %*s %*s %1023s %1023s", root, mnt) != 2)
+                        continue;
+                unescape(root);
+                unescape(mnt);
+                snprintf(ret_mnt, mlen, "%s", mnt);
+                snprintf(ret_root, rlen, "%s", root);
+                return 0;
+        }
+        return -ENOENT;
+}
+
+/* Our cgroup in the v2 hierarchy: the "0::PATH" line of /proc/self/cgroup (cgroups(7)). */
+static int find_self(char *ret, size_t len) {
+        _cleanup_fclose_ FILE *f = fopen("/proc/self/cgroup", "re");
+        if (!f)
+                return negative_errno();
+        char line[4096];
+        while (fgets(line, sizeof line, f)) {
+                if (strncmp(line, "0::", 3) != 0)
+                        continue;
+                line[strcspn(line, "\n")] = '\0';
+                snprintf(ret, len, "%s", line + 3);
+                return 0;
+        }
+        return -ENOENT;
+}
+
+/* Whether word is one of the space-separated words of list. */
+static bool has_word(const char *list, const char *word) {
+        size_t n = strlen(word);
+        for (const char *p = list; (p = strstr(p, word)); p += n)
+                if ((p == list || p[-1] == ' ') && (p[n] == '\0' || p[n] == ' ' || p[n] == '\n'))
+                        return true;
+        return false;
+}
+
+static void read_words(const char *dir, const char *file, char *buf, size_t len) {
+        char path[4400];
+        snprintf(path, sizeof path, "%s/%s", dir, file);
+        if (rtn_read_file_at(AT_FDCWD, path, buf, len) < 0)
+                buf[0] = '\0';
+        buf[strcspn(buf, "\n")] = '\0';
+}
+
+int rt_cgroup_probe(struct rt_cgroup_state *ret) {
+        struct rt_cgroup_state s = {0};
+        char root[1024];
+        if (find_mount(s.mount, sizeof s.mount, root, sizeof root) < 0) {
+                snprintf(s.why, sizeof s.why,
+                         "no cgroup v2 hierarchy is mounted (no cgroup2 line in "
+                         "/proc/self/mountinfo)");
+                *ret = s;
+                return 0;
+        }
+        if (find_self(s.self, sizeof s.self) < 0) {
+                snprintf(s.why, sizeof s.why, "no cgroup v2 entry (0::) in /proc/self/cgroup");
+                *ret = s;
+                return 0;
+        }
+        /* A mount of a subtree shows that subtree at its top: strip it from our path. */
+        size_t rl = strcmp(root, "/") == 0 ? 0 : strlen(root);
+        const char *rel = s.self;
+        if (rl && strncmp(s.self, root, rl) == 0 && (s.self[rl] == '/' || s.self[rl] == '\0'))
+                rel += rl;
+        snprintf(s.dir, sizeof s.dir, "%s%s", s.mount, strcmp(rel, "/") == 0 ? "" : rel);
+        read_words(s.dir, "cgroup.controllers", s.controllers, sizeof s.controllers);
+        read_words(s.dir, "cgroup.subtree_control", s.subtree, sizeof s.subtree);
+        s.memory = has_word(s.controllers, "memory");
+        s.pids = has_word(s.controllers, "pids");
+        char procs[4400];
+        snprintf(procs, sizeof procs, "%s/cgroup.procs", s.dir);
+        /* A delegated subtree (systemd's Delegate=yes) hands over the directory and its
+         * cgroup.procs; both are needed to create a child and move a task into it. */
+        s.writable = faccessat(AT_FDCWD, s.dir, W_OK, AT_EACCESS) == 0 &&
+                     faccessat(AT_FDCWD, procs, W_OK, AT_EACCESS) == 0;
+        if (!s.writable)
+                snprintf(s.why, sizeof s.why,
+                         "cgroup %s (%s) is not writable by uid %u: not delegated to us "
+                         "(systemd-run --user -p Delegate=yes --scope rtn ... delegates one)",
+                         s.self, s.dir, (unsigned)geteuid());
+        *ret = s;
+        return 0;
+}
+
+/* Whether rtn is the only process in the cgroup directory dirfd. */
+static bool alone_in(int dirfd) {
+        char buf[256];
+        if (rtn_read_file_at(dirfd, "cgroup.procs", buf, sizeof buf) < 0)
+                return false;
+        char *end;
+        long pid = strtol(buf, &end, 10);
+        return pid == getpid() && (*end == '\0' || (*end == '\n' && end[1] == '\0'));
+}
+
+/* cgroup v2's no-internal-process rule: a cgroup other than the root that holds processes
+ * cannot enable domain controllers for its children (EBUSY). When rtn is the only process
+ * in its cgroup (a systemd-run --scope or a Delegate=yes service of its own), rtn moves
+ * itself into a leaf child rtn-<pid>, as crun and systemd's users do; the leaf goes when
+ * rtn does (sweep_stale of the next rtn). Other processes are not ours to move: then the
+ * controllers stay off and the reason says so. */
+static int enable(const struct rt_cgroup_state *s, const char *ctrl, char *why, size_t len) {
+        char req[32];
+        snprintf(req, sizeof req, "+%s", ctrl);
+        int r = rtn_write_file_at(cg.dir_fd, "cgroup.subtree_control", req);
+        if (r == -EBUSY && alone_in(cg.dir_fd)) {
+                char leaf[32], pid[16];
+                snprintf(leaf, sizeof leaf, "rtn-%d", (int)getpid());
+                snprintf(pid, sizeof pid, "%d", (int)getpid());
+                r = mkdirat(cg.dir_fd, leaf, 0755) < 0 && errno != EEXIST ? negative_errno() : 0;
+                if (r == 0) {
+                        char procs[64];
+                        snprintf(procs, sizeof procs, "%s/cgroup.procs", leaf);
+                        r = rtn_write_file_at(cg.dir_fd, procs, pid);
+                }
+                if (r == 0)
+                        r = rtn_write_file_at(cg.dir_fd, "cgroup.subtree_control", req);
+        }
+        if (r == -EBUSY)
+                snprintf(why, len,
+                         "cgroup %s holds processes other than rtn, and cgroup v2's "
+                         "no-internal-process rule forbids enabling the %s controller for "
+                         "its children",
+                         s->self, ctrl);
+        else if (r < 0)
+                snprintf(why, len, "enabling the %s controller in %s/cgroup.subtree_control: %s",
+                         ctrl, s->dir, strerror(-r));
+        return r;
+}
+
+/* Whether a cgroup v1 hierarchy holds ctrl: a "N:ctrl[,ctrl...]:path" line of
+ * /proc/self/cgroup with N > 0 (cgroups(7)). A controller is bound to one version only. */
+static bool on_v1(const char *ctrl) {
+        _cleanup_fclose_ FILE *f = fopen("/proc/self/cgroup", "re");
+        char line[4096];
+        while (f && fgets(line, sizeof line, f)) {
+                char *list = strchr(line, ':'), *end, *save = NULL;
+                if (strncmp(line, "0:", 2) == 0 || !list || !(end = strchr(++list, ':')))
+                        continue;
+                *end = '\0';
+                for (char *t = strtok_r(list, ",", &save); t; t = strtok_r(NULL, ",", &save))
+                        if (strcmp(t, ctrl) == 0)
+                                return true;
+        }
+        return false;
+}
+
+static void plan_controller(const struct rt_cgroup_state *s, const char *ctrl, bool listed,
+                            bool *ret_on, char *why, size_t len) {
+        *ret_on = false;
+        if (!listed) {
+                snprintf(why, len,
+                         "the %s controller is not available in cgroup %s (cgroup.controllers: "
+                         "%s%s)",
+                         ctrl, s->dir, s->controllers[0] ? s->controllers : "empty",
+                         on_v1(ctrl) ? "; it is bound to a cgroup v1 hierarchy" : "");
+                return;
+        }
+        if (has_word(s->subtree, ctrl) || enable(s, ctrl, why, len) == 0)
+                *ret_on = true;
+}
+
+/* Waits (up to 5 s) until no task is left in the cgroup: "populated 0" in cgroup.events,
+ * whose changes poll(2) reports as POLLPRI (cgroup-v2.rst, "cgroup.events"). Tasks killed
+ * a moment ago may still be exiting, and rmdir fails with EBUSY until they are gone. */
+static void wait_empty(int fd) {
+        _cleanup_close_ int ev = openat(fd, "cgroup.events", O_RDONLY | O_CLOEXEC);
+        if (ev < 0)
+                return;
+        for (int i = 0; i < 50; i++) {
+                char buf[256];
+                ssize_t n = pread(ev, buf, sizeof buf - 1, 0);
+                if (n <= 0)
+                        return;
+                buf[n] = '\0';
+                if (strstr(buf, "populated 0"))
+                        return;
+                struct pollfd p = {.fd = ev, .events = POLLPRI};
+                (void)poll(&p, 1, 100);
+        }
+}
+
+/* Kills everything in parent/name and removes it, children first (a sandbox cannot mount
+ * cgroupfs to make any, seccomp denies mount, but a stale tree is removed whole). */
+static int remove_cgroup(int parent, const char *name, int depth) {
+        _cleanup_close_ int fd =
+                openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0)
+                return errno == ENOENT ? 0 : negative_errno();
+        /* cgroup.kill (Linux >= 5.14) SIGKILLs the whole subtree. Before 5.14 it does not
+         * exist: the sandbox's tasks die with its pid namespace all the same. */
+        (void)rtn_write_file_at(fd, "cgroup.kill", "1");
+        int dfd = depth < 8 ? openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
+        DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
+        if (!d)
+                rtn_safe_close(dfd);
+        for (struct dirent *de; d && (de = readdir(d));)
+                if (de->d_type == DT_DIR && strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
+                        (void)remove_cgroup(fd, de->d_name, depth + 1);
+        if (d)
+                closedir(d);
+        wait_empty(fd);
+        for (int i = 0; i < 50; i++) {
+                if (unlinkat(parent, name, AT_REMOVEDIR) == 0 || errno == ENOENT)
+                        return 0;
+                if (errno != EBUSY)
+                        return negative_errno();
+                struct timespec ts = {.tv_nsec = 20 * 1000 * 1000};
+                nanosleep(&ts, NULL);
+        }
+        return -EBUSY;
+}
+
+/* An rtn killed by SIGKILL leaves its cgroups behind (its sandboxes die with it: their PID 1
+ * has PDEATHSIG). Every rtn-<pid>[-<n>] child of ours whose rtn is gone (kill(pid, 0) says
+ * ESRCH; our own pid can only be a predecessor's) is killed and removed, like the store's
+ * recovery of tmp dirs. rtn processes sharing this cgroup from different pid namespaces
+ * would see each other as gone: not a set-up rtn supports. */
+static void sweep_stale(void) {
+        int dfd = openat(cg.dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
+        if (!d) {
+                rtn_safe_close(dfd);
+                return;
+        }
+        for (struct dirent *de; (de = readdir(d));) {
+                int pid, end = 0;
+                if (de->d_type != DT_DIR || sscanf(de->d_name, "rtn-%d%n", &pid, &end) != 1 ||
+                    pid <= 0 || (de->d_name[end] != '\0' && de->d_name[end] != '-'))
+                        continue;
+                if (pid != getpid() && (kill(pid, 0) == 0 || errno != ESRCH))
+                        continue;
+                (void)remove_cgroup(cg.dir_fd, de->d_name, 0);
+        }
+        closedir(d);
+}
+
+static void prepare(void) {
+        if (cg.done)
+                return;
+        cg.done = true;
+        struct rt_cgroup_state s;
+        (void)rt_cgroup_probe(&s);
+        if (!s.writable) {
+                snprintf(cg.why, sizeof cg.why, "%s", s.why);
+                return;
+        }
+        cg.dir_fd = open(s.dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (cg.dir_fd < 0) {
+                snprintf(cg.why, sizeof cg.why, "open cgroup %s: %s", s.dir, strerror(errno));
+                return;
+        }
+        sweep_stale();
+        plan_controller(&s, "memory", s.memory, &cg.memory, cg.why_memory, sizeof cg.why_memory);
+        plan_controller(&s, "pids", s.pids, &cg.pids, cg.why_pids, sizeof cg.why_pids);
+        cg.use = true;
+}
+
+void rt_limits_choose(struct rt_spec *spec, bool pids_asked, struct rt_limit_warnings *w) {
+        w->memory[0] = w->pids[0] = '\0';
+        const char *why_mem = cg.why_memory, *why_pids = cg.why_pids;
+        bool mem = false, pids = false;
+        if (spec->isolation == INIT_ISOLATION_LANDLOCK) {
+                why_mem = why_pids = "--isolation landlock runs without a cgroup of its own";
+        } else {
+                prepare();
+                mem = cg.memory;
+                pids = cg.pids;
+                if (!cg.use)
+                        why_mem = why_pids = cg.why;
+        }
+        if (spec->memory_bytes && !mem) {
+                /* RLIMIT_AS bounds each process's address space, not the sandbox's memory:
+                 * weaker (N processes may use N times it) and stricter (reservations count). */
+                spec->limits.as_bytes = spec->memory_bytes;
+                snprintf(w->memory, sizeof w->memory,
+                         "memory limit is RLIMIT_AS per process, not a cgroup memory.max for the "
+                         "sandbox: %s",
+                         why_mem);
+        }
+        if (pids_asked && !pids && spec->isolation != INIT_ISOLATION_LANDLOCK)
+                snprintf(w->pids, sizeof w->pids,
+                         "process limit is the pid namespace's pid_max, not a cgroup pids.max: %s",
+                         why_pids);
+}
+
+static int write_limits(const struct rt_cgroup *c, const struct rt_spec *spec,
+                        struct rtn_error *err) {
+        char val[32];
+        int r;
+        if (cg.memory && spec->memory_bytes) {
+                snprintf(val, sizeof val, "%llu", (unsigned long long)spec->memory_bytes);
+                if ((r = rtn_write_file_at(c->fd, "memory.max", val)) < 0)
+                        return rtn_err(err, r, "write %s to %s/memory.max", val, c->name);
+                /* Without it the limit would be dodged by swapping out (memory.swap.max is
+                 * absent without swap accounting: then there is nothing to dodge with). */
+                r = rtn_write_file_at(c->fd, "memory.swap.max", "0");
+                if (r < 0 && r != -ENOENT)
+                        return rtn_err(err, r, "write 0 to %s/memory.swap.max", c->name);
+        }
+        if (cg.pids) {
+                snprintf(val, sizeof val, "%u", spec->pids_max);
+                if ((r = rtn_write_file_at(c->fd, "pids.max", val)) < 0)
+                        return rtn_err(err, r, "write %s to %s/pids.max", val, c->name);
+        }
+        return 0;
+}
+
+int rt_cgroup_create(const struct rt_spec *spec, struct rt_cgroup *ret, struct rtn_error *err) {
+        prepare();
+        struct rt_cgroup c = {.fd = -1};
+        if (!cg.use) {
+                *ret = c;
+                return 0;
+        }
+        snprintf(c.name, sizeof c.name, "rtn-%d-%u", (int)getpid(), cg.counter++);
+        if (mkdirat(cg.dir_fd, c.name, 0755) < 0)
+                return rtn_err(err, errno, "create cgroup %s", c.name);
+        c.on = true;
+        /* Not O_PATH: clone3's CLONE_INTO_CGROUP takes a real open of the directory. */
+        c.fd = openat(cg.dir_fd, c.name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        int r = c.fd < 0 ? rtn_err(err, errno, "open cgroup %s", c.name) : 0;
+        if (r == 0)
+                r = write_limits(&c, spec, err);
+        if (r < 0) {
+                rt_cgroup_destroy(&c);
+                return r;
+        }
+        *ret = c;
+        return 0;
+}
+
+void rt_cgroup_destroy(struct rt_cgroup *c) {
+        if (!c->on)
+                return;
+        c->fd = rtn_safe_close(c->fd);
+        (void)remove_cgroup(cg.dir_fd, c->name, 0);
+        c->on = false;
+}

@@ -1,0 +1,260 @@
+#!/usr/bin/env bash
+# cgroup v2 and the sandbox. Where rtn's own cgroup is writable (root, or a delegated
+# subtree) every sandbox runs in a child cgroup rtn-<rtn pid>-<n> of it, seen from the host
+# in /proc/<pid>/cgroup of its processes; the cgroup is gone when the run ends (also after
+# 50 runs, a --timeout kill, a replaced `rtn serve` sandbox, and a SIGKILLed rtn once the next run has swept), and so is
+# any background process the command left. Where a controller is missing or the cgroup is
+# not ours, rtn falls back and says why on stderr. The cgroup facts are read here the way
+# rtn reads them: the cgroup2 line of /proc/self/mountinfo and the 0:: line of
+# /proc/self/cgroup (rtn runs in the test's cgroup).
+. "$(dirname "$0")/../lib.sh"
+t_need_rtn
+
+CG_MOUNT=$(awk '{for (i = 7; i < NF; i++) if ($i == "-") { if ($(i + 1) == "cgroup2") { print $5; exit } ; break }}' /proc/self/mountinfo)
+CG_SELF=$(sed -n 's/^0:://p' /proc/self/cgroup)
+CG_DIR=$CG_MOUNT${CG_SELF%/}
+CG_CONTROLLERS=$(cat "$CG_DIR/cgroup.controllers" 2>/dev/null)
+
+cg_need_mount() {
+        [ -n "$CG_MOUNT" ] || t_skip "no cgroup2 mount in /proc/self/mountinfo"
+        [ -n "$CG_SELF" ] || t_skip "no 0:: line in /proc/self/cgroup"
+}
+
+cg_writable() {
+        [ -n "$CG_MOUNT" ] && [ -n "$CG_SELF" ] && [ -w "$CG_DIR" ] && [ -w "$CG_DIR/cgroup.procs" ]
+}
+
+cg_need_writable() {
+        cg_need_mount
+        cg_writable && return 0
+        t_skip "cgroup $CG_SELF ($CG_DIR) is not writable by uid $(id -u): sandboxes stay in rtn's cgroup (unwritable_cgroup_warns covers it)"
+}
+
+# The 0:: cgroup of host pid $1.
+cg_of() {
+        sed -n 's/^0:://p' "/proc/$1/cgroup" 2>/dev/null
+}
+
+no_cgroup_of() {
+        local left
+        left=$(compgen -G "$CG_DIR/rtn-$1-*")
+        [ -z "$left" ] || t_fail "cgroup left behind: $left"
+}
+
+has_host_pid() {
+        [ -n "$(t_host_pids "$@")" ]
+}
+
+host_pid_of() {
+        local p
+        t_wait_for has_host_pid "$@" || t_fail "no host process '$*'"
+        p=$(t_host_pids "$@")
+        echo "${p%%$'\n'*}"
+}
+
+lands_in_child_cgroup() {
+        cg_need_writable
+        "$RTN" exec -- sh -c 'sleep 30.25; echo done' >"$T_TMP/out" 2>&1 </dev/null &
+        local rtn=$! pid want
+        pid=$(host_pid_of sleep 30.25) || exit 1
+        want=${CG_SELF%/}/rtn-$rtn-0
+        [ "$(cg_of "$pid")" = "$want" ] || t_fail "sleep is in '$(cg_of "$pid")', not $want"
+        grep -qx "$pid" "$CG_MOUNT$want/cgroup.procs" || t_fail "$pid not in $CG_MOUNT$want/cgroup.procs"
+        # rtn-init, PID 1 of the sandbox, is in it too: nothing of the sandbox ran outside
+        local init
+        init=$(awk '/^PPid:/ {print $2}' "/proc/$pid/status")
+        init=$(awk '/^PPid:/ {print $2}' "/proc/$init/status")
+        [ "$(cg_of "$init")" = "$want" ] || t_fail "rtn-init ($init) is in '$(cg_of "$init")'"
+        [ "$(cg_of "$rtn")" = "$CG_SELF" ] || t_fail "rtn itself moved to '$(cg_of "$rtn")'"
+        kill "$pid"
+        wait "$rtn" || t_fail "rtn exec exited $?: $(cat "$T_TMP/out")"
+        grep -qx "done" "$T_TMP/out" || t_fail "$(cat "$T_TMP/out")"
+        no_cgroup_of "$rtn"
+}
+
+# `rtn serve` sessions start their sandboxes the same way (tests/integration/serve_cgroup.py),
+# and a sandbox replaced after its rtn-init died leaves no cgroup.
+serve_sessions_in_child_cgroups() {
+        cg_need_writable
+        t_cmd python3 "$T_ROOT/tests/integration/serve_cgroup.py" "$RTN" "$CG_SELF" "$CG_DIR"
+        [ "$T_RC" = 0 ] || t_fail "$(cat "$T_ERR_FILE")"
+}
+
+# Inside, the cgroup namespace's root is the sandbox's own cgroup: no host path shows.
+inside_sees_cgroup_root() {
+        t_exec -- cat /proc/self/cgroup
+        t_exit_is 0
+        grep -qx '0::/' "$T_OUT_FILE" || t_fail "inside: $(cat "$T_OUT_FILE")"
+}
+
+fifty_runs_leave_no_cgroup() {
+        cg_need_writable
+        local i p pids=()
+        for i in $(seq 50); do
+                "$RTN" exec -- true </dev/null >/dev/null 2>"$T_TMP/err" &
+                p=$!
+                wait "$p" || t_fail "run $i exited $?: $(cat "$T_TMP/err")"
+                pids+=("$p")
+        done
+        for p in "${pids[@]}"; do
+                no_cgroup_of "$p"
+        done
+}
+
+# (Without a cgroup of its own the processes still go, with the pid namespace.)
+timeout_kill_removes_cgroup() {
+        "$RTN" exec --timeout 8 -- sh -c "sleep 41.5 & sleep 42.5" </dev/null >/dev/null 2>&1 &
+        local rtn=$! rc=0
+        host_pid_of sleep 42.5 >/dev/null || exit 1
+        if cg_writable && ! [ -d "$CG_DIR/rtn-$rtn-0" ]; then
+                t_fail "no $CG_DIR/rtn-$rtn-0 while it runs"
+        fi
+        wait "$rtn" || rc=$?
+        [ "$rc" = 124 ] || t_fail "expected exit 124 from --timeout, got $rc"
+        no_cgroup_of "$rtn"
+        [ -z "$(t_host_pids sleep 41.5)$(t_host_pids sleep 42.5)" ] || t_fail "sleeps left on the host"
+}
+
+background_process_gone() {
+        "$RTN" exec -- sh -c 'sleep 51.5 >/dev/null 2>&1 & echo started' >"$T_TMP/out" 2>&1 </dev/null &
+        local rtn=$!
+        wait "$rtn" || t_fail "rtn exec exited $?: $(cat "$T_TMP/out")"
+        grep -qx started "$T_TMP/out" || t_fail "$(cat "$T_TMP/out")"
+        [ -z "$(t_host_pids sleep 51.5)" ] || t_fail "the background sleep outlived the sandbox"
+        no_cgroup_of "$rtn"
+}
+
+# rtn killed by SIGKILL cannot remove its cgroup; the next rtn that starts a sandbox does.
+sigkill_then_swept() {
+        cg_need_writable
+        "$RTN" exec -- sleep 61.5 </dev/null >/dev/null 2>&1 &
+        local rtn=$!
+        host_pid_of sleep 61.5 >/dev/null || exit 1
+        kill -KILL "$rtn"
+        wait "$rtn" 2>/dev/null
+        t_wait_for eval '! has_host_pid sleep 61.5' || t_fail "sleep outlived rtn"
+        t_exit_is 0 "$RTN" exec -- true
+        no_cgroup_of "$rtn"
+}
+
+# The controllers rtn needs are not in cgroup.controllers (a hybrid host's v2 hierarchy,
+# whose memory and pids belong to v1): the warnings say which and where. Where both are
+# available there is nothing to warn about, and rtn must not.
+missing_controller_warns() {
+        cg_need_writable
+        t_exec --memory-max 64M --pids-max 500 -- true
+        t_exit_is 0
+        local c
+        for c in memory pids; do
+                if grep -qw "$c" <<<"$CG_CONTROLLERS"; then
+                        ! grep -q "not a cgroup $c.max" "$T_ERR_FILE" ||
+                                t_fail "$c is in cgroup.controllers, yet: $(cat "$T_ERR_FILE")"
+                else
+                        t_stderr_has "the $c controller is not available in cgroup $CG_DIR (cgroup.controllers: ${CG_CONTROLLERS:-empty}"
+                fi
+        done
+        grep -qw memory <<<"$CG_CONTROLLERS" ||
+                t_stderr_has "memory limit is RLIMIT_AS per process, not a cgroup memory.max for the sandbox: "
+        grep -qw pids <<<"$CG_CONTROLLERS" ||
+                t_stderr_has "process limit is the pid namespace's pid_max, not a cgroup pids.max: "
+}
+
+# Where the controllers are ours, the sandbox's cgroup carries the limits asked for.
+limits_written() {
+        cg_need_writable
+        local c
+        for c in memory pids; do
+                grep -qw "$c" <<<"$CG_CONTROLLERS" ||
+                        t_skip "the $c controller is not in $CG_DIR/cgroup.controllers (${CG_CONTROLLERS:-empty})"
+        done
+        "$RTN" exec --memory-max 64M --pids-max 500 -- sleep 91.5 >"$T_TMP/out" 2>&1 </dev/null &
+        local rtn=$! pid d
+        pid=$(host_pid_of sleep 91.5) || exit 1
+        d=$CG_DIR/rtn-$rtn-0
+        if grep -q "not a cgroup" "$T_TMP/out"; then
+                kill "$pid"
+                t_skip "rtn could not enable the controllers: $(cat "$T_TMP/out")"
+        fi
+        local mem pids swap=0
+        mem=$(cat "$d/memory.max") pids=$(cat "$d/pids.max")
+        [ -e "$d/memory.swap.max" ] && swap=$(cat "$d/memory.swap.max")
+        kill "$pid"
+        wait "$rtn"
+        [ "$mem" = 67108864 ] || t_fail "memory.max is $mem"
+        [ "$swap" = 0 ] || t_fail "memory.swap.max is $swap"
+        [ "$pids" = 500 ] || t_fail "pids.max is $pids"
+}
+
+# Not asked for, no pid warning: pid_max bounds the sandbox as it always did.
+no_pid_warning_unasked() {
+        t_exec -- true
+        t_exit_is 0
+        ! grep -q "pids.max" "$T_ERR_FILE" || t_fail "$(cat "$T_ERR_FILE")"
+}
+
+# A cgroup delegated to an unprivileged user the way systemd's Delegate=yes does it (the
+# directory, cgroup.procs, cgroup.subtree_control and cgroup.threads chowned to them): rtn
+# run by that user inside it puts the sandbox in a child of it, and removes it at the end.
+delegated_to_user() {
+        [ "$(id -u)" = 0 ] || t_skip "delegating a cgroup to rtntest needs root"
+        cg_need_writable
+        id rtntest >/dev/null 2>&1 || t_skip "no user rtntest (tools/test-users.sh makes it)"
+        local name=t-delegated-$BASHPID u=$T_TMP/u d
+        # not local: the EXIT trap of the case's subshell removes it after a failure too
+        DELEGATED=$CG_DIR/$name
+        d=$DELEGATED
+        mkdir "$d" || t_fail "mkdir $d"
+        trap 'kill -KILL $rtn 2>/dev/null; wait; rmdir "$DELEGATED"' EXIT
+        chown rtntest: "$d" "$d/cgroup.procs" "$d/cgroup.subtree_control" "$d/cgroup.threads"
+        mkdir -p "$u/bin" "$u/home" "$u/tmp" "$u/data" "$u/run"
+        cp "$RTN" "$u/bin/rtn"
+        chown -R rtntest: "$u/home" "$u/tmp" "$u/data" "$u/run"
+        chmod 755 "$T_TMP" "$u" "$u/bin"
+        chmod 700 "$u/run"
+        # shellcheck disable=SC2016
+        sh -c 'echo $$ >"$1/cgroup.procs" && exec setpriv --reuid=rtntest --regid=rtntest \
+                --clear-groups env -i PATH=/usr/bin:/bin HOME="$2/home" TMPDIR="$2/tmp" \
+                XDG_RUNTIME_DIR="$2/run" RTN_DATA_DIR="$2/data" \
+                "$2/bin/rtn" exec --memory-max 64M -- sleep 95.5' sh "$d" "$u" \
+                >"$T_TMP/out" 2>"$T_TMP/err" </dev/null &
+        rtn=$!
+        local pid want=${CG_SELF%/}/$name/rtn-$rtn-0
+        pid=$(host_pid_of sleep 95.5) || exit 1
+        [ "$(cg_of "$pid")" = "$want" ] || t_fail "sleep is in '$(cg_of "$pid")', not $want"
+        kill "$pid"
+        wait "$rtn"
+        [ -z "$(compgen -G "$d/rtn-*")" ] || t_fail "left in $d: $(compgen -G "$d/rtn-*")"
+        grep -qF "the memory controller is not available in cgroup $d (cgroup.controllers: " "$T_TMP/err" ||
+                t_fail "stderr: $(cat "$T_TMP/err")"
+}
+
+# An unprivileged caller whose cgroup is not delegated: the sandbox stays in rtn's cgroup
+# and --memory-max is RLIMIT_AS, with the reason.
+unwritable_cgroup_warns() {
+        cg_need_mount
+        if [ -w "$CG_DIR" ] && [ -w "$CG_DIR/cgroup.procs" ]; then
+                t_skip "cgroup $CG_SELF ($CG_DIR) is writable by uid $(id -u): the fallback is not taken"
+        fi
+        "$RTN" exec --memory-max 64M -- sleep 71.5 >"$T_TMP/out" 2>"$T_TMP/err" </dev/null &
+        local rtn=$! pid
+        pid=$(host_pid_of sleep 71.5) || exit 1
+        [ "$(cg_of "$pid")" = "$CG_SELF" ] || t_fail "sleep is in '$(cg_of "$pid")', not rtn's $CG_SELF"
+        kill "$pid"
+        wait "$rtn"
+        grep -qF "memory limit is RLIMIT_AS per process, not a cgroup memory.max for the sandbox: cgroup $CG_SELF ($CG_DIR) is not writable by uid $(id -u): not delegated to us" "$T_TMP/err" ||
+                t_fail "stderr: $(cat "$T_TMP/err")"
+}
+
+t_run lands_in_child_cgroup lands_in_child_cgroup
+t_run serve_sessions_in_child_cgroups serve_sessions_in_child_cgroups
+t_run inside_sees_cgroup_root inside_sees_cgroup_root
+t_run fifty_runs_leave_no_cgroup fifty_runs_leave_no_cgroup
+t_run timeout_kill_removes_cgroup timeout_kill_removes_cgroup
+t_run background_process_gone background_process_gone
+t_run sigkill_then_swept sigkill_then_swept
+t_run missing_controller_warns missing_controller_warns
+t_run limits_written limits_written
+t_run no_pid_warning_unasked no_pid_warning_unasked
+t_run delegated_to_user delegated_to_user
+t_run unwritable_cgroup_warns unwritable_cgroup_warns
+t_done
