@@ -197,7 +197,7 @@ static __attribute__((noreturn)) void child(const struct init_state *st, int efd
         if (setsid() < 0)
                 die(efd, INIT_STEP_SETSID, errno);
         setup_stdio(efd, fds, nfds, pty_slave);
-        /* Everything but 0-2 closes at execve; the error pipe and Landlock fd stay usable. */
+        /* Everything but 0-2 closes at execve; the error socket and Landlock fd stay usable. */
         if (sys_close_range(3, ~0U, CLOSE_RANGE_CLOEXEC) < 0)
                 die(efd, INIT_STEP_STDIO, errno);
         if (chdir(view.cwd) < 0)
