@@ -94,7 +94,8 @@ Test(rt_blocked_json, records_and_more) {
         rt_blocked_json(&jb, &b);
         rtn_json_obj_end(&jb);
         cr_assert_eq(jb.err, 0);
-        cr_assert_str_eq(jb.data, "{\"blocked\":[{\"syscall\":\"bpf\",\"pid\":12,\"comm\":\"py\\\"\","
-                                  "\"count\":3}],\"blocked_more\":1}");
+        cr_assert_str_eq(jb.data,
+                         "{\"blocked\":[{\"syscall\":\"bpf\",\"pid\":12,\"comm\":\"py\\\"\","
+                         "\"count\":3}],\"blocked_more\":1}");
         rtn_json_buf_free(&jb);
 }
