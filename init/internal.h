@@ -58,8 +58,11 @@ bool init_job_take(struct init_state *st, pid_t pid, uint64_t *ret_id);
 #define INIT_EV_CTL 0
 #define INIT_EV_SIGCHLD 1
 #define INIT_EV_NOTIF_BASE 2
-/* Takes ownership of a new command's listener fd (closes it when no slot is free or epoll
- * refuses it: the command's denied calls then fail with ENOSYS instead of EPERM). */
+/* Whether a new command may get the reporting filter: a listener slot is free and rtn-init
+ * has fds to spare (RLIMIT_NOFILE). Otherwise it gets the plain filter: EPERM, no report. */
+bool init_notify_has_room(const struct init_state *st);
+/* Takes ownership of a new command's listener fd. Should epoll refuse it (ENOMEM), it is
+ * closed and the command's notified calls fail with ENOSYS instead of EPERM. */
 void init_notify_add(struct init_state *st, uint64_t id, int fd);
 /* A listener is readable or hung up: answer what is pending; close it on POLLHUP. */
 void init_notify_event(struct init_state *st, size_t slot, uint32_t events);

@@ -19,6 +19,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/ioctl.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "common/cleanup.h"
@@ -92,6 +93,24 @@ static void notif_close(struct init_state *st, struct init_notif *n) {
         rtn_safe_close(n->fd);
         memset(n, 0, sizeof *n);
         n->fd = -1;
+}
+
+/* rtn-init's own descriptors besides listeners: control socket, signalfd, epoll, Landlock
+ * rulesets, the gate's netns, and a spawn's passed fds, pty and socket pair in flight. */
+#define OTHER_FDS 32
+
+bool init_notify_has_room(const struct init_state *st) {
+        /* A listener that cannot be received (no fd left: SCM_RIGHTS drops it) would give
+         * the command ENOSYS; without one it gets the plain filter and plain EPERM. */
+        static rlim_t soft;
+        if (!soft) {
+                struct rlimit rl;
+                soft = getrlimit(RLIMIT_NOFILE, &rl) == 0 ? rl.rlim_cur : 1024;
+        }
+        size_t open = 0;
+        for (size_t i = 0; i < INIT_MAX_JOBS; i++)
+                open += st->notifs[i].fd >= 0;
+        return open < INIT_MAX_JOBS && open + OTHER_FDS < soft;
 }
 
 void init_notify_add(struct init_state *st, uint64_t id, int fd) {

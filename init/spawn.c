@@ -186,8 +186,17 @@ static void set_creds(int efd, const struct init_state *st, uint32_t policy) {
                 die(efd, INIT_STEP_CREDS, err.code);
 }
 
-static __attribute__((noreturn)) void child(const struct init_state *st, int efd, int *fds,
-                                            size_t nfds, const char *pty_slave) {
+struct child_args {
+        const struct init_state *st;
+        bool notify; /* install the reporting filter (rtn-init has room for its listener) */
+        int ep[2];
+        int *fds;
+        size_t nfds;
+        const char *pty_slave;
+};
+
+static __attribute__((noreturn)) void child(const struct child_args *a, int efd) {
+        const struct init_state *st = a->st;
         struct rtn_error err;
         uint32_t policy = view.msg->policy;
         sigset_t all;
@@ -196,7 +205,7 @@ static __attribute__((noreturn)) void child(const struct init_state *st, int efd
         signal(SIGPIPE, SIG_DFL);
         if (setsid() < 0)
                 die(efd, INIT_STEP_SETSID, errno);
-        setup_stdio(efd, fds, nfds, pty_slave);
+        setup_stdio(efd, a->fds, a->nfds, a->pty_slave);
         /* Everything but 0-2 closes at execve; the error socket and Landlock fd stay usable. */
         if (sys_close_range(3, ~0U, CLOSE_RANGE_CLOEXEC) < 0)
                 die(efd, INIT_STEP_STDIO, errno);
@@ -217,7 +226,8 @@ static __attribute__((noreturn)) void child(const struct init_state *st, int efd
         if (st->cfg.isolation != INIT_ISOLATION_NO_LANDLOCK && init_landlock_enforce(ll, &err) < 0)
                 die(efd, INIT_STEP_LANDLOCK, err.code);
         int listener = -1;
-        if (init_seccomp_install_notify(policy, &listener, &err) < 0)
+        if (a->notify ? init_seccomp_install_notify(policy, &listener, &err) < 0
+                      : init_seccomp_install(policy, &err) < 0)
                 die(efd, INIT_STEP_SECCOMP, err.code);
         /* Under the filter now: sendmsg and execve are allowed, and nothing from here on may
          * be a notified call, since rtn-init, which would answer it, waits for our execve. */
@@ -255,18 +265,10 @@ static void reply_failed(uint64_t id, int e, uint32_t step) {
         (void)rtn_send_msg(INIT_CTL_FD, &s, sizeof s, NULL, 0);
 }
 
-struct child_args {
-        const struct init_state *st;
-        int ep[2];
-        int *fds;
-        size_t nfds;
-        const char *pty_slave;
-};
-
 static int child_entry(void *arg) {
         const struct child_args *a = arg;
         close(a->ep[0]);
-        child(a->st, a->ep[1], a->fds, a->nfds, a->pty_slave);
+        child(a, a->ep[1]);
 }
 
 /* The child's stack, made once: rtn-init is suspended while a child runs on it, so one is
@@ -299,25 +301,21 @@ static pid_t start_child(struct child_args *a) {
         return pid < 0 ? -errno : pid;
 }
 
-/* Reads what the child said before its execve: the listener (a zero spawn_err with one fd),
- * then EOF on success or a spawn_err naming the failed step. Returns 0 when the command runs,
- * -1 with *se filled when it does not. */
+/* Reads what the child said before its execve, which has happened (or the child died) by
+ * the time the vfork parent runs again: the listener (a zero spawn_err with one fd), and a
+ * spawn_err naming the failed step if one failed; then EOF. Returns 0 when the command runs,
+ * -1 with *se filled when it does not. A message that arrives damaged (its fd dropped for
+ * want of fds here) does not mean the command is not running: it is skipped, and the
+ * command then runs without a listener (its notified calls get ENOSYS). */
 static int await_exec(int sock, struct spawn_err *se, int *ret_listener) {
         for (;;) {
                 int fd = -1;
                 size_t nfd = 1;
-                ssize_t n;
-                do
-                        n = rtn_recv_msg(sock, se, sizeof *se, &fd, &nfd);
-                while (n == -EINTR);
-                if (n == 0)
-                        return 0; /* closed by execve */
-                if (n != (ssize_t)sizeof *se) {
-                        rtn_safe_close(fd);
-                        *se = (struct spawn_err){.error = n < 0 ? (int)-n : EBADMSG,
-                                                 .step = INIT_STEP_FORK};
-                        return -1;
-                }
+                ssize_t n = rtn_recv_msg(sock, se, sizeof *se, &fd, &nfd);
+                if (n == -EMSGSIZE)
+                        continue;
+                if (n != (ssize_t)sizeof *se) /* EOF: closed by execve */
+                        return 0;
                 if (se->error != 0) {
                         rtn_safe_close(fd);
                         return -1;
@@ -366,7 +364,8 @@ void init_spawn(struct init_state *st, const void *msg, size_t len, int *fds, si
                 reply_failed(id, errno, INIT_STEP_FORK);
                 goto out;
         }
-        struct child_args ca = {.st = st, .fds = fds, .nfds = nfds};
+        struct child_args ca = {
+                .st = st, .notify = init_notify_has_room(st), .fds = fds, .nfds = nfds};
         ca.ep[0] = ep[0];
         ca.ep[1] = ep[1];
         ca.pty_slave = pty ? slave : NULL;

@@ -331,7 +331,7 @@ static int on_ctl(struct exec_run *run) {
         ssize_t n = rt_sandbox_recv(&run->sb, u.raw, sizeof u, NULL, NULL);
         if (n <= 0)
                 return -1;
-        if (u.ex.hdr.id != 1)
+        if ((size_t)n < sizeof u.ex.hdr || u.ex.hdr.id != 1)
                 return 0;
         if (init_check_msg(u.raw, (size_t)n, INIT_MSG_EXITED, sizeof u.ex) == 0) {
                 run->exited = true;
