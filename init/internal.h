@@ -70,7 +70,8 @@ void init_notify_event(struct init_state *st, size_t slot, uint32_t events);
  * anything was blocked. Returns < 0 when the control socket failed. */
 int init_notify_exited(struct init_state *st, uint64_t id);
 /* Answers one pending notification on fd with EPERM and records it in n. 0, or -errno
- * (-EAGAIN: nothing pending; -ENOENT: the caller went away meanwhile, nothing recorded). */
+ * (-EAGAIN: nothing pending; -EPIPE: nothing pending and no task uses the filter any more;
+ * -ENOENT: the caller went away meanwhile, nothing recorded). */
 int init_notify_answer(struct init_notif *n);
 /* Adds one blocked call to rep (pure; unit-tested). */
 void init_blocked_add(struct init_blocked *rep, uint32_t nr, pid_t pid, const char *comm);

@@ -71,8 +71,10 @@ static void read_comm(struct init_notif *n, pid_t pid, uint64_t notif_id) {
 
 int init_notify_answer(struct init_notif *n) {
         struct pollfd p = {.fd = n->fd, .events = POLLIN};
-        if (poll(&p, 1, 0) <= 0 || !(p.revents & POLLIN))
-                return -EAGAIN; /* RECV would block until the next notification */
+        if (poll(&p, 1, 0) < 0)
+                return negative_errno();
+        if (!(p.revents & POLLIN)) /* RECV would block until the next notification */
+                return p.revents & POLLHUP ? -EPIPE : -EAGAIN;
         struct seccomp_notif req;
         memset(&req, 0, sizeof req); /* the kernel insists on a zeroed buffer */
         if (ioctl(n->fd, SECCOMP_IOCTL_NOTIF_RECV, &req) < 0)
@@ -88,8 +90,7 @@ int init_notify_answer(struct init_notif *n) {
 }
 
 static void notif_close(struct init_state *st, struct init_notif *n) {
-        if (!n->hung)
-                (void)epoll_ctl(st->epfd, EPOLL_CTL_DEL, n->fd, NULL);
+        (void)epoll_ctl(st->epfd, EPOLL_CTL_DEL, n->fd, NULL); /* ENOENT when hung: fine */
         rtn_safe_close(n->fd);
         memset(n, 0, sizeof *n);
         n->fd = -1;
@@ -159,11 +160,13 @@ int init_notify_exited(struct init_state *st, uint64_t id) {
                 if (n->fd < 0 || n->reported || n->rep.hdr.id != id)
                         continue;
                 /* Calls made by the command's other processes up to now belong to it too. */
-                for (int k = 0; k < ANSWER_BATCH; k++) {
-                        int r = init_notify_answer(n);
-                        if (r < 0 && r != -ENOENT)
+                int a = 0;
+                for (int k = 0; k < ANSWER_BATCH; k++)
+                        if ((a = init_notify_answer(n)) < 0 && a != -ENOENT)
                                 break;
-                }
+                /* Usually the command was the filter's last user (it was just reaped): close
+                 * now rather than on the POLLHUP wake-up that would follow. */
+                n->hung |= a == -EPIPE;
                 n->reported = true;
                 ssize_t r = 0;
                 if (n->rep.total > 0)
