@@ -18,7 +18,7 @@ struct init_job {
  * background process's denied call still gets EPERM, not the ENOSYS a closed listener would
  * give; only what was blocked until the exit is reported. */
 struct init_notif {
-        int fd; /* the listener; -1: free slot */
+        int fd; /* the listener */
         bool reported; /* the report went out with the command's exit */
         bool hung; /* POLLHUP seen before that: out of the epoll set, closed once reported */
         pid_t last_pid; /* comm cache: a looping caller costs one /proc read */
@@ -33,7 +33,8 @@ struct init_state {
         uint16_t gate_port;
         struct init_job jobs[INIT_MAX_JOBS];
         pid_t files_pid; /* the file server (init/files.c), 0 when none */
-        struct init_notif notifs[INIT_MAX_JOBS];
+        struct init_notif *notifs[INIT_MAX_JOBS]; /* allocated while a listener is open */
+        size_t nnotifs;
         int epfd; /* rtn-init's event loop: control socket, signalfd, listeners */
 };
 

@@ -226,8 +226,6 @@ int main(void) {
                 shutdown_all(1);
         if (configure() < 0)
                 shutdown_all(1);
-        for (size_t i = 0; i < INIT_MAX_JOBS; i++)
-                st.notifs[i].fd = -1;
         st.epfd = epoll_create1(EPOLL_CLOEXEC);
         struct epoll_event ctl_ev = {.events = EPOLLIN, .data.u64 = INIT_EV_CTL};
         struct epoll_event sig_ev = {.events = EPOLLIN, .data.u64 = INIT_EV_SIGCHLD};

@@ -16,6 +16,7 @@
 #include <linux/seccomp.h>
 #include <poll.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/ioctl.h>
@@ -89,11 +90,13 @@ int init_notify_answer(struct init_notif *n) {
         return 0;
 }
 
-static void notif_close(struct init_state *st, struct init_notif *n) {
+static void notif_close(struct init_state *st, size_t slot) {
+        struct init_notif *n = st->notifs[slot];
         (void)epoll_ctl(st->epfd, EPOLL_CTL_DEL, n->fd, NULL); /* ENOENT when hung: fine */
         rtn_safe_close(n->fd);
-        memset(n, 0, sizeof *n);
-        n->fd = -1;
+        free(n);
+        st->notifs[slot] = NULL;
+        st->nnotifs--;
 }
 
 /* rtn-init's own descriptors besides listeners: control socket, signalfd, epoll, Landlock
@@ -108,33 +111,35 @@ bool init_notify_has_room(const struct init_state *st) {
                 struct rlimit rl;
                 soft = getrlimit(RLIMIT_NOFILE, &rl) == 0 ? rl.rlim_cur : 1024;
         }
-        size_t open = 0;
-        for (size_t i = 0; i < INIT_MAX_JOBS; i++)
-                open += st->notifs[i].fd >= 0;
-        return open < INIT_MAX_JOBS && open + OTHER_FDS < soft;
+        return st->nnotifs < INIT_MAX_JOBS && st->nnotifs + OTHER_FDS < soft;
 }
 
+/* Allocated per listener, not kept in a static table: the records are ~0.6 KiB each, and
+ * a table for every possible command would cost each sandbox its pages. */
 void init_notify_add(struct init_state *st, uint64_t id, int fd) {
         for (size_t i = 0; i < INIT_MAX_JOBS; i++) {
-                struct init_notif *n = &st->notifs[i];
-                if (n->fd >= 0)
+                if (st->notifs[i])
                         continue;
-                memset(n, 0, sizeof *n);
+                struct init_notif *n = calloc(1, sizeof *n);
+                if (!n)
+                        break;
                 n->fd = fd;
                 n->rep.hdr = (struct init_msg_hdr){
                         .type = INIT_MSG_BLOCKED, .len = sizeof n->rep, .id = id};
+                st->notifs[i] = n;
+                st->nnotifs++;
                 struct epoll_event ev = {.events = EPOLLIN, .data.u64 = INIT_EV_NOTIF_BASE + i};
                 if (epoll_ctl(st->epfd, EPOLL_CTL_ADD, fd, &ev) < 0)
-                        notif_close(st, n);
+                        notif_close(st, i);
                 return;
         }
         rtn_safe_close(fd);
 }
 
 void init_notify_event(struct init_state *st, size_t slot, uint32_t events) {
-        if (slot >= INIT_MAX_JOBS || st->notifs[slot].fd < 0)
+        if (slot >= INIT_MAX_JOBS || !st->notifs[slot])
                 return;
-        struct init_notif *n = &st->notifs[slot];
+        struct init_notif *n = st->notifs[slot];
         if (events & EPOLLIN)
                 for (int i = 0; i < ANSWER_BATCH; i++) {
                         int r = init_notify_answer(n);
@@ -147,7 +152,7 @@ void init_notify_event(struct init_state *st, size_t slot, uint32_t events) {
         if (!(events & (EPOLLHUP | EPOLLERR)))
                 return;
         if (n->reported) {
-                notif_close(st, n);
+                notif_close(st, slot);
         } else {
                 (void)epoll_ctl(st->epfd, EPOLL_CTL_DEL, n->fd, NULL);
                 n->hung = true;
@@ -156,8 +161,8 @@ void init_notify_event(struct init_state *st, size_t slot, uint32_t events) {
 
 int init_notify_exited(struct init_state *st, uint64_t id) {
         for (size_t i = 0; i < INIT_MAX_JOBS; i++) {
-                struct init_notif *n = &st->notifs[i];
-                if (n->fd < 0 || n->reported || n->rep.hdr.id != id)
+                struct init_notif *n = st->notifs[i];
+                if (!n || n->reported || n->rep.hdr.id != id)
                         continue;
                 /* Calls made by the command's other processes up to now belong to it too. */
                 int a = 0;
@@ -172,7 +177,7 @@ int init_notify_exited(struct init_state *st, uint64_t id) {
                 if (n->rep.total > 0)
                         r = rtn_send_msg(INIT_CTL_FD, &n->rep, sizeof n->rep, NULL, 0);
                 if (n->hung)
-                        notif_close(st, n);
+                        notif_close(st, i);
                 return r < 0 ? (int)r : 0;
         }
         return 0;
