@@ -30,6 +30,7 @@ enum init_msg_type {
         INIT_MSG_GATE, /* init → rtn: init_gate + the listening socket when error == 0 */
         INIT_MSG_FILES_START, /* rtn → init: start the file server (killing a previous one) */
         INIT_MSG_FILES_STARTED, /* init → rtn: init_status; error 0: + the server's socket fd */
+        INIT_MSG_BLOCKED, /* init → rtn: init_blocked, right before the command's EXITED */
 };
 
 enum init_policy {
@@ -129,6 +130,27 @@ struct init_exited {
         struct init_msg_hdr hdr;
         int32_t wait_status; /* as from waitpid(2) */
         int32_t pid;
+};
+
+/* The seccomp denials rtn-init saw for one command (through the filter's listener,
+ * init/notify.c), sent just before its INIT_MSG_EXITED when there was at least one. Calls of
+ * the same syscall by processes of the same comm share a record; records beyond
+ * INIT_BLOCKED_MAX are only counted in total. Everything here is untrusted for rtn: the comm
+ * is whatever the process named itself, and rtn-init lives inside the sandbox. */
+#define INIT_BLOCKED_MAX 16
+#define INIT_COMM_LEN 16 /* TASK_COMM_LEN, NUL included */
+struct init_blocked_rec {
+        uint32_t nr; /* syscall number, native ABI */
+        int32_t pid; /* the first caller, in rtn-init's pid namespace */
+        uint64_t count;
+        char comm[INIT_COMM_LEN]; /* its /proc/PID/comm, NUL-terminated; "" when unknown */
+};
+struct init_blocked {
+        struct init_msg_hdr hdr;
+        uint32_t nrec;
+        uint32_t reserved;
+        uint64_t total; /* every blocked call, recorded or not */
+        struct init_blocked_rec rec[INIT_BLOCKED_MAX];
 };
 
 /* The provisioning gate (docs/architecture.md, "Network gate"): a TCP listener on

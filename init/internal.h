@@ -13,6 +13,19 @@ struct init_job {
         pid_t pid; /* 0: free slot */
 };
 
+/* One command's seccomp listener (init/notify.c). It stays open after the command exits as
+ * long as any process still runs under its filter (the kernel then reports POLLHUP), so that a
+ * background process's denied call still gets EPERM, not the ENOSYS a closed listener would
+ * give; only what was blocked until the exit is reported. */
+struct init_notif {
+        int fd; /* the listener */
+        bool reported; /* the report went out with the command's exit */
+        bool hung; /* POLLHUP seen before that: out of the epoll set, closed once reported */
+        pid_t last_pid; /* comm cache: a looping caller costs one /proc read */
+        char last_comm[INIT_COMM_LEN];
+        struct init_blocked rep; /* hdr.id is the command's id */
+};
+
 struct init_state {
         struct init_config cfg; /* fixed part of the configuration (strings dropped) */
         int ruleset_fd[2]; /* Landlock per enum init_policy; -1 in the weaker mode */
@@ -20,6 +33,9 @@ struct init_state {
         uint16_t gate_port;
         struct init_job jobs[INIT_MAX_JOBS];
         pid_t files_pid; /* the file server (init/files.c), 0 when none */
+        struct init_notif *notifs[INIT_MAX_JOBS]; /* allocated while a listener is open */
+        size_t nnotifs;
+        int epfd; /* rtn-init's event loop: control socket, signalfd, listeners */
 };
 
 int init_policy_prepare(struct init_state *st, const char *const writable[], uint32_t n,
@@ -37,3 +53,26 @@ pid_t init_job_pid(const struct init_state *st, uint64_t id);
  * Landlock ruleset to allow connect to its port only, and answers INIT_MSG_GATE (init/gate.c). */
 void init_gate_open(struct init_state *st);
 bool init_job_take(struct init_state *st, pid_t pid, uint64_t *ret_id);
+
+/* ---- seccomp listeners (init/notify.c) ----
+ * epoll tags: the control socket and the signalfd use these, a listener its slot + base. */
+#define INIT_EV_CTL 0
+#define INIT_EV_SIGCHLD 1
+#define INIT_EV_NOTIF_BASE 2
+/* Whether a new command may get the reporting filter: a listener slot is free and rtn-init
+ * has fds to spare (RLIMIT_NOFILE). Otherwise it gets the plain filter: EPERM, no report. */
+bool init_notify_has_room(const struct init_state *st);
+/* Takes ownership of a new command's listener fd. Should epoll refuse it (ENOMEM), it is
+ * closed and the command's notified calls fail with ENOSYS instead of EPERM. */
+void init_notify_add(struct init_state *st, uint64_t id, int fd);
+/* A listener is readable or hung up: answer what is pending; close it on POLLHUP. */
+void init_notify_event(struct init_state *st, size_t slot, uint32_t events);
+/* The command id exited: answer what is still pending, then send its INIT_MSG_BLOCKED if
+ * anything was blocked. Returns < 0 when the control socket failed. */
+int init_notify_exited(struct init_state *st, uint64_t id);
+/* Answers one pending notification on fd with EPERM and records it in n. 0, or -errno
+ * (-EAGAIN: nothing pending; -EPIPE: nothing pending and no task uses the filter any more;
+ * -ENOENT: the caller went away meanwhile, nothing recorded). */
+int init_notify_answer(struct init_notif *n);
+/* Adds one blocked call to rep (pure; unit-tested). */
+void init_blocked_add(struct init_blocked *rep, uint32_t nr, pid_t pid, const char *comm);

@@ -9,12 +9,12 @@
  * subreaper of rtn on the host, and "everything" means its own descendants only. */
 #include <errno.h>
 #include <fcntl.h>
-#include <poll.h>
 #include <stdbool.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/wait.h>
@@ -171,6 +171,7 @@ static void on_ctl(void) {
         case INIT_MSG_SETUP_FAILED:
         case INIT_MSG_GATE:
         case INIT_MSG_FILES_STARTED:
+        case INIT_MSG_BLOCKED:
         default:
                 break;
         }
@@ -191,6 +192,8 @@ static void on_sigchld(int sfd) {
                 if (pid == st.files_pid)
                         st.files_pid = 0; /* rtn notices on the server's socket */
                 if (init_job_take(&st, pid, &id)) {
+                        if (init_notify_exited(&st, id) < 0)
+                                shutdown_all(0);
                         struct init_exited m = {
                                 .hdr = {.type = INIT_MSG_EXITED, .len = sizeof m, .id = id},
                                 .wait_status = status,
@@ -223,19 +226,33 @@ int main(void) {
                 shutdown_all(1);
         if (configure() < 0)
                 shutdown_all(1);
-        struct pollfd pfd[2] = {{.fd = INIT_CTL_FD, .events = POLLIN},
-                                {.fd = sfd, .events = POLLIN}};
+        st.epfd = epoll_create1(EPOLL_CLOEXEC);
+        struct epoll_event ctl_ev = {.events = EPOLLIN, .data.u64 = INIT_EV_CTL};
+        struct epoll_event sig_ev = {.events = EPOLLIN, .data.u64 = INIT_EV_SIGCHLD};
+        if (st.epfd < 0 || epoll_ctl(st.epfd, EPOLL_CTL_ADD, INIT_CTL_FD, &ctl_ev) < 0 ||
+            epoll_ctl(st.epfd, EPOLL_CTL_ADD, sfd, &sig_ev) < 0)
+                shutdown_all(1);
         for (;;) {
-                if (poll(pfd, 2, -1) < 0) {
+                struct epoll_event ev[16];
+                int n = epoll_wait(st.epfd, ev, 16, -1);
+                if (n < 0) {
                         if (errno == EINTR)
                                 continue;
                         shutdown_all(1);
                 }
-                if (pfd[1].revents)
-                        on_sigchld(sfd);
-                if (pfd[0].revents & POLLIN)
-                        on_ctl();
-                else if (pfd[0].revents & (POLLHUP | POLLERR))
-                        shutdown_all(0);
+                /* Listeners first: a blocked caller waits for us, and its calls made before an
+                 * exit in this batch belong in that exit's report. */
+                for (int i = 0; i < n; i++)
+                        if (ev[i].data.u64 >= INIT_EV_NOTIF_BASE)
+                                init_notify_event(&st, ev[i].data.u64 - INIT_EV_NOTIF_BASE,
+                                                  ev[i].events);
+                for (int i = 0; i < n; i++) {
+                        if (ev[i].data.u64 == INIT_EV_SIGCHLD)
+                                on_sigchld(sfd);
+                        else if (ev[i].data.u64 == INIT_EV_CTL && (ev[i].events & EPOLLIN))
+                                on_ctl();
+                        else if (ev[i].data.u64 == INIT_EV_CTL)
+                                shutdown_all(0); /* POLLHUP or POLLERR: rtn is gone */
+                }
         }
 }

@@ -49,6 +49,13 @@ int init_landlock_enforce(int ruleset_fd, struct rtn_error *err);
  * Blocked calls and their errnos: docs/policy.md. */
 int init_seccomp_install(enum init_policy policy, struct rtn_error *err);
 
+/* The same decisions, but the EPERM-class denials are SECCOMP_RET_USER_NOTIF, installed with
+ * SECCOMP_FILTER_FLAG_NEW_LISTENER: *ret_listener gets the listener (O_CLOEXEC), whose owner
+ * must answer every notification (init/notify.c answers EPERM). When the kernel refuses a
+ * listener (EBUSY: a filter already on this task's stack has one; EMFILE, ENFILE) it installs
+ * the plain filter instead and sets *ret_listener to -1: no report, same errnos. */
+int init_seccomp_install_notify(enum init_policy policy, int *ret_listener, struct rtn_error *err);
+
 /* Defaults: NOFILE 4096 (soft 1024), FSIZE 1 GiB, CORE 0; NPROC, AS and CPU 0 = not set. */
 void init_limits_default(struct init_limits *ret);
 

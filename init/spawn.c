@@ -1,7 +1,10 @@
 /* The spawn path of rtn-init. For each request it starts a child that confines itself step by
- * step and execs the command; an O_CLOEXEC pipe carries {errno, step} back if any step fails,
- * and closes silently on a successful execve, so rtn learns "not found" (127) apart from
- * "cannot execute" (126) apart from a policy failure (125) (the classic self-pipe trick).
+ * step and execs the command; an O_CLOEXEC socket pair carries {errno, step} back if any step
+ * fails, and closes silently on a successful execve, so rtn learns "not found" (127) apart from
+ * "cannot execute" (126) apart from a policy failure (125) (the classic self-pipe trick). A
+ * socket rather than a pipe because it also carries, with SCM_RIGHTS, the listener of the
+ * command's seccomp filter: only the task that installs a filter receives it, and it must
+ * reach rtn-init (init/notify.c) but never the command (it is O_CLOEXEC).
  * The child shares rtn-init's memory until it execs (clone with CLONE_VM|CLONE_VFORK, as
  * glibc's posix_spawn does): no page tables to copy, no copy-on-write faults in either
  * process, no address space to tear down at execve (docs/benchmarks.md). rtn-init waits
@@ -21,6 +24,7 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <termios.h>
 #include <unistd.h>
@@ -182,8 +186,17 @@ static void set_creds(int efd, const struct init_state *st, uint32_t policy) {
                 die(efd, INIT_STEP_CREDS, err.code);
 }
 
-static __attribute__((noreturn)) void child(const struct init_state *st, int efd, int *fds,
-                                            size_t nfds, const char *pty_slave) {
+struct child_args {
+        const struct init_state *st;
+        bool notify; /* install the reporting filter (rtn-init has room for its listener) */
+        int ep[2];
+        int *fds;
+        size_t nfds;
+        const char *pty_slave;
+};
+
+static __attribute__((noreturn)) void child(const struct child_args *a, int efd) {
+        const struct init_state *st = a->st;
         struct rtn_error err;
         uint32_t policy = view.msg->policy;
         sigset_t all;
@@ -192,8 +205,8 @@ static __attribute__((noreturn)) void child(const struct init_state *st, int efd
         signal(SIGPIPE, SIG_DFL);
         if (setsid() < 0)
                 die(efd, INIT_STEP_SETSID, errno);
-        setup_stdio(efd, fds, nfds, pty_slave);
-        /* Everything but 0-2 closes at execve; the error pipe and Landlock fd stay usable. */
+        setup_stdio(efd, a->fds, a->nfds, a->pty_slave);
+        /* Everything but 0-2 closes at execve; the error socket and Landlock fd stay usable. */
         if (sys_close_range(3, ~0U, CLOSE_RANGE_CLOEXEC) < 0)
                 die(efd, INIT_STEP_STDIO, errno);
         if (chdir(view.cwd) < 0)
@@ -212,8 +225,18 @@ static __attribute__((noreturn)) void child(const struct init_state *st, int efd
         int ll = st->ruleset_fd[policy == INIT_POLICY_PROVISION];
         if (st->cfg.isolation != INIT_ISOLATION_NO_LANDLOCK && init_landlock_enforce(ll, &err) < 0)
                 die(efd, INIT_STEP_LANDLOCK, err.code);
-        if (init_seccomp_install(policy, &err) < 0)
+        int listener = -1;
+        if (a->notify ? init_seccomp_install_notify(policy, &listener, &err) < 0
+                      : init_seccomp_install(policy, &err) < 0)
                 die(efd, INIT_STEP_SECCOMP, err.code);
+        /* Under the filter now: sendmsg and execve are allowed, and nothing from here on may
+         * be a notified call, since rtn-init, which would answer it, waits for our execve. */
+        if (listener >= 0) {
+                struct spawn_err hello = {0};
+                if (rtn_send_msg(efd, &hello, sizeof hello, &listener, 1) < 0)
+                        die(efd, INIT_STEP_SECCOMP, errno);
+                close(listener);
+        }
         die(efd, INIT_STEP_EXEC, exec_path((char *const *)view.argv, (char *const *)view.envp));
 }
 
@@ -242,18 +265,10 @@ static void reply_failed(uint64_t id, int e, uint32_t step) {
         (void)rtn_send_msg(INIT_CTL_FD, &s, sizeof s, NULL, 0);
 }
 
-struct child_args {
-        const struct init_state *st;
-        int ep[2];
-        int *fds;
-        size_t nfds;
-        const char *pty_slave;
-};
-
 static int child_entry(void *arg) {
         const struct child_args *a = arg;
         close(a->ep[0]);
-        child(a->st, a->ep[1], a->fds, a->nfds, a->pty_slave);
+        child(a, a->ep[1]);
 }
 
 /* The child's stack, made once: rtn-init is suspended while a child runs on it, so one is
@@ -286,6 +301,32 @@ static pid_t start_child(struct child_args *a) {
         return pid < 0 ? -errno : pid;
 }
 
+/* Reads what the child said before its execve, which has happened (or the child died) by
+ * the time the vfork parent runs again: the listener (a zero spawn_err with one fd), and a
+ * spawn_err naming the failed step if one failed; then EOF. Returns 0 when the command runs,
+ * -1 with *se filled when it does not. A message that arrives damaged (its fd dropped for
+ * want of fds here) does not mean the command is not running: it is skipped, and the
+ * command then runs without a listener (its notified calls get ENOSYS). */
+static int await_exec(int sock, struct spawn_err *se, int *ret_listener) {
+        for (;;) {
+                int fd = -1;
+                size_t nfd = 1;
+                ssize_t n = rtn_recv_msg(sock, se, sizeof *se, &fd, &nfd);
+                if (n == -EMSGSIZE)
+                        continue;
+                if (n != (ssize_t)sizeof *se) /* EOF: closed by execve */
+                        return 0;
+                if (se->error != 0) {
+                        rtn_safe_close(fd);
+                        return -1;
+                }
+                if (nfd == 1) {
+                        rtn_safe_close(*ret_listener);
+                        *ret_listener = fd;
+                }
+        }
+}
+
 static struct init_job *free_slot(struct init_state *st) {
         for (size_t i = 0; i < INIT_MAX_JOBS; i++)
                 if (st->jobs[i].pid == 0)
@@ -295,7 +336,7 @@ static struct init_job *free_slot(struct init_state *st) {
 
 void init_spawn(struct init_state *st, const void *msg, size_t len, int *fds, size_t nfds) {
         uint64_t id = ((const struct init_msg_hdr *)msg)->id;
-        int master = -1, ep[2] = {-1, -1};
+        int master = -1, ep[2] = {-1, -1}, listener = -1;
         char slave[32];
         struct init_job *slot = free_slot(st);
         if (init_decode_spawn(msg, len, &view) < 0 || view.msg->policy > INIT_POLICY_PROVISION) {
@@ -319,11 +360,12 @@ void init_spawn(struct init_state *st, const void *msg, size_t len, int *fds, si
                 reply_failed(id, -master, INIT_STEP_PTY);
                 goto out;
         }
-        if (pipe2(ep, O_CLOEXEC) < 0) {
+        if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, ep) < 0) {
                 reply_failed(id, errno, INIT_STEP_FORK);
                 goto out;
         }
-        struct child_args ca = {.st = st, .fds = fds, .nfds = nfds};
+        struct child_args ca = {
+                .st = st, .notify = init_notify_has_room(st), .fds = fds, .nfds = nfds};
         ca.ep[0] = ep[0];
         ca.ep[1] = ep[1];
         ca.pty_slave = pty ? slave : NULL;
@@ -336,12 +378,14 @@ void init_spawn(struct init_state *st, const void *msg, size_t len, int *fds, si
         for (size_t i = 0; i < nfds; i++)
                 fds[i] = rtn_safe_close(fds[i]);
         struct spawn_err se;
-        if (rtn_read_full(ep[0], &se, sizeof se) == (ssize_t)sizeof se) {
+        if (await_exec(ep[0], &se, &listener) < 0) {
                 reply_failed(id, se.error, se.step); /* the child exits; reaped as an orphan */
                 goto out;
         }
         slot->id = id;
         slot->pid = pid;
+        if (listener >= 0)
+                init_notify_add(st, id, TAKE_FD(listener));
         struct init_spawned sp = {.hdr = {.type = INIT_MSG_SPAWNED, .len = sizeof sp, .id = id},
                                   .pid = pid};
         (void)rtn_send_msg(INIT_CTL_FD, &sp, sizeof sp, &master, master >= 0 ? 1 : 0);
@@ -349,6 +393,7 @@ out:
         for (size_t i = 0; i < nfds; i++)
                 rtn_safe_close(fds[i]);
         rtn_safe_close(master);
+        rtn_safe_close(listener);
         rtn_safe_close(ep[0]);
         rtn_safe_close(ep[1]);
 }

@@ -178,7 +178,8 @@ void mcp_reply(struct mcp_server *s, struct mcp_batch *batch, struct rtn_json_bu
 void mcp_batch_unref(struct mcp_server *s, struct mcp_batch *batch);
 struct mcp_batch *mcp_batch_ref(struct mcp_batch *batch);
 /* The response to a finished tools/call (protocol.c). */
-void mcp_call_reply(struct mcp_call *c, const char *structured, const char *text, bool is_error);
+void mcp_call_reply(struct mcp_call *c, const char *structured, const char *text, const char *note,
+                    bool is_error);
 struct mcp_call *mcp_call_lookup(struct mcp_server *s, const char *id, size_t id_len);
 void mcp_call_release(struct mcp_call *c);
 /* enum mcp_log_level of a logging/setLevel name, or -EINVAL. */

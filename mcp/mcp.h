@@ -122,6 +122,10 @@ const char *mcp_call_id(const struct mcp_call *call);
  * structuredContent and, serialised, as the text content. is_error marks a tool failure.
  * Invalid JSON becomes a -32603 error. The call is freed. */
 void mcp_call_finish(struct mcp_call *call, const char *structured_json, bool is_error);
+/* The same, with note (NULL: none) as a second text content after the serialised JSON: a
+ * short line for a reader, the JSON text staying parseable on its own. */
+void mcp_call_finish_note(struct mcp_call *call, const char *structured_json, const char *note,
+                          bool is_error);
 /* Finishes with isError true and a text content (printf format). The call is freed. */
 void mcp_call_finish_error(struct mcp_call *call, const char *fmt, ...)
         __attribute__((format(printf, 2, 3)));

@@ -371,7 +371,8 @@ static int h_tools_call(struct mcp_server *s, const struct mcp_msg *m, struct mc
         return start_call(s, m, batch, tool, args, why, wl);
 }
 
-void mcp_call_reply(struct mcp_call *c, const char *structured, const char *text, bool is_error) {
+void mcp_call_reply(struct mcp_call *c, const char *structured, const char *text, const char *note,
+                    bool is_error) {
         struct mcp_server *s = c->server;
         struct rtn_json_buf b = RTN_JSON_BUF_INIT(s->cfg.limits.max_message);
         struct rtn_json_doc d;
@@ -395,6 +396,12 @@ void mcp_call_reply(struct mcp_call *c, const char *structured, const char *text
         rtn_json_kv_str(&b, "type", "text");
         rtn_json_kv_str(&b, "text", text);
         rtn_json_obj_end(&b);
+        if (note) {
+                rtn_json_obj_begin(&b);
+                rtn_json_kv_str(&b, "type", "text");
+                rtn_json_kv_str(&b, "text", note);
+                rtn_json_obj_end(&b);
+        }
         rtn_json_arr_end(&b);
         if (structured && s->version >= MCP_V2025_06_18) /* structuredContent: 2025-06-18 */
                 rtn_json_kv_raw(&b, "structuredContent", structured, strlen(structured));

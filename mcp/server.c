@@ -413,15 +413,20 @@ void mcp_call_release(struct mcp_call *c) {
         free(c);
 }
 
-void mcp_call_finish(struct mcp_call *call, const char *structured_json, bool is_error) {
+void mcp_call_finish_note(struct mcp_call *call, const char *structured_json, const char *note,
+                          bool is_error) {
         if (call->finished) {
                 log_error("mcp: call %s finished twice (backend bug)", call->id);
                 return;
         }
         call->finished = true;
         if (!call->cancelled)
-                mcp_call_reply(call, structured_json, structured_json, is_error);
+                mcp_call_reply(call, structured_json, structured_json, note, is_error);
         mcp_call_release(call);
+}
+
+void mcp_call_finish(struct mcp_call *call, const char *structured_json, bool is_error) {
+        mcp_call_finish_note(call, structured_json, NULL, is_error);
 }
 
 void mcp_call_finish_error(struct mcp_call *call, const char *fmt, ...) {
@@ -436,7 +441,7 @@ void mcp_call_finish_error(struct mcp_call *call, const char *fmt, ...) {
                 va_start(ap, fmt);
                 int n = vasprintf(&text, fmt, ap);
                 va_end(ap);
-                mcp_call_reply(call, NULL, n < 0 ? "out of memory" : text, true);
+                mcp_call_reply(call, NULL, n < 0 ? "out of memory" : text, NULL, true);
         }
         mcp_call_release(call);
 }

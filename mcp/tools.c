@@ -170,14 +170,19 @@ static const struct mcp_arg_spec http_post_args[] = {
 #define P_OBJ(n) "\"" n "\":{\"type\":\"object\"}"
 #define P_ARR(n, item) "\"" n "\":{\"type\":\"array\",\"items\":" item "}"
 
+/* Spelled out rather than nested P_ARR(O(...)): the job list nests it once more. */
+#define BLOCKED_PROPS "\"blocked\":{\"type\":\"array\",\"items\":{\"type\":\"object\"," \
+        "\"properties\":{" P_STR("syscall") "," P_INT("pid") "," P_STR("comm") "," P_INT("count") "}," \
+        "\"required\":[\"syscall\",\"pid\",\"comm\",\"count\"]}}," P_INT("blocked_more")
 #define RUN_PROPS P_INTN("exit_code") "," P_INTN("signal") "," P_STR("stdout") "," P_STR("stderr") \
         "," P_BOOL("stdout_truncated") "," P_BOOL("stderr_truncated") "," P_BOOL("timed_out") \
-        "," P_INT("duration_ms")
+        "," P_INT("duration_ms") "," BLOCKED_PROPS
 #define RUN_REQ "\"exit_code\",\"signal\",\"stdout\",\"stderr\",\"stdout_truncated\"," \
         "\"stderr_truncated\",\"timed_out\",\"duration_ms\""
 #define JOB_PROPS P_STR("job_id") "," P_STR("command") "," \
         "\"state\":{\"type\":\"string\",\"enum\":[\"running\",\"exited\",\"killed\",\"timed_out\"]}," \
-        P_INTN("exit_code") "," P_INTN("signal") "," P_INT("duration_ms") "," P_INT("output_bytes")
+        P_INTN("exit_code") "," P_INTN("signal") "," P_INT("duration_ms") "," P_INT("output_bytes") \
+        "," BLOCKED_PROPS
 #define JOB_REQ "\"job_id\",\"state\""
 
 static const char out_run[] = O(RUN_PROPS, RUN_REQ);

@@ -23,6 +23,7 @@
 #include "common/io.h"
 #include "common/log.h"
 #include "init/policy.h"
+#include "runtime/blocked.h"
 #include "runtime/cmd.h"
 #include "runtime/proxy.h"
 #include "runtime/rootfs.h"
@@ -43,7 +44,7 @@ struct exec_opts {
         bool tty;
         char **argv;
         const char *data_dir, *env, *message;
-        bool commit, keep;
+        bool commit, keep, quiet;
         bool pids_asked; /* --pids-max given: say how it is enforced when not pids.max */
 };
 
@@ -55,6 +56,7 @@ struct exec_run {
         int sigfd, timerfd;
         bool exited, timed_out;
         int wait_status;
+        struct rt_blocked blocked; /* what seccomp blocked, from rtn-init (n = total = 0) */
 };
 
 static struct termios saved_tio;
@@ -87,6 +89,7 @@ static const char exec_usage[] =
         "  --isolation MODE      full (default); landlock: no namespaces, Landlock+seccomp only;\n"
         "                        namespaces: no Landlock (both weaker, reported on stderr)\n"
         "  -t, --tty             run under a new pty inside the sandbox\n"
+        "  --quiet               no report on stderr of the system calls the sandbox blocked\n"
         "  --env NAME            start from environment NAME's tip (default: default)\n"
         "  --keep                keep the changes as the environment's pending changes (rtn diff,\n"
         "                        rtn commit, rtn reset); later --keep runs start from them\n"
@@ -168,6 +171,7 @@ static int parse_opts(int argc, char **argv, struct exec_opts *o, struct rtn_err
                                                  {"memory-max", required_argument, NULL, 'M'},
                                                  {"pids-max", required_argument, NULL, 'P'},
                                                  {"isolation", required_argument, NULL, 'I'},
+                                                 {"quiet", no_argument, NULL, 'q'},
                                                  {0}};
         int c, r;
         optind = 1;
@@ -226,6 +230,9 @@ static int parse_opts(int argc, char **argv, struct exec_opts *o, struct rtn_err
                         break;
                 case 'D':
                         o->data_dir = optarg;
+                        break;
+                case 'q':
+                        o->quiet = true;
                         break;
                 case 'h':
                         fputs(exec_usage, stdout);
@@ -320,14 +327,22 @@ static void on_signals(struct exec_run *run) {
 
 /* Reads one control event; returns -1 when the sandbox is gone. */
 static int on_ctl(struct exec_run *run) {
-        char buf[sizeof(struct init_status) + 64];
-        ssize_t n = rt_sandbox_recv(&run->sb, buf, sizeof buf, NULL, NULL);
+        union {
+                struct init_exited ex;
+                struct init_blocked bl;
+                char raw[sizeof(struct init_blocked) + 64];
+        } u;
+        ssize_t n = rt_sandbox_recv(&run->sb, u.raw, sizeof u, NULL, NULL);
         if (n <= 0)
                 return -1;
-        const struct init_exited *e = (const void *)buf;
-        if (init_check_msg(buf, (size_t)n, INIT_MSG_EXITED, sizeof *e) == 0 && e->hdr.id == 1) {
+        if ((size_t)n < sizeof u.ex.hdr || u.ex.hdr.id != 1)
+                return 0;
+        if (init_check_msg(u.raw, (size_t)n, INIT_MSG_EXITED, sizeof u.ex) == 0) {
                 run->exited = true;
-                run->wait_status = e->wait_status;
+                run->wait_status = u.ex.wait_status;
+        } else if (u.ex.hdr.type == INIT_MSG_BLOCKED &&
+                   rt_blocked_decode(u.raw, (size_t)n, &run->blocked) < 0) {
+                run->blocked = (struct rt_blocked){0}; /* malformed: no report */
         }
         return 0;
 }
@@ -542,6 +557,14 @@ static void report_violation(int wait_status, const char *cmd) {
                         cmd);
 }
 
+/* One line per system call the filter blocked (docs/policy.md, "Visibility"), after the
+ * command's own output, on stderr only. */
+static void report_blocked(const struct rt_blocked *b) {
+        char line[256];
+        for (uint32_t i = 0; rt_blocked_line(b, i, line, sizeof line) >= 0; i++)
+                fprintf(stderr, "rtn: %s\n", line);
+}
+
 int rt_cmd_exec(int argc, char **argv) {
         struct exec_opts o = {0};
         struct exec_store es = {.session_lock = -1};
@@ -598,6 +621,8 @@ int rt_cmd_exec(int argc, char **argv) {
                 fprintf(stderr, "rtn: not committed: the command exited with %d\n", code);
         }
         report_violation(run.wait_status, o.argv[0]);
+        if (!o.quiet)
+                report_blocked(&run.blocked);
         close_store(&es, &run.sb.idmap);
         return code;
 }

@@ -59,14 +59,41 @@ static void json_run_fields(struct rtn_json_buf *b, const struct rt_cmd *c) {
         rtn_json_kv_bool(b, "stderr_truncated", c->err.total > c->err.len);
         rtn_json_kv_bool(b, "timed_out", c->timed_out);
         rtn_json_kv_int(b, "duration_ms", (int64_t)(c->end_ms - c->start_ms));
+        if (c->blocked.total > 0)
+                rt_blocked_json(b, &c->blocked);
 }
 
-static void finish_json(struct mcp_call *call, struct rtn_json_buf *b, bool is_error) {
+/* The report's lines ("rtn: blocked mount(2) by pid 7 (mount): EPERM"), one per record, for
+ * the result's second text content; NULL when nothing was blocked. */
+static char *blocked_note(const struct rt_blocked *bl) {
+        if (bl->total == 0)
+                return NULL;
+        char *note = NULL;
+        size_t size = 0;
+        FILE *f = open_memstream(&note, &size);
+        if (!f)
+                return NULL;
+        char line[256];
+        for (uint32_t i = 0; rt_blocked_line(bl, i, line, sizeof line) >= 0; i++)
+                fprintf(f, "%srtn: %s", i ? "\n" : "", line);
+        if (fclose(f) != 0) {
+                free(note);
+                return NULL;
+        }
+        return note;
+}
+
+static void finish_json_note(struct mcp_call *call, struct rtn_json_buf *b, const char *note,
+                             bool is_error) {
         if (b->err)
                 mcp_call_finish_error(call, "result too large (%s)", strerror(-b->err));
         else
-                mcp_call_finish(call, b->data, is_error);
+                mcp_call_finish_note(call, b->data, note, is_error);
         rtn_json_buf_free(b);
+}
+
+static void finish_json(struct mcp_call *call, struct rtn_json_buf *b, bool is_error) {
+        finish_json_note(call, b, NULL, is_error);
 }
 
 static void run_done(struct rt_cmd *c, void *ud) {
@@ -85,7 +112,8 @@ static void run_done(struct rt_cmd *c, void *ud) {
                 if (rc->restarted)
                         rtn_json_kv_bool(&b, "sandbox_restarted", true);
                 rtn_json_obj_end(&b);
-                finish_json(rc->call, &b, false);
+                _cleanup_free_ char *note = blocked_note(&c->blocked);
+                finish_json_note(rc->call, &b, note, false);
         }
         /* The command cannot outlive its call: free it after the callback returns. */
         c->done_fn = NULL;
@@ -348,6 +376,8 @@ static void json_job(struct rtn_json_buf *b, const struct serve_job *j) {
         uint64_t end = c->done ? c->end_ms : rt_now_ms();
         rtn_json_kv_int(b, "duration_ms", (int64_t)(end - c->start_ms));
         rtn_json_kv_int(b, "output_bytes", (int64_t)c->out.total);
+        if (c->done && c->blocked.total > 0)
+                rt_blocked_json(b, &c->blocked);
 }
 
 static void answer_job(struct mcp_call *call, const struct serve_job *j, int waiting) {

@@ -90,6 +90,8 @@ static void pkg_done(struct rt_cmd *c, void *ud) {
         rtn_json_kv_bool(&b, "stderr_truncated", c->err.total > c->err.len);
         rtn_json_kv_bool(&b, "timed_out", c->timed_out);
         rtn_json_kv_int(&b, "duration_ms", (int64_t)(c->end_ms - c->start_ms));
+        if (c->blocked.total > 0) /* provisioning runs under the same filter */
+                rt_blocked_json(&b, &c->blocked);
         rtn_json_obj_end(&b);
         if (b.err)
                 mcp_call_finish_error(pc->call, "result too large");

@@ -336,7 +336,8 @@ static void on_ctl(struct rtn_loop *l, int fd, uint32_t ev, void *ud) {
                 struct init_status st;
                 struct init_exited ex;
                 struct init_spawned sp;
-                char raw[sizeof(struct init_status) + 64];
+                struct init_blocked bl;
+                char raw[sizeof(struct init_blocked) + sizeof(struct init_status)];
         } u;
         int fds[1];
         size_t nfds = 1;
@@ -369,6 +370,9 @@ static void on_ctl(struct rtn_loop *l, int fd, uint32_t ev, void *ud) {
                 c->exited = true;
                 c->wait_status = u.ex.wait_status;
                 cmd_check_done(c);
+        } else if (u.st.hdr.type == INIT_MSG_BLOCKED &&
+                   rt_blocked_decode(u.raw, (size_t)n, &c->blocked) < 0) {
+                c->blocked = (struct rt_blocked){0}; /* malformed: no report */
         }
 }
 

@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "common/err.h"
+#include "runtime/blocked.h"
 #include "runtime/runtime.h"
 
 struct rtn_loop;
@@ -50,6 +51,7 @@ struct rt_cmd {
         int spawn_errno; /* spawn failed: errno and step */
         uint32_t spawn_step;
         int wait_status;
+        struct rt_blocked blocked; /* what seccomp blocked until the exit (n = total = 0) */
         uint64_t start_ms, end_ms;
         struct rtn_loop_source *timer, *grace;
         rt_cmd_done_fn done_fn;

@@ -12,7 +12,15 @@
  * emulation per syscall number of the path that number takes; a flat chain of 750
  * instructions made that ~0.3 ms per command. The generator proves the tree equivalent to the
  * flat chain by emulating both over every number and the argument values that matter. The
- * policy is an allowlist; docs/policy.md explains the choice and lists the errnos. */
+ * policy is an allowlist; docs/policy.md explains the choice and lists the errnos.
+ *
+ * Each policy comes in two variants that differ only in what the EPERM-class denials return:
+ * SECCOMP_RET_USER_NOTIF, so that rtn-init, holding the filter's listener, records the call
+ * (name, pid, comm) for the report and answers EPERM, or plain ERRNO(EPERM) for a task that
+ * cannot have a listener (seccomp(2): EBUSY when the stack already has one) or needs none
+ * (the file server). The generator proves that mapping USER_NOTIF to ERRNO(EPERM) turns the
+ * first variant into the second. With `names` it prints instead the table of the syscall
+ * numbers that can be notified, which rtn uses to name them in its report. */
 #include <errno.h>
 #include <stdbool.h>
 #include <linux/filter.h>
@@ -32,6 +40,9 @@
 #endif
 #ifndef SECCOMP_RET_KILL_PROCESS
 #define SECCOMP_RET_KILL_PROCESS 0x80000000U
+#endif
+#ifndef SECCOMP_RET_USER_NOTIF
+#define SECCOMP_RET_USER_NOTIF 0x7fc00000U
 #endif
 /* x32 syscalls arrive with the x86_64 audit arch and this bit set (arch/x86/include/uapi/
  * asm/unistd.h, __X32_SYSCALL_BIT). */
@@ -187,6 +198,11 @@ static uint32_t ret_errno(int e) {
         return SECCOMP_RET_ERRNO | ((uint32_t)e & SECCOMP_RET_DATA);
 }
 
+/* What the EPERM-class denials return in the program being built: SECCOMP_RET_USER_NOTIF in
+ * the reporting variant, ERRNO(EPERM) in the plain one. ENOSYS and EAFNOSUPPORT are never
+ * notified: glibc's clone3 probe and socket family probes would flood the report. */
+static uint32_t deny_action;
+
 /* Offset of the low 32 bits of args[i]: the kernel truncates int/unsigned int arguments, so
  * a check must not be fooled by garbage in the high half (ioctl(fd, TIOCSTI | 1UL << 32)). */
 static uint32_t arg_lo(unsigned i) {
@@ -208,7 +224,7 @@ static void emit_block(struct prog *p, enum kind k) {
                 ret(p, SECCOMP_RET_ALLOW);
                 break;
         case K_EPERM:
-                ret(p, ret_errno(EPERM));
+                ret(p, deny_action);
                 break;
         case K_ENOSYS:
                 ret(p, ret_errno(ENOSYS));
@@ -218,13 +234,13 @@ static void emit_block(struct prog *p, enum kind k) {
                 emit(p, BPF_JMP | BPF_JEQ | BPF_K, 2, 0, TIOCSTI);
                 emit(p, BPF_JMP | BPF_JEQ | BPF_K, 1, 0, TIOCLINUX);
                 ret(p, SECCOMP_RET_ALLOW);
-                ret(p, ret_errno(EPERM));
+                ret(p, deny_action);
                 break;
         case K_CLONE: /* flags are arg 0 of clone and unshare on x86_64, arm64, riscv */
                 emit(p, BPF_LD | BPF_W | BPF_ABS, 0, 0, arg_lo(0));
                 emit(p, BPF_JMP | BPF_JSET | BPF_K, 1, 0, CLONE_NEW_MASK);
                 ret(p, SECCOMP_RET_ALLOW);
-                ret(p, ret_errno(EPERM));
+                ret(p, deny_action);
                 break;
         case K_SOCKET:
         case K_PERSONA: {
@@ -234,7 +250,7 @@ static void emit_block(struct prog *p, enum kind k) {
                 emit(p, BPF_LD | BPF_W | BPF_ABS, 0, 0, arg_lo(0));
                 for (size_t i = 0; i < n; i++)
                         emit(p, BPF_JMP | BPF_JEQ | BPF_K, (uint8_t)(n - i), 0, v[i]);
-                ret(p, ret_errno(k == K_SOCKET ? EAFNOSUPPORT : EPERM));
+                ret(p, k == K_SOCKET ? ret_errno(EAFNOSUPPORT) : deny_action);
                 ret(p, SECCOMP_RET_ALLOW);
                 break;
         }
@@ -445,33 +461,56 @@ static uint32_t run_prog(const struct prog *p, const struct seccomp_data *d) {
         exit(1);
 }
 
-/* Exits unless tree and flat chain agree on every syscall number below MAX_NR and a few
- * above, for the native and a foreign arch token, and every argument value a block tells
- * apart (with junk in the high half of args[0]). */
+/* The inputs both checks below try: every syscall number below MAX_NR and a few above, for
+ * the native and a foreign arch token, and every argument value a block tells apart (with
+ * junk in the high half of args[0]). Returns false past the last one. */
+static const uint32_t vals[] = {
+        0,       1,       0x8,      0x20000,    0x20008,   0xffffffff,    TIOCSTI,       TIOCLINUX,
+        AF_UNIX, AF_INET, AF_INET6, AF_NETLINK, AF_PACKET, CLONE_NEWUSER, CLONE_NEWTIME, CLONE_VM};
+static const uint32_t high[] = {MAX_NR, 0x3fffffff, X32_SYSCALL_BIT, 0xffffffff};
+#define NVALS (sizeof vals / sizeof *vals)
+#define NHIGH (sizeof high / sizeof *high)
+
+static bool input(size_t idx, uint32_t arch, struct seccomp_data *d) {
+        size_t i = idx / (NVALS * NVALS), x = idx % (NVALS * NVALS);
+        if (i >= MAX_NR + NHIGH)
+                return false;
+        *d = (struct seccomp_data){.nr = (int)(i < MAX_NR ? i : high[i - MAX_NR]),
+                                   .arch = x == 1 ? arch ^ 1 : arch};
+        d->args[0] = vals[x % NVALS] | 0xdead000000000000ull;
+        d->args[1] = vals[x / NVALS];
+        return true;
+}
+
+/* Exits unless tree and flat chain agree on every input. */
 static void check_equal(const struct prog *tree, uint32_t arch) {
         static struct prog flat;
         build_flat(&flat, arch);
-        static const uint32_t vals[] = {
-                0,          1,          0x8,       0x20000,       0x20008,
-                0xffffffff, TIOCSTI,    TIOCLINUX, AF_UNIX,       AF_INET,
-                AF_INET6,   AF_NETLINK, AF_PACKET, CLONE_NEWUSER, CLONE_NEWTIME,
-                CLONE_VM};
-        static const uint32_t high[] = {MAX_NR, 0x3fffffff, X32_SYSCALL_BIT, 0xffffffff};
-        const size_t nv = sizeof vals / sizeof *vals, nh = sizeof high / sizeof *high;
-        for (uint32_t i = 0; i < MAX_NR + nh; i++)
-                for (size_t x = 0; x < nv * nv; x++) {
-                        struct seccomp_data d = {.nr = (int)(i < MAX_NR ? i : high[i - MAX_NR]),
-                                                 .arch = x == 1 ? arch ^ 1 : arch};
-                        d.args[0] = vals[x % nv] | 0xdead000000000000ull;
-                        d.args[1] = vals[x / nv];
-                        if (run_prog(tree, &d) != run_prog(&flat, &d)) {
-                                fprintf(stderr,
-                                        "gen-seccomp: tree and flat chain differ for "
-                                        "nr %d\n",
-                                        d.nr);
-                                exit(1);
-                        }
+        struct seccomp_data d;
+        for (size_t idx = 0; input(idx, arch, &d); idx++)
+                if (run_prog(tree, &d) != run_prog(&flat, &d)) {
+                        fprintf(stderr, "gen-seccomp: tree and flat chain differ for nr %d\n",
+                                d.nr);
+                        exit(1);
                 }
+}
+
+/* Exits unless the reporting variant is the plain one with ERRNO(EPERM) replaced by
+ * USER_NOTIF: same decision for every input, only the way EPERM is delivered differs, and
+ * no other errno (ENOSYS, EAFNOSUPPORT) is ever notified. */
+static void check_variants(const struct prog *notify, const struct prog *plain, uint32_t arch) {
+        struct seccomp_data d;
+        for (size_t idx = 0; input(idx, arch, &d); idx++) {
+                uint32_t n = run_prog(notify, &d), p = run_prog(plain, &d);
+                if (n == ret_errno(EPERM) ||
+                    (n == SECCOMP_RET_USER_NOTIF ? p != ret_errno(EPERM) : p != n)) {
+                        fprintf(stderr,
+                                "gen-seccomp: reporting and plain filter differ for nr %d "
+                                "(0x%08x, 0x%08x)\n",
+                                d.nr, n, p);
+                        exit(1);
+                }
+        }
 }
 
 static void print_prog(const char *name, const struct prog *p) {
@@ -521,28 +560,53 @@ static void print_unclassified(void) {
         printf("\n */\n\n");
 }
 
-int main(void) {
-        static struct prog prog;
+/* Syscalls that can be notified (the EPERM class), by number, for rtn's report. */
+static void print_names(uint32_t arch) {
+        printf("/* Generated by tools/gen-seccomp for audit arch 0x%08x: the syscalls whose denial "
+               "rtn-init\n * reports (SECCOMP_RET_USER_NOTIF), by number. Do not edit; see "
+               "docs/policy.md. */\n#pragma once\n\n"
+               "struct rt_seccomp_name {\n        int nr;\n        const char *name;\n};\n\n"
+               "static const struct rt_seccomp_name rt_seccomp_notified[] = {\n",
+               arch);
+        for (size_t i = 0; i < ntable; i++)
+                if (table[i].kind != K_ALLOW && table[i].kind != K_ENOSYS &&
+                    table[i].kind != K_SOCKET)
+                        printf("        {%d, \"%s\"},\n", table[i].nr, table[i].name);
+        printf("};\n");
+}
+
+int main(int argc, char **argv) {
+        static struct prog notify, plain;
         uint32_t arch = seccomp_arch_native();
         const struct scmp_version *v = seccomp_version();
         build_table();
+        if (argc > 1 && strcmp(argv[1], "names") == 0) {
+                print_names(arch);
+                return ferror(stdout) ? 1 : 0;
+        }
         printf("/* Generated by tools/gen-seccomp (libseccomp %u.%u.%u tables) for audit arch "
                "0x%08x. Do not edit; see docs/policy.md. */\n#pragma once\n\n"
                "#include <linux/filter.h>\n\n#define INIT_SECCOMP_AUDIT_ARCH 0x%08xU\n\n",
                v->major, v->minor, v->micro, arch, arch);
-        printf("/* Classified syscalls:\n");
+        printf("/* Classified syscalls (EPERM: reported through SECCOMP_RET_USER_NOTIF in the "
+               "*_notify_filter\n * variants):\n");
         for (size_t i = 0; i < ntable; i++)
                 printf(" *   %4d %-24s %s\n", table[i].nr, table[i].name, kind_name(table[i].kind));
         printf(" */\n\n");
         print_unclassified();
+        deny_action = SECCOMP_RET_USER_NOTIF;
+        build_prog(&notify, arch);
+        check_equal(&notify, arch);
+        deny_action = ret_errno(EPERM);
+        build_prog(&plain, arch);
+        check_equal(&plain, arch);
+        check_variants(&notify, &plain, arch);
         /* The provisioning policy (apt/dpkg as root in the user namespace) needs nothing the
          * agent's lacks: chown, setuid & co. are allowed in both and decided by capabilities.
          * Both arrays exist so the policies can diverge without touching rtn-init. */
-        build_prog(&prog, arch);
-        check_equal(&prog, arch);
-        print_prog("init_seccomp_agent_filter", &prog);
-        build_prog(&prog, arch);
-        check_equal(&prog, arch);
-        print_prog("init_seccomp_provision_filter", &prog);
+        print_prog("init_seccomp_agent_notify_filter", &notify);
+        print_prog("init_seccomp_agent_filter", &plain);
+        print_prog("init_seccomp_provision_notify_filter", &notify);
+        print_prog("init_seccomp_provision_filter", &plain);
         return ferror(stdout) ? 1 : 0;
 }

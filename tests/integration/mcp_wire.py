@@ -164,8 +164,39 @@ def eof(s):
     assert not left.strip(), "sandbox processes left: " + left
 
 
+def blocked(s):
+    """Calls the seccomp filter denies come back as a report: structuredContent.blocked, a
+    second text line, and still EPERM for the caller (docs/policy.md, "Visibility")."""
+    r = s.call(70, "shell_run", command="mount -t tmpfs x /mnt; unshare -U true; echo done")
+    sc = r["structuredContent"]
+    assert "not permitted" in sc["stderr"] and sc["stdout"] == "done\n", sc
+    calls = {(b["syscall"], b["comm"]) for b in sc["blocked"]}
+    assert ("mount", "mount") in calls and ("unshare", "unshare") in calls, sc["blocked"]
+    assert all(b["count"] >= 1 and b["pid"] > 1 for b in sc["blocked"]), sc["blocked"]
+    assert sc["blocked_more"] == 0, sc
+    assert json.loads(r["content"][0]["text"]) == sc, r["content"]
+    note = r["content"][1]["text"]
+    assert "rtn: blocked mount(2) by pid" in note and "(mount): EPERM" in note, note
+    # nothing blocked: no report at all
+    r = s.call(71, "shell_run", command="true")
+    assert "blocked" not in r["structuredContent"] and len(r["content"]) == 1, r
+    # a flood is capped: 20 distinct (syscall, comm) pairs keep 16 records
+    cmd = ("for i in $(seq 20); do ln -s \"$(command -v unshare)\" /tmp/m$i; "
+           "/tmp/m$i -U true 2>/dev/null; done; true")
+    sc = s.call(72, "shell_run", command=cmd)["structuredContent"]
+    assert len(sc["blocked"]) == 16 and sc["blocked_more"] == 4, sc
+    # a job's result carries the report once it has ended
+    job = s.call(73, "shell_job_start", command="unshare -U true")["structuredContent"]["job_id"]
+    sc = s.call(74, "shell_job_wait", job_id=job, timeout=30)["structuredContent"]
+    assert sc["state"] == "exited" and sc["blocked"][0]["syscall"] == "unshare", sc
+    # a background process outliving its command still gets EPERM, not ENOSYS
+    s.call(75, "shell_run", command="(sleep 1; unshare -U true 2>/tmp/bg) >/dev/null 2>&1 &")
+    sc = s.call(76, "shell_run", command="sleep 2; cat /tmp/bg")["structuredContent"]
+    assert "Operation not permitted" in sc["stdout"], sc
+
+
 scenarios = {f.__name__: f for f in [malformed, oversized, interleaved, cancelled, progress,
-                                     init_death, eof]}
+                                     init_death, eof, blocked]}
 if SCENARIO == "batch_2025_03_26":
     s = Server("2025-03-26")
     s.raw(b'[{"jsonrpc":"2.0","id":60,"method":"ping"},{"jsonrpc":"2.0","id":61,"method":"ping"}]\n')
