@@ -99,6 +99,11 @@ ssize_t rtn_recv_msg(int sock, void *buf, size_t len, int *fds, size_t *nfds) {
         size_t cap = nfds ? *nfds : 0;
         if (cap > RTN_MAX_PASS_FDS)
                 cap = RTN_MAX_PASS_FDS;
+        /* Every return says how many fds it filled in, errors too: a caller that closes
+         * fds[0..*nfds) must never see its own capacity come back (it once closed fd 0, the
+         * MCP server's stdin, with a stale stack value after a reset control socket). */
+        if (nfds)
+                *nfds = 0;
         union {
                 char buf[CMSG_SPACE(sizeof(int) * RTN_MAX_PASS_FDS)];
                 struct cmsghdr align;

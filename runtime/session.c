@@ -339,7 +339,7 @@ static void on_ctl(struct rtn_loop *l, int fd, uint32_t ev, void *ud) {
                 struct init_blocked bl;
                 char raw[sizeof(struct init_blocked) + sizeof(struct init_status)];
         } u;
-        int fds[1];
+        int fds[1] = {-1};
         size_t nfds = 1;
         ssize_t n = rt_sandbox_recv(&s->sb, u.raw, sizeof u, fds, &nfds);
         if (n >= (ssize_t)sizeof u.st.hdr && u.st.hdr.type == INIT_MSG_FILES_STARTED &&

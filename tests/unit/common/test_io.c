@@ -1,0 +1,52 @@
+/* common/io: rtn_recv_msg reports how many fds it filled in on every return, so a caller
+ * closing fds[0..n) after an error never closes a descriptor it does not own. */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "common/io.h"
+
+Test(rtn_recv_msg, error_leaves_no_fds_to_close) {
+        int fds[2] = {123, 123};
+        size_t nfds = 2;
+        int fd = open("/dev/null", O_RDONLY | O_CLOEXEC); /* not a socket */
+        cr_assert_geq(fd, 0);
+        char buf[8];
+        cr_assert_eq(rtn_recv_msg(fd, buf, sizeof buf, fds, &nfds), -ENOTSOCK);
+        cr_assert_eq(nfds, 0, "an error must report 0 fds, got %zu", nfds);
+        close(fd);
+}
+
+Test(rtn_recv_msg, reset_peer_leaves_no_fds_to_close) {
+        int sv[2];
+        cr_assert_eq(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv), 0);
+        /* A peer closed with a message still unread gives ECONNRESET: what rtn serve saw
+         * from a killed rtn-init that had not read its last spawn request. */
+        cr_assert_eq(rtn_send_msg(sv[0], "x", 1, NULL, 0), 1);
+        close(sv[1]);
+        int fds[1] = {0};
+        size_t nfds = 1;
+        char buf[8];
+        cr_assert_eq(rtn_recv_msg(sv[0], buf, sizeof buf, fds, &nfds), -ECONNRESET);
+        cr_assert_eq(nfds, 0);
+        close(sv[0]);
+}
+
+Test(rtn_recv_msg, passes_fds) {
+        int sv[2];
+        cr_assert_eq(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv), 0);
+        int devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
+        cr_assert_eq(rtn_send_msg(sv[0], "m", 1, &devnull, 1), 1);
+        int fds[2] = {-1, -1};
+        size_t nfds = 2;
+        char buf[8];
+        cr_assert_eq(rtn_recv_msg(sv[1], buf, sizeof buf, fds, &nfds), 1);
+        cr_assert_eq(nfds, 1);
+        cr_assert_geq(fds[0], 0);
+        close(fds[0]);
+        close(devnull);
+        close(sv[0]);
+        close(sv[1]);
+}
