@@ -16,7 +16,7 @@ RTN, SCENARIO = sys.argv[1], sys.argv[2]
 class Server:
     def __init__(self, version="2025-06-18"):
         self.p = subprocess.Popen([RTN, "serve"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                  stderr=subprocess.DEVNULL)
+                                  stderr=open(os.environ["WIRE_ERR"], "w") if os.environ.get("WIRE_ERR") else subprocess.DEVNULL)
         self.buf = b""
         r = self.req(1, "initialize", {"protocolVersion": version, "capabilities": {},
                                         "clientInfo": {"name": "wire", "version": "1"}})
@@ -154,6 +154,28 @@ def init_death(s):
     assert r["structuredContent"].get("sandbox_restarted") is True, r
 
 
+def init_death_race(s):
+    """A call sent right after rtn-init's death, before the server has seen the hang-up: if
+    the spawn request meets the dead socket the call runs in a fresh sandbox; if the request
+    went into the socket before the end, the call reports the sandbox's end (the command may
+    have started, so it is not run twice). Never a bare "broken pipe"; the next call works."""
+    for rid in range(60, 70):
+        r = s.call(rid * 10, "shell_run", command="echo up")
+        assert r["structuredContent"]["stdout"] == "up\n", r
+        kids = subprocess.run(["pgrep", "-P", str(s.p.pid)], capture_output=True,
+                              text=True).stdout.split()
+        assert kids, "no rtn-init child"
+        for k in kids:
+            os.kill(int(k), signal.SIGKILL)
+        r = s.call(rid * 10 + 1, "shell_run", command="echo again")
+        if r.get("isError"):
+            assert "the sandbox ended while the command ran" in r["content"][0]["text"], r
+            r = s.call(rid * 10 + 2, "shell_run", command="echo again")
+        assert r.get("isError") is not True, r
+        assert r["structuredContent"]["stdout"] == "again\n", r
+        assert r["structuredContent"].get("sandbox_restarted") is True, r
+
+
 def eof(s):
     s.call(50, "shell_job_start", command="sleep 300")
     t0 = time.time()
@@ -196,7 +218,7 @@ def blocked(s):
 
 
 scenarios = {f.__name__: f for f in [malformed, oversized, interleaved, cancelled, progress,
-                                     init_death, eof, blocked]}
+                                     init_death, init_death_race, eof, blocked]}
 if SCENARIO == "batch_2025_03_26":
     s = Server("2025-03-26")
     s.raw(b'[{"jsonrpc":"2.0","id":60,"method":"ping"},{"jsonrpc":"2.0","id":61,"method":"ping"}]\n')

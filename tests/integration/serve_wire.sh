@@ -12,7 +12,7 @@ wire() {
         t_cmd python3 "$T_ROOT/tests/integration/mcp_wire.py" "$RTN" "$1"
         t_exit_is 0
 }
-for s in malformed oversized interleaved cancelled progress init_death eof batch_2025_03_26 blocked; do
+for s in malformed oversized interleaved cancelled progress init_death init_death_race eof batch_2025_03_26 blocked; do
         t_run "$s" wire "$s"
 done
 t_done
