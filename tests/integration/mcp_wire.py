@@ -177,12 +177,22 @@ def init_death_race(s):
 
 
 def eof(s):
-    s.call(50, "shell_job_start", command="sleep 300")
+    # A duration no other test uses, so a stray sleep elsewhere on the host cannot be
+    # mistaken for this sandbox's (and this one is seen running before the EOF).
+    arg = "300.%d" % os.getpid()
+    s.call(50, "shell_job_start", command="sleep " + arg)
+    pat = "^sleep %s$" % arg.replace(".", "[.]")
+    for _ in range(50):
+        if subprocess.run(["pgrep", "-f", pat], capture_output=True).returncode == 0:
+            break
+        time.sleep(0.1)
+    else:
+        raise AssertionError("the job's sleep never ran")
     t0 = time.time()
     s.p.stdin.close()
     s.p.wait(timeout=5)
     assert time.time() - t0 < 3, "slow exit"
-    left = subprocess.run(["pgrep", "-f", "^sleep 300$"], capture_output=True, text=True).stdout
+    left = subprocess.run(["pgrep", "-f", pat], capture_output=True, text=True).stdout
     assert not left.strip(), "sandbox processes left: " + left
 
 
