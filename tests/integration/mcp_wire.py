@@ -12,57 +12,7 @@ import time
 
 RTN, SCENARIO = sys.argv[1], sys.argv[2]
 
-
-class Server:
-    def __init__(self, version="2025-06-18"):
-        self.p = subprocess.Popen([RTN, "serve"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                  stderr=open(os.environ["WIRE_ERR"], "w") if os.environ.get("WIRE_ERR") else subprocess.DEVNULL)
-        self.buf = b""
-        r = self.req(1, "initialize", {"protocolVersion": version, "capabilities": {},
-                                        "clientInfo": {"name": "wire", "version": "1"}})
-        assert r["result"]["protocolVersion"] == version, r
-        self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
-
-    def raw(self, data):
-        self.p.stdin.write(data)
-        self.p.stdin.flush()
-
-    def send(self, msg):
-        self.raw((json.dumps(msg) + "\n").encode())
-
-    def read(self, timeout=30):
-        end = time.time() + timeout
-        while b"\n" not in self.buf:
-            left = end - time.time()
-            if left <= 0 or not select.select([self.p.stdout], [], [], left)[0]:
-                raise AssertionError("no message within %ss" % timeout)
-            chunk = os.read(self.p.stdout.fileno(), 65536)
-            if not chunk:
-                raise AssertionError("server closed stdout")
-            self.buf += chunk
-        line, self.buf = self.buf.split(b"\n", 1)
-        return json.loads(line)
-
-    def wait_id(self, rid, timeout=30, seen=None):
-        while True:
-            m = self.read(timeout)
-            if seen is not None:
-                seen.append(m)
-            if m.get("id") == rid and "method" not in m:
-                return m
-
-    def req(self, rid, method, params=None):
-        msg = {"jsonrpc": "2.0", "id": rid, "method": method}
-        if params is not None:
-            msg["params"] = params
-        self.send(msg)
-        return self.wait_id(rid)
-
-    def call(self, rid, name, **args):
-        return self.req(rid, "tools/call", {"name": name, "arguments": args})["result"]
-
-    def alive(self):
-        assert self.req(999, "ping")["result"] == {}, "ping failed"
+from wire_client import Server  # noqa: E402  (beside this file)
 
 
 def expect_error(m, code):
@@ -230,13 +180,13 @@ def blocked(s):
 scenarios = {f.__name__: f for f in [malformed, oversized, interleaved, cancelled, progress,
                                      init_death, init_death_race, eof, blocked]}
 if SCENARIO == "batch_2025_03_26":
-    s = Server("2025-03-26")
+    s = Server(RTN, "2025-03-26")
     s.raw(b'[{"jsonrpc":"2.0","id":60,"method":"ping"},{"jsonrpc":"2.0","id":61,"method":"ping"}]\n')
     m = s.read()
     assert isinstance(m, list) and sorted(x["id"] for x in m) == [60, 61], m
     sys.exit(0)
 try:
-    srv = Server()
+    srv = Server(RTN)
     scenarios[SCENARIO](srv)
 except AssertionError as e:
     print("FAIL:", e, file=sys.stderr)

@@ -5,9 +5,7 @@ sandbox runs in the child cgroup rtn-<serve pid>-<n> of CGROUP_DIR (seen from th
 is gone; when the server ends no rtn-<serve pid>-* is left. Usage: serve_cgroup.py RTN
 CGROUP (the 0:: path) CGROUP_DIR. Exits 0 when that holds, 1 with a reason otherwise."""
 import glob
-import json
 import os
-import select
 import signal
 import subprocess
 import sys
@@ -15,42 +13,7 @@ import time
 
 RTN, CGROUP, CGROUP_DIR = sys.argv[1], sys.argv[2].rstrip("/"), sys.argv[3]
 
-
-class Server:
-    def __init__(self):
-        self.p = subprocess.Popen([RTN, "serve"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                  stderr=subprocess.DEVNULL)
-        self.buf = b""
-        self.req(1, "initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
-                                   "clientInfo": {"name": "cgroup", "version": "1"}})
-        self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
-
-    def send(self, msg):
-        self.p.stdin.write((json.dumps(msg) + "\n").encode())
-        self.p.stdin.flush()
-
-    def read(self, timeout=30):
-        end = time.time() + timeout
-        while b"\n" not in self.buf:
-            left = end - time.time()
-            if left <= 0 or not select.select([self.p.stdout], [], [], left)[0]:
-                raise AssertionError("no message within %ss" % timeout)
-            chunk = os.read(self.p.stdout.fileno(), 65536)
-            if not chunk:
-                raise AssertionError("server closed stdout")
-            self.buf += chunk
-        line, self.buf = self.buf.split(b"\n", 1)
-        return json.loads(line)
-
-    def req(self, rid, method, params=None):
-        self.send({"jsonrpc": "2.0", "id": rid, "method": method, "params": params or {}})
-        while True:
-            m = self.read()
-            if m.get("id") == rid and "method" not in m:
-                return m
-
-    def call(self, rid, name, **args):
-        return self.req(rid, "tools/call", {"name": name, "arguments": args})["result"]
+from wire_client import Server  # noqa: E402  (beside this file)
 
 
 def host_pid(argv):
@@ -81,7 +44,7 @@ def job_in(s, rid, secs, n):
 
 
 def main():
-    s = Server()
+    s = Server(RTN, name="cgroup")
     try:
         job_in(s, 10, "81.5", 0)
         kids = subprocess.run(["pgrep", "-P", str(s.p.pid)], capture_output=True,
