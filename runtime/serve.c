@@ -153,23 +153,14 @@ static int start_run(struct serve *sv, struct mcp_call *call, struct rt_cmd_opts
                 return -ENOMEM;
         rc->sv = sv;
         rc->call = call;
-        if (rt_session_take_crash(sv->sess)) {
-                rc->restarted = true;
-                mcp_log(sv->srv, MCP_LOG_WARNING,
-                        "the sandbox's init had died; this command "
-                        "runs in a fresh sandbox on the same layers and uncommitted changes");
-        }
         int r = rt_session_run(sv->sess, o, run_done, rc, &rc->cmd, &err);
-        if ((r == -EPIPE || r == -ECONNRESET) && rt_session_take_crash(sv->sess)) {
-                /* rtn-init died before its hang-up reached the loop: the spawn request was
-                 * the first to notice. Nothing ran; start a fresh sandbox and say so, as for
-                 * a death noticed earlier. */
+        /* Asked after the run: the death may have been noticed before it, or by its own
+         * spawn request (rt_session_run then starts the fresh sandbox itself). */
+        if (r == 0 && rt_session_take_crash(sv->sess)) {
                 rc->restarted = true;
                 mcp_log(sv->srv, MCP_LOG_WARNING,
                         "the sandbox's init had died; this command "
                         "runs in a fresh sandbox on the same layers and uncommitted changes");
-                err = (struct rtn_error){0};
-                r = rt_session_run(sv->sess, o, run_done, rc, &rc->cmd, &err);
         }
         if (r < 0) {
                 free(rc);

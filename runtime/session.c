@@ -583,22 +583,30 @@ out:
 
 int rt_session_run(struct rt_session *s, const struct rt_cmd_opts *o, rt_cmd_done_fn done_fn,
                    void *ud, struct rt_cmd **ret, struct rtn_error *err) {
-        int r = rt_session_ensure(s, err);
-        if (r < 0)
-                return r;
-        struct rt_cmd *c = cmd_new(s, o);
-        if (!c)
-                return rtn_err(err, ENOMEM, "command");
-        if ((r = cmd_spawn(c, o, err)) < 0) {
+        for (int attempt = 0;; attempt++) {
+                int r = rt_session_ensure(s, err);
+                if (r < 0)
+                        return r;
+                struct rt_cmd *c = cmd_new(s, o);
+                if (!c)
+                        return rtn_err(err, ENOMEM, "command");
+                if ((r = cmd_spawn(c, o, err)) == 0) {
+                        c->done_fn = done_fn;
+                        c->done_ud = ud;
+                        *ret = c;
+                        return 0;
+                }
                 rt_cmd_free(c);
-                if (r == -EPIPE || r == -ECONNRESET)
-                        session_lost(s, true);
-                return r;
+                if (r != -EPIPE && r != -ECONNRESET)
+                        return r;
+                /* rtn-init died before its hang-up reached the loop: the request went
+                 * nowhere and nothing ran. Mark the crash (rt_session_take_crash reports it)
+                 * and run the command once in a fresh sandbox on the same upper. */
+                session_lost(s, true);
+                if (attempt > 0)
+                        return r;
+                *err = (struct rtn_error){0};
         }
-        c->done_fn = done_fn;
-        c->done_ud = ud;
-        *ret = c;
-        return 0;
 }
 
 void rt_cmd_free(struct rt_cmd *c) {
