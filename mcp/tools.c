@@ -176,7 +176,7 @@ static const struct mcp_arg_spec http_post_args[] = {
         "\"required\":[\"syscall\",\"pid\",\"comm\",\"count\"]}}," P_INT("blocked_more")
 #define RUN_PROPS P_INTN("exit_code") "," P_INTN("signal") "," P_STR("stdout") "," P_STR("stderr") \
         "," P_BOOL("stdout_truncated") "," P_BOOL("stderr_truncated") "," P_BOOL("timed_out") \
-        "," P_INT("duration_ms") "," BLOCKED_PROPS
+        "," P_INT("duration_ms") "," BLOCKED_PROPS "," P_BOOL("sandbox_restarted")
 #define RUN_REQ "\"exit_code\",\"signal\",\"stdout\",\"stderr\",\"stdout_truncated\"," \
         "\"stderr_truncated\",\"timed_out\",\"duration_ms\""
 #define JOB_PROPS P_STR("job_id") "," P_STR("command") "," \
