@@ -9,31 +9,19 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
-#include <string.h>
-#include <unistd.h>
 
-#include "common/cleanup.h"
+#include "common/io.h"
 #include "runtime/internal.h"
-
-static int write_str(const char *path, const char *val) {
-        _cleanup_close_ int fd = open(path, O_WRONLY | O_CLOEXEC);
-        if (fd < 0)
-                return negative_errno();
-        ssize_t n = write(fd, val, strlen(val));
-        if (n < 0)
-                return negative_errno();
-        return n == (ssize_t)strlen(val) ? 0 : -EIO;
-}
 
 int rt_child_limits(const struct rt_plan *p, struct rtn_error *err) {
         char val[32];
         snprintf(val, sizeof val, "%u", p->spec->pids_max);
-        int r = write_str("/proc/sys/kernel/pid_max", val);
+        int r = rtn_write_file_at(AT_FDCWD, "/proc/sys/kernel/pid_max", val);
         /* Before 6.14 the file is the host's and not ours to write (EPERM/EACCES): go on;
          * rtn probe and docs/security-invariants.md say what is lost. */
         if (r < 0 && r != -EPERM && r != -EACCES)
                 return rtn_err(err, r, "set pid_max of the sandbox to %s", val);
-        r = write_str("/proc/self/oom_score_adj", "1000");
+        r = rtn_write_file_at(AT_FDCWD, "/proc/self/oom_score_adj", "1000");
         if (r < 0)
                 return rtn_err(err, r, "set oom_score_adj of the sandbox");
         return 0;
