@@ -99,6 +99,14 @@ static __attribute__((noreturn)) void shutdown_all(int code) {
         _exit(code);
 }
 
+static int refuse(int error, uint32_t step, const char *msg) {
+        (void)send_status(INIT_MSG_CONFIGURED, 0, error, step, msg);
+        return -1;
+}
+
+/* Reads CONFIG and prepares the policy. Returns 0 when configured; otherwise the refusal has
+ * been sent (if it could be) and the caller shuts down: no command may run under a policy
+ * that was not prepared, and rtn may already have queued a spawn request behind CONFIG. */
 static int configure(void) {
         struct rtn_error err = {0};
         ssize_t n = rtn_recv_msg(INIT_CTL_FD, msgbuf, sizeof msgbuf, NULL, NULL);
@@ -106,23 +114,20 @@ static int configure(void) {
                 shutdown_all(1);
         struct init_config_view v;
         if (init_decode_config(msgbuf, (size_t)n, &v) < 0)
-                return send_status(INIT_MSG_CONFIGURED, 0, EBADMSG, INIT_STEP_CONFIG,
-                                   "malformed configuration");
+                return refuse(EBADMSG, INIT_STEP_CONFIG, "malformed configuration");
         if (v.msg->isolation > INIT_ISOLATION_LANDLOCK)
-                return send_status(INIT_MSG_CONFIGURED, 0, EINVAL, INIT_STEP_CONFIG,
-                                   "unknown isolation mode");
+                return refuse(EINVAL, INIT_STEP_CONFIG, "unknown isolation mode");
         st.cfg = *v.msg;
         st.cfg.strings_len = 0;
         /* Not PID 1 without a pid namespace: become the subreaper of everything below. */
         if (st.cfg.isolation == INIT_ISOLATION_LANDLOCK &&
             prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) < 0)
-                return send_status(INIT_MSG_CONFIGURED, 0, errno, INIT_STEP_CONFIG,
-                                   "prctl PR_SET_CHILD_SUBREAPER");
+                return refuse(errno, INIT_STEP_CONFIG, "prctl PR_SET_CHILD_SUBREAPER");
         if (st.cfg.agent_uid != 0 && st.cfg.agent_drop_caps)
                 st.cfg.agent_drop_caps = 0; /* a non-root uid has no capabilities anyway */
         int r = init_policy_prepare(&st, v.writable, v.nwritable, &err);
         if (r < 0)
-                return send_status(INIT_MSG_CONFIGURED, 0, -r, INIT_STEP_LANDLOCK, err.msg);
+                return refuse(-r, INIT_STEP_LANDLOCK, err.msg);
         return send_status(INIT_MSG_CONFIGURED, 0, 0, 0, NULL);
 }
 
