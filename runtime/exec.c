@@ -413,10 +413,19 @@ static void event_loop(struct exec_run *run) {
         }
 }
 
-static int start_command(struct exec_run *run, struct exec_opts *o, struct rtn_error *err) {
+struct queued {
+        struct exec_run *run;
+        struct exec_opts *o;
+};
+
+/* Sends the command's spawn request; called by rt_sandbox_start_queued with the sandbox it
+ * is starting (run->sb is filled in only once that returns). */
+static int send_command(struct rt_sandbox *sb, void *arg, struct rtn_error *err) {
+        struct exec_run *run = ((struct queued *)arg)->run;
+        struct exec_opts *o = ((struct queued *)arg)->o;
         struct rt_env env;
         int r, fds[3], close_later[3] = {-1, -1, -1};
-        rt_env_default(&env, &run->sb, INIT_POLICY_AGENT, o->tty);
+        rt_env_default(&env, sb, INIT_POLICY_AGENT, o->tty);
         for (size_t i = 0; i < o->nsetenv; i++)
                 if ((r = rt_env_set(&env, o->setenv[i], err)) < 0)
                         return r;
@@ -430,13 +439,17 @@ static int start_command(struct exec_run *run, struct exec_opts *o, struct rtn_e
         } else if ((r = setup_stdio(run, fds, close_later, err)) < 0) {
                 return r;
         }
-        r = rt_sandbox_spawn(&run->sb, 1, o->tty ? INIT_SPAWN_PTY : 0, INIT_POLICY_AGENT,
-                             o->cwd ? o->cwd : run->sb.workspace, o->argv, env.vars,
+        r = rt_sandbox_spawn(sb, 1, o->tty ? INIT_SPAWN_PTY : 0, INIT_POLICY_AGENT,
+                             o->cwd ? o->cwd : sb->workspace, o->argv, env.vars,
                              o->tty ? NULL : fds, rows, cols, err);
         for (int i = 0; i < 3; i++)
                 rtn_safe_close(close_later[i]); /* the command has its own copies now */
-        if (r < 0)
-                return r;
+        return r;
+}
+
+/* After the sandbox has started with the spawn request queued: its reply, then the tty. */
+static int start_command(struct exec_run *run, struct exec_opts *o, struct rtn_error *err) {
+        int r;
         if ((r = await_spawned(run, o->argv[0], err)) != 0)
                 return r;
         if (o->tty && run->master >= 0) {
@@ -602,8 +615,9 @@ int rt_cmd_exec(int argc, char **argv) {
         int r = open_store(&o, &es, &err);
         if (r == 0)
                 r = setup_signals(&run, o.timeout, &err);
+        struct queued q = {&run, &o};
         if (r == 0)
-                r = rt_sandbox_start(&o.spec, &run.sb, &err);
+                r = rt_sandbox_start_queued(&o.spec, &run.sb, send_command, &q, &err);
         if (r == 0)
                 r = start_command(&run, &o, &err);
         if (r != 0) {

@@ -55,6 +55,9 @@ int rt_child_limits(const struct rt_plan *plan, struct rtn_error *err);
 int rt_recv_typed(struct rt_sandbox *sb, void *out, size_t len, uint32_t type, const char *what,
                   struct rtn_error *err);
 int rt_send_config(struct rt_sandbox *sb, const struct rt_spec *s, struct rtn_error *err);
+/* Its two halves: the CONFIG message, and the wait for rtn-init's CONFIGURED reply. */
+int rt_config_send(struct rt_sandbox *sb, const struct rt_spec *s, struct rtn_error *err);
+int rt_config_wait(struct rt_sandbox *sb, struct rtn_error *err);
 
 /* --isolation landlock: rtn-init on the host, no namespaces (runtime/hostmode.c). */
 int rt_hostmode_start(const struct rt_spec *spec, struct rt_sandbox *sb, struct rtn_error *err);

@@ -152,6 +152,13 @@ int rt_store_export(const struct rt_idmap *m, struct store *st, const char *env,
 
 /* Builds the sandbox and waits until rtn-init has applied the configuration. */
 int rt_sandbox_start(const struct rt_spec *spec, struct rt_sandbox *ret, struct rtn_error *err);
+/* The same, calling queue (unless NULL) once the configuration is on its way and before
+ * rtn-init's replies are read: a request it sends on sb->ctl (a spawn) waits for rtn-init
+ * right behind the configuration, which rtn-init applies first and refuses by exiting. A
+ * queue that fails (< 0, err set) fails the start. */
+typedef int (*rt_queue_fn)(struct rt_sandbox *sb, void *arg, struct rtn_error *err);
+int rt_sandbox_start_queued(const struct rt_spec *spec, struct rt_sandbox *ret, rt_queue_fn queue,
+                            void *arg, struct rtn_error *err);
 
 /* cgroup v2 (runtime/cgroup.c). What rtn finds without changing anything (rtn probe). */
 struct rt_cgroup_state {

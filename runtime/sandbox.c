@@ -242,7 +242,7 @@ int rt_recv_typed(struct rt_sandbox *sb, void *out, size_t len, uint32_t type, c
         return (int)n;
 }
 
-int rt_send_config(struct rt_sandbox *sb, const struct rt_spec *s, struct rtn_error *err) {
+int rt_config_send(struct rt_sandbox *sb, const struct rt_spec *s, struct rtn_error *err) {
         const char *w[INIT_MAX_WRITABLE];
         uint32_t nw = 0;
         if (s->isolation == INIT_ISOLATION_LANDLOCK) {
@@ -272,6 +272,10 @@ int rt_send_config(struct rt_sandbox *sb, const struct rt_spec *s, struct rtn_er
         ssize_t n = rtn_send_msg(sb->ctl, buf, (size_t)len, NULL, 0);
         if (n < 0)
                 return rtn_err(err, (int)n, "send sandbox configuration");
+        return 0;
+}
+
+int rt_config_wait(struct rt_sandbox *sb, struct rtn_error *err) {
         struct init_status st;
         int r = rt_recv_typed(sb, &st, sizeof st, INIT_MSG_CONFIGURED, "configuration reply", err);
         if (r < 0)
@@ -283,6 +287,11 @@ int rt_send_config(struct rt_sandbox *sb, const struct rt_spec *s, struct rtn_er
                 return rtn_errx(err, st.error, "rtn-init refused the policy: %s", st.message);
         }
         return 0;
+}
+
+int rt_send_config(struct rt_sandbox *sb, const struct rt_spec *s, struct rtn_error *err) {
+        int r = rt_config_send(sb, s, err);
+        return r < 0 ? r : rt_config_wait(sb, err);
 }
 
 /* Asks rtn-init for the provisioning gate: its listener arrives with SCM_RIGHTS. */
@@ -376,12 +385,21 @@ static void close_trees(struct rt_plan *p) {
 }
 
 int rt_sandbox_start(const struct rt_spec *spec, struct rt_sandbox *ret, struct rtn_error *err) {
+        return rt_sandbox_start_queued(spec, ret, NULL, NULL, err);
+}
+
+int rt_sandbox_start_queued(const struct rt_spec *spec, struct rt_sandbox *ret, rt_queue_fn queue,
+                            void *arg, struct rtn_error *err) {
         struct rt_sandbox sb = {
                 .pid = -1, .pidfd = -1, .ctl = -1, .isolation = spec->isolation, .gate_fd = -1};
         if (spec->isolation == INIT_ISOLATION_LANDLOCK) {
                 int r = rt_spec_check(spec, err);
                 if (r < 0 || (r = rt_hostmode_start(spec, &sb, err)) < 0)
                         return r;
+                if (queue && (r = queue(&sb, arg, err)) < 0) {
+                        rt_sandbox_destroy(&sb);
+                        return r;
+                }
                 *ret = sb;
                 return 0;
         }
@@ -428,12 +446,25 @@ int rt_sandbox_start(const struct rt_spec *spec, struct rt_sandbox *ret, struct 
                 rtn_err(err, r, "start sandbox child");
                 goto fail;
         }
+        /* The configuration goes right behind GO, so rtn-init finds it queued when it has
+         * said READY instead of both sides waiting a round trip. The child reads GO only
+         * (one datagram). Should the child fail its set-up and close the socket first, its
+         * SETUP_FAILED message, read next, says why better than the failed send would. */
+        struct rtn_error send_err = {0};
+        int sent = rt_config_send(&sb, spec, &send_err);
+        if (sent == 0 && queue)
+                sent = queue(&sb, arg, &send_err);
         struct init_ready ready;
         if ((r = rt_recv_typed(&sb, &ready, sizeof ready, INIT_MSG_READY, "rtn-init start", err)) <
             0)
                 goto fail;
         sb.landlock_abi = ready.landlock_abi;
-        if ((r = rt_send_config(&sb, spec, err)) < 0)
+        if (sent < 0) {
+                *err = send_err;
+                r = sent;
+                goto fail;
+        }
+        if ((r = rt_config_wait(&sb, err)) < 0)
                 goto fail;
         if (spec->gate && (r = open_gate(&sb, err)) < 0)
                 goto fail;
