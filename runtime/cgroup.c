@@ -398,6 +398,11 @@ void rt_cgroup_destroy(struct rt_cgroup *c) {
         if (!c->on)
                 return;
         c->fd = rtn_safe_close(c->fd);
-        (void)remove_cgroup(cg.dir_fd, c->name, 0);
+        /* Usually the sandbox's PID 1 has just been reaped, and with it every task of its pid
+         * namespace: the cgroup is empty and a plain rmdir removes it. Anything else (EBUSY:
+         * tasks left, a start that failed half-way; ENOTEMPTY: child cgroups) goes through
+         * cgroup.kill and the wait. */
+        if (unlinkat(cg.dir_fd, c->name, AT_REMOVEDIR) < 0 && errno != ENOENT)
+                (void)remove_cgroup(cg.dir_fd, c->name, 0);
         c->on = false;
 }
