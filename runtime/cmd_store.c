@@ -3,10 +3,12 @@
 #include "runtime/cmd_store.h"
 
 #include <getopt.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "runtime/pending.h"
 #include "runtime/session.h"
@@ -111,13 +113,15 @@ int rt_cmd_commit(int argc, char **argv) {
         char id[STORE_ID_SIZE];
         int r;
         if (o.upper) {
-                {
-                        struct rt_idmap m;
-                        r = rt_idmap_choose(&m, &err);
-                        if (r == 0)
-                                r = rt_store_commit(&m, s, o.env, o.upper, o.msg ? o.msg : "", id,
-                                                    &err);
-                }
+                /* Only a caller with subordinate ids needs a user namespace to read an upper
+                 * (rt_store_commit); root reads everything, and choosing its map would cost
+                 * NSS and /etc/subuid lookups for nothing. */
+                struct rt_idmap m;
+                bool root = geteuid() == 0;
+                r = root ? 0 : rt_idmap_choose(&m, &err);
+                if (r == 0)
+                        r = rt_store_commit(root ? NULL : &m, s, o.env, o.upper, o.msg ? o.msg : "",
+                                            id, &err);
         } else {
                 /* The environment's pending changes (rtn exec --keep). */
                 struct rt_idmap m;
