@@ -197,12 +197,27 @@ static int cmp_double(const void *a, const void *b) {
         return (x > y) - (x < y);
 }
 
-/* calls round trips of one tools/call; adds p50 and p99 in ms. */
+/* p50 of n sorted samples, in ms, added to the result key/label. */
+static void add_p50(const double *sorted, int n, const char *key, const char *label) {
+        char k[48], l[64];
+        snprintf(k, sizeof k, "%s_p50", key);
+        snprintf(l, sizeof l, "%s p50", label);
+        bench_add(bench_result(k, l, "ms"), sorted[(n - 1) / 2]);
+}
+
+/* calls round trips of one tools/call; adds p50 and p99 in ms. With floor, each call is
+ * followed by a posix_spawn of /bin/true, timed the same way: the floor beside the calls,
+ * under the same load at the same moments, which the issue's ratio is taken against. */
 static int time_calls(const struct bench_opts *o, struct client *c, const char *params,
-                      const char *key, const char *label) {
+                      const char *key, const char *label, bool floor) {
         double *lat = calloc((size_t)o->calls, sizeof *lat);
-        if (!lat)
+        double *spawn = calloc((size_t)o->calls, sizeof *spawn);
+        if (!lat || !spawn) {
+                free(lat);
+                free(spawn);
                 return -ENOMEM;
+        }
+        char *true_argv[] = {"/bin/true", NULL};
         for (int i = 0; i < o->calls; i++) {
                 double t0 = bench_now();
                 char *r = client_call(c, "tools/call", params);
@@ -210,14 +225,24 @@ static int time_calls(const struct bench_opts *o, struct client *c, const char *
                 if (!r || strstr(r, "\"isError\":true")) {
                         fprintf(stderr, "bench: %s failed: %.300s\n", label, r ? r : "no answer");
                         free(lat);
+                        free(spawn);
                         return -EPROTO;
                 }
+                if (floor) {
+                        t0 = bench_now();
+                        (void)bench_run(true_argv, -1, -1, -1);
+                        spawn[i] = (bench_now() - t0) * 1e3;
+                }
         }
+        if (floor) {
+                qsort(spawn, (size_t)o->calls, sizeof *spawn, cmp_double);
+                add_p50(spawn, o->calls, "spawn_true_beside",
+                        "posix_spawn /bin/true, beside calls");
+        }
+        free(spawn);
         qsort(lat, (size_t)o->calls, sizeof *lat, cmp_double);
+        add_p50(lat, o->calls, key, label);
         char k[48], l[64];
-        snprintf(k, sizeof k, "%s_p50", key);
-        snprintf(l, sizeof l, "%s p50", label);
-        bench_add(bench_result(k, l, "ms"), lat[(o->calls - 1) / 2]);
         snprintf(k, sizeof k, "%s_p99", key);
         snprintf(l, sizeof l, "%s p99", label);
         bench_add(bench_result(k, l, "ms"), lat[(int)((o->calls - 1) * 0.99)]);
@@ -261,8 +286,10 @@ static int one_run(const struct bench_opts *o, struct client *c) {
                   dt);
         bench_add(bench_result("session_rss", "RSS added by a live session", "MiB"),
                   (tree_rss_kb(c->pid) - idle_rss) / 1024.0);
-        if ((r = time_calls(o, c, call_true, "shell_run_true", "shell_run true (warm)")) < 0 ||
-            (r = time_calls(o, c, call_echo, "shell_run_echo", "shell_run echo x (warm)")) < 0)
+        if ((r = time_calls(o, c, call_true, "shell_run_true", "shell_run true (warm)", true)) <
+                    0 ||
+            (r = time_calls(o, c, call_echo, "shell_run_echo", "shell_run echo x (warm)", false)) <
+                    0)
                 return r;
         return time_pings(o, c);
 }
