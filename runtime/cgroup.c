@@ -10,6 +10,7 @@
  * cgroups of an rtn that died (SIGKILL) are removed by the next rtn that sets up here
  * (sweep_stale). Kernel documentation: Documentation/admin-guide/cgroup-v2.rst. */
 #include <dirent.h>
+#include <linux/magic.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -18,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -51,15 +53,38 @@ static void unescape(char *s) {
         *o = '\0';
 }
 
-/* The first cgroup2 mount of our mount namespace: its mount point and the cgroup it shows
- * at its top ("/" unless a container bound a subtree). proc(5), /proc/pid/mountinfo. */
-static int find_mount(char *ret_mnt, size_t mlen, char *ret_root, size_t rlen) {
+/* Whether the cgroup.procs file at path lists pid. */
+static bool lists_pid(const char *path, pid_t pid) {
+        _cleanup_fclose_ FILE *f = fopen(path, "re");
+        long p;
+        while (f && fscanf(f, "%ld", &p) == 1)
+                if (p == (long)pid)
+                        return true;
+        return false;
+}
+
+/* The directory of our cgroup (self, the 0:: path) below a cgroup2 mount at mnt that shows
+ * root at its top ("/" unless a container bound a subtree there). */
+static void cgroup_dir(const char *mnt, const char *root, const char *self, char *ret, size_t len) {
+        size_t rl = strcmp(root, "/") == 0 ? 0 : strlen(root);
+        const char *rel = self;
+        if (rl && strncmp(self, root, rl) == 0 && (self[rl] == '/' || self[rl] == '\0'))
+                rel += rl;
+        snprintf(ret, len, "%s%s", mnt, strcmp(rel, "/") == 0 ? "" : rel);
+}
+
+/* The cgroup2 mount of our mount namespace (proc(5), /proc/pid/mountinfo) below which our
+ * cgroup self is found, i.e. lists our pid: a mount covered by another one at the same
+ * place (a container's bind of its subtree over the host's mount) is passed over. Without
+ * such a mount (or without self), the first cgroup2 mount. */
+static int find_mount(const char *self, char *ret_mnt, size_t mlen, char *ret_root, size_t rlen) {
         _cleanup_fclose_ FILE *f = fopen("/proc/self/mountinfo", "re");
         if (!f)
                 return negative_errno();
         char line[4096];
+        bool found = false;
         while (fgets(line, sizeof line, f)) {
-                char root[1024], mnt[1024], fstype[64];
+                char root[1024], mnt[1024], fstype[64], dir[4400], procs[4416];
                 const char *sep = strstr(line, " - ");
                 if (!sep || sscanf(sep, " - %63s", fstype) != 1 || strcmp(fstype, "cgroup2") != 0)
                         continue;
@@ -67,11 +92,22 @@ static int find_mount(char *ret_mnt, size_t mlen, char *ret_root, size_t rlen) {
                         continue;
                 unescape(root);
                 unescape(mnt);
-                snprintf(ret_mnt, mlen, "%s", mnt);
-                snprintf(ret_root, rlen, "%s", root);
-                return 0;
+                if (!found) {
+                        snprintf(ret_mnt, mlen, "%s", mnt);
+                        snprintf(ret_root, rlen, "%s", root);
+                        found = true;
+                }
+                if (!self)
+                        break;
+                cgroup_dir(mnt, root, self, dir, sizeof dir);
+                snprintf(procs, sizeof procs, "%s/cgroup.procs", dir);
+                if (lists_pid(procs, getpid())) {
+                        snprintf(ret_mnt, mlen, "%s", mnt);
+                        snprintf(ret_root, rlen, "%s", root);
+                        break;
+                }
         }
-        return -ENOENT;
+        return found ? 0 : -ENOENT;
 }
 
 /* Our cgroup in the v2 hierarchy: the "0::PATH" line of /proc/self/cgroup (cgroups(7)). */
@@ -107,27 +143,47 @@ static void read_words(const char *dir, const char *file, char *buf, size_t len)
         buf[strcspn(buf, "\n")] = '\0';
 }
 
+/* The usual places of the cgroup2 mount, before mountinfo: statfs is cheap, while reading
+ * /proc/self/mountinfo costs ~0.1 ms here (the kernel formats every mount, cgroup v1 ones
+ * included). A place counts only when our cgroup below it (self, the 0:: path) lists our
+ * pid, which a mount that shows a subtree at its top (a container's) would not: that case,
+ * and any other place, is left to find_mount. Our cgroup being the root ("/") is the
+ * mount's top, whatever the mount shows. */
+static bool find_mount_fast(const char *self, char *ret_mnt, size_t mlen) {
+        static const char *const places[] = {"/sys/fs/cgroup", "/sys/fs/cgroup/unified"};
+        for (size_t i = 0; i < sizeof places / sizeof places[0]; i++) {
+                struct statfs sf;
+                if (statfs(places[i], &sf) < 0 || sf.f_type != CGROUP2_SUPER_MAGIC)
+                        continue;
+                char procs[4400];
+                snprintf(procs, sizeof procs, "%s%s/cgroup.procs", places[i],
+                         strcmp(self, "/") == 0 ? "" : self);
+                if (strcmp(self, "/") != 0 && !lists_pid(procs, getpid()))
+                        return false;
+                snprintf(ret_mnt, mlen, "%s", places[i]);
+                return true;
+        }
+        return false;
+}
+
 int rt_cgroup_probe(struct rt_cgroup_state *ret) {
         struct rt_cgroup_state s = {0};
-        char root[1024];
-        if (find_mount(s.mount, sizeof s.mount, root, sizeof root) < 0) {
+        char root[1024] = "/";
+        bool have_self = find_self(s.self, sizeof s.self) == 0;
+        if (!(have_self && find_mount_fast(s.self, s.mount, sizeof s.mount)) &&
+            find_mount(have_self ? s.self : NULL, s.mount, sizeof s.mount, root, sizeof root) < 0) {
                 snprintf(s.why, sizeof s.why,
                          "no cgroup v2 hierarchy is mounted (no cgroup2 line in "
                          "/proc/self/mountinfo)");
                 *ret = s;
                 return 0;
         }
-        if (find_self(s.self, sizeof s.self) < 0) {
+        if (!have_self) {
                 snprintf(s.why, sizeof s.why, "no cgroup v2 entry (0::) in /proc/self/cgroup");
                 *ret = s;
                 return 0;
         }
-        /* A mount of a subtree shows that subtree at its top: strip it from our path. */
-        size_t rl = strcmp(root, "/") == 0 ? 0 : strlen(root);
-        const char *rel = s.self;
-        if (rl && strncmp(s.self, root, rl) == 0 && (s.self[rl] == '/' || s.self[rl] == '\0'))
-                rel += rl;
-        snprintf(s.dir, sizeof s.dir, "%s%s", s.mount, strcmp(rel, "/") == 0 ? "" : rel);
+        cgroup_dir(s.mount, root, s.self, s.dir, sizeof s.dir);
         read_words(s.dir, "cgroup.controllers", s.controllers, sizeof s.controllers);
         read_words(s.dir, "cgroup.subtree_control", s.subtree, sizeof s.subtree);
         s.memory = has_word(s.controllers, "memory");

@@ -228,6 +228,31 @@ delegated_to_user() {
                 t_fail "stderr: $(cat "$T_TMP/err")"
 }
 
+# A container's view: in a mount namespace of its own, the cgroup2 mount point shows a
+# subtree (the cgroup rtn runs in) at its top, as a bind mount without a cgroup namespace
+# gives it. /proc/self/cgroup still names the full path, which does not exist below that
+# mount: rtn must take the mount's root from mountinfo, not assume "/", and put the
+# sandbox in a child of the subtree.
+subtree_at_mount_point() {
+        [ "$(id -u)" = 0 ] || t_skip "bind-mounting over the cgroup2 mount needs root"
+        cg_need_writable
+        local name=t-subtree-$BASHPID
+        SUBTREE=$CG_DIR/$name
+        mkdir "$SUBTREE" || t_fail "mkdir $SUBTREE"
+        trap 'kill -KILL $rtn 2>/dev/null; wait; rmdir "$SUBTREE"' EXIT
+        # shellcheck disable=SC2016
+        sh -c 'echo $$ >"$1/cgroup.procs" && exec unshare -m --propagation private sh -c \
+                "mount --bind \"\$1\" \"\$2\" && exec \"\$3\" exec -- sleep 97.5" sh "$1" "$2" "$3"' \
+                sh "$SUBTREE" "$CG_MOUNT" "$RTN" >"$T_TMP/out" 2>"$T_TMP/err" </dev/null &
+        rtn=$!
+        local pid want=${CG_SELF%/}/$name/rtn-$rtn-0
+        pid=$(host_pid_of sleep 97.5) || exit 1
+        [ "$(cg_of "$pid")" = "$want" ] || t_fail "sleep is in '$(cg_of "$pid")', not $want; $(cat "$T_TMP/err")"
+        kill "$pid"
+        wait "$rtn"
+        [ -z "$(compgen -G "$SUBTREE/rtn-*")" ] || t_fail "left in $SUBTREE: $(compgen -G "$SUBTREE/rtn-*")"
+}
+
 # An unprivileged caller whose cgroup is not delegated: the sandbox stays in rtn's cgroup
 # and --memory-max is RLIMIT_AS, with the reason.
 unwritable_cgroup_warns() {
@@ -256,5 +281,6 @@ t_run missing_controller_warns missing_controller_warns
 t_run limits_written limits_written
 t_run no_pid_warning_unasked no_pid_warning_unasked
 t_run delegated_to_user delegated_to_user
+t_run subtree_at_mount_point subtree_at_mount_point
 t_run unwritable_cgroup_warns unwritable_cgroup_warns
 t_done
