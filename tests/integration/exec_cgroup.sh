@@ -4,9 +4,9 @@
 # in /proc/<pid>/cgroup of its processes; the cgroup is gone when the run ends (also after
 # 50 runs, a --timeout kill, a replaced `rtn serve` sandbox, and a SIGKILLed rtn once the next run has swept), and so is
 # any background process the command left. Where a controller is missing or the cgroup is
-# not ours, rtn falls back and says why on stderr. The cgroup facts are read here the way
-# rtn reads them: the cgroup2 line of /proc/self/mountinfo and the 0:: line of
-# /proc/self/cgroup (rtn runs in the test's cgroup).
+# not ours, rtn falls back and says why on stderr. The cgroup facts are read here from the
+# cgroup2 line of /proc/self/mountinfo and the 0:: line of /proc/self/cgroup (rtn runs in the
+# test's cgroup, and finds the same mount, by statfs or through mountinfo).
 . "$(dirname "$0")/../lib.sh"
 t_need_rtn
 
