@@ -586,6 +586,9 @@ int rt_cmd_exec(int argc, char **argv) {
          * are only faulted in when output flows through them. Runs once per process. */
         static struct exec_run run;
         run.master = run.sigfd = run.timerfd = -1;
+        /* Not started yet: a failure before the sandbox exists destroys nothing (fd 0 is
+         * not its control socket or pidfd). */
+        run.sb.pid = run.sb.pidfd = run.sb.ctl = run.sb.gate_fd = -1;
         struct rtn_error err = {0};
         rt_spec_init(&o.spec);
         init_limits_default(&o.spec.limits);
