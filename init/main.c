@@ -125,6 +125,10 @@ static int configure(void) {
                 return refuse(errno, INIT_STEP_CONFIG, "prctl PR_SET_CHILD_SUBREAPER");
         if (st.cfg.agent_uid != 0 && st.cfg.agent_drop_caps)
                 st.cfg.agent_drop_caps = 0; /* a non-root uid has no capabilities anyway */
+        /* Inside the user namespace (root there): bound what any command can hold. Without
+         * one (landlock mode) rtn-init runs as the caller and has nothing to bound. */
+        if (st.cfg.isolation != INIT_ISOLATION_LANDLOCK && init_caps_limit_bounding(&err) < 0)
+                return refuse(err.code, INIT_STEP_CREDS, err.msg);
         int r = init_policy_prepare(&st, v.writable, v.nwritable, &err);
         if (r < 0)
                 return refuse(-r, INIT_STEP_LANDLOCK, err.msg);

@@ -10,6 +10,7 @@
  * described in err), and the caller must kill the command rather than exec it. */
 #pragma once
 
+#include <linux/capability.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -72,6 +73,22 @@ int init_rlimits_apply(const struct init_limits *l, struct rtn_error *err);
 int init_caps_drop_all(struct rtn_error *err);
 /* The bounding set alone (needs CAP_SETPCAP: before a switch to a non-zero uid). */
 int init_caps_drop_bounding(struct rtn_error *err);
+/* What a provisioning command (apt, dpkg and their maintainer scripts, as root inside) may
+ * hold after execve: the capability set container runtimes give by default (Docker's,
+ * crun's), under which package managers work. Everything else is either checked only
+ * against the host's user namespace, where no process of the sandbox has it anyway, or not
+ * needed to install packages. */
+#define INIT_CAPS_PROVISION                                                                        \
+        ((1ull << CAP_CHOWN) | (1ull << CAP_DAC_OVERRIDE) | (1ull << CAP_FSETID) |                \
+         (1ull << CAP_FOWNER) | (1ull << CAP_MKNOD) | (1ull << CAP_NET_RAW) |                     \
+         (1ull << CAP_SETGID) | (1ull << CAP_SETUID) | (1ull << CAP_SETFCAP) |                    \
+         (1ull << CAP_SETPCAP) | (1ull << CAP_NET_BIND_SERVICE) | (1ull << CAP_SYS_CHROOT) |      \
+         (1ull << CAP_KILL) | (1ull << CAP_AUDIT_WRITE))
+/* rtn-init's own bounding set, once at configuration: INIT_CAPS_PROVISION and nothing else.
+ * rtn-init keeps its effective capabilities (the bounding set only bounds what an execve
+ * may grant), and every command it starts after that has at most these; an agent command
+ * then has 14 capabilities to drop instead of 41. */
+int init_caps_limit_bounding(struct rtn_error *err);
 /* After that switch: fails unless no uid is 0 and nothing is permitted any more (the kernel
  * clears the sets itself on the switch; this checks it did). */
 int init_caps_check_none(struct rtn_error *err);

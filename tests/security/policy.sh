@@ -19,6 +19,16 @@ first_instruction_confined() {
         t_stdout_has "landlock-write-comm: -13"
 }
 
+# What any command of the sandbox could hold at most, agent or provisioning: the bounding set
+# of rtn-init, from which all of them are spawned, is the container runtimes' default set
+# (init/policy.h, INIT_CAPS_PROVISION), not everything root has in the user namespace. No
+# process inside can widen a bounding set.
+init_bounding_set() {
+        t_exec -- sh -c 'grep ^CapBnd: /proc/1/status'
+        t_exit_is 0
+        t_stdout_is "CapBnd:	00000000a80425fb"
+}
+
 # The same program on the host, unconfined: the checks above can tell the difference.
 first_instruction_host_differs() {
         sec_need_bin firstinsn
@@ -67,6 +77,7 @@ no_host_tty() {
 }
 
 t_run first_instruction_confined first_instruction_confined
+t_run init_bounding_set init_bounding_set
 t_run first_instruction_host_differs first_instruction_host_differs
 t_run setuid_binary setuid_binary
 t_run setuid_system_binaries setuid_system_binaries

@@ -157,6 +157,47 @@ Test(init_caps_drop_all, fails_closed_without_setpcap) {
         assert_child_ok(r);
 }
 
+/* rtn-init's own bounding set at configuration: exactly the provisioning set is left, its
+ * effective set is untouched, a root exec gets no more than that set, and an agent spawn
+ * afterwards still empties it (dropping only what is left). */
+static int check_limit_bounding(int fd, void *arg) {
+        struct rtn_error err = {0};
+        if (getuid() != 0 && become_userns_root(fd))
+                return 1;
+        char buf[8192], eff[32];
+        snprintf(eff, sizeof eff, "%s", status_field(buf, sizeof buf, "CapEff"));
+        CHILD_CHECK(fd, init_caps_limit_bounding(&err) == 0, "limit: %s", err.msg);
+        const char *bnd = status_field(buf, sizeof buf, "CapBnd");
+        CHILD_CHECK(fd, bnd && strtoull(bnd, NULL, 16) == INIT_CAPS_PROVISION, "CapBnd %s", bnd);
+        CHILD_CHECK(fd, strtoull(bnd, NULL, 16) == 0xa80425fbull, "not the runtimes' set: %s", bnd);
+        const char *now = status_field(buf, sizeof buf, "CapEff");
+        CHILD_CHECK(fd, now && strcmp(now, eff) == 0, "CapEff changed: %s -> %s", eff, now);
+        /* a second call has nothing left to drop and succeeds */
+        CHILD_CHECK(fd, init_caps_limit_bounding(&err) == 0, "again: %s", err.msg);
+        int p[2];
+        CHILD_CHECK(fd, pipe(p) == 0, "pipe");
+        pid_t pid = fork();
+        if (pid == 0) {
+                dup2(p[1], 1);
+                execl("/bin/grep", "grep", "^CapEff", "/proc/self/status", (char *)NULL);
+                _exit(127);
+        }
+        close(p[1]);
+        char out[128] = {0};
+        CHILD_CHECK(fd, read(p[0], out, sizeof out - 1) > 0, "read grep");
+        waitpid(pid, NULL, 0);
+        CHILD_CHECK(fd, strcmp(out, "CapEff:\t00000000a80425fb\n") == 0, "root exec got %s", out);
+        CHILD_CHECK(fd, init_caps_drop_bounding(&err) == 0, "drop: %s", err.msg);
+        bnd = status_field(buf, sizeof buf, "CapBnd");
+        CHILD_CHECK(fd, bnd && strcmp(bnd, "0000000000000000") == 0, "CapBnd after drop %s", bnd);
+        return 0;
+}
+
+Test(init_caps_limit_bounding, leaves_the_provisioning_set) {
+        struct child_result r = run_child(check_limit_bounding, NULL);
+        assert_child_ok(r);
+}
+
 Test(init_limits_default, documented_values) {
         struct init_limits l;
         memset(&l, 0xff, sizeof l);
