@@ -73,6 +73,29 @@ static int become_userns_root(int fd) {
         return 0;
 }
 
+/* The CapEff line of a program this process execs (grep): what an execve grants. */
+static int capeff_after_exec(char *out, size_t len) {
+        int p[2];
+        if (pipe(p) < 0)
+                return -1;
+        pid_t pid = fork();
+        if (pid == 0) {
+                dup2(p[1], 1);
+                execl("/bin/grep", "grep", "^CapEff", "/proc/self/status", (char *)NULL);
+                _exit(127);
+        }
+        close(p[1]);
+        if (pid < 0) {
+                close(p[0]);
+                return -1;
+        }
+        memset(out, 0, len);
+        ssize_t n = read(p[0], out, len - 1);
+        close(p[0]);
+        waitpid(pid, NULL, 0);
+        return n > 0 ? 0 : -1;
+}
+
 static int check_drop_root(int fd, void *arg) {
         struct rtn_error err = {0};
         if (getuid() != 0 && become_userns_root(fd))
@@ -99,18 +122,8 @@ static int check_drop_root(int fd, void *arg) {
         CHILD_EXPECT_ERRNO(fd, sys_capset(&hdr, data), EPERM);
         CHILD_EXPECT_ERRNO(fd, prctl(PR_SET_SECUREBITS, 0, 0, 0, 0), EPERM);
         /* exec as root gets nothing back (SECBIT_NOROOT) */
-        int p[2];
-        CHILD_CHECK(fd, pipe(p) == 0, "pipe");
-        pid_t pid = fork();
-        if (pid == 0) {
-                dup2(p[1], 1);
-                execl("/bin/grep", "grep", "^CapEff", "/proc/self/status", (char *)NULL);
-                _exit(127);
-        }
-        close(p[1]);
-        char out[128] = {0};
-        CHILD_CHECK(fd, read(p[0], out, sizeof out - 1) > 0, "read grep");
-        waitpid(pid, NULL, 0);
+        char out[128];
+        CHILD_CHECK(fd, capeff_after_exec(out, sizeof out) == 0, "exec grep");
         CHILD_CHECK(fd, strcmp(out, "CapEff:\t0000000000000000\n") == 0, "after exec: %s", out);
         return 0;
 }
@@ -174,18 +187,8 @@ static int check_limit_bounding(int fd, void *arg) {
         CHILD_CHECK(fd, now && strcmp(now, eff) == 0, "CapEff changed: %s -> %s", eff, now);
         /* a second call has nothing left to drop and succeeds */
         CHILD_CHECK(fd, init_caps_limit_bounding(&err) == 0, "again: %s", err.msg);
-        int p[2];
-        CHILD_CHECK(fd, pipe(p) == 0, "pipe");
-        pid_t pid = fork();
-        if (pid == 0) {
-                dup2(p[1], 1);
-                execl("/bin/grep", "grep", "^CapEff", "/proc/self/status", (char *)NULL);
-                _exit(127);
-        }
-        close(p[1]);
-        char out[128] = {0};
-        CHILD_CHECK(fd, read(p[0], out, sizeof out - 1) > 0, "read grep");
-        waitpid(pid, NULL, 0);
+        char out[128];
+        CHILD_CHECK(fd, capeff_after_exec(out, sizeof out) == 0, "exec grep");
         CHILD_CHECK(fd, strcmp(out, "CapEff:\t00000000a80425fb\n") == 0, "root exec got %s", out);
         CHILD_CHECK(fd, init_caps_drop_bounding(&err) == 0, "drop: %s", err.msg);
         bnd = status_field(buf, sizeof buf, "CapBnd");
