@@ -90,6 +90,16 @@ int init_notify_answer(struct init_notif *n) {
         return 0;
 }
 
+/* Answers what is pending, at most ANSWER_BATCH; the last result of init_notify_answer
+ * (-EAGAIN: nothing left, -EPIPE: hung up, no user left). */
+static int answer_batch(struct init_notif *n) {
+        int r = 0;
+        for (int i = 0; i < ANSWER_BATCH; i++)
+                if ((r = init_notify_answer(n)) < 0 && r != -ENOENT)
+                        break;
+        return r;
+}
+
 static void notif_close(struct init_state *st, size_t slot) {
         struct init_notif *n = st->notifs[slot];
         (void)epoll_ctl(st->epfd, EPOLL_CTL_DEL, n->fd, NULL); /* ENOENT when hung: fine */
@@ -141,11 +151,7 @@ void init_notify_event(struct init_state *st, size_t slot, uint32_t events) {
                 return;
         struct init_notif *n = st->notifs[slot];
         if (events & EPOLLIN)
-                for (int i = 0; i < ANSWER_BATCH; i++) {
-                        int r = init_notify_answer(n);
-                        if (r < 0 && r != -ENOENT)
-                                break;
-                }
+                (void)answer_batch(n);
         /* POLLHUP: no task uses the filter any more (kernel/seccomp.c, seccomp_notify_poll;
          * a task lets go of it when it is reaped, in release_task), so nothing can be pending.
          * Until the command's exit has been reported the records are still needed. */
@@ -164,14 +170,10 @@ int init_notify_exited(struct init_state *st, uint64_t id) {
                 struct init_notif *n = st->notifs[i];
                 if (!n || n->reported || n->rep.hdr.id != id)
                         continue;
-                /* Calls made by the command's other processes up to now belong to it too. */
-                int a = 0;
-                for (int k = 0; k < ANSWER_BATCH; k++)
-                        if ((a = init_notify_answer(n)) < 0 && a != -ENOENT)
-                                break;
-                /* Usually the command was the filter's last user (it was just reaped): close
+                /* Calls made by the command's other processes up to now belong to it too.
+                 * Usually the command was the filter's last user (it was just reaped): close
                  * now rather than on the POLLHUP wake-up that would follow. */
-                n->hung |= a == -EPIPE;
+                n->hung |= answer_batch(n) == -EPIPE;
                 n->reported = true;
                 ssize_t r = 0;
                 if (n->rep.total > 0)
