@@ -188,6 +188,8 @@ int rt_cgroup_probe(struct rt_cgroup_state *ret) {
         read_words(s.dir, "cgroup.subtree_control", s.subtree, sizeof s.subtree);
         s.memory = has_word(s.controllers, "memory");
         s.pids = has_word(s.controllers, "pids");
+        s.memory_on = has_word(s.subtree, "memory");
+        s.pids_on = has_word(s.subtree, "pids");
         char procs[4400];
         snprintf(procs, sizeof procs, "%s/cgroup.procs", s.dir);
         /* A delegated subtree (systemd's Delegate=yes) hands over the directory and its
@@ -266,7 +268,7 @@ static bool on_v1(const char *ctrl) {
 }
 
 static void plan_controller(const struct rt_cgroup_state *s, const char *ctrl, bool listed,
-                            bool *ret_on, char *why, size_t len) {
+                            bool enabled, bool *ret_on, char *why, size_t len) {
         *ret_on = false;
         if (!listed) {
                 snprintf(why, len,
@@ -276,7 +278,7 @@ static void plan_controller(const struct rt_cgroup_state *s, const char *ctrl, b
                          on_v1(ctrl) ? "; it is bound to a cgroup v1 hierarchy" : "");
                 return;
         }
-        if (has_word(s->subtree, ctrl) || enable(s, ctrl, why, len) == 0)
+        if (enabled || enable(s, ctrl, why, len) == 0)
                 *ret_on = true;
 }
 
@@ -371,8 +373,9 @@ static void prepare(void) {
                 return;
         }
         sweep_stale();
-        plan_controller(&s, "memory", s.memory, &cg.memory, cg.why_memory, sizeof cg.why_memory);
-        plan_controller(&s, "pids", s.pids, &cg.pids, cg.why_pids, sizeof cg.why_pids);
+        plan_controller(&s, "memory", s.memory, s.memory_on, &cg.memory, cg.why_memory,
+                        sizeof cg.why_memory);
+        plan_controller(&s, "pids", s.pids, s.pids_on, &cg.pids, cg.why_pids, sizeof cg.why_pids);
         cg.use = true;
 }
 

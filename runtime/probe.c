@@ -44,15 +44,6 @@ static struct check *add(const char *name, bool ok, bool fatal, const char *fmt,
         return c;
 }
 
-/* Whether word is one of the space-separated words of list. */
-static bool has_ctrl(const char *list, const char *word) {
-        size_t n = strlen(word);
-        for (const char *p = list; (p = strstr(p, word)); p += n)
-                if ((p == list || p[-1] == ' ') && (p[n] == '\0' || p[n] == ' '))
-                        return true;
-        return false;
-}
-
 static long read_long(const char *path) {
         char buf[64];
         if (rtn_read_file_at(AT_FDCWD, path, buf, sizeof buf) < 0)
@@ -169,12 +160,12 @@ static struct rt_cgroup_state cgs;
  * need the controller listed in our cgroup.controllers and enabled for our children; when
  * it is not enabled yet, rtn enables it at the first sandbox, which a non-root cgroup only
  * allows when rtn is alone in it (rtn then moves itself into a leaf; runtime/cgroup.c). */
-static const char *cgroup_use(bool listed, const char *ctrl, const char *fallback) {
+static const char *cgroup_use(bool listed, bool enabled, const char *ctrl, const char *fallback) {
         static char buf[2][160];
         char *b = buf[ctrl[0] == 'p'];
         if (!cgs.writable || !listed)
                 snprintf(b, sizeof buf[0], "%s", fallback);
-        else if (has_ctrl(cgs.subtree, ctrl) || strcmp(cgs.self, "/") == 0)
+        else if (enabled || strcmp(cgs.self, "/") == 0)
                 snprintf(b, sizeof buf[0], "%s.max", ctrl);
         else
                 snprintf(b, sizeof buf[0], "%s.max if rtn is alone in its cgroup, else %s", ctrl,
@@ -190,8 +181,8 @@ static void probe_cgroup(void) {
                     cgs.why);
                 return;
         }
-        const char *mem = cgroup_use(cgs.memory, "memory", "RLIMIT_AS per process");
-        const char *pids = cgroup_use(cgs.pids, "pids", "pid_max");
+        const char *mem = cgroup_use(cgs.memory, cgs.memory_on, "memory", "RLIMIT_AS per process");
+        const char *pids = cgroup_use(cgs.pids, cgs.pids_on, "pids", "pid_max");
         if (!cgs.writable)
                 add("cgroup v2", false, false,
                     "%s; controllers: %s. Sandboxes stay in rtn's cgroup; memory limit %s, "
@@ -215,8 +206,9 @@ static void print_cgroup_json(struct rtn_json_buf *b) {
         rtn_json_kv_str(b, "controllers", cgs.controllers);
         rtn_json_kv_str(b, "subtree_control", cgs.subtree);
         rtn_json_kv_bool(b, "sandbox_cgroup", cgs.writable);
-        rtn_json_kv_str(b, "memory_limit", cgroup_use(cgs.memory, "memory", "RLIMIT_AS"));
-        rtn_json_kv_str(b, "pids_limit", cgroup_use(cgs.pids, "pids", "pid_max"));
+        rtn_json_kv_str(b, "memory_limit",
+                        cgroup_use(cgs.memory, cgs.memory_on, "memory", "RLIMIT_AS"));
+        rtn_json_kv_str(b, "pids_limit", cgroup_use(cgs.pids, cgs.pids_on, "pids", "pid_max"));
         rtn_json_kv_str(b, "reason", cgs.why);
         rtn_json_obj_end(b);
 }

@@ -169,6 +169,7 @@ struct rt_cgroup_state {
         char subtree[256]; /* its cgroup.subtree_control */
         bool writable; /* the directory and its cgroup.procs are writable by us (delegated) */
         bool memory, pids; /* listed in cgroup.controllers */
+        bool memory_on, pids_on; /* enabled for our children (cgroup.subtree_control) */
         char why[3200]; /* when there is no mount or it is not writable: why */
 };
 int rt_cgroup_probe(struct rt_cgroup_state *ret);
