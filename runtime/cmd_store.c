@@ -3,7 +3,6 @@
 #include "runtime/cmd_store.h"
 
 #include <getopt.h>
-#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -102,6 +101,20 @@ static int open_store(const struct opts *o, struct store **s, struct rtn_error *
         return store_open(o->data_dir, s, err) < 0 ? -1 : 0;
 }
 
+/* The id map the store calls run under (runtime/userns.c, rt_remove_tree): only a caller
+ * with subordinate ids needs a user namespace for files owned by them; root reaches
+ * everything, and choosing its map would cost NSS and /etc/subuid lookups for nothing
+ * (*ret NULL, which those calls take as "no user namespace"). */
+static int store_idmap(struct rt_idmap *m, const struct rt_idmap **ret, struct rtn_error *err) {
+        *ret = NULL;
+        if (geteuid() == 0)
+                return 0;
+        int r = rt_idmap_choose(m, err);
+        if (r == 0)
+                *ret = m;
+        return r;
+}
+
 int rt_cmd_commit(int argc, char **argv) {
         struct opts o;
         struct rtn_error err = {0};
@@ -113,21 +126,18 @@ int rt_cmd_commit(int argc, char **argv) {
         char id[STORE_ID_SIZE];
         int r;
         if (o.upper) {
-                /* Only a caller with subordinate ids needs a user namespace to read an upper
-                 * (rt_store_commit); root reads everything, and choosing its map would cost
-                 * NSS and /etc/subuid lookups for nothing. */
                 struct rt_idmap m;
-                bool root = geteuid() == 0;
-                r = root ? 0 : rt_idmap_choose(&m, &err);
+                const struct rt_idmap *mp;
+                r = store_idmap(&m, &mp, &err);
                 if (r == 0)
-                        r = rt_store_commit(root ? NULL : &m, s, o.env, o.upper, o.msg ? o.msg : "",
-                                            id, &err);
+                        r = rt_store_commit(mp, s, o.env, o.upper, o.msg ? o.msg : "", id, &err);
         } else {
                 /* The environment's pending changes (rtn exec --keep). */
                 struct rt_idmap m;
-                r = rt_idmap_choose(&m, &err);
+                const struct rt_idmap *mp;
+                r = store_idmap(&m, &mp, &err);
                 if (r == 0)
-                        r = rt_pending_commit(s, o.env, o.msg ? o.msg : "", &m, id, &err);
+                        r = rt_pending_commit(s, o.env, o.msg ? o.msg : "", mp, id, &err);
         }
         store_close(s);
         if (r < 0)
@@ -216,9 +226,10 @@ int rt_cmd_reset(int argc, char **argv) {
                 return usage("reset", "");
         if (open_store(&o, &s, &err) < 0)
                 return fail(&err);
-        int r = rt_idmap_choose(&m, &err);
+        const struct rt_idmap *mp;
+        int r = store_idmap(&m, &mp, &err);
         if (r == 0)
-                r = rt_pending_reset(s, o.env, &m, &err);
+                r = rt_pending_reset(s, o.env, mp, &err);
         store_close(s);
         return r < 0 ? fail(&err) : 0;
 }
@@ -233,9 +244,10 @@ int rt_cmd_gc(int argc, char **argv) {
                 return fail(&err);
         struct store_gc_stats st;
         struct rt_idmap m;
-        int r = rt_idmap_choose(&m, &err);
+        const struct rt_idmap *mp;
+        int r = store_idmap(&m, &mp, &err);
         if (r == 0)
-                r = rt_store_gc(&m, s, &st, &err);
+                r = rt_store_gc(mp, s, &st, &err);
         store_close(s);
         if (r < 0)
                 return fail(&err);
@@ -254,9 +266,10 @@ int rt_cmd_export(int argc, char **argv) {
                 return fail(&err);
         const char *id = o.positional < argc ? argv[o.positional] : NULL;
         struct rt_idmap m;
-        int r = rt_idmap_choose(&m, &err);
+        const struct rt_idmap *mp;
+        int r = store_idmap(&m, &mp, &err);
         if (r == 0)
-                r = rt_store_export(&m, s, o.env, id, o.out, &err);
+                r = rt_store_export(mp, s, o.env, id, o.out, &err);
         store_close(s);
         return r < 0 ? fail(&err) : 0;
 }
@@ -289,9 +302,10 @@ int rt_cmd_store(int argc, char **argv) {
                 return fail(&err);
         struct store_verify_stats st = {0};
         struct rt_idmap m;
-        int r = rt_idmap_choose(&m, &err);
+        const struct rt_idmap *mp;
+        int r = store_idmap(&m, &mp, &err);
         if (r == 0)
-                r = rt_store_verify(&m, s, &st, &err);
+                r = rt_store_verify(mp, s, &st, &err);
         store_close(s);
         if (r < 0 && r != -EUCLEAN)
                 return fail(&err);
