@@ -83,7 +83,7 @@ static int write_commit(struct store *s, struct publish *p, const char *parent, 
         if (r < 0 || (r = store_id_of(rec, len, p->id)) < 0)
                 return rtn_err(err, r, "encode commit");
         char line[STORE_ID_SIZE + 1];
-        snprintf(line, sizeof line, "%s\n", p->id);
+        store_env_line(p->id, line);
         if ((r = store_write_tmp(s, rec, len, p->rec_tmp, sizeof p->rec_tmp)) < 0 ||
             (r = store_write_tmp(s, line, strlen(line), p->tip_tmp, sizeof p->tip_tmp)) < 0) {
                 drop_tmp(s, p);

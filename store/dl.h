@@ -6,10 +6,10 @@
  * <archive.h> and <archive_entry.h>. nettle is reached through store_nettle_fns by its
  * exported names (nettle_sha256_*) from store/sha256.c alone. For the other two, the names
  * the store calls keep the libraries' spelling and resolve through a table of dlsym()'d
- * pointers. The first call of a sequence (EVP_MD_CTX_new, EVP_Digest,
- * archive_{read,write}_new) loads the library, and fails the way that call documents (NULL
- * or 0) when it cannot be loaded, so the callers' error paths cover it; EVP_MD_CTX_free
- * accepts NULL; every other call can only follow a successful first one. */
+ * pointers. The first call of a sequence (EVP_MD_CTX_new, archive_{read,write}_new) loads
+ * the library, and fails the way that call documents (NULL) when it cannot be loaded, so
+ * the callers' error paths cover it; EVP_MD_CTX_free accepts NULL; every other call can only
+ * follow a successful first one. */
 #pragma once
 
 #include <stdbool.h>
@@ -37,8 +37,7 @@ extern struct store_nettle_fns store_nettle_fns;
         X(EVP_DigestInit_ex) \
         X(EVP_DigestUpdate) \
         X(EVP_DigestFinal_ex) \
-        X(EVP_sha256) \
-        X(EVP_Digest)
+        X(EVP_sha256)
 // clang-format on
 #define STORE_DL_MEMBER(f) __typeof__(f) *f;
 struct store_crypto_fns {
@@ -113,7 +112,6 @@ bool store_dl_archive(void);
 #ifndef STORE_DL_NO_MACROS
 #ifdef OPENSSL_EVP_H
 #define EVP_MD_CTX_new() (store_dl_crypto() ? store_crypto_fns.EVP_MD_CTX_new() : NULL)
-#define EVP_Digest(...) (store_dl_crypto() ? store_crypto_fns.EVP_Digest(__VA_ARGS__) : 0)
 #define EVP_MD_CTX_free(c)                                                                         \
         do {                                                                                       \
                 EVP_MD_CTX *c_ = (c);                                                              \

@@ -82,6 +82,12 @@ static int rm_children(int fd) {
         return r;
 }
 
+int store_rm_children_at(int fd) {
+        /* A fresh open file description, as store_opendir_at: rm_children consumes it. */
+        int nfd = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        return nfd < 0 ? negative_errno() : rm_children(nfd);
+}
+
 int store_rm_rf_at(int dirfd, const char *name) {
         if (unlinkat(dirfd, name, 0) == 0 || errno == ENOENT)
                 return 0;
@@ -128,12 +134,12 @@ static int write_tmp(struct store *s, const void *data, size_t len, char *name, 
 }
 
 int store_write_tmp(struct store *s, const void *data, size_t len, char *ret_name, size_t size) {
-        char tmp[128];
-        int fd = write_tmp(s, data, len, tmp, sizeof tmp);
-        if (fd < 0)
+        int fd = write_tmp(s, data, len, ret_name, size);
+        if (fd < 0) {
+                ret_name[0] = '\0'; /* nothing to drop */
                 return fd;
+        }
         rtn_safe_close(fd);
-        snprintf(ret_name, size, "%s", tmp);
         return 0;
 }
 
@@ -142,9 +148,8 @@ int store_write_atomic(struct store *s, int dirfd, const char *name, const void 
         _cleanup_close_ int fd = write_tmp(s, data, len, tmp, sizeof tmp);
         if (fd < 0)
                 return fd;
-        int r = 0;
         if (fsync(fd) < 0 || renameat(s->tmpfd, tmp, dirfd, name) < 0) {
-                r = negative_errno();
+                int r = negative_errno();
                 (void)unlinkat(s->tmpfd, tmp, 0);
                 return r;
         }

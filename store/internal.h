@@ -72,6 +72,8 @@ bool store_id_valid(const char *s);
 /* Removes dirfd/name and everything below it, making directories writable as it goes
  * (a layer may hold 0555 dirs). Missing is success. */
 int store_rm_rf_at(int dirfd, const char *name);
+/* Removes everything inside the directory fd (which stays open and in place). */
+int store_rm_children_at(int fd);
 int store_fsync_dir(int dirfd);
 /* 1 if the directory fd has no entries but . and .., 0 if it has, or -errno. */
 int store_dir_is_empty(int fd);
@@ -101,6 +103,8 @@ int store_record_decode(const char *buf, size_t len, struct store_commit_info *r
 int store_id_of(const void *data, size_t len, char ret_id[STORE_ID_SIZE]);
 /* Writes env's tip atomically. */
 int store_env_set(struct store *s, const char *env, const char *id);
+/* The tip file's content: the commit id and a newline (what store_env_get reads). */
+void store_env_line(const char *id, char ret[STORE_ID_SIZE + 1]);
 int store_env_get(struct store *s, const char *env, char ret_id[STORE_ID_SIZE]);
 /* True if ancestor is id or one of its ancestors. */
 int store_is_ancestor(struct store *s, const char *ancestor, const char *id);

@@ -142,9 +142,13 @@ int store_env_valid(const char *env) {
         return 0;
 }
 
+void store_env_line(const char *id, char ret[STORE_ID_SIZE + 1]) {
+        snprintf(ret, STORE_ID_SIZE + 1, "%s\n", id);
+}
+
 int store_env_set(struct store *s, const char *env, const char *id) {
         char line[STORE_ID_SIZE + 1];
-        snprintf(line, sizeof line, "%s\n", id);
+        store_env_line(id, line);
         return store_write_atomic(s, s->envsfd, env, line, strlen(line));
 }
 

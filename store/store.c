@@ -75,17 +75,7 @@ static int recover(struct store *s) {
                 return r < 0 ? r : 0;
         if ((r = store_lock(s, true)) < 0)
                 return r;
-        DIR *d = store_opendir_at(s->tmpfd);
-        if (!d) {
-                r = negative_errno();
-                store_unlock(s);
-                return r;
-        }
-        struct dirent *de;
-        while (r == 0 && (de = readdir(d)))
-                if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
-                        r = store_rm_rf_at(s->tmpfd, de->d_name);
-        closedir(d);
+        r = store_rm_children_at(s->tmpfd);
         store_unlock(s);
         return r;
 }
