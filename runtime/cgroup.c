@@ -1,14 +1,15 @@
-/* cgroup v2 for the sandbox. The cgroup2 mount comes from /proc/self/mountinfo (a pure v2 host
- * mounts it at /sys/fs/cgroup, a hybrid one at /sys/fs/cgroup/unified) and our cgroup from
- * the "0::" line of /proc/self/cgroup. When that cgroup is writable by us (root, or a subtree
- * delegated by systemd's Delegate=yes), every sandbox gets a child cgroup rtn-<pid>-<n> of
- * it, created before clone3 and entered with CLONE_INTO_CGROUP, so no task of the sandbox
- * ever runs outside it; memory.max (with memory.swap.max 0) and pids.max are written there
- * when the memory and pids controllers can be enabled for our children. Even with no
- * controller the child cgroup is kept: cgroup.kill ends everything in it at once and the
- * cgroup names the sandbox's tasks precisely. At teardown cgroup.kill, then rmdir; the
- * cgroups of an rtn that died (SIGKILL) are removed by the next rtn that sets up here
- * (sweep_stale). Kernel documentation: Documentation/admin-guide/cgroup-v2.rst. */
+/* cgroup v2 for the sandbox. Our cgroup is the "0::" line of /proc/self/cgroup; the cgroup2
+ * mount is found with statfs where hosts put it (/sys/fs/cgroup pure v2,
+ * /sys/fs/cgroup/unified hybrid), else in /proc/self/mountinfo (find_mount). When that cgroup is
+ * writable by us (root, or a subtree delegated by systemd's Delegate=yes), every sandbox gets a
+ * child cgroup rtn-<pid>-<n> of it, created before clone3 and entered with CLONE_INTO_CGROUP, so no
+ * task of the sandbox ever runs outside it; memory.max (with memory.swap.max 0) and pids.max are
+ * written there when the memory and pids controllers can be enabled for our children. Even with no
+ * controller the child cgroup is kept: it names the sandbox's tasks precisely, and
+ * cgroup.kill ends everything in it at once should anything be left. At teardown (PID 1
+ * reaped, so usually empty) one rmdir, else cgroup.kill, the wait and rmdir; the cgroups of
+ * an rtn that died (SIGKILL) are removed by the next rtn that sets up here (sweep_stale).
+ * Kernel documentation: Documentation/admin-guide/cgroup-v2.rst. */
 #include <dirent.h>
 #include <linux/magic.h>
 #include <errno.h>

@@ -191,7 +191,7 @@ static void probe_cgroup(void) {
         else
                 add("cgroup v2", true, false,
                     "mounted at %s; our cgroup %s is writable; controllers: %s. Each sandbox "
-                    "gets a child cgroup (cgroup.kill at the end); memory limit %s, process "
+                    "gets a child cgroup (removed at the end); memory limit %s, process "
                     "limit %s",
                     cgs.mount, cgs.self, cgs.controllers[0] ? cgs.controllers : "none", mem, pids);
 }
