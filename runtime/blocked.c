@@ -37,6 +37,7 @@ static void clean_comm(const char *in, size_t cap, char out[INIT_COMM_LEN]) {
 
 int rt_blocked_decode(const void *buf, size_t len, struct rt_blocked *ret) {
         const struct init_blocked *m = buf;
+        *ret = (struct rt_blocked){0};
         if (init_check_msg(buf, len, INIT_MSG_BLOCKED, sizeof *m) < 0 || len != sizeof *m ||
             m->nrec > INIT_BLOCKED_MAX)
                 return -EBADMSG;

@@ -26,7 +26,8 @@ struct rt_blocked {
         struct rt_blocked_rec rec[INIT_BLOCKED_MAX];
 };
 
-/* Decodes a datagram; -EBADMSG unless it is a well-formed INIT_MSG_BLOCKED. */
+/* Decodes a datagram; -EBADMSG, with *ret emptied (no report), unless it is a well-formed
+ * INIT_MSG_BLOCKED. */
 int rt_blocked_decode(const void *buf, size_t len, struct rt_blocked *ret);
 /* The name of a notified syscall number, or NULL. */
 const char *rt_blocked_syscall_name(uint32_t nr);

@@ -340,9 +340,8 @@ static int on_ctl(struct exec_run *run) {
         if (init_check_msg(u.raw, (size_t)n, INIT_MSG_EXITED, sizeof u.ex) == 0) {
                 run->exited = true;
                 run->wait_status = u.ex.wait_status;
-        } else if (u.ex.hdr.type == INIT_MSG_BLOCKED &&
-                   rt_blocked_decode(u.raw, (size_t)n, &run->blocked) < 0) {
-                run->blocked = (struct rt_blocked){0}; /* malformed: no report */
+        } else if (u.ex.hdr.type == INIT_MSG_BLOCKED) {
+                (void)rt_blocked_decode(u.raw, (size_t)n, &run->blocked); /* bad: no report */
         }
         return 0;
 }

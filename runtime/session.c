@@ -370,9 +370,8 @@ static void on_ctl(struct rtn_loop *l, int fd, uint32_t ev, void *ud) {
                 c->exited = true;
                 c->wait_status = u.ex.wait_status;
                 cmd_check_done(c);
-        } else if (u.st.hdr.type == INIT_MSG_BLOCKED &&
-                   rt_blocked_decode(u.raw, (size_t)n, &c->blocked) < 0) {
-                c->blocked = (struct rt_blocked){0}; /* malformed: no report */
+        } else if (u.st.hdr.type == INIT_MSG_BLOCKED) {
+                (void)rt_blocked_decode(u.raw, (size_t)n, &c->blocked); /* bad: no report */
         }
 }
 

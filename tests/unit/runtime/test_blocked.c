@@ -69,8 +69,18 @@ Test(rt_blocked_decode, comm_is_printable_ascii) {
 
 Test(rt_blocked_decode, rejects_malformed) {
         struct rt_blocked b;
-        struct init_blocked m = msg(INIT_BLOCKED_MAX + 1, 100);
+        struct init_blocked m = msg(1, 3);
+        m.rec[0].count = 3;
+        cr_assert_eq(rt_blocked_decode(&m, sizeof m, &b), 0);
+        m = msg(INIT_BLOCKED_MAX + 1, 100);
         cr_assert_eq(rt_blocked_decode(&m, sizeof m, &b), -EBADMSG, "too many records");
+        /* a rejected message leaves no report, not the one decoded before it */
+        cr_assert(b.n == 0 && b.total == 0, "stale report: n %u total %lu", b.n,
+                  (unsigned long)b.total);
+        m = msg(0, 0);
+        char longer[sizeof m + 1] = {0};
+        memcpy(longer, &m, sizeof m);
+        cr_assert_eq(rt_blocked_decode(longer, sizeof longer, &b), -EBADMSG, "long datagram");
         m = msg(1, 1);
         m.rec[0].count = 2;
         cr_assert_eq(rt_blocked_decode(&m, sizeof m, &b), -EBADMSG, "counts above total");
