@@ -36,7 +36,8 @@ struct rt_session {
         struct rt_sandbox sb;
         struct rt_idmap idmap; /* of the last sandbox, for cleaning its upper */
         bool started, alive;
-        bool crashed; /* rtn-init died since the last rt_session_take_crash */
+        bool crashed; /* rtn-init died, and no sandbox has been started since */
+        bool restarted; /* the last rt_session_ensure started a sandbox after such a death */
         uint64_t next_id;
         struct rt_cmd *cmds;
         int linger[MAX_LINGER]; /* pipes still held by background processes, -1 free */
@@ -400,6 +401,7 @@ static void session_lost(struct rt_session *s, bool unexpected) {
 }
 
 int rt_session_ensure(struct rt_session *s, struct rtn_error *err) {
+        s->restarted = false;
         if (s->alive)
                 return 0;
         struct rt_spec spec = s->cfg.spec;
@@ -417,6 +419,10 @@ int rt_session_ensure(struct rt_session *s, struct rtn_error *err) {
                 return rtn_err(err, r, "watch sandbox control socket");
         }
         s->alive = true;
+        /* The restart belongs to this call: a later one that finds the sandbox alive (a
+         * file tool restarted it, say) did not start it. */
+        s->restarted = s->crashed;
+        s->crashed = false;
         return 0;
 }
 
@@ -448,8 +454,8 @@ void rt_session_stop(struct rt_session *s) {
 }
 
 bool rt_session_take_crash(struct rt_session *s) {
-        bool c = s->crashed;
-        s->crashed = false;
+        bool c = s->restarted;
+        s->restarted = false;
         return c;
 }
 

@@ -86,7 +86,8 @@ void rt_session_free(struct rt_session *s);
 
 /* Sets the committed layers (newest first, copied) the next sandbox mounts. */
 int rt_session_set_layers(struct rt_session *s, char *const *layers, size_t n);
-/* True once after rtn-init died on its own (not by rt_session_stop). */
+/* True once when the last rt_session_ensure (or rt_session_run, which calls it) started a
+ * fresh sandbox because rtn-init had died on its own (not by rt_session_stop). */
 bool rt_session_take_crash(struct rt_session *s);
 /* Starts the sandbox now if it is not running. */
 int rt_session_ensure(struct rt_session *s, struct rtn_error *err);

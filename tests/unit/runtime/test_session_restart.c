@@ -63,6 +63,19 @@ Test(rt_session_run, restarts_when_the_spawn_meets_a_dead_init) {
         cr_assert(rt_session_take_crash(s), "the restart must be reported");
         rt_cmd_free(c);
 
+        /* Killed again, and restarted by a call that reports nothing (a file tool ensures the
+         * sandbox): the next command finds it alive and was not restarted. */
+        sb = rt_session_sandbox(s);
+        cr_assert_eq(sys_pidfd_send_signal(sb->pidfd, SIGKILL, NULL, 0), 0);
+        for (int i = 0; i < 3000 && rt_session_alive(s); i++)
+                rtn_loop_run_once(loop, 10);
+        cr_assert_not(rt_session_alive(s), "the loop did not notice the death");
+        cr_assert_eq(rt_session_ensure(s, &err), 0, "%s", err.msg);
+        c = run(loop, s, "true");
+        cr_assert_eq(c->wait_status, 0);
+        rt_cmd_free(c);
+        cr_assert_not(rt_session_take_crash(s), "a restart by an earlier call was reported");
+
         rt_session_free(s);
         rtn_loop_free(loop);
         char rm[64];
