@@ -42,11 +42,21 @@ if not writable or "memory" not in ctrls.split():
     assert d["memory_limit"] == "RLIMIT_AS", d
 if not writable or "pids" not in ctrls.split():
     assert d["pids_limit"] == "pid_max", d
-if not writable:
+if writable and "memory" in ctrls.split():
+    assert d["memory_limit"].startswith("memory.max"), d
+if writable and "pids" in ctrls.split():
+    assert d["pids_limit"].startswith("pids.max"), d
+if not mount:
+    assert "no cgroup v2" in d["reason"], d
+elif not writable:
     assert "is not writable by uid" in d["reason"], d
 PY
         t_cmd "$RTN" probe
-        t_stdout_has "cgroup v2"
+        if [ "$writable" = true ]; then
+                t_stdout_has "is writable; controllers: "
+        else
+                t_stdout_has "Sandboxes stay in rtn's cgroup"
+        fi
 }
 t_run probe_cgroup probe_cgroup
 
