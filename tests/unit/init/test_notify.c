@@ -55,8 +55,15 @@ Test(init_blocked_add, long_comm_is_cut) {
         cr_assert_eq(strlen(rep.rec[0].comm), INIT_COMM_LEN - 1);
 }
 
-static int nnp(int fd) {
+/* no_new_privs, a deadline (a lost notification must fail the test, not hang it), then the
+ * agent's reporting filter with its listener in *lst. */
+static int listen_self(int fd, int *lst) {
+        struct rtn_error err = {0};
         CHILD_CHECK(fd, prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0, "nnp");
+        alarm(20);
+        CHILD_CHECK(fd, init_seccomp_install_notify(INIT_POLICY_AGENT, lst, &err) == 0, "%s",
+                    err.msg);
+        CHILD_CHECK(fd, *lst >= 0, "no listener");
         return 0;
 }
 
@@ -73,14 +80,9 @@ static int denied_calls(void) {
 }
 
 static int check_answer(int fd, void *arg) {
-        struct rtn_error err = {0};
         int lst = -1;
-        if (nnp(fd))
+        if (listen_self(fd, &lst))
                 return 1;
-        alarm(20); /* a lost notification must fail the test, not hang it */
-        CHILD_CHECK(fd, init_seccomp_install_notify(INIT_POLICY_AGENT, &lst, &err) == 0, "%s",
-                    err.msg);
-        CHILD_CHECK(fd, lst >= 0, "no listener");
         CHILD_CHECK(fd, fcntl(lst, F_GETFD) == FD_CLOEXEC, "listener not O_CLOEXEC");
         pid_t pid = fork();
         CHILD_CHECK(fd, pid >= 0, "fork");
@@ -120,11 +122,8 @@ Test(init_seccomp_install_notify, answers_eperm_and_records) {
 static int check_ebusy(int fd, void *arg) {
         struct rtn_error err = {0};
         int lst = -1, second = 7;
-        if (nnp(fd))
+        if (listen_self(fd, &lst))
                 return 1;
-        alarm(20);
-        CHILD_CHECK(fd, init_seccomp_install_notify(INIT_POLICY_AGENT, &lst, &err) == 0, "%s",
-                    err.msg);
         struct sock_filter allow = BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
         struct sock_fprog prog = {.len = 1, .filter = &allow};
         CHILD_EXPECT_ERRNO(fd,
@@ -151,13 +150,9 @@ Test(init_seccomp_install_notify, second_listener_is_ebusy_and_falls_back) {
 /* With the listener gone (rtn-init died or closed it) a notified call fails with ENOSYS
  * instead of blocking (kernel/seccomp.c, seccomp_do_user_notification). */
 static int check_closed(int fd, void *arg) {
-        struct rtn_error err = {0};
         int lst = -1;
-        if (nnp(fd))
+        if (listen_self(fd, &lst))
                 return 1;
-        alarm(20);
-        CHILD_CHECK(fd, init_seccomp_install_notify(INIT_POLICY_AGENT, &lst, &err) == 0, "%s",
-                    err.msg);
         close(lst);
         CHILD_EXPECT_ERRNO(fd, mount("none", "/", "tmpfs", 0, NULL), ENOSYS);
         CHILD_EXPECT_ERRNO(fd, unshare(CLONE_NEWUSER), ENOSYS);
