@@ -294,17 +294,28 @@ Test(store_open, recovery_clears_tmp_and_creates_layout) {
         store_close(s);
 }
 
-Test(store_open, waits_for_the_writer_lock) {
-        struct store *s = t_open("data");
-        store_close(s);
+/* Takes data/lock with lock_op (LOCK_EX: a writer, LOCK_SH: verify or export) and opens the
+ * store in a child, which exits 0 once store_open succeeded (within 5 s). */
+static pid_t open_beside_lock(int lock_op, int *ret_fd) {
         int fd = open(t_path("data/lock"), O_RDWR | O_CLOEXEC);
-        cr_assert_eq(flock(fd, LOCK_EX), 0);
+        cr_assert_geq(fd, 0);
+        cr_assert_eq(flock(fd, lock_op), 0);
         pid_t pid = fork();
         if (pid == 0) {
                 struct store *s2;
                 close(fd); /* the inherited description holds the lock too */
+                alarm(5);
                 _exit(store_open(t_path("data"), &s2, NULL) == 0 ? 0 : 1);
         }
+        *ret_fd = fd;
+        return pid;
+}
+
+Test(store_open, waits_for_the_writer_lock) {
+        struct store *s = t_open("data");
+        store_close(s);
+        int fd;
+        pid_t pid = open_beside_lock(LOCK_EX, &fd);
         usleep(100 * 1000);
         int status;
         cr_assert_eq(waitpid(pid, &status, WNOHANG), 0, "open must block while locked");
@@ -318,15 +329,8 @@ Test(store_open, waits_for_the_writer_lock) {
 Test(store_open, does_not_wait_for_readers) {
         struct store *s = t_open("data");
         store_close(s);
-        int fd = open(t_path("data/lock"), O_RDWR | O_CLOEXEC);
-        cr_assert_eq(flock(fd, LOCK_SH), 0);
-        pid_t pid = fork();
-        if (pid == 0) {
-                struct store *s2;
-                close(fd);
-                alarm(5);
-                _exit(store_open(t_path("data"), &s2, NULL) == 0 ? 0 : 1);
-        }
+        int fd;
+        pid_t pid = open_beside_lock(LOCK_SH, &fd);
         int status;
         cr_assert_eq(waitpid(pid, &status, 0), pid);
         cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "open waited for a reader");
@@ -339,14 +343,8 @@ Test(store_open, recovers_only_under_the_exclusive_lock) {
         struct store *s = t_open("data");
         store_close(s);
         t_write("data/tmp/w.1.0", "left");
-        int fd = open(t_path("data/lock"), O_RDWR | O_CLOEXEC);
-        cr_assert_eq(flock(fd, LOCK_SH), 0);
-        pid_t pid = fork();
-        if (pid == 0) {
-                struct store *s2;
-                close(fd);
-                _exit(store_open(t_path("data"), &s2, NULL) == 0 ? 0 : 1);
-        }
+        int fd;
+        pid_t pid = open_beside_lock(LOCK_SH, &fd);
         usleep(100 * 1000);
         int status;
         cr_assert_eq(waitpid(pid, &status, WNOHANG), 0, "recovery ran beside a lock holder");
