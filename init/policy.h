@@ -79,10 +79,10 @@ int init_caps_drop_bounding(struct rtn_error *err);
  * against the host's user namespace, where no process of the sandbox has it anyway, or not
  * needed to install packages. */
 #define INIT_CAPS_PROVISION                                                                        \
-        ((1ull << CAP_CHOWN) | (1ull << CAP_DAC_OVERRIDE) | (1ull << CAP_FSETID) |                \
-         (1ull << CAP_FOWNER) | (1ull << CAP_MKNOD) | (1ull << CAP_NET_RAW) |                     \
-         (1ull << CAP_SETGID) | (1ull << CAP_SETUID) | (1ull << CAP_SETFCAP) |                    \
-         (1ull << CAP_SETPCAP) | (1ull << CAP_NET_BIND_SERVICE) | (1ull << CAP_SYS_CHROOT) |      \
+        ((1ull << CAP_CHOWN) | (1ull << CAP_DAC_OVERRIDE) | (1ull << CAP_FSETID) |                 \
+         (1ull << CAP_FOWNER) | (1ull << CAP_MKNOD) | (1ull << CAP_NET_RAW) |                      \
+         (1ull << CAP_SETGID) | (1ull << CAP_SETUID) | (1ull << CAP_SETFCAP) |                     \
+         (1ull << CAP_SETPCAP) | (1ull << CAP_NET_BIND_SERVICE) | (1ull << CAP_SYS_CHROOT) |       \
          (1ull << CAP_KILL) | (1ull << CAP_AUDIT_WRITE))
 /* rtn-init's own bounding set, once at configuration: INIT_CAPS_PROVISION and nothing else.
  * rtn-init keeps its effective capabilities (the bounding set only bounds what an execve
