@@ -30,13 +30,27 @@ struct rt_plan {
         const char *home; /* HOME inside for agent commands */
 };
 
+/* The network namespace, sent to the child right behind GO (runtime/sandbox.c, make_netns):
+ * with SCM_RIGHTS when error is 0, else message says why none was made. */
+#define RT_NETNS_TAG 'N'
+struct rt_netns_msg {
+        char tag;
+        int error;
+        char message[256];
+};
+
 /* Child side, between clone3 and fexecve: build the root, pivot, exec rtn-init. Never
  * returns on success; on failure fills err. */
 int rt_child_build_root(const struct rt_plan *plan, struct rtn_error *err);
 int rt_child_exec_init(const struct rt_plan *plan, struct rtn_error *err);
 
-/* Parent side: a sealed memfd holding rtn-init (runtime/initfd.c). */
+/* Parent side: a sealed memfd holding rtn-init (runtime/initfd.c): made in one go, or
+ * created empty before clone3 and filled and sealed once the child holds it. The child
+ * checks the seals before it executes the memfd. */
 int rt_init_memfd(struct rtn_error *err);
+int rt_init_memfd_new(struct rtn_error *err);
+int rt_init_memfd_fill(int fd, struct rtn_error *err);
+int rt_init_memfd_check(int fd, struct rtn_error *err);
 
 /* Root only: a detached, idmapped clone of path's mount that the agent owns. */
 int rt_idmapped_tree(const char *path, const struct rt_idmap *m, struct rtn_error *err);

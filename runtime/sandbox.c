@@ -1,17 +1,23 @@
 /* Starting and stopping a sandbox (design.md steps 1-4). The parent opens every host object by
- * fd, copies rtn-init into a sealed memfd, and clone3()s a child into fresh user, mount, pid,
- * net, ipc, uts and cgroup namespaces with a pidfd, directly into a cgroup of its own where
+ * fd, creates the memfd for rtn-init, and clone3()s a child into fresh user, mount, pid, ipc,
+ * uts and cgroup namespaces with a pidfd, directly into a cgroup of its own where
  * cgroup v2 lets us make one (runtime/cgroup.c). The child waits until the parent has
- * written its id maps, builds the root (runtime/mount.c), brings up lo, and fexecve()s
- * rtn-init as PID 1 with the control socket on fd 3. The parent then sends the policy
+ * written its id maps, builds the root (runtime/mount.c), and fexecve()s rtn-init as PID 1
+ * with the control socket on fd 3. Two things are done beside the child, while it mounts,
+ * rather than before it: the parent fills the rtn-init memfd, and a short-lived helper
+ * makes the network namespace (see make_netns). The parent then sends the policy
  * configuration and the sandbox is ready for spawn requests. */
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <linux/nsfs.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -142,6 +148,34 @@ static int child_creds(const struct rt_plan *p, struct rtn_error *err) {
         return 0;
 }
 
+/* The network namespace the helper made (make_netns) arrives on the control socket right
+ * behind GO; nothing else is sent before it. The child was born in rtn's network namespace
+ * and must never run rtn-init there: anything but a network namespace other than the one
+ * it is in is refused. */
+static int child_join_netns(const struct rt_plan *p, struct rtn_error *err) {
+        struct rt_netns_msg m;
+        int fd = -1;
+        size_t nfds = 1;
+        ssize_t n = rtn_recv_msg(p->ctl_fd, &m, sizeof m, &fd, &nfds);
+        if (n < 0)
+                return rtn_err(err, (int)n, "read the network namespace");
+        _cleanup_close_ int ns = nfds == 1 ? fd : -1;
+        if (n != (ssize_t)sizeof m || m.tag != RT_NETNS_TAG)
+                return rtn_errx(err, EBADMSG, "no network namespace from rtn");
+        if (m.error != 0) {
+                m.message[sizeof m.message - 1] = '\0';
+                return rtn_errx(err, m.error, "%s", m.message);
+        }
+        struct stat now, got;
+        if (ns < 0 || fstat(ns, &got) < 0 || stat("/proc/self/ns/net", &now) < 0 ||
+            ioctl(ns, NS_GET_NSTYPE) != CLONE_NEWNET ||
+            (got.st_dev == now.st_dev && got.st_ino == now.st_ino))
+                return rtn_errx(err, EBADMSG, "rtn sent no new network namespace");
+        if (setns(ns, CLONE_NEWNET) < 0)
+                return rtn_err(err, errno, "enter the network namespace");
+        return 0;
+}
+
 static __attribute__((noreturn)) void child_main(struct rt_plan *p) {
         struct rtn_error err = {0};
         char go = 0;
@@ -165,9 +199,11 @@ static __attribute__((noreturn)) void child_main(struct rt_plan *p) {
                 rtn_err(&err, errno, "sethostname %s", hn);
                 child_fail(p->ctl_fd, &err, INIT_STEP_CONFIG);
         }
-        if (!p->spec->net_none && netns_lo_up(&err) < 0)
+        if (rt_child_build_root(p, &err) < 0)
                 child_fail(p->ctl_fd, &err, INIT_STEP_CONFIG);
-        if (rt_child_build_root(p, &err) < 0 || rt_child_exec_init(p, &err) < 0)
+        if (child_join_netns(p, &err) < 0)
+                child_fail(p->ctl_fd, &err, INIT_STEP_NETNS);
+        if (rt_child_exec_init(p, &err) < 0)
                 child_fail(p->ctl_fd, &err, INIT_STEP_CONFIG);
         _exit(125);
 }
@@ -176,6 +212,9 @@ int rt_child_exec_init(const struct rt_plan *p, struct rtn_error *err) {
         /* fd 3 is the control socket; dup2 clears O_CLOEXEC on it, everything else is
          * O_CLOEXEC and closes at exec. Move the memfd out of the way first. */
         int init_fd = p->init_fd;
+        int r = rt_init_memfd_check(init_fd, err);
+        if (r < 0)
+                return r;
         if (init_fd == INIT_CTL_FD && (init_fd = fcntl(init_fd, F_DUPFD_CLOEXEC, 10)) < 0)
                 return rtn_err(err, errno, "dup rtn-init memfd");
         if (p->ctl_fd != INIT_CTL_FD) {
@@ -323,14 +362,78 @@ static int open_gate(struct rt_sandbox *sb, struct rtn_error *err) {
         return 0;
 }
 
+/* The network namespace is not made by clone3: creating one is the dearest step of a start
+ * (setup_net runs every pernet initialiser, ~0.6 ms here) and the child needs it only at the
+ * very end, when it executes rtn-init. A helper makes it instead, while the child builds the
+ * root on the other CPU: it joins the sandbox's user namespace (so the new netns belongs to
+ * it, as one made by clone3 would), unshares a network namespace, brings lo up, and sends
+ * the namespace to the child over the control socket, right behind GO. The helper shares
+ * rtn's memory and runs on a stack of its own while the calling thread waits
+ * (CLONE_VM|CLONE_VFORK, as posix_spawn does): no page tables to copy. It allocates nothing,
+ * and rtn's other threads (the gate's) never touch what it uses. A failure travels in the
+ * message, so the child reports it as it reports its own. */
+struct netns_job {
+        int userns_fd;
+        int ctl;
+        bool lo_up;
+};
+
+#define NETNS_STACK_SIZE (64 * 1024)
+
+static int netns_helper(void *arg) {
+        const struct netns_job *j = arg;
+        struct rt_netns_msg m = {.tag = RT_NETNS_TAG};
+        struct rtn_error err = {0};
+        int fd = -1;
+        if (setns(j->userns_fd, CLONE_NEWUSER) < 0)
+                rtn_err(&err, errno, "join the sandbox's user namespace");
+        else if (unshare(CLONE_NEWNET) < 0)
+                rtn_err(&err, errno, "create the network namespace");
+        else if (j->lo_up && netns_lo_up(&err) < 0)
+                ;
+        else if ((fd = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC)) < 0)
+                rtn_err(&err, errno, "open the new network namespace");
+        m.error = err.code;
+        snprintf(m.message, sizeof m.message, "%s", err.msg);
+        ssize_t n = rtn_send_msg(j->ctl, &m, sizeof m, fd >= 0 ? &fd : NULL, fd >= 0 ? 1 : 0);
+        /* Returned, not _exit()ed: clone(2)'s wrapper then ends just this task, and nothing
+         * noreturn runs on this stack (which ASan, not knowing it, would warn about). */
+        return n < 0 ? 1 : 0;
+}
+
+static int make_netns(const struct rt_sandbox *sb, const struct rt_spec *spec, int userns_fd,
+                      struct rtn_error *err) {
+        static char *stack;
+        if (!stack) {
+                char *m = mmap(NULL, NETNS_STACK_SIZE, PROT_READ | PROT_WRITE,
+                               MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+                if (m == MAP_FAILED)
+                        return rtn_err(err, errno, "map the network helper's stack");
+                stack = m;
+        }
+        struct netns_job j = {.userns_fd = userns_fd, .ctl = sb->ctl, .lo_up = !spec->net_none};
+        /* exit_signal 0: no SIGCHLD for rtn serve's loop; reaped here with __WALL. */
+        pid_t pid = clone(netns_helper, stack + NETNS_STACK_SIZE, CLONE_VM | CLONE_VFORK, &j);
+        if (pid < 0)
+                return rtn_err(err, errno, "start the network helper");
+        int st;
+        while (waitpid(pid, &st, __WALL) < 0)
+                if (errno != EINTR)
+                        return rtn_err(err, errno, "wait for the network helper");
+        if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+                return rtn_errx(err, EPIPE, "the network helper could not reach the sandbox");
+        return 0;
+}
+
 static int start_child(struct rt_sandbox *sb, struct rt_plan *p, struct rtn_error *err) {
         int sv[2];
         if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
                 return rtn_err(err, errno, "socketpair");
         int pidfd = -1;
         struct clone_args ca = {
-                .flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC |
-                         CLONE_NEWUTS | CLONE_NEWCGROUP | CLONE_PIDFD,
+                /* No CLONE_NEWNET: make_netns creates it beside the child. */
+                .flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS |
+                         CLONE_NEWCGROUP | CLONE_PIDFD,
                 .pidfd = (uint64_t)(uintptr_t)&pidfd,
                 .exit_signal = SIGCHLD,
         };
@@ -426,7 +529,7 @@ int rt_sandbox_start_queued(const struct rt_spec *spec, struct rt_sandbox *ret, 
         if (sb.idmap.mode == RT_IDMAP_ROOT && spec->workspace &&
             (p.workspace_tree = rt_idmapped_tree(spec->workspace, &sb.idmap, err)) < 0)
                 return p.workspace_tree;
-        if ((r = bind_trees(spec, &p, err)) < 0 || (p.init_fd = rt_init_memfd(err)) < 0) {
+        if ((r = bind_trees(spec, &p, err)) < 0 || (p.init_fd = rt_init_memfd_new(err)) < 0) {
                 if (r == 0)
                         r = p.init_fd;
                 close_trees(&p);
@@ -434,10 +537,19 @@ int rt_sandbox_start_queued(const struct rt_spec *spec, struct rt_sandbox *ret, 
         }
         if ((r = rt_cgroup_create(spec, &sb.cgroup, err)) == 0)
                 r = start_child(&sb, &p, err);
+        _cleanup_close_ int init_fd = TAKE_FD(p.init_fd);
         close_trees(&p);
         if (r < 0) {
                 rt_cgroup_destroy(&sb.cgroup);
                 return r;
+        }
+        /* Opened now, while the child still has our credentials (it changes them after GO). */
+        char path[64];
+        snprintf(path, sizeof path, "/proc/%d/ns/user", (int)sb.pid);
+        _cleanup_close_ int userns = open(path, O_RDONLY | O_CLOEXEC);
+        if (userns < 0) {
+                r = rtn_err(err, errno, "open the sandbox's user namespace");
+                goto fail;
         }
         char go = RT_GO;
         if ((r = rt_idmap_write(&sb.idmap, sb.pid, err)) < 0)
@@ -446,6 +558,10 @@ int rt_sandbox_start_queued(const struct rt_spec *spec, struct rt_sandbox *ret, 
                 rtn_err(err, r, "start sandbox child");
                 goto fail;
         }
+        /* The child is building its root meanwhile: it waits for these two only at the end. */
+        if ((r = rt_init_memfd_fill(init_fd, err)) < 0 ||
+            (r = make_netns(&sb, spec, userns, err)) < 0)
+                goto fail;
         /* The configuration goes right behind GO, so rtn-init finds it queued when it has
          * said READY instead of both sides waiting a round trip. The child reads GO only
          * (one datagram). Should the child fail its set-up and close the socket first, its
