@@ -401,6 +401,10 @@ static int netns_helper(void *arg) {
         return n < 0 ? 1 : 0;
 }
 
+/* 0 when the child has its network namespace (or the reason it has none) queued; 1 when the
+ * child is gone before it could be told (its own SETUP_FAILED, read next, says why); or a
+ * negative errno when no helper could run. */
+
 static int make_netns(const struct rt_sandbox *sb, const struct rt_spec *spec, int userns_fd,
                       struct rtn_error *err) {
         static char *stack;
@@ -420,9 +424,9 @@ static int make_netns(const struct rt_sandbox *sb, const struct rt_spec *spec, i
         while (waitpid(pid, &st, __WALL) < 0)
                 if (errno != EINTR)
                         return rtn_err(err, errno, "wait for the network helper");
-        if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
-                return rtn_errx(err, EPIPE, "the network helper could not reach the sandbox");
-        return 0;
+        if (!WIFEXITED(st))
+                return rtn_errx(err, EPIPE, "the network helper was killed");
+        return WEXITSTATUS(st) == 0 ? 0 : 1;
 }
 
 static int start_child(struct rt_sandbox *sb, struct rt_plan *p, struct rtn_error *err) {
@@ -562,12 +566,14 @@ int rt_sandbox_start_queued(const struct rt_spec *spec, struct rt_sandbox *ret, 
         if ((r = rt_init_memfd_fill(init_fd, err)) < 0 ||
             (r = make_netns(&sb, spec, userns, err)) < 0)
                 goto fail;
-        /* The configuration goes right behind GO, so rtn-init finds it queued when it has
-         * said READY instead of both sides waiting a round trip. The child reads GO only
-         * (one datagram). Should the child fail its set-up and close the socket first, its
-         * SETUP_FAILED message, read next, says why better than the failed send would. */
+        /* The configuration goes right behind GO and the network namespace, so rtn-init finds
+         * it queued when it has said READY instead of both sides waiting a round trip. The
+         * child reads GO and the namespace only. Should the child fail its set-up and close
+         * the socket first, its SETUP_FAILED message, read next, says why better than the
+         * failed send would. */
         struct rtn_error send_err = {0};
-        int sent = rt_config_send(&sb, spec, &send_err);
+        int sent = r == 0 ? rt_config_send(&sb, spec, &send_err)
+                          : rtn_errx(&send_err, EPIPE, "the sandbox ended while it was set up");
         if (sent == 0 && queue)
                 sent = queue(&sb, arg, &send_err);
         struct init_ready ready;
