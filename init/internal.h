@@ -23,6 +23,8 @@ struct init_notif {
         bool hung; /* POLLHUP seen before that: out of the epoll set, closed once reported */
         pid_t last_pid; /* comm cache: a looping caller costs one /proc read */
         char last_comm[INIT_COMM_LEN];
+        bool shared; /* the confined loop's listener: rep unused, calls go to each job's */
+        pid_t attr_pid, attr_job; /* shared: a caller and the command it belongs to */
         struct init_blocked rep; /* hdr.id is the command's id */
 };
 
@@ -35,11 +37,28 @@ struct init_state {
         pid_t files_pid; /* the file server (init/files.c), 0 when none */
         struct init_notif *notifs[INIT_MAX_JOBS]; /* allocated while a listener is open */
         size_t nnotifs;
+        struct init_notif *shared_notif; /* the confined loop's listener, or NULL */
+        bool confined; /* the event loop runs on a thread with the agent's policy */
         int epfd; /* rtn-init's event loop: control socket, signalfd, listeners */
 };
 
 int init_policy_prepare(struct init_state *st, const char *const writable[], uint32_t n,
                         struct rtn_error *err);
+/* Confines the calling thread as an agent command's child confines itself: credentials,
+ * no_new_privs, Landlock, the reporting filter (its listener in *ret_listener, or -1). */
+int init_confine_agent(const struct init_state *st, int *ret_listener, struct rtn_error *err);
+/* ---- rtn-init's two threads (init/privileged.c) ----
+ * Runs loop on a new thread, which confines itself and says how that went with
+ * init_loop_confined; 0 when it did (the caller then serves init_privileged_serve), -1 when
+ * not (the thread has ended; the caller runs the loop itself). */
+int init_loop_start(void *(*loop)(void *));
+/* The loop thread's report: result 0 or -errno. Returns 0 when the loop may run on it. */
+int init_loop_confined(int result);
+/* The first thread's life once the loop runs confined: the calls init_privileged hands it. */
+__attribute__((noreturn)) void init_privileged_serve(void);
+/* Runs fn(arg) on the privileged thread and waits for it; inline on any other thread, or
+ * when the loop is not confined. */
+void init_privileged(void (*fn)(void *), void *arg);
 /* Handles one SPAWN message; takes ownership of fds. */
 void init_spawn(struct init_state *st, const void *msg, size_t len, int *fds, size_t nfds);
 /* setgroups, setresgid, setresuid to the policy's ids; for the agent, every capability
@@ -49,6 +68,8 @@ int init_set_creds(const struct init_state *st, uint32_t policy, struct rtn_erro
  * INIT_MSG_FILES_STARTED with its socket. */
 void init_files_start(struct init_state *st, uint64_t id);
 pid_t init_job_pid(const struct init_state *st, uint64_t id);
+/* The id of the live command whose pid is pid. */
+bool init_job_id(const struct init_state *st, pid_t pid, uint64_t *ret_id);
 /* INIT_MSG_GATE_OPEN: creates the gate's netns and listener, rebuilds the provisioning
  * Landlock ruleset to allow connect to its port only, and answers INIT_MSG_GATE (init/gate.c). */
 void init_gate_open(struct init_state *st);
@@ -58,13 +79,20 @@ bool init_job_take(struct init_state *st, pid_t pid, uint64_t *ret_id);
  * epoll tags: the control socket and the signalfd use these, a listener its slot + base. */
 #define INIT_EV_CTL 0
 #define INIT_EV_SIGCHLD 1
-#define INIT_EV_NOTIF_BASE 2
+#define INIT_EV_SHARED 2
+#define INIT_EV_NOTIF_BASE 3
 /* Whether a new command may get the reporting filter: a listener slot is free and rtn-init
  * has fds to spare (RLIMIT_NOFILE). Otherwise it gets the plain filter: EPERM, no report. */
 bool init_notify_has_room(const struct init_state *st);
 /* Takes ownership of a new command's listener fd. Should epoll refuse it (ENOMEM), it is
  * closed and the command's notified calls fail with ENOSYS instead of EPERM. */
 void init_notify_add(struct init_state *st, uint64_t id, int fd);
+/* Takes ownership of the confined loop's listener (init/main.c): every agent command runs
+ * under that one filter, and each blocked call is reported with the command it came
+ * from. */
+void init_notify_add_shared(struct init_state *st, int fd);
+/* The shared listener is readable (answer what is pending) or hung up (close it). */
+void init_notify_event_shared(struct init_state *st, uint32_t events);
 /* A listener is readable or hung up: answer what is pending; close it on POLLHUP. */
 void init_notify_event(struct init_state *st, size_t slot, uint32_t events);
 /* The command id exited: answer what is still pending, then send its INIT_MSG_BLOCKED if

@@ -1,12 +1,15 @@
 /* rtn-init: PID 1 inside every sandbox. It is the session's reaper and spawner: it reads
- * spawn requests from rtn over the control socket (fd 3), forks each command through the
- * policy sequence (setsid → stdio → close-on-exec everything else → chdir → rlimits →
- * credentials → capabilities → no_new_privs → Landlock → seccomp last → execve, see
- * init/spawn.c), reports exits, and reaps every orphan. When rtn goes away (EOF on the
- * socket) it kills everything in the namespace and exits, which ends the sandbox. Once it has
- * started dropping privilege for a command any failure kills that command (fail closed).
- * In the weaker --isolation landlock mode there is no pid namespace: rtn-init is a child
- * subreaper of rtn on the host, and "everything" means its own descendants only. */
+ * spawn requests from rtn over the control socket (fd 3), starts each command under the
+ * policy (setsid → stdio → close-on-exec everything else → chdir → rlimits → credentials →
+ * capabilities → no_new_privs → Landlock → seccomp last → execve, see init/spawn.c),
+ * reports exits, and reaps every orphan. Once configured it runs its event loop on a second
+ * thread that already carries the agent's policy from credentials to seccomp, so an agent
+ * command's child inherits those steps instead of taking them (init/privileged.c). When rtn
+ * goes away (EOF on the socket) it kills everything in the namespace and exits, which ends
+ * the sandbox. Once it has started dropping privilege for a command any failure kills that
+ * command (fail closed). In the weaker --isolation landlock mode there is no pid namespace:
+ * rtn-init is a child subreaper of rtn on the host, and "everything" means its own
+ * descendants only. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdbool.h>
@@ -90,12 +93,17 @@ static void kill_all(void) {
                 kill(-1, SIGKILL); /* as PID 1: every other process in our pid namespace */
 }
 
-static __attribute__((noreturn)) void shutdown_all(int code) {
+static __attribute__((noreturn)) void shutdown_priv(void *code) {
         kill_all();
         /* Without a pid namespace our zombies would pass to the host's init: reap them. */
         if (st.cfg.isolation == INIT_ISOLATION_LANDLOCK)
                 while (waitpid(-1, NULL, 0) > 0 || errno == EINTR)
                         ;
+        _exit(*(int *)code);
+}
+
+static __attribute__((noreturn)) void shutdown_all(int code) {
+        init_privileged(shutdown_priv, &code); /* the agent cannot kill provisioning */
         _exit(code);
 }
 
@@ -135,6 +143,30 @@ static int configure(void) {
         return send_status(INIT_MSG_CONFIGURED, 0, 0, 0, NULL);
 }
 
+struct signal_call {
+        uint64_t id;
+        int signo;
+};
+
+static void signal_priv(void *arg) {
+        const struct signal_call *c = arg;
+        pid_t pid = init_job_pid(&st, c->id);
+        if (pid > 0)
+                kill(-pid, c->signo);
+}
+
+static void kill_all_priv(void *arg) {
+        kill_all();
+}
+
+static void gate_priv(void *arg) {
+        init_gate_open(&st);
+}
+
+static void files_priv(void *arg) {
+        init_files_start(&st, *(uint64_t *)arg);
+}
+
 static void on_ctl(void) {
         int fds[RTN_MAX_PASS_FDS];
         size_t nfds = RTN_MAX_PASS_FDS;
@@ -156,21 +188,22 @@ static void on_ctl(void) {
                 const struct init_signal *m = (const void *)msgbuf;
                 if (init_check_msg(msgbuf, (size_t)n, INIT_MSG_SIGNAL, sizeof *m) == 0 &&
                     m->signo > 0 && m->signo < NSIG) {
-                        pid_t pid = init_job_pid(&st, h->id);
-                        if (pid > 0)
-                                kill(-pid, m->signo);
+                        struct signal_call c = {.id = h->id, .signo = m->signo};
+                        init_privileged(signal_priv, &c);
                 }
                 break;
         }
         case INIT_MSG_KILL_ALL:
-                kill_all();
+                init_privileged(kill_all_priv, NULL);
                 break;
         case INIT_MSG_GATE_OPEN:
-                init_gate_open(&st);
+                init_privileged(gate_priv, NULL);
                 break;
-        case INIT_MSG_FILES_START:
-                init_files_start(&st, h->id);
+        case INIT_MSG_FILES_START: {
+                uint64_t id = h->id;
+                init_privileged(files_priv, &id);
                 break;
+        }
         case INIT_MSG_READY:
         case INIT_MSG_CONFIG:
         case INIT_MSG_CONFIGURED:
@@ -213,6 +246,50 @@ static void on_sigchld(int sfd) {
         }
 }
 
+static int sigchld_fd = -1;
+
+static __attribute__((noreturn)) void run_loop(void) {
+        for (;;) {
+                struct epoll_event ev[16];
+                int n = epoll_wait(st.epfd, ev, 16, -1);
+                if (n < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        shutdown_all(1);
+                }
+                /* Listeners first: a blocked caller waits for us, and its calls made before an
+                 * exit in this batch belong in that exit's report. */
+                for (int i = 0; i < n; i++)
+                        if (ev[i].data.u64 == INIT_EV_SHARED)
+                                init_notify_event_shared(&st, ev[i].events);
+                        else if (ev[i].data.u64 >= INIT_EV_NOTIF_BASE)
+                                init_notify_event(&st, ev[i].data.u64 - INIT_EV_NOTIF_BASE,
+                                                  ev[i].events);
+                for (int i = 0; i < n; i++) {
+                        if (ev[i].data.u64 == INIT_EV_SIGCHLD)
+                                on_sigchld(sigchld_fd);
+                        else if (ev[i].data.u64 == INIT_EV_CTL && (ev[i].events & EPOLLIN))
+                                on_ctl();
+                        else if (ev[i].data.u64 == INIT_EV_CTL)
+                                shutdown_all(0); /* POLLHUP or POLLERR: rtn is gone */
+                }
+        }
+}
+
+static void *confined_loop(void *arg) {
+        struct rtn_error err = {0};
+        int listener = -1;
+        int r = init_confine_agent(&st, &listener, &err);
+        if (r == 0) {
+                st.confined = true;
+                if (listener >= 0)
+                        init_notify_add_shared(&st, listener);
+        }
+        if (init_loop_confined(r) < 0)
+                return NULL;
+        run_loop();
+}
+
 int main(void) {
         /* Nobody inside may read our memory or /proc/1/exe, and nothing we start gains
          * privilege through execve. */
@@ -241,27 +318,10 @@ int main(void) {
         if (st.epfd < 0 || epoll_ctl(st.epfd, EPOLL_CTL_ADD, INIT_CTL_FD, &ctl_ev) < 0 ||
             epoll_ctl(st.epfd, EPOLL_CTL_ADD, sfd, &sig_ev) < 0)
                 shutdown_all(1);
-        for (;;) {
-                struct epoll_event ev[16];
-                int n = epoll_wait(st.epfd, ev, 16, -1);
-                if (n < 0) {
-                        if (errno == EINTR)
-                                continue;
-                        shutdown_all(1);
-                }
-                /* Listeners first: a blocked caller waits for us, and its calls made before an
-                 * exit in this batch belong in that exit's report. */
-                for (int i = 0; i < n; i++)
-                        if (ev[i].data.u64 >= INIT_EV_NOTIF_BASE)
-                                init_notify_event(&st, ev[i].data.u64 - INIT_EV_NOTIF_BASE,
-                                                  ev[i].events);
-                for (int i = 0; i < n; i++) {
-                        if (ev[i].data.u64 == INIT_EV_SIGCHLD)
-                                on_sigchld(sfd);
-                        else if (ev[i].data.u64 == INIT_EV_CTL && (ev[i].events & EPOLLIN))
-                                on_ctl();
-                        else if (ev[i].data.u64 == INIT_EV_CTL)
-                                shutdown_all(0); /* POLLHUP or POLLERR: rtn is gone */
-                }
-        }
+        sigchld_fd = sfd;
+        /* The loop moves to a confined thread (init/privileged.c); should it fail to confine
+         * itself, this thread runs the loop, and each command confines itself. */
+        if (st.cfg.isolation != INIT_ISOLATION_LANDLOCK && init_loop_start(confined_loop) == 0)
+                init_privileged_serve();
+        run_loop();
 }

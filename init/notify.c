@@ -70,24 +70,139 @@ static void read_comm(struct init_notif *n, pid_t pid, uint64_t notif_id) {
         n->last_pid = pid;
 }
 
-int init_notify_answer(struct init_notif *n) {
+/* Takes the next pending notification off n's listener into req: 0, -EAGAIN (nothing
+ * pending), -EPIPE (nothing pending, no user left), -ENOENT (the caller went away). */
+static int notif_recv(struct init_notif *n, struct seccomp_notif *req) {
         struct pollfd p = {.fd = n->fd, .events = POLLIN};
         if (poll(&p, 1, 0) < 0)
                 return negative_errno();
         if (!(p.revents & POLLIN)) /* RECV would block until the next notification */
                 return p.revents & POLLHUP ? -EPIPE : -EAGAIN;
-        struct seccomp_notif req;
-        memset(&req, 0, sizeof req); /* the kernel insists on a zeroed buffer */
-        if (ioctl(n->fd, SECCOMP_IOCTL_NOTIF_RECV, &req) < 0)
+        memset(req, 0, sizeof *req); /* the kernel insists on a zeroed buffer */
+        if (ioctl(n->fd, SECCOMP_IOCTL_NOTIF_RECV, req) < 0)
                 return negative_errno(); /* ENOENT: the caller was killed meanwhile */
+        return 0;
+}
+
+static int notif_deny(struct init_notif *n, const struct seccomp_notif *req) {
+        struct seccomp_notif_resp resp = {.id = req->id, .val = 0, .error = -EPERM, .flags = 0};
+        if (ioctl(n->fd, SECCOMP_IOCTL_NOTIF_SEND, &resp) < 0)
+                return negative_errno(); /* ENOENT: the caller was killed meanwhile */
+        return 0;
+}
+
+int init_notify_answer(struct init_notif *n) {
+        struct seccomp_notif req;
+        int r = notif_recv(n, &req);
+        if (r < 0)
+                return r;
         if (!n->reported) {
                 read_comm(n, (pid_t)req.pid, req.id);
                 init_blocked_add(&n->rep, (uint32_t)req.data.nr, (pid_t)req.pid, n->last_comm);
         }
-        struct seccomp_notif_resp resp = {.id = req.id, .val = 0, .error = -EPERM, .flags = 0};
-        if (ioctl(n->fd, SECCOMP_IOCTL_NOTIF_SEND, &resp) < 0)
-                return negative_errno(); /* ENOENT: the caller was killed meanwhile */
+        return notif_deny(n, &req);
+}
+
+/* ---- the shared listener of the confined loop's filter ----
+ * Every agent command the confined loop started runs under the loop thread's filter, so
+ * their calls all arrive on one listener and must be told apart here. A command is the leader of a
+ * session of its own (the spawn child's setsid), so a caller belongs to the live command whose pid
+ * is its session id; one that started a session of its own is followed up its parents instead. A
+ * caller that belongs to no live command (a background process whose command has ended, as
+ * with a per-command listener) still gets EPERM; it is just not reported. The report of
+ * each command is a listener-less init_notif (fd -1) made on its first blocked call. */
+#define ANCESTRY_MAX 64
+
+/* ppid and session of pid from /proc/PID/stat (after the comm, which may hold anything). */
+static int proc_ids(pid_t pid, pid_t *ppid, pid_t *sid) {
+        char path[40], buf[512];
+        snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+        _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
+        ssize_t len = fd < 0 ? -1 : read(fd, buf, sizeof buf - 1);
+        if (len <= 0)
+                return -ESRCH;
+        buf[len] = '\0';
+        const char *p = strrchr(buf, ')');
+        int pp, pg, se;
+        if (!p || sscanf(p + 1, " %*c %d %d %d", &pp, &pg, &se) != 3)
+                return -EINVAL;
+        *ppid = pp;
+        *sid = se;
         return 0;
+}
+
+static bool job_of(const struct init_state *st, pid_t pid, uint64_t *ret_id) {
+        pid_t ppid, sid;
+        if (proc_ids(pid, &ppid, &sid) < 0)
+                return false;
+        if (sid > 1 && init_job_id(st, sid, ret_id))
+                return true;
+        for (int i = 0; i < ANCESTRY_MAX && pid > 1; i++) {
+                if (init_job_id(st, pid, ret_id))
+                        return true;
+                pid = ppid;
+                if (pid > 1 && proc_ids(pid, &ppid, &sid) < 0)
+                        return false;
+        }
+        return false;
+}
+
+/* The open report of command id, made when missing; NULL when there is no slot for it. */
+static struct init_notif *report_of(struct init_state *st, uint64_t id) {
+        size_t free_slot = INIT_MAX_JOBS;
+        for (size_t i = 0; i < INIT_MAX_JOBS; i++) {
+                struct init_notif *n = st->notifs[i];
+                if (n && n->fd < 0 && !n->reported && n->rep.hdr.id == id)
+                        return n;
+                if (!n && free_slot == INIT_MAX_JOBS)
+                        free_slot = i;
+        }
+        if (free_slot == INIT_MAX_JOBS)
+                return NULL;
+        struct init_notif *n = calloc(1, sizeof *n);
+        if (!n)
+                return NULL;
+        n->fd = -1;
+        n->hung = true; /* nothing to wait for: closed as soon as it is reported */
+        n->rep.hdr =
+                (struct init_msg_hdr){.type = INIT_MSG_BLOCKED, .len = sizeof n->rep, .id = id};
+        st->notifs[free_slot] = n;
+        st->nnotifs++;
+        return n;
+}
+
+static int answer_shared(struct init_state *st, struct init_notif *n) {
+        struct seccomp_notif req;
+        int r = notif_recv(n, &req);
+        if (r < 0)
+                return r;
+        pid_t pid = (pid_t)req.pid;
+        uint64_t id;
+        bool known = pid == n->attr_pid && pid > 0 && init_job_id(st, n->attr_job, &id);
+        if (!known) {
+                n->attr_pid = 0;
+                if ((known = job_of(st, pid, &id))) {
+                        n->attr_pid = pid;
+                        n->attr_job = init_job_pid(st, id);
+                }
+        }
+        /* The pid may have been reused since the notification: trust what /proc said only
+         * while it is still live (seccomp_unotify(2), "ID_VALID"). */
+        struct init_notif *rep;
+        if (known && ioctl(n->fd, SECCOMP_IOCTL_NOTIF_ID_VALID, &req.id) == 0 &&
+            (rep = report_of(st, id))) {
+                read_comm(n, pid, req.id);
+                init_blocked_add(&rep->rep, (uint32_t)req.data.nr, pid, n->last_comm);
+        }
+        return notif_deny(n, &req);
+}
+
+static int answer_batch_shared(struct init_state *st, struct init_notif *n) {
+        int r = 0;
+        for (int i = 0; i < ANSWER_BATCH; i++)
+                if ((r = answer_shared(st, n)) < 0 && r != -ENOENT)
+                        break;
+        return r;
 }
 
 /* Answers what is pending, at most ANSWER_BATCH; the last result of init_notify_answer
@@ -146,6 +261,36 @@ void init_notify_add(struct init_state *st, uint64_t id, int fd) {
         rtn_safe_close(fd);
 }
 
+void init_notify_add_shared(struct init_state *st, int fd) {
+        struct init_notif *n = calloc(1, sizeof *n);
+        struct epoll_event ev = {.events = EPOLLIN, .data.u64 = INIT_EV_SHARED};
+        if (!n || epoll_ctl(st->epfd, EPOLL_CTL_ADD, fd, &ev) < 0) {
+                /* Agent commands then get ENOSYS for the calls the filter denies with a
+                 * report; better than no rtn-init at all, and ENOMEM only. */
+                free(n);
+                rtn_safe_close(fd);
+                return;
+        }
+        n->fd = fd;
+        n->shared = true;
+        st->shared_notif = n;
+}
+
+void init_notify_event_shared(struct init_state *st, uint32_t events) {
+        struct init_notif *n = st->shared_notif;
+        if (!n)
+                return;
+        if (events & EPOLLIN)
+                (void)answer_batch_shared(st, n);
+        /* POLLHUP only once the loop thread and every command it started are gone. */
+        if (events & (EPOLLHUP | EPOLLERR)) {
+                (void)epoll_ctl(st->epfd, EPOLL_CTL_DEL, n->fd, NULL);
+                rtn_safe_close(n->fd);
+                free(n);
+                st->shared_notif = NULL;
+        }
+}
+
 void init_notify_event(struct init_state *st, size_t slot, uint32_t events) {
         if (slot >= INIT_MAX_JOBS || !st->notifs[slot])
                 return;
@@ -166,14 +311,17 @@ void init_notify_event(struct init_state *st, size_t slot, uint32_t events) {
 }
 
 int init_notify_exited(struct init_state *st, uint64_t id) {
+        /* Calls made by the command's other processes up to now belong to it too. */
+        if (st->shared_notif)
+                (void)answer_batch_shared(st, st->shared_notif);
         for (size_t i = 0; i < INIT_MAX_JOBS; i++) {
                 struct init_notif *n = st->notifs[i];
                 if (!n || n->reported || n->rep.hdr.id != id)
                         continue;
-                /* Calls made by the command's other processes up to now belong to it too.
-                 * Usually the command was the filter's last user (it was just reaped): close
+                /* Usually the command was the filter's last user (it was just reaped): close
                  * now rather than on the POLLHUP wake-up that would follow. */
-                n->hung |= answer_batch(n) == -EPIPE;
+                if (n->fd >= 0)
+                        n->hung |= answer_batch(n) == -EPIPE;
                 n->reported = true;
                 ssize_t r = 0;
                 if (n->rep.total > 0)

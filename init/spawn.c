@@ -4,7 +4,10 @@
  * "cannot execute" (126) apart from a policy failure (125) (the classic self-pipe trick). A
  * socket rather than a pipe because it also carries, with SCM_RIGHTS, the listener of the
  * command's seccomp filter: only the task that installs a filter receives it, and it must
- * reach rtn-init (init/notify.c) but never the command (it is O_CLOEXEC).
+ * reach rtn-init (init/notify.c) but never the command (it is O_CLOEXEC). An agent command
+ * started by the confined loop (init/privileged.c) inherits the loop thread's credentials,
+ * Landlock domain and filter, so its child takes only the steps up to rlimits, and says what
+ * failed through memory it shares with us until execve (child_err).
  * The child shares rtn-init's memory until it execs (clone with CLONE_VM|CLONE_VFORK, as
  * glibc's posix_spawn does): no page tables to copy, no copy-on-write faults in either
  * process, no address space to tear down at execve (docs/benchmarks.md). rtn-init waits
@@ -20,7 +23,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sched.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
@@ -75,6 +77,15 @@ pid_t init_job_pid(const struct init_state *st, uint64_t id) {
         return -1;
 }
 
+bool init_job_id(const struct init_state *st, pid_t pid, uint64_t *ret_id) {
+        for (size_t i = 0; pid > 0 && i < INIT_MAX_JOBS; i++)
+                if (st->jobs[i].pid == pid) {
+                        *ret_id = st->jobs[i].id;
+                        return true;
+                }
+        return false;
+}
+
 bool init_job_take(struct init_state *st, pid_t pid, uint64_t *ret_id) {
         for (size_t i = 0; i < INIT_MAX_JOBS; i++)
                 if (st->jobs[i].pid == pid) {
@@ -85,9 +96,18 @@ bool init_job_take(struct init_state *st, pid_t pid, uint64_t *ret_id) {
         return false;
 }
 
+/* What a child without an error socket (efd -1: one started by the confined loop, which
+ * has no listener to hand over) failed at. It shares our memory until execve, and we run
+ * again only once it has exec'd or exited (CLONE_VFORK), so no socket is needed to learn it,
+ * as in glibc's posix_spawn. */
+static struct spawn_err child_err;
+
 static __attribute__((noreturn)) void die(int efd, uint32_t step, int e) {
         struct spawn_err se = {.error = e > 0 ? e : EINVAL, .step = step};
-        (void)!write(efd, &se, sizeof se);
+        if (efd >= 0)
+                (void)!write(efd, &se, sizeof se);
+        else
+                child_err = se;
         _exit(step == INIT_STEP_EXEC ? (e == ENOENT ? 127 : 126) : 125);
 }
 
@@ -180,6 +200,18 @@ int init_set_creds(const struct init_state *st, uint32_t policy, struct rtn_erro
         return 0;
 }
 
+int init_confine_agent(const struct init_state *st, int *ret_listener, struct rtn_error *err) {
+        int r = init_set_creds(st, INIT_POLICY_AGENT, err);
+        if (r < 0)
+                return r;
+        if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+                return rtn_err(err, errno, "no_new_privs");
+        if (st->cfg.isolation != INIT_ISOLATION_NO_LANDLOCK &&
+            (r = init_landlock_enforce(st->ruleset_fd[INIT_POLICY_AGENT], err)) < 0)
+                return r;
+        return init_seccomp_install_notify(INIT_POLICY_AGENT, ret_listener, err);
+}
+
 static void set_creds(int efd, const struct init_state *st, uint32_t policy) {
         struct rtn_error err;
         if (init_set_creds(st, policy, &err) < 0)
@@ -189,6 +221,7 @@ static void set_creds(int efd, const struct init_state *st, uint32_t policy) {
 struct child_args {
         const struct init_state *st;
         bool notify; /* install the reporting filter (rtn-init has room for its listener) */
+        bool confined; /* started by the confined loop, whose policy it inherits */
         int ep[2];
         int *fds;
         size_t nfds;
@@ -213,6 +246,9 @@ static __attribute__((noreturn)) void child(const struct child_args *a, int efd)
                 die(efd, INIT_STEP_CHDIR, errno);
         if (init_rlimits_apply(&st->cfg.limits, &err) < 0)
                 die(efd, INIT_STEP_RLIMITS, err.code);
+        if (a->confined) /* credentials, no_new_privs, Landlock, seccomp: all inherited */
+                die(efd, INIT_STEP_EXEC,
+                    exec_path((char *const *)view.argv, (char *const *)view.envp));
         /* Provisioning runs in the gate's netns (its only way out is the gate); agent
          * commands stay in the main one, where nothing listens on the gate's port. setns
          * needs CAP_SYS_ADMIN over the netns's user namespace: do it before set_creds. */
@@ -267,7 +303,8 @@ static void reply_failed(uint64_t id, int e, uint32_t step) {
 
 static int child_entry(void *arg) {
         const struct child_args *a = arg;
-        close(a->ep[0]);
+        if (a->ep[0] >= 0)
+                close(a->ep[0]);
         child(a, a->ep[1]);
 }
 
@@ -334,20 +371,26 @@ static struct init_job *free_slot(struct init_state *st) {
         return NULL;
 }
 
-void init_spawn(struct init_state *st, const void *msg, size_t len, int *fds, size_t nfds) {
-        uint64_t id = ((const struct init_msg_hdr *)msg)->id;
+struct spawn_call {
+        struct init_state *st;
+        uint64_t id;
+        int *fds;
+        size_t nfds;
+};
+
+/* One spawn, start to SPAWNED or SPAWN_FAILED. A command run by the confined loop itself
+ * (an agent command while st->confined) inherits the loop thread's policy; any other gets
+ * the whole policy sequence in its child, and runs on the privileged thread. */
+static void spawn_one(void *arg) {
+        const struct spawn_call *call = arg;
+        struct init_state *st = call->st;
+        uint64_t id = call->id;
+        int *fds = call->fds;
+        size_t nfds = call->nfds;
         int master = -1, ep[2] = {-1, -1}, listener = -1;
         char slave[32];
         struct init_job *slot = free_slot(st);
-        if (init_decode_spawn(msg, len, &view) < 0 || view.msg->policy > INIT_POLICY_PROVISION) {
-                reply_failed(id, EBADMSG, INIT_STEP_PROTOCOL);
-                goto out;
-        }
         bool pty = view.msg->flags & INIT_SPAWN_PTY;
-        if (st->cfg.isolation == INIT_ISOLATION_LANDLOCK && view.msg->policy != INIT_POLICY_AGENT) {
-                reply_failed(id, EPERM, INIT_STEP_LANDLOCK); /* no provisioning on the host */
-                goto out;
-        }
         if (!pty && nfds != 3) {
                 reply_failed(id, EBADMSG, INIT_STEP_PROTOCOL);
                 goto out;
@@ -360,15 +403,17 @@ void init_spawn(struct init_state *st, const void *msg, size_t len, int *fds, si
                 reply_failed(id, -master, INIT_STEP_PTY);
                 goto out;
         }
-        if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, ep) < 0) {
+        struct child_args ca = {.st = st, .fds = fds, .nfds = nfds};
+        ca.confined = st->confined && view.msg->policy == INIT_POLICY_AGENT;
+        ca.notify = !ca.confined && init_notify_has_room(st);
+        if (!ca.confined && socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, ep) < 0) {
                 reply_failed(id, errno, INIT_STEP_FORK);
                 goto out;
         }
-        struct child_args ca = {
-                .st = st, .notify = init_notify_has_room(st), .fds = fds, .nfds = nfds};
         ca.ep[0] = ep[0];
         ca.ep[1] = ep[1];
         ca.pty_slave = pty ? slave : NULL;
+        child_err = (struct spawn_err){0};
         pid_t pid = start_child(&ca);
         ep[1] = rtn_safe_close(ep[1]);
         if (pid < 0) {
@@ -377,8 +422,8 @@ void init_spawn(struct init_state *st, const void *msg, size_t len, int *fds, si
         }
         for (size_t i = 0; i < nfds; i++)
                 fds[i] = rtn_safe_close(fds[i]);
-        struct spawn_err se;
-        if (await_exec(ep[0], &se, &listener) < 0) {
+        struct spawn_err se = child_err;
+        if (se.error != 0 || (!ca.confined && await_exec(ep[0], &se, &listener) < 0)) {
                 reply_failed(id, se.error, se.step); /* the child exits; reaped as an orphan */
                 goto out;
         }
@@ -396,4 +441,23 @@ out:
         rtn_safe_close(listener);
         rtn_safe_close(ep[0]);
         rtn_safe_close(ep[1]);
+}
+
+void init_spawn(struct init_state *st, const void *msg, size_t len, int *fds, size_t nfds) {
+        struct spawn_call call = {
+                .st = st, .id = ((const struct init_msg_hdr *)msg)->id, .fds = fds, .nfds = nfds};
+        if (init_decode_spawn(msg, len, &view) < 0 || view.msg->policy > INIT_POLICY_PROVISION) {
+                reply_failed(call.id, EBADMSG, INIT_STEP_PROTOCOL);
+        } else if (st->cfg.isolation == INIT_ISOLATION_LANDLOCK &&
+                   view.msg->policy != INIT_POLICY_AGENT) {
+                reply_failed(call.id, EPERM, INIT_STEP_LANDLOCK); /* no provisioning on the host */
+        } else {
+                if (st->confined && view.msg->policy != INIT_POLICY_AGENT)
+                        init_privileged(spawn_one, &call);
+                else
+                        spawn_one(&call);
+                return;
+        }
+        for (size_t i = 0; i < nfds; i++)
+                rtn_safe_close(fds[i]);
 }

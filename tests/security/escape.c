@@ -3,6 +3,7 @@
  * when the attempt failed the way docs/policy.md says (the exact errno, or SIGSYS), and
  * "ESCAPED NAME: ..." otherwise. Exit 0 only if every named attack was blocked as expected.
  * The shell suites beside this file also check that nothing on the host changed. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/bpf.h>
@@ -339,6 +340,84 @@ static void a_proc1_mem(void) {
 static void a_proc1_environ(void) {
         EXPECT(open("/proc/1/environ", O_RDONLY | O_CLOEXEC), EACCES);
 }
+/* rtn-init runs its loop on a second thread with the agent's uid and policy (init/main.c):
+ * the same walls hold for every thread of PID 1, whatever uid each has. */
+static int init_tids(pid_t *tids, int max) {
+        DIR *d = opendir("/proc/1/task");
+        int n = 0;
+        for (struct dirent *e; d && n < max && (e = readdir(d));)
+                if (e->d_name[0] != '.')
+                        tids[n++] = atoi(e->d_name);
+        if (d)
+                closedir(d);
+        return n;
+}
+
+static void a_proc1_threads(void) {
+        pid_t tids[16];
+        int n = init_tids(tids, 16);
+        if (n < 1) {
+                report("proc1_threads", 0, "no task of PID 1 visible");
+                return;
+        }
+        for (int i = 0; i < n; i++) {
+                char path[64], name[64], buf[256];
+                snprintf(name, sizeof name, "proc1_threads mem of %d", (int)tids[i]);
+                snprintf(path, sizeof path, "/proc/1/task/%d/mem", (int)tids[i]);
+                expect_errno(name, (long)(errno = 0, open(path, O_RDWR | O_CLOEXEC)), EACCES);
+                snprintf(name, sizeof name, "proc1_threads environ of %d", (int)tids[i]);
+                snprintf(path, sizeof path, "/proc/1/task/%d/environ", (int)tids[i]);
+                expect_errno(name, (long)(errno = 0, open(path, O_RDONLY | O_CLOEXEC)), EACCES);
+                snprintf(name, sizeof name, "proc1_threads exe of %d", (int)tids[i]);
+                snprintf(path, sizeof path, "/proc/1/task/%d/exe", (int)tids[i]);
+                expect_errno(name, (long)(errno = 0, readlink(path, buf, sizeof buf)), EACCES);
+                snprintf(name, sizeof name, "proc1_threads fds of %d", (int)tids[i]);
+                snprintf(path, sizeof path, "/proc/1/task/%d/fd/3", (int)tids[i]);
+                expect_errno(name, (long)(errno = 0, open(path, O_RDWR | O_CLOEXEC)), EACCES);
+        }
+}
+
+/* The state letter of /proc/1/task/TID/stat, or 0 when the task is gone. */
+static char init_task_state(pid_t tid) {
+        char path[64], buf[512];
+        snprintf(path, sizeof path, "/proc/1/task/%d/stat", (int)tid);
+        int fd = open(path, O_RDONLY | O_CLOEXEC);
+        ssize_t len = fd < 0 ? -1 : read(fd, buf, sizeof buf - 1);
+        if (fd >= 0)
+                close(fd);
+        if (len <= 0)
+                return 0;
+        buf[len] = '\0';
+        char *p = strrchr(buf, ')');
+        return p && p[1] == ' ' ? p[2] : 0;
+}
+
+/* SIGSTOP and SIGKILL to each thread of PID 1, by pid and by tgkill. The thread that runs
+ * as our uid lets the call through (or not), but PID 1 of a pid namespace drops signals it
+ * has no handler for when they come from inside (SIGNAL_UNKILLABLE): every thread must
+ * still be there and not stopped. */
+static void a_signal_init(void) {
+        pid_t tids[16];
+        int n = init_tids(tids, 16);
+        int sigs[] = {SIGSTOP, SIGKILL, SIGTERM, SIGSEGV};
+        for (int i = 0; i < n; i++)
+                for (size_t k = 0; k < sizeof sigs / sizeof sigs[0]; k++) {
+                        (void)kill(tids[i], sigs[k]);
+                        (void)syscall(SYS_tgkill, 1, tids[i], sigs[k]);
+                }
+        struct timespec ts = {0, 50 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+        for (int i = 0; i < n; i++) {
+                char st = init_task_state(tids[i]);
+                if (st == 0 || st == 'T' || st == 't' || st == 'Z' || st == 'X') {
+                        report("signal_init", 0, "task %d of PID 1 is in state '%c'", (int)tids[i],
+                               st ? st : '-');
+                        return;
+                }
+        }
+        report("signal_init", n > 0, "%d task(s) of PID 1 still running", n);
+}
+
 /* /proc is read+exec for Landlock (EACCES), and /proc/sys is a read-only bind beneath. */
 static void a_proc_sys_write(void) {
         EXPECT(open("/proc/sys/kernel/hostname", O_WRONLY | O_CLOEXEC), EACCES);
@@ -432,6 +511,8 @@ static const struct {
         A(proc1_exe_readlink),
         A(proc1_mem),
         A(proc1_environ),
+        A(proc1_threads),
+        A(signal_init),
         A(proc_sys_write),
         A(proc_drop_caches),
         A(proc_self_oom),
