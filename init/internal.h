@@ -38,7 +38,8 @@ struct init_state {
         struct init_notif *notifs[INIT_MAX_JOBS]; /* allocated while a listener is open */
         size_t nnotifs;
         struct init_notif *shared_notif; /* the confined loop's listener, or NULL */
-        bool confined; /* the event loop runs on a thread with the agent's policy */
+        bool confined; /* the event loop runs with the agent's policy (init/privileged.c) */
+        int pending_listener; /* its filter's listener until the loop's epoll exists */
         int epfd; /* rtn-init's event loop: control socket, signalfd, listeners */
 };
 
@@ -48,14 +49,12 @@ int init_policy_prepare(struct init_state *st, const char *const writable[], uin
  * no_new_privs, Landlock, the reporting filter (its listener in *ret_listener, or -1). */
 int init_confine_agent(const struct init_state *st, int *ret_listener, struct rtn_error *err);
 /* ---- rtn-init's two threads (init/privileged.c) ----
- * Runs loop on a new thread, which confines itself and says how that went with
- * init_loop_confined; 0 when it did (the caller then serves init_privileged_serve), -1 when
- * not (the thread has ended; the caller runs the loop itself). */
-int init_loop_start(void *(*loop)(void *));
-/* The loop thread's report: result 0 or -errno. Returns 0 when the loop may run on it. */
-int init_loop_confined(int result);
-/* The first thread's life once the loop runs confined: the calls init_privileged hands it. */
-__attribute__((noreturn)) void init_privileged_serve(void);
+ * Starts the privileged thread, which keeps the caller's credentials and serves
+ * init_privileged. 0, or -1 when it could not start (the loop then stays unconfined). */
+int init_privileged_start(void);
+/* The calling thread, which runs the loop, has just confined itself: from now on
+ * init_privileged hands its calls to the privileged thread. */
+void init_loop_confined(void);
 /* Runs fn(arg) on the privileged thread and waits for it; inline on any other thread, or
  * when the loop is not confined. */
 void init_privileged(void (*fn)(void *), void *arg);

@@ -2,9 +2,10 @@
  * spawn requests from rtn over the control socket (fd 3), starts each command under the
  * policy (setsid → stdio → close-on-exec everything else → chdir → rlimits → credentials →
  * capabilities → no_new_privs → Landlock → seccomp last → execve, see init/spawn.c),
- * reports exits, and reaps every orphan. Once configured it runs its event loop on a second
- * thread that already carries the agent's policy from credentials to seccomp, so an agent
- * command's child inherits those steps instead of taking them (init/privileged.c). When rtn
+ * reports exits, and reaps every orphan. Once configured, the thread that runs its event
+ * loop takes the agent's policy from credentials to seccomp itself, so an agent command's
+ * child inherits those steps instead of taking them; a second thread keeps rtn-init's
+ * credentials for what needs them (init/privileged.c). When rtn
  * goes away (EOF on the socket) it kills everything in the namespace and exits, which ends
  * the sandbox. Once it has started dropping privilege for a command any failure kills that
  * command (fail closed). In the weaker --isolation landlock mode there is no pid namespace:
@@ -29,7 +30,7 @@
 #include "init/internal.h"
 #include "init/policy.h"
 
-static struct init_state st = {.ruleset_fd = {-1, -1}, .gate_netns = -1};
+static struct init_state st = {.ruleset_fd = {-1, -1}, .gate_netns = -1, .pending_listener = -1};
 static char msgbuf[INIT_MSG_MAX];
 
 static int send_status(uint32_t type, uint64_t id, int error, uint32_t step, const char *msg) {
@@ -112,6 +113,24 @@ static int refuse(int error, uint32_t step, const char *msg) {
         return -1;
 }
 
+/* The main thread, which runs the loop, takes the agent's policy now, once, and every agent
+ * command inherits it (init/privileged.c); a second thread, started first, keeps our
+ * credentials for the loop's privileged calls. A failure here is one every agent command
+ * would meet: the configuration is refused. Where no second thread can start the loop
+ * stays as it is and each command confines itself. */
+static int confine_loop(struct rtn_error *err) {
+        if (st.cfg.isolation == INIT_ISOLATION_LANDLOCK || init_privileged_start() < 0)
+                return 0;
+        int listener = -1;
+        int r = init_confine_agent(&st, &listener, err);
+        if (r < 0)
+                return r;
+        st.confined = true;
+        st.pending_listener = listener;
+        init_loop_confined();
+        return 0;
+}
+
 /* Reads CONFIG and prepares the policy. Returns 0 when configured; otherwise the refusal has
  * been sent (if it could be) and the caller shuts down: no command may run under a policy
  * that was not prepared, and rtn may already have queued a spawn request behind CONFIG. */
@@ -140,6 +159,8 @@ static int configure(void) {
         int r = init_policy_prepare(&st, v.writable, v.nwritable, &err);
         if (r < 0)
                 return refuse(-r, INIT_STEP_LANDLOCK, err.msg);
+        if ((r = confine_loop(&err)) < 0)
+                return refuse(-r, INIT_STEP_CONFIG, err.msg);
         return send_status(INIT_MSG_CONFIGURED, 0, 0, 0, NULL);
 }
 
@@ -276,20 +297,6 @@ static __attribute__((noreturn)) void run_loop(void) {
         }
 }
 
-static void *confined_loop(void *arg) {
-        struct rtn_error err = {0};
-        int listener = -1;
-        int r = init_confine_agent(&st, &listener, &err);
-        if (r == 0) {
-                st.confined = true;
-                if (listener >= 0)
-                        init_notify_add_shared(&st, listener);
-        }
-        if (init_loop_confined(r) < 0)
-                return NULL;
-        run_loop();
-}
-
 int main(void) {
         /* Nobody inside may read our memory or /proc/1/exe, and nothing we start gains
          * privilege through execve. */
@@ -319,9 +326,7 @@ int main(void) {
             epoll_ctl(st.epfd, EPOLL_CTL_ADD, sfd, &sig_ev) < 0)
                 shutdown_all(1);
         sigchld_fd = sfd;
-        /* The loop moves to a confined thread (init/privileged.c); should it fail to confine
-         * itself, this thread runs the loop, and each command confines itself. */
-        if (st.cfg.isolation != INIT_ISOLATION_LANDLOCK && init_loop_start(confined_loop) == 0)
-                init_privileged_serve();
+        if (st.pending_listener >= 0)
+                init_notify_add_shared(&st, TAKE_FD(st.pending_listener));
         run_loop();
 }

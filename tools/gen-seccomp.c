@@ -58,6 +58,7 @@ enum kind {
         K_CLONE, /* allowed unless a CLONE_NEW* flag is set → EPERM */
         K_SOCKET, /* allowed for AF_UNIX, AF_INET, AF_INET6, AF_NETLINK; else EAFNOSUPPORT */
         K_PERSONA, /* allowed for the harmless personalities; else EPERM */
+        K_SELF, /* allowed when arg 0 (a pid) is 0, the caller; else EPERM */
 };
 
 struct rule {
@@ -105,7 +106,7 @@ static const char *const allow_names[] = {
         "setitimer", "nanosleep", "clock_nanosleep", "clock_gettime", "clock_getres",
         "gettimeofday", "time", "times", "timer_create", "timer_settime", "timer_gettime",
         "timer_getoverrun", "timer_delete", "timerfd_create", "timerfd_settime",
-        "timerfd_gettime", "getrusage", "getrlimit", "ugetrlimit", "setrlimit", "prlimit64",
+        "timerfd_gettime", "getrusage", "getrlimit", "ugetrlimit", "setrlimit",
         "getpriority", "setpriority", "sched_yield", "sched_getaffinity", "sched_setaffinity",
         "sched_getparam", "sched_setparam", "sched_getscheduler", "sched_setscheduler",
         "sched_get_priority_max", "sched_get_priority_min", "sched_rr_get_interval",
@@ -167,8 +168,15 @@ static const char *const enosys_names[] = {
 /* clang-format on */
 
 static const struct rule special[] = {
-        {"ioctl", K_IOCTL},   {"clone", K_CLONE},         {"unshare", K_CLONE},
-        {"socket", K_SOCKET}, {"personality", K_PERSONA},
+        {"ioctl", K_IOCTL},
+        {"clone", K_CLONE},
+        {"unshare", K_CLONE},
+        {"socket", K_SOCKET},
+        {"personality", K_PERSONA},
+        /* Another process's limits: rtn-init's loop thread runs as the agent's uid, and a
+         * lowered RLIMIT_NOFILE or RLIMIT_CPU there would cripple the sandbox's PID 1
+         * (docs/policy.md, "The confined loop"). The caller's own (pid 0) stay open. */
+        {"prlimit64", K_SELF},
 };
 
 /* Every CLONE_NEW* flag (include/uapi/linux/sched.h). CLONE_NEWTIME shares its bit with
@@ -233,6 +241,12 @@ static void emit_block(struct prog *p, enum kind k) {
                 emit(p, BPF_LD | BPF_W | BPF_ABS, 0, 0, arg_lo(1));
                 emit(p, BPF_JMP | BPF_JEQ | BPF_K, 2, 0, TIOCSTI);
                 emit(p, BPF_JMP | BPF_JEQ | BPF_K, 1, 0, TIOCLINUX);
+                ret(p, SECCOMP_RET_ALLOW);
+                ret(p, deny_action);
+                break;
+        case K_SELF:
+                emit(p, BPF_LD | BPF_W | BPF_ABS, 0, 0, arg_lo(0));
+                emit(p, BPF_JMP | BPF_JEQ | BPF_K, 0, 1, 0);
                 ret(p, SECCOMP_RET_ALLOW);
                 ret(p, deny_action);
                 break;
@@ -537,6 +551,8 @@ static const char *kind_name(enum kind k) {
                 return "allow AF_UNIX/INET/INET6/NETLINK; else EAFNOSUPPORT";
         case K_PERSONA:
                 return "allow 0, 0x8, 0x20000, 0x20008, query; else EPERM";
+        case K_SELF:
+                return "allow pid 0 (the caller); else EPERM";
         }
         return "?";
 }

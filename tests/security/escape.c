@@ -22,6 +22,7 @@
 #include <sys/mount.h>
 #include <sys/personality.h>
 #include <sys/ptrace.h>
+#include <sys/resource.h>
 #include <sys/reboot.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -418,6 +419,23 @@ static void a_signal_init(void) {
         report("signal_init", n > 0, "%d task(s) of PID 1 still running", n);
 }
 
+/* Lowering the limits of PID 1, whose loop thread runs as our uid, would cripple the
+ * sandbox's supervisor (no fds to receive, SIGXCPU): the filter allows prlimit on the
+ * caller only. */
+static void a_prlimit_init(void) {
+        pid_t tids[16];
+        int n = init_tids(tids, 16);
+        struct rlimit one = {.rlim_cur = 3, .rlim_max = 3};
+        for (int i = 0; i < n; i++) {
+                char name[64];
+                snprintf(name, sizeof name, "prlimit_init task %d", (int)tids[i]);
+                expect_errno(name, (long)(errno = 0, prlimit(tids[i], RLIMIT_NOFILE, &one, NULL)),
+                             EPERM);
+        }
+        if (n < 1)
+                report("prlimit_init", 0, "no task of PID 1 visible");
+}
+
 /* /proc is read+exec for Landlock (EACCES), and /proc/sys is a read-only bind beneath. */
 static void a_proc_sys_write(void) {
         EXPECT(open("/proc/sys/kernel/hostname", O_WRONLY | O_CLOEXEC), EACCES);
@@ -513,6 +531,7 @@ static const struct {
         A(proc1_environ),
         A(proc1_threads),
         A(signal_init),
+        A(prlimit_init),
         A(proc_sys_write),
         A(proc_drop_caches),
         A(proc_self_oom),

@@ -42,7 +42,7 @@ for a in mount umount remount_ro pivot_root chroot fsopen open_tree unshare_user
         settimeofday clock_settime syslog personality af_packet af_vsock unknown_syscall \
         sethostname tiocsti tiocsti_highbits tioclinux int80 int80_unshare x32 x32_unshare \
         mknod_char mknod_block proc1_exe_write proc1_exe_readlink proc1_mem proc1_environ \
-        proc1_threads signal_init proc_sys_write proc_drop_caches proc_self_oom sys_write sys_mount; do
+        proc1_threads signal_init prlimit_init proc_sys_write proc_drop_caches proc_self_oom sys_write sys_mount; do
         t_run "$a" attack "$a"
 done
 t_run inherited_fds inherited_fds
