@@ -1,6 +1,7 @@
 /* The sandbox's filesystem, built by the child between clone3 and fexecve (design.md step 2):
  * a private tmpfs stage, a skeleton layer of mountpoints, overlayfs (userxattr) over the base
- * and committed layers with the upper on the stage tmpfs (or in a session dir), fresh /proc,
+ * and committed layers with the upper on the stage tmpfs (or in a session dir; with neither
+ * layers nor a session dir, the skeleton itself is the root), fresh /proc,
  * a minimal /dev, /tmp, /workspace and user binds; then pivot_root and detach the old root.
  * Every host object was opened by fd in the parent before clone3 and is named here as
  * /proc/self/fd/N, so nothing is looked up by a host path after the stage hides /tmp. */
@@ -206,6 +207,14 @@ static int mount_root(const struct rt_plan *p, struct rtn_error *err) {
                 wbase = rt_fdpath(wbuf, p->work_fd);
         }
         int r;
+        /* No committed layer, no rootfs and no session upper (a plain `rtn exec`): the root
+         * needs no overlay of its own. The skeleton, on the stage tmpfs that dies with the
+         * sandbox, is writable as it is; a bind of it is the new root (pivot_root wants a
+         * mount point, and it keeps the stage's nosuid,nodev), and the host dirs' overlays go
+         * straight onto it. */
+        bool plain = p->nlayers == 0 && p->upper_fd < 0 && p->base_fd < 0;
+        if (plain && (r = do_mount(SKEL, NEWROOT, NULL, MS_BIND, NULL, "/", err)) < 0)
+                return r;
         /* Host base: one overlay per allowlisted dir, mounted before the root overlay (whose
          * upper contains theirs; mounting it first would make the kernel warn that the upper
          * is in use) and moved into place after it. */
@@ -216,14 +225,16 @@ static int mount_root(const struct rt_plan *p, struct rtn_error *err) {
                 char u[96], w[96], shown[32];
                 snprintf(u, sizeof u, "%s/%s", upper, h->name);
                 snprintf(w, sizeof w, "%s/%s", wbase, h->name);
-                snprintf(dst, sizeof dst, SUBMNT "/%s", h->name);
+                snprintf(dst, sizeof dst, "%s/%s", plain ? NEWROOT : SUBMNT, h->name);
                 snprintf(shown, sizeof shown, "/%s", h->name);
-                if (mkdir_p(dst, 0755) < 0)
+                if (!plain && mkdir_p(dst, 0755) < 0)
                         return rtn_err(err, errno, "mkdir %s", dst);
                 if ((r = mount_overlay(p, h->name, rt_fdpath(fdp, h->fd), u, w, dst, shown, err)) <
                     0)
                         return r;
         }
+        if (plain)
+                return 0;
         if (p->base_fd >= 0)
                 snprintf(bottom, sizeof bottom, SKEL ":%s", rt_fdpath(fdp, p->base_fd));
         else
