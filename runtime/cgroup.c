@@ -111,18 +111,28 @@ static int find_mount(const char *self, char *ret_mnt, size_t mlen, char *ret_ro
         return found ? 0 : -ENOENT;
 }
 
+/* /proc/self/cgroup, read once per probe: find_self and on_v1 both look at it. */
+static char self_lines[8192];
+
+static int read_self_lines(void) {
+        _cleanup_close_ int fd = open("/proc/self/cgroup", O_RDONLY | O_CLOEXEC);
+        ssize_t n = fd < 0 ? -1 : read(fd, self_lines, sizeof self_lines - 1);
+        self_lines[n > 0 ? n : 0] = '\0';
+        return n < 0 ? negative_errno() : 0;
+}
+
 /* Our cgroup in the v2 hierarchy: the "0::PATH" line of /proc/self/cgroup (cgroups(7)). */
 static int find_self(char *ret, size_t len) {
-        _cleanup_fclose_ FILE *f = fopen("/proc/self/cgroup", "re");
-        if (!f)
-                return negative_errno();
-        char line[4096];
-        while (fgets(line, sizeof line, f)) {
-                if (strncmp(line, "0::", 3) != 0)
-                        continue;
-                line[strcspn(line, "\n")] = '\0';
-                snprintf(ret, len, "%s", line + 3);
-                return 0;
+        int r = read_self_lines();
+        if (r < 0)
+                return r;
+        for (const char *line = self_lines; *line;) {
+                size_t n = strcspn(line, "\n");
+                if (strncmp(line, "0::", 3) == 0) {
+                        snprintf(ret, len, "%.*s", (int)(n - 3), line + 3);
+                        return 0;
+                }
+                line += n + (line[n] == '\n');
         }
         return -ENOENT;
 }
@@ -254,9 +264,11 @@ static int enable(const struct rt_cgroup_state *s, const char *ctrl, char *why, 
 /* Whether a cgroup v1 hierarchy holds ctrl: a "N:ctrl[,ctrl...]:path" line of
  * /proc/self/cgroup with N > 0 (cgroups(7)). A controller is bound to one version only. */
 static bool on_v1(const char *ctrl) {
-        _cleanup_fclose_ FILE *f = fopen("/proc/self/cgroup", "re");
-        char line[4096];
-        while (f && fgets(line, sizeof line, f)) {
+        char copy[sizeof self_lines];
+        memcpy(copy, self_lines, sizeof copy);
+        char *save_line = NULL;
+        for (char *line = strtok_r(copy, "\n", &save_line); line;
+             line = strtok_r(NULL, "\n", &save_line)) {
                 char *list = strchr(line, ':'), *end, *save = NULL;
                 if (strncmp(line, "0:", 2) == 0 || !list || !(end = strchr(++list, ':')))
                         continue;
