@@ -82,6 +82,10 @@ struct init_config {
 
 enum init_spawn_flags {
         INIT_SPAWN_PTY = 1u << 0, /* allocate a pty inside; no fds passed */
+        /* The sandbox ends with this command (rtn exec): at its exit rtn-init kills and reaps
+         * every other process before it sends INIT_MSG_EXITED, so that message also says
+         * nothing of the sandbox runs any more. */
+        INIT_SPAWN_FINAL = 1u << 1,
 };
 
 /* Strings follow the fixed part: cwd, then argc args, then envc "K=V" entries. */

@@ -11,6 +11,7 @@
 struct init_job {
         uint64_t id;
         pid_t pid; /* 0: free slot */
+        bool final; /* INIT_SPAWN_FINAL */
 };
 
 /* One command's seccomp listener (init/notify.c). It stays open after the command exits as
@@ -72,7 +73,8 @@ bool init_job_id(const struct init_state *st, pid_t pid, uint64_t *ret_id);
 /* INIT_MSG_GATE_OPEN: creates the gate's netns and listener, rebuilds the provisioning
  * Landlock ruleset to allow connect to its port only, and answers INIT_MSG_GATE (init/gate.c). */
 void init_gate_open(struct init_state *st);
-bool init_job_take(struct init_state *st, pid_t pid, uint64_t *ret_id);
+/* Frees the slot of the live command pid: its id, and whether it was INIT_SPAWN_FINAL. */
+bool init_job_take(struct init_state *st, pid_t pid, uint64_t *ret_id, bool *ret_final);
 
 /* ---- seccomp listeners (init/notify.c) ----
  * epoll tags: the control socket and the signalfd use these, a listener its slot + base. */

@@ -242,6 +242,26 @@ static void on_ctl(void) {
                 close(fds[i]);
 }
 
+/* The last command of the sandbox has exited (INIT_SPAWN_FINAL): kill every other process
+ * and reap them all, so that the exit we report next also says that nothing of the
+ * sandbox runs any more. kill(-1) reaches every process but us; one that was forking then
+ * is stopped by its fatal signal before it can add a child (copy_process), so once nothing
+ * is left to reap, nothing is left. rtn need not then wait for our own exit, in which the
+ * kernel tears down the namespaces and mounts (runtime/exec.c). */
+static void end_all(void) {
+        init_privileged(kill_all_priv, NULL);
+        for (;;) {
+                pid_t pid = waitpid(-1, NULL, 0);
+                if (pid > 0) {
+                        if (pid == st.files_pid)
+                                st.files_pid = 0;
+                        continue;
+                }
+                if (errno != EINTR)
+                        return; /* ECHILD: no process left but ours */
+        }
+}
+
 static void on_sigchld(int sfd) {
         struct signalfd_siginfo si;
         while (read(sfd, &si, sizeof si) == sizeof si)
@@ -252,11 +272,14 @@ static void on_sigchld(int sfd) {
                 if (pid <= 0)
                         break;
                 uint64_t id;
+                bool final;
                 if (pid == st.files_pid)
                         st.files_pid = 0; /* rtn notices on the server's socket */
-                if (init_job_take(&st, pid, &id)) {
+                if (init_job_take(&st, pid, &id, &final)) {
                         if (init_notify_exited(&st, id) < 0)
                                 shutdown_all(0);
+                        if (final)
+                                end_all();
                         struct init_exited m = {
                                 .hdr = {.type = INIT_MSG_EXITED, .len = sizeof m, .id = id},
                                 .wait_status = status,

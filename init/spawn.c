@@ -86,10 +86,11 @@ bool init_job_id(const struct init_state *st, pid_t pid, uint64_t *ret_id) {
         return false;
 }
 
-bool init_job_take(struct init_state *st, pid_t pid, uint64_t *ret_id) {
+bool init_job_take(struct init_state *st, pid_t pid, uint64_t *ret_id, bool *ret_final) {
         for (size_t i = 0; i < INIT_MAX_JOBS; i++)
                 if (st->jobs[i].pid == pid) {
                         *ret_id = st->jobs[i].id;
+                        *ret_final = st->jobs[i].final;
                         st->jobs[i].pid = 0;
                         return true;
                 }
@@ -429,6 +430,7 @@ static void spawn_one(void *arg) {
         }
         slot->id = id;
         slot->pid = pid;
+        slot->final = view.msg->flags & INIT_SPAWN_FINAL;
         if (listener >= 0)
                 init_notify_add(st, id, TAKE_FD(listener));
         struct init_spawned sp = {.hdr = {.type = INIT_MSG_SPAWNED, .len = sizeof sp, .id = id},

@@ -55,6 +55,8 @@ struct exec_run {
         int master;
         int sigfd, timerfd;
         bool exited, timed_out;
+        bool all_exited; /* rtn-init said so with the exit (INIT_SPAWN_FINAL) */
+        bool wait_end; /* the sandbox's end must be waited for (see end_sandbox) */
         int wait_status;
         struct rt_blocked blocked; /* what seccomp blocked, from rtn-init (n = total = 0) */
 };
@@ -326,6 +328,22 @@ static void on_signals(struct exec_run *run) {
 }
 
 /* Reads one control event; returns -1 when the sandbox is gone. */
+/* The command was the sandbox's last (INIT_SPAWN_FINAL): when rtn-init reports its exit,
+ * every other process has been killed and reaped too, so nothing of the sandbox can act any
+ * more, and rtn need not also wait for the kernel to tear down what is left (rtn-init's
+ * own exit: the mount namespace with its overlays, each of which waits for an expedited
+ * RCU grace period, the network namespace; docs/benchmarks.md, change 22), as bwrap does
+ * not either. It waits when something must follow that teardown: a cgroup can be removed
+ * only once rtn-init has left it, and a --keep or --commit upper may be moved into the
+ * store only once no overlay uses it. Until rtn-init has reported, or when it failed, the
+ * sandbox is destroyed and waited for as before. */
+static void end_sandbox(struct exec_run *run) {
+        if (run->all_exited && !run->wait_end && !run->sb.cgroup.on)
+                rt_sandbox_release(&run->sb);
+        else
+                rt_sandbox_destroy(&run->sb);
+}
+
 static int on_ctl(struct exec_run *run) {
         union {
                 struct init_exited ex;
@@ -338,7 +356,7 @@ static int on_ctl(struct exec_run *run) {
         if ((size_t)n < sizeof u.ex.hdr || u.ex.hdr.id != 1)
                 return 0;
         if (init_check_msg(u.raw, (size_t)n, INIT_MSG_EXITED, sizeof u.ex) == 0) {
-                run->exited = true;
+                run->exited = run->all_exited = true;
                 run->wait_status = u.ex.wait_status;
         } else if (u.ex.hdr.type == INIT_MSG_BLOCKED) {
                 (void)rt_blocked_decode(u.raw, (size_t)n, &run->blocked); /* bad: no report */
@@ -393,7 +411,7 @@ static void event_loop(struct exec_run *run) {
                 if (run->exited && !busy)
                         return;
                 if (run->exited && run->sb.pidfd >= 0)
-                        rt_sandbox_destroy(&run->sb); /* everything dies; pipes reach EOF */
+                        end_sandbox(run); /* everything dies; pipes reach EOF */
                 if (poll(pfd, n, -1) < 0 && errno != EINTR)
                         return;
                 if (pfd[1].revents)
@@ -438,8 +456,8 @@ static int send_command(struct rt_sandbox *sb, void *arg, struct rtn_error *err)
         } else if ((r = setup_stdio(run, fds, close_later, err)) < 0) {
                 return r;
         }
-        r = rt_sandbox_spawn(sb, 1, o->tty ? INIT_SPAWN_PTY : 0, INIT_POLICY_AGENT,
-                             o->cwd ? o->cwd : sb->workspace, o->argv, env.vars,
+        r = rt_sandbox_spawn(sb, 1, (o->tty ? INIT_SPAWN_PTY : 0) | INIT_SPAWN_FINAL,
+                             INIT_POLICY_AGENT, o->cwd ? o->cwd : sb->workspace, o->argv, env.vars,
                              o->tty ? NULL : fds, rows, cols, err);
         for (int i = 0; i < 3; i++)
                 rtn_safe_close(close_later[i]); /* the command has its own copies now */
@@ -628,8 +646,9 @@ int rt_cmd_exec(int argc, char **argv) {
                 close_store(&es, &run.sb.idmap);
                 return r > 0 ? r : EXIT_RTN;
         }
+        run.wait_end = o.spec.upper_dir != NULL;
         event_loop(&run);
-        rt_sandbox_destroy(&run.sb);
+        end_sandbox(&run);
         restore_tty();
         int code = rt_exit_code(run.wait_status);
         if (run.timed_out) {

@@ -189,6 +189,11 @@ void rt_limits_choose(struct rt_spec *spec, bool pids_asked, struct rt_limit_war
 const char *rt_isolation_warning(enum init_isolation iso);
 /* Kills the whole sandbox (if alive) and reaps rtn-init; safe to call twice. */
 void rt_sandbox_destroy(struct rt_sandbox *sb);
+/* For a sandbox whose processes are known to be gone but PID 1 (rtn-init reported the exit
+ * of an INIT_SPAWN_FINAL command): kills rtn-init and does not wait for it, nor for the
+ * kernel to tear the namespaces down; the caller is about to exit, and whoever inherits
+ * rtn-init reaps it. With a cgroup, or without a pid namespace, it is rt_sandbox_destroy. */
+void rt_sandbox_release(struct rt_sandbox *sb);
 
 /* Fills a default command environment (PATH, HOME, USER, LANG/TERM passed from the host),
  * then KEY=VALUE overrides. Strings point into storage owned by buf. */

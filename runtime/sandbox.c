@@ -617,6 +617,19 @@ void rt_sandbox_destroy(struct rt_sandbox *sb) {
         sb->pid = -1;
 }
 
+void rt_sandbox_release(struct rt_sandbox *sb) {
+        if (sb->isolation == INIT_ISOLATION_LANDLOCK || sb->cgroup.on) {
+                rt_sandbox_destroy(sb);
+                return;
+        }
+        sb->ctl = rtn_safe_close(sb->ctl);
+        sb->gate_fd = rtn_safe_close(sb->gate_fd);
+        if (sb->pidfd >= 0)
+                (void)sys_pidfd_send_signal(sb->pidfd, SIGKILL, NULL, 0);
+        sb->pidfd = rtn_safe_close(sb->pidfd);
+        sb->pid = -1;
+}
+
 int rt_sandbox_spawn(struct rt_sandbox *sb, uint64_t id, uint32_t flags, uint32_t policy,
                      const char *cwd, char *const argv[], char *const envp[], const int fds[3],
                      uint16_t rows, uint16_t cols, struct rtn_error *err) {
