@@ -25,7 +25,6 @@ struct init_notif {
         pid_t last_pid; /* comm cache: a looping caller costs one /proc read */
         char last_comm[INIT_COMM_LEN];
         bool shared; /* the confined loop's listener: rep unused, calls go to each job's */
-        pid_t attr_pid, attr_job; /* shared: a caller and the command it belongs to */
         struct init_blocked rep; /* hdr.id is the command's id */
 };
 
@@ -92,6 +91,9 @@ void init_notify_add(struct init_state *st, uint64_t id, int fd);
  * under that one filter, and each blocked call is reported with the command it came
  * from. */
 void init_notify_add_shared(struct init_state *st, int fd);
+/* Answers what is pending on the shared listener, while the jobs it may come from are all
+ * still in the job table (before a reaped one leaves it). */
+void init_notify_drain_shared(struct init_state *st);
 /* The shared listener is readable (answer what is pending) or hung up (close it). */
 void init_notify_event_shared(struct init_state *st, uint32_t events);
 /* A listener is readable or hung up: answer what is pending; close it on POLLHUP. */

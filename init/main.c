@@ -275,10 +275,15 @@ static void on_sigchld(int sfd) {
                 bool final;
                 if (pid == st.files_pid)
                         st.files_pid = 0; /* rtn notices on the server's socket */
+                /* Calls still pending from this command's processes are put down to it
+                 * while it is in the job table. */
+                init_notify_drain_shared(&st);
                 if (init_job_take(&st, pid, &id, &final)) {
                         if (init_notify_exited(&st, id) < 0)
                                 shutdown_all(0);
-                        if (final)
+                        /* Without a pid namespace rtn ends the sandbox itself and waits
+                         * (rt_sandbox_release): no blocking reap of the host's processes. */
+                        if (final && st.cfg.isolation != INIT_ISOLATION_LANDLOCK)
                                 end_all();
                         struct init_exited m = {
                                 .hdr = {.type = INIT_MSG_EXITED, .len = sizeof m, .id = id},

@@ -176,16 +176,12 @@ static int answer_shared(struct init_state *st, struct init_notif *n) {
         int r = notif_recv(n, &req);
         if (r < 0)
                 return r;
+        /* No cache of the answer: a pid can be reused quickly in a sandbox's small pid space,
+         * and a caller wrongly put down to another command (a provisioning one, say) would be
+         * worse than one /proc read per blocked call. */
         pid_t pid = (pid_t)req.pid;
         uint64_t id;
-        bool known = pid == n->attr_pid && pid > 0 && init_job_id(st, n->attr_job, &id);
-        if (!known) {
-                n->attr_pid = 0;
-                if ((known = job_of(st, pid, &id))) {
-                        n->attr_pid = pid;
-                        n->attr_job = init_job_pid(st, id);
-                }
-        }
+        bool known = job_of(st, pid, &id);
         /* The pid may have been reused since the notification: trust what /proc said only
          * while it is still live (seccomp_unotify(2), "ID_VALID"). */
         struct init_notif *rep;
@@ -274,6 +270,11 @@ void init_notify_add_shared(struct init_state *st, int fd) {
         n->fd = fd;
         n->shared = true;
         st->shared_notif = n;
+}
+
+void init_notify_drain_shared(struct init_state *st) {
+        if (st->shared_notif)
+                (void)answer_batch_shared(st, st->shared_notif);
 }
 
 void init_notify_event_shared(struct init_state *st, uint32_t events) {

@@ -201,9 +201,18 @@ int init_set_creds(const struct init_state *st, uint32_t policy, struct rtn_erro
         return 0;
 }
 
+/* A credential change resets the process's dumpable flag to fs.suid_dumpable (commit_creds),
+ * and the process is rtn-init: where the host sets that to 1, rtn-init's memory and /proc
+ * files would be open to the uid it just took. Set it back, and check. */
+static int keep_undumpable(struct rtn_error *err) {
+        if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0 || prctl(PR_GET_DUMPABLE, 0, 0, 0, 0) != 0)
+                return rtn_errx(err, EPERM, "rtn-init could not stay undumpable");
+        return 0;
+}
+
 int init_confine_agent(const struct init_state *st, int *ret_listener, struct rtn_error *err) {
         int r = init_set_creds(st, INIT_POLICY_AGENT, err);
-        if (r < 0)
+        if (r < 0 || (r = keep_undumpable(err)) < 0)
                 return r;
         if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
                 return rtn_err(err, errno, "no_new_privs");
@@ -257,6 +266,10 @@ static __attribute__((noreturn)) void child(const struct child_args *a, int efd)
             setns(st->gate_netns, CLONE_NEWNET) < 0)
                 die(efd, INIT_STEP_NETNS, errno);
         set_creds(efd, st, policy);
+        /* We still share rtn-init's memory (CLONE_VM): the credential change just reset its
+         * dumpable flag to fs.suid_dumpable; execve gives the command its own afterwards. */
+        if (keep_undumpable(&err) < 0)
+                die(efd, INIT_STEP_CREDS, err.code);
         if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
                 die(efd, INIT_STEP_NNP, errno);
         int ll = st->ruleset_fd[policy == INIT_POLICY_PROVISION];

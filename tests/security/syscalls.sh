@@ -45,6 +45,22 @@ for a in mount umount remount_ro pivot_root chroot fsopen open_tree unshare_user
         proc1_threads signal_init prlimit_init proc_sys_write proc_drop_caches proc_self_oom sys_write sys_mount; do
         t_run "$a" attack "$a"
 done
+# rtn-init's loop thread takes the agent's uid, and a credential change resets the
+# process's dumpable flag to fs.suid_dumpable: where a host sets that to 1, only rtn-init
+# setting it back keeps its memory and /proc files closed to the agent. Root sets it for
+# the attack and puts it back (an EXIT trap), whatever happens.
+init_undumpable_under_suid_dumpable() {
+        [ "$(id -u)" = 0 ] || t_skip "only root can set fs.suid_dumpable"
+        [ -w /proc/sys/fs/suid_dumpable ] || t_skip "fs.suid_dumpable is not writable here"
+        local old
+        old=$(cat /proc/sys/fs/suid_dumpable)
+        # t_run runs each case in a subshell, which t_fail leaves with exit
+        trap "echo $old >/proc/sys/fs/suid_dumpable" EXIT
+        echo 1 >/proc/sys/fs/suid_dumpable || t_skip "cannot set fs.suid_dumpable"
+        sec_attack escape proc1_exe_readlink proc1_mem proc1_environ proc1_threads prlimit_init
+}
+
 t_run inherited_fds inherited_fds
+t_run init_undumpable_under_suid_dumpable init_undumpable_under_suid_dumpable
 t_run sigsys_reported sigsys_reported
 t_done
