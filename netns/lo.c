@@ -4,9 +4,10 @@
  * loopback_net_init; nothing opens it). We do what `ip link set lo up` does, with two
  * netlink round trips: RTM_GETLINK by name for the index, RTM_NEWLINK with IFF_UP in
  * ifi_flags/ifi_change, each with NLM_F_ACK so the kernel's verdict is read back rather
- * than assumed (rtnetlink(7), netlink(7)). It runs in the sandbox child between clone3 and
- * execve, so it uses a raw socket plus libmnl's message builders and parser, which touch
- * only the stack buffers given to them: no mnl_socket (calloc), no stdio. */
+ * than assumed (rtnetlink(7), netlink(7)). It runs in rtn's network helper, which shares
+ * rtn's memory (CLONE_VM) while rtn's other threads go on, so it uses a raw socket plus
+ * libmnl's message builders and parser, which touch only the stack buffers given to them:
+ * no mnl_socket (calloc), no stdio. */
 #include "netns/netns.h"
 
 #include <errno.h>

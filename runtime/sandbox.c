@@ -166,11 +166,17 @@ static int child_join_netns(const struct rt_plan *p, struct rtn_error *err) {
                 m.message[sizeof m.message - 1] = '\0';
                 return rtn_errx(err, m.error, "%s", m.message);
         }
-        struct stat now, got;
+        struct stat now, got, owner, mine;
         if (ns < 0 || fstat(ns, &got) < 0 || stat("/proc/self/ns/net", &now) < 0 ||
             ioctl(ns, NS_GET_NSTYPE) != CLONE_NEWNET ||
             (got.st_dev == now.st_dev && got.st_ino == now.st_ino))
                 return rtn_errx(err, EBADMSG, "rtn sent no new network namespace");
+        /* ...and one that belongs to our user namespace, as one made by clone3 would. */
+        _cleanup_close_ int userns = ioctl(ns, NS_GET_USERNS);
+        if (userns < 0 || fstat(userns, &owner) < 0 || stat("/proc/self/ns/user", &mine) < 0 ||
+            owner.st_dev != mine.st_dev || owner.st_ino != mine.st_ino)
+                return rtn_errx(err, EBADMSG,
+                                "the network namespace from rtn is not the sandbox's own");
         if (setns(ns, CLONE_NEWNET) < 0)
                 return rtn_err(err, errno, "enter the network namespace");
         return 0;
@@ -202,7 +208,7 @@ static __attribute__((noreturn)) void child_main(struct rt_plan *p) {
         if (rt_child_build_root(p, &err) < 0)
                 child_fail(p->ctl_fd, &err, INIT_STEP_CONFIG);
         if (child_join_netns(p, &err) < 0)
-                child_fail(p->ctl_fd, &err, INIT_STEP_NETNS);
+                child_fail(p->ctl_fd, &err, INIT_STEP_CONFIG);
         if (rt_child_exec_init(p, &err) < 0)
                 child_fail(p->ctl_fd, &err, INIT_STEP_CONFIG);
         _exit(125);
@@ -376,12 +382,13 @@ struct netns_job {
         int userns_fd;
         int ctl;
         bool lo_up;
+        int send_error; /* set by the helper: the errno of its send, 0 when it went */
 };
 
 #define NETNS_STACK_SIZE (64 * 1024)
 
 static int netns_helper(void *arg) {
-        const struct netns_job *j = arg;
+        struct netns_job *j = arg;
         struct rt_netns_msg m = {.tag = RT_NETNS_TAG};
         struct rtn_error err = {0};
         int fd = -1;
@@ -396,23 +403,33 @@ static int netns_helper(void *arg) {
         m.error = err.code;
         snprintf(m.message, sizeof m.message, "%s", err.msg);
         ssize_t n = rtn_send_msg(j->ctl, &m, sizeof m, fd >= 0 ? &fd : NULL, fd >= 0 ? 1 : 0);
+        j->send_error = n < 0 ? (int)-n : 0; /* our memory is the caller's (CLONE_VM) */
         /* Returned, not _exit()ed: clone(2)'s wrapper then ends just this task, and nothing
          * noreturn runs on this stack (which ASan, not knowing it, would warn about). */
-        return n < 0 ? 1 : 0;
+        return 0;
 }
 
 /* 0 when the child has its network namespace (or the reason it has none) queued; 1 when the
- * child is gone before it could be told (its own SETUP_FAILED, read next, says why); or a
- * negative errno when no helper could run. */
+ * child is gone before it could be told (EPIPE: its own SETUP_FAILED, read next, says why);
+ * or a negative errno when no helper could run or its message could not be sent (ENOBUFS,
+ * ETOOMANYREFS...): the child, still waiting for it, is then destroyed with the sandbox. */
 
 static int make_netns(const struct rt_sandbox *sb, const struct rt_spec *spec, int userns_fd,
                       struct rtn_error *err) {
+        /* One stack for all starts: sandboxes are started from rtn's main thread only. Its
+         * lowest page stays PROT_NONE, so an overflow faults instead of writing below. */
         static char *stack;
         if (!stack) {
+                long page = sysconf(_SC_PAGESIZE);
                 char *m = mmap(NULL, NETNS_STACK_SIZE, PROT_READ | PROT_WRITE,
                                MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
                 if (m == MAP_FAILED)
                         return rtn_err(err, errno, "map the network helper's stack");
+                if (mprotect(m, (size_t)page, PROT_NONE) < 0) {
+                        int e = errno;
+                        munmap(m, NETNS_STACK_SIZE);
+                        return rtn_err(err, e, "guard the network helper's stack");
+                }
                 stack = m;
         }
         struct netns_job j = {.userns_fd = userns_fd, .ctl = sb->ctl, .lo_up = !spec->net_none};
@@ -426,7 +443,11 @@ static int make_netns(const struct rt_sandbox *sb, const struct rt_spec *spec, i
                         return rtn_err(err, errno, "wait for the network helper");
         if (!WIFEXITED(st))
                 return rtn_errx(err, EPIPE, "the network helper was killed");
-        return WEXITSTATUS(st) == 0 ? 0 : 1;
+        if (j.send_error == EPIPE || j.send_error == ECONNRESET)
+                return 1;
+        if (j.send_error != 0)
+                return rtn_err(err, j.send_error, "pass the network namespace to the sandbox");
+        return 0;
 }
 
 static int start_child(struct rt_sandbox *sb, struct rt_plan *p, struct rtn_error *err) {
@@ -633,7 +654,8 @@ void rt_sandbox_release(struct rt_sandbox *sb) {
 int rt_sandbox_spawn(struct rt_sandbox *sb, uint64_t id, uint32_t flags, uint32_t policy,
                      const char *cwd, char *const argv[], char *const envp[], const int fds[3],
                      uint16_t rows, uint16_t cols, struct rtn_error *err) {
-        /* rtn is single-threaded; a static buffer spares every spawn a 128 KiB mmap/munmap. */
+        /* Spawn requests go out from rtn's main thread only (the gate's threads never send
+         * one); a static buffer spares every spawn a 128 KiB mmap/munmap. */
         static char buf[INIT_MSG_MAX];
         ssize_t len = init_encode_spawn(buf, INIT_MSG_MAX, id, flags, policy, cwd, argv, envp, rows,
                                         cols);

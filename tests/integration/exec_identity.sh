@@ -31,6 +31,28 @@ only_lo() {
         [ "$ifs" = "lo " ] || t_fail "interfaces inside: '$ifs', expected only lo"
 }
 
+# The network namespace is made beside the child (runtime/sandbox.c, make_netns), not by
+# clone3: it must still be a new one, and belong to the sandbox's user namespace, as one
+# made by clone3 would (NS_GET_USERNS on it names our own user namespace).
+NS_PROBE='
+import fcntl, os
+fd = os.open("/proc/self/ns/net", os.O_RDONLY)
+owner = fcntl.ioctl(fd, 0xb701)
+print(os.readlink("/proc/self/ns/net"))
+print(os.fstat(owner).st_ino == os.stat("/proc/self/ns/user").st_ino)
+'
+
+netns_is_the_sandboxes() {
+        command -v python3 >/dev/null || t_skip "python3 not installed"
+        t_exit_is 0 "$RTN" exec -- python3 -c "$NS_PROBE"
+        local inside owned
+        inside=$(head -n 1 "$T_OUT_FILE")
+        owned=$(sed -n 2p "$T_OUT_FILE")
+        [ -n "$inside" ] && [ "$inside" != "$(readlink /proc/self/ns/net)" ] ||
+                t_fail "the sandbox is in the caller's network namespace ($inside)"
+        [ "$owned" = True ] || t_fail "its network namespace is not owned by its user namespace"
+}
+
 # A listener and a client on 127.0.0.1 inside the sandbox: lo is really up.
 TCP_PROBE='
 import socket, sys
@@ -140,6 +162,7 @@ range_mapping_excludes_caller_root() {
 t_run pid1_is_rtn_init pid1_is_rtn_init
 t_run cmd_is_not_pid1 cmd_is_not_pid1
 t_run only_lo only_lo
+t_run netns_is_the_sandboxes netns_is_the_sandboxes
 t_run loopback_works loopback_works
 t_run net_none_leaves_lo_down net_none_leaves_lo_down
 t_run hostname_is_sandboxes hostname_is_sandboxes
