@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -153,4 +154,19 @@ int rtn_fd_nonblock(int fd, int on) {
         if (nfl != fl && fcntl(fd, F_SETFL, nfl) < 0)
                 return negative_errno();
         return 0;
+}
+
+void *rtn_stack_new(size_t size) {
+        long page = sysconf(_SC_PAGESIZE);
+        char *m = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK,
+                       -1, 0);
+        if (m == MAP_FAILED)
+                return NULL;
+        if (mprotect(m, (size_t)page, PROT_NONE) < 0) {
+                int e = errno;
+                munmap(m, size);
+                errno = e;
+                return NULL;
+        }
+        return m + size;
 }

@@ -1,6 +1,6 @@
 /* Small fd helpers shared by rtn and rtn-init: full reads/writes that retry EINTR and short
  * counts, fd passing over unix sockets (SCM_RIGHTS), and whole-file reads with a cap. All
- * return >= 0 on success, -errno on failure. */
+ * return >= 0 on success, -errno on failure. Also the stack for a clone(2) child. */
 #pragma once
 
 #include <stddef.h>
@@ -22,3 +22,8 @@ ssize_t rtn_recv_msg(int sock, void *buf, size_t len, int *fds, size_t *nfds);
 
 /* Sets or clears O_NONBLOCK. */
 int rtn_fd_nonblock(int fd, int on);
+
+/* A stack of size bytes for a clone(2) child (CLONE_VM: it runs in our memory), whose lowest
+ * page stays PROT_NONE so an overflow faults instead of writing what lies below. Returns its
+ * top (where the stack starts), or NULL with errno set. */
+void *rtn_stack_new(size_t size);

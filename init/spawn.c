@@ -24,7 +24,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
-#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -327,19 +326,9 @@ static int child_entry(void *arg) {
  * the lowest page stays PROT_NONE so an overflow faults instead of writing rtn-init's data. */
 #define CHILD_STACK_SIZE (256 * 1024)
 static void *child_stack_top(void) {
-        static char *top;
-        if (!top) {
-                long page = sysconf(_SC_PAGESIZE);
-                char *m = mmap(NULL, CHILD_STACK_SIZE, PROT_READ | PROT_WRITE,
-                               MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
-                if (m == MAP_FAILED)
-                        return NULL;
-                if (mprotect(m, (size_t)page, PROT_NONE) < 0) {
-                        munmap(m, CHILD_STACK_SIZE);
-                        return NULL;
-                }
-                top = m + CHILD_STACK_SIZE;
-        }
+        static void *top;
+        if (!top)
+                top = rtn_stack_new(CHILD_STACK_SIZE);
         return top;
 }
 

@@ -17,7 +17,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
-#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -416,25 +415,13 @@ static int netns_helper(void *arg) {
 
 static int make_netns(const struct rt_sandbox *sb, const struct rt_spec *spec, int userns_fd,
                       struct rtn_error *err) {
-        /* One stack for all starts: sandboxes are started from rtn's main thread only. Its
-         * lowest page stays PROT_NONE, so an overflow faults instead of writing below. */
-        static char *stack;
-        if (!stack) {
-                long page = sysconf(_SC_PAGESIZE);
-                char *m = mmap(NULL, NETNS_STACK_SIZE, PROT_READ | PROT_WRITE,
-                               MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
-                if (m == MAP_FAILED)
-                        return rtn_err(err, errno, "map the network helper's stack");
-                if (mprotect(m, (size_t)page, PROT_NONE) < 0) {
-                        int e = errno;
-                        munmap(m, NETNS_STACK_SIZE);
-                        return rtn_err(err, e, "guard the network helper's stack");
-                }
-                stack = m;
-        }
+        /* One stack for all starts: sandboxes are started from rtn's main thread only. */
+        static char *stack_top;
+        if (!stack_top && !(stack_top = rtn_stack_new(NETNS_STACK_SIZE)))
+                return rtn_err(err, errno, "map the network helper's stack");
         struct netns_job j = {.userns_fd = userns_fd, .ctl = sb->ctl, .lo_up = !spec->net_none};
         /* exit_signal 0: no SIGCHLD for rtn serve's loop; reaped here with __WALL. */
-        pid_t pid = clone(netns_helper, stack + NETNS_STACK_SIZE, CLONE_VM | CLONE_VFORK, &j);
+        pid_t pid = clone(netns_helper, stack_top, CLONE_VM | CLONE_VFORK, &j);
         if (pid < 0)
                 return rtn_err(err, errno, "start the network helper");
         int st;
