@@ -5,12 +5,11 @@
  * reports exits, and reaps every orphan. Once configured, the thread that runs its event
  * loop takes the agent's policy from credentials to seccomp itself, so an agent command's
  * child inherits those steps instead of taking them; a second thread keeps rtn-init's
- * credentials for what needs them (init/privileged.c). When rtn
- * goes away (EOF on the socket) it kills everything in the namespace and exits, which ends
- * the sandbox. Once it has started dropping privilege for a command any failure kills that
- * command (fail closed). In the weaker --isolation landlock mode there is no pid namespace:
- * rtn-init is a child subreaper of rtn on the host, and "everything" means its own
- * descendants only. */
+ * credentials for what needs them (init/privileged.c). When rtn goes away (EOF on the
+ * socket) it kills everything in the namespace and exits, which ends the sandbox. Once it
+ * has started dropping privilege for a command any failure kills that command (fail
+ * closed). In the weaker --isolation landlock mode there is no pid namespace: rtn-init is a
+ * child subreaper of rtn on the host, and "everything" means its own descendants only. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdbool.h>

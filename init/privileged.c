@@ -16,7 +16,8 @@
  * it the call and waits (init_privileged), so the two threads never touch rtn-init's state
  * at once. The loop runs as the agent's uid but is PID 1: signals from inside the
  * namespace that would stop or kill it are dropped (SIGNAL_UNKILLABLE), rtn-init is not
- * dumpable, so neither ptrace nor /proc reaches either thread, and the filter refuses
+ * dumpable (and clears the flag again after the credential change, which resets it), so
+ * neither ptrace nor /proc reaches either thread, and the filter refuses
  * prlimit on any process but the caller (tests/security/escape.c, proc1_threads,
  * signal_init, prlimit_init). Its filter's listener is shared by all the commands it starts
  * (init/notify.c tells their calls apart). Nothing the loop calls is one the filter
@@ -30,6 +31,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "common/cleanup.h"
 #include "init/internal.h"
 
 static int rpc[2] = {-1, -1}; /* [0] the loop thread's end, [1] the privileged thread's */
@@ -71,8 +73,11 @@ int init_privileged_start(void) {
                 return -1;
         pthread_attr_t attr;
         pthread_t thread;
-        if (pthread_attr_init(&attr) != 0)
+        if (pthread_attr_init(&attr) != 0) {
+                rpc[0] = rtn_safe_close(rpc[0]);
+                rpc[1] = rtn_safe_close(rpc[1]);
                 return -1;
+        }
         /* It inherits our credentials and our signal mask (SIGCHLD stays blocked for
          * rtn-init's signalfd), and only waits on its socket until the loop calls. */
         int r = pthread_attr_setstacksize(&attr, 256 * 1024) == 0 &&
@@ -80,6 +85,10 @@ int init_privileged_start(void) {
                         ? 0
                         : -1;
         pthread_attr_destroy(&attr);
+        if (r < 0) {
+                rpc[0] = rtn_safe_close(rpc[0]);
+                rpc[1] = rtn_safe_close(rpc[1]);
+        }
         return r;
 }
 
