@@ -38,8 +38,6 @@ struct init_state {
         struct init_notif *notifs[INIT_MAX_JOBS]; /* allocated while a listener is open */
         size_t nnotifs;
         struct init_notif *shared_notif; /* the confined loop's listener, or NULL */
-        bool confined; /* the event loop runs with the agent's policy (init/privileged.c) */
-        int pending_listener; /* its filter's listener until the loop's epoll exists */
         int epfd; /* rtn-init's event loop: control socket, signalfd, listeners */
 };
 
@@ -55,6 +53,8 @@ int init_privileged_start(void);
 /* The calling thread, which runs the loop, has just confined itself: from now on
  * init_privileged hands its calls to the privileged thread. */
 void init_loop_confined(void);
+/* Whether it has: agent commands then inherit the loop thread's policy. */
+bool init_loop_is_confined(void);
 /* Runs fn(arg) on the privileged thread and waits for it; inline on any other thread, or
  * when the loop is not confined. */
 void init_privileged(void (*fn)(void *), void *arg);
@@ -98,7 +98,8 @@ void init_notify_drain_shared(struct init_state *st);
 void init_notify_event_shared(struct init_state *st, uint32_t events);
 /* A listener is readable or hung up: answer what is pending; close it on POLLHUP. */
 void init_notify_event(struct init_state *st, size_t slot, uint32_t events);
-/* The command id exited: answer what is still pending, then send its INIT_MSG_BLOCKED if
+/* The command id exited (its job left the table after init_notify_drain_shared): answer
+ * what is still pending on its own listener, then send its INIT_MSG_BLOCKED if
  * anything was blocked. Returns < 0 when the control socket failed. */
 int init_notify_exited(struct init_state *st, uint64_t id);
 /* Answers one pending notification on fd with EPERM and records it in n. 0, or -errno

@@ -29,7 +29,7 @@
 #include "init/internal.h"
 #include "init/policy.h"
 
-static struct init_state st = {.ruleset_fd = {-1, -1}, .gate_netns = -1, .pending_listener = -1};
+static struct init_state st = {.ruleset_fd = {-1, -1}, .gate_netns = -1, .epfd = -1};
 static char msgbuf[INIT_MSG_MAX];
 
 static int send_status(uint32_t type, uint64_t id, int error, uint32_t step, const char *msg) {
@@ -124,8 +124,8 @@ static int confine_loop(struct rtn_error *err) {
         int r = init_confine_agent(&st, &listener, err);
         if (r < 0)
                 return r;
-        st.confined = true;
-        st.pending_listener = listener;
+        if (listener >= 0)
+                init_notify_add_shared(&st, listener);
         init_loop_confined();
         return 0;
 }
@@ -344,16 +344,16 @@ int main(void) {
                                    .landlock_abi = init_landlock_abi()};
         if (rtn_send_msg(INIT_CTL_FD, &ready, sizeof ready, NULL, 0) < 0)
                 shutdown_all(1);
-        if (configure() < 0)
-                shutdown_all(1);
+        /* The loop's epoll exists before configure(), which adds the confined loop's
+         * listener to it. */
         st.epfd = epoll_create1(EPOLL_CLOEXEC);
         struct epoll_event ctl_ev = {.events = EPOLLIN, .data.u64 = INIT_EV_CTL};
         struct epoll_event sig_ev = {.events = EPOLLIN, .data.u64 = INIT_EV_SIGCHLD};
         if (st.epfd < 0 || epoll_ctl(st.epfd, EPOLL_CTL_ADD, INIT_CTL_FD, &ctl_ev) < 0 ||
             epoll_ctl(st.epfd, EPOLL_CTL_ADD, sfd, &sig_ev) < 0)
                 shutdown_all(1);
+        if (configure() < 0)
+                shutdown_all(1);
         sigchld_fd = sfd;
-        if (st.pending_listener >= 0)
-                init_notify_add_shared(&st, TAKE_FD(st.pending_listener));
         run_loop();
 }

@@ -193,20 +193,13 @@ static int answer_shared(struct init_state *st, struct init_notif *n) {
         return notif_deny(n, &req);
 }
 
-static int answer_batch_shared(struct init_state *st, struct init_notif *n) {
+/* Answers what is pending on n (a command's listener, or the shared one), at most
+ * ANSWER_BATCH; the last result (-EAGAIN: nothing left, -EPIPE: hung up, no user left). */
+static int answer_batch(struct init_state *st, struct init_notif *n) {
         int r = 0;
         for (int i = 0; i < ANSWER_BATCH; i++)
-                if ((r = answer_shared(st, n)) < 0 && r != -ENOENT)
-                        break;
-        return r;
-}
-
-/* Answers what is pending, at most ANSWER_BATCH; the last result of init_notify_answer
- * (-EAGAIN: nothing left, -EPIPE: hung up, no user left). */
-static int answer_batch(struct init_notif *n) {
-        int r = 0;
-        for (int i = 0; i < ANSWER_BATCH; i++)
-                if ((r = init_notify_answer(n)) < 0 && r != -ENOENT)
+                if ((r = n->shared ? answer_shared(st, n) : init_notify_answer(n)) < 0 &&
+                    r != -ENOENT)
                         break;
         return r;
 }
@@ -274,7 +267,7 @@ void init_notify_add_shared(struct init_state *st, int fd) {
 
 void init_notify_drain_shared(struct init_state *st) {
         if (st->shared_notif)
-                (void)answer_batch_shared(st, st->shared_notif);
+                (void)answer_batch(st, st->shared_notif);
 }
 
 void init_notify_event_shared(struct init_state *st, uint32_t events) {
@@ -282,7 +275,7 @@ void init_notify_event_shared(struct init_state *st, uint32_t events) {
         if (!n)
                 return;
         if (events & EPOLLIN)
-                (void)answer_batch_shared(st, n);
+                (void)answer_batch(st, n);
         /* POLLHUP only once the loop thread and every command it started are gone. */
         if (events & (EPOLLHUP | EPOLLERR)) {
                 (void)epoll_ctl(st->epfd, EPOLL_CTL_DEL, n->fd, NULL);
@@ -297,7 +290,7 @@ void init_notify_event(struct init_state *st, size_t slot, uint32_t events) {
                 return;
         struct init_notif *n = st->notifs[slot];
         if (events & EPOLLIN)
-                (void)answer_batch(n);
+                (void)answer_batch(st, n);
         /* POLLHUP: no task uses the filter any more (kernel/seccomp.c, seccomp_notify_poll;
          * a task lets go of it when it is reaped, in release_task), so nothing can be pending.
          * Until the command's exit has been reported the records are still needed. */
@@ -312,17 +305,16 @@ void init_notify_event(struct init_state *st, size_t slot, uint32_t events) {
 }
 
 int init_notify_exited(struct init_state *st, uint64_t id) {
-        /* Calls made by the command's other processes up to now belong to it too. */
-        if (st->shared_notif)
-                (void)answer_batch_shared(st, st->shared_notif);
         for (size_t i = 0; i < INIT_MAX_JOBS; i++) {
                 struct init_notif *n = st->notifs[i];
                 if (!n || n->reported || n->rep.hdr.id != id)
                         continue;
-                /* Usually the command was the filter's last user (it was just reaped): close
-                 * now rather than on the POLLHUP wake-up that would follow. */
+                /* Calls made by the command's other processes up to now belong to it too
+                 * (the shared listener's were answered before its job left the table,
+                 * init_notify_drain_shared). Usually the command was the filter's last user
+                 * (it was just reaped): close now rather than on the POLLHUP wake-up. */
                 if (n->fd >= 0)
-                        n->hung |= answer_batch(n) == -EPIPE;
+                        n->hung |= answer_batch(st, n) == -EPIPE;
                 n->reported = true;
                 ssize_t r = 0;
                 if (n->rep.total > 0)

@@ -96,3 +96,7 @@ void init_loop_confined(void) {
         loop_thread = pthread_self();
         confined = true;
 }
+
+bool init_loop_is_confined(void) {
+        return confined;
+}

@@ -381,9 +381,10 @@ struct spawn_call {
         size_t nfds;
 };
 
-/* One spawn, start to SPAWNED or SPAWN_FAILED. A command run by the confined loop itself
- * (an agent command while st->confined) inherits the loop thread's policy; any other gets
- * the whole policy sequence in its child, and runs on the privileged thread. */
+/* One spawn, start to SPAWNED or SPAWN_FAILED. An agent command started by the confined
+ * loop inherits the loop thread's policy; any other gets the whole policy sequence in its
+ * child, started from the privileged thread (init_privileged runs it inline when the loop
+ * is not confined). */
 static void spawn_one(void *arg) {
         const struct spawn_call *call = arg;
         struct init_state *st = call->st;
@@ -407,7 +408,7 @@ static void spawn_one(void *arg) {
                 goto out;
         }
         struct child_args ca = {.st = st, .fds = fds, .nfds = nfds};
-        ca.confined = st->confined && view.msg->policy == INIT_POLICY_AGENT;
+        ca.confined = view.msg->policy == INIT_POLICY_AGENT && init_loop_is_confined();
         ca.notify = !ca.confined && init_notify_has_room(st);
         if (!ca.confined && socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, ep) < 0) {
                 reply_failed(id, errno, INIT_STEP_FORK);
@@ -456,7 +457,7 @@ void init_spawn(struct init_state *st, const void *msg, size_t len, int *fds, si
                    view.msg->policy != INIT_POLICY_AGENT) {
                 reply_failed(call.id, EPERM, INIT_STEP_LANDLOCK); /* no provisioning on the host */
         } else {
-                if (st->confined && view.msg->policy != INIT_POLICY_AGENT)
+                if (view.msg->policy != INIT_POLICY_AGENT)
                         init_privileged(spawn_one, &call);
                 else
                         spawn_one(&call);
