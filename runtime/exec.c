@@ -327,7 +327,6 @@ static void on_signals(struct exec_run *run) {
         }
 }
 
-/* Reads one control event; returns -1 when the sandbox is gone. */
 /* The command was the sandbox's last (INIT_SPAWN_FINAL): when rtn-init reports its exit,
  * every other process has been killed and reaped too, so nothing of the sandbox can act any
  * more, and rtn need not also wait for the kernel to tear down what is left (rtn-init's
@@ -338,12 +337,13 @@ static void on_signals(struct exec_run *run) {
  * store only once no overlay uses it. Until rtn-init has reported, or when it failed, the
  * sandbox is destroyed and waited for as before. */
 static void end_sandbox(struct exec_run *run) {
-        if (run->all_exited && !run->wait_end && !run->sb.cgroup.on)
-                rt_sandbox_release(&run->sb);
+        if (run->all_exited && !run->wait_end)
+                rt_sandbox_release(&run->sb); /* itself waits where there is a cgroup */
         else
                 rt_sandbox_destroy(&run->sb);
 }
 
+/* Reads one control event; returns -1 when the sandbox is gone. */
 static int on_ctl(struct exec_run *run) {
         union {
                 struct init_exited ex;

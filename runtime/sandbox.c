@@ -412,7 +412,6 @@ static int netns_helper(void *arg) {
  * child is gone before it could be told (EPIPE: its own SETUP_FAILED, read next, says why);
  * or a negative errno when no helper could run or its message could not be sent (ENOBUFS,
  * ETOOMANYREFS...): the child, still waiting for it, is then destroyed with the sandbox. */
-
 static int make_netns(const struct rt_sandbox *sb, const struct rt_spec *spec, int userns_fd,
                       struct rtn_error *err) {
         /* One stack for all starts: sandboxes are started from rtn's main thread only. */
