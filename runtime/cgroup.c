@@ -7,8 +7,9 @@
  * written there when the memory and pids controllers can be enabled for our children. Even with no
  * controller the child cgroup is kept: it names the sandbox's tasks precisely, and
  * cgroup.kill ends everything in it at once should anything be left. At teardown (PID 1
- * reaped, so usually empty) one rmdir, else cgroup.kill, the wait and rmdir; the cgroups of
- * an rtn that died (SIGKILL) are removed by the next rtn that sets up here (sweep_stale).
+ * reaped, so usually empty) one rmdir, else cgroup.kill, the wait and rmdir; where rtn does
+ * not wait for PID 1 (rt_cgroup_release), a forked cleaner does that; the cgroups of an rtn
+ * that died (SIGKILL) are removed by the next rtn that sets up here (sweep_stale).
  * Kernel documentation: Documentation/admin-guide/cgroup-v2.rst. */
 #include <dirent.h>
 #include <linux/magic.h>
@@ -19,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
 #include <time.h>
@@ -26,6 +28,7 @@
 
 #include "common/cleanup.h"
 #include "common/io.h"
+#include "common/syscall.h"
 #include "runtime/internal.h"
 
 /* What the first sandbox of this process found and set up; rtn is single-threaded. */
@@ -365,6 +368,11 @@ static void sweep_stale(void) {
                         continue;
                 if (pid != getpid() && (kill(pid, 0) == 0 || errno != ESRCH))
                         continue;
+                /* Held: the cleaner of rt_cgroup_release is removing it. */
+                _cleanup_close_ int fd =
+                        openat(cg.dir_fd, de->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                if (fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) < 0 && errno == EWOULDBLOCK)
+                        continue;
                 (void)remove_cgroup(cg.dir_fd, de->d_name, 0);
         }
         closedir(d);
@@ -464,6 +472,40 @@ int rt_cgroup_create(const struct rt_spec *spec, struct rt_cgroup *ret, struct r
         }
         *ret = c;
         return 0;
+}
+
+/* A sandbox whose PID 1 was just sent SIGKILL, with nothing else left in it (rtn exec's
+ * end, rt_sandbox_release): its cgroup empties only once rtn-init has finished exiting, which
+ * is the namespaces' teardown (unmounts, RCU grace periods). Rather than wait for it, a
+ * forked cleaner does destroy's work and rtn goes on. The cleaner holds an exclusive flock of
+ * the cgroup's directory, taken before the fork so that no moment is left without it: another
+ * rtn's sweep_stale, finding the lock held, leaves the cgroup to it instead of waiting too;
+ * should the cleaner die, the lock goes with it and the next sweep removes the cgroup.
+ * Without fork, destroy's wait. */
+void rt_cgroup_release(struct rt_cgroup *c) {
+        if (!c->on)
+                return;
+        c->on = false;
+        if (unlinkat(cg.dir_fd, c->name, AT_REMOVEDIR) == 0 || errno == ENOENT) {
+                c->fd = rtn_safe_close(c->fd);
+                return;
+        }
+        pid_t pid = flock(c->fd, LOCK_EX) == 0 ? fork() : -1;
+        if (pid != 0) {
+                c->fd = rtn_safe_close(c->fd);
+                if (pid < 0)
+                        (void)remove_cgroup(cg.dir_fd, c->name, 0);
+                return;
+        }
+        /* Only the two directories stay open: a caller reading rtn's output to EOF must not
+         * wait for the cleaner. */
+        int lo = c->fd < cg.dir_fd ? c->fd : cg.dir_fd, hi = c->fd ^ cg.dir_fd ^ lo;
+        if (lo > 0)
+                (void)sys_close_range(0, (unsigned)lo - 1, 0);
+        if (hi > lo + 1)
+                (void)sys_close_range((unsigned)lo + 1, (unsigned)hi - 1, 0);
+        (void)sys_close_range((unsigned)hi + 1, ~0U, 0);
+        _exit(remove_cgroup(cg.dir_fd, c->name, 0) < 0);
 }
 
 void rt_cgroup_destroy(struct rt_cgroup *c) {

@@ -332,13 +332,14 @@ static void on_signals(struct exec_run *run) {
  * more, and rtn need not also wait for the kernel to tear down what is left (rtn-init's
  * own exit: the mount namespace with its overlays, each of which waits for an expedited
  * RCU grace period, the network namespace; docs/benchmarks.md, change 22), as bwrap does
- * not either. It waits when something must follow that teardown: a cgroup can be removed
- * only once rtn-init has left it, and a --keep or --commit upper may be moved into the
- * store only once no overlay uses it. Until rtn-init has reported, or when it failed, the
- * sandbox is destroyed and waited for as before. */
+ * not either. The sandbox's cgroup, which can be removed only once rtn-init has left it, is
+ * left to a cleaner (rt_cgroup_release). It waits when something of its own must follow
+ * that teardown: a --keep or --commit upper may be moved into the store only once no
+ * overlay uses it. Until rtn-init has reported, or when it failed, the sandbox is
+ * destroyed and waited for as before. */
 static void end_sandbox(struct exec_run *run) {
         if (run->all_exited && !run->wait_end)
-                rt_sandbox_release(&run->sb); /* itself waits where there is a cgroup */
+                rt_sandbox_release(&run->sb);
         else
                 rt_sandbox_destroy(&run->sb);
 }

@@ -192,7 +192,8 @@ void rt_sandbox_destroy(struct rt_sandbox *sb);
 /* For a sandbox whose processes are known to be gone but PID 1 (rtn-init reported the exit
  * of an INIT_SPAWN_FINAL command): kills rtn-init and does not wait for it, nor for the
  * kernel to tear the namespaces down; the caller is about to exit, and whoever inherits
- * rtn-init reaps it. With a cgroup, or without a pid namespace, it is rt_sandbox_destroy. */
+ * rtn-init reaps it. A cgroup is removed by a forked cleaner once rtn-init has left it
+ * (rt_cgroup_release). Without a pid namespace it is rt_sandbox_destroy. */
 void rt_sandbox_release(struct rt_sandbox *sb);
 
 /* Fills a default command environment (PATH, HOME, USER, LANG/TERM passed from the host),

@@ -625,7 +625,7 @@ void rt_sandbox_destroy(struct rt_sandbox *sb) {
 }
 
 void rt_sandbox_release(struct rt_sandbox *sb) {
-        if (sb->isolation == INIT_ISOLATION_LANDLOCK || sb->cgroup.on) {
+        if (sb->isolation == INIT_ISOLATION_LANDLOCK) {
                 rt_sandbox_destroy(sb);
                 return;
         }
@@ -634,6 +634,7 @@ void rt_sandbox_release(struct rt_sandbox *sb) {
         if (sb->pidfd >= 0)
                 (void)sys_pidfd_send_signal(sb->pidfd, SIGKILL, NULL, 0);
         sb->pidfd = rtn_safe_close(sb->pidfd);
+        rt_cgroup_release(&sb->cgroup);
         sb->pid = -1;
 }
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # cgroup v2 and the sandbox. Where rtn's own cgroup is writable (root, or a delegated
 # subtree) every sandbox runs in a child cgroup rtn-<rtn pid>-<n> of it, seen from the host
-# in /proc/<pid>/cgroup of its processes; the cgroup is gone when the run ends (also after
+# in /proc/<pid>/cgroup of its processes; the cgroup is gone a moment after the run ends (also after
 # 50 runs, a --timeout kill, a replaced `rtn serve` sandbox, and a SIGKILLed rtn once the next run has swept), and so is
 # any background process the command left. Where a controller is missing or the cgroup is
 # not ours, rtn falls back and says why on stderr. The cgroup facts are read here from the
@@ -41,10 +41,14 @@ cg_busy() {
         grep -q "holds processes other than rtn" "$1"
 }
 
+# rtn exec does not wait for its sandbox's teardown: a cleaner it forks removes the
+# cgroup once rtn-init has finished exiting, a moment after rtn itself (10 s at most here).
+cgroups_of() {
+        compgen -G "$CG_DIR/rtn-$1-*"
+}
+
 no_cgroup_of() {
-        local left
-        left=$(compgen -G "$CG_DIR/rtn-$1-*")
-        [ -z "$left" ] || t_fail "cgroup left behind: $left"
+        t_wait_for eval '[ -z "$(cgroups_of "$1")" ]' || t_fail "cgroup left behind: $(cgroups_of "$1")"
 }
 
 has_host_pid() {
@@ -143,6 +147,33 @@ sigkill_then_swept() {
         no_cgroup_of "$rtn"
 }
 
+# A cgroup whose rtn is gone but whose directory is flock()ed belongs to the cleaner of an
+# rtn exec that ended a moment ago: the next rtn's sweep must leave it to it (not wait for
+# its teardown, nor race it). Once the lock is gone (a cleaner that died), the sweep removes
+# it. The holder here is a sleep with the lock, on a cgroup named after a pid that has exited.
+sweep_leaves_cleaners_cgroup() {
+        cg_need_writable
+        local dead d
+        sh -c 'exit 0' &
+        dead=$!
+        wait "$dead"
+        d=$CG_DIR/rtn-$dead-0
+        [ -e "$d" ] && t_skip "$d exists already"
+        mkdir "$d" || t_fail "mkdir $d"
+        CLEANER_CG=$d
+        trap 'kill $holder 2>/dev/null; wait; rmdir "$CLEANER_CG" 2>/dev/null' EXIT
+        # the sleep holds the lock (fd 9) and nothing else does: killing it releases it
+        (exec 9<"$d" && flock 9 && exec sleep 300) </dev/null >/dev/null 2>&1 &
+        holder=$!
+        t_wait_for eval '! flock -n "$CLEANER_CG" true' || t_fail "the lock of $d was not taken"
+        t_exit_is 0 "$RTN" exec -- true
+        [ -d "$d" ] || t_fail "the sweep removed $d while its lock was held"
+        kill "$holder"
+        wait "$holder" 2>/dev/null
+        t_exit_is 0 "$RTN" exec -- true
+        [ ! -d "$d" ] || t_fail "$d not swept once its lock was released"
+}
+
 # The controllers rtn needs are not in cgroup.controllers (a hybrid host's v2 hierarchy,
 # whose memory and pids belong to v1): the warnings say which and where. Where both are
 # available there is nothing to warn about, and rtn must not.
@@ -231,7 +262,7 @@ delegated_to_user() {
         [ "$(cg_of "$pid")" = "$want" ] || t_fail "sleep is in '$(cg_of "$pid")', not $want"
         kill "$pid"
         wait "$rtn"
-        [ -z "$(compgen -G "$d/rtn-*")" ] || t_fail "left in $d: $(compgen -G "$d/rtn-*")"
+        t_wait_for eval '[ -z "$(compgen -G "$d/rtn-*")" ]' || t_fail "left in $d: $(compgen -G "$d/rtn-*")"
         grep -qF "the memory controller is not available in cgroup $d (cgroup.controllers: " "$T_TMP/err" ||
                 t_fail "stderr: $(cat "$T_TMP/err")"
 }
@@ -258,7 +289,8 @@ subtree_at_mount_point() {
         [ "$(cg_of "$pid")" = "$want" ] || t_fail "sleep is in '$(cg_of "$pid")', not $want; $(cat "$T_TMP/err")"
         kill "$pid"
         wait "$rtn"
-        [ -z "$(compgen -G "$SUBTREE/rtn-*")" ] || t_fail "left in $SUBTREE: $(compgen -G "$SUBTREE/rtn-*")"
+        t_wait_for eval '[ -z "$(compgen -G "$SUBTREE/rtn-*")" ]' ||
+                t_fail "left in $SUBTREE: $(compgen -G "$SUBTREE/rtn-*")"
 }
 
 # An unprivileged caller whose cgroup is not delegated: the sandbox stays in rtn's cgroup
@@ -285,6 +317,7 @@ t_run fifty_runs_leave_no_cgroup fifty_runs_leave_no_cgroup
 t_run timeout_kill_removes_cgroup timeout_kill_removes_cgroup
 t_run background_process_gone background_process_gone
 t_run sigkill_then_swept sigkill_then_swept
+t_run sweep_leaves_cleaners_cgroup sweep_leaves_cleaners_cgroup
 t_run missing_controller_warns missing_controller_warns
 t_run limits_written limits_written
 t_run no_pid_warning_unasked no_pid_warning_unasked
