@@ -474,15 +474,36 @@ int rt_cgroup_create(const struct rt_spec *spec, struct rt_cgroup *ret, struct r
         return 0;
 }
 
-/* A sandbox whose PID 1 was just sent SIGKILL, with nothing else left in it (rtn exec's
- * end, rt_sandbox_release): its cgroup empties only once rtn-init has finished exiting, which
- * is the namespaces' teardown (unmounts, RCU grace periods). Rather than wait for it, a
- * forked cleaner does destroy's work and rtn goes on. The cleaner holds an exclusive flock of
- * the cgroup's directory, taken before the fork so that no moment is left without it: another
- * rtn's sweep_stale, finding the lock held, leaves the cgroup to it instead of waiting too;
+/* Closes every fd but the n in keep (which it sorts). */
+static void close_all_but(int *keep, size_t n) {
+        for (size_t i = 1; i < n; i++)
+                for (size_t k = i; k > 0 && keep[k - 1] > keep[k]; k--) {
+                        int t = keep[k];
+                        keep[k] = keep[k - 1];
+                        keep[k - 1] = t;
+                }
+        unsigned from = 0;
+        for (size_t i = 0; i < n; i++) {
+                if (keep[i] < 0 || (unsigned)keep[i] < from)
+                        continue;
+                if ((unsigned)keep[i] > from)
+                        (void)sys_close_range(from, (unsigned)keep[i] - 1, 0);
+                from = (unsigned)keep[i] + 1;
+        }
+        (void)sys_close_range(from, ~0U, 0);
+}
+
+/* A sandbox whose PID 1 (pidfd) was just sent SIGKILL, with nothing else left in it (rtn
+ * exec's end, rt_sandbox_release): its cgroup empties only once rtn-init has finished
+ * exiting, which is the namespaces' teardown (unmounts, RCU grace periods). Rather than wait
+ * for it, a forked cleaner waits for rtn-init's end on the pidfd (immediate, where
+ * cgroup.events is notified at most every 10 ms), removes the cgroup, and falls back to
+ * destroy's way; rtn goes on. The cleaner holds an exclusive flock of the cgroup's
+ * directory, taken before the fork so that no moment is left without it: another rtn's
+ * sweep_stale, finding the lock held, leaves the cgroup to it instead of waiting too;
  * should the cleaner die, the lock goes with it and the next sweep removes the cgroup.
  * Without fork, destroy's wait. */
-void rt_cgroup_release(struct rt_cgroup *c) {
+void rt_cgroup_release(struct rt_cgroup *c, int pidfd) {
         if (!c->on)
                 return;
         c->on = false;
@@ -497,14 +518,14 @@ void rt_cgroup_release(struct rt_cgroup *c) {
                         (void)remove_cgroup(cg.dir_fd, c->name, 0);
                 return;
         }
-        /* Only the two directories stay open: a caller reading rtn's output to EOF must not
+        /* Nothing else of rtn's stays open: a caller reading rtn's output to EOF must not
          * wait for the cleaner. */
-        int lo = c->fd < cg.dir_fd ? c->fd : cg.dir_fd, hi = c->fd ^ cg.dir_fd ^ lo;
-        if (lo > 0)
-                (void)sys_close_range(0, (unsigned)lo - 1, 0);
-        if (hi > lo + 1)
-                (void)sys_close_range((unsigned)lo + 1, (unsigned)hi - 1, 0);
-        (void)sys_close_range((unsigned)hi + 1, ~0U, 0);
+        close_all_but((int[]){c->fd, cg.dir_fd, pidfd}, 3);
+        struct pollfd p = {.fd = pidfd, .events = POLLIN};
+        if (pidfd >= 0)
+                (void)poll(&p, 1, 5000);
+        if (unlinkat(cg.dir_fd, c->name, AT_REMOVEDIR) == 0 || errno == ENOENT)
+                _exit(0);
         _exit(remove_cgroup(cg.dir_fd, c->name, 0) < 0);
 }
 

@@ -82,4 +82,4 @@ void rt_hostmode_destroy(struct rt_sandbox *sb);
  * what is left in it (cgroup.kill) and removes it. */
 int rt_cgroup_create(const struct rt_spec *spec, struct rt_cgroup *ret, struct rtn_error *err);
 void rt_cgroup_destroy(struct rt_cgroup *cg);
-void rt_cgroup_release(struct rt_cgroup *cg);
+void rt_cgroup_release(struct rt_cgroup *cg, int pidfd);

@@ -633,8 +633,8 @@ void rt_sandbox_release(struct rt_sandbox *sb) {
         sb->gate_fd = rtn_safe_close(sb->gate_fd);
         if (sb->pidfd >= 0)
                 (void)sys_pidfd_send_signal(sb->pidfd, SIGKILL, NULL, 0);
+        rt_cgroup_release(&sb->cgroup, sb->pidfd);
         sb->pidfd = rtn_safe_close(sb->pidfd);
-        rt_cgroup_release(&sb->cgroup);
         sb->pid = -1;
 }
 
