@@ -1,12 +1,14 @@
 /* cgroup v2 for the sandbox. Our cgroup is the "0::" line of /proc/self/cgroup; the cgroup2
  * mount is found with statfs where hosts put it (/sys/fs/cgroup pure v2,
  * /sys/fs/cgroup/unified hybrid), else in /proc/self/mountinfo (find_mount). When that cgroup is
- * writable by us (root, or a subtree delegated by systemd's Delegate=yes), every sandbox gets a
- * child cgroup rtn-<pid>-<n> of it, created before clone3 and entered with CLONE_INTO_CGROUP, so no
- * task of the sandbox ever runs outside it; memory.max (with memory.swap.max 0) and pids.max are
- * written there when the memory and pids controllers can be enabled for our children. Even with no
- * controller the child cgroup is kept: it names the sandbox's tasks precisely, and
- * cgroup.kill ends everything in it at once should anything be left. At teardown (PID 1
+ * writable by us (root, or a subtree delegated by systemd's Delegate=yes) and the memory or the
+ * pids controller can be enabled for our children, every sandbox gets a child cgroup
+ * rtn-<pid>-<n> of it, created before clone3 and entered with CLONE_INTO_CGROUP, so no task of
+ * the sandbox ever runs outside it, and memory.max (with memory.swap.max 0) and pids.max are
+ * written there. With neither controller (a hybrid host's v2 hierarchy) the sandbox stays in
+ * rtn's cgroup unless RTN_CGROUP=always asks for one all the same (accounting: cpu.stat,
+ * pressure files); RTN_CGROUP=never keeps every sandbox in rtn's cgroup. cgroup.kill ends
+ * everything in a child cgroup at once should anything be left. At teardown (PID 1
  * reaped, so usually empty) one rmdir, else cgroup.kill, the wait and rmdir; where rtn does
  * not wait for PID 1 (rt_cgroup_release), a forked cleaner does that; the cgroups of an rtn
  * that died (SIGKILL) are removed by the next rtn that sets up here (sweep_stale).
@@ -34,7 +36,9 @@
 /* What the first sandbox of this process found and set up; rtn is single-threaded. */
 static struct {
         bool done;
+        bool open; /* our cgroup is writable and dir_fd open */
         bool use; /* sandboxes get a child cgroup */
+        bool bad_mode; /* RTN_CGROUP is not one of its values (why says so) */
         bool memory, pids; /* the controller is enabled for our children */
         int dir_fd; /* O_PATH of our cgroup (the sandboxes' parent) */
         unsigned counter;
@@ -378,10 +382,35 @@ static void sweep_stale(void) {
         closedir(d);
 }
 
+int rt_cgroup_mode(void) {
+        const char *m = getenv("RTN_CGROUP");
+        if (!m || !*m || strcmp(m, "auto") == 0)
+                return RT_CGROUP_AUTO;
+        if (strcmp(m, "always") == 0)
+                return RT_CGROUP_ALWAYS;
+        if (strcmp(m, "never") == 0)
+                return RT_CGROUP_NEVER;
+        return -EINVAL;
+}
+
+/* A child cgroup is made when a controller is there to enforce a limit with (RTN_CGROUP
+ * auto): one without any would give rtn nothing it uses (the pid namespace already ends
+ * every task) and cost every start a cgroup's creation and removal. */
 static void prepare(void) {
         if (cg.done)
                 return;
         cg.done = true;
+        int mode = rt_cgroup_mode();
+        if (mode < 0) {
+                cg.bad_mode = true;
+                snprintf(cg.why, sizeof cg.why, "RTN_CGROUP=%.64s is not auto, always or never",
+                         getenv("RTN_CGROUP"));
+                return;
+        }
+        if (mode == RT_CGROUP_NEVER) {
+                snprintf(cg.why, sizeof cg.why, "RTN_CGROUP=never");
+                return;
+        }
         struct rt_cgroup_state s;
         (void)rt_cgroup_probe(&s);
         if (!s.writable) {
@@ -397,7 +426,8 @@ static void prepare(void) {
         plan_controller(&s, "memory", s.memory, s.memory_on, &cg.memory, cg.why_memory,
                         sizeof cg.why_memory);
         plan_controller(&s, "pids", s.pids, s.pids_on, &cg.pids, cg.why_pids, sizeof cg.why_pids);
-        cg.use = true;
+        cg.open = true;
+        cg.use = mode == RT_CGROUP_ALWAYS || cg.memory || cg.pids;
 }
 
 void rt_limits_choose(struct rt_spec *spec, bool pids_asked, struct rt_limit_warnings *w) {
@@ -410,7 +440,7 @@ void rt_limits_choose(struct rt_spec *spec, bool pids_asked, struct rt_limit_war
                 prepare();
                 mem = cg.memory;
                 pids = cg.pids;
-                if (!cg.use)
+                if (!cg.open)
                         why_mem = why_pids = cg.why;
         }
         if (spec->memory_bytes && !mem) {
@@ -453,6 +483,8 @@ static int write_limits(const struct rt_cgroup *c, const struct rt_spec *spec,
 int rt_cgroup_create(const struct rt_spec *spec, struct rt_cgroup *ret, struct rtn_error *err) {
         prepare();
         struct rt_cgroup c = {.fd = -1};
+        if (cg.bad_mode)
+                return rtn_errx(err, EINVAL, "%s", cg.why);
         if (!cg.use) {
                 *ret = c;
                 return 0;

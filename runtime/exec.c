@@ -97,7 +97,10 @@ static const char exec_usage[] =
         "                        rtn commit, rtn reset); later --keep runs start from them\n"
         "  --commit [-m MSG]     commit the sandbox's changes to the environment if CMD exits 0\n"
         "  --data-dir DIR        the store (default $RTN_DATA_DIR, $XDG_DATA_HOME/rtn, "
-        "~/.local/share/rtn)\n";
+        "~/.local/share/rtn)\n"
+        "environment: RTN_CGROUP=auto|always|never  a cgroup v2 child per sandbox where a\n"
+        "                        memory or pids controller can enforce its limit (auto, the\n"
+        "                        default), always, or never\n";
 
 /* BYTES with an optional K, M or G suffix (powers of 1024). */
 static int parse_size(const char *arg, const char *what, uint64_t *ret, struct rtn_error *err) {

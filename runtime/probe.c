@@ -155,6 +155,8 @@ static void probe_limits(void) {
 }
 
 static struct rt_cgroup_state cgs;
+static bool cgs_child; /* a sandbox started now would get a child cgroup (if a listed controller can
+                          be enabled) */
 
 /* What a sandbox started now would get, without changing anything: memory.max and pids.max
  * need the controller listed in our cgroup.controllers and enabled for our children; when
@@ -163,7 +165,7 @@ static struct rt_cgroup_state cgs;
 static const char *cgroup_use(bool listed, bool enabled, const char *ctrl, const char *fallback) {
         static char buf[2][160];
         char *b = buf[ctrl[0] == 'p'];
-        if (!cgs.writable || !listed)
+        if (!cgs_child || !listed)
                 snprintf(b, sizeof buf[0], "%s", fallback);
         else if (enabled || strcmp(cgs.self, "/") == 0)
                 snprintf(b, sizeof buf[0], "%s.max", ctrl);
@@ -183,17 +185,32 @@ static void probe_cgroup(void) {
         }
         const char *mem = cgroup_use(cgs.memory, cgs.memory_on, "memory", "RLIMIT_AS per process");
         const char *pids = cgroup_use(cgs.pids, cgs.pids_on, "pids", "pid_max");
-        if (!cgs.writable)
+        const char *ctrls = cgs.controllers[0] ? cgs.controllers : "none";
+        int mode = rt_cgroup_mode();
+        if (mode < 0)
+                add("cgroup v2", false, true, "RTN_CGROUP=%s is not auto, always or never",
+                    getenv("RTN_CGROUP"));
+        else if (!cgs.writable)
                 add("cgroup v2", false, false,
                     "%s; controllers: %s. Sandboxes stay in rtn's cgroup; memory limit %s, "
                     "process limit %s",
-                    cgs.why, cgs.controllers[0] ? cgs.controllers : "none", mem, pids);
-        else
+                    cgs.why, ctrls, mem, pids);
+        else if (cgs_child)
                 add("cgroup v2", true, false,
                     "mounted at %s; our cgroup %s is writable; controllers: %s. Each sandbox "
                     "gets a child cgroup (removed at the end); memory limit %s, process "
                     "limit %s",
-                    cgs.mount, cgs.self, cgs.controllers[0] ? cgs.controllers : "none", mem, pids);
+                    cgs.mount, cgs.self, ctrls, mem, pids);
+        else
+                add("cgroup v2", false, false,
+                    "mounted at %s; our cgroup %s is writable; controllers: %s. %s: sandboxes "
+                    "stay in rtn's cgroup; memory limit %s, process limit %s",
+                    cgs.mount, cgs.self, ctrls,
+                    mode == RT_CGROUP_NEVER
+                            ? "RTN_CGROUP=never"
+                            : "no memory or pids controller to enforce a limit with "
+                              "(RTN_CGROUP=always gives each sandbox a child cgroup all the same)",
+                    mem, pids);
 }
 
 static void print_cgroup_json(struct rtn_json_buf *b) {
@@ -205,7 +222,7 @@ static void print_cgroup_json(struct rtn_json_buf *b) {
         rtn_json_kv_bool(b, "writable", cgs.writable);
         rtn_json_kv_str(b, "controllers", cgs.controllers);
         rtn_json_kv_str(b, "subtree_control", cgs.subtree);
-        rtn_json_kv_bool(b, "sandbox_cgroup", cgs.writable);
+        rtn_json_kv_bool(b, "sandbox_cgroup", cgs_child);
         rtn_json_kv_str(b, "memory_limit",
                         cgroup_use(cgs.memory, cgs.memory_on, "memory", "RLIMIT_AS"));
         rtn_json_kv_str(b, "pids_limit", cgroup_use(cgs.pids, cgs.pids_on, "pids", "pid_max"));
@@ -245,6 +262,9 @@ int rt_cmd_probe(int argc, char **argv) {
         }
         /* Read before the sandbox: its start may move rtn into a leaf cgroup of its own. */
         (void)rt_cgroup_probe(&cgs);
+        int mode = rt_cgroup_mode();
+        cgs_child = cgs.writable && (mode == RT_CGROUP_ALWAYS ||
+                                     (mode == RT_CGROUP_AUTO && (cgs.memory || cgs.pids)));
         probe_userns();
         probe_ids();
         probe_sandbox();

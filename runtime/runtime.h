@@ -173,6 +173,10 @@ struct rt_cgroup_state {
         char why[3200]; /* when there is no mount or it is not writable: why */
 };
 int rt_cgroup_probe(struct rt_cgroup_state *ret);
+/* RTN_CGROUP: auto (unset or empty: a child cgroup per sandbox where a memory or pids
+ * controller can enforce its limit), always (even with none), never; -EINVAL otherwise. */
+enum { RT_CGROUP_AUTO, RT_CGROUP_ALWAYS, RT_CGROUP_NEVER };
+int rt_cgroup_mode(void);
 
 #define RT_CGROUP_WHY 1800
 struct rt_limit_warnings {

@@ -698,7 +698,10 @@ static const char serve_usage[] =
         "  --net loopback|none   network inside (default loopback)\n"
         "  --timeout SECS        default shell_run timeout (default 600)\n"
         "  --max-output BYTES    stdout/stderr kept per command (default 1048576)\n"
-        "  --http-tools          offer http_get/http_post (they reach beyond the sandbox)\n";
+        "  --http-tools          offer http_get/http_post (they reach beyond the sandbox)\n"
+        "environment: RTN_CGROUP=auto|always|never  a cgroup v2 child per sandbox where a\n"
+        "                        memory or pids controller can enforce its limit (auto, the\n"
+        "                        default), always, or never\n";
 
 struct serve_opts {
         const char *data_dir;

@@ -7,8 +7,13 @@
 # not ours, rtn falls back and says why on stderr. The cgroup facts are read here from the
 # cgroup2 line of /proc/self/mountinfo and the 0:: line of /proc/self/cgroup (rtn runs in the
 # test's cgroup, and finds the same mount, by statfs or through mountinfo).
+# A child cgroup is made by default only where a memory or pids controller can enforce a
+# limit (RTN_CGROUP=auto); the cases below ask for one in every case (always), so that the
+# placement, the removal and the sweep are tested on hosts without those controllers too
+# (a hybrid host's v2 hierarchy). The auto_* and never_* cases say what the default does.
 . "$(dirname "$0")/../lib.sh"
 t_need_rtn
+export RTN_CGROUP=always
 
 CG_MOUNT=$(awk '{for (i = 7; i < NF; i++) if ($i == "-") { if ($(i + 1) == "cgroup2") { print $5; exit } ; break }}' /proc/self/mountinfo)
 CG_SELF=$(sed -n 's/^0:://p' /proc/self/cgroup)
@@ -147,6 +152,41 @@ sigkill_then_swept() {
         no_cgroup_of "$rtn"
 }
 
+# auto: a child cgroup only where the memory or the pids controller is there to enforce a
+# limit with; else the sandbox stays in rtn's cgroup and no rtn-<pid>-* is made.
+auto_needs_a_controller() {
+        cg_need_writable
+        RTN_CGROUP= "$RTN" exec -- sleep 33.25 >"$T_TMP/out" 2>&1 </dev/null &
+        local rtn=$! pid want=$CG_SELF
+        pid=$(host_pid_of sleep 33.25) || exit 1
+        grep -qwE 'memory|pids' <<<"$CG_CONTROLLERS" && want=${CG_SELF%/}/rtn-$rtn-0
+        local got
+        got=$(cg_of "$pid")
+        kill "$pid"
+        wait "$rtn"
+        [ "$got" = "$want" ] || t_fail "controllers '$CG_CONTROLLERS': sleep was in '$got', not $want"
+        no_cgroup_of "$rtn"
+}
+
+# never: the sandbox stays in rtn's cgroup even where it could have one of its own.
+never_keeps_rtns_cgroup() {
+        cg_need_writable
+        RTN_CGROUP=never "$RTN" exec -- sleep 34.25 >"$T_TMP/out" 2>&1 </dev/null &
+        local rtn=$! pid got
+        pid=$(host_pid_of sleep 34.25) || exit 1
+        got=$(cg_of "$pid")
+        [ -z "$(cgroups_of "$rtn")" ] || t_fail "RTN_CGROUP=never made $(cgroups_of "$rtn")"
+        kill "$pid"
+        wait "$rtn"
+        [ "$got" = "$CG_SELF" ] || t_fail "sleep was in '$got', not rtn's $CG_SELF"
+}
+
+bad_mode_refused() {
+        RTN_CGROUP=sometimes t_exec -- true
+        t_exit_is 125
+        t_stderr_has "RTN_CGROUP=sometimes is not auto, always or never"
+}
+
 # A cgroup whose rtn is gone but whose directory is flock()ed belongs to the cleaner of an
 # rtn exec that ended a moment ago: the next rtn's sweep must leave it to it (not wait for
 # its teardown, nor race it). Once the lock is gone (a cleaner that died), the sweep removes
@@ -253,7 +293,7 @@ delegated_to_user() {
         # shellcheck disable=SC2016
         sh -c 'echo $$ >"$1/cgroup.procs" && exec setpriv --reuid=rtntest --regid=rtntest \
                 --clear-groups env -i PATH=/usr/bin:/bin HOME="$2/home" TMPDIR="$2/tmp" \
-                XDG_RUNTIME_DIR="$2/run" RTN_DATA_DIR="$2/data" \
+                XDG_RUNTIME_DIR="$2/run" RTN_DATA_DIR="$2/data" RTN_CGROUP=always \
                 "$2/bin/rtn" exec --memory-max 64M -- sleep 95.5' sh "$d" "$u" \
                 >"$T_TMP/out" 2>"$T_TMP/err" </dev/null &
         rtn=$!
@@ -318,6 +358,9 @@ t_run timeout_kill_removes_cgroup timeout_kill_removes_cgroup
 t_run background_process_gone background_process_gone
 t_run sigkill_then_swept sigkill_then_swept
 t_run sweep_leaves_cleaners_cgroup sweep_leaves_cleaners_cgroup
+t_run auto_needs_a_controller auto_needs_a_controller
+t_run never_keeps_rtns_cgroup never_keeps_rtns_cgroup
+t_run bad_mode_refused bad_mode_refused
 t_run missing_controller_warns missing_controller_warns
 t_run limits_written limits_written
 t_run no_pid_warning_unasked no_pid_warning_unasked

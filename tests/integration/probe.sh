@@ -23,7 +23,10 @@ t_run probe_json probe_json
 
 # The cgroup facts match what the host says: the cgroup2 mount in mountinfo, the 0:: line
 # of /proc/self/cgroup, whether that cgroup is writable by us, and the limits that follow.
+# A sandbox gets a child cgroup where it is writable and a memory or pids controller is
+# there (RTN_CGROUP unset: auto).
 probe_cgroup() {
+        unset RTN_CGROUP
         local mount self dir writable=false
         mount=$(awk '{for (i = 7; i < NF; i++) if ($i == "-") { if ($(i + 1) == "cgroup2") { print $5; exit } ; break }}' /proc/self/mountinfo)
         self=$(sed -n 's/^0:://p' /proc/self/cgroup)
@@ -36,7 +39,8 @@ import json, sys
 d = json.load(open(sys.argv[1]))["cgroup"]
 mount, self, writable, ctrls = sys.argv[2], sys.argv[3], sys.argv[4] == "true", sys.argv[5]
 assert d["mount"] == mount and d["cgroup"] == self, d
-assert d["writable"] is writable and d["sandbox_cgroup"] is writable, d
+child = writable and ("memory" in ctrls.split() or "pids" in ctrls.split())
+assert d["writable"] is writable and d["sandbox_cgroup"] is child, d
 assert d["controllers"] == ctrls, d
 if not writable or "memory" not in ctrls.split():
     assert d["memory_limit"] == "RLIMIT_AS", d
@@ -57,8 +61,21 @@ PY
         else
                 t_stdout_has "Sandboxes stay in rtn's cgroup"
         fi
+        if [ "$writable" = true ] && ! grep -qwE 'memory|pids' "$dir/cgroup.controllers"; then
+                t_stdout_has "no memory or pids controller to enforce a limit with"
+        fi
 }
 t_run probe_cgroup probe_cgroup
+
+# RTN_CGROUP is auto, always or never; anything else is named as the fault.
+probe_cgroup_mode() {
+        RTN_CGROUP=sometimes t_cmd "$RTN" probe
+        t_stdout_has "RTN_CGROUP=sometimes is not auto, always or never"
+        RTN_CGROUP=never t_cmd "$RTN" probe --json
+        python3 -c 'import json, sys; d = json.load(open(sys.argv[1]))["cgroup"]; assert d["sandbox_cgroup"] is False, d' "$T_OUT_FILE" ||
+                t_fail "RTN_CGROUP=never: $(cat "$T_OUT_FILE")"
+}
+t_run probe_cgroup_mode probe_cgroup_mode
 
 probe_refused() {
         # Its own dir: $T_TMP holds the data dir, which is never bound.
