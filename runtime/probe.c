@@ -155,8 +155,8 @@ static void probe_limits(void) {
 }
 
 static struct rt_cgroup_state cgs;
-static bool cgs_child; /* a sandbox started now would get a child cgroup (if a listed controller can
-                          be enabled) */
+/* A sandbox started now would get a child cgroup (if a listed controller can be enabled). */
+static bool cgs_child;
 
 /* What a sandbox started now would get, without changing anything: memory.max and pids.max
  * need the controller listed in our cgroup.controllers and enabled for our children; when
