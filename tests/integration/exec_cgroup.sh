@@ -52,8 +52,12 @@ cgroups_of() {
         compgen -G "$CG_DIR/rtn-$1-*"
 }
 
+cgroup_gone() {
+        [ -z "$(cgroups_of "$1")" ]
+}
+
 no_cgroup_of() {
-        t_wait_for eval '[ -z "$(cgroups_of "$1")" ]' || t_fail "cgroup left behind: $(cgroups_of "$1")"
+        t_wait_for cgroup_gone "$1" || t_fail "cgroup left behind: $(cgroups_of "$1")"
 }
 
 has_host_pid() {
