@@ -489,13 +489,21 @@ int rt_cgroup_create(const struct rt_spec *spec, struct rt_cgroup *ret, struct r
                 *ret = c;
                 return 0;
         }
-        snprintf(c.name, sizeof c.name, "rtn-%d-%u", (int)getpid(), cg.counter++);
-        if (mkdirat(cg.dir_fd, c.name, 0755) < 0)
-                return rtn_err(err, errno, "create cgroup %s", c.name);
+        /* A name can be taken by a predecessor with our pid whose cleaner is still at work
+         * (sweep_stale leaves it alone): the next one is free. */
+        int r;
+        for (int tries = 0;; tries++) {
+                snprintf(c.name, sizeof c.name, "rtn-%d-%u", (int)getpid(), cg.counter++);
+                r = mkdirat(cg.dir_fd, c.name, 0755) < 0 ? -errno : 0;
+                if (r != -EEXIST || tries == 63)
+                        break;
+        }
+        if (r < 0)
+                return rtn_err(err, -r, "create cgroup %s", c.name);
         c.on = true;
         /* Not O_PATH: clone3's CLONE_INTO_CGROUP takes a real open of the directory. */
         c.fd = openat(cg.dir_fd, c.name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        int r = c.fd < 0 ? rtn_err(err, errno, "open cgroup %s", c.name) : 0;
+        r = c.fd < 0 ? rtn_err(err, errno, "open cgroup %s", c.name) : 0;
         if (r == 0)
                 r = write_limits(&c, spec, err);
         if (r < 0) {
@@ -553,6 +561,12 @@ void rt_cgroup_release(struct rt_cgroup *c, int pidfd) {
         /* Nothing else of rtn's stays open: a caller reading rtn's output to EOF must not
          * wait for the cleaner. */
         close_all_but((int[]){c->fd, cg.dir_fd, pidfd}, 3);
+        /* rtn blocks the signals it reads from its signalfd: the cleaner takes them as any
+         * process does (Ctrl-C, a unit's SIGTERM). Killed, it leaves the cgroup to the next
+         * rtn's sweep. */
+        sigset_t none;
+        sigemptyset(&none);
+        (void)sigprocmask(SIG_SETMASK, &none, NULL);
         struct pollfd p = {.fd = pidfd, .events = POLLIN};
         if (pidfd >= 0)
                 (void)poll(&p, 1, 5000);

@@ -160,10 +160,17 @@ sigkill_then_swept() {
 # limit with; else the sandbox stays in rtn's cgroup and no rtn-<pid>-* is made.
 auto_needs_a_controller() {
         cg_need_writable
-        RTN_CGROUP= "$RTN" exec -- sleep 33.25 >"$T_TMP/out" 2>&1 </dev/null &
+        RTN_CGROUP='' "$RTN" exec -- sleep 33.25 >"$T_TMP/out" 2>&1 </dev/null &
         local rtn=$! pid want=$CG_SELF
         pid=$(host_pid_of sleep 33.25) || exit 1
-        grep -qwE 'memory|pids' <<<"$CG_CONTROLLERS" && want=${CG_SELF%/}/rtn-$rtn-0
+        # a listed controller can be enabled in the root cgroup, or where it already is (this
+        # shell shares rtn's cgroup: rtn is not alone in it and may not move itself)
+        local c
+        for c in memory pids; do
+                grep -qw "$c" <<<"$CG_CONTROLLERS" &&
+                        { [ "$CG_SELF" = / ] || grep -qw "$c" "$CG_DIR/cgroup.subtree_control"; } &&
+                        want=${CG_SELF%/}/rtn-$rtn-0
+        done
         local got
         got=$(cg_of "$pid")
         kill "$pid"
@@ -216,6 +223,29 @@ sweep_leaves_cleaners_cgroup() {
         wait "$holder" 2>/dev/null
         t_exit_is 0 "$RTN" exec -- true
         [ ! -d "$d" ] || t_fail "$d not swept once its lock was released"
+}
+
+# rtn's pid names its cgroups; a predecessor with the same pid (rtn as PID 1 of pid
+# namespaces one after another, or pids wrapped) may have left one its cleaner still holds:
+# the sweep leaves it alone, and rtn must take the next name rather than fail on it. Run in
+# a cgroup of the case's own, so that this rtn's sweep (which sees no host pid alive from
+# its pid namespace) touches nothing of anyone else's.
+name_held_by_a_cleaner() {
+        [ "$(id -u)" = 0 ] || t_skip "a pid namespace for rtn needs root here"
+        cg_need_writable
+        command -v unshare >/dev/null || t_skip "no unshare"
+        PID1_CG=$CG_DIR/t-pid1-$BASHPID
+        mkdir "$PID1_CG" "$PID1_CG/rtn-1-0" || t_fail "mkdir $PID1_CG/rtn-1-0"
+        trap 'kill $holder 2>/dev/null; wait; rmdir "$PID1_CG"/rtn-* "$PID1_CG" 2>/dev/null' EXIT
+        (exec 9<"$PID1_CG/rtn-1-0" && flock 9 && exec sleep 300) </dev/null >/dev/null 2>&1 &
+        holder=$!
+        t_wait_for eval '! flock -n "$PID1_CG/rtn-1-0" true' || t_fail "the lock was not taken"
+        # shellcheck disable=SC2016
+        sh -c 'echo $$ >"$1/cgroup.procs" && exec unshare --pid --fork --mount-proc "$2" exec -- true' \
+                sh "$PID1_CG" "$RTN" >"$T_TMP/out" 2>"$T_TMP/err" </dev/null
+        local rc=$?
+        [ "$rc" = 0 ] || t_fail "rtn as PID 1 exited $rc: $(cat "$T_TMP/err")"
+        [ -d "$PID1_CG/rtn-1-0" ] || t_fail "the sweep removed a cgroup whose lock was held"
 }
 
 # The controllers rtn needs are not in cgroup.controllers (a hybrid host's v2 hierarchy,
@@ -365,6 +395,7 @@ t_run sweep_leaves_cleaners_cgroup sweep_leaves_cleaners_cgroup
 t_run auto_needs_a_controller auto_needs_a_controller
 t_run never_keeps_rtns_cgroup never_keeps_rtns_cgroup
 t_run bad_mode_refused bad_mode_refused
+t_run name_held_by_a_cleaner name_held_by_a_cleaner
 t_run missing_controller_warns missing_controller_warns
 t_run limits_written limits_written
 t_run no_pid_warning_unasked no_pid_warning_unasked
