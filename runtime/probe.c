@@ -155,23 +155,25 @@ static void probe_limits(void) {
 }
 
 static struct rt_cgroup_state cgs;
-/* A sandbox started now would get a child cgroup (if a listed controller can be enabled). */
+static bool cgs_alone; /* rtn is the only process in its cgroup */
+/* A sandbox started now would get a child cgroup. */
 static bool cgs_child;
 
-/* What a sandbox started now would get, without changing anything: memory.max and pids.max
- * need the controller listed in our cgroup.controllers and enabled for our children; when
- * it is not enabled yet, rtn enables it at the first sandbox, which a non-root cgroup only
+/* Whether a sandbox started now would have the controller, without changing anything: it
+ * must be listed in our cgroup.controllers and enabled for our children; when it is not
+ * enabled yet, rtn enables it at the first sandbox, which a cgroup other than the root only
  * allows when rtn is alone in it (rtn then moves itself into a leaf; runtime/cgroup.c). */
+static bool controller_usable(bool listed, bool enabled) {
+        return cgs.writable && listed && (enabled || strcmp(cgs.self, "/") == 0 || cgs_alone);
+}
+
 static const char *cgroup_use(bool listed, bool enabled, const char *ctrl, const char *fallback) {
         static char buf[2][160];
         char *b = buf[ctrl[0] == 'p'];
-        if (!cgs_child || !listed)
-                snprintf(b, sizeof buf[0], "%s", fallback);
-        else if (enabled || strcmp(cgs.self, "/") == 0)
+        if (cgs_child && controller_usable(listed, enabled))
                 snprintf(b, sizeof buf[0], "%s.max", ctrl);
         else
-                snprintf(b, sizeof buf[0], "%s.max if rtn is alone in its cgroup, else %s", ctrl,
-                         fallback);
+                snprintf(b, sizeof buf[0], "%s", fallback);
         return b;
 }
 
@@ -206,8 +208,12 @@ static void probe_cgroup(void) {
                     "mounted at %s; our cgroup %s is writable; controllers: %s. %s: sandboxes "
                     "stay in rtn's cgroup; memory limit %s, process limit %s",
                     cgs.mount, cgs.self, ctrls,
-                    mode == RT_CGROUP_NEVER
-                            ? "RTN_CGROUP=never"
+                    mode == RT_CGROUP_NEVER ? "RTN_CGROUP=never"
+                    : cgs.memory || cgs.pids
+                            ? "the memory or pids controller is listed, but other processes "
+                              "share rtn's cgroup, and cgroup v2's no-internal-process rule "
+                              "forbids enabling it for its children (RTN_CGROUP=always gives "
+                              "each sandbox a child cgroup all the same)"
                             : "no memory or pids controller to enforce a limit with "
                               "(RTN_CGROUP=always gives each sandbox a child cgroup all the same)",
                     mem, pids);
@@ -262,9 +268,12 @@ int rt_cmd_probe(int argc, char **argv) {
         }
         /* Read before the sandbox: its start may move rtn into a leaf cgroup of its own. */
         (void)rt_cgroup_probe(&cgs);
+        cgs_alone = cgs.writable && rt_cgroup_alone(&cgs);
         int mode = rt_cgroup_mode();
-        cgs_child = cgs.writable && (mode == RT_CGROUP_ALWAYS ||
-                                     (mode == RT_CGROUP_AUTO && (cgs.memory || cgs.pids)));
+        cgs_child = cgs.writable &&
+                    (mode == RT_CGROUP_ALWAYS ||
+                     (mode == RT_CGROUP_AUTO && (controller_usable(cgs.memory, cgs.memory_on) ||
+                                                 controller_usable(cgs.pids, cgs.pids_on))));
         probe_userns();
         probe_ids();
         probe_sandbox();

@@ -173,6 +173,9 @@ struct rt_cgroup_state {
         char why[3200]; /* when there is no mount or it is not writable: why */
 };
 int rt_cgroup_probe(struct rt_cgroup_state *ret);
+/* Whether rtn is the only process in that cgroup: a controller listed there but not enabled
+ * can then be (cgroup v2's no-internal-process rule; runtime/cgroup.c, enable). */
+bool rt_cgroup_alone(const struct rt_cgroup_state *s);
 /* RTN_CGROUP: auto (unset or empty: a child cgroup per sandbox where a memory or pids
  * controller can enforce its limit), always (even with none), never; -EINVAL otherwise. */
 enum { RT_CGROUP_AUTO, RT_CGROUP_ALWAYS, RT_CGROUP_NEVER };

@@ -36,6 +36,9 @@ static int check_abs_path(const char *p, const char *what, struct rtn_error *err
 
 int rt_spec_check(const struct rt_spec *spec, struct rtn_error *err) {
         int r;
+        if (rt_cgroup_mode() < 0)
+                return rtn_errx(err, EINVAL, "RTN_CGROUP=%.64s is not auto, always or never",
+                                getenv("RTN_CGROUP"));
         if (spec->nbinds > RT_MAX_BINDS)
                 return rtn_errx(err, E2BIG, "at most %d binds", RT_MAX_BINDS);
         for (size_t i = 0; i < spec->nbinds; i++) {

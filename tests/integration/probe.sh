@@ -34,22 +34,22 @@ probe_cgroup() {
         [ -n "$mount" ] && [ -w "$dir" ] && [ -w "$dir/cgroup.procs" ] && writable=true
         t_cmd "$RTN" probe --json
         t_exit_is 0
-        python3 - "$T_OUT_FILE" "$mount" "$self" "$writable" "$(cat "$dir/cgroup.controllers" 2>/dev/null)" <<'PY' || t_fail "probe --json cgroup: $(cat "$T_OUT_FILE")"
+        # A listed controller is usable when it is enabled for our children or can be: in the
+        # root cgroup, or in one rtn would be alone in (this shell shares rtn's cgroup, so
+        # it is not).
+        python3 - "$T_OUT_FILE" "$mount" "$self" "$writable" "$(cat "$dir/cgroup.controllers" 2>/dev/null)" \
+                "$(cat "$dir/cgroup.subtree_control" 2>/dev/null)" <<'PY' || t_fail "probe --json cgroup: $(cat "$T_OUT_FILE")"
 import json, sys
 d = json.load(open(sys.argv[1]))["cgroup"]
-mount, self, writable, ctrls = sys.argv[2], sys.argv[3], sys.argv[4] == "true", sys.argv[5]
+mount, self, writable, ctrls = sys.argv[2], sys.argv[3], sys.argv[4] == "true", sys.argv[5].split()
+subtree = sys.argv[6].split()
+usable = {c: writable and c in ctrls and (c in subtree or self == "/") for c in ("memory", "pids")}
+child = usable["memory"] or usable["pids"]
 assert d["mount"] == mount and d["cgroup"] == self, d
-child = writable and ("memory" in ctrls.split() or "pids" in ctrls.split())
 assert d["writable"] is writable and d["sandbox_cgroup"] is child, d
-assert d["controllers"] == ctrls, d
-if not writable or "memory" not in ctrls.split():
-    assert d["memory_limit"] == "RLIMIT_AS", d
-if not writable or "pids" not in ctrls.split():
-    assert d["pids_limit"] == "pid_max", d
-if writable and "memory" in ctrls.split():
-    assert d["memory_limit"].startswith("memory.max"), d
-if writable and "pids" in ctrls.split():
-    assert d["pids_limit"].startswith("pids.max"), d
+assert d["controllers"] == " ".join(ctrls), d
+assert d["memory_limit"] == ("memory.max" if usable["memory"] else "RLIMIT_AS"), d
+assert d["pids_limit"] == ("pids.max" if usable["pids"] else "pid_max"), d
 if not mount:
     assert "no cgroup v2" in d["reason"], d
 elif not writable:
