@@ -196,6 +196,14 @@ bad_mode_refused() {
         RTN_CGROUP=sometimes t_exec -- true
         t_exit_is 125
         t_stderr_has "RTN_CGROUP=sometimes is not auto, always or never"
+        # refused before a limit is chosen: no fallback warning that names it first
+        RTN_CGROUP=sometimes t_exec --memory-max 64M -- true
+        t_exit_is 125
+        ! grep -q "warning" "$T_ERR_FILE" || t_fail "warned before refusing: $(cat "$T_ERR_FILE")"
+        # --isolation landlock makes no cgroup, and is refused all the same
+        RTN_CGROUP=sometimes t_exec --isolation landlock -- true
+        t_exit_is 125
+        t_stderr_has "RTN_CGROUP=sometimes is not auto, always or never"
 }
 
 # A cgroup whose rtn is gone but whose directory is flock()ed belongs to the cleaner of an
