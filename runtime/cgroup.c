@@ -233,17 +233,17 @@ static bool alone_in(int dirfd) {
         return pid == getpid() && (*end == '\0' || (*end == '\n' && end[1] == '\0'));
 }
 
+bool rt_cgroup_alone(const struct rt_cgroup_state *s) {
+        _cleanup_close_ int fd = open(s->dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        return fd >= 0 && alone_in(fd);
+}
+
 /* cgroup v2's no-internal-process rule: a cgroup other than the root that holds processes
  * cannot enable domain controllers for its children (EBUSY). When rtn is the only process
  * in its cgroup (a systemd-run --scope or a Delegate=yes service of its own), rtn moves
  * itself into a leaf child rtn-<pid>, as crun and systemd's users do; the leaf goes when
  * rtn does (sweep_stale of the next rtn). Other processes are not ours to move: then the
  * controllers stay off and the reason says so. */
-bool rt_cgroup_alone(const struct rt_cgroup_state *s) {
-        _cleanup_close_ int fd = open(s->dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
-        return fd >= 0 && alone_in(fd);
-}
-
 static int enable(const struct rt_cgroup_state *s, const char *ctrl, char *why, size_t len) {
         char req[32];
         snprintf(req, sizeof req, "+%s", ctrl);
