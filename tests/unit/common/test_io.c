@@ -1,5 +1,6 @@
 /* common/io: rtn_recv_msg reports how many fds it filled in on every return, so a caller
- * closing fds[0..n) after an error never closes a descriptor it does not own. */
+ * closing fds[0..n) after an error never closes a descriptor it does not own, and it finds
+ * what a peer sent before closing even when the kernel reports a reset first. */
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -31,6 +32,32 @@ Test(rtn_recv_msg, reset_peer_leaves_no_fds_to_close) {
         char buf[8];
         cr_assert_eq(rtn_recv_msg(sv[0], buf, sizeof buf, fds, &nfds), -ECONNRESET);
         cr_assert_eq(nfds, 0);
+        close(sv[0]);
+}
+
+/* The peer said why it is leaving, then closed with our message unread: the kernel reports
+ * ECONNRESET ahead of its message, and rtn_recv_msg must still return the message (a
+ * sandbox's SETUP_FAILED was lost this way), then end of file. */
+Test(rtn_recv_msg, message_behind_a_reset) {
+        int sv[2];
+        cr_assert_eq(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv), 0);
+        int devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
+        cr_assert_geq(devnull, 0);
+        cr_assert_eq(rtn_send_msg(sv[1], "why", 3, &devnull, 1), 3);
+        cr_assert_eq(rtn_send_msg(sv[0], "x", 1, NULL, 0), 1);
+        close(sv[1]);
+        int fds[1] = {-1};
+        size_t nfds = 1;
+        char buf[8] = {0};
+        cr_assert_eq(rtn_recv_msg(sv[0], buf, sizeof buf, fds, &nfds), 3);
+        cr_assert_str_eq(buf, "why");
+        cr_assert_eq(nfds, 1);
+        cr_assert_geq(fds[0], 0);
+        close(fds[0]);
+        nfds = 1;
+        cr_assert_eq(rtn_recv_msg(sv[0], buf, sizeof buf, fds, &nfds), 0);
+        cr_assert_eq(nfds, 0);
+        close(devnull);
         close(sv[0]);
 }
 
