@@ -15,7 +15,8 @@ int rtn_write_file_at(int dirfd, const char *path, const char *s);
 ssize_t rtn_read_file_at(int dirfd, const char *path, char *buf, size_t max);
 
 /* One SEQPACKET message with up to RTN_MAX_PASS_FDS fds. recv: *nfds in = capacity, out =
- * received; fds arrive O_CLOEXEC. Returns bytes (0 = peer closed). */
+ * received; fds arrive O_CLOEXEC. Returns bytes (0 = peer closed), or -errno. What a peer
+ * sent before a reset still arrives, then 0; a reset with nothing queued is -ECONNRESET. */
 #define RTN_MAX_PASS_FDS 8
 ssize_t rtn_send_msg(int sock, const void *buf, size_t len, const int *fds, size_t nfds);
 ssize_t rtn_recv_msg(int sock, void *buf, size_t len, int *fds, size_t *nfds);
