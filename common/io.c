@@ -117,22 +117,18 @@ ssize_t rtn_recv_msg(int sock, void *buf, size_t len, int *fds, size_t *nfds) {
                              .msg_controllen = sizeof u.buf};
         ssize_t n;
         bool reset = false;
-        for (;;) {
-                n = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC);
-                if (n > 0 || (n == 0 && !reset))
-                        break;
-                if (n == 0)
-                        return -ECONNRESET; /* nothing was queued behind the reset */
-                if (errno == EINTR)
-                        continue;
-                /* A peer that closes with our messages unread posts ECONNRESET, and a
-                 * SOCK_SEQPACKET read reports it ahead of what the peer had sent before
-                 * closing: a sandbox's SETUP_FAILED, saying why, lay behind it. The read
-                 * that reports the error clears it, so read once more for them. */
-                if (errno != ECONNRESET || reset)
+        /* A peer that closes with our messages unread posts ECONNRESET, and a SOCK_SEQPACKET
+         * read reports it ahead of what the peer had sent before closing: a sandbox's
+         * SETUP_FAILED, saying why, lay behind it. The read that reports the error clears
+         * it, so read once more for them. */
+        while ((n = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC)) < 0) {
+                if (errno == ECONNRESET && !reset)
+                        reset = true;
+                else if (errno != EINTR)
                         return negative_errno();
-                reset = true;
         }
+        if (n == 0 && reset)
+                return -ECONNRESET; /* nothing was queued behind the reset */
         size_t got = 0;
         for (struct cmsghdr *c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {
                 if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
