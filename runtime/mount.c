@@ -16,6 +16,7 @@
 
 #include "common/cleanup.h"
 #include "common/syscall.h"
+#include "runtime/hostrun.h"
 #include "runtime/internal.h"
 
 /* bwrap uses /tmp as its base path too: in our private mount ns, hiding the host's /tmp
@@ -313,16 +314,10 @@ static int mount_dev(struct rtn_error *err) {
         return set_attr(NEWROOT "/dev", MOUNT_ATTR_RDONLY, false, err);
 }
 
-/* What a host user's tools run later without asking: git hooks and config (core.fsmonitor,
- * core.hooksPath, aliases), shell start-up files, direnv's .envrc. In a read-write host bind
- * they stay read-only, each under its own read-only bind mount (and, being mountpoints, they
- * cannot be unlinked or renamed away inside: EBUSY). A name that is missing or a symlink is
- * left alone; docs/architecture.md lists what this does not cover. */
-static const char *const protected_names[] = {
-        ".git/hooks", ".git/config", ".bashrc", ".bash_profile", ".bash_login", ".bash_logout",
-        ".profile",   ".zshrc",      ".zshenv", ".zprofile",     ".zlogin",     ".envrc",
-};
-
+/* What a host user's tools run later without asking (runtime/hostrun.h): in a read-write host
+ * bind the ones at its top stay read-only, each under its own read-only bind mount (and,
+ * being mountpoints, they cannot be unlinked or renamed away inside: EBUSY). A name that is
+ * missing or a symlink is left alone; docs/architecture.md lists what this does not cover. */
 static int protect_one(int dir, const char *name, const char *shown, struct rtn_error *err) {
         struct open_how how = {.flags = O_PATH | O_NOFOLLOW | O_CLOEXEC,
                                .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS};
@@ -347,8 +342,8 @@ static int protect_host_files(const char *path, const char *shown, struct rtn_er
         _cleanup_close_ int dir = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
         if (dir < 0)
                 return rtn_err(err, errno, "open %s", shown);
-        for (size_t i = 0; i < sizeof protected_names / sizeof protected_names[0]; i++) {
-                int r = protect_one(dir, protected_names[i], shown, err);
+        for (const struct rt_hostrun *h = rt_hostrun_names; h->name; h++) {
+                int r = protect_one(dir, h->name, shown, err);
                 if (r < 0)
                         return r;
         }
