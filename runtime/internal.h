@@ -12,6 +12,9 @@ struct rt_hostdir {
         char link[128]; /* symlink target when fd < 0 */
 };
 
+/* The child's private tmpfs stage, where the new root is assembled (runtime/mount.c). */
+#define RT_STAGE "/tmp"
+
 struct rt_plan {
         const struct rt_spec *spec;
         const struct rt_idmap *idmap;
@@ -28,6 +31,7 @@ struct rt_plan {
         int init_fd; /* sealed memfd of rtn-init */
         int ctl_fd; /* child's end of the control socket */
         const char *home; /* HOME inside for agent commands */
+        struct rt_protect_report *protect; /* shared with rtn: what rt_protect_bind made */
 };
 
 /* The network namespace, sent to the child right behind GO (runtime/sandbox.c, make_netns):
@@ -43,6 +47,13 @@ struct rt_netns_msg {
  * returns on success; on failure fills err. */
 int rt_child_build_root(const struct rt_plan *plan, struct rtn_error *err);
 int rt_child_exec_init(const struct rt_plan *plan, struct rtn_error *err);
+
+/* Child side: protects what the host runs by itself in the read-write host bind attached at
+ * path (shown: its mount point inside) with read-only bind mounts of each entry and pins of
+ * the directories on the way (runtime/protect.c); stand_in caches the empty file mounted
+ * over protected symlinks (-1 at first; the caller closes it). ret says what was made. */
+int rt_protect_bind(const char *path, const char *shown, int *stand_in, struct rt_protect_bind *ret,
+                    struct rtn_error *err);
 
 /* Parent side: a sealed memfd holding rtn-init (runtime/initfd.c): made in one go, or
  * created empty before clone3 and filled and sealed once the child holds it. The child

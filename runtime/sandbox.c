@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -507,6 +508,12 @@ static int workspace_tree(const struct rt_spec *spec, struct rt_plan *p, struct 
         return 0;
 }
 
+static void unmap_protect(struct rt_sandbox *sb) {
+        if (sb->protect)
+                munmap(sb->protect, sizeof *sb->protect);
+        sb->protect = NULL;
+}
+
 static void close_trees(struct rt_plan *p) {
         p->init_fd = rtn_safe_close(p->init_fd);
         p->workspace_tree = rtn_safe_close(p->workspace_tree);
@@ -548,18 +555,24 @@ int rt_sandbox_start_queued(const struct rt_spec *spec, struct rt_sandbox *ret, 
         int r;
         if ((r = rt_spec_check(spec, err)) < 0 || (r = rt_idmap_choose(&sb.idmap, err)) < 0)
                 return r;
+        /* Shared with the child, which fills it while it mounts the binds (runtime/protect.c):
+         * one page-rounded mapping, no protocol message. */
+        sb.protect = mmap(NULL, sizeof *sb.protect, PROT_READ | PROT_WRITE,
+                          MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+        if (sb.protect == MAP_FAILED) {
+                sb.protect = NULL;
+                return rtn_err(err, errno, "map the protection report");
+        }
+        p.protect = sb.protect;
         snprintf(sb.home, sizeof sb.home, "%s", sb.idmap.agent_uid == 0 ? "/root" : "/home/rtn");
         p.home = sb.home;
-        if (sb.idmap.mode == RT_IDMAP_ROOT && spec->upper_dir &&
-            (r = chown_upper(spec->upper_dir, &sb.idmap, err)) < 0)
-                return r;
-        if (sb.idmap.mode == RT_IDMAP_ROOT && spec->workspace &&
-            (r = workspace_tree(spec, &p, err)) < 0)
-                return r;
-        if ((r = bind_trees(spec, &p, err)) < 0 || (p.init_fd = rt_init_memfd_new(err)) < 0) {
-                if (r == 0)
-                        r = p.init_fd;
+        if ((sb.idmap.mode == RT_IDMAP_ROOT && spec->upper_dir &&
+             (r = chown_upper(spec->upper_dir, &sb.idmap, err)) < 0) ||
+            (sb.idmap.mode == RT_IDMAP_ROOT && spec->workspace &&
+             (r = workspace_tree(spec, &p, err)) < 0) ||
+            (r = bind_trees(spec, &p, err)) < 0 || (r = p.init_fd = rt_init_memfd_new(err)) < 0) {
                 close_trees(&p);
+                unmap_protect(&sb);
                 return r;
         }
         if ((r = rt_cgroup_create(spec, &sb.cgroup, err)) == 0)
@@ -568,6 +581,7 @@ int rt_sandbox_start_queued(const struct rt_spec *spec, struct rt_sandbox *ret, 
         close_trees(&p);
         if (r < 0) {
                 rt_cgroup_destroy(&sb.cgroup);
+                unmap_protect(&sb);
                 return r;
         }
         /* Opened now, while the child still has our credentials (it changes them after GO). */
@@ -637,6 +651,7 @@ void rt_sandbox_destroy(struct rt_sandbox *sb) {
                 sb->pidfd = rtn_safe_close(sb->pidfd);
         }
         rt_cgroup_destroy(&sb->cgroup);
+        unmap_protect(sb);
         sb->pid = -1;
 }
 
@@ -651,6 +666,7 @@ void rt_sandbox_release(struct rt_sandbox *sb) {
                 (void)sys_pidfd_send_signal(sb->pidfd, SIGKILL, NULL, 0);
         rt_cgroup_release(&sb->cgroup, sb->pidfd);
         sb->pidfd = rtn_safe_close(sb->pidfd);
+        unmap_protect(sb);
         sb->pid = -1;
 }
 
