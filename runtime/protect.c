@@ -85,8 +85,8 @@ static int add_rec(struct walk *w, size_t rel_len, const char *name, enum rec_ki
                 return too_many(w, "more than " STR(PROTECT_MAX) " entries to protect");
         size_t avail = w->names_top - w->paths_used;
         char *dst = w->arena + w->paths_used;
-        int n = snprintf(dst, avail, "%.*s%s%s", (int)rel_len, w->rel,
-                         name && rel_len ? "/" : "", name ? name : "");
+        int n = snprintf(dst, avail, "%.*s%s%s", (int)rel_len, w->rel, name && rel_len ? "/" : "",
+                         name ? name : "");
         if (n < 0 || (size_t)n >= avail)
                 return too_many(w, "its paths exceed rtn's buffer");
         w->recs[w->nrecs++] = (struct rec){(uint32_t)w->paths_used, (uint8_t)kind};
@@ -129,7 +129,9 @@ static ssize_t read_listing(struct walk *w, int fd) {
                         if (!strcmp(d->d_name, ".") || !strcmp(d->d_name, ".."))
                                 continue;
                         if (++w->seen > WALK_ENTRIES_MAX)
-                                return too_many(w, "more than " STR(WALK_ENTRIES_MAX) " entries to look through");
+                                return too_many(
+                                        w, "more than " STR(
+                                                   WALK_ENTRIES_MAX) " entries to look through");
                         size_t len = strlen(d->d_name) + 2;
                         if (w->names_top - len < w->paths_used)
                                 return too_many(w, "a directory too large for rtn's buffer");
@@ -165,7 +167,8 @@ static bool is_git_dir(const char *list, size_t len) {
 static int walk_dir(struct walk *w, int fd, bool *ret_git_dir);
 
 static int walk_child(struct walk *w, int dirfd, const char *name) {
-        _cleanup_close_ int fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        _cleanup_close_ int fd =
+                openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         if (fd < 0 && (errno == EACCES || errno == EPERM))
                 return protect_entry(w, name, REC_UNREADABLE);
         if (fd < 0 && (errno == ENOENT || errno == ENOTDIR || errno == ELOOP))
@@ -252,9 +255,8 @@ static int apply(int top, const char *rel, enum rec_kind kind, int *stand_in, co
                         return s;
                 tree = sys_open_tree(s, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH);
         } else {
-                tree = sys_open_tree(fd, "",
-                                     OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH |
-                                             AT_RECURSIVE);
+                tree = sys_open_tree(
+                        fd, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH | AT_RECURSIVE);
         }
         if (tree < 0)
                 return rtn_err(err, errno, "clone %s/%s", shown, rel);
