@@ -320,7 +320,24 @@ static int do_int80(int fd, void *arg) {
         return 1;
 }
 
+/* Whether this kernel runs ia32 system calls at all: without IA32 emulation (built out, or
+ * ia32_emulation=0 since Linux 6.7) `int 0x80` faults with SIGSEGV before seccomp sees it,
+ * so there is no foreign-ABI entry for the filter to close. */
+static bool host_has_ia32(void) {
+        pid_t pid = fork();
+        if (pid == 0) {
+                long ret = 20;
+                __asm__ volatile("int $0x80" : "+a"(ret) : : "memory");
+                _exit(ret > 0 ? 0 : 1);
+        }
+        int st = 0;
+        return pid > 0 && waitpid(pid, &st, 0) == pid && WIFEXITED(st) && WEXITSTATUS(st) == 0;
+}
+
 Test(init_seccomp_install, ia32_int80_kills) {
+        if (!host_has_ia32())
+                cr_skip_test(
+                        "the kernel has no ia32 emulation: int 0x80 faults outside any filter");
         struct child_result r = run_child(do_int80, NULL);
         cr_assert(WIFSIGNALED(r.status) && WTERMSIG(r.status) == SIGSYS, "status 0x%x: %s",
                   r.status, r.msg);
