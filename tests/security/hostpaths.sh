@@ -227,6 +227,65 @@ git_reads_inside() {
         t_stdout_has "?? a"
 }
 
+# ---- 14. nothing set-id reaches the host ------------------------------------------------
+
+# No file below DIR is setuid or setgid, or carries a file capability.
+no_setid_below() {
+        local found
+        found=$(find "$1" -perm /6000 -printf '%p %m\n' 2>/dev/null | head -5)
+        [ -z "$found" ] || t_fail "set-id files on the host: $found"
+        if command -v getfattr >/dev/null; then
+                found=$(getfattr -R -m security.capability "$1" 2>/dev/null | grep -v '^#' | head -3)
+                [ -z "$found" ] || t_fail "file capabilities on the host: $found"
+        fi
+}
+
+# Every system call that can ask for a set-id mode, in the workspace and in a rw --bind,
+# each refused with the documented errno and reported like any blocked call.
+setid_syscalls() {
+        sec_need_bin setid
+        mkdir -p "$T_TMP/ws" "$T_TMP/b"
+        sec_exec --workspace "$T_TMP/ws" --bind "$T_TMP/b:/mnt/b" -- sh -c \
+                '/opt/sec/setid /workspace && /opt/sec/setid /mnt/b'
+        grep -q '^ESCAPED' "$T_OUT_FILE" && t_fail "$(grep '^ESCAPED' "$T_OUT_FILE" | head -3 | tr '\n' ' ')"
+        t_exit_is 0
+        t_stderr_has "blocked fchmod(2) by pid"
+        t_stderr_has "EPERM, a setuid/setgid mode"
+        no_setid_below "$T_TMP/ws"
+        no_setid_below "$T_TMP/b"
+}
+
+# The tools an agent would use: chmod u+s and g+s, install -m, cp -a of a setuid system
+# binary, tar and Python extracting an archive with set-id members.
+setid_tools() {
+        command -v python3 >/dev/null || t_skip "python3 is not installed"
+        mkdir -p "$T_TMP/ws"
+        python3 - "$T_TMP/ws/a.tar" <<'PY' || t_fail "could not make the archive"
+import io, sys, tarfile
+with tarfile.open(sys.argv[1], "w") as t:
+    for name, mode in (("suid", 0o4755), ("sgid", 0o2755), ("both", 0o6711)):
+        i = tarfile.TarInfo(name); i.mode = mode; i.size = 3
+        t.addfile(i, io.BytesIO(b"id\n"))
+PY
+        local su=
+        for su in /usr/bin/passwd /usr/bin/su /usr/bin/newgrp /bin/su; do [ -u "$su" ] && break; su=; done
+        in_sandbox --workspace "$T_TMP/ws" -- "cd /workspace; cp /bin/true t; chmod u+s t;
+                chmod g+s t; chmod 6755 t; install -m 4755 /bin/true i; mkdir d; chmod g+s d;
+                ${su:+cp -a $su cp-a;} mkdir x; tar -xpf a.tar -C x; tar --same-owner -xpf a.tar;
+                python3 -c 'import os, tarfile; tarfile.open(\"a.tar\").extractall(\"py\"); os.chmod(\"t\", 0o4755)'"
+        no_setid_below "$T_TMP/ws"
+        t_stderr_has "a setuid/setgid mode"
+        [ -e "$T_TMP/ws/i" ] && [ -e "$T_TMP/ws/x/suid" ] || t_fail "the tools did not run: $(ls "$T_TMP/ws")"
+}
+
+# file_write over an existing set-id file: the new file is not set-id (its mode is the old
+# one without those bits, as a write by the kernel would leave it).
+setid_file_write() {
+        command -v python3 >/dev/null || t_skip "python3 is not installed"
+        t_cmd python3 "$T_ROOT/tests/security/hostpaths.py" "$RTN" setid_file_write
+        [ "$T_RC" = 0 ] || t_fail "$(tail -c 1500 "$T_ERR_FILE")"
+}
+
 # ---- run ----------------------------------------------------------------------------------
 
 t_run workspace_system_dirs workspace_system_dirs
@@ -241,4 +300,7 @@ t_run git_cousins git_cousins
 t_run hostrun_files hostrun_files
 t_run git_in_rw_bind git_in_rw_bind
 t_run git_reads_inside git_reads_inside
+t_run setid_syscalls setid_syscalls
+t_run setid_tools setid_tools
+t_run setid_file_write setid_file_write
 t_done
