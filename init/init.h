@@ -74,6 +74,9 @@ struct init_config {
         uint32_t agent_uid, agent_gid;
         uint32_t root_uid, root_gid; /* the ids provisioning runs as (0 when mapped) */
         uint32_t agent_drop_caps; /* 1: the agent uid is 0 inside; clear every capability */
+        uint32_t host_writable; /* bit i: writable[i] is a host directory (the workspace, a rw
+                                   bind): writes there reach the host, and the provisioning
+                                   policy may only read it */
         uint32_t nwritable;
         struct init_limits limits;
         uint32_t strings_len;

@@ -6,8 +6,12 @@
  * the table and the reasons for each rule. */
 #include "init/policy.h"
 
+#include <dirent.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
 #include <sys/stat.h>
 
 #include "common/cleanup.h"
@@ -129,6 +133,83 @@ static int add_agent_rules(int ruleset, uint64_t handled, unsigned flags,
         return 0;
 }
 
+/* path equals dir or lies below it (absolute, canonical, no trailing slash but "/"). */
+static bool is_under(const char *path, const char *dir) {
+        size_t n = strlen(dir);
+        if (n == 1)
+                return true;
+        return strncmp(path, dir, n) == 0 && (path[n] == '\0' || path[n] == '/');
+}
+
+/* Provisioning writes all over the overlay, but not into the host directories (paths: the
+ * workspace and rw binds): root inside with CAP_FSETID, it could leave set-id files there,
+ * and nothing of a package belongs in the user's project. Landlock only adds rights and a
+ * right on a directory holds for everything beneath it, so "all of / but these" is built
+ * as: full rights on each directory that holds none of them; read-only rights on the ones
+ * that are one or lead to one, and then the same for each entry of the latter (a file gets
+ * its own rule, a symlink none: its target has its rules where it lies). Entries made
+ * later directly in such a directory (/, /mnt) are read-only to provisioning. dir is a
+ * PATH_MAX buffer, changed during the walk and restored. */
+static int add_all_but(int ruleset, char *dir, uint64_t handled, const char *const paths[],
+                       size_t n, unsigned depth, struct rtn_error *err) {
+        bool self = false, below = false;
+        for (size_t i = 0; i < n; i++) {
+                self |= !strcmp(paths[i], dir);
+                below |= is_under(paths[i], dir) && strcmp(paths[i], dir);
+        }
+        if (!self && !below)
+                return add_path_rule(ruleset, dir, handled, handled, true, err);
+        int r = add_path_rule(ruleset, dir, FS_RX, handled, true, err);
+        if (r < 0 || self)
+                return r;
+        if (depth > 64)
+                return rtn_errx(err, ELOOP, "landlock: %s is nested too deep", dir);
+        _cleanup_close_ int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (fd < 0)
+                return rtn_err(err, errno, "landlock: open %s", dir);
+        size_t len = strlen(dir);
+        char buf[4096];
+        ssize_t got;
+        while ((got = sys_getdents64(fd, buf, sizeof buf)) > 0) {
+                for (ssize_t off = 0; off < got && r >= 0;) {
+                        const struct dirent64 *d = (const void *)(buf + off);
+                        off += d->d_reclen;
+                        if (!strcmp(d->d_name, ".") || !strcmp(d->d_name, ".."))
+                                continue;
+                        if (len + strlen(d->d_name) + 2 > PATH_MAX)
+                                return rtn_errx(err, ENAMETOOLONG, "landlock: below %s", dir);
+                        snprintf(dir + len, PATH_MAX - len, "%s%s", len > 1 ? "/" : "", d->d_name);
+                        unsigned char t = d->d_type;
+                        struct stat st;
+                        if (t == DT_UNKNOWN)
+                                t = lstat(dir, &st) < 0   ? DT_LNK /* gone: nothing to grant */
+                                    : S_ISDIR(st.st_mode) ? DT_DIR
+                                    : S_ISLNK(st.st_mode) ? DT_LNK
+                                                          : DT_REG;
+                        if (t == DT_DIR)
+                                r = add_all_but(ruleset, dir, handled, paths, n, depth + 1, err);
+                        else if (t != DT_LNK)
+                                r = add_path_rule(ruleset, dir, handled, handled, true, err);
+                        dir[len] = '\0';
+                }
+                if (r < 0)
+                        return r;
+        }
+        if (got < 0)
+                return rtn_err(err, errno, "landlock: read %s", dir);
+        return 0;
+}
+
+static int add_provision_rules(int ruleset, uint64_t handled, const char *const paths[], size_t n,
+                               struct rtn_error *err) {
+        for (size_t i = 0; i < n; i++)
+                if (!paths[i] || paths[i][0] != '/')
+                        return rtn_errx(err, EINVAL, "landlock: host path %s is not absolute",
+                                        paths[i] ? paths[i] : "(null)");
+        char dir[PATH_MAX] = "/";
+        return add_all_but(ruleset, dir, handled, paths, n, 0, err);
+}
+
 /* Provisioning fetches packages through rtn's proxy only: connect to proxy_port, bind
  * nothing (maintainer scripts have no business starting listeners). */
 static int add_provision_net_rules(int ruleset, uint16_t proxy_port, struct rtn_error *err) {
@@ -143,7 +224,7 @@ static int add_provision_net_rules(int ruleset, uint16_t proxy_port, struct rtn_
         return 0;
 }
 
-int init_landlock_prepare(enum init_policy policy, const char *const writable[], size_t n,
+int init_landlock_prepare(enum init_policy policy, const char *const paths[], size_t n,
                           uint16_t proxy_port, unsigned flags, int *ret_ruleset_fd,
                           struct rtn_error *err) {
         if (policy != INIT_POLICY_AGENT && policy != INIT_POLICY_PROVISION)
@@ -176,10 +257,9 @@ int init_landlock_prepare(enum init_policy policy, const char *const writable[],
                 return rtn_err(err, errno, "landlock: create ruleset (ABI %d)", abi);
         int r;
         if (policy == INIT_POLICY_AGENT)
-                r = add_agent_rules(ruleset, attr.handled_access_fs, flags, writable, n, err);
+                r = add_agent_rules(ruleset, attr.handled_access_fs, flags, paths, n, err);
         else {
-                r = add_path_rule(ruleset, "/", attr.handled_access_fs, attr.handled_access_fs,
-                                  false, err);
+                r = add_provision_rules(ruleset, attr.handled_access_fs, paths, n, err);
                 if (r >= 0 && attr.handled_access_net)
                         r = add_provision_net_rules(ruleset, proxy_port, err);
         }

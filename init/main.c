@@ -155,6 +155,8 @@ static int configure(void) {
          * one (landlock mode) rtn-init runs as the caller and has nothing to bound. */
         if (st.cfg.isolation != INIT_ISOLATION_LANDLOCK && init_caps_limit_bounding(&err) < 0)
                 return refuse(err.code, INIT_STEP_CREDS, err.msg);
+        if (init_keep_host_paths(&st, v.writable, v.nwritable) < 0)
+                return refuse(E2BIG, INIT_STEP_CONFIG, "host directory paths too long");
         int r = init_policy_prepare(&st, v.writable, v.nwritable, &err);
         if (r < 0)
                 return refuse(-r, INIT_STEP_LANDLOCK, err.msg);

@@ -22,9 +22,11 @@
 int init_landlock_abi(void);
 
 /* Build the ruleset for a policy and return its fd (O_CLOEXEC) in *ret_ruleset_fd.
- * AGENT: read+exec on "/", full rights (but mknod of devices) beneath each of writable[0..n)
- * (absolute paths inside the sandbox that must exist), read/write on the /dev nodes a shell
- * needs (ioctl on tty, ptmx and pts at ABI >= 5). PROVISION: everything beneath "/".
+ * AGENT: read+exec on "/", full rights (but mknod of devices) beneath each of paths[0..n)
+ * (the writable paths: absolute paths inside the sandbox that must exist), read/write on the
+ * /dev nodes a shell needs (ioctl on tty, ptmx and pts at ABI >= 5). PROVISION: everything
+ * beneath "/" but paths[0..n) (the host directories: the workspace, rw binds), which it may
+ * only read, as it may the directories on the way to them (landlock.c, add_all_but).
  * ABI >= 4 (TCP): the agent is not restricted (its netns has only lo, and servers it starts
  * on 127.0.0.1 must be reachable); provisioning may connect only to proxy_port (0: nowhere)
  * and bind nothing. flags:
@@ -37,7 +39,7 @@ enum init_landlock_flags {
         INIT_LANDLOCK_SCOPED = 1u << 0,
         INIT_LANDLOCK_HOST = 1u << 1,
 };
-int init_landlock_prepare(enum init_policy policy, const char *const writable[], size_t n,
+int init_landlock_prepare(enum init_policy policy, const char *const paths[], size_t n,
                           uint16_t proxy_port, unsigned flags, int *ret_ruleset_fd,
                           struct rtn_error *err);
 

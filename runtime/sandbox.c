@@ -295,11 +295,13 @@ int rt_recv_typed(struct rt_sandbox *sb, void *out, size_t len, uint32_t type, c
 
 int rt_config_send(struct rt_sandbox *sb, const struct rt_spec *s, struct rtn_error *err) {
         const char *w[INIT_MAX_WRITABLE];
-        uint32_t nw = 0;
+        uint32_t nw = 0, host = 0;
         if (s->isolation == INIT_ISOLATION_LANDLOCK) {
+                host |= s->workspace ? 1u << nw : 0;
                 w[nw++] = sb->workspace;
                 w[nw++] = sb->host_tmp;
         } else {
+                host |= s->workspace ? 1u << nw : 0;
                 w[nw++] = "/workspace";
                 w[nw++] = "/tmp";
                 w[nw++] = "/var/tmp";
@@ -307,13 +309,16 @@ int rt_config_send(struct rt_sandbox *sb, const struct rt_spec *s, struct rtn_er
                 w[nw++] = sb->home;
         }
         for (size_t i = 0; i < s->nbinds && nw < INIT_MAX_WRITABLE; i++)
-                if (s->binds[i].rw)
+                if (s->binds[i].rw) {
+                        host |= 1u << nw;
                         w[nw++] = s->binds[i].dst;
+                }
         struct init_config fixed = {
                 .isolation = s->isolation,
                 .agent_uid = sb->idmap.agent_uid,
                 .agent_gid = sb->idmap.agent_gid,
                 .agent_drop_caps = sb->idmap.agent_drop_caps,
+                .host_writable = host,
                 .limits = s->limits,
         };
         char buf[8192];

@@ -86,8 +86,7 @@ int main(int argc, char **argv) {
          * capability to set it, whatever the version. */
         struct vfs_cap_data cap = {.magic_etc = VFS_CAP_REVISION_2 | VFS_CAP_FLAGS_EFFECTIVE};
         cap.data[0].permitted = 1u << CAP_SETUID;
-        check("setcap", fsetxattr(fd, "security.capability", &cap, XATTR_CAPS_SZ_2, 0), EPERM,
-              "f");
+        check("setcap", fsetxattr(fd, "security.capability", &cap, XATTR_CAPS_SZ_2, 0), EPERM, "f");
         ssize_t n = fgetxattr(fd, "security.capability", &cap, sizeof cap);
         if (n >= 0) {
                 printf("ESCAPED setcap: f carries a capability\n");

@@ -42,8 +42,10 @@ static void make_dirs(struct ll_case *c) {
         strcpy(c->no, "/tmp/rtn-ll-no-XXXXXX");
         cr_assert_not_null(mkdtemp(c->yes));
         cr_assert_not_null(mkdtemp(c->no));
-        c->writable[0] = c->yes;
-        c->n = 1;
+        if (c->policy == INIT_POLICY_AGENT) { /* provisioning's paths are host dirs */
+                c->writable[0] = c->yes;
+                c->n = 1;
+        }
         c->abi = init_landlock_abi();
 }
 
@@ -135,6 +137,43 @@ Test(init_landlock_prepare, provision_writes_anywhere) {
         struct ll_case c = {.policy = INIT_POLICY_PROVISION};
         make_dirs(&c);
         struct child_result r = run_child(check_provision_fs, &c);
+        remove_dirs(&c);
+        assert_child_ok(r);
+}
+
+/* The host directories (here c->no) are read-only to provisioning, and so are the entries
+ * of the directories on the way to them: it cannot rename them away or create a new one
+ * beside them; everything else it writes as before. */
+static int check_provision_host_dirs(int fd, void *arg) {
+        struct ll_case *c = arg;
+        if (confine(fd, c))
+                return 1;
+        CHILD_CHECK(fd, write_file(c->yes, "ok") == 0, "provision writes beside the host dir");
+        CHILD_EXPECT_ERRNO(fd, write_file(c->no, "bad"), EACCES);
+        char sub[128], moved[128];
+        snprintf(sub, sizeof sub, "%s/sub", c->no);
+        CHILD_EXPECT_ERRNO(fd, mkdir(sub, 0755), EACCES);
+        snprintf(moved, sizeof moved, "%s.moved", c->no);
+        errno = 0;
+        CHILD_CHECK(fd, rename(c->no, moved) == -1 && (errno == EACCES || errno == EXDEV),
+                    "rename the host dir away");
+        CHILD_EXPECT_ERRNO(fd, mkdir("/tmp/rtn-ll-new-entry", 0755), EACCES);
+        CHILD_CHECK(fd, system("/bin/true") == 0, "exec /bin/true");
+        return 0;
+}
+
+Test(init_landlock_prepare, provision_host_dirs_read_only) {
+        require_abi(1, "filesystem");
+        struct ll_case c = {.policy = INIT_POLICY_PROVISION};
+        make_dirs(&c);
+        c.writable[0] = c.no;
+        c.n = 1;
+        struct child_result r = run_child(check_provision_host_dirs, &c);
+        struct stat st;
+        char path[128];
+        snprintf(path, sizeof path, "%s/bad", c.no);
+        cr_expect_neq(stat(path, &st), 0, "the denied write reached the disk");
+        rmdir("/tmp/rtn-ll-new-entry");
         remove_dirs(&c);
         assert_child_ok(r);
 }
