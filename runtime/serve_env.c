@@ -149,6 +149,7 @@ static int env_status(struct serve *sv, struct mcp_call *call) {
         rtn_json_kv_bool(&b, "dirty_truncated", d.n > d.max);
         free_diff(&d);
         rtn_json_kv_int(&b, "running_jobs", serve_running_jobs(sv));
+        serve_json_host_dirs(&b, sv);
         rtn_json_key(&b, "isolation");
         rtn_json_obj_begin(&b);
         const struct rt_sandbox *sb = rt_session_sandbox(sv->sess);

@@ -227,6 +227,14 @@ git_reads_inside() {
         t_stdout_has "?? a"
 }
 
+# env_status lists each host directory with its mode, access and protections.
+env_status_host_dirs() {
+        command -v python3 >/dev/null || t_skip "python3 is not installed"
+        command -v git >/dev/null || t_skip "git is not installed"
+        t_cmd python3 "$T_ROOT/tests/security/hostpaths.py" "$RTN" env_status_host_dirs
+        [ "$T_RC" = 0 ] || t_fail "$(tail -c 1500 "$T_ERR_FILE")"
+}
+
 # ---- 14. nothing set-id reaches the host ------------------------------------------------
 
 # No file below DIR is setuid or setgid, or carries a file capability.
@@ -300,6 +308,7 @@ t_run git_cousins git_cousins
 t_run hostrun_files hostrun_files
 t_run git_in_rw_bind git_in_rw_bind
 t_run git_reads_inside git_reads_inside
+t_run env_status_host_dirs env_status_host_dirs
 t_run setid_syscalls setid_syscalls
 t_run setid_tools setid_tools
 t_run setid_file_write setid_file_write
