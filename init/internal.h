@@ -48,7 +48,7 @@ struct init_state {
         int epfd; /* rtn-init's event loop: control socket, signalfd, listeners */
 };
 
-int init_policy_prepare(struct init_state *st, const char *const writable[], uint32_t n,
+int init_policy_prepare(struct init_state *st, const struct init_config_view *v,
                         struct rtn_error *err);
 /* Keeps the paths of writable[] that cfg.host_writable marks in st->host (-E2BIG when they
  * do not fit). */

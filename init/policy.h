@@ -25,8 +25,7 @@ int init_landlock_abi(void);
  * AGENT: read+exec on "/", full rights (but mknod of devices) beneath each of paths[0..n)
  * (the writable paths: absolute paths inside the sandbox that must exist), read/write on the
  * /dev nodes a shell needs (ioctl on tty, ptmx and pts at ABI >= 5). PROVISION: everything
- * beneath "/" but paths[0..n) (the host directories: the workspace, rw binds), which it may
- * only read, as it may the directories on the way to them (landlock.c, add_all_but).
+ * beneath "/" (paths unused).
  * ABI >= 4 (TCP): the agent is not restricted (its netns has only lo, and servers it starts
  * on 127.0.0.1 must be reachable); provisioning may connect only to proxy_port (0: nowhere)
  * and bind nothing. flags:
@@ -42,6 +41,14 @@ enum init_landlock_flags {
 int init_landlock_prepare(enum init_policy policy, const char *const paths[], size_t n,
                           uint16_t proxy_port, unsigned flags, int *ret_ruleset_fd,
                           struct rtn_error *err);
+/* The same, but beneath each of except[0..nexcept) (absolute) only reading, and the
+ * directories on the way to one keep their entries (nothing renamed, removed or created
+ * there; landlock.c, add_all_but). PROVISION: the host directories (the workspace, rw binds),
+ * where its writes would reach the host. AGENT in --isolation landlock: the protected
+ * entries of the workspace (runtime/protect.c), which mounts protect in a full sandbox. */
+int init_landlock_prepare_except(enum init_policy policy, const char *const paths[], size_t n,
+                                 const char *const except[], size_t nexcept, uint16_t proxy_port,
+                                 unsigned flags, int *ret_ruleset_fd, struct rtn_error *err);
 
 /* landlock_restrict_self(ruleset_fd). Needs no_new_privs (or CAP_SYS_ADMIN); the fd is left
  * open for the next command. */

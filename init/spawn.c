@@ -59,8 +59,10 @@ int init_keep_host_paths(struct init_state *st, const char *const writable[], ui
         return 0;
 }
 
-int init_policy_prepare(struct init_state *st, const char *const writable[], uint32_t n,
+int init_policy_prepare(struct init_state *st, const struct init_config_view *v,
                         struct rtn_error *err) {
+        const char *const *writable = v->writable;
+        uint32_t n = v->nwritable;
         if (st->cfg.isolation == INIT_ISOLATION_NO_LANDLOCK)
                 return 0;
         int abi = init_landlock_abi();
@@ -73,17 +75,20 @@ int init_policy_prepare(struct init_state *st, const char *const writable[], uin
          * from the host; scoping on top would only cut one command off from another's jobs
          * (each command is its own domain). Without namespaces, scoping is the wall. */
         if (st->cfg.isolation == INIT_ISOLATION_LANDLOCK)
-                return init_landlock_prepare(INIT_POLICY_AGENT, writable, n, 0,
-                                             INIT_LANDLOCK_SCOPED | INIT_LANDLOCK_HOST,
-                                             &st->ruleset_fd[0], err);
+                return init_landlock_prepare_except(
+                        INIT_POLICY_AGENT, writable, n, v->readonly, v->nreadonly, 0,
+                        INIT_LANDLOCK_SCOPED | INIT_LANDLOCK_HOST, &st->ruleset_fd[0], err);
+        /* A full sandbox protects the workspace's entries with mounts (runtime/protect.c). */
+        if (v->nreadonly)
+                return rtn_errx(err, EINVAL, "read-only paths are for --isolation landlock");
         int r = init_landlock_prepare(INIT_POLICY_AGENT, writable, n, 0, 0, &st->ruleset_fd[0],
                                       err);
         if (r < 0)
                 return r;
         /* No gate yet: provisioning may connect nowhere until init_gate_open names its port.
          * It may only read the host directories (docs/security-invariants.md, 14). */
-        return init_landlock_prepare(INIT_POLICY_PROVISION, st->host, st->nhost, st->gate_port, 0,
-                                     &st->ruleset_fd[1], err);
+        return init_landlock_prepare_except(INIT_POLICY_PROVISION, NULL, 0, st->host, st->nhost,
+                                            st->gate_port, 0, &st->ruleset_fd[1], err);
 }
 
 pid_t init_job_pid(const struct init_state *st, uint64_t id) {

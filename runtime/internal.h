@@ -48,6 +48,20 @@ struct rt_netns_msg {
 int rt_child_build_root(const struct rt_plan *plan, struct rtn_error *err);
 int rt_child_exec_init(const struct rt_plan *plan, struct rtn_error *err);
 
+/* The walk of a live host bind for what the host runs by itself (runtime/protect.c): fn gets
+ * each entry to protect, relative to the top, in an order where a directory comes before
+ * what lies below it; *ret_whole says the top is a git dir itself (then fn got nothing).
+ * Bounded; fails closed (E2BIG) beyond. It allocates nothing on the heap. */
+enum rt_protect_kind {
+        RT_PROTECT_PIN, /* a directory on the way to a protected entry: must not move */
+        RT_PROTECT_RO, /* a protected file or directory: read-only, must not move */
+        RT_PROTECT_LINK, /* a protected symlink: must not be replaced or removed */
+        RT_PROTECT_UNREADABLE, /* a directory the walk cannot read: might hold a repository */
+};
+typedef int (*rt_protect_fn)(void *arg, const char *rel, enum rt_protect_kind kind,
+                             struct rtn_error *err);
+int rt_protect_walk(int top, const char *shown, rt_protect_fn fn, void *arg, bool *ret_whole,
+                    struct rtn_error *err);
 /* Child side: protects what the host runs by itself in the read-write host bind attached at
  * path (shown: its mount point inside) with read-only bind mounts of each entry and pins of
  * the directories on the way (runtime/protect.c); stand_in caches the empty file mounted
@@ -78,9 +92,11 @@ int rt_child_limits(const struct rt_plan *plan, struct rtn_error *err);
 /* Parent side: the configuration exchange with a started rtn-init (runtime/sandbox.c). */
 int rt_recv_typed(struct rt_sandbox *sb, void *out, size_t len, uint32_t type, const char *what,
                   struct rtn_error *err);
-int rt_send_config(struct rt_sandbox *sb, const struct rt_spec *s, struct rtn_error *err);
+int rt_send_config(struct rt_sandbox *sb, const struct rt_spec *s, const char *const readonly[],
+                   uint32_t nreadonly, struct rtn_error *err);
 /* Its two halves: the CONFIG message, and the wait for rtn-init's CONFIGURED reply. */
-int rt_config_send(struct rt_sandbox *sb, const struct rt_spec *s, struct rtn_error *err);
+int rt_config_send(struct rt_sandbox *sb, const struct rt_spec *s, const char *const readonly[],
+                   uint32_t nreadonly, struct rtn_error *err);
 int rt_config_wait(struct rt_sandbox *sb, struct rtn_error *err);
 
 /* --isolation landlock: rtn-init on the host, no namespaces (runtime/hostmode.c). */

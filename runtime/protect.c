@@ -46,13 +46,6 @@
 #define STR(x) STR_(x)
 #define ARENA_BYTES (256u << 20) /* virtual: listings of the open levels, and the paths */
 
-enum rec_kind {
-        REC_PIN, /* a directory on the way to a protected entry: bound onto itself */
-        REC_RO, /* a protected file or directory: bound onto itself read-only */
-        REC_LINK, /* a protected symlink: an empty read-only file mounted over it */
-        REC_UNREADABLE, /* a directory we cannot read: pinned, it might hold a repository */
-};
-
 struct rec {
         uint32_t off; /* its path in the arena, relative to the bind's top */
         uint8_t kind;
@@ -80,7 +73,7 @@ static int too_many(struct walk *w, const char *what) {
 }
 
 /* Stores rel's first rel_len bytes, and "/name" unless name is NULL, as a record. */
-static int add_rec(struct walk *w, size_t rel_len, const char *name, enum rec_kind kind) {
+static int add_rec(struct walk *w, size_t rel_len, const char *name, enum rt_protect_kind kind) {
         if (w->nrecs >= PROTECT_MAX)
                 return too_many(w, "more than " STR(PROTECT_MAX) " entries to protect");
         size_t avail = w->names_top - w->paths_used;
@@ -99,7 +92,7 @@ static int pin_levels(struct walk *w) {
         for (unsigned i = 1; i <= w->depth; i++) {
                 if (w->pinned[i])
                         continue;
-                int r = add_rec(w, w->level_len[i], NULL, REC_PIN);
+                int r = add_rec(w, w->level_len[i], NULL, RT_PROTECT_PIN);
                 if (r < 0)
                         return r;
                 w->pinned[i] = true;
@@ -107,7 +100,7 @@ static int pin_levels(struct walk *w) {
         return 0;
 }
 
-static int protect_entry(struct walk *w, const char *name, enum rec_kind kind) {
+static int protect_entry(struct walk *w, const char *name, enum rt_protect_kind kind) {
         int r = pin_levels(w);
         return r < 0 ? r : add_rec(w, w->level_len[w->depth], name, kind);
 }
@@ -170,7 +163,7 @@ static int walk_child(struct walk *w, int dirfd, const char *name) {
         _cleanup_close_ int fd =
                 openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         if (fd < 0 && (errno == EACCES || errno == EPERM))
-                return protect_entry(w, name, REC_UNREADABLE);
+                return protect_entry(w, name, RT_PROTECT_UNREADABLE);
         if (fd < 0 && (errno == ENOENT || errno == ENOTDIR || errno == ELOOP))
                 return 0; /* gone or replaced meanwhile, by the host: not ours to follow */
         if (fd < 0)
@@ -189,7 +182,7 @@ static int walk_child(struct walk *w, int dirfd, const char *name) {
         w->depth--;
         w->rel[len] = '\0';
         if (r >= 0 && git_dir)
-                r = protect_entry(w, name, REC_RO);
+                r = protect_entry(w, name, RT_PROTECT_RO);
         return r;
 }
 
@@ -209,7 +202,8 @@ static int walk_dir(struct walk *w, int fd, bool *ret_git_dir) {
                         unsigned char t = type_of(fd, name, (unsigned char)w->arena[off]);
                         off += strlen(name) + 2;
                         if (rt_hostrun_name(name, strlen(name)))
-                                r = protect_entry(w, name, t == DT_LNK ? REC_LINK : REC_RO);
+                                r = protect_entry(w, name,
+                                                  t == DT_LNK ? RT_PROTECT_LINK : RT_PROTECT_RO);
                         else if (t == DT_DIR)
                                 r = walk_child(w, fd, name);
                 }
@@ -240,8 +234,8 @@ static int placeholder(int *fd, struct rtn_error *err) {
 /* Mounts one record onto itself (or the stand-in onto a symlink), found again from the top
  * without crossing a symlink: the walk's records are paths, and the mounts made for the
  * records before it (its parents) are on the way. */
-static int apply(int top, const char *rel, enum rec_kind kind, int *stand_in, const char *shown,
-                 struct rtn_error *err) {
+static int apply(int top, const char *rel, enum rt_protect_kind kind, int *stand_in,
+                 const char *shown, struct rtn_error *err) {
         struct open_how how = {.flags = O_PATH | O_NOFOLLOW | O_CLOEXEC,
                                .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS |
                                           RESOLVE_NO_MAGICLINKS};
@@ -249,7 +243,7 @@ static int apply(int top, const char *rel, enum rec_kind kind, int *stand_in, co
         if (fd < 0)
                 return rtn_err(err, errno, "protect %s/%s", shown, rel);
         _cleanup_close_ int tree = -1;
-        if (kind == REC_LINK) {
+        if (kind == RT_PROTECT_LINK) {
                 int s = placeholder(stand_in, err);
                 if (s < 0)
                         return s;
@@ -261,7 +255,7 @@ static int apply(int top, const char *rel, enum rec_kind kind, int *stand_in, co
         if (tree < 0)
                 return rtn_err(err, errno, "clone %s/%s", shown, rel);
         struct mount_attr a = {.attr_set = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV};
-        if (kind == REC_RO || kind == REC_LINK)
+        if (kind == RT_PROTECT_RO || kind == RT_PROTECT_LINK)
                 a.attr_set |= MOUNT_ATTR_RDONLY;
         if (sys_mount_setattr(tree, "", AT_EMPTY_PATH | AT_RECURSIVE, &a, sizeof a) < 0)
                 return rtn_err(err, errno, "make %s/%s read-only", shown, rel);
@@ -270,31 +264,8 @@ static int apply(int top, const char *rel, enum rec_kind kind, int *stand_in, co
         return 0;
 }
 
-static void report(const struct walk *w, struct rt_protect_bind *ret) {
-        size_t used = 0;
-        for (size_t i = 0; i < w->nrecs; i++) {
-                const char *rel = w->arena + w->recs[i].off;
-                if (w->recs[i].kind == REC_PIN || w->recs[i].kind == REC_UNREADABLE) {
-                        ret->npinned++;
-                        continue;
-                }
-                ret->nprotected++;
-                size_t n = strlen(rel) + 1;
-                if (used + n > sizeof ret->list)
-                        continue;
-                memcpy(ret->list + used, rel, n);
-                used += n;
-                ret->nlisted++;
-        }
-}
-
-int rt_protect_bind(const char *path, const char *shown, int *stand_in, struct rt_protect_bind *ret,
+int rt_protect_walk(int top, const char *shown, rt_protect_fn fn, void *arg, bool *ret_whole,
                     struct rtn_error *err) {
-        memset(ret, 0, sizeof *ret);
-        snprintf(ret->mount_point, sizeof ret->mount_point, "%s", shown);
-        _cleanup_close_ int top = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (top < 0)
-                return rtn_err(err, errno, "open %s", shown);
         struct walk *w = mmap(NULL, sizeof *w + ARENA_BYTES, PROT_READ | PROT_WRITE,
                               MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
         if (w == MAP_FAILED)
@@ -305,17 +276,59 @@ int rt_protect_bind(const char *path, const char *shown, int *stand_in, struct r
         w->names_top = ARENA_BYTES;
         bool whole = false;
         int r = walk_dir(w, top, &whole);
+        for (size_t i = 0; r >= 0 && !whole && i < w->nrecs; i++)
+                r = fn(arg, w->arena + w->recs[i].off, (enum rt_protect_kind)w->recs[i].kind, err);
+        munmap(w, sizeof *w + ARENA_BYTES);
+        if (r >= 0)
+                *ret_whole = whole;
+        return r < 0 ? r : 0;
+}
+
+struct bind_ctx {
+        int top;
+        int *stand_in;
+        const char *shown;
+        struct rt_protect_bind *report;
+        size_t listed_bytes;
+};
+
+/* Mounts one record, in order, and notes it in the report. */
+static int apply_cb(void *arg, const char *rel, enum rt_protect_kind kind, struct rtn_error *err) {
+        struct bind_ctx *c = arg;
+        int r = apply(c->top, rel, kind, c->stand_in, c->shown, err);
+        if (r < 0)
+                return r;
+        struct rt_protect_bind *p = c->report;
+        if (kind == RT_PROTECT_PIN || kind == RT_PROTECT_UNREADABLE) {
+                p->npinned++;
+                return 0;
+        }
+        p->nprotected++;
+        size_t n = strlen(rel) + 1;
+        if (c->listed_bytes + n <= sizeof p->list) {
+                memcpy(p->list + c->listed_bytes, rel, n);
+                c->listed_bytes += n;
+                p->nlisted++;
+        }
+        return 0;
+}
+
+int rt_protect_bind(const char *path, const char *shown, int *stand_in, struct rt_protect_bind *ret,
+                    struct rtn_error *err) {
+        memset(ret, 0, sizeof *ret);
+        snprintf(ret->mount_point, sizeof ret->mount_point, "%s", shown);
+        _cleanup_close_ int top = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (top < 0)
+                return rtn_err(err, errno, "open %s", shown);
+        struct bind_ctx c = {.top = top, .stand_in = stand_in, .shown = shown, .report = ret};
+        bool whole = false;
+        int r = rt_protect_walk(top, shown, apply_cb, &c, &whole, err);
         if (r >= 0 && whole) {
                 /* The bind is a git dir itself (a bare repository): all of it read-only. */
                 struct mount_attr a = {.attr_set = MOUNT_ATTR_RDONLY};
                 if (sys_mount_setattr(top, "", AT_EMPTY_PATH | AT_RECURSIVE, &a, sizeof a) < 0)
-                        r = rtn_err(err, errno, "make %s read-only", shown);
+                        return rtn_err(err, errno, "make %s read-only", shown);
                 ret->whole = true;
         }
-        for (size_t i = 0; r >= 0 && i < w->nrecs; i++)
-                r = apply(top, w->arena + w->recs[i].off, w->recs[i].kind, stand_in, shown, err);
-        if (r >= 0)
-                report(w, ret);
-        munmap(w, sizeof *w + ARENA_BYTES);
-        return r < 0 ? r : 0;
+        return r;
 }

@@ -293,7 +293,8 @@ int rt_recv_typed(struct rt_sandbox *sb, void *out, size_t len, uint32_t type, c
         return (int)n;
 }
 
-int rt_config_send(struct rt_sandbox *sb, const struct rt_spec *s, struct rtn_error *err) {
+int rt_config_send(struct rt_sandbox *sb, const struct rt_spec *s, const char *const readonly[],
+                   uint32_t nreadonly, struct rtn_error *err) {
         const char *w[INIT_MAX_WRITABLE];
         uint32_t nw = 0, host = 0;
         if (s->isolation == INIT_ISOLATION_LANDLOCK) {
@@ -321,8 +322,10 @@ int rt_config_send(struct rt_sandbox *sb, const struct rt_spec *s, struct rtn_er
                 .host_writable = host,
                 .limits = s->limits,
         };
-        char buf[8192];
-        ssize_t len = init_encode_config(buf, sizeof buf, &fixed, w, nw);
+        _cleanup_free_ char *buf = malloc(INIT_MSG_MAX);
+        if (!buf)
+                return rtn_err(err, ENOMEM, "encode sandbox configuration");
+        ssize_t len = init_encode_config(buf, INIT_MSG_MAX, &fixed, w, nw, readonly, nreadonly);
         if (len < 0)
                 return rtn_err(err, (int)len, "encode sandbox configuration");
         ssize_t n = rtn_send_msg(sb->ctl, buf, (size_t)len, NULL, 0);
@@ -345,8 +348,9 @@ int rt_config_wait(struct rt_sandbox *sb, struct rtn_error *err) {
         return 0;
 }
 
-int rt_send_config(struct rt_sandbox *sb, const struct rt_spec *s, struct rtn_error *err) {
-        int r = rt_config_send(sb, s, err);
+int rt_send_config(struct rt_sandbox *sb, const struct rt_spec *s, const char *const readonly[],
+                   uint32_t nreadonly, struct rtn_error *err) {
+        int r = rt_config_send(sb, s, readonly, nreadonly, err);
         return r < 0 ? r : rt_config_wait(sb, err);
 }
 
@@ -614,7 +618,7 @@ int rt_sandbox_start_queued(const struct rt_spec *spec, struct rt_sandbox *ret, 
          * the socket first, its SETUP_FAILED message, read next, says why better than the
          * failed send would. */
         struct rtn_error send_err = {0};
-        int sent = r == 0 ? rt_config_send(&sb, spec, &send_err)
+        int sent = r == 0 ? rt_config_send(&sb, spec, NULL, 0, &send_err)
                           : rtn_errx(&send_err, EPIPE, "the sandbox ended while it was set up");
         if (sent == 0 && queue)
                 sent = queue(&sb, arg, &send_err);

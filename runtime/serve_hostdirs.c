@@ -25,8 +25,8 @@ static const struct rt_protect_bind *find(const struct rt_sandbox *sb, const cha
 }
 
 static void protections(struct rtn_json_buf *b, const struct rt_protect_bind *p) {
-        rtn_json_kv_str(b, "git", p->whole ? "read-only (the directory is a git dir)"
-                                           : "read-only");
+        rtn_json_kv_str(b, "git",
+                        p->whole ? "read-only (the directory is a git dir)" : "read-only");
         rtn_json_key(b, "protected");
         rtn_json_arr_begin(b);
         size_t off = 0;
@@ -49,9 +49,10 @@ static void one(struct rtn_json_buf *b, const struct rt_sandbox *sb, bool alive,
         const struct rt_protect_bind *p = rw && alive ? find(sb, dst) : NULL;
         if (p)
                 protections(b, p);
-        rtn_json_kv_str(b, "note", !rw     ? "read-only: nothing can be written there"
-                                   : alive ? live_note
-                                           : "the sandbox is not running");
+        rtn_json_kv_str(b, "note",
+                        !rw     ? "read-only: nothing can be written there"
+                        : alive ? live_note
+                                : "the sandbox is not running");
         rtn_json_obj_end(b);
 }
 

@@ -227,6 +227,27 @@ git_reads_inside() {
         t_stdout_has "?? a"
 }
 
+# --isolation landlock (no mounts: Landlock keeps them read-only): the same attacks on a
+# repository, a nested one and an .envrc, as the caller on the host.
+landlock_mode_protects() {
+        [ "$(id -u)" != 0 ] || t_skip "--isolation landlock refuses root"
+        need_git
+        mkdir -p "$T_TMP/ws/lib/src"
+        mkrepo "$T_TMP/ws/lib/dep"
+        echo 'export A=1' >"$T_TMP/ws/lib/.envrc"
+        local cfg
+        cfg=$(evil_config)
+        in_sandbox --isolation landlock --workspace "$T_TMP/ws" -- "
+                printf '%s\n' '$cfg' >cfg; git init -q --bare lib/evil; cp cfg lib/evil/config;
+                echo ../lib/evil >.git/commondir; echo x >>.git/config;
+                mv .git .git-old; rm -rf .git; git init -q . && cp cfg .git/config;
+                mv lib lib2; mv lib/dep lib/dep2; mkdir -p x && git init -q x && mv x/.git lib/dep/.git;
+                echo evil >>lib/.envrc; rm -f lib/.envrc; echo ok >lib/src/new-file"
+        host_git_clean "$T_TMP/ws" "$T_TMP/ws/lib/dep"
+        [ "$(cat "$T_TMP/ws/lib/.envrc")" = 'export A=1' ] || t_fail ".envrc changed"
+        t_file_exists "$T_TMP/ws/lib/src/new-file" # a directory that holds none stays writable
+}
+
 # env_status lists each host directory with its mode, access and protections.
 env_status_host_dirs() {
         command -v python3 >/dev/null || t_skip "python3 is not installed"
@@ -308,6 +329,7 @@ t_run git_cousins git_cousins
 t_run hostrun_files hostrun_files
 t_run git_in_rw_bind git_in_rw_bind
 t_run git_reads_inside git_reads_inside
+t_run landlock_mode_protects landlock_mode_protects
 t_run env_status_host_dirs env_status_host_dirs
 t_run setid_syscalls setid_syscalls
 t_run setid_tools setid_tools
