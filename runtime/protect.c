@@ -23,7 +23,9 @@
  * handler): the walk works in an anonymous mapping and fixed arrays. It is bounded
  * (WALK_ENTRIES_MAX entries, WALK_DEPTH_MAX levels, PROTECT_MAX mounts) and fails closed
  * beyond: the sandbox does not start. What it made is reported to rtn (env_status) in
- * struct rt_protect_bind. */
+ * struct rt_protect_bind. --isolation landlock, which has no mounts, runs the same walk
+ * (rt_protect_walk) in rtn and hands what it found to rtn-init as Landlock exceptions
+ * (runtime/hostmode.c). */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>

@@ -97,7 +97,8 @@ serve_calls() { # ENV CALLS...
         local env=$1
         shift
         printf '%s\n' "$@" >calls
-        T_CMD_TIMEOUT=600 t_cmd python3 "$MCP" calls -- "$RTN" serve --rootfs e2e --env "$env"
+        T_CMD_TIMEOUT=600 t_cmd python3 "$MCP" calls -- "$RTN" serve --rootfs e2e --env "$env" \
+                ${SERVE_WORKSPACE:+--workspace "$SERVE_WORKSPACE"}
         [ "$T_RC" = 0 ] || t_fail "serve: $(tail -c 600 "$T_ERR_FILE")"
 }
 
@@ -148,8 +149,14 @@ end_to_end_jq() {
         # a new server on the same environment still has it
         serve_calls e2e 'shell_run {"command":"jq --version"}'
         [ "$(answer 1 'r["result"]["exit_code"]')" = 0 ] || t_fail "jq gone after restart: $(cat "$T_OUT_FILE")"
-        # another environment: install, reset without commit, gone
-        install_jq e2e-reset 'env_reset {}' 'shell_run {"command":"command -v jq"}'
+        # another environment, with a host workspace (provisioning may only read it:
+        # docs/security-invariants.md, 14): install, reset without commit, gone
+        mkdir -p "$T_TMP/ws/src" && git init -q "$T_TMP/ws" && echo x >"$T_TMP/ws/src/f"
+        local before
+        before=$(cd "$T_TMP/ws" && find . -printf '%p %s %m\n' | sort)
+        SERVE_WORKSPACE=$T_TMP/ws install_jq e2e-reset 'env_reset {}' 'shell_run {"command":"command -v jq"}'
+        [ "$(cd "$T_TMP/ws" && find . -printf '%p %s %m\n' | sort)" = "$before" ] ||
+                t_fail "provisioning changed the workspace"
         [ "$(answer 2 'r["result"]["stdout"]')" = 42 ] || t_fail "jq did not run before reset"
         [ "$(answer 3 'r["isError"]')" = False ] || t_fail "reset: $(sed -n 3p "$T_OUT_FILE")"
         [ "$(answer 4 'r["result"]["exit_code"] != 0 and r["result"]["stdout"] == ""')" = True ] ||
