@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -47,6 +48,7 @@ struct exec_opts {
         const char *data_dir, *env, *message;
         bool commit, keep, quiet;
         bool pids_asked; /* --pids-max given: say how it is enforced when not pids.max */
+        char workspace_abs[PATH_MAX]; /* --workspace, resolved: what the policy checks */
 };
 
 struct exec_run {
@@ -194,7 +196,9 @@ static int parse_opts(int argc, char **argv, struct exec_opts *o, struct rtn_err
                         o->spec.rootfs = optarg;
                         break;
                 case 'w':
-                        o->spec.workspace = optarg;
+                        if (!realpath(optarg, o->workspace_abs))
+                                return rtn_err(err, errno, "--workspace %s", optarg);
+                        o->spec.workspace = o->workspace_abs;
                         break;
                 case 'b':
                         if ((r = rt_parse_bind(&o->spec, optarg, err)) < 0)
@@ -266,9 +270,11 @@ static int parse_opts(int argc, char **argv, struct exec_opts *o, struct rtn_err
         int q = rt_spec_check(&o->spec, err); /* conflicts first, then what the binds name */
         if (q < 0)
                 return q;
-        return rt_binds_check(
-                &o->spec,
-                store_default_dir(data_dir, sizeof data_dir, &ignored) < 0 ? NULL : data_dir, err);
+        if (o->data_dir)
+                snprintf(data_dir, sizeof data_dir, "%s", o->data_dir);
+        else if (store_default_dir(data_dir, sizeof data_dir, &ignored) < 0)
+                data_dir[0] = '\0';
+        return rt_binds_check(&o->spec, data_dir[0] ? data_dir : NULL, err);
 }
 
 /* stdio for the command: our own fds, except terminals, which become pipes we pump. */

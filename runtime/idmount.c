@@ -88,7 +88,3 @@ int rt_idmapped_tree_at(int fd, const char *path, const struct rt_idmap *m, stru
                                path);
         return TAKE_FD(tree);
 }
-
-int rt_idmapped_tree(const char *path, const struct rt_idmap *m, struct rtn_error *err) {
-        return rt_idmapped_tree_at(AT_FDCWD, path, m, err);
-}

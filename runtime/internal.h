@@ -53,9 +53,8 @@ int rt_init_memfd_new(struct rtn_error *err);
 int rt_init_memfd_fill(int fd, struct rtn_error *err);
 int rt_init_memfd_check(int fd, struct rtn_error *err);
 
-/* Root only: a detached, idmapped clone of path's mount that the agent owns. */
-int rt_idmapped_tree(const char *path, const struct rt_idmap *m, struct rtn_error *err);
-/* The same from an fd (O_PATH is enough); path only names it in errors. */
+/* Root only: a detached, idmapped clone of the mount of fd (O_PATH is enough) that the agent
+ * owns; path only names it in errors. */
 int rt_idmapped_tree_at(int fd, const char *path, const struct rt_idmap *m, struct rtn_error *err);
 
 /* "/proc/self/fd/N" for fd into buf. */

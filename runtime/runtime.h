@@ -62,7 +62,8 @@ struct rt_spec {
         size_t nlayers;
         const char *upper_dir; /* NULL: tmpfs upper, gone at exit; else a host dir that
                                   holds upper/ and work/ (sessions that can commit) */
-        const char *workspace; /* host dir bound rw at /workspace, or NULL */
+        const char *workspace; /* host dir at /workspace (canonical), or NULL */
+        uint64_t workspace_dev, workspace_ino; /* set by rt_binds_check, like a bind's */
         enum rt_ws_mode workspace_mode; /* overlay: its upper is upper_dir/ws (a tmpfs dir
                                            without upper_dir) */
         struct rt_bind binds[RT_MAX_BINDS];
@@ -130,8 +131,12 @@ int rt_hostpath_check(const char *path, const struct rt_hostpath_policy *pol,
                       struct rt_hostpath *ret, struct rtn_error *err);
 /* bind_host_dir's mount points: canonical, strictly below /workspace, or /mnt and below. */
 int rt_mount_point_check(const char *dst, struct rtn_error *err);
-/* Checks the user's --bind sources (policy not agent) and records their identity. */
+/* Checks the user's --workspace and --bind sources (policy not agent: the same refusals and
+ * messages for both) and records their identity. */
 int rt_binds_check(struct rt_spec *spec, const char *data_dir, struct rtn_error *err);
+/* The caller's home for the policy: $HOME when absolute, else the passwd entry of our euid
+ * (an MCP client may start rtn without HOME). NULL when neither is known. */
+const char *rt_hostpath_home(void);
 
 /* Chooses the id mapping for this caller (rtn's euid, /etc/subuid, newuidmap). */
 int rt_idmap_choose(struct rt_idmap *ret, struct rtn_error *err);

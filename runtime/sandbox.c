@@ -69,24 +69,29 @@ static int plan_host(struct rt_plan *p, struct rtn_error *err) {
         return 0;
 }
 
-/* A bind source is opened without crossing a symlink (openat2(2) RESOLVE_NO_SYMLINKS) and,
- * when it was checked before (rt_binds_check, bind_host_dir), must still be the directory
- * that was checked: a swap between the check and this open is refused, not followed. */
-static int open_bind_src(const struct rt_bind *b, int *ret_fd, struct rtn_error *err) {
+/* A bind source or the workspace is opened without crossing a symlink (openat2(2)
+ * RESOLVE_NO_SYMLINKS) and, when it was checked before (rt_binds_check, bind_host_dir), must
+ * still be the directory that was checked: a swap between the check and this open is
+ * refused, not followed. */
+static int open_checked(const char *path, uint64_t dev, uint64_t ino, const char *what, int *ret_fd,
+                        struct rtn_error *err) {
         struct open_how how = {.flags = O_PATH | O_CLOEXEC,
                                .resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS};
-        int fd = sys_openat2(AT_FDCWD, b->src, &how, sizeof how);
+        int fd = sys_openat2(AT_FDCWD, path, &how, sizeof how);
         if (fd < 0)
-                return rtn_err(err, errno, "open bind source %s%s", b->src,
+                return rtn_err(err, errno, "open %s %s%s", what, path,
                                errno == ELOOP ? " (its path crosses a symlink)" : "");
         struct stat st;
-        if (b->ino && (fstat(fd, &st) < 0 || st.st_dev != b->dev || st.st_ino != b->ino)) {
+        if (ino && (fstat(fd, &st) < 0 || st.st_dev != dev || st.st_ino != ino)) {
                 close(fd);
-                return rtn_errx(err, ESTALE, "bind source %s was replaced after it was checked",
-                                b->src);
+                return rtn_errx(err, ESTALE, "%s %s was replaced after it was checked", what, path);
         }
         *ret_fd = fd;
         return 0;
+}
+
+static int open_bind_src(const struct rt_bind *b, int *ret_fd, struct rtn_error *err) {
+        return open_checked(b->src, b->dev, b->ino, "bind source", ret_fd, err);
 }
 
 static int plan_open(struct rt_plan *p, struct rtn_error *err) {
@@ -123,8 +128,9 @@ static int plan_open(struct rt_plan *p, struct rtn_error *err) {
                         return p->ws_work_fd;
         }
         if (s->workspace && p->workspace_tree < 0 &&
-            (p->workspace_fd = open_dir(s->workspace, "workspace", err)) < 0)
-                return p->workspace_fd;
+            (r = open_checked(s->workspace, s->workspace_dev, s->workspace_ino, "workspace",
+                              &p->workspace_fd, err)) < 0)
+                return r;
         for (size_t i = 0; i < s->nbinds; i++)
                 if (p->bind_trees[i] < 0 &&
                     (r = open_bind_src(&s->binds[i], &p->bind_fds[i], err)) < 0)
@@ -501,6 +507,16 @@ static int bind_trees(const struct rt_spec *spec, struct rt_plan *p, struct rtn_
         return 0;
 }
 
+static int workspace_tree(const struct rt_spec *spec, struct rt_plan *p, struct rtn_error *err) {
+        _cleanup_close_ int fd = -1;
+        int r = open_checked(spec->workspace, spec->workspace_dev, spec->workspace_ino, "workspace",
+                             &fd, err);
+        if (r < 0 ||
+            (r = p->workspace_tree = rt_idmapped_tree_at(fd, spec->workspace, p->idmap, err)) < 0)
+                return r;
+        return 0;
+}
+
 static void close_trees(struct rt_plan *p) {
         p->init_fd = rtn_safe_close(p->init_fd);
         p->workspace_tree = rtn_safe_close(p->workspace_tree);
@@ -553,8 +569,8 @@ int rt_sandbox_start_queued(const struct rt_spec *spec, struct rt_sandbox *ret, 
             (r = rt_ws_prepare(spec->upper_dir, spec->workspace, &sb.idmap, err)) < 0)
                 return r;
         if (sb.idmap.mode == RT_IDMAP_ROOT && spec->workspace &&
-            (p.workspace_tree = rt_idmapped_tree(spec->workspace, &sb.idmap, err)) < 0)
-                return p.workspace_tree;
+            (r = workspace_tree(spec, &p, err)) < 0)
+                return r;
         if ((r = bind_trees(spec, &p, err)) < 0 || (p.init_fd = rt_init_memfd_new(err)) < 0) {
                 if (r == 0)
                         r = p.init_fd;

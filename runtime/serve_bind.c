@@ -53,7 +53,7 @@ static int check(struct serve *sv, const char *host, const char *dst, struct rt_
                 roots[n++] = user->workspace;
         for (size_t i = 0; i < user->nbinds; i++)
                 roots[n++] = user->binds[i].src;
-        struct rt_hostpath_policy pol = {.home = getenv("HOME"),
+        struct rt_hostpath_policy pol = {.home = rt_hostpath_home(),
                                          .data_dir = store_data_dir(sv->store),
                                          .roots = roots,
                                          .nroots = n,

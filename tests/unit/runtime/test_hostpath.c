@@ -107,6 +107,30 @@ Test(rt_hostpath_check, other_users_home) {
         cr_assert_eq(check("/root", true, NULL, 0), -EPERM);
 }
 
+Test(rt_hostpath_check, holds_home) {
+        char up[300];
+        snprintf(up, sizeof up, "%s", home);
+        *strrchr(up, '/') = '\0';
+        cr_assert_eq(check(up, false, NULL, 0), -EPERM); /* holds $HOME */
+}
+
+/* $HOME names a symlink to the real home: the real path is the home all the same. */
+Test(rt_hostpath_check, home_through_symlink) {
+        char link[320], sub[400];
+        snprintf(link, sizeof link, "%s/homelink", top);
+        cr_assert_eq(symlink(home, link), 0);
+        struct rt_hostpath_policy pol = {.home = link, .agent = true};
+        struct rt_hostpath hp = {.fd = -1};
+        struct rtn_error err = {0};
+        cr_assert_eq(rt_hostpath_check(home, &pol, &hp, &err), -EPERM);
+        cr_assert(strstr(err.msg, "your home directory"), "%s", err.msg);
+        snprintf(sub, sizeof sub, "%s/.ssh", home);
+        cr_assert_eq(rt_hostpath_check(sub, &pol, &hp, &err), -EPERM);
+        snprintf(sub, sizeof sub, "%s/proj", home);
+        cr_assert_eq(rt_hostpath_check(sub, &pol, &hp, &err), 0);
+        close(hp.fd);
+}
+
 Test(rt_mount_point_check, cases) {
         struct rtn_error err;
         cr_assert_eq(rt_mount_point_check("/workspace/p", &err), 0);
