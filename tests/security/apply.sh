@@ -203,35 +203,53 @@ for d in [\"... \", \"..\\n\"]:
 }
 t_run names names
 
-# A symlink swapped in while apply runs, on the host (a directory of the workspace turned
-# into a link out of it) and in the upper (a directory of the changes turned into a link
-# to a directory of secrets): apply never writes outside and never copies what the link
-# points at. openat2(RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS) fails such an open.
+# A symlink swapped in while apply runs, on the host (directories of the workspace turned
+# into links out of it) and in the upper (directories of the changes turned into links to
+# directories of secrets): apply never writes outside and never copies what a link points
+# at. openat2(RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS) fails such an open. The swapper is a
+# tight loop (python, no fork per swap) over many directories, so the window between a
+# directory's lstat and its open is hit.
+swapper() {
+        exec python3 - "$@" <<'PY'
+import os, sys, itertools
+swaps = [tuple(a.split("=", 1)) for a in sys.argv[1:]]  # DIR=TARGET: DIR <-> link to TARGET
+for d, target in itertools.cycle(swaps):
+    try:
+        os.rename(d, d + ".real")
+        os.symlink(target, d)
+        os.unlink(d)
+        os.rename(d + ".real", d)
+    except OSError:
+        pass
+PY
+}
+
 swap_during_apply() {
         mkproj
-        local i swapper
+        local i pid round args
         mkdir -p "$T_TMP/secrets"
-        for i in $(seq 200); do echo secret >"$T_TMP/secrets/f$i"; done
+        for i in $(seq 20); do echo secret >"$T_TMP/secrets/f$i"; done
+        for i in $(seq 60); do mkdir -p "$P/s$i"; done
         for round in 1 2 3; do
-                ov 'for i in $(seq 200); do echo mine > /workspace/d/f$i; mkdir -p /workspace/u;
-                        echo mine > /workspace/u/f$i; done'
-                ( # the host's d <-> a link out; the upper's u <-> a link to the secrets
-                        while :; do
-                                mv "$P/d" "$P/d.real" 2>/dev/null && ln -s ../outside "$P/d" &&
-                                        rm "$P/d" && mv "$P/d.real" "$P/d"
-                                mv "$UPPER/u" "$UPPER/u.real" 2>/dev/null &&
-                                        ln -s "$T_TMP/secrets" "$UPPER/u" && rm "$UPPER/u" &&
-                                        mv "$UPPER/u.real" "$UPPER/u"
-                        done
-                ) 2>/dev/null &
-                swapper=$!
+                ov 'for i in $(seq 60); do for j in $(seq 20); do
+                        echo mine > /workspace/s$i/f$j; done; mkdir -p /workspace/u$i
+                        echo mine > /workspace/u$i/f1; done'
+                args=()
+                for i in $(seq 60); do
+                        args+=("$P/s$i=$T_TMP/outside" "$UPPER/u$i=$T_TMP/secrets")
+                done
+                swapper "${args[@]}" &
+                pid=$!
                 t_cmd timeout 60 "$RTN" apply
-                kill "$swapper"
-                wait "$swapper" 2>/dev/null
-                { [ -d "$P/d.real" ] && rm -rf "$P/d" && mv "$P/d.real" "$P/d"; } 2>/dev/null
-                { [ -d "$UPPER/u.real" ] && rm -rf "$UPPER/u" && mv "$UPPER/u.real" "$UPPER/u"; } 2>/dev/null
-                [ "$T_RC" = 0 ] || [ "$T_RC" = 1 ] || [ "$T_RC" = 125 ] || t_fail "apply: $(t_last)"
-                [ -z "$(ls -A "$T_TMP/outside")" ] || t_fail "apply wrote outside: $(ls "$T_TMP/outside" | head)"
+                kill "$pid"
+                wait "$pid" 2>/dev/null
+                for i in $(seq 60); do
+                        for d in "$P/s$i" "$UPPER/u$i"; do
+                                [ -d "$d.real" ] && rm -rf "$d" && mv "$d.real" "$d"
+                        done
+                done
+                [ "$T_RC" = 0 ] || [ "$T_RC" = 1 ] || t_fail "apply: $(t_last)"
+                [ -z "$(ls -A "$T_TMP/outside")" ] || t_fail "apply wrote outside: $(ls "$T_TMP/outside" | head -3)"
                 grep -rqs secret "$P" && t_fail "apply copied what a swapped link pointed at"
                 "$RTN" reset
         done
