@@ -216,7 +216,10 @@ static int op_write(const struct init_files_req_view *v, int content_fd) {
                 return r;
         mode_t um = umask(0);
         umask(um);
-        mode_t mode = t.exists                                ? t.st.st_mode & 07777
+        /* An existing file's set-id bits are dropped, as the kernel drops them on a write
+         * (file_remove_privs): the agent's filter refuses a set-id mode anyway, and nothing
+         * set-id reaches the host (docs/security-invariants.md, 14). */
+        mode_t mode = t.exists                                ? t.st.st_mode & 01777
                       : (v->msg->flags & INIT_FILES_MODE_SET) ? v->msg->mode & 0777
                                                               : 0666 & ~um;
         /* A temp file next to the target, renamed over it: readers see the old or the new
@@ -555,7 +558,7 @@ static __attribute__((noreturn)) void child(const struct init_state *st, int soc
         /* Nothing of init's survives: not the signalfd, not the rulesets, not a job's fd. */
         if (sys_close_range(ROOT_FD + 1, ~0U, 0) < 0)
                 child_fail("close_range", &(struct rtn_error){.code = errno, .msg = "fds"});
-        if (init_seccomp_install(INIT_POLICY_AGENT, &err) < 0)
+        if (init_seccomp_install_files(&err) < 0)
                 child_fail("seccomp", &err);
         serve();
 }

@@ -78,7 +78,8 @@ static int rebuild_ruleset(struct init_state *st, struct rtn_error *err) {
         if (st->cfg.isolation == INIT_ISOLATION_NO_LANDLOCK)
                 return 0;
         int fd = -1;
-        int r = init_landlock_prepare(INIT_POLICY_PROVISION, NULL, 0, st->gate_port, 0, &fd, err);
+        int r = init_landlock_prepare_except(INIT_POLICY_PROVISION, NULL, 0, st->host, st->nhost,
+                                             st->gate_port, 0, &fd, err);
         if (r < 0)
                 return r;
         rtn_safe_close(st->ruleset_fd[1]);

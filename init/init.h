@@ -14,6 +14,7 @@
 #define INIT_MSG_MAX (128 * 1024) /* fits the default socket send buffer */
 #define INIT_MAX_ARGS 4096
 #define INIT_MAX_WRITABLE 32
+#define INIT_MAX_READONLY 1024 /* protected entries of a --isolation landlock workspace */
 
 enum init_msg_type {
         INIT_MSG_READY = 1, /* init → rtn: init_ready */
@@ -67,14 +68,21 @@ struct init_limits {
 };
 
 /* Strings follow the fixed part: nwritable NUL-terminated absolute paths inside the sandbox
- * that the agent policy may write (workspace, tmp, home, rw binds). */
+ * that the agent policy may write (workspace, tmp, home, rw binds), then nreadonly paths
+ * below them that it may only read (--isolation landlock: the workspace's git dirs and
+ * host-run files, runtime/protect.c; a full sandbox protects them with mounts and sends
+ * none). */
 struct init_config {
         struct init_msg_hdr hdr;
         uint32_t isolation; /* enum init_isolation */
         uint32_t agent_uid, agent_gid;
         uint32_t root_uid, root_gid; /* the ids provisioning runs as (0 when mapped) */
         uint32_t agent_drop_caps; /* 1: the agent uid is 0 inside; clear every capability */
+        uint32_t host_writable; /* bit i: writable[i] is a host directory (the workspace, a rw
+                                   bind): writes there reach the host, and the provisioning
+                                   policy may only read it */
         uint32_t nwritable;
+        uint32_t nreadonly;
         struct init_limits limits;
         uint32_t strings_len;
         char strings[];
@@ -189,11 +197,14 @@ struct init_spawn_view {
 int init_decode_spawn(const void *buf, size_t len, struct init_spawn_view *ret);
 
 ssize_t init_encode_config(void *buf, size_t cap, const struct init_config *fixed,
-                           const char *const writable[], uint32_t nwritable);
+                           const char *const writable[], uint32_t nwritable,
+                           const char *const readonly[], uint32_t nreadonly);
 struct init_config_view {
         const struct init_config *msg;
         const char *writable[INIT_MAX_WRITABLE];
         uint32_t nwritable;
+        const char *readonly[INIT_MAX_READONLY];
+        uint32_t nreadonly;
 };
 int init_decode_config(const void *buf, size_t len, struct init_config_view *ret);
 

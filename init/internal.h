@@ -28,8 +28,15 @@ struct init_notif {
         struct init_blocked rep; /* hdr.id is the command's id */
 };
 
+/* Room for the host directories' paths (init_state.host), copied out of the configuration
+ * message: the provisioning ruleset is rebuilt when the gate opens. */
+#define INIT_HOST_STRS 8192
+
 struct init_state {
         struct init_config cfg; /* fixed part of the configuration (strings dropped) */
+        const char *host[INIT_MAX_WRITABLE]; /* cfg.host_writable's paths, into host_strs */
+        uint32_t nhost;
+        char host_strs[INIT_HOST_STRS];
         int ruleset_fd[2]; /* Landlock per enum init_policy; -1 in the weaker mode */
         int gate_netns; /* netns of the provisioning gate, or -1 (none opened) */
         uint16_t gate_port;
@@ -41,8 +48,11 @@ struct init_state {
         int epfd; /* rtn-init's event loop: control socket, signalfd, listeners */
 };
 
-int init_policy_prepare(struct init_state *st, const char *const writable[], uint32_t n,
+int init_policy_prepare(struct init_state *st, const struct init_config_view *v,
                         struct rtn_error *err);
+/* Keeps the paths of writable[] that cfg.host_writable marks in st->host (-E2BIG when they
+ * do not fit). */
+int init_keep_host_paths(struct init_state *st, const char *const writable[], uint32_t n);
 /* Confines the calling thread as an agent command's child confines itself: credentials,
  * no_new_privs, Landlock, the reporting filter (its listener in *ret_listener, or -1). */
 int init_confine_agent(const struct init_state *st, int *ret_listener, struct rtn_error *err);

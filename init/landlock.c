@@ -6,8 +6,12 @@
  * the table and the reasons for each rule. */
 #include "init/policy.h"
 
+#include <dirent.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
 #include <sys/stat.h>
 
 #include "common/cleanup.h"
@@ -105,19 +109,120 @@ static int add_read_rules(int ruleset, uint64_t handled, unsigned flags, struct 
         return 0;
 }
 
-static int add_agent_rules(int ruleset, uint64_t handled, unsigned flags,
-                           const char *const writable[], size_t n, struct rtn_error *err) {
-        int r = add_read_rules(ruleset, handled, flags, err);
-        if (r < 0)
+/* path equals dir or lies below it (absolute, canonical, no trailing slash but "/"). */
+static bool is_under(const char *path, const char *dir) {
+        size_t n = strlen(dir);
+        if (n == 1)
+                return true;
+        return strncmp(path, dir, n) == 0 && (path[n] == '\0' || path[n] == '/');
+}
+
+/* "all rights beneath dir, but only read beneath each of except[]": Landlock only adds
+ * rights, and a right on a directory holds for everything beneath it, so this is built as
+ * all rights on each directory that holds none of them; read rights on the ones that are one
+ * or lead to one, and then the same for each entry of the latter (a file gets its own rule,
+ * a symlink none: its target has the rules of where it lies). So the directories on the way
+ * to an exception keep their entries: nothing there can be renamed, removed or created.
+ * Used for provisioning (all of / but the host directories) and, in --isolation landlock,
+ * for the agent's workspace (all of it but what runtime/protect.c found). dir is a PATH_MAX
+ * buffer, changed during the walk and restored. */
+struct all_but {
+        int ruleset;
+        uint64_t all, handled;
+        const char *const *except;
+        size_t n;
+        struct rtn_error *err;
+};
+
+static int add_entry(const struct all_but *a, char *dir, unsigned depth);
+
+static int add_all_but(const struct all_but *a, char *dir, unsigned depth) {
+        bool self = false, below = false;
+        for (size_t i = 0; i < a->n; i++) {
+                self |= !strcmp(a->except[i], dir);
+                below |= is_under(a->except[i], dir) && strcmp(a->except[i], dir);
+        }
+        if (!self && !below)
+                return add_path_rule(a->ruleset, dir, a->all, a->handled, true, a->err);
+        int r = add_path_rule(a->ruleset, dir, FS_RX, a->handled, true, a->err);
+        if (r < 0 || self)
                 return r;
-        for (size_t i = 0; i < n; i++) {
-                if (!writable[i] || writable[i][0] != '/')
-                        return rtn_errx(err, EINVAL, "landlock: writable path %s is not absolute",
-                                        writable[i] ? writable[i] : "(null)");
-                /* Everything but creating device nodes: the agent never needs one, and a
-                 * writable dir is where a stray mknod would land. */
-                r = add_path_rule(ruleset, writable[i], FS_V5 & ~FS_DEVICES, handled, false, err);
+        if (depth > 64)
+                return rtn_errx(a->err, ELOOP, "landlock: %s is nested too deep", dir);
+        _cleanup_close_ int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (fd < 0)
+                return rtn_err(a->err, errno, "landlock: open %s", dir);
+        size_t len = strlen(dir);
+        char buf[4096];
+        ssize_t got;
+        while ((got = sys_getdents64(fd, buf, sizeof buf)) > 0) {
+                for (ssize_t off = 0; off < got && r >= 0;) {
+                        const struct dirent64 *d = (const void *)(buf + off);
+                        off += d->d_reclen;
+                        if (!strcmp(d->d_name, ".") || !strcmp(d->d_name, ".."))
+                                continue;
+                        if (len + strlen(d->d_name) + 2 > PATH_MAX)
+                                return rtn_errx(a->err, ENAMETOOLONG, "landlock: below %s", dir);
+                        snprintf(dir + len, PATH_MAX - len, "%s%s", len > 1 ? "/" : "", d->d_name);
+                        r = add_entry(a, dir, depth);
+                        dir[len] = '\0';
+                }
                 if (r < 0)
+                        return r;
+        }
+        if (got < 0)
+                return rtn_err(a->err, errno, "landlock: read %s", dir);
+        return 0;
+}
+
+static int add_entry(const struct all_but *a, char *path, unsigned depth) {
+        struct stat st;
+        if (lstat(path, &st) < 0 || S_ISLNK(st.st_mode))
+                return 0; /* gone, or a symlink: nothing to grant */
+        if (S_ISDIR(st.st_mode))
+                return add_all_but(a, path, depth + 1);
+        for (size_t i = 0; i < a->n; i++)
+                if (!strcmp(a->except[i], path))
+                        return add_path_rule(a->ruleset, path, FS_RX, a->handled, true, a->err);
+        return add_path_rule(a->ruleset, path, a->all, a->handled, true, a->err);
+}
+
+static int check_absolute(const char *const paths[], size_t n, const char *what,
+                          struct rtn_error *err) {
+        for (size_t i = 0; i < n; i++)
+                if (!paths[i] || paths[i][0] != '/')
+                        return rtn_errx(err, EINVAL, "landlock: %s path %s is not absolute", what,
+                                        paths[i] ? paths[i] : "(null)");
+        return 0;
+}
+
+static int add_provision_rules(int ruleset, uint64_t handled, const char *const except[], size_t n,
+                               struct rtn_error *err) {
+        struct all_but a = {ruleset, handled, handled, except, n, err};
+        char dir[PATH_MAX] = "/";
+        int r = check_absolute(except, n, "read-only", err);
+        return r < 0 ? r : add_all_but(&a, dir, 0);
+}
+
+static int add_agent_rules(int ruleset, uint64_t handled, unsigned flags,
+                           const char *const writable[], size_t n, const char *const except[],
+                           size_t nexcept, struct rtn_error *err) {
+        int r = add_read_rules(ruleset, handled, flags, err);
+        if (r < 0 || (r = check_absolute(writable, n, "writable", err)) < 0 ||
+            (r = check_absolute(except, nexcept, "read-only", err)) < 0)
+                return r;
+        /* Everything but creating device nodes: the agent never needs one, and a writable dir
+         * is where a stray mknod would land. */
+        struct all_but a = {ruleset, FS_V5 & ~FS_DEVICES, handled, except, nexcept, err};
+        for (size_t i = 0; i < n; i++) {
+                char dir[PATH_MAX];
+                struct stat st;
+                if (strlen(writable[i]) >= sizeof dir)
+                        return rtn_errx(err, ENAMETOOLONG, "landlock: %s", writable[i]);
+                if (stat(writable[i], &st) < 0) /* must exist */
+                        return rtn_err(err, errno, "landlock: open %s", writable[i]);
+                strcpy(dir, writable[i]);
+                if ((r = add_all_but(&a, dir, 0)) < 0)
                         return r;
         }
         for (size_t i = 0; i < ARRAY_SIZE(dev_rules); i++) {
@@ -143,9 +248,16 @@ static int add_provision_net_rules(int ruleset, uint16_t proxy_port, struct rtn_
         return 0;
 }
 
-int init_landlock_prepare(enum init_policy policy, const char *const writable[], size_t n,
+int init_landlock_prepare(enum init_policy policy, const char *const paths[], size_t n,
                           uint16_t proxy_port, unsigned flags, int *ret_ruleset_fd,
                           struct rtn_error *err) {
+        return init_landlock_prepare_except(policy, paths, n, NULL, 0, proxy_port, flags,
+                                            ret_ruleset_fd, err);
+}
+
+int init_landlock_prepare_except(enum init_policy policy, const char *const paths[], size_t n,
+                                 const char *const except[], size_t nexcept, uint16_t proxy_port,
+                                 unsigned flags, int *ret_ruleset_fd, struct rtn_error *err) {
         if (policy != INIT_POLICY_AGENT && policy != INIT_POLICY_PROVISION)
                 return rtn_errx(err, EINVAL, "landlock: unknown policy %d", (int)policy);
         if (flags & ~(unsigned)(INIT_LANDLOCK_SCOPED | INIT_LANDLOCK_HOST))
@@ -176,10 +288,10 @@ int init_landlock_prepare(enum init_policy policy, const char *const writable[],
                 return rtn_err(err, errno, "landlock: create ruleset (ABI %d)", abi);
         int r;
         if (policy == INIT_POLICY_AGENT)
-                r = add_agent_rules(ruleset, attr.handled_access_fs, flags, writable, n, err);
+                r = add_agent_rules(ruleset, attr.handled_access_fs, flags, paths, n, except,
+                                    nexcept, err);
         else {
-                r = add_path_rule(ruleset, "/", attr.handled_access_fs, attr.handled_access_fs,
-                                  false, err);
+                r = add_provision_rules(ruleset, attr.handled_access_fs, except, nexcept, err);
                 if (r >= 0 && attr.handled_access_net)
                         r = add_provision_net_rules(ruleset, proxy_port, err);
         }

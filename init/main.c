@@ -138,7 +138,7 @@ static int configure(void) {
         ssize_t n = rtn_recv_msg(INIT_CTL_FD, msgbuf, sizeof msgbuf, NULL, NULL);
         if (n <= 0)
                 shutdown_all(1);
-        struct init_config_view v;
+        static struct init_config_view v; /* 8 KiB of pointers: off the stack */
         if (init_decode_config(msgbuf, (size_t)n, &v) < 0)
                 return refuse(EBADMSG, INIT_STEP_CONFIG, "malformed configuration");
         if (v.msg->isolation > INIT_ISOLATION_LANDLOCK)
@@ -155,7 +155,9 @@ static int configure(void) {
          * one (landlock mode) rtn-init runs as the caller and has nothing to bound. */
         if (st.cfg.isolation != INIT_ISOLATION_LANDLOCK && init_caps_limit_bounding(&err) < 0)
                 return refuse(err.code, INIT_STEP_CREDS, err.msg);
-        int r = init_policy_prepare(&st, v.writable, v.nwritable, &err);
+        if (init_keep_host_paths(&st, v.writable, v.nwritable) < 0)
+                return refuse(E2BIG, INIT_STEP_CONFIG, "host directory paths too long");
+        int r = init_policy_prepare(&st, &v, &err);
         if (r < 0)
                 return refuse(-r, INIT_STEP_LANDLOCK, err.msg);
         if ((r = confine_loop(&err)) < 0)

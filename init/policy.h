@@ -22,9 +22,10 @@
 int init_landlock_abi(void);
 
 /* Build the ruleset for a policy and return its fd (O_CLOEXEC) in *ret_ruleset_fd.
- * AGENT: read+exec on "/", full rights (but mknod of devices) beneath each of writable[0..n)
- * (absolute paths inside the sandbox that must exist), read/write on the /dev nodes a shell
- * needs (ioctl on tty, ptmx and pts at ABI >= 5). PROVISION: everything beneath "/".
+ * AGENT: read+exec on "/", full rights (but mknod of devices) beneath each of paths[0..n)
+ * (the writable paths: absolute paths inside the sandbox that must exist), read/write on the
+ * /dev nodes a shell needs (ioctl on tty, ptmx and pts at ABI >= 5). PROVISION: everything
+ * beneath "/" (paths unused).
  * ABI >= 4 (TCP): the agent is not restricted (its netns has only lo, and servers it starts
  * on 127.0.0.1 must be reachable); provisioning may connect only to proxy_port (0: nowhere)
  * and bind nothing. flags:
@@ -37,9 +38,17 @@ enum init_landlock_flags {
         INIT_LANDLOCK_SCOPED = 1u << 0,
         INIT_LANDLOCK_HOST = 1u << 1,
 };
-int init_landlock_prepare(enum init_policy policy, const char *const writable[], size_t n,
+int init_landlock_prepare(enum init_policy policy, const char *const paths[], size_t n,
                           uint16_t proxy_port, unsigned flags, int *ret_ruleset_fd,
                           struct rtn_error *err);
+/* The same, but beneath each of except[0..nexcept) (absolute) only reading, and the
+ * directories on the way to one keep their entries (nothing renamed, removed or created
+ * there; landlock.c, add_all_but). PROVISION: the host directories (the workspace, rw binds),
+ * where its writes would reach the host. AGENT in --isolation landlock: the protected
+ * entries of the workspace (runtime/protect.c), which mounts protect in a full sandbox. */
+int init_landlock_prepare_except(enum init_policy policy, const char *const paths[], size_t n,
+                                 const char *const except[], size_t nexcept, uint16_t proxy_port,
+                                 unsigned flags, int *ret_ruleset_fd, struct rtn_error *err);
 
 /* landlock_restrict_self(ruleset_fd). Needs no_new_privs (or CAP_SYS_ADMIN); the fd is left
  * open for the next command. */
@@ -49,6 +58,9 @@ int init_landlock_enforce(int ruleset_fd, struct rtn_error *err);
  * (-EPERM) unless no_new_privs is already set, so the order above cannot be broken silently.
  * Blocked calls and their errnos: docs/policy.md. */
 int init_seccomp_install(enum init_policy policy, struct rtn_error *err);
+/* The file server's (init/files.c): the agent's plain filter with openat2 allowed, which it
+ * resolves every path with (RESOLVE_IN_ROOT) and never passes a mode. */
+int init_seccomp_install_files(struct rtn_error *err);
 
 /* The same decisions, but the EPERM-class denials are SECCOMP_RET_USER_NOTIF, installed with
  * SECCOMP_FILTER_FLAG_NEW_LISTENER: *ret_listener gets the listener (O_CLOEXEC), whose owner

@@ -120,20 +120,24 @@ int init_decode_spawn(const void *buf, size_t len, struct init_spawn_view *ret) 
 }
 
 ssize_t init_encode_config(void *buf, size_t cap, const struct init_config *fixed,
-                           const char *const writable[], uint32_t nwritable) {
+                           const char *const writable[], uint32_t nwritable,
+                           const char *const readonly[], uint32_t nreadonly) {
         struct init_config *m = buf;
         if (cap < sizeof *m)
                 return -E2BIG;
-        if (nwritable > INIT_MAX_WRITABLE)
+        if (nwritable > INIT_MAX_WRITABLE || nreadonly > INIT_MAX_READONLY)
                 return -E2BIG;
         memcpy(m, fixed, sizeof *m);
         ssize_t off = 0;
         for (uint32_t i = 0; i < nwritable && off >= 0; i++)
                 off = put_str(m->strings, cap - sizeof *m, (size_t)off, writable[i]);
+        for (uint32_t i = 0; i < nreadonly && off >= 0; i++)
+                off = put_str(m->strings, cap - sizeof *m, (size_t)off, readonly[i]);
         if (off < 0)
                 return off;
         m->hdr.type = INIT_MSG_CONFIG;
         m->nwritable = nwritable;
+        m->nreadonly = nreadonly;
         m->strings_len = (uint32_t)off;
         m->hdr.len = (uint32_t)(sizeof *m + (size_t)off);
         return m->hdr.len;
@@ -144,14 +148,17 @@ int init_decode_config(const void *buf, size_t len, struct init_config_view *ret
         int r = init_check_msg(buf, len, INIT_MSG_CONFIG, sizeof *m);
         if (r < 0)
                 return r;
-        if (m->strings_len != len - sizeof *m || m->nwritable > INIT_MAX_WRITABLE)
+        if (m->strings_len != len - sizeof *m || m->nwritable > INIT_MAX_WRITABLE ||
+            m->nreadonly > INIT_MAX_READONLY)
                 return -EBADMSG;
         const char *p = m->strings, *end = m->strings + m->strings_len;
-        if ((r = take_strs(&p, end, ret->writable, m->nwritable)) < 0)
+        if ((r = take_strs(&p, end, ret->writable, m->nwritable)) < 0 ||
+            (r = take_strs(&p, end, ret->readonly, m->nreadonly)) < 0)
                 return r;
         if (p != end)
                 return -EBADMSG;
         ret->nwritable = m->nwritable;
+        ret->nreadonly = m->nreadonly;
         ret->msg = m;
         return 0;
 }

@@ -54,16 +54,29 @@ static const char *policy_name(enum init_policy policy) {
         return policy == INIT_POLICY_AGENT ? "agent" : "provision";
 }
 
-int init_seccomp_install(enum init_policy policy, struct rtn_error *err) {
-        struct sock_fprog prog;
-        int r = pick(policy, false, &prog, err);
-        if (r < 0 || (r = check_nnp(err)) < 0)
+static int install_plain(struct sock_fprog *prog, const char *name, struct rtn_error *err) {
+        int r = check_nnp(err);
+        if (r < 0)
                 return r;
         /* No SECCOMP_FILTER_FLAG_LOG: denials would go to the host's audit log, not to the
          * user, and glibc's clone3 probe alone would flood it. */
-        if (sys_seccomp(SECCOMP_SET_MODE_FILTER, 0, &prog) < 0)
-                return rtn_err(err, errno, "seccomp: install %s filter", policy_name(policy));
+        if (sys_seccomp(SECCOMP_SET_MODE_FILTER, 0, prog) < 0)
+                return rtn_err(err, errno, "seccomp: install %s filter", name);
         return 0;
+}
+
+int init_seccomp_install_files(struct rtn_error *err) {
+        struct sock_fprog prog = {.filter = (struct sock_filter *)init_seccomp_files_filter,
+                                  .len = (unsigned short)ARRAY_SIZE(init_seccomp_files_filter)};
+        return install_plain(&prog, "file server", err);
+}
+
+int init_seccomp_install(enum init_policy policy, struct rtn_error *err) {
+        struct sock_fprog prog;
+        int r = pick(policy, false, &prog, err);
+        if (r < 0)
+                return r;
+        return install_plain(&prog, policy_name(policy), err);
 }
 
 int init_seccomp_install_notify(enum init_policy policy, int *ret_listener, struct rtn_error *err) {

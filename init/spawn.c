@@ -43,8 +43,26 @@ struct spawn_err {
 
 static struct init_spawn_view view; /* large: keep it off the stack */
 
-int init_policy_prepare(struct init_state *st, const char *const writable[], uint32_t n,
+int init_keep_host_paths(struct init_state *st, const char *const writable[], uint32_t n) {
+        size_t used = 0;
+        st->nhost = 0;
+        for (uint32_t i = 0; i < n && i < INIT_MAX_WRITABLE; i++) {
+                if (!(st->cfg.host_writable & (1u << i)))
+                        continue;
+                size_t len = strlen(writable[i]) + 1;
+                if (used + len > sizeof st->host_strs)
+                        return -E2BIG;
+                memcpy(st->host_strs + used, writable[i], len);
+                st->host[st->nhost++] = st->host_strs + used;
+                used += len;
+        }
+        return 0;
+}
+
+int init_policy_prepare(struct init_state *st, const struct init_config_view *v,
                         struct rtn_error *err) {
+        const char *const *writable = v->writable;
+        uint32_t n = v->nwritable;
         if (st->cfg.isolation == INIT_ISOLATION_NO_LANDLOCK)
                 return 0;
         int abi = init_landlock_abi();
@@ -57,16 +75,20 @@ int init_policy_prepare(struct init_state *st, const char *const writable[], uin
          * from the host; scoping on top would only cut one command off from another's jobs
          * (each command is its own domain). Without namespaces, scoping is the wall. */
         if (st->cfg.isolation == INIT_ISOLATION_LANDLOCK)
-                return init_landlock_prepare(INIT_POLICY_AGENT, writable, n, 0,
-                                             INIT_LANDLOCK_SCOPED | INIT_LANDLOCK_HOST,
-                                             &st->ruleset_fd[0], err);
+                return init_landlock_prepare_except(
+                        INIT_POLICY_AGENT, writable, n, v->readonly, v->nreadonly, 0,
+                        INIT_LANDLOCK_SCOPED | INIT_LANDLOCK_HOST, &st->ruleset_fd[0], err);
+        /* A full sandbox protects the workspace's entries with mounts (runtime/protect.c). */
+        if (v->nreadonly)
+                return rtn_errx(err, EINVAL, "read-only paths are for --isolation landlock");
         int r = init_landlock_prepare(INIT_POLICY_AGENT, writable, n, 0, 0, &st->ruleset_fd[0],
                                       err);
         if (r < 0)
                 return r;
-        /* No gate yet: provisioning may connect nowhere until init_gate_open names its port. */
-        return init_landlock_prepare(INIT_POLICY_PROVISION, NULL, 0, st->gate_port, 0,
-                                     &st->ruleset_fd[1], err);
+        /* No gate yet: provisioning may connect nowhere until init_gate_open names its port.
+         * It may only read the host directories (docs/security-invariants.md, 14). */
+        return init_landlock_prepare_except(INIT_POLICY_PROVISION, NULL, 0, st->host, st->nhost,
+                                            st->gate_port, 0, &st->ruleset_fd[1], err);
 }
 
 pid_t init_job_pid(const struct init_state *st, uint64_t id) {
@@ -271,6 +293,11 @@ static __attribute__((noreturn)) void child(const struct child_args *a, int efd)
                 die(efd, INIT_STEP_CREDS, err.code);
         if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
                 die(efd, INIT_STEP_NNP, errno);
+        /* Without Landlock nothing would keep provisioning (root inside, CAP_FSETID, a
+         * filter without the set-id checks) out of the host directories. */
+        if (policy == INIT_POLICY_PROVISION && st->cfg.isolation == INIT_ISOLATION_NO_LANDLOCK &&
+            st->cfg.host_writable)
+                die(efd, INIT_STEP_LANDLOCK, EPERM);
         int ll = st->ruleset_fd[policy == INIT_POLICY_PROVISION];
         if (st->cfg.isolation != INIT_ISOLATION_NO_LANDLOCK && init_landlock_enforce(ll, &err) < 0)
                 die(efd, INIT_STEP_LANDLOCK, err.code);

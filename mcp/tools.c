@@ -199,13 +199,14 @@ static const char out_job_output[] =
                   "dropped_bytes") "," P_BOOL("truncated") "," P_STR("state"),
           "\"job_id\",\"output\",\"offset\",\"next_offset\"");
 static const char out_job_list[] = O(P_ARR("jobs", O(JOB_PROPS, JOB_REQ)), "\"jobs\"");
-#define HOST_DIR O(P_STR("path") "," P_STR("host_path") ",\"mode\":{\"type\":\"string\",\"enum\":[\"live\"," \
-        "\"overlay\"]},\"access\":{\"type\":\"string\",\"enum\":[\"ro\",\"rw\"]}," P_INT("pending_changes"), \
-        "\"path\",\"host_path\",\"mode\",\"access\"")
+#define HOST_DIR O(P_STR("mount_point") "," P_STR("host_path") ",\"mode\":{\"type\":\"string\",\"enum\":" \
+        "[\"live\",\"overlay\"]},\"access\":{\"type\":\"string\",\"enum\":[\"ro\",\"rw\"]}," P_STR("git") "," \
+        P_STRS("protected") "," P_INT("protected_count") "," P_INT("pinned_dirs") "," P_INT("pending_changes") "," \
+        P_STR("note"), "\"mount_point\",\"host_path\",\"mode\",\"access\",\"note\"")
 static const char out_env_status[] =
         O(P_STR("env") "," P_STR("base") "," P_STRN("tip") "," P_STRS("layers") "," P_INT(
                   "upper_bytes") "," P_STRS("dirty_files") "," P_BOOL("dirty_truncated") "," P_INT("running_jobs")
-                  "," P_OBJ("isolation") "," P_STR("workspace_mode") "," P_ARR("host_dirs", HOST_DIR) ","
+                  "," P_ARR("host_dirs", HOST_DIR) "," P_OBJ("isolation") "," P_STR("workspace_mode") ","
                   P_STRS("live_paths"),
           "\"env\",\"base\",\"tip\",\"layers\",\"running_jobs\",\"isolation\"");
 #define WS_CHANGE P_STR("path") ",\"change\":{\"type\":\"string\",\"enum\":[\"added\",\"modified\",\"deleted\"]}"

@@ -10,18 +10,23 @@
 #include "common/json.h"
 #include "seccomp_names.h" /* generated into $(O)/gen by tools/gen-seccomp names */
 
-const char *rt_blocked_syscall_name(uint32_t nr) {
+static const struct rt_seccomp_name *lookup(uint32_t nr) {
         size_t lo = 0, hi = sizeof rt_seccomp_notified / sizeof *rt_seccomp_notified;
         while (lo < hi) {
                 size_t mid = lo + (hi - lo) / 2;
                 if ((uint32_t)rt_seccomp_notified[mid].nr == nr)
-                        return rt_seccomp_notified[mid].name;
+                        return &rt_seccomp_notified[mid];
                 if ((uint32_t)rt_seccomp_notified[mid].nr < nr)
                         lo = mid + 1;
                 else
                         hi = mid;
         }
         return NULL;
+}
+
+const char *rt_blocked_syscall_name(uint32_t nr) {
+        const struct rt_seccomp_name *n = lookup(nr);
+        return n ? n->name : NULL;
 }
 
 /* A process names itself (prctl PR_SET_NAME): keep printable ASCII, so the name can neither
@@ -51,9 +56,10 @@ int rt_blocked_decode(const void *buf, size_t len, struct rt_blocked *ret) {
         ret->total = m->total;
         for (uint32_t i = 0; i < m->nrec; i++) {
                 struct rt_blocked_rec *r = &ret->rec[i];
-                const char *name = rt_blocked_syscall_name(m->rec[i].nr);
+                const struct rt_seccomp_name *name = lookup(m->rec[i].nr);
+                r->why = name ? name->why : NULL;
                 if (name)
-                        snprintf(r->syscall, sizeof r->syscall, "%s", name);
+                        snprintf(r->syscall, sizeof r->syscall, "%s", name->name);
                 else
                         snprintf(r->syscall, sizeof r->syscall, "syscall %" PRIu32, m->rec[i].nr);
                 r->pid = m->rec[i].pid;
@@ -78,8 +84,9 @@ int rt_blocked_line(const struct rt_blocked *b, uint32_t i, char *buf, size_t ca
                         snprintf(times, sizeof times, " (%" PRIu64 " times)", r->count);
                 /* "mount(2)" for a name; a bare number gets no man-page section */
                 bool named = strncmp(r->syscall, "syscall ", 8) != 0;
-                return snprintf(buf, cap, "blocked %s%s by pid %" PRId32 " (%s): EPERM%s",
-                                r->syscall, named ? "(2)" : "", r->pid, r->comm, times);
+                return snprintf(buf, cap, "blocked %s%s by pid %" PRId32 " (%s): EPERM%s%s%s",
+                                r->syscall, named ? "(2)" : "", r->pid, r->comm, r->why ? ", " : "",
+                                r->why ? r->why : "", times);
         }
         uint64_t more = rt_blocked_more(b);
         if (i == b->n && more > 0)

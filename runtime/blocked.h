@@ -18,6 +18,8 @@ struct rt_blocked_rec {
         int32_t pid; /* the first caller, as seen inside the sandbox */
         char comm[INIT_COMM_LEN]; /* printable ASCII only ('?' for anything else); "?" unknown */
         uint64_t count;
+        const char *why; /* for a call refused for its arguments alone ("a setuid/setgid
+                            mode"), from rtn's table; else NULL */
 };
 
 struct rt_blocked {
@@ -33,7 +35,8 @@ int rt_blocked_decode(const void *buf, size_t len, struct rt_blocked *ret);
 const char *rt_blocked_syscall_name(uint32_t nr);
 /* Calls blocked but not in a record. */
 uint64_t rt_blocked_more(const struct rt_blocked *b);
-/* "blocked mount(2) by pid 7 (mount): EPERM" plus " (3 times)"; for record i < b->n, or
+/* "blocked mount(2) by pid 7 (mount): EPERM" plus the reason where the call is otherwise
+ * allowed (", a setuid/setgid mode") and " (3 times)"; for record i < b->n, or
  * "… and N more blocked calls" for i == b->n when there are more. Returns the length
  * snprintf would, or -1 when there is no such line. */
 int rt_blocked_line(const struct rt_blocked *b, uint32_t i, char *buf, size_t cap);

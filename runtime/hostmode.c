@@ -2,8 +2,9 @@
  * 24.04's AppArmor restriction). No namespaces and no overlay: rtn-init runs on the host as
  * the caller, a child subreaper of rtn, and confines each command with the same sequence as
  * in a full sandbox — rlimits, capabilities dropped (host root), no_new_privs, a Landlock
- * ruleset that reads only the host's system dirs and writes only the workspace and a private
- * temp dir, signals and abstract sockets scoped, TCP closed, and the seccomp allowlist.
+ * ruleset that reads only the host's system dirs and writes only the workspace (but for its
+ * git dirs and host-run files, runtime/protect.c) and a private temp dir, signals and
+ * abstract sockets scoped, TCP closed, and the seccomp allowlist.
  * What it cannot give (a private /tmp, hidden host processes, a private network for UDP,
  * throw-away writes) is listed in docs/security-invariants.md; rtn exec says so on stderr. */
 #include <dirent.h>
@@ -34,7 +35,8 @@ const char *rt_isolation_warning(enum init_isolation iso) {
                        "the command runs on the host as you, confined by Landlock (reads the "
                        "system dirs, writes only the workspace and a private temp dir, no TCP), "
                        "seccomp and rlimits. Host processes are visible; writes to the "
-                       "workspace are not thrown away.";
+                       "workspace are not thrown away; its git dirs and host-run files stay "
+                       "read-only, and so do the directories that hold them.";
         case INIT_ISOLATION_NO_LANDLOCK:
                 return "DEGRADED isolation (--isolation namespaces): no Landlock; namespaces, "
                        "the read-only overlay and seccomp only.";
@@ -143,6 +145,53 @@ static int start_init(struct rt_sandbox *sb, struct rtn_error *err) {
         return 0;
 }
 
+/* The workspace's git dirs and host-run files (runtime/protect.c), as absolute host paths
+ * for rtn-init's Landlock rules: no mounts here, so Landlock keeps them read-only and the
+ * directories on the way to them unchanged (init/landlock.c, add_all_but). Pins need no
+ * path of their own: every directory on the way to an exception gets read rights only. */
+struct readonly {
+        const char *top;
+        char *paths[INIT_MAX_READONLY];
+        uint32_t n;
+};
+
+static int readonly_cb(void *arg, const char *rel, enum rt_protect_kind kind,
+                       struct rtn_error *err) {
+        struct readonly *ro = arg;
+        if (kind == RT_PROTECT_PIN)
+                return 0;
+        if (ro->n >= INIT_MAX_READONLY)
+                return rtn_errx(err, E2BIG,
+                                "the workspace has more than %d git dirs and host-run files "
+                                "to protect; bind a smaller directory",
+                                INIT_MAX_READONLY);
+        if (asprintf(&ro->paths[ro->n], "%s/%s", ro->top, rel) < 0)
+                return rtn_err(err, ENOMEM, "protect %s", rel);
+        ro->n++;
+        return 0;
+}
+
+static void readonly_free(struct readonly *ro) {
+        for (uint32_t i = 0; i < ro->n; i++)
+                free(ro->paths[i]);
+        ro->n = 0;
+}
+
+static int protect_workspace(const struct rt_spec *spec, const struct rt_sandbox *sb,
+                             struct readonly *ro, struct rtn_error *err) {
+        ro->top = sb->workspace;
+        if (!spec->workspace)
+                return 0; /* a fresh temp dir: nothing in it yet */
+        _cleanup_close_ int top = open(sb->workspace, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (top < 0)
+                return rtn_err(err, errno, "open workspace %s", sb->workspace);
+        bool whole = false;
+        int r = rt_protect_walk(top, sb->workspace, readonly_cb, ro, &whole, err);
+        if (r >= 0 && whole && !(ro->paths[ro->n++] = strdup(sb->workspace)))
+                r = rtn_err(err, ENOMEM, "protect %s", sb->workspace);
+        return r;
+}
+
 int rt_hostmode_start(const struct rt_spec *spec, struct rt_sandbox *sb, struct rtn_error *err) {
         int r;
         /* Host root owns the system files, and Landlock does not cover chmod, chown, utimes
@@ -172,7 +221,11 @@ int rt_hostmode_start(const struct rt_spec *spec, struct rt_sandbox *sb, struct 
                              ready.landlock_abi);
                 goto fail;
         }
-        if ((r = rt_send_config(sb, spec, err)) < 0)
+        struct readonly ro = {0};
+        if ((r = protect_workspace(spec, sb, &ro, err)) == 0)
+                r = rt_send_config(sb, spec, (const char *const *)ro.paths, ro.n, err);
+        readonly_free(&ro);
+        if (r < 0)
                 goto fail;
         return 0;
 fail:

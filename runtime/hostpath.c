@@ -109,16 +109,20 @@ static int check_home(const char *p, const char *home, struct rtn_error *err) {
                                 "files hold your credentials and settings; pass the project's "
                                 "directory instead",
                                 p);
-        if (is_under(home, p))
-                return rtn_errx(err, EPERM,
-                                "refusing to bind %s: it holds your home directory %s; pass the "
-                                "project's directory instead",
-                                p, home);
         if (is_under(p, home) && hidden_below(p, home))
                 return rtn_errx(err, EPERM,
                                 "refusing to bind %s: hidden directories of your "
                                 "home (.ssh, .config, ...) hold credentials and settings",
                                 p);
+        return 0;
+}
+
+static int check_holds_home(const char *p, const char *home, struct rtn_error *err) {
+        if (is_under(home, p))
+                return rtn_errx(err, EPERM,
+                                "refusing to bind %s: it holds your home directory %s; pass the "
+                                "project's directory instead",
+                                p, home);
         return 0;
 }
 
@@ -161,7 +165,9 @@ static int check_policy(const char *p, const struct rt_hostpath_policy *pol,
             (is_under(p, "/root") && !mine) || !strcmp(p, "/home"))
                 return rtn_errx(err, EPERM, "refusing to bind %s: another user's home", p);
         if ((r = check_passwd_homes(p, home, home_real, err)) < 0 ||
-            (r = check_data_dir(p, pol->data_dir, err)) < 0)
+            (r = check_data_dir(p, pol->data_dir, err)) < 0 ||
+            (home && (r = check_holds_home(p, home, err)) < 0) ||
+            (home_real[0] && (r = check_holds_home(p, home_real, err)) < 0))
                 return r;
         if (!pol->agent)
                 return 0;

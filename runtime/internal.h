@@ -12,6 +12,9 @@ struct rt_hostdir {
         char link[128]; /* symlink target when fd < 0 */
 };
 
+/* The child's private tmpfs stage, where the new root is assembled (runtime/mount.c). */
+#define RT_STAGE "/tmp"
+
 struct rt_plan {
         const struct rt_spec *spec;
         const struct rt_idmap *idmap;
@@ -29,6 +32,7 @@ struct rt_plan {
         int init_fd; /* sealed memfd of rtn-init */
         int ctl_fd; /* child's end of the control socket */
         const char *home; /* HOME inside for agent commands */
+        struct rt_protect_report *protect; /* shared with rtn: what rt_protect_bind made */
 };
 
 /* The network namespace, sent to the child right behind GO (runtime/sandbox.c, make_netns):
@@ -44,6 +48,27 @@ struct rt_netns_msg {
  * returns on success; on failure fills err. */
 int rt_child_build_root(const struct rt_plan *plan, struct rtn_error *err);
 int rt_child_exec_init(const struct rt_plan *plan, struct rtn_error *err);
+
+/* The walk of a live host bind for what the host runs by itself (runtime/protect.c): fn gets
+ * each entry to protect, relative to the top, in an order where a directory comes before
+ * what lies below it; *ret_whole says the top is a git dir itself (then fn got nothing).
+ * Bounded; fails closed (E2BIG) beyond. It allocates nothing on the heap. */
+enum rt_protect_kind {
+        RT_PROTECT_PIN, /* a directory on the way to a protected entry: must not move */
+        RT_PROTECT_RO, /* a protected file or directory: read-only, must not move */
+        RT_PROTECT_LINK, /* a protected symlink: must not be replaced or removed */
+        RT_PROTECT_UNREADABLE, /* a directory the walk cannot read: might hold a repository */
+};
+typedef int (*rt_protect_fn)(void *arg, const char *rel, enum rt_protect_kind kind,
+                             struct rtn_error *err);
+int rt_protect_walk(int top, const char *shown, rt_protect_fn fn, void *arg, bool *ret_whole,
+                    struct rtn_error *err);
+/* Child side: protects what the host runs by itself in the read-write host bind attached at
+ * path (shown: its mount point inside) with read-only bind mounts of each entry and pins of
+ * the directories on the way (runtime/protect.c); stand_in caches the empty file mounted
+ * over protected symlinks (-1 at first; the caller closes it). ret says what was made. */
+int rt_protect_bind(const char *path, const char *shown, int *stand_in, struct rt_protect_bind *ret,
+                    struct rtn_error *err);
 
 /* Parent side: a sealed memfd holding rtn-init (runtime/initfd.c): made in one go, or
  * created empty before clone3 and filled and sealed once the child holds it. The child
@@ -68,9 +93,11 @@ int rt_child_limits(const struct rt_plan *plan, struct rtn_error *err);
 /* Parent side: the configuration exchange with a started rtn-init (runtime/sandbox.c). */
 int rt_recv_typed(struct rt_sandbox *sb, void *out, size_t len, uint32_t type, const char *what,
                   struct rtn_error *err);
-int rt_send_config(struct rt_sandbox *sb, const struct rt_spec *s, struct rtn_error *err);
+int rt_send_config(struct rt_sandbox *sb, const struct rt_spec *s, const char *const readonly[],
+                   uint32_t nreadonly, struct rtn_error *err);
 /* Its two halves: the CONFIG message, and the wait for rtn-init's CONFIGURED reply. */
-int rt_config_send(struct rt_sandbox *sb, const struct rt_spec *s, struct rtn_error *err);
+int rt_config_send(struct rt_sandbox *sb, const struct rt_spec *s, const char *const readonly[],
+                   uint32_t nreadonly, struct rtn_error *err);
 int rt_config_wait(struct rt_sandbox *sb, struct rtn_error *err);
 
 /* --isolation landlock: rtn-init on the host, no namespaces (runtime/hostmode.c). */

@@ -16,12 +16,11 @@
 
 #include "common/cleanup.h"
 #include "common/syscall.h"
-#include "runtime/hostrun.h"
 #include "runtime/internal.h"
 
 /* bwrap uses /tmp as its base path too: in our private mount ns, hiding the host's /tmp
  * costs nothing since every host object is already open. */
-#define STAGE "/tmp"
+#define STAGE RT_STAGE
 #define SKEL STAGE "/skel"
 #define NEWROOT STAGE "/root"
 #define SUBMNT STAGE "/m"
@@ -314,42 +313,6 @@ static int mount_dev(struct rtn_error *err) {
         return set_attr(NEWROOT "/dev", MOUNT_ATTR_RDONLY, false, err);
 }
 
-/* What a host user's tools run later without asking (runtime/hostrun.h): in a read-write host
- * bind the ones at its top stay read-only, each under its own read-only bind mount (and,
- * being mountpoints, they cannot be unlinked or renamed away inside: EBUSY). A name that is
- * missing or a symlink is left alone; docs/architecture.md lists what this does not cover. */
-static int protect_one(int dir, const char *name, const char *shown, struct rtn_error *err) {
-        struct open_how how = {.flags = O_PATH | O_NOFOLLOW | O_CLOEXEC,
-                               .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS};
-        _cleanup_close_ int fd = sys_openat2(dir, name, &how, sizeof how);
-        struct stat st;
-        if (fd < 0 || fstat(fd, &st) < 0 || !(S_ISREG(st.st_mode) || S_ISDIR(st.st_mode)))
-                return 0;
-        _cleanup_close_ int tree = sys_open_tree(
-                fd, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH | AT_RECURSIVE);
-        if (tree < 0)
-                return rtn_err(err, errno, "open_tree %s/%s", shown, name);
-        struct mount_attr a = {.attr_set =
-                                       MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV};
-        if (sys_mount_setattr(tree, "", AT_EMPTY_PATH | AT_RECURSIVE, &a, sizeof a) < 0)
-                return rtn_err(err, errno, "make %s/%s read-only", shown, name);
-        if (sys_move_mount(tree, "", fd, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
-                return rtn_err(err, errno, "mount %s/%s read-only", shown, name);
-        return 0;
-}
-
-static int protect_host_files(const char *path, const char *shown, struct rtn_error *err) {
-        _cleanup_close_ int dir = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
-        if (dir < 0)
-                return rtn_err(err, errno, "open %s", shown);
-        for (const struct rt_hostrun *h = rt_hostrun_names; h->name; h++) {
-                int r = protect_one(dir, h->name, shown, err);
-                if (r < 0)
-                        return r;
-        }
-        return 0;
-}
-
 /* The mountpoint of a bind, resolved inside the new root without following any symlink: a
  * workspace is the agent's, and a symlink it planted there in an earlier run (sub -> /etc,
  * sub -> ../../etc) must not redirect the next sandbox's bind onto a system dir or, through
@@ -411,6 +374,14 @@ static int bind_onto(int src_fd, int dst_fd, uint64_t attrs, const char *shown,
         return 0;
 }
 
+/* The next slot of the report rtn reads (env_status), or a scratch one. */
+static struct rt_protect_bind *protect_slot(const struct rt_plan *p) {
+        static struct rt_protect_bind scratch;
+        if (!p->protect || p->protect->n >= sizeof p->protect->binds / sizeof p->protect->binds[0])
+                return &scratch;
+        return &p->protect->binds[p->protect->n++];
+}
+
 /* The overlay workspace: the host dir (root's idmapped clone of it, attached on the stage
  * first, so the agent owns what the owner of the dir owns) is the only lower layer, and the
  * agent's writes go to the upper, upper_dir's ws/ or, for a sandbox without one, the stage
@@ -450,14 +421,15 @@ static int mount_ws_overlay(const struct rt_plan *p, struct rtn_error *err) {
                         "/workspace", err);
 }
 
-static int mount_binds(const struct rt_plan *p, struct rtn_error *err) {
-        char fdp[32], dst[4200];
+static int mount_workspace(const struct rt_plan *p, int *stand_in, struct rtn_error *err) {
+        char fdp[32];
         int r;
-        bool ws = p->workspace_tree >= 0 || p->workspace_fd >= 0;
-        if (ws && p->spec->workspace_mode == RT_WS_OVERLAY) {
-                if ((r = mount_ws_overlay(p, err)) < 0)
-                        return r;
-        } else if (p->workspace_tree >= 0) {
+        /* An overlay workspace needs no protection inside: nothing reaches the host but
+         * through rt_ws_apply, which refuses these files. */
+        if ((p->workspace_tree >= 0 || p->workspace_fd >= 0) &&
+            p->spec->workspace_mode == RT_WS_OVERLAY)
+                return mount_ws_overlay(p, err);
+        if (p->workspace_tree >= 0) {
                 if (sys_move_mount(p->workspace_tree, "", AT_FDCWD, NEWROOT "/workspace",
                                    MOVE_MOUNT_F_EMPTY_PATH) < 0)
                         return rtn_err(err, errno, "attach idmapped workspace");
@@ -467,36 +439,43 @@ static int mount_binds(const struct rt_plan *p, struct rtn_error *err) {
                     (r = set_attr(NEWROOT "/workspace", MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, true,
                                   err)) < 0)
                         return r;
+        } else {
+                return 0;
         }
-        /* An overlay workspace needs no protection inside: nothing reaches the host but
-         * through rt_ws_apply, which refuses these files. */
-        if (ws && p->spec->workspace_mode == RT_WS_LIVE &&
-            (r = protect_host_files(NEWROOT "/workspace", "/workspace", err)) < 0)
+        return rt_protect_bind(NEWROOT "/workspace", "/workspace", stand_in, protect_slot(p), err);
+}
+
+static int mount_bind(const struct rt_plan *p, size_t i, int *stand_in, struct rtn_error *err) {
+        const struct rt_bind *b = &p->spec->binds[i];
+        char dst[4200];
+        int r;
+        _cleanup_close_ int dfd = open_bind_dst(p, b->dst, err);
+        if (dfd < 0)
+                return dfd;
+        uint64_t attrs = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;
+        if (!b->rw)
+                attrs |= MOUNT_ATTR_RDONLY;
+        if (p->bind_trees[i] >= 0) {
+                /* root's rw bind: already cloned and idmapped in rtn's namespace */
+                struct mount_attr a = {.attr_set = attrs};
+                if (sys_mount_setattr(p->bind_trees[i], "", AT_EMPTY_PATH | AT_RECURSIVE, &a,
+                                      sizeof a) < 0 ||
+                    sys_move_mount(p->bind_trees[i], "", dfd, "",
+                                   MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
+                        return rtn_err(err, errno, "attach idmapped bind %s", b->dst);
+        } else if ((r = bind_onto(p->bind_fds[i], dfd, attrs, b->dst, err)) < 0) {
                 return r;
-        for (size_t i = 0; i < p->spec->nbinds; i++) {
-                const struct rt_bind *b = &p->spec->binds[i];
-                _cleanup_close_ int dfd = open_bind_dst(p, b->dst, err);
-                if (dfd < 0)
-                        return dfd;
-                uint64_t attrs = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;
-                if (!b->rw)
-                        attrs |= MOUNT_ATTR_RDONLY;
-                if (p->bind_trees[i] >= 0) {
-                        /* root's rw bind: already cloned and idmapped in rtn's namespace */
-                        struct mount_attr a = {.attr_set = attrs};
-                        if (sys_mount_setattr(p->bind_trees[i], "", AT_EMPTY_PATH | AT_RECURSIVE,
-                                              &a, sizeof a) < 0 ||
-                            sys_move_mount(p->bind_trees[i], "", dfd, "",
-                                           MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
-                                return rtn_err(err, errno, "attach idmapped bind %s", b->dst);
-                } else if ((r = bind_onto(p->bind_fds[i], dfd, attrs, b->dst, err)) < 0) {
-                        return r;
-                }
-                snprintf(dst, sizeof dst, NEWROOT "%s", b->dst);
-                if (b->rw && (r = protect_host_files(dst, b->dst, err)) < 0)
-                        return r;
         }
-        return 0;
+        snprintf(dst, sizeof dst, NEWROOT "%s", b->dst);
+        return b->rw ? rt_protect_bind(dst, b->dst, stand_in, protect_slot(p), err) : 0;
+}
+
+static int mount_binds(const struct rt_plan *p, struct rtn_error *err) {
+        _cleanup_close_ int stand_in = -1;
+        int r = mount_workspace(p, &stand_in, err);
+        for (size_t i = 0; r >= 0 && i < p->spec->nbinds; i++)
+                r = mount_bind(p, i, &stand_in, err);
+        return r;
 }
 
 static int pivot(struct rtn_error *err) {

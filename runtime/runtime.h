@@ -80,6 +80,23 @@ struct rt_spec {
         bool gate; /* open the provisioning gate (init/gate.c) at start */
 };
 
+/* What a sandbox's live read-write host binds protect (runtime/protect.c): per bind, the
+ * entries host programs run by themselves that were made read-only, and how many
+ * directories on the way to them were pinned. Filled by the sandbox child in a mapping it
+ * shares with rtn, read by env_status. */
+#define RT_PROTECT_LIST 2048
+struct rt_protect_bind {
+        char mount_point[256]; /* "/workspace", a bind's destination */
+        uint32_t nprotected, npinned;
+        bool whole; /* the bind is a git dir itself (a bare repository): all read-only */
+        uint32_t nlisted; /* the first of the protected paths, relative to the bind's top: */
+        char list[RT_PROTECT_LIST]; /* nlisted NUL-terminated strings */
+};
+struct rt_protect_report {
+        uint32_t n; /* binds[0..n): the workspace first, then rw binds in order */
+        struct rt_protect_bind binds[RT_MAX_BINDS + 1];
+};
+
 /* A sandbox's cgroup: a child of rtn's own cgroup, entered by clone3 (CLONE_INTO_CGROUP). */
 struct rt_cgroup {
         bool on; /* false: the sandbox runs in rtn's cgroup */
@@ -102,6 +119,7 @@ struct rt_sandbox {
         int gate_fd; /* the gate's listener (spec.gate), else -1 */
         uint16_t gate_port;
         struct rt_cgroup cgroup; /* the sandbox's own cgroup v2 (cgroup.on), if any */
+        struct rt_protect_report *protect; /* shared with its child; NULL in landlock mode */
 };
 
 void rt_spec_init(struct rt_spec *spec);

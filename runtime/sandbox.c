@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -302,13 +303,16 @@ int rt_recv_typed(struct rt_sandbox *sb, void *out, size_t len, uint32_t type, c
         return (int)n;
 }
 
-int rt_config_send(struct rt_sandbox *sb, const struct rt_spec *s, struct rtn_error *err) {
+int rt_config_send(struct rt_sandbox *sb, const struct rt_spec *s, const char *const readonly[],
+                   uint32_t nreadonly, struct rtn_error *err) {
         const char *w[INIT_MAX_WRITABLE];
-        uint32_t nw = 0;
+        uint32_t nw = 0, host = 0;
         if (s->isolation == INIT_ISOLATION_LANDLOCK) {
+                host |= s->workspace ? 1u << nw : 0;
                 w[nw++] = sb->workspace;
                 w[nw++] = sb->host_tmp;
         } else {
+                host |= s->workspace ? 1u << nw : 0;
                 w[nw++] = "/workspace";
                 w[nw++] = "/tmp";
                 w[nw++] = "/var/tmp";
@@ -316,17 +320,22 @@ int rt_config_send(struct rt_sandbox *sb, const struct rt_spec *s, struct rtn_er
                 w[nw++] = sb->home;
         }
         for (size_t i = 0; i < s->nbinds && nw < INIT_MAX_WRITABLE; i++)
-                if (s->binds[i].rw)
+                if (s->binds[i].rw) {
+                        host |= 1u << nw;
                         w[nw++] = s->binds[i].dst;
+                }
         struct init_config fixed = {
                 .isolation = s->isolation,
                 .agent_uid = sb->idmap.agent_uid,
                 .agent_gid = sb->idmap.agent_gid,
                 .agent_drop_caps = sb->idmap.agent_drop_caps,
+                .host_writable = host,
                 .limits = s->limits,
         };
-        char buf[8192];
-        ssize_t len = init_encode_config(buf, sizeof buf, &fixed, w, nw);
+        _cleanup_free_ char *buf = malloc(INIT_MSG_MAX);
+        if (!buf)
+                return rtn_err(err, ENOMEM, "encode sandbox configuration");
+        ssize_t len = init_encode_config(buf, INIT_MSG_MAX, &fixed, w, nw, readonly, nreadonly);
         if (len < 0)
                 return rtn_err(err, (int)len, "encode sandbox configuration");
         ssize_t n = rtn_send_msg(sb->ctl, buf, (size_t)len, NULL, 0);
@@ -349,8 +358,9 @@ int rt_config_wait(struct rt_sandbox *sb, struct rtn_error *err) {
         return 0;
 }
 
-int rt_send_config(struct rt_sandbox *sb, const struct rt_spec *s, struct rtn_error *err) {
-        int r = rt_config_send(sb, s, err);
+int rt_send_config(struct rt_sandbox *sb, const struct rt_spec *s, const char *const readonly[],
+                   uint32_t nreadonly, struct rtn_error *err) {
+        int r = rt_config_send(sb, s, readonly, nreadonly, err);
         return r < 0 ? r : rt_config_wait(sb, err);
 }
 
@@ -517,6 +527,12 @@ static int workspace_tree(const struct rt_spec *spec, struct rt_plan *p, struct 
         return 0;
 }
 
+static void unmap_protect(struct rt_sandbox *sb) {
+        if (sb->protect)
+                munmap(sb->protect, sizeof *sb->protect);
+        sb->protect = NULL;
+}
+
 static void close_trees(struct rt_plan *p) {
         p->init_fd = rtn_safe_close(p->init_fd);
         p->workspace_tree = rtn_safe_close(p->workspace_tree);
@@ -560,21 +576,26 @@ int rt_sandbox_start_queued(const struct rt_spec *spec, struct rt_sandbox *ret, 
         int r;
         if ((r = rt_spec_check(spec, err)) < 0 || (r = rt_idmap_choose(&sb.idmap, err)) < 0)
                 return r;
+        /* Shared with the child, which fills it while it mounts the binds (runtime/protect.c):
+         * one page-rounded mapping, no protocol message. */
+        sb.protect = mmap(NULL, sizeof *sb.protect, PROT_READ | PROT_WRITE,
+                          MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+        if (sb.protect == MAP_FAILED) {
+                sb.protect = NULL;
+                return rtn_err(err, errno, "map the protection report");
+        }
+        p.protect = sb.protect;
         snprintf(sb.home, sizeof sb.home, "%s", sb.idmap.agent_uid == 0 ? "/root" : "/home/rtn");
         p.home = sb.home;
-        if (sb.idmap.mode == RT_IDMAP_ROOT && spec->upper_dir &&
-            (r = chown_upper(spec->upper_dir, &sb.idmap, err)) < 0)
-                return r;
-        if (spec->workspace && spec->workspace_mode == RT_WS_OVERLAY && spec->upper_dir &&
-            (r = rt_ws_prepare(spec->upper_dir, spec->workspace, &sb.idmap, err)) < 0)
-                return r;
-        if (sb.idmap.mode == RT_IDMAP_ROOT && spec->workspace &&
-            (r = workspace_tree(spec, &p, err)) < 0)
-                return r;
-        if ((r = bind_trees(spec, &p, err)) < 0 || (p.init_fd = rt_init_memfd_new(err)) < 0) {
-                if (r == 0)
-                        r = p.init_fd;
+        if ((sb.idmap.mode == RT_IDMAP_ROOT && spec->upper_dir &&
+             (r = chown_upper(spec->upper_dir, &sb.idmap, err)) < 0) ||
+            (spec->workspace && spec->workspace_mode == RT_WS_OVERLAY && spec->upper_dir &&
+             (r = rt_ws_prepare(spec->upper_dir, spec->workspace, &sb.idmap, err)) < 0) ||
+            (sb.idmap.mode == RT_IDMAP_ROOT && spec->workspace &&
+             (r = workspace_tree(spec, &p, err)) < 0) ||
+            (r = bind_trees(spec, &p, err)) < 0 || (r = p.init_fd = rt_init_memfd_new(err)) < 0) {
                 close_trees(&p);
+                unmap_protect(&sb);
                 return r;
         }
         if ((r = rt_cgroup_create(spec, &sb.cgroup, err)) == 0)
@@ -583,6 +604,7 @@ int rt_sandbox_start_queued(const struct rt_spec *spec, struct rt_sandbox *ret, 
         close_trees(&p);
         if (r < 0) {
                 rt_cgroup_destroy(&sb.cgroup);
+                unmap_protect(&sb);
                 return r;
         }
         /* Opened now, while the child still has our credentials (it changes them after GO). */
@@ -610,7 +632,7 @@ int rt_sandbox_start_queued(const struct rt_spec *spec, struct rt_sandbox *ret, 
          * the socket first, its SETUP_FAILED message, read next, says why better than the
          * failed send would. */
         struct rtn_error send_err = {0};
-        int sent = r == 0 ? rt_config_send(&sb, spec, &send_err)
+        int sent = r == 0 ? rt_config_send(&sb, spec, NULL, 0, &send_err)
                           : rtn_errx(&send_err, EPIPE, "the sandbox ended while it was set up");
         if (sent == 0 && queue)
                 sent = queue(&sb, arg, &send_err);
@@ -652,6 +674,7 @@ void rt_sandbox_destroy(struct rt_sandbox *sb) {
                 sb->pidfd = rtn_safe_close(sb->pidfd);
         }
         rt_cgroup_destroy(&sb->cgroup);
+        unmap_protect(sb);
         sb->pid = -1;
 }
 
@@ -666,6 +689,7 @@ void rt_sandbox_release(struct rt_sandbox *sb) {
                 (void)sys_pidfd_send_signal(sb->pidfd, SIGKILL, NULL, 0);
         rt_cgroup_release(&sb->cgroup, sb->pidfd);
         sb->pidfd = rtn_safe_close(sb->pidfd);
+        unmap_protect(sb);
         sb->pid = -1;
 }
 

@@ -140,49 +140,23 @@ static int count_cb(enum rt_ws_change what, const char *path, void *ud) {
         return 0;
 }
 
-/* The pending changes of an overlay workspace (0 in any other mode). */
-static int64_t ws_pending(struct serve *sv) {
+int64_t serve_ws_pending(struct serve *sv) {
         struct rtn_error err = {0};
         int64_t n = 0;
         return rt_ws_diff(rt_session_dir(sv->sess), count_cb, &n, &err) < 0 ? 0 : n;
 }
 
-static void json_host_dir(struct rtn_json_buf *b, const char *path, const char *host,
-                          const char *mode, bool rw) {
-        rtn_json_obj_begin(b);
-        rtn_json_kv_str(b, "path", path);
-        rtn_json_kv_str(b, "host_path", host);
-        rtn_json_kv_str(b, "mode", mode);
-        rtn_json_kv_str(b, "access", rw ? "rw" : "ro");
-        rtn_json_obj_end(b);
-}
-
-/* Which paths are the user's own directories: host_dirs, each with its mode and access, and
- * live_paths, where a write is on the host at once (env_reset and env_rollback cannot undo
- * it). The binds are the session's, bind_host_dir's included. */
-static void json_host_dirs(struct rtn_json_buf *b, struct serve *sv) {
+/* What the agent may not take back: workspace_mode, and live_paths, the mount points where a
+ * write is on the host at once (env_reset and env_rollback cannot undo it). host_dirs, with
+ * each directory's mode and protections, is serve_hostdirs.c's. The binds are the
+ * session's, bind_host_dir's included. */
+static void json_live_paths(struct rtn_json_buf *b, struct serve *sv) {
         const struct rt_spec *sp = rt_session_spec(sv->sess);
         bool overlay = sp->workspace && sp->workspace_mode == RT_WS_OVERLAY;
         rtn_json_kv_str(b, "workspace_mode",
                         !sp->workspace ? "none"
                         : overlay      ? "overlay"
                                        : "live");
-        rtn_json_key(b, "host_dirs");
-        rtn_json_arr_begin(b);
-        if (sp->workspace && overlay) {
-                rtn_json_obj_begin(b);
-                rtn_json_kv_str(b, "path", "/workspace");
-                rtn_json_kv_str(b, "host_path", sp->workspace);
-                rtn_json_kv_str(b, "mode", "overlay");
-                rtn_json_kv_str(b, "access", "rw");
-                rtn_json_kv_int(b, "pending_changes", ws_pending(sv));
-                rtn_json_obj_end(b);
-        } else if (sp->workspace) {
-                json_host_dir(b, "/workspace", sp->workspace, "live", true);
-        }
-        for (size_t i = 0; i < sp->nbinds; i++)
-                json_host_dir(b, sp->binds[i].dst, sp->binds[i].src, "live", sp->binds[i].rw);
-        rtn_json_arr_end(b);
         rtn_json_key(b, "live_paths");
         rtn_json_arr_begin(b);
         if (sp->workspace && !overlay)
@@ -227,6 +201,7 @@ static int env_status(struct serve *sv, struct mcp_call *call) {
         rtn_json_kv_bool(&b, "dirty_truncated", d.n > d.max);
         free_diff(&d);
         rtn_json_kv_int(&b, "running_jobs", serve_running_jobs(sv));
+        serve_json_host_dirs(&b, sv);
         rtn_json_key(&b, "isolation");
         rtn_json_obj_begin(&b);
         const struct rt_sandbox *sb = rt_session_sandbox(sv->sess);
@@ -244,7 +219,7 @@ static int env_status(struct serve *sv, struct mcp_call *call) {
                                                             : "root");
         rtn_json_kv_bool(&b, "sandbox_running", rt_session_alive(sv->sess));
         rtn_json_obj_end(&b);
-        json_host_dirs(&b, sv);
+        json_live_paths(&b, sv);
         rtn_json_obj_end(&b);
         finish_json(call, &b);
         return 0;
@@ -304,7 +279,7 @@ static int env_commit(struct serve *sv, struct mcp_call *call, const struct mcp_
         rtn_json_kv_bool(&b, "unchanged", committed == 1);
         /* Not in the commit: they stay pending for workspace_apply. */
         if (rt_session_spec(sv->sess)->workspace_mode == RT_WS_OVERLAY)
-                rtn_json_kv_int(&b, "workspace_pending", ws_pending(sv));
+                rtn_json_kv_int(&b, "workspace_pending", serve_ws_pending(sv));
         rtn_json_obj_end(&b);
         finish_json(call, &b);
         return 0;

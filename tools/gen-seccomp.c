@@ -14,6 +14,14 @@
  * flat chain by emulating both over every number and the argument values that matter. The
  * policy is an allowlist; docs/policy.md explains the choice and lists the errnos.
  *
+ * The agent's filter also refuses every mode argument with S_ISUID or S_ISGID (the chmod
+ * family, and open/openat/creat/mknod/mknodat that create): nothing the agent writes through a
+ * host directory can end up set-id on the host (docs/security-invariants.md, 14). openat2's
+ * mode is in a struct seccomp cannot read, so the agent gets ENOSYS for it and callers fall
+ * back to openat; the file server (rtn's own code, which passes no mode to openat2) keeps it.
+ * Provisioning (dpkg installs set-id binaries into the sandbox's upper) gets neither check:
+ * its Landlock rules keep it out of host directories instead (init/landlock.c).
+ *
  * Each policy comes in two variants that differ only in what the EPERM-class denials return:
  * SECCOMP_RET_USER_NOTIF, so that rtn-init, holding the filter's listener, records the call
  * (name, pid, comm) for the report and answers EPERM, or plain ERRNO(EPERM) for a task that
@@ -21,7 +29,9 @@
  * (the file server). The generator proves that mapping USER_NOTIF to ERRNO(EPERM) turns the
  * first variant into the second. With `names` it prints instead the table of the syscall
  * numbers that can be notified, which rtn uses to name them in its report. */
+#define _GNU_SOURCE /* O_TMPFILE */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdbool.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
@@ -59,7 +69,43 @@ enum kind {
         K_SOCKET, /* allowed for AF_UNIX, AF_INET, AF_INET6, AF_NETLINK; else EAFNOSUPPORT */
         K_PERSONA, /* allowed for the harmless personalities; else EPERM */
         K_SELF, /* allowed when arg 0 (a pid) is 0, the caller; else EPERM */
+        K_MODE1, /* allowed unless the mode (arg 1) has S_ISUID or S_ISGID: EPERM */
+        K_MODE2, /* the same for a mode in arg 2 */
+        K_OPEN, /* allowed unless flags (arg 1) create and the mode (arg 2) is set-id */
+        K_OPENAT, /* the same with flags in arg 2 and the mode in arg 3 */
+        K_OPENAT2, /* the agent: ENOSYS (its mode is behind a pointer); others: allowed */
 };
+
+/* Which filter is being built: the checks on set-id modes and openat2 differ. */
+enum policy {
+        P_AGENT, /* agent commands */
+        P_FILES, /* the file server: the agent's, but openat2 allowed */
+        P_PROVISION, /* apt and dpkg: no mode checks */
+};
+static enum policy policy;
+
+/* A kind as the current policy applies it. */
+static enum kind effective(enum kind k) {
+        switch (k) {
+        case K_MODE1:
+        case K_MODE2:
+        case K_OPEN:
+        case K_OPENAT:
+                return policy == P_PROVISION ? K_ALLOW : k;
+        case K_OPENAT2:
+                return policy == P_AGENT ? K_ENOSYS : K_ALLOW;
+        case K_ALLOW:
+        case K_EPERM:
+        case K_ENOSYS:
+        case K_IOCTL:
+        case K_CLONE:
+        case K_SOCKET:
+        case K_PERSONA:
+        case K_SELF:
+                break;
+        }
+        return k;
+}
 
 struct rule {
         const char *name;
@@ -73,7 +119,7 @@ struct rule {
 static const char *const allow_names[] = {
         /* files and directories */
         "read", "write", "readv", "writev", "pread64", "pwrite64", "preadv", "pwritev",
-        "preadv2", "pwritev2", "open", "openat", "openat2", "creat", "close", "close_range",
+        "preadv2", "pwritev2", "close", "close_range",
         "lseek", "_llseek", "dup", "dup2", "dup3", "fcntl", "fcntl64", "flock", "fsync",
         "fdatasync", "sync", "syncfs", "sync_file_range", "truncate", "ftruncate",
         "truncate64", "ftruncate64", "fallocate", "fadvise64", "fadvise64_64", "readahead",
@@ -82,9 +128,9 @@ static const char *const allow_names[] = {
         "statfs", "fstatfs", "statfs64", "fstatfs64", "access", "faccessat", "faccessat2",
         "getdents", "getdents64", "getcwd", "chdir", "fchdir", "mkdir", "mkdirat", "rmdir",
         "rename", "renameat", "renameat2", "link", "linkat", "symlink", "symlinkat", "unlink",
-        "unlinkat", "readlink", "readlinkat", "chmod", "fchmod", "fchmodat", "fchmodat2",
+        "unlinkat", "readlink", "readlinkat",
         "chown", "fchown", "lchown", "fchownat", "chown32", "fchown32", "lchown32", "umask",
-        "utime", "utimes", "utimensat", "futimesat", "mknod", "mknodat", "getxattr",
+        "utime", "utimes", "utimensat", "futimesat", "getxattr",
         "lgetxattr", "fgetxattr", "setxattr", "lsetxattr", "fsetxattr", "listxattr",
         "llistxattr", "flistxattr", "removexattr", "lremovexattr", "fremovexattr",
         "getxattrat", "setxattrat", "listxattrat", "removexattrat", "file_getattr",
@@ -177,7 +223,22 @@ static const struct rule special[] = {
          * lowered RLIMIT_NOFILE or RLIMIT_CPU there would cripple the sandbox's PID 1
          * (docs/policy.md, "The confined loop"). The caller's own (pid 0) stay open. */
         {"prlimit64", K_SELF},
+        /* Set-id modes (S_ISUID, S_ISGID): the mode's argument, or flags and mode. */
+        {"chmod", K_MODE1},
+        {"fchmod", K_MODE1},
+        {"fchmodat", K_MODE2},
+        {"fchmodat2", K_MODE2},
+        {"creat", K_MODE1},
+        {"mknod", K_MODE1},
+        {"mknodat", K_MODE2},
+        {"open", K_OPEN},
+        {"openat", K_OPENAT},
+        {"openat2", K_OPENAT2},
 };
+
+/* Mode bits no file the agent makes may have; flags under which open's mode is used. */
+#define SETID_BITS 06000U /* S_ISUID | S_ISGID */
+#define CREATE_FLAGS ((uint32_t)(O_CREAT | (O_TMPFILE & ~O_DIRECTORY)))
 
 /* Every CLONE_NEW* flag (include/uapi/linux/sched.h). CLONE_NEWTIME shares its bit with
  * clone()'s exit-signal byte, where it is harmless; unshare() honours it. */
@@ -222,7 +283,27 @@ static uint32_t arg_lo(unsigned i) {
 }
 
 /* A block that ends in a return on every path; the caller jumps over it when nr differs. */
-static void emit_block(struct prog *p, enum kind k) {
+/* "deny if arg i has any of bits": a block that returns on every path. */
+static void emit_bits(struct prog *p, unsigned i, uint32_t bits) {
+        emit(p, BPF_LD | BPF_W | BPF_ABS, 0, 0, arg_lo(i));
+        emit(p, BPF_JMP | BPF_JSET | BPF_K, 1, 0, bits);
+        ret(p, SECCOMP_RET_ALLOW);
+        ret(p, deny_action);
+}
+
+/* open/openat: the mode counts only when the flags create (O_CREAT, O_TMPFILE); a mode
+ * argument without them is whatever was in the register. */
+static void emit_open(struct prog *p, unsigned flags, unsigned mode) {
+        emit(p, BPF_LD | BPF_W | BPF_ABS, 0, 0, arg_lo(flags));
+        emit(p, BPF_JMP | BPF_JSET | BPF_K, 0, 2, CREATE_FLAGS);
+        emit(p, BPF_LD | BPF_W | BPF_ABS, 0, 0, arg_lo(mode));
+        emit(p, BPF_JMP | BPF_JSET | BPF_K, 1, 0, SETID_BITS);
+        ret(p, SECCOMP_RET_ALLOW);
+        ret(p, deny_action);
+}
+
+static void emit_block(struct prog *p, enum kind declared) {
+        enum kind k = effective(declared);
         static const uint32_t personas[] = {0x0 /* PER_LINUX */, 0x8 /* PER_LINUX32 */,
                                             0x20000 /* UNAME26 */, 0x20008,
                                             0xffffffff /* query only */};
@@ -268,6 +349,17 @@ static void emit_block(struct prog *p, enum kind k) {
                 ret(p, SECCOMP_RET_ALLOW);
                 break;
         }
+        case K_MODE1:
+        case K_MODE2:
+                emit_bits(p, k == K_MODE1 ? 1 : 2, SETID_BITS);
+                break;
+        case K_OPEN:
+        case K_OPENAT:
+                emit_open(p, k == K_OPEN ? 1 : 2, k == K_OPEN ? 2 : 3);
+                break;
+        case K_OPENAT2: /* effective() never leaves it */
+                fprintf(stderr, "gen-seccomp: openat2 not resolved\n");
+                exit(1);
         }
 }
 
@@ -364,10 +456,12 @@ static struct run runs[2 * MAX_NR + 1];
 static size_t nruns;
 
 static bool plain(enum kind k) {
+        k = effective(k);
         return k == K_ALLOW || k == K_EPERM || k == K_ENOSYS;
 }
 
 static void add_run(uint32_t lo, enum kind k) {
+        k = plain(k) ? effective(k) : k;
         if (nruns && plain(k) && runs[nruns - 1].kind == k)
                 return; /* extends the previous run */
         runs[nruns++] = (struct run){lo, k};
@@ -476,11 +570,15 @@ static uint32_t run_prog(const struct prog *p, const struct seccomp_data *d) {
 }
 
 /* The inputs both checks below try: every syscall number below MAX_NR and a few above, for
- * the native and a foreign arch token, and every argument value a block tells apart (with
- * junk in the high half of args[0]). Returns false past the last one. */
-static const uint32_t vals[] = {
-        0,       1,       0x8,      0x20000,    0x20008,   0xffffffff,    TIOCSTI,       TIOCLINUX,
-        AF_UNIX, AF_INET, AF_INET6, AF_NETLINK, AF_PACKET, CLONE_NEWUSER, CLONE_NEWTIME, CLONE_VM};
+ * the native and a foreign arch token, and every pair of argument values a block tells
+ * apart, in args 0 and 1 and again in args 2 and 3 (open's flags and mode are 1 and 2,
+ * openat's 2 and 3), with junk in the high half of args[0] and args[2]. Returns false past
+ * the last one. */
+static const uint32_t vals[] = {0,          1,          0x8,       0x20000,       0x20008,
+                                0xffffffff, TIOCSTI,    TIOCLINUX, AF_UNIX,       AF_INET,
+                                AF_INET6,   AF_NETLINK, AF_PACKET, CLONE_NEWUSER, CLONE_NEWTIME,
+                                CLONE_VM,   O_CREAT,    O_TMPFILE, O_RDWR,        04000,
+                                02000,      0755,       06755,     01777};
 static const uint32_t high[] = {MAX_NR, 0x3fffffff, X32_SYSCALL_BIT, 0xffffffff};
 #define NVALS (sizeof vals / sizeof *vals)
 #define NHIGH (sizeof high / sizeof *high)
@@ -493,6 +591,8 @@ static bool input(size_t idx, uint32_t arch, struct seccomp_data *d) {
                                    .arch = x == 1 ? arch ^ 1 : arch};
         d->args[0] = vals[x % NVALS] | 0xdead000000000000ull;
         d->args[1] = vals[x / NVALS];
+        d->args[2] = vals[x % NVALS] | 0xbeef000000000000ull;
+        d->args[3] = vals[x / NVALS];
         return true;
 }
 
@@ -553,6 +653,14 @@ static const char *kind_name(enum kind k) {
                 return "allow 0, 0x8, 0x20000, 0x20008, query; else EPERM";
         case K_SELF:
                 return "allow pid 0 (the caller); else EPERM";
+        case K_MODE1:
+        case K_MODE2:
+                return "agent: allow; a set-id mode EPERM";
+        case K_OPEN:
+        case K_OPENAT:
+                return "agent: allow; creating with a set-id mode EPERM";
+        case K_OPENAT2:
+                return "agent: ENOSYS; file server, provision: allow";
         }
         return "?";
 }
@@ -581,13 +689,19 @@ static void print_names(uint32_t arch) {
         printf("/* Generated by tools/gen-seccomp for audit arch 0x%08x: the syscalls whose denial "
                "rtn-init\n * reports (SECCOMP_RET_USER_NOTIF), by number. Do not edit; see "
                "docs/policy.md. */\n#pragma once\n\n"
-               "struct rt_seccomp_name {\n        int nr;\n        const char *name;\n};\n\n"
+               "struct rt_seccomp_name {\n        int nr;\n        const char *name;\n"
+               "        const char *why; /* what was refused, when the call is allowed "
+               "otherwise */\n};\n\n"
                "static const struct rt_seccomp_name rt_seccomp_notified[] = {\n",
                arch);
-        for (size_t i = 0; i < ntable; i++)
-                if (table[i].kind != K_ALLOW && table[i].kind != K_ENOSYS &&
-                    table[i].kind != K_SOCKET)
-                        printf("        {%d, \"%s\"},\n", table[i].nr, table[i].name);
+        for (size_t i = 0; i < ntable; i++) {
+                enum kind k = table[i].kind;
+                if (k == K_ALLOW || k == K_ENOSYS || k == K_SOCKET || k == K_OPENAT2)
+                        continue;
+                bool setid = k == K_MODE1 || k == K_MODE2 || k == K_OPEN || k == K_OPENAT;
+                printf("        {%d, \"%s\", %s},\n", table[i].nr, table[i].name,
+                       setid ? "\"a setuid/setgid mode\"" : "NULL");
+        }
         printf("};\n");
 }
 
@@ -610,19 +724,29 @@ int main(int argc, char **argv) {
                 printf(" *   %4d %-24s %s\n", table[i].nr, table[i].name, kind_name(table[i].kind));
         printf(" */\n\n");
         print_unclassified();
-        deny_action = SECCOMP_RET_USER_NOTIF;
-        build_prog(&notify, arch);
-        check_equal(&notify, arch);
-        deny_action = ret_errno(EPERM);
-        build_prog(&plain, arch);
-        check_equal(&plain, arch);
-        check_variants(&notify, &plain, arch);
-        /* The provisioning policy (apt/dpkg as root in the user namespace) needs nothing the
-         * agent's lacks: chown, setuid & co. are allowed in both and decided by capabilities.
-         * Both arrays exist so the policies can diverge without touching rtn-init. */
-        print_prog("init_seccomp_agent_notify_filter", &notify);
-        print_prog("init_seccomp_agent_filter", &plain);
-        print_prog("init_seccomp_provision_notify_filter", &notify);
-        print_prog("init_seccomp_provision_filter", &plain);
+        static const struct {
+                enum policy policy;
+                const char *name;
+                bool notify; /* a reporting variant too */
+        } out[] = {{P_AGENT, "agent", true},
+                   {P_PROVISION, "provision", true},
+                   {P_FILES, "files", false}};
+        for (size_t i = 0; i < sizeof out / sizeof *out; i++) {
+                char name[64];
+                policy = out[i].policy;
+                deny_action = SECCOMP_RET_USER_NOTIF;
+                build_prog(&notify, arch);
+                check_equal(&notify, arch);
+                deny_action = ret_errno(EPERM);
+                build_prog(&plain, arch);
+                check_equal(&plain, arch);
+                check_variants(&notify, &plain, arch);
+                if (out[i].notify) {
+                        snprintf(name, sizeof name, "init_seccomp_%s_notify_filter", out[i].name);
+                        print_prog(name, &notify);
+                }
+                snprintf(name, sizeof name, "init_seccomp_%s_filter", out[i].name);
+                print_prog(name, &plain);
+        }
         return ferror(stdout) ? 1 : 0;
 }

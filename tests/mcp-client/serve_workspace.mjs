@@ -60,7 +60,7 @@ if (mode === "overlay") {
         instructions.includes("workspace_apply"), "instructions say what the overlay is", instructions);
   st = (await call("env_status")).structuredContent;
   check(st.workspace_mode === "overlay" && st.live_paths.length === 0 &&
-        st.host_dirs[0].path === "/workspace" && st.host_dirs[0].mode === "overlay" &&
+        st.host_dirs[0].mount_point === "/workspace" && st.host_dirs[0].mode === "overlay" &&
         st.host_dirs[0].access === "rw" && st.host_dirs[0].host_path === ws,
         "env_status: the workspace is an overlay, nothing is live", st);
 

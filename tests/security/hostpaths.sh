@@ -79,10 +79,259 @@ workspace_other_home() {
         refused "another user's home" "$other"
 }
 
+
+# ---- 13. git and the other files host programs run by themselves ----------------------------
+
+# The program a turned repository would make the host's git run: it leaves $T_TMP/PWNED.
+evil_config() {
+        printf '[core]\n\tfsmonitor = "touch %s/PWNED; false"\n' "$T_TMP"
+}
+
+mkrepo() {
+        git init -q "$1" &&
+                git -C "$1" -c user.name=t -c user.email=t@t commit -q --allow-empty -m init
+}
+
+# The host's git in each DIR (status, log, diff): it must run nothing of the agent's.
+host_git_clean() {
+        command -v git >/dev/null || t_skip "git is not installed"
+        local d
+        for d in "$@"; do
+                git -C "$d" status >/dev/null 2>&1
+                git -C "$d" diff >/dev/null 2>&1
+        done
+        t_no_file "$T_TMP/PWNED"
+}
+
+need_git() {
+        command -v git >/dev/null || t_skip "git is not installed"
+        mkdir -p "$T_TMP/ws"
+        mkrepo "$T_TMP/ws" || t_fail "git init failed"
+        mkdir -p "$T_TMP/evil"
+        evil_config >"$T_TMP/evil/config"
+}
+
+# in_sandbox RTN-OPTIONS... -- SCRIPT: runs SCRIPT (its errors on stderr) and asserts that
+# it did run to its end, so a refusal to start is no pass.
+in_sandbox() {
+        local script=${*: -1}
+        t_exec "${@:1:$#-1}" sh -c "$script; echo SCRIPT-ENDED"
+        t_stdout_has SCRIPT-ENDED
+}
+
+# ATTACK runs inside with the workspace as its cwd and the evil config at
+# /mnt/evil/config. Afterwards the host's git runs in DIRS.
+attack() {
+        local script=$1
+        shift
+        in_sandbox --workspace "$T_TMP/ws" --bind "$T_TMP/evil:/mnt/evil:ro" -- "$script"
+        host_git_clean "$@"
+}
+
+# (a) .git/commondir names a git dir the agent made, whose config has core.fsmonitor.
+git_commondir() {
+        need_git
+        attack 'git init -q --bare evil; cp /mnt/evil/config evil/config; echo ../evil >.git/commondir' \
+                "$T_TMP/ws"
+        t_stderr_has "Read-only file system"
+}
+
+# (b) the git dir moved away and a new one made in its place; also rm -rf and a rename
+# onto it.
+git_replaced() {
+        need_git
+        attack 'mv .git .git-old; rm -rf .git; git init -q .; cp /mnt/evil/config .git/config;
+                git init -q x; cp /mnt/evil/config x/.git/config; mv x/.git .git' "$T_TMP/ws"
+        t_stderr_has "busy"
+        [ -d "$T_TMP/ws/.git/objects" ] || t_fail "the repository's .git is gone"
+}
+
+# A nested repository: renaming its parent would move its protections away with it.
+git_nested_parent_moved() {
+        need_git
+        mkdir -p "$T_TMP/ws/lib/vendor"
+        mkrepo "$T_TMP/ws/lib/vendor/dep"
+        attack 'for d in lib/vendor/dep lib/vendor lib; do mv $d $d.old; done; mkdir -p lib/vendor/dep;
+                cd lib/vendor/dep && git init -q . && cp /mnt/evil/config .git/config' \
+                "$T_TMP/ws/lib/vendor/dep"
+        t_stderr_has "busy"
+}
+
+# (c) a worktree (or submodule) whose .git is a file: rewritten to name an agent-made dir,
+# removed, or its directory renamed.
+git_gitfile() {
+        need_git
+        git -C "$T_TMP/ws" worktree add -q "$T_TMP/wt" 2>/dev/null || t_fail "git worktree add"
+        in_sandbox --workspace "$T_TMP/wt" --bind "$T_TMP/evil:/mnt/evil:ro" -- \
+                'git init -q --bare evil; cp /mnt/evil/config evil/config; echo "gitdir: ./evil" >.git;
+                 rm -f .git; echo "gitdir: ./evil" >.git'
+        host_git_clean "$T_TMP/wt" "$T_TMP/ws"
+        t_stderr_has "Read-only file system"
+        grep -q '^gitdir: .*worktrees' "$T_TMP/wt/.git" || t_fail "gitfile changed: $(cat "$T_TMP/wt/.git")"
+}
+
+# The rest of a git dir that git reads: config.worktree (with extensions.worktreeConfig),
+# info/, worktrees/, objects/info/alternates, hooks; and a bare repository in the tree.
+git_cousins() {
+        need_git
+        git -C "$T_TMP/ws" config extensions.worktreeConfig true
+        git init -q --bare "$T_TMP/ws/tools/mirror.git"
+        local before
+        before=$(cd "$T_TMP/ws" && find .git tools -printf '%p %s %m\n' | sort | sha256sum)
+        attack 'cp /mnt/evil/config .git/config.worktree; echo "* diff=x" >.git/info/attributes;
+                mkdir -p .git/worktrees/w; cp /mnt/evil/config .git/worktrees/w/config;
+                echo /tmp >.git/objects/info/alternates; echo "#!/bin/sh" >.git/hooks/pre-commit;
+                cp /mnt/evil/config tools/mirror.git/config; mv tools/mirror.git tools/m2;
+                rm -rf tools/mirror.git/hooks' "$T_TMP/ws" "$T_TMP/ws/tools/mirror.git"
+        [ "$(cd "$T_TMP/ws" && find .git tools -printf '%p %s %m\n' | sort | sha256sum)" = "$before" ] ||
+                t_fail "the git dirs changed"
+}
+
+# Shell start-up files, .envrc, editor and agent settings present at start: not written,
+# removed or replaced, at the top or below, and a symlinked one not removed either.
+hostrun_files() {
+        mkdir -p "$T_TMP/ws/.vscode" "$T_TMP/ws/.claude" "$T_TMP/ws/app"
+        echo 'export A=1' >"$T_TMP/ws/.envrc"
+        echo 'export B=1' >"$T_TMP/ws/app/.envrc"
+        echo '{}' >"$T_TMP/ws/.vscode/tasks.json"
+        echo '{}' >"$T_TMP/ws/.claude/settings.json"
+        echo '{}' >"$T_TMP/ws/.mcp.json"
+        ln -s "$T_TMP/shared-rc" "$T_TMP/ws/.bashrc"
+        local before
+        before=$(cd "$T_TMP/ws" && find . -printf '%p %s %m %l\n' | sort | sha256sum)
+        in_sandbox --workspace "$T_TMP/ws" -- 'echo evil >>.envrc; echo evil >app/.envrc;
+                echo "{\"tasks\":1}" >.vscode/tasks.json; echo x >.vscode/settings.json;
+                echo "{\"hooks\":1}" >.claude/settings.json; echo "{}" >.mcp.json;
+                rm -f .bashrc; echo evil >.bashrc; mv app app2; mv .vscode v; rm -rf .claude;
+                echo ok >new-file'
+        [ "$(cd "$T_TMP/ws" && find . ! -name new-file -printf '%p %s %m %l\n' | sort | sha256sum)" = "$before" ] ||
+                t_fail "protected files changed: $(ls -la "$T_TMP/ws" | tr '\n' ' ')"
+        t_file_exists "$T_TMP/ws/new-file" # the rest of the workspace stays writable
+}
+
+# The same protections hold in a read-write --bind.
+git_in_rw_bind() {
+        need_git
+        in_sandbox --bind "$T_TMP/ws:/mnt/p" --bind "$T_TMP/evil:/mnt/evil:ro" -- \
+                'cd /mnt/p && echo ../x >.git/commondir; mv .git .git-old; git init -q .;
+                 cp /mnt/evil/config .git/config'
+        host_git_clean "$T_TMP/ws"
+}
+
+# Read-only git still works inside for what reads: status, log, diff.
+git_reads_inside() {
+        need_git
+        echo a >"$T_TMP/ws/a"
+        t_exec --workspace "$T_TMP/ws" -- sh -c 'git status --short; git log --oneline | wc -l'
+        t_exit_is 0
+        t_stdout_has "?? a"
+}
+
+# --isolation landlock (no mounts: Landlock keeps them read-only): the same attacks on a
+# repository, a nested one and an .envrc, as the caller on the host.
+landlock_mode_protects() {
+        [ "$(id -u)" != 0 ] || t_skip "--isolation landlock refuses root"
+        need_git
+        mkdir -p "$T_TMP/ws/lib/src"
+        mkrepo "$T_TMP/ws/lib/dep"
+        echo 'export A=1' >"$T_TMP/ws/lib/.envrc"
+        local cfg
+        cfg=$(evil_config)
+        in_sandbox --isolation landlock --workspace "$T_TMP/ws" -- "
+                printf '%s\n' '$cfg' >cfg; git init -q --bare lib/evil; cp cfg lib/evil/config;
+                echo ../lib/evil >.git/commondir; echo x >>.git/config;
+                mv .git .git-old; rm -rf .git; git init -q . && cp cfg .git/config;
+                mv lib lib2; mv lib/dep lib/dep2; mkdir -p x && git init -q x && mv x/.git lib/dep/.git;
+                echo evil >>lib/.envrc; rm -f lib/.envrc; echo ok >lib/src/new-file"
+        host_git_clean "$T_TMP/ws" "$T_TMP/ws/lib/dep"
+        [ "$(cat "$T_TMP/ws/lib/.envrc")" = 'export A=1' ] || t_fail ".envrc changed"
+        t_file_exists "$T_TMP/ws/lib/src/new-file" # a directory that holds none stays writable
+}
+
+# env_status lists each host directory with its mode, access and protections.
+env_status_host_dirs() {
+        command -v python3 >/dev/null || t_skip "python3 is not installed"
+        command -v git >/dev/null || t_skip "git is not installed"
+        t_cmd python3 "$T_ROOT/tests/security/hostpaths.py" "$RTN" env_status_host_dirs
+        [ "$T_RC" = 0 ] || t_fail "$(tail -c 1500 "$T_ERR_FILE")"
+}
+
+# ---- 14. nothing set-id reaches the host ------------------------------------------------
+
+# No file below DIR is setuid or setgid, or carries a file capability.
+no_setid_below() {
+        local found
+        found=$(find "$1" -perm /6000 -printf '%p %m\n' 2>/dev/null | head -5)
+        [ -z "$found" ] || t_fail "set-id files on the host: $found"
+        if command -v getfattr >/dev/null; then
+                found=$(getfattr -R -m security.capability "$1" 2>/dev/null | grep -v '^#' | head -3)
+                [ -z "$found" ] || t_fail "file capabilities on the host: $found"
+        fi
+}
+
+# Every system call that can ask for a set-id mode, in the workspace and in a rw --bind,
+# each refused with the documented errno and reported like any blocked call.
+setid_syscalls() {
+        sec_need_bin setid
+        mkdir -p "$T_TMP/ws" "$T_TMP/b"
+        sec_exec --workspace "$T_TMP/ws" --bind "$T_TMP/b:/mnt/b" -- sh -c \
+                '/opt/sec/setid /workspace && /opt/sec/setid /mnt/b'
+        grep -q '^ESCAPED' "$T_OUT_FILE" && t_fail "$(grep '^ESCAPED' "$T_OUT_FILE" | head -3 | tr '\n' ' ')"
+        t_exit_is 0
+        t_stderr_has "blocked fchmod(2) by pid"
+        t_stderr_has "EPERM, a setuid/setgid mode"
+        no_setid_below "$T_TMP/ws"
+        no_setid_below "$T_TMP/b"
+}
+
+# The tools an agent would use: chmod u+s and g+s, install -m, cp -a of a setuid system
+# binary, tar and Python extracting an archive with set-id members.
+setid_tools() {
+        command -v python3 >/dev/null || t_skip "python3 is not installed"
+        mkdir -p "$T_TMP/ws"
+        python3 - "$T_TMP/ws/a.tar" <<'PY' || t_fail "could not make the archive"
+import io, sys, tarfile
+with tarfile.open(sys.argv[1], "w") as t:
+    for name, mode in (("suid", 0o4755), ("sgid", 0o2755), ("both", 0o6711)):
+        i = tarfile.TarInfo(name); i.mode = mode; i.size = 3
+        t.addfile(i, io.BytesIO(b"id\n"))
+PY
+        local su=
+        for su in /usr/bin/passwd /usr/bin/su /usr/bin/newgrp /bin/su; do [ -u "$su" ] && break; su=; done
+        in_sandbox --workspace "$T_TMP/ws" -- "cd /workspace; cp /bin/true t; chmod u+s t;
+                chmod g+s t; chmod 6755 t; install -m 4755 /bin/true i; mkdir d; chmod g+s d;
+                ${su:+cp -a $su cp-a;} mkdir x; tar -xpf a.tar -C x; tar --same-owner -xpf a.tar;
+                python3 -c 'import os, tarfile; tarfile.open(\"a.tar\").extractall(\"py\"); os.chmod(\"t\", 0o4755)'"
+        no_setid_below "$T_TMP/ws"
+        t_stderr_has "a setuid/setgid mode"
+        [ -e "$T_TMP/ws/i" ] && [ -e "$T_TMP/ws/x/suid" ] || t_fail "the tools did not run: $(ls "$T_TMP/ws")"
+}
+
+# file_write over an existing set-id file: the new file is not set-id (its mode is the old
+# one without those bits, as a write by the kernel would leave it).
+setid_file_write() {
+        command -v python3 >/dev/null || t_skip "python3 is not installed"
+        t_cmd python3 "$T_ROOT/tests/security/hostpaths.py" "$RTN" setid_file_write
+        [ "$T_RC" = 0 ] || t_fail "$(tail -c 1500 "$T_ERR_FILE")"
+}
+
 # ---- run ----------------------------------------------------------------------------------
 
 t_run workspace_system_dirs workspace_system_dirs
 t_run workspace_data_dir workspace_data_dir
 t_run workspace_home workspace_home
 t_run workspace_other_home workspace_other_home
+t_run git_commondir git_commondir
+t_run git_replaced git_replaced
+t_run git_nested_parent_moved git_nested_parent_moved
+t_run git_gitfile git_gitfile
+t_run git_cousins git_cousins
+t_run hostrun_files hostrun_files
+t_run git_in_rw_bind git_in_rw_bind
+t_run git_reads_inside git_reads_inside
+t_run landlock_mode_protects landlock_mode_protects
+t_run env_status_host_dirs env_status_host_dirs
+t_run setid_syscalls setid_syscalls
+t_run setid_tools setid_tools
+t_run setid_file_write setid_file_write
 t_done

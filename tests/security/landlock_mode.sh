@@ -63,9 +63,11 @@ syscalls_blocked() {
         sec_need_bin escape
         mkdir "$T_TMP/ws"
         cp "$SEC_BIN/escape" "$T_TMP/ws/"
+        local ia32=
+        sec_host_has_ia32 && ia32=int80
         ll_exec --workspace "$T_TMP/ws" -- ./escape mount unshare_user clone_newuser \
                 clone3_newuser bpf io_uring userfaultfd keyctl perf_event_open \
-                open_by_handle_at ptrace_init tiocsti_highbits int80 x32 mknod_char
+                open_by_handle_at ptrace_init tiocsti_highbits $ia32 x32 mknod_char
         t_exit_is 0
 }
 

@@ -9,6 +9,14 @@ sec_need_bin() {
         [ -x "$SEC_BIN/$1" ] || t_fail "attack program $SEC_BIN/$1 not built (make tests)"
 }
 
+# Whether the host kernel runs ia32 system calls at all (int80.c outside any sandbox): without
+# IA32 emulation (built out, or ia32_emulation=0 since Linux 6.7) `int 0x80` faults with SIGSEGV
+# before seccomp sees it, so there is no foreign-ABI entry for the filter to close.
+sec_host_has_ia32() {
+        sec_need_bin int80
+        { "$SEC_BIN/int80"; } 2>/dev/null
+}
+
 sec_exec() {
         t_exec --bind "$SEC_BIN:/opt/sec:ro" "$@"
 }

@@ -24,6 +24,8 @@ struct ll_case {
         enum init_policy policy;
         const char *writable[2];
         size_t n;
+        const char *except[2]; /* read-only beneath, for init_landlock_prepare_except */
+        size_t nexcept;
         uint16_t proxy_port;
         unsigned flags; /* INIT_LANDLOCK_* */
         char yes[64], no[64]; /* a writable and a non-writable temp dir */
@@ -56,8 +58,8 @@ static void remove_dirs(struct ll_case *c) {
 static int confine(int fd, const struct ll_case *c) {
         struct rtn_error err = {0};
         int ruleset = -1;
-        int r = init_landlock_prepare(c->policy, c->writable, c->n, c->proxy_port, c->flags,
-                                      &ruleset, &err);
+        int r = init_landlock_prepare_except(c->policy, c->writable, c->n, c->except, c->nexcept,
+                                             c->proxy_port, c->flags, &ruleset, &err);
         CHILD_CHECK(fd, r == 0 && ruleset >= 0, "prepare: %d %s", r, err.msg);
         CHILD_CHECK(fd, (fcntl(ruleset, F_GETFD) & FD_CLOEXEC) != 0, "ruleset fd not CLOEXEC");
         CHILD_CHECK(fd, prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0, "nnp");
@@ -135,6 +137,86 @@ Test(init_landlock_prepare, provision_writes_anywhere) {
         struct ll_case c = {.policy = INIT_POLICY_PROVISION};
         make_dirs(&c);
         struct child_result r = run_child(check_provision_fs, &c);
+        remove_dirs(&c);
+        assert_child_ok(r);
+}
+
+/* The host directories (here c->no) are read-only to provisioning, and so are the entries
+ * of the directories on the way to them: it cannot rename them away or create a new one
+ * beside them; everything else it writes as before. */
+static int check_provision_host_dirs(int fd, void *arg) {
+        struct ll_case *c = arg;
+        if (confine(fd, c))
+                return 1;
+        CHILD_CHECK(fd, write_file(c->yes, "ok") == 0, "provision writes beside the host dir");
+        CHILD_EXPECT_ERRNO(fd, write_file(c->no, "bad"), EACCES);
+        char sub[128], moved[128];
+        snprintf(sub, sizeof sub, "%s/sub", c->no);
+        CHILD_EXPECT_ERRNO(fd, mkdir(sub, 0755), EACCES);
+        snprintf(moved, sizeof moved, "%s.moved", c->no);
+        errno = 0;
+        CHILD_CHECK(fd, rename(c->no, moved) == -1 && (errno == EACCES || errno == EXDEV),
+                    "rename the host dir away");
+        CHILD_EXPECT_ERRNO(fd, mkdir("/tmp/rtn-ll-new-entry", 0755), EACCES);
+        CHILD_CHECK(fd, system("/bin/true") == 0, "exec /bin/true");
+        return 0;
+}
+
+Test(init_landlock_prepare, provision_host_dirs_read_only) {
+        require_abi(1, "filesystem");
+        struct ll_case c = {.policy = INIT_POLICY_PROVISION};
+        make_dirs(&c);
+        c.except[0] = c.no;
+        c.nexcept = 1;
+        struct child_result r = run_child(check_provision_host_dirs, &c);
+        struct stat st;
+        char path[128];
+        snprintf(path, sizeof path, "%s/bad", c.no);
+        cr_expect_neq(stat(path, &st), 0, "the denied write reached the disk");
+        rmdir("/tmp/rtn-ll-new-entry");
+        remove_dirs(&c);
+        assert_child_ok(r);
+}
+
+/* --isolation landlock's workspace: a protected dir and file below a writable path stay
+ * read-only, and the directory holding them keeps its entries; a sibling tree stays
+ * writable. */
+static int check_agent_except(int fd, void *arg) {
+        struct ll_case *c = arg;
+        if (confine(fd, c))
+                return 1;
+        char p[160], q[160];
+        snprintf(p, sizeof p, "%s/src", c->yes);
+        CHILD_CHECK(fd, write_file(p, "ok") == 0, "write in a sibling tree");
+        CHILD_EXPECT_ERRNO(fd, write_file(c->except[0], "hooks"), EACCES);
+        CHILD_EXPECT_ERRNO(fd, open(c->except[1], O_WRONLY | O_CLOEXEC), EACCES);
+        snprintf(q, sizeof q, "%s/.git-old", c->yes);
+        errno = 0;
+        CHILD_CHECK(fd, rename(c->except[0], q) == -1 && (errno == EACCES || errno == EXDEV),
+                    "rename the protected dir");
+        CHILD_EXPECT_ERRNO(fd, unlink(c->except[1]), EACCES);
+        CHILD_EXPECT_ERRNO(fd, write_file(c->yes, "new-at-top"), EACCES);
+        int f = open(c->except[1], O_RDONLY | O_CLOEXEC);
+        CHILD_CHECK(fd, f >= 0, "read the protected file");
+        close(f);
+        return 0;
+}
+
+Test(init_landlock_prepare, agent_except_read_only) {
+        require_abi(1, "filesystem");
+        struct ll_case c = {.policy = INIT_POLICY_AGENT};
+        make_dirs(&c);
+        char git[128], rc[128], src[128];
+        snprintf(git, sizeof git, "%s/.git", c.yes);
+        snprintf(rc, sizeof rc, "%s/.envrc", c.yes);
+        snprintf(src, sizeof src, "%s/src", c.yes);
+        cr_assert_eq(mkdir(git, 0755), 0);
+        cr_assert_eq(mkdir(src, 0755), 0);
+        cr_assert_eq(write_file(c.yes, ".envrc"), 0);
+        c.except[0] = git;
+        c.except[1] = rc;
+        c.nexcept = 2;
+        struct child_result r = run_child(check_agent_except, &c);
         remove_dirs(&c);
         assert_child_ok(r);
 }
