@@ -296,17 +296,29 @@ static int write_file(struct apply *a, int udir, int hdir, const char *name,
         return put_in_place(hdir, tmp, name, hst);
 }
 
+/* The symlink is given its owner and times through an O_PATH fd of it, never by its name
+ * again: the directory is the workspace owner's, who could swap the name for a hard link to
+ * a file rtn run as root must not chown (fs.protected_hardlinks may be off). */
 static int write_link(struct apply *a, int hdir, const char *name, const char *target,
                       const struct ws_entry *e, const struct stat *hst) {
         char tmp[64];
         int r = make_temp(a, hdir, tmp, target, NULL);
         if (r < 0)
                 return r;
-        struct timespec times[2] = {e->st.st_atim, e->st.st_mtim};
-        if ((a->own && fchownat(hdir, tmp, hst ? hst->st_uid : a->uid, hst ? hst->st_gid : a->gid,
-                                AT_SYMLINK_NOFOLLOW) < 0) ||
-            utimensat(hdir, tmp, times, AT_SYMLINK_NOFOLLOW) < 0) {
+        _cleanup_close_ int fd = openat(hdir, tmp, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+        struct stat sb;
+        if (fd < 0 || fstat(fd, &sb) < 0 || !S_ISLNK(sb.st_mode) || sb.st_uid != geteuid()) {
+                r = fd < 0 ? -errno : -ESTALE;
+        } else if (a->own &&
+                   fchownat(fd, "", hst ? hst->st_uid : a->uid, hst ? hst->st_gid : a->gid,
+                            AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) < 0) {
                 r = -errno;
+        } else {
+                struct timespec times[2] = {e->st.st_atim, e->st.st_mtim};
+                /* Cosmetic: kernels without AT_EMPTY_PATH here leave the link's times. */
+                (void)utimensat(fd, "", times, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW);
+        }
+        if (r < 0) {
                 (void)unlinkat(hdir, tmp, 0);
                 return r;
         }
