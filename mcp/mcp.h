@@ -37,6 +37,7 @@ enum mcp_log_level {
 /* Tool groups listed only when switched on (mcp_config.tool_flags). */
 enum {
         MCP_TOOLS_HTTP = 1u << 0, /* http_get, http_post: `rtn serve --http-tools` */
+        MCP_TOOLS_WS_OVERLAY = 1u << 1, /* workspace_apply: `--workspace-mode overlay` */
 };
 
 struct mcp_limits {

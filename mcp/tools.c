@@ -3,8 +3,8 @@
  * args.c are both generated from the same struct mcp_arg_spec rows, so what the client is
  * told and what the server enforces cannot drift apart. Output schemas are JSON text; a unit
  * test parses every one. Names and arguments are the interface (design.md): keep them stable.
- * Tools whose `requires` flags are off (http_* without --http-tools) do not exist at all:
- * they are neither listed nor callable. */
+ * Tools whose `requires` flags are off (http_* without --http-tools, workspace_apply without
+ * an overlay workspace) do not exist at all: they are neither listed nor callable. */
 #include <string.h>
 
 #include "mcp/internal.h"
@@ -126,6 +126,10 @@ static const struct mcp_arg_spec file_search_args[] = {
         {"max_matches", MCP_ARG_INT, false, 1, 10000, NULL,
          "Stop after this many matches (default 200)."},
 };
+static const struct mcp_arg_spec apply_args[] = {
+        {"dry_run", MCP_ARG_BOOL, false, 0, 0, NULL,
+         "Only report what would be written and what refused; write nothing."},
+};
 static const struct mcp_arg_spec python_args[] = {
         {"code", MCP_ARG_STRING, true, 1, 1 * MIB, NULL,
          "Python 3 source, run with the sandbox's python3."},
@@ -195,17 +199,26 @@ static const char out_job_output[] =
                   "dropped_bytes") "," P_BOOL("truncated") "," P_STR("state"),
           "\"job_id\",\"output\",\"offset\",\"next_offset\"");
 static const char out_job_list[] = O(P_ARR("jobs", O(JOB_PROPS, JOB_REQ)), "\"jobs\"");
-#define HOST_DIR O(P_STR("mount_point") "," P_STR("host_path") "," P_STR("mode") "," P_STR("access") "," \
-        P_STR("git") "," P_STRS("protected") "," P_INT("protected_count") "," P_INT("pinned_dirs") "," \
+#define HOST_DIR O(P_STR("mount_point") "," P_STR("host_path") ",\"mode\":{\"type\":\"string\",\"enum\":" \
+        "[\"live\",\"overlay\"]},\"access\":{\"type\":\"string\",\"enum\":[\"ro\",\"rw\"]}," P_STR("git") "," \
+        P_STRS("protected") "," P_INT("protected_count") "," P_INT("pinned_dirs") "," P_INT("pending_changes") "," \
         P_STR("note"), "\"mount_point\",\"host_path\",\"mode\",\"access\",\"note\"")
 static const char out_env_status[] =
         O(P_STR("env") "," P_STR("base") "," P_STRN("tip") "," P_STRS("layers") "," P_INT(
                   "upper_bytes") "," P_STRS("dirty_files") "," P_BOOL("dirty_truncated") "," P_INT("running_jobs")
-                  "," P_ARR("host_dirs", HOST_DIR) "," P_OBJ("isolation"),
+                  "," P_ARR("host_dirs", HOST_DIR) "," P_OBJ("isolation") "," P_STR("workspace_mode") ","
+                  P_STRS("live_paths"),
           "\"env\",\"base\",\"tip\",\"layers\",\"running_jobs\",\"isolation\"");
+#define WS_CHANGE P_STR("path") ",\"change\":{\"type\":\"string\",\"enum\":[\"added\",\"modified\",\"deleted\"]}"
+static const char out_apply[] =
+        O(P_STR("host_path") "," P_BOOL("dry_run") "," P_ARR("applied", O(WS_CHANGE, "\"path\",\"change\"")) ","
+          P_ARR("refused", O(WS_CHANGE "," P_STR("reason"), "\"path\",\"change\",\"reason\"")) ","
+          P_BOOL("truncated"),
+          "\"host_path\",\"dry_run\",\"applied\",\"refused\"");
 static const char out_drop[] = O(P_STRN("tip") "," P_INT("discarded_bytes") "," P_INT("killed_jobs"), "\"tip\"");
 static const char out_commit[] =
-        O(P_STR("commit_id") "," P_STR("layer_id") "," P_STRN("parent") "," P_STR("message"),
+        O(P_STR("commit_id") "," P_STR("layer_id") "," P_STRN("parent") "," P_STR("message") "," P_BOOL(
+                  "unchanged") "," P_INT("workspace_pending"),
           "\"commit_id\",\"layer_id\",\"parent\"");
 #define COMMIT_ITEM O(P_STR("commit_id") "," P_STRN("parent") "," P_STR("message") "," P_STR("time"), \
         "\"commit_id\",\"parent\",\"message\",\"time\"")
@@ -247,36 +260,48 @@ static const struct mcp_tool tools[] = {
         {"shell_run", "Run a shell command",
          "Run a command with /bin/sh -c inside the persistent sandbox and wait for it. stdout and "
          "stderr are returned separately, capped, and say when they were cut. Files changed are "
-         "kept for later calls but discarded on reset unless committed.",
+         "kept for later calls; env_reset drops them unless committed, except in live host "
+         "directories (env_status live_paths), where a write changes the user's files at once.",
          ARGS(shell_run_args), out_run, H_RUN, 0},
         {"shell_list", "List commands", "List the executables on PATH inside the sandbox.", NOARGS,
          out_shell_list, H_READ, 0},
         {"env_status", "Environment status",
          "Show the sandbox environment: base, layer stack, tip commit, size of uncommitted changes "
-         "and the dirty files, running jobs, and which isolation layers are active.",
+         "and the dirty files, running jobs, which isolation layers are active, and the host "
+         "directories bound in (host_dirs: live or overlay, ro or rw; live_paths: where a write "
+         "changes the host at once and env_reset cannot undo it).",
          NOARGS, out_env_status, H_READ, 0},
         {"env_reset", "Reset the sandbox",
          "Kill every process in the sandbox and drop all uncommitted changes, back to the tip "
-         "commit.",
+         "commit, an overlay workspace's pending /workspace changes included. Writes to live "
+         "host directories (env_status live_paths) are on the host already: a reset cannot undo "
+         "them.",
          NOARGS, out_drop, MCP_HINT_DESTRUCTIVE | MCP_HINT_IDEMPOTENT, 0},
         {"env_discard", "Discard uncommitted changes",
-         "Drop the uncommitted file changes (the overlay's upper layer); jobs are stopped first.",
+         "Drop the uncommitted file changes (the overlay's upper layer, an overlay workspace's "
+         "pending /workspace changes included); jobs are stopped first. Live host directories "
+         "are not touched.",
          NOARGS, out_drop, MCP_HINT_DESTRUCTIVE | MCP_HINT_IDEMPOTENT, 0},
         {"env_commit", "Commit the sandbox",
          "Save the uncommitted changes as a new commit (a content-addressed layer) that survives "
-         "server restarts. Refused while commands run.",
+         "server restarts. Refused while commands run. Host directories are never committed: a "
+         "live /workspace is on the host already, an overlay workspace's changes stay pending "
+         "for workspace_apply.",
          ARGS(commit_args), out_commit, 0, 0},
         {"env_snapshot_list", "List commits", "List the environment's commits, newest first.",
          NOARGS, out_snapshots, H_READ, 0},
         {"env_rollback", "Roll back to a commit",
          "Make an earlier commit the tip and restart the sandbox on it; uncommitted changes are "
-         "dropped.",
+         "dropped. An overlay workspace's pending /workspace changes are kept, and live host "
+         "directories are not rolled back.",
          ARGS(rollback_args), out_rollback, MCP_HINT_DESTRUCTIVE | MCP_HINT_IDEMPOTENT, 0},
         {"env_gc", "Collect garbage", "Delete layers and commits no environment tip reaches.",
          NOARGS, out_gc, MCP_HINT_DESTRUCTIVE | MCP_HINT_IDEMPOTENT, 0},
         {"env_diff", "Show uncommitted changes",
-         "List files added, modified and deleted since the tip commit.", NOARGS, out_diff, H_READ,
-         0},
+         "List files added, modified and deleted since the tip commit, and an overlay "
+         "workspace's pending /workspace changes against the user's directory. Writes to live "
+         "host directories are not listed: they are on the host already.",
+         NOARGS, out_diff, H_READ, 0},
         {"pkg_install", "Install packages",
          "Install distribution packages into the sandbox with its package manager, through rtn's "
          "network gate (package mirrors only). Kept only if committed.",
@@ -302,8 +327,8 @@ static const struct mcp_tool tools[] = {
          out_job_list, H_READ, 0},
         {"bind_host_dir", "Bind a host directory",
          "Make a host directory (a user data directory) appear inside the running sandbox, "
-         "read-only "
-         "or read-write. Hidden and system directories are refused.",
+         "read-only or read-write. The bind is live: a write changes the user's files at once "
+         "and env_reset cannot undo it. Hidden and system directories are refused.",
          ARGS(bind_args), out_bind, 0, 0},
         {"file_read", "Read a file",
          "Read a text file inside the sandbox as numbered lines, or its bytes as base64.",
@@ -322,6 +347,15 @@ static const struct mcp_tool tools[] = {
          ARGS(file_search_args), out_file_search, H_READ, 0},
         {"python_exec", "Run Python", "Run Python 3 code inside the sandbox; shell_run's result.",
          ARGS(python_args), out_run, H_RUN, 0},
+        {"workspace_apply", "Apply the workspace's changes",
+         "Write the pending /workspace changes of an overlay workspace to the user's directory "
+         "on the host. Refused and left pending, each with its reason: setuid/setgid files, "
+         "device nodes, FIFOs and sockets, symlinks that leave the workspace, files host "
+         "programs run by themselves (.git, shell rc files, .envrc, editor and agent settings), "
+         "and files the user changed on the host since the sandbox started (conflicts). Refused "
+         "while commands run; the sandbox restarts at the next call.",
+         ARGS(apply_args), out_apply, MCP_HINT_DESTRUCTIVE | MCP_HINT_IDEMPOTENT,
+         MCP_TOOLS_WS_OVERLAY},
         {"http_get", "HTTP GET",
          "Fetch a public URL from the host side. Private, loopback, link-local and metadata "
          "addresses are refused, on every redirect too.",

@@ -2,6 +2,7 @@
  * decision is the store library's. */
 #include "runtime/cmd_store.h"
 
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,17 +10,20 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/cleanup.h"
 #include "runtime/pending.h"
 #include "runtime/session.h"
+#include "runtime/wsover.h"
 #include "store/store.h"
 
 struct opts {
         const char *data_dir, *env, *msg, *upper, *out;
         unsigned long long max_bytes;
+        bool dry_run;
         int positional; /* index of the first operand in argv */
 };
 
-enum { OPT_DATA_DIR = 256, OPT_ENV, OPT_UPPER, OPT_MAX_BYTES };
+enum { OPT_DATA_DIR = 256, OPT_ENV, OPT_UPPER, OPT_MAX_BYTES, OPT_DRY_RUN };
 
 static int usage(const char *verb, const char *text) {
         fprintf(stderr, "rtn: usage: rtn %s [--data-dir DIR] [--env NAME] %s\n", verb, text);
@@ -36,6 +40,7 @@ static int parse(int argc, char **argv, const char *shorts, struct opts *o) {
                 {"upper", required_argument, NULL, OPT_UPPER},
                 {"output", required_argument, NULL, 'o'},
                 {"max-bytes", required_argument, NULL, OPT_MAX_BYTES},
+                {"dry-run", no_argument, NULL, OPT_DRY_RUN},
                 {"help", no_argument, NULL, 'h'},
                 {0},
         };
@@ -63,6 +68,9 @@ static int parse(int argc, char **argv, const char *shorts, struct opts *o) {
                 case OPT_MAX_BYTES:
                         o->max_bytes = strtoull(optarg, NULL, 10);
                         break;
+                case OPT_DRY_RUN:
+                        o->dry_run = true;
+                        break;
                 default:
                         return -1;
                 }
@@ -87,6 +95,8 @@ static int fail(const struct rtn_error *err) {
         case EMSGSIZE:
         case EUCLEAN:
         case EACCES:
+        case EBUSY:
+        case ESTALE:
                 return 1;
         default:
                 return 125;
@@ -189,10 +199,30 @@ int rt_cmd_rollback(int argc, char **argv) {
         return 0;
 }
 
+/* A path the agent named, printed so that no byte of it can forge a line or drive the
+ * terminal: control bytes and backslashes as \xNN. */
+static void print_path(FILE *f, const char *prefix, const char *path) {
+        fputs(prefix, f);
+        for (const unsigned char *p = (const unsigned char *)path; *p; p++)
+                if (*p < 0x20 || *p == 0x7f || *p == '\\')
+                        fprintf(f, "\\x%02x", *p);
+                else
+                        fputc(*p, f);
+}
+
 static int print_change(enum store_change what, const char *path, void *userdata) {
         if (what == STORE_ADDED && rt_upper_is_skeleton(path))
                 return 0; /* the sandbox's own mountpoints, not a change */
-        printf("%c /%s\n", (char)what, path);
+        printf("%c ", (char)what);
+        print_path(stdout, "/", path);
+        putchar('\n');
+        return 0;
+}
+
+static int print_ws_change(enum rt_ws_change what, const char *path, void *userdata) {
+        printf("%c ", (char)what);
+        print_path(stdout, "/workspace/", path);
+        putchar('\n');
         return 0;
 }
 
@@ -213,6 +243,10 @@ int rt_cmd_diff(int argc, char **argv) {
         }
         if (upper)
                 r = store_diff(s, o.env, upper, print_change, NULL, &err);
+        /* The overlay workspace's pending changes (rtn exec --keep --workspace-mode overlay),
+         * against the host dir. */
+        if (r == 0 && !o.upper && rt_pending_path(s, o.env, NULL, pending, sizeof pending) == 0)
+                r = rt_ws_diff(pending, print_ws_change, NULL, &err);
         store_close(s);
         return r < 0 ? fail(&err) : 0;
 }
@@ -228,10 +262,68 @@ int rt_cmd_reset(int argc, char **argv) {
                 return fail(&err);
         const struct rt_idmap *mp;
         int r = store_idmap(&m, &mp, &err);
+        char dir[4096];
         if (r == 0)
                 r = rt_pending_reset(s, o.env, mp, &err);
+        if (r == 0 && rt_pending_path(s, o.env, NULL, dir, sizeof dir) == 0 &&
+            access(dir, F_OK) == 0)
+                r = rt_ws_drop(dir, mp, &err);
         store_close(s);
         return r < 0 ? fail(&err) : 0;
+}
+
+struct apply_out {
+        unsigned applied, refused;
+        bool dry_run;
+};
+
+static int print_applied(enum rt_ws_change what, const char *path, const char *reason, void *ud) {
+        struct apply_out *o = ud;
+        if (!reason) {
+                o->applied++;
+                printf("%c ", (char)what);
+                print_path(stdout, "/workspace/", path);
+                putchar('\n');
+                return 0;
+        }
+        o->refused++;
+        printf("refused %c ", (char)what);
+        print_path(stdout, "/workspace/", path);
+        print_path(stdout, ": ", reason);
+        putchar('\n');
+        return 0;
+}
+
+int rt_cmd_apply(int argc, char **argv) {
+        struct opts o;
+        struct rtn_error err = {0};
+        struct store *s;
+        if (parse(argc, argv, "", &o) < 0 || o.positional != argc)
+                return usage("apply", "[--dry-run]");
+        if (open_store(&o, &s, &err) < 0)
+                return fail(&err);
+        /* The pending changes' lock: no rtn exec --keep has the overlay mounted meanwhile. */
+        char dir[4096], host[4096] = "";
+        int lock = -1;
+        int r = rt_pending_open(s, o.env, dir, sizeof dir, &lock, &err);
+        struct apply_out out = {.dry_run = o.dry_run};
+        if (r == 0) {
+                (void)rt_ws_host(dir, host, sizeof host);
+                r = rt_ws_apply(dir, o.dry_run, print_applied, &out, &err);
+        }
+        rtn_safe_close(lock);
+        store_close(s);
+        if (r < 0)
+                return fail(&err);
+        if (out.applied + out.refused == 0)
+                fprintf(stderr, "rtn: no pending workspace changes\n");
+        else
+                fprintf(stderr, "rtn: %s%u change%s %s %s; %u refused%s\n",
+                        o.dry_run ? "dry run: " : "", out.applied, out.applied == 1 ? "" : "s",
+                        o.dry_run ? "would be written to" : "written to", host, out.refused,
+                        out.refused ? " (left pending: rtn diff lists them, rtn reset drops them)"
+                                    : "");
+        return out.refused ? 1 : 0;
 }
 
 int rt_cmd_gc(int argc, char **argv) {

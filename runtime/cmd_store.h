@@ -11,6 +11,8 @@ int rt_cmd_log(int argc, char **argv);
 int rt_cmd_rollback(int argc, char **argv);
 int rt_cmd_diff(int argc, char **argv);
 int rt_cmd_reset(int argc, char **argv);
+/* rtn apply [--dry-run]: writes the overlay workspace's pending changes to its host dir. */
+int rt_cmd_apply(int argc, char **argv);
 int rt_cmd_gc(int argc, char **argv);
 int rt_cmd_export(int argc, char **argv);
 int rt_cmd_import(int argc, char **argv);

@@ -31,6 +31,7 @@
 #include "runtime/runtime.h"
 #include "runtime/pending.h"
 #include "runtime/session.h"
+#include "runtime/wsover.h"
 #include "store/store.h"
 
 #define EXIT_RTN 125
@@ -77,8 +78,12 @@ static const char exec_usage[] =
         "  --rootfs host|NAME|DIR  base filesystem: host (default, a read-only view of /usr /etc "
         "/opt\n"
         "                        ...), a rootfs NAME (rtn rootfs list) or a directory\n"
-        "  --workspace DIR       bind DIR read-write at /workspace (default: an empty dir, "
-        "discarded)\n"
+        "  --workspace DIR       DIR at /workspace (default: an empty dir, discarded)\n"
+        "  --workspace-mode live|overlay  live (default): writes to /workspace are on the host\n"
+        "                        at once; overlay: they go to the sandbox's upper, and with\n"
+        "                        --keep become pending changes (rtn diff, rtn apply writes\n"
+        "                        them to DIR, rtn reset drops them); without --keep they are\n"
+        "                        discarded when the command ends\n"
         "  --bind SRC:DST[:ro|rw] bind a host path (default rw); repeatable\n"
         "  --cwd DIR             working directory inside (default /workspace)\n"
         "  --setenv K=V          set an environment variable; repeatable\n"
@@ -153,6 +158,8 @@ static int parse_limit_opt(int c, const char *arg, struct rt_spec *s, struct rtn
                 return 0;
         case 'I':
                 return parse_isolation(arg, s, err);
+        case 'W':
+                return rt_parse_ws_mode(s, arg, err);
         default:
                 return rtn_errx(err, EINVAL, "see 'rtn exec --help'");
         }
@@ -179,6 +186,7 @@ static int parse_opts(int argc, char **argv, struct exec_opts *o, struct rtn_err
                                                  {"pids-max", required_argument, NULL, 'P'},
                                                  {"isolation", required_argument, NULL, 'I'},
                                                  {"quiet", no_argument, NULL, 'q'},
+                                                 {"workspace-mode", required_argument, NULL, 'W'},
                                                  {0}};
         int c, r;
         optind = 1;
@@ -597,6 +605,24 @@ static void report_violation(int wait_status, const char *cmd) {
                         cmd);
 }
 
+static int count_change(enum rt_ws_change what, const char *path, void *ud) {
+        ++*(unsigned *)ud;
+        return 0;
+}
+
+/* After an --keep run with an overlay workspace: what is now pending, and how to go on. */
+static void report_pending(const char *pending, const char *workspace) {
+        struct rtn_error err = {0};
+        unsigned n = 0;
+        if (rt_ws_diff(pending, count_change, &n, &err) < 0)
+                fprintf(stderr, "rtn: %s\n", err.msg);
+        else if (n > 0)
+                fprintf(stderr,
+                        "rtn: %u pending change%s to %s (rtn diff lists, rtn apply writes, rtn "
+                        "reset drops them)\n",
+                        n, n == 1 ? "" : "s", workspace);
+}
+
 /* One line per system call the filter blocked (docs/policy.md, "Visibility"), after the
  * command's own output, on stderr only. */
 static void report_blocked(const struct rt_blocked *b) {
@@ -638,6 +664,9 @@ int rt_cmd_exec(int argc, char **argv) {
                 fprintf(stderr, "rtn: warning: %s\n", warn.pids);
         if (o.spec.isolation != INIT_ISOLATION_FULL)
                 fprintf(stderr, "rtn: WARNING: %s\n", rt_isolation_warning(o.spec.isolation));
+        if (o.spec.workspace_mode == RT_WS_OVERLAY && !o.keep && !o.quiet)
+                fprintf(stderr, "rtn: the overlay workspace's changes are discarded when the "
+                                "command ends (--keep keeps them for rtn apply)\n");
         if (o.message && !o.commit) {
                 fprintf(stderr, "rtn exec: -m needs --commit\n");
                 return EXIT_RTN;
@@ -669,6 +698,8 @@ int rt_cmd_exec(int argc, char **argv) {
         } else if (o.commit) {
                 fprintf(stderr, "rtn: not committed: the command exited with %d\n", code);
         }
+        if (o.spec.workspace_mode == RT_WS_OVERLAY && o.keep && !o.quiet)
+                report_pending(es.pending, o.spec.workspace);
         report_violation(run.wait_status, o.argv[0]);
         if (!o.quiet)
                 report_blocked(&run.blocked);

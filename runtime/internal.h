@@ -26,6 +26,7 @@ struct rt_plan {
         int upper_fd, work_fd; /* upper_dir's upper/ and work/, -1: tmpfs */
         int workspace_fd;
         int workspace_tree; /* idmapped detached mount (root only), or -1 */
+        int ws_upper_fd, ws_work_fd; /* overlay workspace: upper_dir's ws/upper, ws/work */
         int bind_fds[RT_MAX_BINDS];
         int bind_trees[RT_MAX_BINDS]; /* idmapped detached mounts of rw binds (root), or -1 */
         int init_fd; /* sealed memfd of rtn-init */

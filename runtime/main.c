@@ -21,6 +21,8 @@ static const char usage[] =
         "  commit [-m MSG]            commit the pending changes (rtn exec --keep) to the "
         "environment\n"
         "  diff | reset               show | drop the pending changes\n"
+        "  apply [--dry-run]          write the pending /workspace changes (rtn exec --keep\n"
+        "                             --workspace-mode overlay) to the workspace's host dir\n"
         "  log | rollback ID | gc     history, move the tip, garbage-collect\n"
         "  export ID -o FILE.tar.zst | import FILE   move commit chains between stores\n"
         "  store verify               recheck every layer and commit against its id\n"
@@ -41,7 +43,7 @@ static const struct verb verbs[] = {
         {"commit", rt_cmd_commit}, {"log", rt_cmd_log},       {"rollback", rt_cmd_rollback},
         {"diff", rt_cmd_diff},     {"reset", rt_cmd_reset},   {"gc", rt_cmd_gc},
         {"export", rt_cmd_export}, {"import", rt_cmd_import}, {"store", rt_cmd_store},
-        {"rootfs", rt_cmd_rootfs}, {"pkg", rt_cmd_pkg},
+        {"rootfs", rt_cmd_rootfs}, {"pkg", rt_cmd_pkg},       {"apply", rt_cmd_apply},
 };
 
 int main(int argc, char **argv) {

@@ -382,9 +382,53 @@ static struct rt_protect_bind *protect_slot(const struct rt_plan *p) {
         return &p->protect->binds[p->protect->n++];
 }
 
+/* The overlay workspace: the host dir (root's idmapped clone of it, attached on the stage
+ * first, so the agent owns what the owner of the dir owns) is the only lower layer, and the
+ * agent's writes go to the upper, upper_dir's ws/ or, for a sandbox without one, the stage
+ * tmpfs, gone with the sandbox. Committed layers are not below it: /workspace shows the
+ * host dir, as a live bind does. The upper's top is the overlay's root, so it has the host
+ * dir's mode and belongs to the agent (runtime/wsover.c makes the on-disk one so). */
+static int mount_ws_overlay(const struct rt_plan *p, struct rtn_error *err) {
+        char lower[64], upper[64], work[64], opts[256];
+        struct stat st;
+        int r;
+        if (p->workspace_tree >= 0) {
+                if (mkdir(STAGE "/wslower", 0755) < 0 ||
+                    sys_move_mount(p->workspace_tree, "", AT_FDCWD, STAGE "/wslower",
+                                   MOVE_MOUNT_F_EMPTY_PATH) < 0)
+                        return rtn_err(err, errno, "attach idmapped workspace");
+                snprintf(lower, sizeof lower, STAGE "/wslower");
+        } else {
+                rt_fdpath(lower, p->workspace_fd);
+        }
+        if (p->ws_upper_fd >= 0) {
+                rt_fdpath(upper, p->ws_upper_fd);
+                rt_fdpath(work, p->ws_work_fd);
+        } else {
+                snprintf(upper, sizeof upper, STAGE "/wsupper");
+                snprintf(work, sizeof work, STAGE "/wswork");
+                if (stat(lower, &st) < 0)
+                        return rtn_err(err, errno, "stat the workspace");
+                if ((r = mkdir_owned(upper, st.st_mode & 0777, p->idmap->agent_uid,
+                                     p->idmap->agent_gid, err)) < 0)
+                        return r;
+                if (mkdir(work, 0700) < 0)
+                        return rtn_err(err, errno, "create %s", work);
+        }
+        snprintf(opts, sizeof opts, "lowerdir=%s,upperdir=%s,workdir=%s,userxattr", lower, upper,
+                 work);
+        return do_mount("overlay", NEWROOT "/workspace", "overlay", MS_NOSUID | MS_NODEV, opts,
+                        "/workspace", err);
+}
+
 static int mount_workspace(const struct rt_plan *p, int *stand_in, struct rtn_error *err) {
         char fdp[32];
         int r;
+        /* An overlay workspace needs no protection inside: nothing reaches the host but
+         * through rt_ws_apply, which refuses these files. */
+        if ((p->workspace_tree >= 0 || p->workspace_fd >= 0) &&
+            p->spec->workspace_mode == RT_WS_OVERLAY)
+                return mount_ws_overlay(p, err);
         if (p->workspace_tree >= 0) {
                 if (sys_move_mount(p->workspace_tree, "", AT_FDCWD, NEWROOT "/workspace",
                                    MOVE_MOUNT_F_EMPTY_PATH) < 0)

@@ -22,6 +22,15 @@
 #define RT_MIN_PIDS_MAX 301
 #define RT_SANDBOX_PATH "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
+/* How --workspace reaches /workspace (docs/architecture.md, "The workspace"): live, a
+ * read-write bind (writes are on the host at once), or overlay, the host dir as the lower
+ * layer of an overlay whose upper holds the agent's changes until they are applied
+ * (runtime/wsover.h). */
+enum rt_ws_mode {
+        RT_WS_LIVE,
+        RT_WS_OVERLAY,
+};
+
 struct rt_bind {
         const char *src; /* host path */
         const char *dst; /* absolute path inside */
@@ -53,8 +62,10 @@ struct rt_spec {
         size_t nlayers;
         const char *upper_dir; /* NULL: tmpfs upper, gone at exit; else a host dir that
                                   holds upper/ and work/ (sessions that can commit) */
-        const char *workspace; /* host dir bound rw at /workspace (canonical), or NULL */
+        const char *workspace; /* host dir at /workspace (canonical), or NULL */
         uint64_t workspace_dev, workspace_ino; /* set by rt_binds_check, like a bind's */
+        enum rt_ws_mode workspace_mode; /* overlay: its upper is upper_dir/ws (a tmpfs dir
+                                           without upper_dir) */
         struct rt_bind binds[RT_MAX_BINDS];
         size_t nbinds;
         const char *hostname;
@@ -114,6 +125,9 @@ struct rt_sandbox {
 void rt_spec_init(struct rt_spec *spec);
 /* Parses SRC:DST[:ro|rw] (arg is modified and must outlive spec) into a new bind. */
 int rt_parse_bind(struct rt_spec *spec, char *arg, struct rtn_error *err);
+/* --workspace-mode live|overlay into spec; the name of a mode. */
+int rt_parse_ws_mode(struct rt_spec *spec, const char *arg, struct rtn_error *err);
+const char *rt_ws_mode_name(enum rt_ws_mode m);
 /* Validates user-given parts of a spec (bind destinations, hostname). */
 int rt_spec_check(const struct rt_spec *spec, struct rtn_error *err);
 

@@ -29,6 +29,7 @@
 #include "common/syscall.h"
 #include "netns/netns.h"
 #include "runtime/internal.h"
+#include "runtime/wsover.h"
 
 #define RT_GO 'G'
 
@@ -117,6 +118,15 @@ static int plan_open(struct rt_plan *p, struct rtn_error *err) {
                 snprintf(path, sizeof path, "%s/work", s->upper_dir);
                 if ((p->work_fd = open_dir(path, "work dir", err)) < 0)
                         return p->work_fd;
+        }
+        if (s->workspace && s->workspace_mode == RT_WS_OVERLAY && s->upper_dir) {
+                char path[4096];
+                snprintf(path, sizeof path, "%s/" RT_WS_DIR "/upper", s->upper_dir);
+                if ((p->ws_upper_fd = open_dir(path, "workspace upper dir", err)) < 0)
+                        return p->ws_upper_fd;
+                snprintf(path, sizeof path, "%s/" RT_WS_DIR "/work", s->upper_dir);
+                if ((p->ws_work_fd = open_dir(path, "workspace work dir", err)) < 0)
+                        return p->ws_work_fd;
         }
         if (s->workspace && p->workspace_tree < 0 &&
             (r = open_checked(s->workspace, s->workspace_dev, s->workspace_ino, "workspace",
@@ -557,6 +567,8 @@ int rt_sandbox_start_queued(const struct rt_spec *spec, struct rt_sandbox *ret, 
                             .work_fd = -1,
                             .workspace_fd = -1,
                             .workspace_tree = -1,
+                            .ws_upper_fd = -1,
+                            .ws_work_fd = -1,
                             .init_fd = -1,
                             .ctl_fd = -1};
         for (size_t i = 0; i < RT_MAX_BINDS; i++)
@@ -577,6 +589,8 @@ int rt_sandbox_start_queued(const struct rt_spec *spec, struct rt_sandbox *ret, 
         p.home = sb.home;
         if ((sb.idmap.mode == RT_IDMAP_ROOT && spec->upper_dir &&
              (r = chown_upper(spec->upper_dir, &sb.idmap, err)) < 0) ||
+            (spec->workspace && spec->workspace_mode == RT_WS_OVERLAY && spec->upper_dir &&
+             (r = rt_ws_prepare(spec->upper_dir, spec->workspace, &sb.idmap, err)) < 0) ||
             (sb.idmap.mode == RT_IDMAP_ROOT && spec->workspace &&
              (r = workspace_tree(spec, &p, err)) < 0) ||
             (r = bind_trees(spec, &p, err)) < 0 || (r = p.init_fd = rt_init_memfd_new(err)) < 0) {

@@ -25,7 +25,9 @@
 #include "runtime/http.h"
 #include "runtime/pkg.h"
 #include "runtime/rootfs.h"
+#include "runtime/pending.h"
 #include "runtime/serve.h"
+#include "runtime/wsover.h"
 
 #define PROGRESS_USEC (2ULL * 1000 * 1000)
 #define PYTHON_CODE_MAX (96 * 1024)
@@ -623,7 +625,7 @@ static int op_call(void *ctx, struct mcp_call *call, const char *tool, const str
                 return tool_job_list(sv, call);
         if (!strncmp(tool, "shell_job_", 10))
                 return tool_job(sv, call, tool, a);
-        if (!strncmp(tool, "env_", 4))
+        if (!strncmp(tool, "env_", 4) || !strcmp(tool, "workspace_apply"))
                 return serve_env_call(sv, call, tool, a);
         if (!strncmp(tool, "file_", 5))
                 return serve_files_call(sv, call, tool, a);
@@ -692,7 +694,13 @@ static const char serve_usage[] =
         "  --env NAME            environment whose tip the sandbox starts from (default: default)\n"
         "  --rootfs host|NAME|DIR  base filesystem (default host; NAME: rtn rootfs list)\n"
         "  --allow-host HOST     let pkg_install reach HOST too (.example.org: all under it)\n"
-        "  --workspace DIR       bind DIR read-write at /workspace ('.' = the launch directory)\n"
+        "  --workspace DIR       DIR at /workspace ('.' = the launch directory)\n"
+        "  --workspace-mode live|overlay  live (default): the agent's writes to /workspace\n"
+        "                        change DIR at once, and env_reset cannot undo them;\n"
+        "                        overlay: they stay in the sandbox (env_diff lists them,\n"
+        "                        env_reset drops them) until workspace_apply writes them to\n"
+        "                        DIR; left unapplied at exit, they become the environment's\n"
+        "                        pending changes (rtn diff, rtn apply, rtn reset)\n"
         "  --bind SRC:DST[:ro|rw] bind a host path; repeatable\n"
         "  --hostname NAME       hostname inside (default rtn)\n"
         "  --net loopback|none   network inside (default loopback)\n"
@@ -723,6 +731,7 @@ static int parse_serve(int argc, char **argv, struct serve *sv, struct serve_opt
                                            {"http-tools", no_argument, NULL, 'x'},
                                            {"help", no_argument, NULL, 'h'},
                                            {"allow-host", required_argument, NULL, 'a'},
+                                           {"workspace-mode", required_argument, NULL, 'M'},
                                            {0}};
         struct rt_spec *sp = &sv->scfg.spec;
         int c, r;
@@ -772,6 +781,10 @@ static int parse_serve(int argc, char **argv, struct serve *sv, struct serve_opt
                 case 'x':
                         so->flags |= MCP_TOOLS_HTTP;
                         break;
+                case 'M':
+                        if ((r = rt_parse_ws_mode(sp, optarg, err)) < 0)
+                                return r;
+                        break;
                 case 'a':
                         if (sv->nallow >= 32 || !netns_host_valid(optarg))
                                 return rtn_errx(err, EINVAL, "bad --allow-host %s", optarg);
@@ -789,6 +802,74 @@ static int parse_serve(int argc, char **argv, struct serve *sv, struct serve_opt
         return store_env_valid(sv->env) < 0
                        ? rtn_errx(err, EINVAL, "invalid environment name '%s'", sv->env)
                        : 0;
+}
+
+/* What the agent is told in initialize: which paths are the user's own files, changed at
+ * once (live), which are the user's files seen through the sandbox (overlay), and that
+ * everything else is dropped by env_reset unless committed. */
+static void serve_instructions(const struct rt_spec *sp, char *buf, size_t len) {
+        FILE *f = fmemopen(buf, len, "w");
+        if (!f) {
+                buf[0] = '\0';
+                return;
+        }
+        fputs("rtn gives you one persistent Linux sandbox: shell_run and the file tools share its "
+              "filesystem, background jobs (shell_job_*) share its loopback network. The sandbox "
+              "has no network except loopback; pkg_install installs packages through a gate. ",
+              f);
+        if (!sp->workspace)
+                fputs("/workspace is a directory of the sandbox. Nothing you change survives "
+                      "unless you env_commit it; env_reset goes back to the last commit.",
+                      f);
+        else if (sp->workspace_mode == RT_WS_LIVE)
+                fprintf(f,
+                        "/workspace is the user's directory %s itself (live): what you write, "
+                        "rename or delete there changes the user's files at once, and neither "
+                        "env_reset nor env_rollback can undo it. Everything else you change is "
+                        "dropped by env_reset unless you env_commit it; commits never include "
+                        "/workspace.",
+                        sp->workspace);
+        else
+                fprintf(f,
+                        "/workspace shows the user's directory %s through an overlay: your "
+                        "changes there stay in the sandbox (env_diff lists them, env_reset drops "
+                        "them) until workspace_apply writes them to the user's directory. It "
+                        "refuses setuid files, device nodes, symlinks that leave the workspace, "
+                        "files host programs run by themselves (.git, shell rc files, .envrc, "
+                        "editor and agent settings) and files the user changed meanwhile. "
+                        "env_commit does not include them. Everything else you change is dropped "
+                        "by env_reset unless you env_commit it.",
+                        sp->workspace);
+        bool any = false;
+        for (size_t i = 0; i < sp->nbinds; i++) {
+                fprintf(f, "%s%s%s", any ? ", " : " Live host directories: ", sp->binds[i].dst,
+                        sp->binds[i].rw ? "" : " (read-only)");
+                any = true;
+        }
+        fputs(any ? "; a write there changes the host at once." : "", f);
+        fputs(" Directories added with bind_host_dir are live too; env_status lists them all.", f);
+        if (fclose(f) != 0)
+                buf[len - 1] = '\0';
+}
+
+/* At exit, an overlay workspace's changes not applied become the environment's pending
+ * changes, for rtn diff / rtn apply / rtn reset, unless it has some of its own. */
+static void keep_workspace_changes(struct serve *sv) {
+        char dir[4096];
+        int lock = -1;
+        struct rtn_error err = {0};
+        int r = rt_pending_open(sv->store, sv->env, dir, sizeof dir, &lock, &err);
+        if (r == 0)
+                r = rt_ws_move(sv->session_dir, dir, &err);
+        rtn_safe_close(lock);
+        if (r == 1)
+                fprintf(stderr,
+                        "rtn serve: the workspace changes not applied are kept as the pending "
+                        "changes of environment %s (rtn diff, rtn apply, rtn reset)\n",
+                        sv->env);
+        else if (r < 0)
+                fprintf(stderr, "rtn serve: the workspace changes not applied are lost: %s\n",
+                        err.msg);
 }
 
 int rt_cmd_serve(int argc, char **argv) {
@@ -822,12 +903,19 @@ int rt_cmd_serve(int argc, char **argv) {
         sv.scfg.session_dir = sv.session_dir;
         mcp_config_init(&cfg);
         cfg.tool_flags = so.flags;
+        if (sv.scfg.spec.workspace_mode == RT_WS_OVERLAY)
+                cfg.tool_flags |= MCP_TOOLS_WS_OVERLAY;
+        static char instructions[8192];
+        serve_instructions(&sv.scfg.spec, instructions, sizeof instructions);
+        cfg.instructions = instructions;
         cfg.server_name = "rtn";
         cfg.server_version = RTN_VERSION;
         r = mcp_serve_main(&cfg, &serve_ops, &sv, &err);
         if (r < 0)
                 fprintf(stderr, "rtn serve: %s\n", err.msg);
 out:
+        if (sv.session_dir && sv.scfg.spec.workspace_mode == RT_WS_OVERLAY)
+                keep_workspace_changes(&sv);
         if (sv.session_dir) {
                 /* The session's upper dies with it: only commits persist. */
                 char *slash = strrchr(sv.session_dir, '/');

@@ -69,6 +69,8 @@ void serve_bind_free(struct serve *sv);
  * (serve_hostdirs.c). */
 struct rtn_json_buf;
 void serve_json_host_dirs(struct rtn_json_buf *b, struct serve *sv);
+/* The pending changes of an overlay workspace (0 in any other mode; serve_env.c). */
+int64_t serve_ws_pending(struct serve *sv);
 /* Points the session at the env's current layer stack. */
 int serve_load_layers(struct serve *sv, struct rtn_error *err);
 unsigned serve_running_jobs(const struct serve *sv);

@@ -15,6 +15,7 @@
 #include "common/cleanup.h"
 #include "common/json.h"
 #include "runtime/serve.h"
+#include "runtime/wsover.h"
 
 #define DIFF_MAX 2000
 #define DIRTY_MAX 100
@@ -71,6 +72,12 @@ static uint64_t du_at(int at, const char *name, unsigned depth) {
         return total;
 }
 
+/* The session's uncommitted bytes: its upper and an overlay workspace's. */
+static uint64_t upper_bytes(struct serve *sv) {
+        _cleanup_close_ int d = open(rt_session_dir(sv->sess), O_PATH | O_DIRECTORY | O_CLOEXEC);
+        return d < 0 ? 0 : du_at(d, "upper", 0) + du_at(d, RT_WS_DIR "/upper", 0);
+}
+
 struct diff_acc {
         struct rtn_json_buf added, modified, deleted;
         size_t n, max;
@@ -93,6 +100,17 @@ static int diff_filtered_cb(enum store_change what, const char *path, void *ud) 
         return diff_cb(what, path, ud);
 }
 
+static int ws_diff_cb(enum rt_ws_change what, const char *path, void *ud) {
+        struct diff_acc *d = ud;
+        if (d->n++ >= d->max)
+                return 1;
+        struct rtn_json_buf *b = what == RT_WS_ADDED     ? &d->added
+                                 : what == RT_WS_DELETED ? &d->deleted
+                                                         : &d->modified;
+        rtn_json_strf(b, "/workspace/%s", path);
+        return 0;
+}
+
 static int collect_diff(struct serve *sv, struct diff_acc *d, struct rtn_error *err) {
         d->added = (struct rtn_json_buf)RTN_JSON_BUF_INIT(0);
         d->modified = (struct rtn_json_buf)RTN_JSON_BUF_INIT(0);
@@ -102,6 +120,9 @@ static int collect_diff(struct serve *sv, struct diff_acc *d, struct rtn_error *
         rtn_json_arr_begin(&d->deleted);
         int r = store_diff(sv->store, sv->env, rt_session_upper(sv->sess), diff_filtered_cb, d,
                            err);
+        /* An overlay workspace's pending changes, against the host dir. */
+        if (r >= 0)
+                r = rt_ws_diff(rt_session_dir(sv->sess), ws_diff_cb, d, err);
         rtn_json_arr_end(&d->added);
         rtn_json_arr_end(&d->modified);
         rtn_json_arr_end(&d->deleted);
@@ -112,6 +133,38 @@ static void free_diff(struct diff_acc *d) {
         rtn_json_buf_free(&d->added);
         rtn_json_buf_free(&d->modified);
         rtn_json_buf_free(&d->deleted);
+}
+
+static int count_cb(enum rt_ws_change what, const char *path, void *ud) {
+        ++*(int64_t *)ud;
+        return 0;
+}
+
+int64_t serve_ws_pending(struct serve *sv) {
+        struct rtn_error err = {0};
+        int64_t n = 0;
+        return rt_ws_diff(rt_session_dir(sv->sess), count_cb, &n, &err) < 0 ? 0 : n;
+}
+
+/* What the agent may not take back: workspace_mode, and live_paths, the mount points where a
+ * write is on the host at once (env_reset and env_rollback cannot undo it). host_dirs, with
+ * each directory's mode and protections, is serve_hostdirs.c's. The binds are the
+ * session's, bind_host_dir's included. */
+static void json_live_paths(struct rtn_json_buf *b, struct serve *sv) {
+        const struct rt_spec *sp = rt_session_spec(sv->sess);
+        bool overlay = sp->workspace && sp->workspace_mode == RT_WS_OVERLAY;
+        rtn_json_kv_str(b, "workspace_mode",
+                        !sp->workspace ? "none"
+                        : overlay      ? "overlay"
+                                       : "live");
+        rtn_json_key(b, "live_paths");
+        rtn_json_arr_begin(b);
+        if (sp->workspace && !overlay)
+                rtn_json_str(b, "/workspace");
+        for (size_t i = 0; i < sp->nbinds; i++)
+                if (sp->binds[i].rw)
+                        rtn_json_str(b, sp->binds[i].dst);
+        rtn_json_arr_end(b);
 }
 
 static int env_status(struct serve *sv, struct mcp_call *call) {
@@ -133,8 +186,7 @@ static int env_status(struct serve *sv, struct mcp_call *call) {
                 store_free_paths(paths, n);
         }
         rtn_json_arr_end(&b);
-        const char *upper = rt_session_upper(sv->sess);
-        rtn_json_kv_int(&b, "upper_bytes", (int64_t)du_at(AT_FDCWD, upper, 0));
+        rtn_json_kv_int(&b, "upper_bytes", (int64_t)upper_bytes(sv));
         struct diff_acc d = {.max = DIRTY_MAX};
         (void)collect_diff(sv, &d, &err);
         rtn_json_key(&b, "dirty_files");
@@ -167,6 +219,7 @@ static int env_status(struct serve *sv, struct mcp_call *call) {
                                                             : "root");
         rtn_json_kv_bool(&b, "sandbox_running", rt_session_alive(sv->sess));
         rtn_json_obj_end(&b);
+        json_live_paths(&b, sv);
         rtn_json_obj_end(&b);
         finish_json(call, &b);
         return 0;
@@ -224,6 +277,9 @@ static int env_commit(struct serve *sv, struct mcp_call *call, const struct mcp_
                 rtn_json_kv_str(&b, "message", "nothing to commit: the sandbox has no changes");
         }
         rtn_json_kv_bool(&b, "unchanged", committed == 1);
+        /* Not in the commit: they stay pending for workspace_apply. */
+        if (rt_session_spec(sv->sess)->workspace_mode == RT_WS_OVERLAY)
+                rtn_json_kv_int(&b, "workspace_pending", serve_ws_pending(sv));
         rtn_json_obj_end(&b);
         finish_json(call, &b);
         return 0;
@@ -308,10 +364,11 @@ static int env_rollback(struct serve *sv, struct mcp_call *call, const struct mc
 
 static int env_drop(struct serve *sv, struct mcp_call *call) {
         struct rtn_error err = {0};
-        uint64_t bytes = du_at(AT_FDCWD, rt_session_upper(sv->sess), 0);
+        uint64_t bytes = upper_bytes(sv);
         unsigned killed = serve_drop_jobs(sv);
         rt_session_stop(sv->sess);
-        if (rt_session_discard(sv->sess, &err) < 0) {
+        if (rt_session_discard(sv->sess, &err) < 0 ||
+            rt_ws_drop(rt_session_dir(sv->sess), rt_session_idmap(sv->sess), &err) < 0) {
                 mcp_call_finish_error(call, "reset failed: %s", err.msg);
                 return 0;
         }
@@ -362,6 +419,74 @@ static int env_diff(struct serve *sv, struct mcp_call *call) {
         return 0;
 }
 
+#define APPLY_LIST_MAX 2000
+
+struct apply_acc {
+        struct rtn_json_buf applied, refused;
+        size_t n;
+};
+
+static const char *change_name(enum rt_ws_change what) {
+        return what == RT_WS_ADDED ? "added" : what == RT_WS_DELETED ? "deleted" : "modified";
+}
+
+static int apply_cb(enum rt_ws_change what, const char *path, const char *reason, void *ud) {
+        struct apply_acc *a = ud;
+        if (a->n++ >= APPLY_LIST_MAX)
+                return 0; /* counted, not listed: the walk goes on */
+        struct rtn_json_buf *b = reason ? &a->refused : &a->applied;
+        rtn_json_obj_begin(b);
+        rtn_json_key(b, "path");
+        rtn_json_strf(b, "/workspace/%s", path);
+        rtn_json_kv_str(b, "change", change_name(what));
+        if (reason)
+                rtn_json_kv_str(b, "reason", reason);
+        rtn_json_obj_end(b);
+        return 0;
+}
+
+/* workspace_apply: quiesce as a commit does, stop the sandbox (the overlay must not be
+ * mounted while its upper and lower change), write the changes, and let the next call start
+ * a sandbox on what is left pending. */
+static int workspace_apply(struct serve *sv, struct mcp_call *call, const struct mcp_args *a) {
+        bool dry = false;
+        struct rtn_error err = {0};
+        (void)mcp_args_bool(a, "dry_run", &dry);
+        const struct rt_spec *sp = rt_session_spec(sv->sess);
+        if (sp->workspace_mode != RT_WS_OVERLAY) {
+                mcp_call_finish_error(call, "workspace_apply needs --workspace-mode overlay");
+                return 0;
+        }
+        if (!dry && refuse_busy(sv, call, "workspace_apply"))
+                return 0;
+        if (!dry) {
+                serve_drop_jobs(sv); /* finished ones only */
+                rt_session_stop(sv->sess);
+        }
+        struct apply_acc acc = {.applied = RTN_JSON_BUF_INIT(0), .refused = RTN_JSON_BUF_INIT(0)};
+        rtn_json_arr_begin(&acc.applied);
+        rtn_json_arr_begin(&acc.refused);
+        int r = rt_ws_apply(rt_session_dir(sv->sess), dry, apply_cb, &acc, &err);
+        rtn_json_arr_end(&acc.applied);
+        rtn_json_arr_end(&acc.refused);
+        if (r < 0) {
+                mcp_call_finish_error(call, "workspace_apply failed: %s", err.msg);
+        } else {
+                struct rtn_json_buf b = RTN_JSON_BUF_INIT(0);
+                rtn_json_obj_begin(&b);
+                rtn_json_kv_str(&b, "host_path", sp->workspace);
+                rtn_json_kv_bool(&b, "dry_run", dry);
+                rtn_json_kv_raw(&b, "applied", acc.applied.data, acc.applied.len);
+                rtn_json_kv_raw(&b, "refused", acc.refused.data, acc.refused.len);
+                rtn_json_kv_bool(&b, "truncated", acc.n > APPLY_LIST_MAX);
+                rtn_json_obj_end(&b);
+                finish_json(call, &b);
+        }
+        rtn_json_buf_free(&acc.applied);
+        rtn_json_buf_free(&acc.refused);
+        return 0;
+}
+
 int serve_env_call(struct serve *sv, struct mcp_call *call, const char *tool,
                    const struct mcp_args *a) {
         if (!strcmp(tool, "env_status"))
@@ -378,6 +503,8 @@ int serve_env_call(struct serve *sv, struct mcp_call *call, const char *tool,
                 return env_gc(sv, call);
         if (!strcmp(tool, "env_diff"))
                 return env_diff(sv, call);
+        if (!strcmp(tool, "workspace_apply"))
+                return workspace_apply(sv, call, a);
         mcp_call_finish_error(call, "unknown environment tool %s", tool);
         return 0;
 }

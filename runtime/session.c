@@ -143,6 +143,10 @@ const char *rt_session_upper(const struct rt_session *s) {
         return s->upper;
 }
 
+const char *rt_session_dir(const struct rt_session *s) {
+        return s->dir;
+}
+
 const struct rt_sandbox *rt_session_sandbox(const struct rt_session *s) {
         return &s->sb;
 }

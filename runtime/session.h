@@ -96,6 +96,8 @@ void rt_session_stop(struct rt_session *s);
 /* Stops the session and empties its upper: all uncommitted changes are gone. */
 int rt_session_discard(struct rt_session *s, struct rtn_error *err);
 const char *rt_session_upper(const struct rt_session *s);
+/* The session dir (an rt_spec upper_dir: upper/, work/ and an overlay workspace's ws/). */
+const char *rt_session_dir(const struct rt_session *s);
 const struct rt_sandbox *rt_session_sandbox(const struct rt_session *s);
 bool rt_session_alive(const struct rt_session *s);
 /* The id mapping of the last sandbox, NULL before the first (for rt_remove_tree). */

@@ -66,6 +66,12 @@ int rt_spec_check(const struct rt_spec *spec, struct rtn_error *err) {
                 return rtn_errx(err, EINVAL, "upper size must be at least 1 MiB");
         if (spec->pids_max < RT_MIN_PIDS_MAX || spec->pids_max > (1u << 22))
                 return rtn_errx(err, EINVAL, "pids max must be %d..%u", RT_MIN_PIDS_MAX, 1u << 22);
+        if (spec->workspace_mode == RT_WS_OVERLAY && !spec->workspace)
+                return rtn_errx(err, EINVAL, "--workspace-mode overlay needs --workspace DIR");
+        if (spec->workspace_mode == RT_WS_OVERLAY && spec->isolation == INIT_ISOLATION_LANDLOCK)
+                return rtn_errx(err, EINVAL,
+                                "--isolation landlock has no overlay: --workspace-mode "
+                                "overlay needs namespaces");
         if (spec->isolation == INIT_ISOLATION_LANDLOCK) {
                 /* Nothing to build these with: no mount, uts or net namespace. */
                 if ((spec->rootfs && strcmp(spec->rootfs, "host") != 0) || spec->nlayers ||
@@ -149,6 +155,21 @@ int rt_env_set(struct rt_env *env, const char *kv, struct rtn_error *err) {
         if (env_put(env, key, eq + 1) < 0)
                 return rtn_errx(err, E2BIG, "environment too large");
         return 0;
+}
+
+int rt_parse_ws_mode(struct rt_spec *s, const char *arg, struct rtn_error *err) {
+        if (!strcmp(arg, "live"))
+                s->workspace_mode = RT_WS_LIVE;
+        else if (!strcmp(arg, "overlay"))
+                s->workspace_mode = RT_WS_OVERLAY;
+        else
+                return rtn_errx(err, EINVAL, "--workspace-mode must be live or overlay, got %s",
+                                arg);
+        return 0;
+}
+
+const char *rt_ws_mode_name(enum rt_ws_mode m) {
+        return m == RT_WS_OVERLAY ? "overlay" : "live";
 }
 
 int rt_parse_bind(struct rt_spec *s, char *arg, struct rtn_error *err) {

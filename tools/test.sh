@@ -162,7 +162,8 @@ run_sanitized_suites() {
         export RTN=$ROOT/build-san/rtn T_BIN=$ROOT/build/tests/bin
         export ASAN_OPTIONS="log_path=$logs/asan" UBSAN_OPTIONS="log_path=$logs/ubsan:print_stacktrace=1"
         for f in tests/integration/serve_wire.sh tests/integration/serve_e2e.sh \
-                tests/integration/serve_files.sh tests/integration/store_cli.sh; do
+                tests/integration/serve_files.sh tests/integration/store_cli.sh \
+                tests/integration/serve_workspace.sh tests/integration/workspace_overlay.sh; do
                 [ -f "$f" ] && run_suite "$f"
         done
         export RTN=$saved_rtn T_BIN=$saved_bin ASAN_OPTIONS=$saved_asan UBSAN_OPTIONS=$saved_ubsan

@@ -13,13 +13,14 @@ static const char *const design_tools[] = {
         "shell_job_start", "shell_job_status", "shell_job_wait",    "shell_job_output",
         "shell_job_kill",  "shell_job_list",   "bind_host_dir",     "file_read",
         "file_write",      "file_edit",        "file_list",         "file_search",
-        "python_exec",     "http_get",         "http_post",
+        "python_exec",     "http_get",         "http_post",         "workspace_apply",
 };
+#define ALL_TOOLS (MCP_TOOLS_HTTP | MCP_TOOLS_WS_OVERLAY)
 
 Test(mcp_tool_find, every_design_tool_exists_with_valid_schemas) {
-        cr_assert_eq(mcp_tool_count(MCP_TOOLS_HTTP), sizeof design_tools / sizeof design_tools[0]);
+        cr_assert_eq(mcp_tool_count(ALL_TOOLS), sizeof design_tools / sizeof design_tools[0]);
         for (size_t i = 0; i < sizeof design_tools / sizeof design_tools[0]; i++) {
-                const struct mcp_tool *t = mcp_tool_find(MCP_TOOLS_HTTP, design_tools[i]);
+                const struct mcp_tool *t = mcp_tool_find(ALL_TOOLS, design_tools[i]);
                 cr_assert_not_null(t, "%s missing", design_tools[i]);
                 cr_assert(t->title && t->description && strlen(t->description) > 20, "%s", t->name);
                 struct rtn_json_doc d;
@@ -50,6 +51,27 @@ Test(mcp_tool_find, http_tools_need_their_flag) {
         cr_assert_eq(mcp_tool_count(0), mcp_tool_count(MCP_TOOLS_HTTP) - 2);
         cr_assert_null(mcp_tool_at(0, mcp_tool_count(0)));
         cr_assert_str_eq(mcp_tool_at(0, 0)->name, "shell_run");
+}
+
+/* workspace_apply exists only for an overlay workspace (rtn serve --workspace-mode overlay). */
+Test(mcp_tool_find, workspace_apply_needs_its_flag) {
+        cr_assert_null(mcp_tool_find(0, "workspace_apply"));
+        cr_assert_null(mcp_tool_find(MCP_TOOLS_HTTP, "workspace_apply"));
+        const struct mcp_tool *t = mcp_tool_find(MCP_TOOLS_WS_OVERLAY, "workspace_apply");
+        cr_assert_not_null(t);
+        cr_assert(t->hints & MCP_HINT_DESTRUCTIVE, "it writes the user's directory");
+        cr_assert_eq(mcp_tool_count(MCP_TOOLS_WS_OVERLAY), mcp_tool_count(0) + 1);
+}
+
+/* The texts say which paths a reset cannot undo (docs/security-invariants.md, 15). */
+Test(mcp_tool_find, texts_name_what_reset_cannot_undo) {
+        static const char *const told[] = {"shell_run",    "env_reset",    "env_discard",
+                                           "env_commit",   "env_rollback", "env_diff",
+                                           "bind_host_dir"};
+        for (size_t i = 0; i < sizeof told / sizeof told[0]; i++) {
+                const char *d = mcp_tool_find(0, told[i])->description;
+                cr_assert(strstr(d, "live") || strstr(d, "Live"), "%s: %s", told[i], d);
+        }
 }
 
 static struct mcp_args *args_of(const char *js) {

@@ -1,0 +1,66 @@
+/* The overlay workspace's pending changes (`--workspace-mode overlay`; docs/architecture.md,
+ * "The overlay workspace"). /workspace is then an overlay whose only lower layer is the host
+ * dir and whose upper holds what the agent changed there. The upper lives in DIR/ws/ of a
+ * session dir or of an environment's pending changes (DIR is an rt_spec upper_dir): ws/upper
+ * and ws/work for the overlay, and ws/state, rtn's record of the host dir the changes belong
+ * to, of the time since which a change on the host is a conflict, and of what rt_ws_apply
+ * wrote. The sandbox sees the upper only through the overlay, never DIR itself.
+ *
+ * Nothing here trusts the upper: the agent chose its names, types, modes, link targets and
+ * contents. It is read without following a symlink or opening anything but a regular file,
+ * and the host dir is written through openat2(RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS), as the
+ * caller, with temp files renamed into place. rt_ws_apply runs only while no sandbox has the
+ * overlay mounted (rtn serve stops it; the CLI holds the pending changes' lock). */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "common/err.h"
+#include "runtime/runtime.h"
+
+#define RT_WS_DIR "ws"
+
+/* Before a sandbox starts on dir with host as its overlay workspace: makes dir/ws/{upper,work}
+ * (the upper with host's mode); with no change pending, records host's identity and now as
+ * the time since which a host change conflicts (the sandbox's start); with changes pending
+ * for another directory, fails with -EBUSY and says so. m: the sandbox's id mapping (root's
+ * upper top is handed to the agent). */
+int rt_ws_prepare(const char *dir, const char *host, const struct rt_idmap *m,
+                  struct rtn_error *err);
+
+/* Drops the pending changes and their record (m: the mapping that wrote them, or NULL). */
+int rt_ws_drop(const char *dir, const struct rt_idmap *m, struct rtn_error *err);
+
+/* The host dir the pending changes of dir belong to, into buf; -ENOENT when there is no
+ * record. */
+int rt_ws_host(const char *dir, char *buf, size_t len);
+
+enum rt_ws_change {
+        RT_WS_ADDED = 'A',
+        RT_WS_MODIFIED = 'M',
+        RT_WS_DELETED = 'D',
+};
+
+/* Each pending change against the host dir, in path order: path is relative to the
+ * workspace, without a leading slash, and may hold any byte but '/' and NUL in a name (the
+ * agent chose it). A callback returning non-zero stops the walk (rt_ws_diff returns 0). A
+ * directory added is listed, then what is in it. */
+typedef int (*rt_ws_diff_fn)(enum rt_ws_change what, const char *path, void *ud);
+int rt_ws_diff(const char *dir, rt_ws_diff_fn fn, void *ud, struct rtn_error *err);
+
+/* Writes the pending changes to the host dir and drops from the upper what was written.
+ * Refused, and left pending, with the reason given to fn: setuid/setgid files, device nodes,
+ * FIFOs and sockets, symlinks that leave the workspace or point at an absolute path, the
+ * files host programs run by themselves (runtime/hostrun.h) and what lies below them, names
+ * with control characters, and conflicts: a host file changed (its ctime) since the record's
+ * time unless rt_ws_apply wrote it so. reason is NULL for a change applied. dry_run writes
+ * nothing and reports what would happen. Returns the number of refusals, or -errno with err
+ * set when the walk itself failed (what was applied before stays applied and recorded). */
+typedef int (*rt_ws_apply_fn)(enum rt_ws_change what, const char *path, const char *reason,
+                              void *ud);
+int rt_ws_apply(const char *dir, bool dry_run, rt_ws_apply_fn fn, void *ud, struct rtn_error *err);
+
+/* Moves from's pending changes to to (both rt_spec upper_dirs on one filesystem), when to has
+ * none: 1 moved, 0 nothing to move, -EBUSY when to has changes of its own. */
+int rt_ws_move(const char *from, const char *to, struct rtn_error *err);

@@ -1,0 +1,277 @@
+#!/usr/bin/env bash
+# Attacks on writing an overlay workspace's changes back to the host (rtn apply,
+# workspace_apply; docs/security-invariants.md, 15 and 16). The agent controls everything in
+# the upper: names, types, modes, link targets, contents. Each case makes a change the
+# agent could make (from inside, or planted in the pending upper where no route from inside
+# is left, as the route an attacker would find), runs rtn apply and checks that the host got
+# nothing it must not, for the reason given, and that the rest of the host is unchanged.
+. "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/seclib.bash"
+t_need_rtn
+
+mkproj() {
+        P=$T_TMP/proj
+        mkdir -p "$P/d" "$T_TMP/outside"
+        echo hello >"$P/a"
+        echo f >"$P/d/f"
+        UPPER=$RTN_DATA_DIR/pending/default/ws/upper
+}
+
+# ov SCRIPT: the script in a sandbox over proj, its changes kept pending.
+ov() {
+        t_exec --keep --quiet --workspace "$P" --workspace-mode overlay -- sh -c "$1"
+        t_exit_is 0
+}
+
+# The host around the workspace: what apply must leave as it is (the case's own files and
+# the store aside).
+around() {
+        (cd "$T_TMP" && find outside -printf '%p %y %m %s\n' &&
+                find . -mindepth 1 -maxdepth 1 ! -name '.*' -printf '%p %y\n') | LC_ALL=C sort
+}
+
+# apply_refuses REASON PATH...: rtn apply exits 1, refuses each PATH (relative to
+# /workspace) with REASON, and none of them exists on the host afterwards.
+apply_refuses() {
+        local why=$1 p
+        shift
+        t_cmd timeout 60 "$RTN" apply
+        t_exit_is 1
+        for p in "$@"; do
+                grep -qF "refused" <(grep -F " /workspace/$p: $why" "$T_OUT_FILE") ||
+                        t_fail "/workspace/$p not refused for '$why': $(cat "$T_OUT_FILE")"
+                t_no_file "$P/$p"
+        done
+}
+
+setuid_files() {
+        mkproj
+        host_snapshot
+        local before
+        before=$(around)
+        # From inside: whatever the sandbox lets through reaches the upper at most.
+        ov 'cp /bin/true /workspace/su; chmod 4755 /workspace/su 2>/dev/null
+                cp /bin/true /workspace/sg; chmod 2755 /workspace/sg 2>/dev/null; true'
+        # Planted: the bits in the upper however they got there.
+        cp /bin/true "$UPPER/su2" && chmod 4755 "$UPPER/su2"
+        cp /bin/true "$UPPER/sg2" && chmod 2711 "$UPPER/sg2"
+        apply_refuses "setuid/setgid bits" su2 sg2
+        local f
+        for f in su sg su2 sg2; do
+                [ -e "$P/$f" ] && [ -n "$(find "$P/$f" -perm /6000)" ] &&
+                        t_fail "$f reached the host setuid/setgid: $(stat -c %A "$P/$f")"
+        done
+        [ "$(around)" = "$before" ] || t_fail "the host around the workspace changed"
+        host_unchanged
+}
+t_run setuid_files setuid_files
+
+# Device nodes are never written, and never opened: a FIFO would hang a reader, a device
+# could do anything on open.
+device_nodes() {
+        [ "$(id -u)" = 0 ] || t_skip "making a device node in the upper needs root (mknod)"
+        mkproj
+        ov 'touch /workspace/x'
+        mknod "$UPPER/null" c 1 3 && mknod "$UPPER/loop" b 7 0 ||
+                t_fail "mknod in the upper failed"
+        apply_refuses "a device node" null loop
+}
+t_run device_nodes device_nodes
+
+fifos_and_sockets() {
+        mkproj
+        ov 'mkfifo /workspace/fifo && python3 -c "import socket; socket.socket(socket.AF_UNIX).bind(\"/workspace/sock\")"'
+        mkfifo "$UPPER/fifo2"
+        apply_refuses "a FIFO" fifo fifo2
+        t_stdout_has "refused A /workspace/sock: a socket"
+        t_no_file "$P/sock"
+}
+t_run fifos_and_sockets fifos_and_sockets
+
+symlinks_out() {
+        mkproj
+        local before
+        before=$(around)
+        ov 'cd /workspace && ln -s /etc/passwd abs && ln -s ../outside up &&
+                ln -s d/../../outside up2 && mkdir -p x/y && ln -s ../../../outside x/y/up3 &&
+                ln -s .git/config toconf && ln -s ./d/../a fine'
+        apply_refuses "a symlink to an absolute path" abs
+        apply_refuses "a symlink that leaves the workspace" up up2 x/y/up3
+        apply_refuses "a symlink into .git, which is protected" toconf
+        [ "$(readlink "$P/fine")" = ./d/../a ] || t_fail "a link inside the workspace was not written"
+        [ "$(around)" = "$before" ] || t_fail "the host around the workspace changed"
+}
+t_run symlinks_out symlinks_out
+
+# The files host programs run by themselves (runtime/hostrun.h) are refused, made, changed
+# or deleted, at any depth and in any case, and so is a directory deletion that would take
+# one with it.
+protected_files() {
+        mkproj
+        git -C "$P" init -q 2>/dev/null || mkdir -p "$P/.git/hooks"
+        echo '[core]' >"$P/.git/config"
+        mkdir -p "$P/sub/.git" "$P/other"
+        echo keep >"$P/sub/.git/HEAD"
+        echo 'export X=1' >"$P/other/.envrc"
+        local sums
+        sums=$(find "$P" -path '*/.git*' -o -name '.envrc' | LC_ALL=C sort | xargs sha256sum 2>/dev/null)
+        ov 'cd /workspace && echo "[core] fsmonitor = /tmp/x" >> .git/config &&
+                printf "#!/bin/sh\nid\n" > .git/hooks/pre-commit && chmod +x .git/hooks/pre-commit &&
+                echo "export X=2" > .envrc && echo evil >> .bashrc && mkdir -p .vscode &&
+                echo "{}" > .vscode/tasks.json && echo "{}" > .mcp.json &&
+                mkdir -p n && echo "gitdir: ./evil" > n/.git && mkdir -p c/.GIT &&
+                echo x > c/.GIT/config && rm -r sub && rm other/.envrc && mkdir deep &&
+                mkdir -p deep/er && echo y > deep/er/.envrc'
+        apply_refuses "protected (.envrc)" .envrc deep/er/.envrc
+        for p in .git .bashrc .vscode .mcp.json n/.git c/.GIT; do
+                grep -qF "refused" <(grep -F " /workspace/$p: protected" "$T_OUT_FILE") ||
+                        t_fail "/workspace/$p not refused: $(cat "$T_OUT_FILE")"
+        done
+        t_stdout_has "refused D /workspace/other/.envrc: protected (.envrc)"
+        t_stdout_has "refused D /workspace/sub: it holds a file host programs run by themselves"
+        [ "$(find "$P" -path '*/.git*' -o -name '.envrc' | LC_ALL=C sort | xargs sha256sum 2>/dev/null)" = "$sums" ] ||
+                t_fail "a protected file changed on the host"
+        local f
+        for f in .bashrc .vscode .mcp.json n/.git c/.GIT; do t_no_file "$P/$f"; done
+        t_file_exists "$P/sub/.git/HEAD"
+}
+t_run protected_files protected_files
+
+# A host file changed since the sandbox started is a conflict, not an overwrite: modified,
+# deleted, or below a directory the agent deleted.
+conflicts() {
+        mkproj
+        echo b >"$P/b"
+        echo c >"$P/c"
+        mkdir -p "$P/e"
+        echo e >"$P/e/old"
+        ov 'echo agent >> /workspace/a; echo agent >> /workspace/b; rm /workspace/c;
+                rm -r /workspace/e; echo new > /workspace/n'
+        echo user >"$P/a"
+        rm "$P/b"
+        echo user >"$P/c"
+        echo user >"$P/e/new"
+        t_cmd "$RTN" apply
+        t_exit_is 1
+        t_stdout_has "refused M /workspace/a: conflict: changed on the host since the sandbox started"
+        t_stdout_has "refused A /workspace/b: conflict: deleted on the host since the sandbox started"
+        t_stdout_has "refused D /workspace/c: conflict: changed on the host since the sandbox started"
+        t_stdout_has "refused D /workspace/e: conflict: a file below it changed on the host"
+        t_stdout_has "A /workspace/n"
+        [ "$(cat "$P/a" "$P/c" "$P/e/new")" = "user
+user
+user" ] || t_fail "a user's change was overwritten"
+        t_no_file "$P/b"
+        # rtn apply's own writes are no conflict later: change n again, apply again.
+        ov 'echo again >> /workspace/n'
+        t_cmd "$RTN" apply
+        t_stdout_has "M /workspace/n"
+}
+t_run conflicts conflicts
+
+# Names are the agent's: dots that look like "..", control characters that would forge a
+# listing line or drive a terminal. Nothing leaves the workspace, control characters are
+# refused, listings escape them.
+names() {
+        mkproj
+        local before
+        before=$(around)
+        ov 'cd /workspace && python3 -c "
+import os
+for n in [\"...\", \". .\", \"..x\", \"x\\nD passwd\", \"..\\x01\", \"\\x1b[31mred\"]:
+    open(n, \"w\").close()
+for d in [\"... \", \"..\\n\"]:
+    os.mkdir(d)
+    open(d + \"/f\", \"w\").close()
+"'
+        t_cmd "$RTN" diff
+        grep -q '^D passwd' "$T_OUT_FILE" && t_fail "rtn diff printed a forged line"
+        t_stdout_has 'A /workspace/x\x0aD passwd'
+        t_cmd "$RTN" apply
+        t_exit_is 1
+        grep -q '^D passwd' "$T_OUT_FILE" && t_fail "rtn apply printed a forged line"
+        grep -q $'\033' "$T_OUT_FILE" && t_fail "an escape sequence reached the terminal"
+        t_stdout_has 'refused A /workspace/x\x0aD passwd: a control character in its name'
+        t_stdout_has 'refused A /workspace/..\x0a: a control character in its name'
+        t_stdout_has 'refused A /workspace/..\x01: a control character in its name'
+        local f
+        for f in ... ". ." ..x "... /f"; do t_file_exists "$P/$f"; done
+        t_stdout_has 'refused A /workspace/\x1b[31mred: a control character in its name'
+        [ "$(find "$P" -print0 | LC_ALL=C grep -zc $'[\x01-\x1f\x7f]')" = 0 ] ||
+                t_fail "a name with a control character reached the host"
+        [ "$(around)" = "$before" ] || t_fail "the host around the workspace changed"
+}
+t_run names names
+
+# A symlink swapped in while apply runs, on the host (directories of the workspace turned
+# into links out of it) and in the upper (directories of the changes turned into links to
+# directories of secrets): apply never writes outside and never copies what a link points
+# at. openat2(RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS) fails such an open. The swapper is a
+# tight loop (python, no fork per swap) over many directories, so the window between a
+# directory's lstat and its open is hit.
+swapper() {
+        exec python3 - "$@" <<'PY'
+import os, sys, itertools
+swaps = [tuple(a.split("=", 1)) for a in sys.argv[1:]]  # DIR=TARGET: DIR <-> link to TARGET
+for d, target in itertools.cycle(swaps):
+    try:
+        os.rename(d, d + ".real")
+        os.symlink(target, d)
+        os.unlink(d)
+        os.rename(d + ".real", d)
+    except OSError:
+        pass
+PY
+}
+
+swap_during_apply() {
+        mkproj
+        local i pid round args
+        mkdir -p "$T_TMP/secrets"
+        for i in $(seq 20); do echo secret >"$T_TMP/secrets/f$i"; done
+        for i in $(seq 60); do mkdir -p "$P/s$i"; done
+        for round in 1 2 3; do
+                ov 'for i in $(seq 60); do for j in $(seq 20); do
+                        echo mine > /workspace/s$i/f$j; done; mkdir -p /workspace/u$i
+                        echo mine > /workspace/u$i/f1; done'
+                args=()
+                for i in $(seq 60); do
+                        args+=("$P/s$i=$T_TMP/outside" "$UPPER/u$i=$T_TMP/secrets")
+                done
+                swapper "${args[@]}" &
+                pid=$!
+                t_cmd timeout 60 "$RTN" apply
+                kill "$pid"
+                wait "$pid" 2>/dev/null
+                for i in $(seq 60); do
+                        for d in "$P/s$i" "$UPPER/u$i"; do
+                                [ -d "$d.real" ] && rm -rf "$d" && mv "$d.real" "$d"
+                        done
+                done
+                [ "$T_RC" = 0 ] || [ "$T_RC" = 1 ] || t_fail "apply: $(t_last)"
+                [ -z "$(ls -A "$T_TMP/outside")" ] || t_fail "apply wrote outside: $(ls "$T_TMP/outside" | head -3)"
+                grep -rqs secret "$P" && t_fail "apply copied what a swapped link pointed at"
+                "$RTN" reset
+        done
+        true
+}
+t_run swap_during_apply swap_during_apply
+
+# workspace_apply refuses while a command runs: the overlay would change under it.
+serve_busy() {
+        mkproj
+        cat >calls <<'EOF'
+shell_job_start {"command": "echo x > /workspace/x; sleep 60"}
+shell_run {"command": "sleep 0.3"}
+workspace_apply {}
+EOF
+        t_cmd python3 "$T_ROOT/tests/integration/mcp_calls.py" calls -- \
+                "$RTN" serve --workspace "$P" --workspace-mode overlay
+        t_exit_is 0
+        tail -n 1 "$T_OUT_FILE" | grep -q '"isError": true' || t_fail "apply ran beside a job: $(tail -n 1 "$T_OUT_FILE")"
+        t_stdout_has "still running"
+        t_no_file "$P/x"
+}
+t_run serve_busy serve_busy
+
+t_done
