@@ -338,8 +338,7 @@ int rt_send_config(struct rt_sandbox *sb, const struct rt_spec *s, struct rtn_er
         return r < 0 ? r : rt_config_wait(sb, err);
 }
 
-/* Asks rtn-init for the provisioning gate: its listener arrives with SCM_RIGHTS. */
-static int open_gate(struct rt_sandbox *sb, struct rtn_error *err) {
+int rt_sandbox_open_gate(struct rt_sandbox *sb, struct rtn_error *err) {
         struct init_msg_hdr req = {.type = INIT_MSG_GATE_OPEN, .len = sizeof req};
         ssize_t n = rtn_send_msg(sb->ctl, &req, sizeof req, NULL, 0);
         if (n < 0)
@@ -595,7 +594,7 @@ int rt_sandbox_start_queued(const struct rt_spec *spec, struct rt_sandbox *ret, 
         }
         if ((r = rt_config_wait(&sb, err)) < 0)
                 goto fail;
-        if (spec->gate && (r = open_gate(&sb, err)) < 0)
+        if (spec->gate && (r = rt_sandbox_open_gate(&sb, err)) < 0)
                 goto fail;
         *ret = sb;
         return 0;
