@@ -382,14 +382,15 @@ int rt_exec_await_spawned(struct rt_sandbox *sb, const char *cmd, int *ret_maste
         int fds[1];
         size_t nfds = 1;
         ssize_t n = rt_sandbox_recv(sb, buf, sizeof buf, fds, &nfds);
-        if (n <= 0)
-                return rtn_errx(err, EPIPE, "sandbox ended before the command started");
-        if (init_check_msg(buf, (size_t)n, INIT_MSG_SPAWNED, sizeof(struct init_spawned)) == 0) {
+        if (n > 0 &&
+            init_check_msg(buf, (size_t)n, INIT_MSG_SPAWNED, sizeof(struct init_spawned)) == 0) {
                 *ret_master = nfds ? fds[0] : -1;
                 return 0;
         }
         for (size_t i = 0; i < nfds; i++)
-                close(fds[i]);
+                close(fds[i]); /* an empty datagram reads as the end, and may carry one */
+        if (n <= 0)
+                return rtn_errx(err, EPIPE, "sandbox ended before the command started");
         const struct init_status *st = (const void *)buf;
         if (init_check_msg(buf, (size_t)n, INIT_MSG_SPAWN_FAILED, sizeof *st) < 0)
                 return rtn_errx(err, EBADMSG, "unexpected reply to spawn");

@@ -65,7 +65,9 @@ const char *rt_fdpath(char buf[32], int fd);
  * (runtime/limits.c). */
 int rt_child_limits(const struct rt_plan *plan, struct rtn_error *err);
 
-/* Parent side: the configuration exchange with a started rtn-init (runtime/sandbox.c). */
+/* Parent side: the configuration exchange with a started rtn-init (runtime/sandbox.c).
+ * rt_recv_typed reads one message of the given type and exactly len bytes into out, and
+ * returns len; a sandbox child's SETUP_FAILED instead becomes the error it carries. */
 int rt_recv_typed(struct rt_sandbox *sb, void *out, size_t len, uint32_t type, const char *what,
                   struct rtn_error *err);
 int rt_send_config(struct rt_sandbox *sb, const struct rt_spec *s, struct rtn_error *err);

@@ -279,7 +279,7 @@ int rt_recv_typed(struct rt_sandbox *sb, void *out, size_t len, uint32_t type, c
                 msg[sizeof st->message] = '\0';
                 return rtn_errx(err, st->error > 0 ? st->error : EINVAL, "%s", msg);
         }
-        if (init_check_msg(buf, (size_t)n, type, 0) < 0 || (size_t)n > len)
+        if (init_check_msg(buf, (size_t)n, type, len) < 0 || (size_t)n != len)
                 return rtn_errx(err, EBADMSG, "unexpected message %u from sandbox (wanted %s)",
                                 h->type, what);
         memcpy(out, buf, (size_t)n);
@@ -338,6 +338,15 @@ int rt_send_config(struct rt_sandbox *sb, const struct rt_spec *s, struct rtn_er
         return r < 0 ? r : rt_config_wait(sb, err);
 }
 
+/* The gate's proxy waits on its listener for connections from the event loop
+ * (netns/gate.c): anything else rtn-init might pass, a pipe with data in it say, could be
+ * ready for ever and never accept. */
+static bool is_listener(int fd) {
+        int on = 0;
+        socklen_t len = sizeof on;
+        return getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &on, &len) == 0 && on;
+}
+
 int rt_sandbox_open_gate(struct rt_sandbox *sb, struct rtn_error *err) {
         struct init_msg_hdr req = {.type = INIT_MSG_GATE_OPEN, .len = sizeof req};
         ssize_t n = rtn_send_msg(sb->ctl, &req, sizeof req, NULL, 0);
@@ -350,7 +359,7 @@ int rt_sandbox_open_gate(struct rt_sandbox *sb, struct rtn_error *err) {
         if (n < 0)
                 return rtn_err(err, (int)n, "read the gate from rtn-init");
         if (init_check_msg(&g, (size_t)n, INIT_MSG_GATE, sizeof g) < 0 ||
-            (g.error == 0 && nfds != 1)) {
+            (g.error == 0 && (nfds != 1 || !is_listener(fd)))) {
                 if (nfds == 1)
                         close(fd);
                 return rtn_errx(err, EBADMSG, "unexpected reply to the gate request");
