@@ -208,7 +208,7 @@ static int add_host(char ***v, size_t *n, const char *uri) {
 int rt_rootfs_scan_sources(FILE *f, char ***v, size_t *n) {
         char line[4096];
         int r = 0;
-        while (r == 0 && fgets(line, sizeof line, f)) {
+        while (r == 0 && ftell(f) < RT_SOURCES_MAX && fgets(line, sizeof line, f)) {
                 char *s = line + strspn(line, " \t");
                 if (*s == '#')
                         continue;
@@ -219,9 +219,14 @@ int rt_rootfs_scan_sources(FILE *f, char ***v, size_t *n) {
         return r;
 }
 
+/* The base's files are read, not trusted: opened without blocking (a FIFO would hang the
+ * open) and used only when regular (a device may never end), and at most RT_SOURCES_MAX
+ * bytes of each are scanned. */
 static int scan_file(int dirfd, const char *name, char ***v, size_t *n) {
-        _cleanup_close_ int fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-        if (fd < 0)
+        _cleanup_close_ int fd =
+                openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
+        struct stat st;
+        if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
                 return 0;
         _cleanup_fclose_ FILE *f = fdopen(TAKE_FD(fd), "re");
         return f ? rt_rootfs_scan_sources(f, v, n) : 0;

@@ -16,5 +16,7 @@ int rt_rootfs_stamp(int rootfd, char **ret, struct rtn_error *err);
 
 /* The apt sources of a base (rt_rootfs_mirrors): one-line "deb [opts] URI suite..." and
  * deb822 "URIs: a b" alike; the host of every http(s) word not commented out is added to
- * the NULL-terminated *v (*n entries), each once. -ENOMEM, else 0. */
+ * the NULL-terminated *v (*n entries), each once. Stops after RT_SOURCES_MAX bytes of f.
+ * -ENOMEM, else 0. */
+#define RT_SOURCES_MAX (1L << 20)
 int rt_rootfs_scan_sources(FILE *f, char ***v, size_t *n);
