@@ -114,7 +114,7 @@ Test(rt_sandbox_open_gate, fd_must_be_a_listening_socket) {
 
 /* A refusal's errno is rtn-init's to choose: INT_MIN once reached rtn_errx, whose negation
  * of a negative code overflowed (undefined behaviour; UBSan stops there) and left a negative
- * errno in the error. Seeded as fuzz/corpus/fuzz_ctl/configured-errno-int-min. */
+ * errno in the error. Seeded as fuzz/corpus/fuzz_ctl/edge-configured-errno-int-min. */
 Test(rt_config_wait, errno_int_min) {
         struct peer p;
         struct rtn_error err = {0};
