@@ -357,6 +357,9 @@ static void on_ctl(struct rtn_loop *l, int fd, uint32_t ev, void *ud) {
                 session_lost(s, true);
                 return;
         }
+        /* Shorter than a header: its id and type would be what the last message left. */
+        if ((size_t)n < sizeof u.st.hdr)
+                return;
         struct rt_cmd *c = find_cmd(s, u.st.hdr.id);
         if (!c || c->done)
                 return;
