@@ -277,7 +277,9 @@ int rt_recv_typed(struct rt_sandbox *sb, void *out, size_t len, uint32_t type, c
                 char msg[sizeof st->message + 1];
                 memcpy(msg, st->message, sizeof st->message);
                 msg[sizeof st->message] = '\0';
-                return rtn_errx(err, st->error > 0 ? st->error : EINVAL, "%s", msg);
+                return rtn_errx(err, st->error > 0 ? st->error : EINVAL, "%s",
+                                msg[0] ? msg
+                                       : "the sandbox could not be set up (it gave no reason)");
         }
         if (init_check_msg(buf, (size_t)n, type, len) < 0 || (size_t)n != len)
                 return rtn_errx(err, EBADMSG, "unexpected message %u from sandbox (wanted %s)",

@@ -129,3 +129,19 @@ Test(rt_config_wait, errno_int_min) {
         cr_assert_eq(r, -err.code);
         peer_close(&p);
 }
+
+/* fuzz/corpus/fuzz_ctl/crash-setup-failed-no-message: a SETUP_FAILED with an empty message
+ * became an error with no text at all ("rtn: "). */
+Test(rt_recv_typed, setup_failed_without_a_message) {
+        struct peer p;
+        struct rtn_error err = {0};
+        struct init_status st = {.hdr = {.type = INIT_MSG_SETUP_FAILED, .len = sizeof st},
+                                 .error = ENOENT};
+        struct init_ready ready;
+        peer_open(&p);
+        peer_say(&p, &st, sizeof st, -1);
+        cr_assert_eq(rt_recv_typed(&p.sb, &ready, sizeof ready, INIT_MSG_READY, "ready", &err),
+                     -ENOENT);
+        cr_assert_str_eq(err.msg, "the sandbox could not be set up (it gave no reason)");
+        peer_close(&p);
+}
