@@ -3,12 +3,14 @@
  * it is safe to call in a forked child before execve. */
 #include "common/err.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 
 static int vset(struct rtn_error *err, int code, int with_strerror, const char *fmt, va_list ap) {
+        /* Codes can come from a peer (rtn-init's replies): INT_MIN has no positive form. */
         if (code < 0)
-                code = -code;
+                code = code == INT_MIN ? EINVAL : -code;
         if (code == 0)
                 code = EINVAL;
         if (!err)

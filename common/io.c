@@ -127,8 +127,6 @@ ssize_t rtn_recv_msg(int sock, void *buf, size_t len, int *fds, size_t *nfds) {
                 else if (errno != EINTR)
                         return negative_errno();
         }
-        if (n == 0 && reset)
-                return -ECONNRESET; /* nothing was queued behind the reset */
         size_t got = 0;
         for (struct cmsghdr *c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {
                 if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
@@ -145,12 +143,14 @@ ssize_t rtn_recv_msg(int sock, void *buf, size_t len, int *fds, size_t *nfds) {
         }
         if (nfds)
                 *nfds = got;
-        if (msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) {
+        /* Nothing was queued behind a reset (or an empty datagram was, whose fds are
+         * dropped with it), or the message did not fit. */
+        if ((n == 0 && reset) || (msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC))) {
                 for (size_t i = 0; i < got; i++)
                         close(fds[i]);
                 if (nfds)
                         *nfds = 0;
-                return -EMSGSIZE;
+                return n == 0 && reset ? -ECONNRESET : -EMSGSIZE;
         }
         return n;
 }

@@ -24,6 +24,7 @@
 #include "common/cleanup.h"
 #include "common/io.h"
 #include "common/loop.h"
+#include "netns/internal.h"
 #include "netns/netns.h"
 
 #define HEAD_MAX 16384
@@ -176,8 +177,7 @@ static int split_hostport(char *hp, uint16_t def, char **ret_host, uint16_t *ret
         return 0;
 }
 
-/* Parses the request line. CONNECT host:port, or METHOD http://host[:port]/... */
-static int parse_target(char *head, bool *ret_connect, char **ret_host, uint16_t *ret_port) {
+int netns_gate_parse_target(char *head, bool *ret_connect, char **ret_host, uint16_t *ret_port) {
         char *sp1 = strchr(head, ' '), *eol = strstr(head, "\r\n");
         if (!sp1 || !eol || sp1 > eol)
                 return -EINVAL;
@@ -265,7 +265,7 @@ static int decide(struct netns_gate *g, char *head, bool *ret_connect,
         _cleanup_free_ char *host = NULL;
         uint16_t port = 0;
         struct rtn_error err = {0};
-        int r = parse_target(head, ret_connect, &host, &port);
+        int r = netns_gate_parse_target(head, ret_connect, &host, &port);
         if (r == -EPERM)
                 snprintf(why, wl, "only ports 80 and 443 are allowed");
         else if (r == -EPROTONOSUPPORT)

@@ -43,12 +43,13 @@ static void clean_comm(const char *in, size_t cap, char out[INIT_COMM_LEN]) {
 int rt_blocked_decode(const void *buf, size_t len, struct rt_blocked *ret) {
         const struct init_blocked *m = buf;
         *ret = (struct rt_blocked){0};
+        /* No process makes 2^63 calls; the JSON reports counts as signed integers. */
         if (init_check_msg(buf, len, INIT_MSG_BLOCKED, sizeof *m) < 0 || len != sizeof *m ||
-            m->nrec > INIT_BLOCKED_MAX)
+            m->nrec > INIT_BLOCKED_MAX || m->total > INT64_MAX)
                 return -EBADMSG;
         uint64_t sum = 0;
         for (uint32_t i = 0; i < m->nrec; i++) {
-                if (m->rec[i].count == 0 || m->rec[i].count > m->total - sum)
+                if (m->rec[i].count == 0 || m->rec[i].count > m->total - sum || m->rec[i].pid < 0)
                         return -EBADMSG;
                 sum += m->rec[i].count;
         }

@@ -26,6 +26,7 @@
 #include "init/policy.h"
 #include "runtime/blocked.h"
 #include "runtime/cmd.h"
+#include "runtime/internal.h"
 #include "runtime/proxy.h"
 #include "runtime/rootfs.h"
 #include "runtime/runtime.h"
@@ -361,41 +362,49 @@ static void end_sandbox(struct exec_run *run) {
                 rt_sandbox_destroy(&run->sb);
 }
 
-/* Reads one control event; returns -1 when the sandbox is gone. */
-static int on_ctl(struct exec_run *run) {
+int rt_exec_read_ctl(struct rt_sandbox *sb, int *wait_status, struct rt_blocked *blocked) {
         union {
                 struct init_exited ex;
                 struct init_blocked bl;
                 char raw[sizeof(struct init_blocked) + 64];
         } u;
-        ssize_t n = rt_sandbox_recv(&run->sb, u.raw, sizeof u, NULL, NULL);
+        ssize_t n = rt_sandbox_recv(sb, u.raw, sizeof u, NULL, NULL);
         if (n <= 0)
                 return -1;
         if ((size_t)n < sizeof u.ex.hdr || u.ex.hdr.id != 1)
                 return 0;
         if (init_check_msg(u.raw, (size_t)n, INIT_MSG_EXITED, sizeof u.ex) == 0) {
-                run->exited = run->all_exited = true;
-                run->wait_status = u.ex.wait_status;
-        } else if (u.ex.hdr.type == INIT_MSG_BLOCKED) {
-                (void)rt_blocked_decode(u.raw, (size_t)n, &run->blocked); /* bad: no report */
+                *wait_status = u.ex.wait_status;
+                return 1;
         }
+        if (u.ex.hdr.type == INIT_MSG_BLOCKED)
+                (void)rt_blocked_decode(u.raw, (size_t)n, blocked); /* bad: no report */
         return 0;
 }
 
-/* Waits for SPAWNED; on SPAWN_FAILED returns the exit code rtn should use (126/127/125). */
-static int await_spawned(struct exec_run *run, const char *cmd, struct rtn_error *err) {
+/* Reads one control event; returns -1 when the sandbox is gone. */
+static int on_ctl(struct exec_run *run) {
+        int r = rt_exec_read_ctl(&run->sb, &run->wait_status, &run->blocked);
+        if (r == 1)
+                run->exited = run->all_exited = true;
+        return r < 0 ? -1 : 0;
+}
+
+int rt_exec_await_spawned(struct rt_sandbox *sb, const char *cmd, int *ret_master,
+                          struct rtn_error *err) {
         char buf[sizeof(struct init_status) + 64];
         int fds[1];
         size_t nfds = 1;
-        ssize_t n = rt_sandbox_recv(&run->sb, buf, sizeof buf, fds, &nfds);
-        if (n <= 0)
-                return rtn_errx(err, EPIPE, "sandbox ended before the command started");
-        if (init_check_msg(buf, (size_t)n, INIT_MSG_SPAWNED, sizeof(struct init_spawned)) == 0) {
-                run->master = nfds ? fds[0] : -1;
+        ssize_t n = rt_sandbox_recv(sb, buf, sizeof buf, fds, &nfds);
+        if (n > 0 &&
+            init_check_msg(buf, (size_t)n, INIT_MSG_SPAWNED, sizeof(struct init_spawned)) == 0) {
+                *ret_master = nfds ? fds[0] : -1;
                 return 0;
         }
         for (size_t i = 0; i < nfds; i++)
-                close(fds[i]);
+                close(fds[i]); /* an empty datagram reads as the end, and may carry one */
+        if (n <= 0)
+                return rtn_errx(err, EPIPE, "sandbox ended before the command started");
         const struct init_status *st = (const void *)buf;
         if (init_check_msg(buf, (size_t)n, INIT_MSG_SPAWN_FAILED, sizeof *st) < 0)
                 return rtn_errx(err, EBADMSG, "unexpected reply to spawn");
@@ -485,7 +494,7 @@ static int send_command(struct rt_sandbox *sb, void *arg, struct rtn_error *err)
 /* After the sandbox has started with the spawn request queued: its reply, then the tty. */
 static int start_command(struct exec_run *run, struct exec_opts *o, struct rtn_error *err) {
         int r;
-        if ((r = await_spawned(run, o->argv[0], err)) != 0)
+        if ((r = rt_exec_await_spawned(&run->sb, o->argv[0], &run->master, err)) != 0)
                 return r;
         if (o->tty && run->master >= 0) {
                 if (isatty(STDIN_FILENO) && tcgetattr(STDIN_FILENO, &saved_tio) == 0) {

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "common/cleanup.h"
@@ -109,6 +110,13 @@ static void server_died(struct rt_files *f, const char *what) {
         kick(f);
 }
 
+/* OPEN's answer is read on the event loop (runtime/serve_files.c): only a regular file is
+ * sure never to block it, where a pipe or socket the sandbox holds the other end of would. */
+static bool is_regular(int fd) {
+        struct stat st;
+        return fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+}
+
 static void on_reply(struct rt_files *f, const struct init_files_resp *m, int fd) {
         struct pending *p = f->head;
         if (!p || !p->sent || m->hdr.id != p->id ||
@@ -131,8 +139,10 @@ static void on_reply(struct rt_files *f, const struct init_files_resp *m, int fd
                                    .ino = m->ino,
                                    .mode = m->mode,
                                    .fd = -1};
-        if (r.error < 0 || (r.error == 0 && m->hdr.type == INIT_FILES_OPEN && fd < 0))
+        if (r.error < 0 || (r.error == 0 && m->hdr.type == INIT_FILES_OPEN && !is_regular(fd))) {
                 r.error = EBADMSG;
+                r.message = "the sandbox's file server answered without a regular file";
+        }
         if (r.error == 0 && m->hdr.type == INIT_FILES_OPEN)
                 r.fd = TAKE_FD(fd);
         rtn_safe_close(fd);
@@ -178,7 +188,7 @@ static void on_started(void *ud, const void *msg, size_t len, int fd) {
                 return; /* a stale answer to an earlier start */
         }
         f->starting = false;
-        int r = st->error ? -st->error : fd < 0 ? -EBADMSG : 0;
+        int r = st->error > 0 ? -st->error : st->error || fd < 0 ? -EBADMSG : 0;
         if (r == 0 && (r = rtn_fd_nonblock(fd, 1)) == 0)
                 r = rtn_loop_add_fd(f->loop, fd, EPOLLIN, on_sock, f);
         if (r < 0) {

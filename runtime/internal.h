@@ -90,7 +90,9 @@ const char *rt_fdpath(char buf[32], int fd);
  * (runtime/limits.c). */
 int rt_child_limits(const struct rt_plan *plan, struct rtn_error *err);
 
-/* Parent side: the configuration exchange with a started rtn-init (runtime/sandbox.c). */
+/* Parent side: the configuration exchange with a started rtn-init (runtime/sandbox.c).
+ * rt_recv_typed reads one message of the given type and exactly len bytes into out, and
+ * returns len; a sandbox child's SETUP_FAILED instead becomes the error it carries. */
 int rt_recv_typed(struct rt_sandbox *sb, void *out, size_t len, uint32_t type, const char *what,
                   struct rtn_error *err);
 int rt_send_config(struct rt_sandbox *sb, const struct rt_spec *s, const char *const readonly[],
@@ -99,6 +101,26 @@ int rt_send_config(struct rt_sandbox *sb, const struct rt_spec *s, const char *c
 int rt_config_send(struct rt_sandbox *sb, const struct rt_spec *s, const char *const readonly[],
                    uint32_t nreadonly, struct rtn_error *err);
 int rt_config_wait(struct rt_sandbox *sb, struct rtn_error *err);
+/* Asks rtn-init for the provisioning gate: its listener arrives with SCM_RIGHTS and becomes
+ * sb->gate_fd, its port sb->gate_port. */
+int rt_sandbox_open_gate(struct rt_sandbox *sb, struct rtn_error *err);
+
+/* The second half of rt_session_ensure: the session takes over sb, a started sandbox, and
+ * watches its control socket on the loop (runtime/session.c). fuzz/fuzz_session.c attaches
+ * one whose rtn-init it plays itself. */
+struct rt_session;
+int rt_session_attach(struct rt_session *s, const struct rt_sandbox *sb, struct rtn_error *err);
+
+/* rtn exec's command (id 1) as rtn-init reports it (runtime/exec.c). await_spawned reads
+ * the spawn reply: 0 with *ret_master the pty master (or -1); on SPAWN_FAILED the exit code
+ * rtn exec uses (127 not found, 126 cannot execute, 125 another step), with err saying
+ * why; < 0 when the sandbox ended or sent anything else. read_ctl reads one event: EXITED
+ * sets *wait_status and returns 1, BLOCKED fills *blocked (emptied when malformed), anything
+ * else is ignored (0); -1 when the sandbox is gone. */
+struct rt_blocked;
+int rt_exec_await_spawned(struct rt_sandbox *sb, const char *cmd, int *ret_master,
+                          struct rtn_error *err);
+int rt_exec_read_ctl(struct rt_sandbox *sb, int *wait_status, struct rt_blocked *blocked);
 
 /* --isolation landlock: rtn-init on the host, no namespaces (runtime/hostmode.c). */
 int rt_hostmode_start(const struct rt_spec *spec, struct rt_sandbox *sb, struct rtn_error *err);

@@ -12,11 +12,13 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include "common/cleanup.h"
 #include "common/io.h"
 #include "common/json.h"
 #include "common/syscall.h"
 #include "init/policy.h"
 #include "runtime/cmd.h"
+#include "runtime/internal.h"
 #include "runtime/runtime.h"
 
 struct check {
@@ -127,18 +129,16 @@ static void probe_sandbox(void) {
         fds[0] = fds[1] = fds[2] = open("/dev/null", O_RDWR | O_CLOEXEC);
         int r = rt_sandbox_spawn(&sb, 1, 0, INIT_POLICY_AGENT, "/", argv, envp, fds, 0, 0, &err);
         close(fds[0]);
-        char buf[sizeof(struct init_status) + 64];
-        ssize_t n = r < 0 ? r : rt_sandbox_recv(&sb, buf, sizeof buf, NULL, NULL);
-        if (n > 0 &&
-            init_check_msg(buf, (size_t)n, INIT_MSG_SPAWNED, sizeof(struct init_spawned)) == 0)
+        int master = -1;
+        if (r == 0)
+                r = rt_exec_await_spawned(&sb, argv[0], &master, &err);
+        rtn_safe_close(master);
+        if (r == 0)
                 add("seccomp", true, true,
                     "filter loaded for a command (with no_new_privs, "
                     "Landlock and rlimits)");
-        else if (n > 0 && ((struct init_msg_hdr *)buf)->type == INIT_MSG_SPAWN_FAILED)
-                add("seccomp", false, true, "a command could not start: %s",
-                    ((struct init_status *)buf)->message);
         else
-                add("seccomp", false, true, "no answer from rtn-init (%s)", err.msg);
+                add("seccomp", false, true, "a command could not start: %s", err.msg);
         rt_sandbox_destroy(&sb);
 }
 

@@ -205,15 +205,10 @@ static int add_host(char ***v, size_t *n, const char *uri) {
         return 0;
 }
 
-/* One-line "deb [opts] URI suite..." and deb822 "URIs: a b" alike: every http(s) word. */
-static int scan_file(int dirfd, const char *name, char ***v, size_t *n) {
-        _cleanup_close_ int fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-        if (fd < 0)
-                return 0;
-        _cleanup_fclose_ FILE *f = fdopen(TAKE_FD(fd), "re");
+int rt_rootfs_scan_sources(FILE *f, char ***v, size_t *n) {
         char line[4096];
         int r = 0;
-        while (f && r == 0 && fgets(line, sizeof line, f)) {
+        while (r == 0 && ftell(f) < RT_SOURCES_MAX && fgets(line, sizeof line, f)) {
                 char *s = line + strspn(line, " \t");
                 if (*s == '#')
                         continue;
@@ -222,6 +217,19 @@ static int scan_file(int dirfd, const char *name, char ***v, size_t *n) {
                                 r = add_host(v, n, w);
         }
         return r;
+}
+
+/* The base's files are read, not trusted: opened without blocking (a FIFO would hang the
+ * open) and used only when regular (a device may never end), and at most RT_SOURCES_MAX
+ * bytes of each are scanned. */
+static int scan_file(int dirfd, const char *name, char ***v, size_t *n) {
+        _cleanup_close_ int fd =
+                openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
+        struct stat st;
+        if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
+                return 0;
+        _cleanup_fclose_ FILE *f = fdopen(TAKE_FD(fd), "re");
+        return f ? rt_rootfs_scan_sources(f, v, n) : 0;
 }
 
 int rt_rootfs_mirrors(const char *rootfs, char ***ret_hosts, size_t *ret_n) {

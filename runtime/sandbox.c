@@ -294,9 +294,11 @@ int rt_recv_typed(struct rt_sandbox *sb, void *out, size_t len, uint32_t type, c
                 char msg[sizeof st->message + 1];
                 memcpy(msg, st->message, sizeof st->message);
                 msg[sizeof st->message] = '\0';
-                return rtn_errx(err, st->error > 0 ? st->error : EINVAL, "%s", msg);
+                return rtn_errx(err, st->error > 0 ? st->error : EINVAL, "%s",
+                                msg[0] ? msg
+                                       : "the sandbox could not be set up (it gave no reason)");
         }
-        if (init_check_msg(buf, (size_t)n, type, 0) < 0 || (size_t)n > len)
+        if (init_check_msg(buf, (size_t)n, type, len) < 0 || (size_t)n != len)
                 return rtn_errx(err, EBADMSG, "unexpected message %u from sandbox (wanted %s)",
                                 h->type, what);
         memcpy(out, buf, (size_t)n);
@@ -364,8 +366,16 @@ int rt_send_config(struct rt_sandbox *sb, const struct rt_spec *s, const char *c
         return r < 0 ? r : rt_config_wait(sb, err);
 }
 
-/* Asks rtn-init for the provisioning gate: its listener arrives with SCM_RIGHTS. */
-static int open_gate(struct rt_sandbox *sb, struct rtn_error *err) {
+/* The gate's proxy waits on its listener for connections from the event loop
+ * (netns/gate.c): anything else rtn-init might pass, a pipe with data in it say, could be
+ * ready for ever and never accept. */
+static bool is_listener(int fd) {
+        int on = 0;
+        socklen_t len = sizeof on;
+        return getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &on, &len) == 0 && on;
+}
+
+int rt_sandbox_open_gate(struct rt_sandbox *sb, struct rtn_error *err) {
         struct init_msg_hdr req = {.type = INIT_MSG_GATE_OPEN, .len = sizeof req};
         ssize_t n = rtn_send_msg(sb->ctl, &req, sizeof req, NULL, 0);
         if (n < 0)
@@ -377,7 +387,7 @@ static int open_gate(struct rt_sandbox *sb, struct rtn_error *err) {
         if (n < 0)
                 return rtn_err(err, (int)n, "read the gate from rtn-init");
         if (init_check_msg(&g, (size_t)n, INIT_MSG_GATE, sizeof g) < 0 ||
-            (g.error == 0 && nfds != 1)) {
+            (g.error == 0 && (nfds != 1 || !is_listener(fd)))) {
                 if (nfds == 1)
                         close(fd);
                 return rtn_errx(err, EBADMSG, "unexpected reply to the gate request");
@@ -648,7 +658,7 @@ int rt_sandbox_start_queued(const struct rt_spec *spec, struct rt_sandbox *ret, 
         }
         if ((r = rt_config_wait(&sb, err)) < 0)
                 goto fail;
-        if (spec->gate && (r = open_gate(&sb, err)) < 0)
+        if (spec->gate && (r = rt_sandbox_open_gate(&sb, err)) < 0)
                 goto fail;
         *ret = sb;
         return 0;

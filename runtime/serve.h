@@ -64,6 +64,13 @@ int serve_env_call(struct serve *sv, struct mcp_call *call, const char *tool,
 int serve_files_call(struct serve *sv, struct mcp_call *call, const char *tool,
                      const struct mcp_args *args);
 int serve_bind_call(struct serve *sv, struct mcp_call *call, const struct mcp_args *args);
+/* The result of file_list (search false) or file_search from the file server's records
+ * (init/init.h; untrusted, every length checked) into b: entries or matches sorted by path,
+ * each path joined to shown (the listed path as the agent named it). count is the records
+ * the server said it wrote, truncated its TRUNCATED flag. -ENOMEM, else 0. */
+struct rtn_json_buf;
+int serve_files_walk_json(struct rtn_json_buf *b, const char *shown, bool search, const char *buf,
+                          size_t len, uint64_t count, bool truncated);
 void serve_bind_free(struct serve *sv);
 /* env_status's "host_dirs": the host directories bound in, their mode and protections
  * (serve_hostdirs.c). */

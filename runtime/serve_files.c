@@ -374,42 +374,54 @@ static const char *type_name(char t) {
         return t == 'f' ? "file" : t == 'd' ? "dir" : t == 'l' ? "symlink" : "other";
 }
 
+int serve_files_walk_json(struct rtn_json_buf *b, const char *shown, bool search, const char *buf,
+                          size_t len, uint64_t count, bool truncated) {
+        _cleanup_free_ struct rec *recs = calloc(LIST_MAX, sizeof *recs);
+        if (!recs)
+                return -ENOMEM;
+        size_t n = parse_recs(buf, len, search, recs, LIST_MAX);
+        qsort(recs, n, sizeof *recs, rec_cmp);
+        rtn_json_obj_begin(b);
+        if (!search)
+                rtn_json_kv_str(b, "path", shown);
+        rtn_json_key(b, search ? "matches" : "entries");
+        rtn_json_arr_begin(b);
+        for (size_t i = 0; i < n; i++) {
+                rtn_json_obj_begin(b);
+                rtn_json_key(b, "path");
+                json_joined(b, shown, &recs[i]);
+                if (search) {
+                        rtn_json_kv_int(b, "line", (int64_t)recs[i].num);
+                        rtn_json_key(b, "text");
+                        rtn_json_strn(b, recs[i].text, recs[i].tlen);
+                } else {
+                        rtn_json_kv_str(b, "type", type_name(recs[i].type));
+                        rtn_json_kv_int(b, "size",
+                                        (int64_t)(recs[i].num > INT64_MAX ? 0 : recs[i].num));
+                }
+                rtn_json_obj_end(b);
+        }
+        rtn_json_arr_end(b);
+        rtn_json_kv_bool(b, "truncated", truncated || n < count);
+        rtn_json_obj_end(b);
+        return 0;
+}
+
 static void walk_done(void *ud, const struct rt_files_reply *r, bool search) {
         struct fctx *c = ud;
         if (r->error)
                 return finish_error(c, "%s", r->message[0] ? r->message : strerror(r->error));
         size_t len = r->size < INIT_FILES_OUT_MAX ? (size_t)r->size : INIT_FILES_OUT_MAX;
         _cleanup_free_ char *buf = malloc(len + 1);
-        _cleanup_free_ struct rec *recs = calloc(LIST_MAX, sizeof *recs);
-        if (!buf || !recs)
+        if (!buf)
                 return finish_error(c, "out of memory");
         ssize_t got = pread(c->out_fd, buf, len, 0);
-        size_t n = parse_recs(buf, got > 0 ? (size_t)got : 0, search, recs, LIST_MAX);
-        qsort(recs, n, sizeof *recs, rec_cmp);
         struct rtn_json_buf b = RTN_JSON_BUF_INIT(0);
-        rtn_json_obj_begin(&b);
-        if (!search)
-                rtn_json_kv_str(&b, "path", c->shown);
-        rtn_json_key(&b, search ? "matches" : "entries");
-        rtn_json_arr_begin(&b);
-        for (size_t i = 0; i < n; i++) {
-                rtn_json_obj_begin(&b);
-                rtn_json_key(&b, "path");
-                json_joined(&b, c->shown, &recs[i]);
-                if (search) {
-                        rtn_json_kv_int(&b, "line", (int64_t)recs[i].num);
-                        rtn_json_key(&b, "text");
-                        rtn_json_strn(&b, recs[i].text, recs[i].tlen);
-                } else {
-                        rtn_json_kv_str(&b, "type", type_name(recs[i].type));
-                        rtn_json_kv_int(&b, "size",
-                                        (int64_t)(recs[i].num > INT64_MAX ? 0 : recs[i].num));
-                }
-                rtn_json_obj_end(&b);
+        if (serve_files_walk_json(&b, c->shown, search, buf, got > 0 ? (size_t)got : 0, r->count,
+                                  r->flags & INIT_FILES_TRUNCATED) < 0) {
+                rtn_json_buf_free(&b);
+                return finish_error(c, "out of memory");
         }
-        rtn_json_arr_end(&b);
-        rtn_json_kv_bool(&b, "truncated", (r->flags & INIT_FILES_TRUNCATED) || n < r->count);
-        rtn_json_obj_end(&b);
         finish(c, &b);
 }
 

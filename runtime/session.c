@@ -20,6 +20,7 @@
 #include "common/log.h"
 #include "common/loop.h"
 #include "init/policy.h"
+#include "runtime/internal.h"
 #include "runtime/session.h"
 
 #define GRACE_MS 100
@@ -360,6 +361,9 @@ static void on_ctl(struct rtn_loop *l, int fd, uint32_t ev, void *ud) {
                 session_lost(s, true);
                 return;
         }
+        /* Shorter than a header: its id and type would be what the last message left. */
+        if ((size_t)n < sizeof u.st.hdr)
+                return;
         struct rt_cmd *c = find_cmd(s, u.st.hdr.id);
         if (!c || c->done)
                 return;
@@ -412,13 +416,18 @@ int rt_session_ensure(struct rt_session *s, struct rtn_error *err) {
         spec.layers = (const char *const *)s->layers;
         spec.nlayers = s->nlayers;
         spec.upper_dir = s->dir;
-        int r = rt_sandbox_start(&spec, &s->sb, err);
-        if (r < 0)
-                return r;
+        struct rt_sandbox sb;
+        int r = rt_sandbox_start(&spec, &sb, err);
+        return r < 0 ? r : rt_session_attach(s, &sb, err);
+}
+
+int rt_session_attach(struct rt_session *s, const struct rt_sandbox *sb, struct rtn_error *err) {
+        s->sb = *sb;
         s->idmap = s->sb.idmap;
         s->started = true;
         (void)rtn_fd_nonblock(s->sb.ctl, 1);
-        if ((r = rtn_loop_add_fd(s->loop, s->sb.ctl, EPOLLIN, on_ctl, s)) < 0) {
+        int r = rtn_loop_add_fd(s->loop, s->sb.ctl, EPOLLIN, on_ctl, s);
+        if (r < 0) {
                 rt_sandbox_destroy(&s->sb);
                 return rtn_err(err, r, "watch sandbox control socket");
         }

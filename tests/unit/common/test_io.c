@@ -4,6 +4,7 @@
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -76,4 +77,28 @@ Test(rtn_recv_msg, passes_fds) {
         close(devnull);
         close(sv[0]);
         close(sv[1]);
+}
+
+/* Found by fuzz/fuzz_session.c (fuzz/corpus/fuzz_session/crash-reset-empty-datagram-fd): an
+ * empty datagram behind a reset is reported as the reset, and the fd it carried was neither
+ * returned nor closed. rtn-init can send that and close: an fd of its choosing then stayed
+ * open in `rtn serve` for good. */
+Test(rtn_recv_msg, empty_datagram_behind_a_reset_leaks_no_fd) {
+        int sv[2], p[2];
+        cr_assert_eq(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv), 0);
+        cr_assert_eq(pipe2(p, O_CLOEXEC), 0);
+        cr_assert_eq(rtn_send_msg(sv[1], "", 0, &p[0], 1), 0);
+        close(p[0]);
+        cr_assert_eq(rtn_send_msg(sv[0], "x", 1, NULL, 0), 1);
+        close(sv[1]);
+        int fds[1] = {-1};
+        size_t nfds = 1;
+        char buf[8];
+        cr_assert_eq(rtn_recv_msg(sv[0], buf, sizeof buf, fds, &nfds), -ECONNRESET);
+        cr_assert_eq(nfds, 0);
+        signal(SIGPIPE, SIG_IGN);
+        cr_assert_eq(write(p[1], "x", 1), -1, "the pipe's read end is still open in the reader");
+        cr_assert_eq(errno, EPIPE);
+        close(p[1]);
+        close(sv[0]);
 }

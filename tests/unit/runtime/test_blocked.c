@@ -109,3 +109,35 @@ Test(rt_blocked_json, records_and_more) {
                          "\"count\":3}],\"blocked_more\":1}");
         rtn_json_buf_free(&jb);
 }
+
+/* Found by fuzz/fuzz_blocked.c (fuzz/corpus/fuzz_blocked/crash-total-above-int64): a total
+ * above INT64_MAX was accepted, and the tool result then reported a negative count and
+ * "blocked_more". No process makes 2^63 calls: such a report is malformed. */
+Test(rt_blocked_decode, total_above_int64_is_malformed) {
+        struct rt_blocked b;
+        struct init_blocked m = msg(1, (uint64_t)INT64_MAX + 1);
+        m.rec[0] = (struct init_blocked_rec){.nr = SYS_mount, .pid = 2, .count = 1};
+        cr_assert_eq(rt_blocked_decode(&m, sizeof m, &b), -EBADMSG);
+        m.total = INT64_MAX;
+        m.rec[0].count = INT64_MAX;
+        cr_assert_eq(rt_blocked_decode(&m, sizeof m, &b), 0);
+        struct rtn_json_buf jb = RTN_JSON_BUF_INIT(0);
+        rtn_json_obj_begin(&jb);
+        rt_blocked_json(&jb, &b);
+        rtn_json_obj_end(&jb);
+        cr_assert_not_null(strstr(jb.data, "\"count\":9223372036854775807"), "%s", jb.data);
+        cr_assert_not_null(strstr(jb.data, "\"blocked_more\":0"), "%s", jb.data);
+        rtn_json_buf_free(&jb);
+}
+
+/* Found by fuzz/fuzz_blocked.c (fuzz/corpus/fuzz_blocked/crash-negative-pid): a negative pid
+ * went into the stderr line and the JSON as it came. The kernel reports a caller's pid in
+ * rtn-init's namespace, or 0 when it is not visible there; never below 0. */
+Test(rt_blocked_decode, negative_pid_is_malformed) {
+        struct rt_blocked b;
+        struct init_blocked m = msg(1, 1);
+        m.rec[0] = (struct init_blocked_rec){.nr = SYS_mount, .pid = -1, .count = 1};
+        cr_assert_eq(rt_blocked_decode(&m, sizeof m, &b), -EBADMSG);
+        m.rec[0].pid = 0;
+        cr_assert_eq(rt_blocked_decode(&m, sizeof m, &b), 0);
+}
