@@ -84,8 +84,8 @@ struct mcp_arg_spec {
         const char *name;
         enum mcp_arg_type type;
         bool required;
-        int64_t min, max; /* INT: value range; STRING: max bytes; STRV/MAP: max items */
-        const char *const *enumv; /* STRING: allowed values, NULL-terminated, or NULL */
+        int64_t min, max; /* INT: value range; STRING: bytes; STRV/MAP: items */
+        const char *const *enumv; /* STRING: allowed values (NULL-terminated; min/max unused) */
         const char *description;
 };
 
