@@ -467,7 +467,7 @@ void mcp_call_progress(struct mcp_call *call, double progress, double total, con
                 rtn_json_key(&b, "total");
                 rtn_json_double(&b, total);
         }
-        if (msg && s->version >= MCP_V2025_03_26) /* message arrived in 2025-03-26 */
+        if (msg && call->version >= MCP_V2025_03_26) /* message arrived in 2025-03-26 */
                 rtn_json_kv_str(&b, "message", msg);
         rtn_json_obj_end(&b);
         rtn_json_obj_end(&b);
