@@ -172,6 +172,8 @@ struct mcp_call {
         char *progress_token; /* raw JSON, or NULL */
         double last_progress;
         bool has_progress;
+        uint64_t start_usec, progress_at_usec; /* CLOCK_MONOTONIC: began, last progress sent */
+        struct rtn_loop_source *heartbeat; /* cfg.progress_usec timer, with a progress token */
         bool cancelled;
         bool in_backend; /* inside ops->call: finish must not free yet */
         bool finished;
@@ -213,6 +215,8 @@ struct mcp_batch *mcp_batch_ref(struct mcp_batch *batch);
 void mcp_call_reply(struct mcp_call *c, const char *structured, const char *text, const char *note,
                     bool is_error);
 struct mcp_call *mcp_call_lookup(struct mcp_server *s, const char *id, size_t id_len);
+/* Starts the call's progress_usec timer when its request asked for progress (server.c). */
+int mcp_call_heartbeat_start(struct mcp_call *c);
 void mcp_call_release(struct mcp_call *c);
 /* enum mcp_log_level of a logging/setLevel name, or -EINVAL. */
 int mcp_log_level_parse(const char *name);

@@ -56,10 +56,15 @@ struct mcp_config {
         const char *server_name; /* serverInfo.name */
         const char *server_version;
         const char *instructions; /* initialize's instructions; NULL for the default */
+        /* A call whose request asked for progress and that has sent none for this long gets a
+         * notifications/progress saying how long it has run, and again every time as long
+         * again passes: a client that resets its timeout on progress then never gives up on a
+         * call that is still running. 0: never. */
+        uint64_t progress_usec;
 };
 
 /* Defaults: 4 MiB lines, 16 MiB messages, 64 MiB queue, 65536 tokens, depth 64, 64 calls,
- * batches of 64, 50 tools a page, no optional tools. */
+ * batches of 64, 50 tools a page, no optional tools, progress every 5 s. */
 void mcp_config_init(struct mcp_config *c);
 
 struct mcp_backend_ops {
@@ -131,7 +136,9 @@ void mcp_call_finish_error(struct mcp_call *call, const char *fmt, ...)
         __attribute__((format(printf, 2, 3)));
 /* notifications/progress when the request carried _meta.progressToken; otherwise nothing.
  * progress must grow from one notification to the next (the spec requires it; a smaller
- * value is dropped). total <= 0 means unknown; msg may be NULL. */
+ * value is dropped). total <= 0 means unknown; msg may be NULL. Backends that measure
+ * progress in seconds since the call began agree with the server's own progress_usec
+ * notifications, which count the same way. */
 void mcp_call_progress(struct mcp_call *call, double progress, double total, const char *msg);
 bool mcp_call_wants_progress(const struct mcp_call *call);
 

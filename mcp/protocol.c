@@ -350,6 +350,8 @@ static int start_call(struct mcp_server *s, const struct mcp_msg *m, struct mcp_
         c->next = s->calls;
         s->calls = c;
         s->ncalls++;
+        if (mcp_call_heartbeat_start(c) < 0)
+                log_warn("mcp: no progress timer for call %s", c->id);
         c->in_backend = true;
         r = s->ops->call(s->ctx, c, tool->name, c->args);
         c->in_backend = false;
