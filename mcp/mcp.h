@@ -1,6 +1,7 @@
 /* The MCP server behind `rtn serve`: JSON-RPC 2.0 over a pair of fds (one message per line),
- * the MCP lifecycle and utilities (initialize and version negotiation, ping, cancellation,
- * progress, logging, tools/list pagination) and the tool table with argument validation.
+ * both protocol eras (a legacy session opened by initialize, and stateless 2026-07-28
+ * requests), the utilities (ping, cancellation, progress, logging, tools/list pagination)
+ * and the tool table with argument validation.
  * It knows nothing about sandboxes: a backend does the work behind struct mcp_backend_ops.
  *
  * Calls are asynchronous. The server validates a tools/call against the tool's input schema,
@@ -99,10 +100,12 @@ struct rtn_loop *mcp_server_loop(struct mcp_server *s);
 /* Asks the backend to shut down, flushes output (for at most 2 s) and stops the loop with
  * code. Called on stdin EOF with 0 and by mcp_serve_main on SIGTERM/SIGINT. */
 void mcp_server_shutdown(struct mcp_server *s, int code);
-/* The protocol version agreed in initialize, NULL before. */
+/* The protocol version agreed in initialize, NULL before. Modern (2026-07-28) requests make
+ * no session and leave it as it is. */
 const char *mcp_server_protocol_version(const struct mcp_server *s);
-/* notifications/message at level, sent when level >= the client's logging/setLevel (default
- * info) and after initialize; dropped while output is backed up. Also logged to stderr. */
+/* notifications/message at level, sent to a legacy session when level >= the client's
+ * logging/setLevel (default info), never to modern requests (their log messages must belong
+ * to the request that asked); dropped while output is backed up. Also logged to stderr. */
 void mcp_log(struct mcp_server *s, enum mcp_log_level level, const char *fmt, ...)
         __attribute__((format(printf, 3, 4)));
 
