@@ -3,7 +3,8 @@
 # (tests/mcp-client): the 2.x client pinned to 2026-07-28 (modern), probing with server/discover
 # and falling back if it must (auto), and with initialize (legacy), each through
 # tests/mcp-client/modern.mjs (discovery, calls, argument errors, cancellation, progress that
-# outlasts the client's timeout); and Inspector 2.x's CLI with --protocol-era modern and auto:
+# outlasts the client's timeout); the SDK 1.x client over each legacy version
+# (tests/mcp-client/legacy.mjs); and Inspector 2.x's CLI with --protocol-era modern and auto:
 # tools/list under --strict and a tools/call.
 . "$(dirname "$0")/../lib.sh"
 t_need_rtn
@@ -20,6 +21,13 @@ client_mode() {
         T_CMD_TIMEOUT=180 t_cmd node "$client_dir/modern.mjs" "$RTN" "$T_TMP/data" "$1"
         t_exit_is 0
         t_stdout_has "modern done [$1]"
+}
+
+sdk1_version() {
+        need_client sdk
+        T_CMD_TIMEOUT=120 t_cmd node "$client_dir/legacy.mjs" "$RTN" "$T_TMP/data" "$1"
+        t_exit_is 0
+        t_stdout_has "legacy done [$1]"
 }
 
 inspector() { # ERA ARGS...: the Inspector CLI against `rtn serve`
@@ -49,6 +57,9 @@ inspector_era() {
 t_run client_2x_modern client_mode modern
 t_run client_2x_auto client_mode auto
 t_run client_2x_legacy client_mode legacy
+for v in 2024-11-05 2025-03-26 2025-06-18 2025-11-25; do
+        t_run "sdk1_$v" sdk1_version "$v"
+done
 t_run inspector_modern inspector_era modern
 t_run inspector_auto inspector_era auto
 t_done
