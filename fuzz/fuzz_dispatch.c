@@ -1,7 +1,8 @@
 /* Fuzzes a whole request stream through the MCP server: framing, parsing, dispatch, argument
  * validation, calls held in flight, cancellation, progress and shutdown, with the sandbox
- * replaced by a stub backend at its interface. The first byte picks the protocol version the
- * session is initialized with (or none), so batch and post-initialize paths are reached. The
+ * replaced by a stub backend at its interface. The first byte picks the legacy protocol version
+ * the session is initialized with (or none), so batch and post-initialize paths are reached;
+ * lines naming 2026-07-28 in their _meta take the modern path whatever it picked. The
  * oracle beyond the sanitizers: every line the server writes must be valid JSON. */
 #include <errno.h>
 #include <fcntl.h>
@@ -100,8 +101,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
             rtn_loop_new(&loop) < 0 ||
             mcp_server_new(&cfg, loop, in[0], pout[1], &stub_ops, &st, &s, NULL) < 0)
                 abort();
-        int v = data[0] % 5;
-        if (v < MCP_V_COUNT) {
+        int v = data[0] % 5; /* 4: no initialize */
+        if (v < MCP_V_FIRST_MODERN) {
                 char init[160];
                 int n = snprintf(
                         init, sizeof init,

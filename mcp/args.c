@@ -24,19 +24,48 @@ static const struct mcp_arg_spec *spec_find(const struct mcp_tool *t, const stru
         return NULL;
 }
 
-/* A string token: decodable, no NUL, byte length in [min, max]. */
+/* "a number", "an array" ...: what the agent sent instead, for messages that say both what
+ * was expected and what came. */
+static const char *kind_name(const struct rtn_json_doc *d, int v) {
+        switch (rtn_json_kind(d, v)) {
+        case 's':
+                return "a string";
+        case 'd':
+                return "a number";
+        case 'b':
+                return "a boolean";
+        case 'a':
+                return "an array";
+        case 'o':
+                return "an object";
+        case 'n':
+                return "null";
+        }
+        return "something else";
+}
+
+/* A string token: decodable, no NUL, byte length in [min, max]. -EINVAL another type,
+ * -EILSEQ a NUL, -E2BIG too long, -ERANGE too short (*ret_len is set then too). */
 static int check_string(const struct rtn_json_doc *d, int v, int64_t min, int64_t max,
                         size_t *ret_len) {
         if (rtn_json_kind(d, v) != 's')
                 return -EINVAL;
         _cleanup_free_ char *s = NULL;
         int r = rtn_json_get_cstr(d, v, (size_t)max, &s);
+        if (r == -EINVAL)
+                return -EILSEQ; /* a string, so the refusal was its NUL */
         if (r < 0)
                 return r;
-        if (r < min)
-                return -ERANGE;
         *ret_len = (size_t)r;
-        return 0;
+        return r < min ? -ERANGE : 0;
+}
+
+/* "must be one of "ro" "rw"" into why at n; returns the new length. */
+static int enum_list(const struct mcp_arg_spec *a, char *why, size_t wl, int n) {
+        n += snprintf(why + n, wl - (size_t)n, " must be one of");
+        for (const char *const *e = a->enumv; *e && n > 0 && (size_t)n < wl; e++)
+                n += snprintf(why + n, wl - (size_t)n, " \"%s\"", *e);
+        return n;
 }
 
 static int check_enum(const struct mcp_arg_spec *a, const struct rtn_json_doc *d, int v) {
@@ -46,21 +75,43 @@ static int check_enum(const struct mcp_arg_spec *a, const struct rtn_json_doc *d
         return -EINVAL;
 }
 
+/* An enum is checked before the length: a value that is not in the list is the problem to
+ * name, whatever its length ("hex" for encoding is not "too short"). */
 static int check_string_arg(const struct mcp_arg_spec *a, const struct rtn_json_doc *d, int v,
                             char *why, size_t wl) {
-        size_t len;
-        int r = check_string(d, v, a->min, a->max, &len);
-        if (r == -E2BIG || r == -ERANGE)
-                snprintf(why, wl, "%s: must be %" PRId64 "..%" PRId64 " bytes long", a->name,
-                         a->min, a->max);
-        else if (r < 0)
-                snprintf(why, wl, "%s: must be a string without NUL characters", a->name);
-        else if (a->enumv && check_enum(a, d, v) < 0) {
-                int n = snprintf(why, wl, "%s: must be one of", a->name);
-                for (const char *const *e = a->enumv; *e && n > 0 && (size_t)n < wl; e++)
-                        n += snprintf(why + n, wl - (size_t)n, " \"%s\"", *e);
-                r = -EINVAL;
+        size_t len = 0;
+        if (rtn_json_kind(d, v) != 's') {
+                int n = snprintf(why, wl, "%s:", a->name);
+                if (a->enumv)
+                        n = enum_list(a, why, wl, n);
+                else
+                        n += snprintf(why + n, wl - (size_t)n, " must be a string");
+                if (n > 0 && (size_t)n < wl)
+                        snprintf(why + n, wl - (size_t)n, ", got %s", kind_name(d, v));
+                return -EINVAL;
         }
+        if (a->enumv) {
+                if (check_enum(a, d, v) == 0)
+                        return 0;
+                int n = enum_list(a, why, wl, snprintf(why, wl, "%s:", a->name));
+                char got[40];
+                int g = rtn_json_unescape(d, v, got, sizeof got);
+                if (n > 0 && (size_t)n < wl && g >= 0 && strlen(got) == (size_t)g)
+                        snprintf(why + n, wl - (size_t)n, ", got \"%s\"", got);
+                return -EINVAL;
+        }
+        int r = check_string(d, v, a->min, a->max, &len);
+        if (r == -E2BIG)
+                snprintf(why, wl,
+                         "%s: must be %" PRId64 "..%" PRId64 " bytes long, got more than %" PRId64,
+                         a->name, a->min, a->max, a->max);
+        else if (r == -ERANGE)
+                snprintf(why, wl, "%s: must be %" PRId64 "..%" PRId64 " bytes long, got %zu",
+                         a->name, a->min, a->max, len);
+        else if (r == -EILSEQ)
+                snprintf(why, wl, "%s: must be a string without NUL characters", a->name);
+        else if (r < 0)
+                snprintf(why, wl, "%s: cannot be decoded (%s)", a->name, strerror(-r));
         return r;
 }
 
@@ -68,14 +119,14 @@ static int check_items(const struct mcp_arg_spec *a, const struct rtn_json_doc *
                        size_t wl) {
         bool map = a->type == MCP_ARG_MAP;
         if (rtn_json_kind(d, v) != (map ? 'o' : 'a')) {
-                snprintf(why, wl, "%s: must be %s", a->name,
-                         map ? "an object of strings" : "an array of strings");
+                snprintf(why, wl, "%s: must be %s, got %s", a->name,
+                         map ? "an object of strings" : "an array of strings", kind_name(d, v));
                 return -EINVAL;
         }
         int n = d->toks[v].size;
         if (n < a->min || n > a->max) {
-                snprintf(why, wl, "%s: must have %" PRId64 "..%" PRId64 " %s", a->name, a->min,
-                         a->max, map ? "entries" : "items");
+                snprintf(why, wl, "%s: must have %" PRId64 "..%" PRId64 " %s, got %d", a->name,
+                         a->min, a->max, map ? "entries" : "items", n);
                 return -EINVAL;
         }
         int j = v + 1;
@@ -91,10 +142,18 @@ static int check_items(const struct mcp_arg_spec *a, const struct rtn_json_doc *
                         }
                         j++;
                 }
-                if (check_string(d, j, 0, map ? MAP_VALUE_MAX : STRV_ITEM_MAX, &len) < 0) {
-                        snprintf(why, wl, "%s: %s must be strings of at most %d bytes without NUL",
-                                 a->name, map ? "values" : "items",
-                                 map ? MAP_VALUE_MAX : STRV_ITEM_MAX);
+                int r = check_string(d, j, 0, map ? MAP_VALUE_MAX : STRV_ITEM_MAX, &len);
+                if (r < 0) {
+                        const char *what = map ? "values" : "items";
+                        if (r == -EINVAL)
+                                snprintf(why, wl, "%s: %s must be strings, got %s (%s %d)", a->name,
+                                         what, kind_name(d, j), map ? "entry" : "item", k + 1);
+                        else
+                                snprintf(why, wl,
+                                         "%s: %s must be strings of at most %d bytes without NUL "
+                                         "(%s %d)",
+                                         a->name, what, map ? MAP_VALUE_MAX : STRV_ITEM_MAX,
+                                         map ? "entry" : "item", k + 1);
                         return -EINVAL;
                 }
                 j = rtn_json_next(d, j);
@@ -102,23 +161,37 @@ static int check_items(const struct mcp_arg_spec *a, const struct rtn_json_doc *
         return 0;
 }
 
+/* The number as sent, for "got 0" (at most 24 bytes of it). */
+static void number_text(const struct rtn_json_doc *d, int v, char *buf, size_t cap) {
+        const char *raw;
+        size_t n;
+        rtn_json_span(d, v, &raw, &n);
+        snprintf(buf, cap, "%.*s%s", (int)(n > 24 ? 24 : n), raw, n > 24 ? "..." : "");
+}
+
 static int check_arg(const struct mcp_arg_spec *a, const struct rtn_json_doc *d, int v, char *why,
                      size_t wl) {
         int64_t i;
         bool b;
+        char got[32];
         switch (a->type) {
         case MCP_ARG_STRING:
                 return check_string_arg(a, d, v, why, wl);
         case MCP_ARG_INT:
                 if (rtn_json_get_int(d, v, a->min, a->max, &i) < 0) {
-                        snprintf(why, wl, "%s: must be an integer in %" PRId64 "..%" PRId64,
-                                 a->name, a->min, a->max);
+                        if (rtn_json_kind(d, v) == 'd')
+                                number_text(d, v, got, sizeof got);
+                        snprintf(why, wl,
+                                 "%s: must be an integer in %" PRId64 "..%" PRId64 ", got %s",
+                                 a->name, a->min, a->max,
+                                 rtn_json_kind(d, v) == 'd' ? got : kind_name(d, v));
                         return -EINVAL;
                 }
                 return 0;
         case MCP_ARG_BOOL:
                 if (rtn_json_get_bool(d, v, &b) < 0) {
-                        snprintf(why, wl, "%s: must be true or false", a->name);
+                        snprintf(why, wl, "%s: must be true or false, got %s", a->name,
+                                 kind_name(d, v));
                         return -EINVAL;
                 }
                 return 0;

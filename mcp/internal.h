@@ -1,6 +1,7 @@
 /* Internals shared by the files of mcp/: line framing and JSON-RPC validation (jsonrpc.c),
- * method dispatch (protocol.c), the server state and output queue (server.c), the tool table
- * and argument validation (tools.c, args.c). Nothing here is part of the public interface. */
+ * method dispatch (protocol.c), the protocol eras (era.c), the server state and output queue
+ * (server.c), the tool table and argument validation (tools.c, args.c). Nothing here is part
+ * of the public interface. */
 #pragma once
 
 #include <stdbool.h>
@@ -15,6 +16,8 @@
 #define MCP_METHOD_NOT_FOUND -32601
 #define MCP_INVALID_PARAMS -32602
 #define MCP_INTERNAL_ERROR -32603
+/* 2026-07-28 (basic/index, "Error Codes"): the requested version is not one we speak. */
+#define MCP_UNSUPPORTED_VERSION -32022
 
 #define MCP_ID_MAX 256 /* bytes of a request id as JSON */
 #define MCP_METHOD_MAX 128 /* bytes of a method name */
@@ -52,6 +55,7 @@ struct mcp_msg {
         size_t id_len;
         char method[MCP_METHOD_MAX];
         int params; /* token of params, -1 when absent */
+        int version; /* enum mcp_version it is served under (mcp_era_classify); -1: none yet */
 };
 
 /* Validates token tok as a JSON-RPC 2.0 message. Returns 0, or a JSON-RPC error code with
@@ -63,18 +67,45 @@ int mcp_msg_parse(const struct rtn_json_doc *d, int tok, struct mcp_msg *m, cons
  * the closing brace with rtn_json_obj_end). */
 void mcp_write_error(struct rtn_json_buf *b, const char *id, size_t id_len, int code,
                      const char *msg);
+/* The same with error.data: data_json is one JSON value, or NULL for none. */
+void mcp_write_error_data(struct rtn_json_buf *b, const char *id, size_t id_len, int code,
+                          const char *msg, const char *data_json);
 void mcp_write_result_open(struct rtn_json_buf *b, const char *id, size_t id_len);
 
-/* ---- protocol versions (protocol.c) ---------------------------------------------------- */
+/* ---- protocol versions and eras (era.c) ------------------------------------------------ */
 
+/* Oldest first. initialize negotiates the legacy ones, below MCP_V_FIRST_MODERN; a modern
+ * request names its version in _meta, and no session is made. */
 enum mcp_version {
         MCP_V2024_11_05,
         MCP_V2025_03_26,
         MCP_V2025_06_18,
         MCP_V2025_11_25,
+        MCP_V2026_07_28,
         MCP_V_COUNT
 };
+#define MCP_V_FIRST_MODERN MCP_V2026_07_28
 extern const char *const mcp_versions[MCP_V_COUNT];
+
+struct mcp_server;
+
+/* The enum mcp_version of a version string, or -ENOENT. */
+int mcp_version_find(const char *name);
+/* Sets m->version from the request's _meta claim, or to the session's version when it makes
+ * none (or names a legacy version). Returns 0, or a JSON-RPC error code with the message in
+ * why: MCP_INVALID_PARAMS for a malformed envelope, MCP_UNSUPPORTED_VERSION with the version
+ * asked for in requested. */
+int mcp_era_classify(const struct mcp_server *s, struct mcp_msg *m, char *requested, size_t rl,
+                     char *why, size_t wl);
+/* The -32022 error response, listing every version we speak. */
+void mcp_write_unsupported_version(struct rtn_json_buf *b, const char *id, size_t id_len,
+                                   const char *requested);
+/* Every version we speak as a JSON array, newest first. */
+void mcp_write_versions(struct rtn_json_buf *b);
+/* ttlMs and cacheScope for a cacheable result of version (nothing before 2026-07-28). */
+void mcp_write_cache_hints(struct rtn_json_buf *b, int version);
+/* Closes a result object: modern results first get resultType and _meta's serverInfo. */
+void mcp_result_end(const struct mcp_server *s, struct rtn_json_buf *b, int version);
 
 /* ---- tools (tools.c, args.c) ----------------------------------------------------------- */
 
@@ -84,8 +115,8 @@ struct mcp_arg_spec {
         const char *name;
         enum mcp_arg_type type;
         bool required;
-        int64_t min, max; /* INT: value range; STRING: max bytes; STRV/MAP: max items */
-        const char *const *enumv; /* STRING: allowed values, NULL-terminated, or NULL */
+        int64_t min, max; /* INT: value range; STRING: bytes; STRV/MAP: items */
+        const char *const *enumv; /* STRING: allowed values (NULL-terminated; min/max unused) */
         const char *description;
 };
 
@@ -137,9 +168,12 @@ struct mcp_call {
         struct mcp_args *args;
         struct mcp_batch *batch; /* the batch the request came in, or NULL */
         char id[MCP_ID_MAX + 1];
+        int version; /* enum mcp_version of the request (a modern one, or the session's) */
         char *progress_token; /* raw JSON, or NULL */
         double last_progress;
         bool has_progress;
+        uint64_t start_usec, progress_at_usec; /* CLOCK_MONOTONIC: began, last progress sent */
+        struct rtn_loop_source *heartbeat; /* cfg.progress_usec timer, with a progress token */
         bool cancelled;
         bool in_backend; /* inside ops->call: finish must not free yet */
         bool finished;
@@ -157,7 +191,7 @@ struct mcp_server {
         struct mcp_framer framer;
         char *out; /* queued output */
         size_t out_len, out_off, out_cap;
-        int version; /* enum mcp_version, -1 before initialize */
+        int version; /* the legacy session's enum mcp_version, -1 before initialize */
         bool initialized_notified;
         enum mcp_log_level log_level;
         struct mcp_call *calls;
@@ -181,6 +215,8 @@ struct mcp_batch *mcp_batch_ref(struct mcp_batch *batch);
 void mcp_call_reply(struct mcp_call *c, const char *structured, const char *text, const char *note,
                     bool is_error);
 struct mcp_call *mcp_call_lookup(struct mcp_server *s, const char *id, size_t id_len);
+/* Starts the call's progress_usec timer when its request asked for progress (server.c). */
+int mcp_call_heartbeat_start(struct mcp_call *c);
 void mcp_call_release(struct mcp_call *c);
 /* enum mcp_log_level of a logging/setLevel name, or -EINVAL. */
 int mcp_log_level_parse(const char *name);

@@ -123,7 +123,7 @@ static int parse_id(const struct rtn_json_doc *d, int obj, struct mcp_msg *m, co
 }
 
 int mcp_msg_parse(const struct rtn_json_doc *d, int tok, struct mcp_msg *m, const char **why) {
-        *m = (struct mcp_msg){.doc = d, .tok = tok, .params = -1};
+        *m = (struct mcp_msg){.doc = d, .tok = tok, .params = -1, .version = -1};
         if (rtn_json_kind(d, tok) != 'o') {
                 *why = "a message must be a JSON object";
                 return MCP_INVALID_REQUEST;
@@ -175,15 +175,22 @@ static void envelope(struct rtn_json_buf *b, const char *id, size_t id_len) {
                 rtn_json_null(b);
 }
 
-void mcp_write_error(struct rtn_json_buf *b, const char *id, size_t id_len, int code,
-                     const char *msg) {
+void mcp_write_error_data(struct rtn_json_buf *b, const char *id, size_t id_len, int code,
+                          const char *msg, const char *data_json) {
         envelope(b, id, id_len);
         rtn_json_key(b, "error");
         rtn_json_obj_begin(b);
         rtn_json_kv_int(b, "code", code);
         rtn_json_kv_str(b, "message", msg);
+        if (data_json)
+                rtn_json_kv_raw(b, "data", data_json, strlen(data_json));
         rtn_json_obj_end(b);
         rtn_json_obj_end(b);
+}
+
+void mcp_write_error(struct rtn_json_buf *b, const char *id, size_t id_len, int code,
+                     const char *msg) {
+        mcp_write_error_data(b, id, id_len, code, msg, NULL);
 }
 
 void mcp_write_result_open(struct rtn_json_buf *b, const char *id, size_t id_len) {

@@ -1,6 +1,7 @@
 /* The MCP server behind `rtn serve`: JSON-RPC 2.0 over a pair of fds (one message per line),
- * the MCP lifecycle and utilities (initialize and version negotiation, ping, cancellation,
- * progress, logging, tools/list pagination) and the tool table with argument validation.
+ * both protocol eras (a legacy session opened by initialize, and stateless 2026-07-28
+ * requests), the utilities (ping, cancellation, progress, logging, tools/list pagination)
+ * and the tool table with argument validation.
  * It knows nothing about sandboxes: a backend does the work behind struct mcp_backend_ops.
  *
  * Calls are asynchronous. The server validates a tools/call against the tool's input schema,
@@ -57,10 +58,15 @@ struct mcp_config {
         const char *server_name; /* serverInfo.name */
         const char *server_version;
         const char *instructions; /* initialize's instructions; NULL for the default */
+        /* A call whose request asked for progress and that has sent none for this long gets a
+         * notifications/progress saying how long it has run, and again every time as long
+         * again passes: a client that resets its timeout on progress then never gives up on a
+         * call that is still running. 0: never. */
+        uint64_t progress_usec;
 };
 
 /* Defaults: 4 MiB lines, 16 MiB messages, 64 MiB queue, 65536 tokens, depth 64, 64 calls,
- * batches of 64, 50 tools a page, no optional tools. */
+ * batches of 64, 50 tools a page, no optional tools, progress every 5 s. */
 void mcp_config_init(struct mcp_config *c);
 
 struct mcp_backend_ops {
@@ -95,10 +101,12 @@ struct rtn_loop *mcp_server_loop(struct mcp_server *s);
 /* Asks the backend to shut down, flushes output (for at most 2 s) and stops the loop with
  * code. Called on stdin EOF with 0 and by mcp_serve_main on SIGTERM/SIGINT. */
 void mcp_server_shutdown(struct mcp_server *s, int code);
-/* The protocol version agreed in initialize, NULL before. */
+/* The protocol version agreed in initialize, NULL before. Modern (2026-07-28) requests make
+ * no session and leave it as it is. */
 const char *mcp_server_protocol_version(const struct mcp_server *s);
-/* notifications/message at level, sent when level >= the client's logging/setLevel (default
- * info) and after initialize; dropped while output is backed up. Also logged to stderr. */
+/* notifications/message at level, sent to a legacy session when level >= the client's
+ * logging/setLevel (default info), never to modern requests (their log messages must belong
+ * to the request that asked); dropped while output is backed up. Also logged to stderr. */
 void mcp_log(struct mcp_server *s, enum mcp_log_level level, const char *fmt, ...)
         __attribute__((format(printf, 3, 4)));
 
@@ -132,7 +140,9 @@ void mcp_call_finish_error(struct mcp_call *call, const char *fmt, ...)
         __attribute__((format(printf, 2, 3)));
 /* notifications/progress when the request carried _meta.progressToken; otherwise nothing.
  * progress must grow from one notification to the next (the spec requires it; a smaller
- * value is dropped). total <= 0 means unknown; msg may be NULL. */
+ * value is dropped). total <= 0 means unknown; msg may be NULL. Backends that measure
+ * progress in seconds since the call began agree with the server's own progress_usec
+ * notifications, which count the same way. */
 void mcp_call_progress(struct mcp_call *call, double progress, double total, const char *msg);
 bool mcp_call_wants_progress(const struct mcp_call *call);
 

@@ -1,15 +1,19 @@
-/* MCP method dispatch: one line → JSON → one message or a batch → a handler → a response.
- * Decisions the spec leaves to us, recorded here and in docs/tools.md:
- * - Before initialize only initialize, ping and server/discover are served (the spec allows
- *   pings before initialization); anything else is -32600 "server not initialized".
+/* MCP method dispatch: one line → JSON → one message or a batch → its era (era.c) → a
+ * handler → a response. Decisions the spec leaves to us, recorded here and in docs/tools.md:
+ * - A legacy request before initialize may only be initialize, ping or server/discover (the
+ *   spec allows pings before initialization); anything else is -32600 "server not
+ *   initialized". A modern request (2026-07-28 in its _meta) needs no initialize, and may be
+ *   server/discover, tools/list or tools/call: initialize, ping and logging/setLevel are gone
+ *   from that revision and are -32601 there, like any unknown method.
+ * - server/discover is answered in the 2026-07-28 shape whether or not the request claims a
+ *   version, listing every version we speak, so the stdio probe of a dual-era client finds a
+ *   modern server.
  * - Batches: JSON-RPC 2.0 has them, MCP 2025-03-26 required receiving them and 2025-06-18
  *   removed them. They are served for 2024-11-05 and 2025-03-26 sessions (up to max_batch
  *   entries, answered with one array once every call in it finished) and refused with -32600
- *   before initialize and for 2025-06-18 and later.
- * - Argument validation errors are -32602 up to 2025-06-18; 2025-11-25 (SEP-1303) asks for
- *   them as tool results with isError, so the model can read and fix them.
- * - server/discover (the 2026-07-28 stateless revision) is answered with the versions we
- *   speak, all stateful, so a client falls back to initialize; the server carries on. */
+ *   before initialize, for 2025-06-18 and later, and for any modern request in one.
+ * - Argument validation errors are -32602 up to 2025-06-18; 2025-11-25 (SEP-1303) and
+ *   2026-07-28 ask for them as tool results with isError, so the model can read and fix them. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,9 +22,6 @@
 #include "common/cleanup.h"
 #include "common/log.h"
 #include "mcp/internal.h"
-
-const char *const mcp_versions[MCP_V_COUNT] = {"2024-11-05", "2025-03-26", "2025-06-18",
-                                               "2025-11-25"};
 
 #define DEFAULT_INSTRUCTIONS                                                                       \
         "rtn gives you one persistent Linux sandbox: shell_run and the file tools share its "      \
@@ -100,10 +101,22 @@ static int param(const struct mcp_msg *m, const char *key) {
         return m->params < 0 ? -ENOENT : rtn_json_obj_get(m->doc, m->params, key);
 }
 
-static void write_capabilities(struct rtn_json_buf *b) {
+/* No logging capability from 2026-07-28 on: its notifications/message would have to belong
+ * to the request that asked for them, and mcp_log's messages belong to none, so they are only
+ * sent to a legacy session. */
+static void write_capabilities(struct rtn_json_buf *b, int version) {
         rtn_json_key(b, "capabilities");
-        static const char caps[] = "{\"logging\":{},\"tools\":{\"listChanged\":false}}";
-        rtn_json_raw(b, caps, sizeof caps - 1);
+        static const char legacy[] = "{\"logging\":{},\"tools\":{\"listChanged\":false}}";
+        static const char modern[] = "{\"tools\":{\"listChanged\":false}}";
+        if (version >= MCP_V_FIRST_MODERN)
+                rtn_json_raw(b, modern, sizeof modern - 1);
+        else
+                rtn_json_raw(b, legacy, sizeof legacy - 1);
+}
+
+static void write_instructions(struct mcp_server *s, struct rtn_json_buf *b) {
+        rtn_json_kv_str(b, "instructions",
+                        s->cfg.instructions ? s->cfg.instructions : DEFAULT_INSTRUCTIONS);
 }
 
 static void write_server_info(struct mcp_server *s, struct rtn_json_buf *b, int version) {
@@ -114,8 +127,7 @@ static void write_server_info(struct mcp_server *s, struct rtn_json_buf *b, int 
                 rtn_json_kv_str(b, "title", "rtn sandbox");
         rtn_json_kv_str(b, "version", s->cfg.server_version);
         rtn_json_obj_end(b);
-        rtn_json_kv_str(b, "instructions",
-                        s->cfg.instructions ? s->cfg.instructions : DEFAULT_INSTRUCTIONS);
+        write_instructions(s, b);
 }
 
 static int h_initialize(struct mcp_server *s, const struct mcp_msg *m, struct mcp_batch *batch,
@@ -134,12 +146,14 @@ static int h_initialize(struct mcp_server *s, const struct mcp_msg *m, struct mc
                 return MCP_INVALID_PARAMS;
         }
         /* Negotiation (lifecycle spec): the client's version if we speak it, else our latest,
-         * and the client decides whether it can live with that. */
-        int v = MCP_V_COUNT - 1;
-        if (rtn_json_unescape(m->doc, t, want, sizeof want) >= 0)
-                for (int i = 0; i < MCP_V_COUNT; i++)
-                        if (!strcmp(want, mcp_versions[i]))
-                                v = i;
+         * and the client decides whether it can live with that. Only legacy versions have a
+         * handshake: asked for a modern one, it gets the latest legacy one. */
+        int v = MCP_V_FIRST_MODERN - 1;
+        if (rtn_json_unescape(m->doc, t, want, sizeof want) >= 0) {
+                int found = mcp_version_find(want);
+                if (found >= 0 && found < MCP_V_FIRST_MODERN)
+                        v = found;
+        }
         int ci = param(m, "clientInfo");
         int cn = ci >= 0 ? rtn_json_obj_get(m->doc, ci, "name") : -1;
         if (cn < 0 || rtn_json_unescape(m->doc, cn, s->client_name, sizeof s->client_name) < 0)
@@ -147,24 +161,23 @@ static int h_initialize(struct mcp_server *s, const struct mcp_msg *m, struct mc
         s->version = v;
         rtn_json_obj_begin(b);
         rtn_json_kv_str(b, "protocolVersion", mcp_versions[v]);
-        write_capabilities(b);
+        write_capabilities(b, v);
         write_server_info(s, b, v);
         rtn_json_obj_end(b);
         log_info("mcp: client %s, protocol %s", s->client_name, mcp_versions[v]);
         return 0;
 }
 
+/* The 2026-07-28 DiscoverResult (server/discover): identity in _meta, no serverInfo field. */
 static int h_discover(struct mcp_server *s, const struct mcp_msg *m, struct mcp_batch *batch,
                       struct rtn_json_buf *b, char *why, size_t wl) {
         rtn_json_obj_begin(b);
         rtn_json_key(b, "supportedVersions");
-        rtn_json_arr_begin(b);
-        for (int i = MCP_V_COUNT - 1; i >= 0; i--)
-                rtn_json_str(b, mcp_versions[i]);
-        rtn_json_arr_end(b);
-        write_capabilities(b);
-        write_server_info(s, b, MCP_V_COUNT - 1);
-        rtn_json_obj_end(b);
+        mcp_write_versions(b);
+        write_capabilities(b, MCP_V_FIRST_MODERN);
+        write_instructions(s, b);
+        mcp_write_cache_hints(b, MCP_V_FIRST_MODERN);
+        mcp_result_end(s, b, MCP_V_FIRST_MODERN);
         return 0;
 }
 
@@ -230,19 +243,21 @@ static int h_tools_list(struct mcp_server *s, const struct mcp_msg *m, struct mc
         rtn_json_key(b, "tools");
         rtn_json_arr_begin(b);
         for (size_t i = off; i < end; i++)
-                mcp_tool_write(b, mcp_tool_at(s->cfg.tool_flags, i), (enum mcp_version)s->version);
+                mcp_tool_write(b, mcp_tool_at(s->cfg.tool_flags, i), (enum mcp_version)m->version);
         rtn_json_arr_end(b);
         if (end < count) {
                 char c[32];
                 snprintf(c, sizeof c, "rtn:%zu", end);
                 rtn_json_kv_str(b, "nextCursor", c);
         }
-        rtn_json_obj_end(b);
+        mcp_write_cache_hints(b, m->version);
+        mcp_result_end(s, b, m->version);
         return 0;
 }
 
 /* A tool-level failure: a result with isError, so the model reads it (not a protocol error). */
-static void write_tool_error(struct rtn_json_buf *b, const char *text) {
+static void write_tool_error(struct mcp_server *s, struct rtn_json_buf *b, const char *text,
+                             int version) {
         rtn_json_obj_begin(b);
         rtn_json_key(b, "content");
         rtn_json_arr_begin(b);
@@ -252,7 +267,7 @@ static void write_tool_error(struct rtn_json_buf *b, const char *text) {
         rtn_json_obj_end(b);
         rtn_json_arr_end(b);
         rtn_json_kv_bool(b, "isError", true);
-        rtn_json_obj_end(b);
+        mcp_result_end(s, b, version);
 }
 
 static int progress_token(const struct mcp_msg *m, char **ret, char *why, size_t wl) {
@@ -304,7 +319,7 @@ static int call_check(struct mcp_server *s, const struct mcp_msg *m, const struc
         if (args >= 0 && rtn_json_is_null(m->doc, args))
                 args = -1;
         if (mcp_args_validate(tool, m->doc, args, msg, sizeof msg) < 0) {
-                bool as_result = s->version >= MCP_V2025_11_25;
+                bool as_result = m->version >= MCP_V2025_11_25;
                 snprintf(why, wl, "%sinvalid arguments for %s: %s",
                          as_result ? "" : "Invalid params: ", tool->name, msg);
                 return as_result ? 1 : MCP_INVALID_PARAMS;
@@ -319,7 +334,7 @@ static int start_call(struct mcp_server *s, const struct mcp_msg *m, struct mcp_
         struct mcp_call *c = calloc(1, sizeof *c);
         if (!c)
                 return MCP_INTERNAL_ERROR;
-        *c = (struct mcp_call){.server = s, .tool = tool};
+        *c = (struct mcp_call){.server = s, .tool = tool, .version = m->version};
         memcpy(c->id, m->id, m->id_len);
         int r = progress_token(m, &c->progress_token, why, wl);
         if (r == 0 && mcp_args_new(m->doc, args, &c->args) < 0)
@@ -335,6 +350,8 @@ static int start_call(struct mcp_server *s, const struct mcp_msg *m, struct mcp_
         c->next = s->calls;
         s->calls = c;
         s->ncalls++;
+        if (mcp_call_heartbeat_start(c) < 0)
+                log_warn("mcp: no progress timer for call %s", c->id);
         c->in_backend = true;
         r = s->ops->call(s->ctx, c, tool->name, c->args);
         c->in_backend = false;
@@ -353,7 +370,7 @@ static int h_tools_call(struct mcp_server *s, const struct mcp_msg *m, struct mc
         if (r < 0)
                 return r;
         if (r > 0) {
-                write_tool_error(b, why);
+                write_tool_error(s, b, why, m->version);
                 return 0;
         }
         if (mcp_call_lookup(s, m->id, m->id_len)) {
@@ -365,7 +382,7 @@ static int h_tools_call(struct mcp_server *s, const struct mcp_msg *m, struct mc
                 snprintf(why, wl,
                          "too many tool calls in flight (limit %u); wait for one to finish",
                          s->cfg.limits.max_calls);
-                write_tool_error(b, why);
+                write_tool_error(s, b, why, m->version);
                 return 0;
         }
         return start_call(s, m, batch, tool, args, why, wl);
@@ -403,10 +420,10 @@ void mcp_call_reply(struct mcp_call *c, const char *structured, const char *text
                 rtn_json_obj_end(&b);
         }
         rtn_json_arr_end(&b);
-        if (structured && s->version >= MCP_V2025_06_18) /* structuredContent: 2025-06-18 */
+        if (structured && c->version >= MCP_V2025_06_18) /* structuredContent: 2025-06-18 */
                 rtn_json_kv_raw(&b, "structuredContent", structured, strlen(structured));
         rtn_json_kv_bool(&b, "isError", is_error);
-        rtn_json_obj_end(&b);
+        mcp_result_end(s, &b, c->version);
         rtn_json_obj_end(&b);
         if (b.err == -ENOBUFS) {
                 char msg[160];
@@ -414,40 +431,71 @@ void mcp_call_reply(struct mcp_call *c, const char *structured, const char *text
                          c->tool->name, s->cfg.limits.max_message);
                 rtn_json_buf_reset(&b);
                 mcp_write_result_open(&b, c->id, id_len);
-                write_tool_error(&b, msg);
+                write_tool_error(s, &b, msg, c->version);
                 rtn_json_obj_end(&b);
         }
         mcp_reply(s, c->batch, &b);
 }
 
+/* Where a method exists: before initialize, in a legacy session, in a modern request. */
+enum { ERA_PRE_INIT = 1u << 0, ERA_LEGACY = 1u << 1, ERA_MODERN = 1u << 2 };
+
 static const struct {
         const char *name;
         handler_fn fn;
-        bool before_init;
+        unsigned eras;
 } methods[] = {
-        {"initialize", h_initialize, true},    {"ping", h_ping, true},
-        {"server/discover", h_discover, true}, {"tools/list", h_tools_list, false},
-        {"tools/call", h_tools_call, false},   {"logging/setLevel", h_set_level, false},
+        {"initialize", h_initialize, ERA_PRE_INIT | ERA_LEGACY}, /* the 2nd: -32600 */
+        {"ping", h_ping, ERA_PRE_INIT | ERA_LEGACY},
+        {"server/discover", h_discover, ERA_PRE_INIT | ERA_LEGACY | ERA_MODERN},
+        {"tools/list", h_tools_list, ERA_LEGACY | ERA_MODERN},
+        {"tools/call", h_tools_call, ERA_LEGACY | ERA_MODERN},
+        {"logging/setLevel", h_set_level, ERA_LEGACY},
 };
 
-static void handle_request(struct mcp_server *s, const struct mcp_msg *m, struct mcp_batch *batch) {
-        char why[768] = "";
-        int code = MCP_METHOD_NOT_FOUND;
-        struct rtn_json_buf b = RTN_JSON_BUF_INIT(s->cfg.limits.max_message);
-        mcp_write_result_open(&b, m->id, m->id_len);
+/* Runs the handler of m's method in m's era: its code (0, ASYNC, or a JSON-RPC error). */
+static int dispatch(struct mcp_server *s, const struct mcp_msg *m, struct mcp_batch *batch,
+                    struct rtn_json_buf *b, char *why, size_t wl) {
+        bool modern = m->version >= MCP_V_FIRST_MODERN;
+        unsigned era = modern ? ERA_MODERN : s->version < 0 ? ERA_PRE_INIT : ERA_LEGACY;
+        if (modern && batch) {
+                snprintf(why, wl, "Invalid Request: protocol %s has no batches",
+                         mcp_versions[m->version]);
+                return MCP_INVALID_REQUEST;
+        }
         for (size_t i = 0; i < ARRAY_SIZE(methods); i++) {
                 if (strcmp(m->method, methods[i].name))
                         continue;
-                if (s->version < 0 && !methods[i].before_init) {
-                        code = MCP_INVALID_REQUEST;
-                        snprintf(why, sizeof why,
-                                 "Invalid Request: server not initialized (send initialize first)");
-                } else
-                        code = methods[i].fn(s, m, batch, &b, why, sizeof why);
-                break;
+                if (methods[i].eras & era)
+                        return methods[i].fn(s, m, batch, b, why, wl);
+                if (era == ERA_PRE_INIT) {
+                        snprintf(why, wl,
+                                 "Invalid Request: server not initialized (send initialize "
+                                 "first, or name protocol %s in _meta)",
+                                 mcp_versions[MCP_V_FIRST_MODERN]);
+                        return MCP_INVALID_REQUEST;
+                }
+                snprintf(why, wl, "Method not found: %s is not part of protocol %s", m->method,
+                         mcp_versions[m->version]);
+                return MCP_METHOD_NOT_FOUND;
         }
-        if (code == MCP_METHOD_NOT_FOUND && !why[0])
-                snprintf(why, sizeof why, "Method not found: %s", m->method);
+        snprintf(why, wl, "Method not found: %s", m->method);
+        return MCP_METHOD_NOT_FOUND;
+}
+
+static void handle_request(struct mcp_server *s, struct mcp_msg *m, struct mcp_batch *batch) {
+        char why[768] = "", requested[64] = "";
+        int code = mcp_era_classify(s, m, requested, sizeof requested, why, sizeof why);
+        if (code == MCP_UNSUPPORTED_VERSION) {
+                struct rtn_json_buf e = RTN_JSON_BUF_INIT(0);
+                mcp_write_unsupported_version(&e, m->id, m->id_len, requested);
+                mcp_reply(s, batch, &e);
+                return;
+        }
+        struct rtn_json_buf b = RTN_JSON_BUF_INIT(s->cfg.limits.max_message);
+        mcp_write_result_open(&b, m->id, m->id_len);
+        if (code == 0)
+                code = dispatch(s, m, batch, &b, why, sizeof why);
         if (code == 0) {
                 rtn_json_obj_end(&b);
                 if (b.err) {

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "common/cleanup.h"
@@ -35,7 +36,14 @@ void mcp_config_init(struct mcp_config *c) {
                 .page_size = 50,
                 .server_name = "rtn",
                 .server_version = "0.1.0",
+                .progress_usec = 5 * 1000 * 1000,
         };
+}
+
+static uint64_t now_usec(void) {
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
 }
 
 static void input_watch(struct mcp_server *s, bool on);
@@ -408,6 +416,7 @@ void mcp_call_release(struct mcp_call *c) {
                 }
         if (c->batch)
                 mcp_batch_unref(s, c->batch);
+        rtn_loop_timer_cancel(s->loop, c->heartbeat);
         mcp_args_free(c->args);
         free(c->progress_token);
         free(c);
@@ -453,6 +462,7 @@ void mcp_call_progress(struct mcp_call *call, double progress, double total, con
                 return; /* the spec requires progress to increase */
         call->has_progress = true;
         call->last_progress = progress;
+        call->progress_at_usec = now_usec();
         struct mcp_server *s = call->server;
         struct rtn_json_buf b = RTN_JSON_BUF_INIT(s->cfg.limits.max_message);
         rtn_json_obj_begin(&b);
@@ -467,13 +477,38 @@ void mcp_call_progress(struct mcp_call *call, double progress, double total, con
                 rtn_json_key(&b, "total");
                 rtn_json_double(&b, total);
         }
-        if (msg && s->version >= MCP_V2025_03_26) /* message arrived in 2025-03-26 */
+        if (msg && call->version >= MCP_V2025_03_26) /* message arrived in 2025-03-26 */
                 rtn_json_kv_str(&b, "message", msg);
         rtn_json_obj_end(&b);
         rtn_json_obj_end(&b);
         if (!b.err)
                 mcp_out_push(s, b.data, b.len, true);
         rtn_json_buf_free(&b);
+}
+
+/* The elapsed time, in seconds as the backends count, unless a backend's own progress already
+ * went past it (progress must grow). The timer ticks every progress_usec; a tick within
+ * progress_usec of the last notification, the backend's or ours, sends nothing. */
+static void on_heartbeat(struct rtn_loop *l, struct rtn_loop_source *t, void *ud) {
+        struct mcp_call *c = ud;
+        uint64_t now = now_usec(), every = c->server->cfg.progress_usec;
+        if (c->has_progress && now - c->progress_at_usec + every / 10 < every)
+                return;
+        double secs = (double)(now - c->start_usec) / 1e6;
+        if (c->has_progress && secs <= c->last_progress)
+                secs = c->last_progress + 1;
+        char msg[96];
+        snprintf(msg, sizeof msg, "%s still running after %.0f s", c->tool->name,
+                 (double)(now - c->start_usec) / 1e6);
+        mcp_call_progress(c, secs, 0, msg);
+}
+
+int mcp_call_heartbeat_start(struct mcp_call *c) {
+        c->start_usec = now_usec();
+        uint64_t every = c->server->cfg.progress_usec;
+        if (!c->progress_token || !every)
+                return 0;
+        return rtn_loop_add_timer(c->server->loop, every, every, on_heartbeat, c, &c->heartbeat);
 }
 
 /* ---- rtn serve ------------------------------------------------------------------------- */

@@ -226,6 +226,42 @@ Test(mcp_call_progress, notifications_with_token_only, .init = setup, .fini = te
         cr_assert_eq(h_int(&h, "error.code"), MCP_INVALID_PARAMS);
 }
 
+/* A call that asked for progress and runs long hears from the server every progress_usec
+ * even when its backend says nothing (shell_job_wait, file tools, http): growing elapsed
+ * seconds with a message, nothing after the result, nothing without a token. */
+Test(mcp_call_progress, server_sends_it_while_a_call_runs) {
+        struct mcp_config cfg;
+        mcp_config_init(&cfg);
+        cfg.progress_usec = 100 * 1000;
+        h_start(&h, &cfg);
+        h_init(&h, "2025-06-18");
+        h_send(&h, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{"
+                   "\"name\":\"shell_run\",\"arguments\":{\"command\":\"sleep 550\"},"
+                   "\"_meta\":{\"progressToken\":7}}}");
+        double last = 0;
+        int n = 0;
+        for (;;) {
+                cr_assert_not_null(h_recv(&h, 2000));
+                if (h_has(&h, "id"))
+                        break;
+                cr_assert_str_eq(h_str(&h, "method"), "notifications/progress", "%s", h.line);
+                cr_assert_eq(h_int(&h, "params.progressToken"), 7);
+                double p;
+                cr_assert_eq(rtn_json_get_double(&h.doc, h_tok(&h, "params.progress"), &p), 0);
+                cr_assert_gt(p, last, "%s", h.line);
+                cr_assert_lt(p, 1.0, "elapsed seconds: %s", h.line);
+                cr_assert(strstr(h_str(&h, "params.message"), "shell_run still running after"));
+                last = p;
+                n++;
+        }
+        cr_assert_eq(h_int(&h, "id"), 1);
+        cr_assert_geq(n, 3, "%d notifications in 550 ms at one per 100 ms", n);
+        cr_assert_null(h_recv(&h, 300), "nothing after the result: %s", h.line);
+        call(2, "shell_run", "{\"command\":\"sleep 350\"}");
+        recv_id(2);
+        h_stop(&h);
+}
+
 Test(mcp_server_shutdown, eof_finishes_pending_calls_and_stops, .init = setup, .fini = teardown) {
         call(1, "shell_run", "{\"command\":\"sleep 10000\"}");
         h_pump(&h, 30);

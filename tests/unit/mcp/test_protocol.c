@@ -28,8 +28,8 @@ static void expect_error(int code, const char *id_raw) {
                   id_raw);
 }
 
-Test(h_initialize, negotiates_every_known_version) {
-        for (int v = 0; v < MCP_V_COUNT; v++) {
+Test(h_initialize, negotiates_every_legacy_version) {
+        for (int v = 0; v < MCP_V_FIRST_MODERN; v++) {
                 struct harness h2;
                 h_start(&h2, NULL);
                 h_init(&h2, mcp_versions[v]);
@@ -46,6 +46,13 @@ Test(h_initialize, negotiates_every_known_version) {
 Test(h_initialize, unknown_version_gets_latest, .init = setup, .fini = teardown) {
         h_init(&h, "1999-01-01");
         cr_assert_str_eq(h_str(&h, "result.protocolVersion"), "2025-11-25");
+}
+
+/* 2026-07-28 has no handshake: initialize asking for it gets the latest legacy version. */
+Test(h_initialize, modern_version_gets_latest_legacy, .init = setup, .fini = teardown) {
+        h_init(&h, "2026-07-28");
+        cr_assert_str_eq(h_str(&h, "result.protocolVersion"), "2025-11-25");
+        cr_assert_str_eq(mcp_server_protocol_version(h.server), "2025-11-25");
 }
 
 Test(h_initialize, missing_version_is_invalid_params, .init = setup, .fini = teardown) {
@@ -77,9 +84,12 @@ Test(handle_request, before_initialize_only_ping_and_discover, .init = setup, .f
 Test(h_discover, answers_and_server_keeps_going, .init = setup, .fini = teardown) {
         h_send(&h, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"server/discover\",\"params\":{}}");
         cr_assert_not_null(h_recv(&h, 1000));
-        cr_assert_str_eq(h_str(&h, "result.supportedVersions.0"), "2025-11-25");
-        cr_assert_str_eq(h_str(&h, "result.supportedVersions.3"), "2024-11-05");
+        cr_assert_str_eq(h_str(&h, "result.supportedVersions.0"), "2026-07-28");
+        cr_assert_str_eq(h_str(&h, "result.supportedVersions.1"), "2025-11-25");
+        cr_assert_str_eq(h_str(&h, "result.supportedVersions.4"), "2024-11-05");
+        cr_assert(!h_has(&h, "result.supportedVersions.5"));
         cr_assert(h_has(&h, "result.capabilities.tools"));
+        cr_assert_str_eq(h_str(&h, "result.resultType"), "complete");
         h_init(&h, "2025-11-25");
         cr_assert_str_eq(h_str(&h, "result.protocolVersion"), "2025-11-25");
 }

@@ -148,3 +148,59 @@ Test(mcp_args_validate, limits_of_every_kind) {
         cr_assert_eq(mcp_args_validate(t, NULL, -1, why, sizeof why), -EINVAL);
         cr_assert_str_eq(why, "missing required argument \"packages\"");
 }
+
+/* Every refusal names what was expected and what came: the JSON type for a wrong type, the
+ * allowed values for an enum (never its length), the number or size that was out of range. */
+Test(mcp_args_validate, errors_name_the_real_problem) {
+        static const struct {
+                const char *tool, *js, *why;
+        } cases[] = {
+                {"shell_run", "{\"command\":1}", "command: must be a string, got a number"},
+                {"shell_run", "{\"command\":true}", "command: must be a string, got a boolean"},
+                {"shell_run", "{\"command\":[\"ls\"]}", "command: must be a string, got an array"},
+                {"shell_run", "{\"command\":{}}", "command: must be a string, got an object"},
+                {"shell_run", "{\"command\":null}", "command: must be a string, got null"},
+                {"shell_run", "{\"command\":\"\"}", "command: must be 1..131072 bytes long, got 0"},
+                {"shell_run", "{\"command\":\"a\\u0000b\"}",
+                 "command: must be a string without NUL characters"},
+                {"shell_run", "{\"command\":\"x\",\"timeout\":\"5\"}",
+                 "timeout: must be an integer in 1..86400, got a string"},
+                {"shell_run", "{\"command\":\"x\",\"timeout\":0}",
+                 "timeout: must be an integer in 1..86400, got 0"},
+                {"shell_run", "{\"command\":\"x\",\"timeout\":1.5}",
+                 "timeout: must be an integer in 1..86400, got 1.5"},
+                {"shell_run", "{\"command\":\"x\",\"env\":[]}",
+                 "env: must be an object of strings, got an array"},
+                {"shell_run", "{\"command\":\"x\",\"env\":{\"A\":\"1\",\"B\":2}}",
+                 "env: values must be strings, got a number (entry 2)"},
+                {"file_read", "{\"path\":\"/a\",\"encoding\":\"hex\"}",
+                 "encoding: must be one of \"text\" \"base64\", got \"hex\""},
+                {"file_read", "{\"path\":\"/a\",\"encoding\":\"utf-8-sig\"}",
+                 "encoding: must be one of \"text\" \"base64\", got \"utf-8-sig\""},
+                {"file_read", "{\"path\":\"/a\",\"encoding\":16}",
+                 "encoding: must be one of \"text\" \"base64\", got a number"},
+                {"bind_host_dir", "{\"host_path\":\"/x\",\"mount_point\":\"/m\",\"mode\":\"rwx\"}",
+                 "mode: must be one of \"ro\" \"rw\", got \"rwx\""},
+                {"file_edit",
+                 "{\"path\":\"/"
+                 "a\",\"old_string\":\"x\",\"new_string\":\"y\",\"replace_all\":\"yes\"}",
+                 "replace_all: must be true or false, got a string"},
+                {"pkg_install", "{\"packages\":\"jq\"}",
+                 "packages: must be an array of strings, got a string"},
+                {"pkg_install", "{\"packages\":[]}", "packages: must have 1..64 items, got 0"},
+                {"pkg_install", "{\"packages\":[\"jq\",7]}",
+                 "packages: items must be strings, got a number (item 2)"},
+        };
+        for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+                struct rtn_json_doc d;
+                char why[256] = "";
+                cr_assert_eq(rtn_json_parse(cases[i].js, strlen(cases[i].js), 1000, 10, &d, NULL),
+                             0);
+                const struct mcp_tool *t = mcp_tool_find(0, cases[i].tool);
+                cr_assert_not_null(t);
+                cr_assert_eq(mcp_args_validate(t, &d, 0, why, sizeof why), -EINVAL, "%s",
+                             cases[i].js);
+                cr_assert_str_eq(why, cases[i].why, "%s", cases[i].js);
+                rtn_json_doc_free(&d);
+        }
+}
