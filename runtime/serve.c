@@ -23,6 +23,7 @@
 #include "netns/netns.h"
 #include "runtime/files.h"
 #include "runtime/http.h"
+#include "runtime/offload.h"
 #include "runtime/pkg.h"
 #include "runtime/rootfs.h"
 #include "runtime/serve.h"
@@ -635,7 +636,7 @@ static int op_call(void *ctx, struct mcp_call *call, const char *tool, const str
 
 static void op_cancel(void *ctx, struct mcp_call *call) {
         struct serve *sv = ctx;
-        if (rt_http_cancel(sv->http, call))
+        if (rt_http_cancel(sv->http, call) || rt_offload_cancel(sv->offload, call))
                 return;
         for (int i = 0; i < SERVE_MAX_JOBS; i++)
                 for (int k = 0; k < SERVE_MAX_WAITERS; k++)
@@ -653,6 +654,7 @@ static void op_shutdown(void *ctx) {
         if (sv->gate)
                 netns_gate_detach(sv->gate); /* before the loop goes */
         rt_http_shutdown(sv->http);
+        rt_offload_shutdown(sv->offload);
         serve_drop_jobs(sv);
         rt_files_free(sv->files); /* pending file calls get their answers */
         sv->files = NULL;
@@ -844,6 +846,7 @@ out:
         free(so.workspace_abs);
         netns_gate_free(sv.gate);
         rt_http_free(sv.http);
+        rt_offload_free(sv.offload);
         serve_bind_free(&sv);
         if (sv.store)
                 store_close(sv.store);

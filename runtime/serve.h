@@ -14,6 +14,7 @@
 
 struct serve;
 struct rt_files;
+struct rt_offload;
 
 struct serve_job {
         struct serve *sv;
@@ -42,6 +43,7 @@ struct serve {
         pid_t gate_pid; /* sandbox whose gate listener is being served */
         struct rt_http *http; /* http_get/http_post (runtime/http.c), lazily */
         struct rt_files *files; /* the sandbox's file server, made on first use */
+        struct rt_offload *offload; /* threads for walks of the upper, made on first use */
         char **bind_strs; /* strings of binds added by bind_host_dir */
         size_t nbind_strs;
         struct rt_idmap idmap; /* the session's, kept to remove its dir at exit */

@@ -14,6 +14,7 @@
 
 #include "common/cleanup.h"
 #include "common/json.h"
+#include "runtime/offload.h"
 #include "runtime/serve.h"
 
 #define DIFF_MAX 2000
@@ -47,10 +48,11 @@ static void json_tip(struct rtn_json_buf *b, struct serve *sv, const char *key) 
                 rtn_json_null(b);
 }
 
-/* Bytes under dir, not following symlinks (the upper is the agent's, so bound the walk). */
-static uint64_t du_at(int at, const char *name, unsigned depth) {
+/* Bytes under dir, not following symlinks (the upper is the agent's, so the walk is bounded
+ * in depth, opens only directories, with O_DIRECTORY, and runs off the loop). */
+static uint64_t du_at(int at, const char *name, unsigned depth, const atomic_bool *cancel) {
         struct stat st;
-        if (fstatat(at, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+        if (atomic_load(cancel) || fstatat(at, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
                 return 0;
         uint64_t total = (uint64_t)st.st_blocks * 512;
         if (!S_ISDIR(st.st_mode) || depth > 64)
@@ -66,7 +68,7 @@ static uint64_t du_at(int at, const char *name, unsigned depth) {
         struct dirent *de;
         while ((de = readdir(d)))
                 if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
-                        total += du_at(dirfd(d), de->d_name, depth + 1);
+                        total += du_at(dirfd(d), de->d_name, depth + 1, cancel);
         closedir(d);
         return total;
 }
@@ -74,11 +76,12 @@ static uint64_t du_at(int at, const char *name, unsigned depth) {
 struct diff_acc {
         struct rtn_json_buf added, modified, deleted;
         size_t n, max;
+        const atomic_bool *cancel;
 };
 
 static int diff_cb(enum store_change what, const char *path, void *ud) {
         struct diff_acc *d = ud;
-        if (d->n++ >= d->max)
+        if (atomic_load(d->cancel) || d->n++ >= d->max)
                 return 1;
         struct rtn_json_buf *b = what == STORE_ADDED     ? &d->added
                                  : what == STORE_DELETED ? &d->deleted
@@ -93,61 +96,79 @@ static int diff_filtered_cb(enum store_change what, const char *path, void *ud) 
         return diff_cb(what, path, ud);
 }
 
-static int collect_diff(struct serve *sv, struct diff_acc *d, struct rtn_error *err) {
-        d->added = (struct rtn_json_buf)RTN_JSON_BUF_INIT(0);
-        d->modified = (struct rtn_json_buf)RTN_JSON_BUF_INIT(0);
-        d->deleted = (struct rtn_json_buf)RTN_JSON_BUF_INIT(0);
+/* env_status and env_diff: the store is read on the loop (the tip and the layer stack, small
+ * files), the upper is walked on a thread of its own (runtime/offload.h), since how long that
+ * takes is the agent's to decide. */
+struct walk_job {
+        struct serve *sv;
+        struct mcp_call *call;
+        bool status; /* env_status, else env_diff */
+        char tip[STORE_ID_SIZE];
+        char **layers;
+        size_t nlayers;
+        bool have_layers;
+        char *upper;
+        /* written by the thread */
+        uint64_t upper_bytes;
+        struct diff_acc d;
+        int r;
+        struct rtn_error err;
+};
+
+static void walk_job_free(struct walk_job *j) {
+        store_free_paths(j->layers, j->nlayers);
+        free(j->upper);
+        rtn_json_buf_free(&j->d.added);
+        rtn_json_buf_free(&j->d.modified);
+        rtn_json_buf_free(&j->d.deleted);
+        free(j);
+}
+
+static void walk_work(void *arg, const atomic_bool *cancel) {
+        struct walk_job *j = arg;
+        struct diff_acc *d = &j->d;
+        if (j->status)
+                j->upper_bytes = du_at(AT_FDCWD, j->upper, 0, cancel);
+        d->cancel = cancel;
         rtn_json_arr_begin(&d->added);
         rtn_json_arr_begin(&d->modified);
         rtn_json_arr_begin(&d->deleted);
-        int r = store_diff(sv->store, sv->env, rt_session_upper(sv->sess), diff_filtered_cb, d,
-                           err);
+        j->r = store_diff_layers(j->layers, j->nlayers, j->upper, diff_filtered_cb, d, &j->err);
         rtn_json_arr_end(&d->added);
         rtn_json_arr_end(&d->modified);
         rtn_json_arr_end(&d->deleted);
-        return r < 0 ? r : 0;
+        if (atomic_load(cancel))
+                j->r = rtn_errx(&j->err, ECANCELED, "cancelled");
 }
 
-static void free_diff(struct diff_acc *d) {
-        rtn_json_buf_free(&d->added);
-        rtn_json_buf_free(&d->modified);
-        rtn_json_buf_free(&d->deleted);
-}
-
-static int env_status(struct serve *sv, struct mcp_call *call) {
+static void status_done(struct walk_job *j) {
+        struct serve *sv = j->sv;
         struct rtn_json_buf b = RTN_JSON_BUF_INIT(0);
-        struct rtn_error err = {0};
         rtn_json_obj_begin(&b);
         rtn_json_kv_str(&b, "env", sv->env);
         rtn_json_kv_str(&b, "base", sv->rootfs);
-        json_tip(&b, sv, "tip");
+        rtn_json_key(&b, "tip");
+        if (j->tip[0])
+                rtn_json_str(&b, j->tip);
+        else
+                rtn_json_null(&b);
         rtn_json_key(&b, "layers");
         rtn_json_arr_begin(&b);
-        char **paths = NULL;
-        size_t n = 0;
-        if (store_layer_stack(sv->store, sv->env, &paths, &n, &err) == 0) {
-                for (size_t i = 0; i < n; i++) {
-                        const char *slash = strrchr(paths[i], '/');
-                        rtn_json_str(&b, slash ? slash + 1 : paths[i]);
-                }
-                store_free_paths(paths, n);
+        for (size_t i = 0; j->have_layers && i < j->nlayers; i++) {
+                const char *slash = strrchr(j->layers[i], '/');
+                rtn_json_str(&b, slash ? slash + 1 : j->layers[i]);
         }
         rtn_json_arr_end(&b);
-        const char *upper = rt_session_upper(sv->sess);
-        rtn_json_kv_int(&b, "upper_bytes", (int64_t)du_at(AT_FDCWD, upper, 0));
-        struct diff_acc d = {.max = DIRTY_MAX};
-        (void)collect_diff(sv, &d, &err);
+        rtn_json_kv_int(&b, "upper_bytes", (int64_t)j->upper_bytes);
         rtn_json_key(&b, "dirty_files");
         rtn_json_arr_begin(&b);
         /* one flat list: added, modified and deleted paths */
-        struct rtn_json_buf *parts[] = {&d.added, &d.modified, &d.deleted};
+        struct rtn_json_buf *parts[] = {&j->d.added, &j->d.modified, &j->d.deleted};
         for (size_t i = 0; i < 3; i++)
-                if (parts[i]->len > 2) {
+                if (!parts[i]->err && parts[i]->len > 2)
                         rtn_json_raw(&b, parts[i]->data + 1, parts[i]->len - 2);
-                }
         rtn_json_arr_end(&b);
-        rtn_json_kv_bool(&b, "dirty_truncated", d.n > d.max);
-        free_diff(&d);
+        rtn_json_kv_bool(&b, "dirty_truncated", j->d.n > j->d.max);
         rtn_json_kv_int(&b, "running_jobs", serve_running_jobs(sv));
         rtn_json_key(&b, "isolation");
         rtn_json_obj_begin(&b);
@@ -167,7 +188,73 @@ static int env_status(struct serve *sv, struct mcp_call *call) {
         rtn_json_kv_bool(&b, "sandbox_running", rt_session_alive(sv->sess));
         rtn_json_obj_end(&b);
         rtn_json_obj_end(&b);
-        finish_json(call, &b);
+        finish_json(j->call, &b);
+}
+
+static void diff_done(struct walk_job *j) {
+        struct diff_acc *d = &j->d;
+        if (j->r < 0) {
+                mcp_call_finish_error(j->call, "diff failed: %s", j->err.msg);
+                return;
+        }
+        struct rtn_json_buf b = RTN_JSON_BUF_INIT(0);
+        rtn_json_obj_begin(&b);
+        rtn_json_kv_raw(&b, "added", d->added.data, d->added.len);
+        rtn_json_kv_raw(&b, "modified", d->modified.data, d->modified.len);
+        rtn_json_kv_raw(&b, "deleted", d->deleted.data, d->deleted.len);
+        rtn_json_kv_bool(&b, "truncated", d->n > d->max);
+        rtn_json_obj_end(&b);
+        finish_json(j->call, &b);
+}
+
+static void walk_done(void *arg) {
+        struct walk_job *j = arg;
+        if (j->status)
+                status_done(j);
+        else
+                diff_done(j);
+        walk_job_free(j);
+}
+
+static void walk_abandon(void *arg, bool running) {
+        struct walk_job *j = arg;
+        mcp_call_finish_error(j->call, "the server is shutting down");
+        if (!running)
+                walk_job_free(j);
+}
+
+static const struct rt_offload_ops walk_ops = {
+        .work = walk_work, .done = walk_done, .abandon = walk_abandon};
+
+static int start_walk(struct serve *sv, struct mcp_call *call, bool status) {
+        struct rtn_error err = {0};
+        int r;
+        if (!sv->offload && (r = rt_offload_new(sv->loop, &sv->offload)) < 0)
+                return r;
+        struct walk_job *j = calloc(1, sizeof *j);
+        if (!j || !(j->upper = strdup(rt_session_upper(sv->sess)))) {
+                free(j);
+                return -ENOMEM;
+        }
+        j->sv = sv;
+        j->call = call;
+        j->status = status;
+        j->d = (struct diff_acc){.added = RTN_JSON_BUF_INIT(0),
+                                 .modified = RTN_JSON_BUF_INIT(0),
+                                 .deleted = RTN_JSON_BUF_INIT(0),
+                                 .max = status ? DIRTY_MAX : DIFF_MAX};
+        if (store_tip(sv->store, sv->env, j->tip, NULL) < 0)
+                j->tip[0] = '\0';
+        j->have_layers = store_layer_stack(sv->store, sv->env, &j->layers, &j->nlayers, &err) == 0;
+        if (!j->have_layers && !status) {
+                mcp_call_finish_error(call, "diff failed: %s", err.msg);
+                walk_job_free(j);
+                return 0;
+        }
+        if ((r = rt_offload_run(sv->offload, &walk_ops, j, call)) < 0) {
+                walk_job_free(j);
+                return r;
+        }
         return 0;
 }
 
@@ -307,7 +394,8 @@ static int env_rollback(struct serve *sv, struct mcp_call *call, const struct mc
 
 static int env_drop(struct serve *sv, struct mcp_call *call) {
         struct rtn_error err = {0};
-        uint64_t bytes = du_at(AT_FDCWD, rt_session_upper(sv->sess), 0);
+        static const atomic_bool never = false;
+        uint64_t bytes = du_at(AT_FDCWD, rt_session_upper(sv->sess), 0, &never);
         unsigned killed = serve_drop_jobs(sv);
         rt_session_stop(sv->sess);
         if (rt_session_discard(sv->sess, &err) < 0) {
@@ -341,30 +429,10 @@ static int env_gc(struct serve *sv, struct mcp_call *call) {
         return 0;
 }
 
-static int env_diff(struct serve *sv, struct mcp_call *call) {
-        struct rtn_error err = {0};
-        struct diff_acc d = {.max = DIFF_MAX};
-        if (collect_diff(sv, &d, &err) < 0) {
-                free_diff(&d);
-                mcp_call_finish_error(call, "diff failed: %s", err.msg);
-                return 0;
-        }
-        struct rtn_json_buf b = RTN_JSON_BUF_INIT(0);
-        rtn_json_obj_begin(&b);
-        rtn_json_kv_raw(&b, "added", d.added.data, d.added.len);
-        rtn_json_kv_raw(&b, "modified", d.modified.data, d.modified.len);
-        rtn_json_kv_raw(&b, "deleted", d.deleted.data, d.deleted.len);
-        rtn_json_kv_bool(&b, "truncated", d.n > d.max);
-        rtn_json_obj_end(&b);
-        free_diff(&d);
-        finish_json(call, &b);
-        return 0;
-}
-
 int serve_env_call(struct serve *sv, struct mcp_call *call, const char *tool,
                    const struct mcp_args *a) {
-        if (!strcmp(tool, "env_status"))
-                return env_status(sv, call);
+        if (!strcmp(tool, "env_status") || !strcmp(tool, "env_diff"))
+                return start_walk(sv, call, !strcmp(tool, "env_status"));
         if (!strcmp(tool, "env_commit"))
                 return env_commit(sv, call, a);
         if (!strcmp(tool, "env_snapshot_list"))
@@ -375,8 +443,6 @@ int serve_env_call(struct serve *sv, struct mcp_call *call, const char *tool,
                 return env_drop(sv, call);
         if (!strcmp(tool, "env_gc"))
                 return env_gc(sv, call);
-        if (!strcmp(tool, "env_diff"))
-                return env_diff(sv, call);
         mcp_call_finish_error(call, "unknown environment tool %s", tool);
         return 0;
 }

@@ -101,6 +101,10 @@ int store_rollback(struct store *s, const char *env, const char *id, char ret_id
 typedef int (*store_diff_cb)(enum store_change what, const char *path, void *userdata);
 int store_diff(struct store *s, const char *env, const char *upper_path, store_diff_cb cb,
                void *userdata, struct rtn_error *err);
+/* The same against the layer dirs layers[0..n) (newest first, as store_layer_stack gives
+ * them), without the store: safe on a thread of its own while the store is used elsewhere. */
+int store_diff_layers(char *const *layers, size_t n, const char *upper_path, store_diff_cb cb,
+                      void *userdata, struct rtn_error *err);
 
 /* Removes every commit and layer no environment's tip reaches, everything under tmp/, and
  * session dirs under sessions/ whose lock no live process holds (store_session_new). */
