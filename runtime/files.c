@@ -50,7 +50,7 @@ static void pending_free(struct pending *p) {
 }
 
 static void answer_error(struct pending *p, int error, const char *msg) {
-        struct rt_files_reply r = {.error = error, .message = msg, .fd = -1};
+        struct rt_files_reply r = {.error = error, .message = msg};
         p->fn(p->ud, &r);
         pending_free(p);
 }
@@ -109,11 +109,10 @@ static void server_died(struct rt_files *f, const char *what) {
         kick(f);
 }
 
-static void on_reply(struct rt_files *f, const struct init_files_resp *m, int fd) {
+static void on_reply(struct rt_files *f, const struct init_files_resp *m) {
         struct pending *p = f->head;
         if (!p || !p->sent || m->hdr.id != p->id ||
             m->hdr.type != ((struct init_msg_hdr *)p->msg)->type) {
-                rtn_safe_close(fd);
                 server_died(f, "answered out of turn");
                 return;
         }
@@ -129,13 +128,9 @@ static void on_reply(struct rt_files *f, const struct init_files_resp *m, int fd
                                    .count = m->count,
                                    .dev = m->dev,
                                    .ino = m->ino,
-                                   .mode = m->mode,
-                                   .fd = -1};
-        if (r.error < 0 || (r.error == 0 && m->hdr.type == INIT_FILES_OPEN && fd < 0))
+                                   .mode = m->mode};
+        if (r.error < 0)
                 r.error = EBADMSG;
-        if (r.error == 0 && m->hdr.type == INIT_FILES_OPEN)
-                r.fd = TAKE_FD(fd);
-        rtn_safe_close(fd);
         p->fn(p->ud, &r);
         pending_free(p);
 }
@@ -152,19 +147,19 @@ static void on_sock(struct rtn_loop *l, int sock, uint32_t ev, void *ud) {
                 ssize_t n = rtn_recv_msg(sock, u.raw, sizeof u, fds, &nfds);
                 if (n == -EAGAIN || n == -EINTR)
                         break;
-                int fd = nfds ? fds[0] : -1;
+                /* Replies carry no fds: whatever came along is closed unread. */
+                if (nfds)
+                        rtn_safe_close(fds[0]);
                 if (n != (ssize_t)sizeof u.m || u.m.hdr.len != sizeof u.m) {
-                        rtn_safe_close(fd);
                         server_died(f, n == 0 || n == -ECONNRESET ? "ended" : "sent garbage");
                         return;
                 }
                 if (u.m.hdr.id == 0) { /* it could not start: its reason, then EOF */
-                        rtn_safe_close(fd);
                         memcpy(f->why, u.m.message, sizeof f->why - 1);
                         f->why[sizeof f->why - 1] = '\0';
                         continue;
                 }
-                on_reply(f, &u.m, fd);
+                on_reply(f, &u.m);
         }
         pump(f);
 }
