@@ -213,6 +213,31 @@ def big_tree(s):
     assert d["truncated"] and len(d["added"]) > 0, {k: d[k] for k in ("truncated",)}
 
 
+# ---- item 8: results never too large for a client ---------------------------------------------
+
+MSG_MAX = 8 << 20  # what rtn promises (docs/tools.md); the official SDKs give up at 10 MiB
+
+
+def big_results(s):
+    """The largest results a job can make: every message stays under MSG_MAX, and results are
+    cut and say so. (No ping timing here: a ping's answer queued behind a message of megabytes
+    arrives after it, however fast the server.)"""
+    mib = 1 << 20
+    s.sh(f"head -c {4 * mib} /dev/urandom > /tmp/big.bin; "
+         f"head -c {mib} /dev/zero | tr '\\0' '\\33' | fold -w 100 > /tmp/esc.txt")
+    t0 = time.monotonic()
+    r = s.sh(f"yes '' | head -c {mib}; yes '' | head -c {mib} >&2")
+    eq((len(r["stdout"]), len(r["stderr"])), (mib, mib), "1 MiB of newlines on each stream, whole")
+    r = s.sh(f"head -c {mib} /dev/zero | tr '\\0' '\\1'; head -c {mib} /dev/zero | tr '\\0' '\\2' >&2")
+    assert r["stdout_truncated"] and len(r["stdout"]) > mib // 4, (len(r["stdout"]), len(r["stderr"]))
+    r = s.call("file_read", path="/tmp/big.bin", encoding="base64")
+    eq((len(base64.b64decode(r["content"])), r["truncated"]), (4 * mib, False), "4 MiB as base64")
+    r = s.call("file_read", path="/tmp/esc.txt", limit=100000)
+    assert r["truncated"], "1 MiB of ESC lines is cut"
+    note(f"largest message {s.max_line} bytes, {time.monotonic() - t0:.1f} s")
+    assert s.max_line <= MSG_MAX, f"a message of {s.max_line} bytes"
+
+
 # ---- item 3: file tools read with the sandbox's credentials -----------------------------------
 
 def read_raw(s, path):
