@@ -5,6 +5,8 @@
 #   swap_fifo   a job swaps a file and a FIFO (renameat2 RENAME_EXCHANGE) while env_status
 #               and env_diff run 1000 times (the walk opened the FIFO and blocked for good)
 #   big_tree    env_status and env_diff over 150000 names (the walk ran on the loop: seconds)
+#   big_results the largest results a job can make stay under 8 MiB a message, cut and flagged
+#               (1 MiB of control characters on each stream was a 12 MiB result)
 #   proc_reads  file_read of /proc files that check permission at read time equals cat
 #               inside (rtn read them with its own credentials: rtn-init's addresses, and
 #               kernel pointers in /proc/net/unix with kernel.kptr_restrict=1, set here
@@ -35,5 +37,6 @@ proc_reads() {
 
 t_run swap_fifo scenario swap_fifo
 t_run big_tree scenario big_tree
+t_run big_results scenario big_results
 t_run proc_reads proc_reads
 t_done
