@@ -190,10 +190,16 @@ static void on_started(void *ud, const void *msg, size_t len, int fd) {
 
 static void on_lost(void *ud) {
         struct rt_files *f = ud;
+        const char *why = rt_session_lost_why(f->s);
+        char msg[256];
+        if (why)
+                snprintf(msg, sizeof msg, "the file call was cut off: %s while it ran; try again",
+                         why);
+        else
+                snprintf(msg, sizeof msg,
+                         "the sandbox ended while the file call ran (its init died); try again");
         server_down(f);
-        fail_all(f, false, ECONNRESET,
-                 "the sandbox ended while the file call ran (its init "
-                 "died or it was restarted); try again");
+        fail_all(f, false, ECONNRESET, msg);
 }
 
 static const struct rt_session_listener listener = {.on_msg = on_started, .on_lost = on_lost};

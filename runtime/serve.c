@@ -101,7 +101,10 @@ static void run_done(struct rt_cmd *c, void *ud) {
         struct run_ctx *rc = ud;
         if (rc->progress)
                 rtn_loop_timer_cancel(rc->sv->loop, rc->progress);
-        if (c->lost) {
+        if (c->lost && c->lost_why) {
+                mcp_call_finish_error(rc->call, "the command was killed: %s while it ran",
+                                      c->lost_why);
+        } else if (c->lost) {
                 mcp_call_finish_error(rc->call,
                                       "the sandbox ended while the command ran (its "
                                       "init died); the next call starts a fresh sandbox on the "
@@ -351,6 +354,8 @@ static int tool_pkg_query(struct serve *sv, struct mcp_call *call, const struct 
 #define JOB_LOG_MAX (4u << 20)
 
 static const char *job_state(const struct rt_cmd *c) {
+        if (c->lost)
+                return "killed"; /* its sandbox ended: gone, even before its pipes drain */
         if (!c->done)
                 return "running";
         if (c->timed_out)
@@ -428,7 +433,7 @@ static struct serve_job *job_find(struct serve *sv, const struct mcp_args *a) {
 static void job_forget(struct serve *sv, struct serve_job *j) {
         for (int i = 0; i < SERVE_MAX_WAITERS; i++)
                 if (j->waiters[i])
-                        job_wake(sv, j, i, true, false);
+                        job_wake(sv, j, i, !j->cmd->done && !j->cmd->lost, false);
         rt_cmd_free(j->cmd);
         memset(j, 0, sizeof *j);
 }

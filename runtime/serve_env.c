@@ -392,12 +392,15 @@ static int env_rollback(struct serve *sv, struct mcp_call *call, const struct mc
         return 0;
 }
 
-static int env_drop(struct serve *sv, struct mcp_call *call) {
+static int env_drop(struct serve *sv, struct mcp_call *call, bool reset) {
         struct rtn_error err = {0};
         static const atomic_bool never = false;
         uint64_t bytes = du_at(AT_FDCWD, rt_session_upper(sv->sess), 0, &never);
-        unsigned killed = serve_drop_jobs(sv);
-        rt_session_stop(sv->sess);
+        /* Stopped first, so that a job's waiters hear it was killed, not that it runs. */
+        unsigned killed = serve_running_jobs(sv);
+        rt_session_stop_for(sv->sess, reset ? "env_reset reset the sandbox"
+                                            : "env_discard dropped the uncommitted changes");
+        serve_drop_jobs(sv);
         if (rt_session_discard(sv->sess, &err) < 0) {
                 mcp_call_finish_error(call, "reset failed: %s", err.msg);
                 return 0;
@@ -440,7 +443,7 @@ int serve_env_call(struct serve *sv, struct mcp_call *call, const char *tool,
         if (!strcmp(tool, "env_rollback"))
                 return env_rollback(sv, call, a);
         if (!strcmp(tool, "env_reset") || !strcmp(tool, "env_discard"))
-                return env_drop(sv, call);
+                return env_drop(sv, call, !strcmp(tool, "env_reset"));
         if (!strcmp(tool, "env_gc"))
                 return env_gc(sv, call);
         mcp_call_finish_error(call, "unknown environment tool %s", tool);

@@ -38,6 +38,7 @@ struct rt_session {
         bool started, alive;
         bool crashed; /* rtn-init died, and no sandbox has been started since */
         bool restarted; /* the last rt_session_ensure started a sandbox after such a death */
+        const char *lost_why; /* why it last ended; NULL: rtn-init died */
         uint64_t next_id;
         struct rt_cmd *cmds;
         int linger[MAX_LINGER]; /* pipes still held by background processes, -1 free */
@@ -380,6 +381,8 @@ static void on_ctl(struct rtn_loop *l, int fd, uint32_t ev, void *ud) {
 static void session_lost(struct rt_session *s, bool unexpected) {
         if (unexpected && s->alive)
                 s->crashed = true;
+        if (unexpected)
+                s->lost_why = NULL;
         if (s->sb.ctl >= 0)
                 rtn_loop_del_fd(s->loop, s->sb.ctl);
         rt_sandbox_destroy(&s->sb);
@@ -393,6 +396,7 @@ static void session_lost(struct rt_session *s, bool unexpected) {
                         continue;
                 if (!c->exited) {
                         c->lost = true;
+                        c->lost_why = s->lost_why;
                         c->exited = true;
                         c->wait_status = SIGKILL; /* as waitpid reports a SIGKILL death */
                 }
@@ -448,9 +452,18 @@ struct rt_spec *rt_session_spec(struct rt_session *s) {
         return &s->cfg.spec;
 }
 
-void rt_session_stop(struct rt_session *s) {
+void rt_session_stop_for(struct rt_session *s, const char *why) {
+        s->lost_why = why ? why : "the sandbox was stopped";
         if (s->alive)
                 session_lost(s, false);
+}
+
+void rt_session_stop(struct rt_session *s) {
+        rt_session_stop_for(s, NULL);
+}
+
+const char *rt_session_lost_why(const struct rt_session *s) {
+        return s->lost_why;
 }
 
 bool rt_session_take_crash(struct rt_session *s) {
