@@ -9,6 +9,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/cleanup.h"
+#include "common/term.h"
 #include "runtime/pending.h"
 #include "runtime/session.h"
 #include "store/store.h"
@@ -73,7 +75,7 @@ static int parse(int argc, char **argv, const char *shorts, struct opts *o) {
 
 /* 1 for what the user can fix, 125 for what rtn failed at. */
 static int fail(const struct rtn_error *err) {
-        fprintf(stderr, "rtn: %s\n", err->msg);
+        rtn_term_printf(stderr, "rtn: %s\n", err->msg);
         switch (err->code) {
         case EINVAL:
         case ENOENT:
@@ -155,7 +157,7 @@ static int print_commit(const struct store_commit_info *c, void *userdata) {
         struct tm tm;
         strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&t, &tm));
         size_t first = strcspn(c->message, "\n");
-        printf("%s %s %.*s\n", c->id, when, (int)first, c->message);
+        rtn_term_printf(stdout, "%s %s %.*s\n", c->id, when, (int)first, c->message);
         return 0;
 }
 
@@ -192,7 +194,13 @@ int rt_cmd_rollback(int argc, char **argv) {
 static int print_change(enum store_change what, const char *path, void *userdata) {
         if (what == STORE_ADDED && rt_upper_is_skeleton(path))
                 return 0; /* the sandbox's own mountpoints, not a change */
-        printf("%c /%s\n", (char)what, path);
+        /* Names are the agent's: quoted and escaped where they hold anything but text. */
+        _cleanup_free_ char *abs = NULL;
+        if (asprintf(&abs, "/%s", path) < 0)
+                return -ENOMEM;
+        printf("%c ", (char)what);
+        rtn_term_fputs(stdout, abs, RTN_TERM_QUOTE);
+        putchar('\n');
         return 0;
 }
 
@@ -310,7 +318,8 @@ int rt_cmd_store(int argc, char **argv) {
         if (r < 0 && r != -EUCLEAN)
                 return fail(&err);
         if (r == -EUCLEAN) {
-                fprintf(stderr, "rtn: store verify: %zu problems; first: %s\n", st.bad, err.msg);
+                rtn_term_printf(stderr, "rtn: store verify: %zu problems; first: %s\n", st.bad,
+                                err.msg);
                 return 1;
         }
         printf("ok: %zu layers, %zu commits, %zu environments\n", st.layers, st.commits, st.envs);

@@ -25,6 +25,7 @@
 
 #include "common/cleanup.h"
 #include "common/io.h"
+#include "common/term.h"
 #include "runtime/rootfs.h"
 #include "runtime/rootfs_internal.h"
 #include "runtime/runtime.h"
@@ -450,7 +451,7 @@ int rt_cmd_rootfs(int argc, char **argv) {
                 return 2;
         }
         if (r < 0) {
-                fprintf(stderr, "rtn rootfs %s: %s\n", verb, err.msg);
+                rtn_term_printf(stderr, "rtn rootfs %s: %s\n", verb, err.msg);
                 return err.code == EINVAL || err.code == EEXIST || err.code == EPERM ? 1 : 125;
         }
         if (strcmp(verb, "list") != 0)

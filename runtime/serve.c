@@ -17,6 +17,7 @@
 #include "common/cleanup.h"
 #include "common/json.h"
 #include "common/log.h"
+#include "common/term.h"
 #include "common/loop.h"
 #include "init/policy.h"
 #include "runtime/cmd.h"
@@ -680,7 +681,7 @@ static int op_attach(void *ctx, struct mcp_server *s) {
         if (r == 0)
                 r = serve_load_layers(sv, &err);
         if (r < 0)
-                fprintf(stderr, "rtn serve: %s\n", err.msg);
+                rtn_term_printf(stderr, "rtn serve: %s\n", err.msg);
         return r;
 }
 
@@ -822,7 +823,7 @@ int rt_cmd_serve(int argc, char **argv) {
         if (r == 0)
                 r = store_session_new(sv.store, &sv.session_dir, &sv.session_lock, &err);
         if (r < 0) {
-                fprintf(stderr, "rtn serve: %s\n", err.msg);
+                rtn_term_printf(stderr, "rtn serve: %s\n", err.msg);
                 goto out;
         }
         sv.rootfs = rootfs_arg ? rootfs_arg : "host";
@@ -833,7 +834,7 @@ int rt_cmd_serve(int argc, char **argv) {
         cfg.server_version = RTN_VERSION;
         r = mcp_serve_main(&cfg, &serve_ops, &sv, &err);
         if (r < 0)
-                fprintf(stderr, "rtn serve: %s\n", err.msg);
+                rtn_term_printf(stderr, "rtn serve: %s\n", err.msg);
 out:
         if (sv.session_dir) {
                 /* The session's upper dies with it: only commits persist. */
@@ -843,7 +844,7 @@ out:
                         struct rtn_error e2 = {0};
                         if (rt_remove_tree(sv.have_idmap ? &sv.idmap : NULL, sv.session_dir,
                                            slash + 1, &e2) < 0)
-                                fprintf(stderr, "rtn serve: %s\n", e2.msg);
+                                rtn_term_printf(stderr, "rtn serve: %s\n", e2.msg);
                 }
         }
         rtn_safe_close(sv.session_lock);
