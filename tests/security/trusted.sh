@@ -11,6 +11,10 @@
 #               inside (rtn read them with its own credentials: rtn-init's addresses, and
 #               kernel pointers in /proc/net/unix with kernel.kptr_restrict=1, set here
 #               when root and restored after)
+#   term_*      what the agent controls reaches the user's terminal as text: rtn log's commit
+#               messages (an OSC 52 clipboard write behind an erase-line), rtn diff's file
+#               names (ESC, newline), blocked-call reports (process names), error messages
+#               quoting agent paths
 . "$(dirname "$0")/../lib.sh"
 t_need_rtn
 
@@ -35,6 +39,59 @@ proc_reads() {
         scenario proc_reads
 }
 
+# No raw control byte but the newlines that end lines, in stdout and stderr of the last command.
+no_controls() {
+        if LC_ALL=C grep -q "[$(printf '\001-\011\013-\037\177')]" "$T_OUT_FILE" "$T_ERR_FILE"; then
+                t_fail "control bytes reached the terminal: $(cat -v "$T_OUT_FILE" "$T_ERR_FILE" | head -c 400)"
+        fi
+}
+
+OSC52=$(printf 'fix\033[2K\r\033]52;c;ZWNobyBwd25lZA==\007')
+
+term_log() {
+        t_exec --commit -m "$OSC52" -- touch /workspace/f
+        t_exit_is 0
+        t_cmd "$RTN" log
+        t_exit_is 0
+        no_controls
+        t_stdout_has 'fix\033[2K\r\033]52;c;ZWNobyBwd25lZA==\a'
+}
+
+term_diff() {
+        t_exec --keep -- sh -c 'cd /workspace && touch "$(printf "evil\033]0;pwned\007\nname")" plain'
+        t_exit_is 0
+        t_cmd "$RTN" diff
+        t_exit_is 0
+        no_controls
+        t_stdout_has 'A "/workspace/evil\033]0;pwned\a\nname"'
+        t_stdout_has 'A /workspace/plain'
+        [ "$(wc -l <"$T_OUT_FILE")" = 2 ] || t_fail "one line per change: $(cat -v "$T_OUT_FILE")"
+}
+
+term_blocked() {
+        t_exec -- python3 -c 'import ctypes
+libc = ctypes.CDLL(None)
+libc.prctl(15, b"ev\x1b]0;x\x07il")
+libc.mount(b"x", b"/mnt", b"tmpfs", 0, None)'
+        no_controls
+        t_stderr_has 'blocked mount(2) by pid'
+        t_stderr_has '(ev?]0;x?il)' # runtime/blocked.c keeps printable ASCII of a comm
+}
+
+term_error() {
+        t_exec --keep -- sh -c 'cd /workspace; d=$(printf "\033"); for i in $(seq 260); do mkdir "$d" && cd "$d"; done'
+        t_exit_is 0
+        t_cmd "$RTN" commit -m deep
+        [ "$T_RC" != 0 ] || t_fail "a tree deeper than a layer may be was committed"
+        no_controls
+        t_stderr_has 'workspace/\033/\033/'
+        t_stderr_has 'deeper than'
+}
+
+t_run term_log term_log
+t_run term_diff term_diff
+t_run term_blocked term_blocked
+t_run term_error term_error
 t_run swap_fifo scenario swap_fifo
 t_run big_tree scenario big_tree
 t_run big_results scenario big_results
