@@ -135,3 +135,9 @@ int store_session_new(struct store *s, char **ret_dir, int *ret_lockfd, struct r
  * inside a user namespace sets the inverse of that namespace's mapping, so ids stay the host
  * numbers a hash from outside would see. NULL functions restore the default. */
 void store_set_id_view(uint32_t (*uid)(uint32_t), uint32_t (*gid)(uint32_t));
+
+/* Removes dirfd/name and everything below it, never following a symlink, making directories
+ * writable as it goes (a layer holds 0555 dirs, overlayfs's work dir is 0000), with a bounded
+ * number of directories open however deep the tree. Missing is success; otherwise it removes
+ * what it can and returns the first error. */
+int store_rm_rf_at(int dirfd, const char *name);
