@@ -11,6 +11,10 @@
 #               inside (rtn read them with its own credentials: rtn-init's addresses, and
 #               kernel pointers in /proc/net/unix with kernel.kptr_restrict=1, set here
 #               when root and restored after)
+#   deep_reset  rtn reset of pending changes 1500 directories deep with 256 descriptors (one
+#               open directory per level ran out of them: the tree stayed, un-resettable)
+#   prune_link  a commit's clean-up of the upper never follows the agent's symlink out of it
+#               (upper/var -> a host dir: rtn rmdir'ed the host's empty "tmp" there)
 #   term_*      what the agent controls reaches the user's terminal as text: rtn log's commit
 #               messages (an OSC 52 clipboard write behind an erase-line), rtn diff's file
 #               names (ESC, newline), blocked-call reports (process names), error messages
@@ -88,6 +92,32 @@ term_error() {
         t_stderr_has 'deeper than'
 }
 
+deep_reset() {
+        t_exec --keep -- sh -c 'cd /workspace; for i in $(seq 1500); do mkdir d && cd d; done'
+        t_exit_is 0
+        ulimit -n 256
+        t_cmd "$RTN" reset
+        t_exit_is 0
+        t_cmd "$RTN" diff
+        t_exit_is 0
+        t_stdout_is ""
+}
+
+# Only where the agent may replace /var (inside root without Landlock: a single-id mapping
+# with --isolation namespaces); elsewhere provisioning commands can, which needs a rootfs.
+prune_link() {
+        mkdir -p "$T_TMP/victim/tmp"
+        chmod -R 777 "$T_TMP/victim"
+        chmod 755 "$T_TMP"
+        t_exec --isolation namespaces --commit -- sh -c \
+                "mv /var /var.old 2>/dev/null || exit 99; ln -s $T_TMP/victim /var"
+        [ "$T_RC" = 99 ] && t_skip "the agent cannot replace /var here (it can under a single-id mapping)"
+        t_exit_is 0
+        [ -d "$T_TMP/victim/tmp" ] || t_fail "the commit removed a host directory through the agent's symlink"
+}
+
+t_run deep_reset deep_reset
+t_run prune_link prune_link
 t_run term_log term_log
 t_run term_diff term_diff
 t_run term_blocked term_blocked
