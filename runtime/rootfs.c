@@ -19,6 +19,7 @@
 
 #include "common/cleanup.h"
 #include "common/io.h"
+#include "common/syscall.h"
 #include "runtime/rootfs_internal.h"
 #include "store/store.h"
 
@@ -205,15 +206,23 @@ static int add_host(char ***v, size_t *n, const char *uri) {
         return 0;
 }
 
-/* One-line "deb [opts] URI suite..." and deb822 "URIs: a b" alike: every http(s) word. */
+/* One-line "deb [opts] URI suite..." and deb822 "URIs: a b" alike: every http(s) word. The
+ * rootfs was written by the packages its bootstrap installed, so a source file is opened
+ * without blocking (a FIFO there hung `rtn rootfs list` and `rtn serve --rootfs` for good),
+ * must be a regular file, and is read up to SOURCES_MAX bytes. */
+#define SOURCES_MAX (1u << 20)
 static int scan_file(int dirfd, const char *name, char ***v, size_t *n) {
-        _cleanup_close_ int fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-        if (fd < 0)
+        _cleanup_close_ int fd =
+                openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
+        struct stat st;
+        if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
                 return 0;
         _cleanup_fclose_ FILE *f = fdopen(TAKE_FD(fd), "re");
         char line[4096];
         int r = 0;
-        while (f && r == 0 && fgets(line, sizeof line, f)) {
+        size_t total = 0;
+        while (f && r == 0 && total < SOURCES_MAX && fgets(line, sizeof line, f)) {
+                total += strlen(line);
                 char *s = line + strspn(line, " \t");
                 if (*s == '#')
                         continue;
@@ -225,16 +234,19 @@ static int scan_file(int dirfd, const char *name, char ***v, size_t *n) {
 }
 
 int rt_rootfs_mirrors(const char *rootfs, char ***ret_hosts, size_t *ret_n) {
-        char path[4096];
         char **v = calloc(1, sizeof *v);
         size_t n = 0;
         if (!v)
                 return -ENOMEM;
-        snprintf(path, sizeof path, "%s/etc/apt", rootfs ? rootfs : "");
-        _cleanup_close_ int apt = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        /* Resolved inside the rootfs, as apt in it would: a symlink there never leads out. */
+        _cleanup_close_ int root = open(rootfs ? rootfs : "/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+        struct open_how how = {.flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC,
+                               .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS};
+        _cleanup_close_ int apt = root < 0 ? -1 : sys_openat2(root, "etc/apt", &how, sizeof how);
         int r = apt < 0 ? 0 : scan_file(apt, "sources.list", &v, &n);
-        _cleanup_close_ int d =
-                apt < 0 ? -1 : openat(apt, "sources.list.d", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        _cleanup_close_ int d = apt < 0 ? -1
+                                        : openat(apt, "sources.list.d",
+                                                 O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         DIR *dir = d < 0 ? NULL : fdopendir(TAKE_FD(d));
         struct dirent *de;
         while (r == 0 && dir && (de = readdir(dir))) {

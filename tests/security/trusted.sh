@@ -15,6 +15,8 @@
 #               open directory per level ran out of them: the tree stayed, un-resettable)
 #   prune_link  a commit's clean-up of the upper never follows the agent's symlink out of it
 #               (upper/var -> a host dir: rtn rmdir'ed the host's empty "tmp" there)
+#   rootfs_fifo a FIFO in a rootfs's apt sources (its packages wrote the tree) hung
+#               `rtn rootfs list` and `rtn serve --rootfs` at start
 #   term_*      what the agent controls reaches the user's terminal as text: rtn log's commit
 #               messages (an OSC 52 clipboard write behind an erase-line), rtn diff's file
 #               names (ESC, newline), blocked-call reports (process names), error messages
@@ -116,6 +118,20 @@ prune_link() {
         [ -d "$T_TMP/victim/tmp" ] || t_fail "the commit removed a host directory through the agent's symlink"
 }
 
+rootfs_fifo() {
+        mkdir -p rfs/etc/apt/sources.list.d rfs/usr/bin rfs/var/lib/dpkg
+        echo "deb http://deb.debian.org/debian bookworm main" >rfs/etc/apt/sources.list
+        mkfifo rfs/etc/apt/sources.list.d/evil.list
+        : >rfs/var/lib/dpkg/status
+        tar -C rfs -cf rfs.tar .
+        t_cmd "$RTN" rootfs import rfs.tar evil
+        t_exit_is 0
+        t_cmd timeout 20 "$RTN" rootfs list
+        t_exit_is 0
+        t_stdout_has deb.debian.org
+}
+
+t_run rootfs_fifo rootfs_fifo
 t_run deep_reset deep_reset
 t_run prune_link prune_link
 t_run term_log term_log
