@@ -19,8 +19,9 @@
 /* ---- UTF-8 ----------------------------------------------------------------------------- */
 
 /* Length of the valid UTF-8 sequence at s (1-4), or 0 when it is invalid (RFC 3629 table 3:
- * the second-byte ranges rule out overlongs, surrogates and code points past U+10FFFF). */
-size_t rtn_utf8_seq(const unsigned char *s, size_t n, uint32_t *ret_cp) {
+ * the second-byte ranges rule out overlongs, surrogates and code points past U+10FFFF).
+ * Static, so that the loops below inline it; rtn_utf8_seq is its public face. */
+static inline size_t utf8_seq(const unsigned char *s, size_t n, uint32_t *ret_cp) {
         unsigned char c = s[0];
         if (c < 0x80) {
                 *ret_cp = c;
@@ -60,11 +61,15 @@ size_t rtn_utf8_seq(const unsigned char *s, size_t n, uint32_t *ret_cp) {
         return len;
 }
 
+size_t rtn_utf8_seq(const unsigned char *s, size_t n, uint32_t *ret_cp) {
+        return utf8_seq(s, n, ret_cp);
+}
+
 bool rtn_utf8_valid(const char *s, size_t n) {
         const unsigned char *p = (const unsigned char *)s;
         uint32_t cp;
         for (size_t i = 0; i < n;) {
-                size_t k = rtn_utf8_seq(p + i, n - i, &cp);
+                size_t k = utf8_seq(p + i, n - i, &cp);
                 if (k == 0)
                         return false;
                 i += k;
@@ -172,7 +177,7 @@ static void put_escaped(struct rtn_json_buf *b, const char *s, size_t n) {
         for (size_t i = 0; i < n;) {
                 unsigned char c = p[i];
                 uint32_t cp;
-                size_t k = c >= 0x20 && c != '"' && c != '\\' ? rtn_utf8_seq(p + i, n - i, &cp) : 0;
+                size_t k = c >= 0x20 && c != '"' && c != '\\' ? utf8_seq(p + i, n - i, &cp) : 0;
                 if (k > 0) {
                         run += k;
                         i += k;
