@@ -275,6 +275,7 @@ def proc_reads(s):
         return data.split(b"\nCapInh")[1].split(b"\nSpeculation")[0]
 
     wrong = []
+    s.start_pinging()
     for path, part in (("/proc/1/stat", stat_addresses), ("/proc/1/wchan", None),
                        ("/proc/self/mountinfo", None), ("/proc/self/status", status_creds),
                        ("/proc/net/unix", unix_addresses)):
@@ -283,6 +284,7 @@ def proc_reads(s):
             got, want = part(got), part(want)
         if got != want:
             wrong.append(f"{path}: file_read {str(got)[:200]}, cat {str(want)[:200]}")
+    s.stop_pinging()
     assert not wrong, "file_read differs from cat inside:\n" + "\n".join(wrong)
 
 
