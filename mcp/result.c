@@ -134,6 +134,8 @@ static int cut_round(const struct rtn_json_doc *d, struct member *m, size_t n, s
                 for (size_t i = 0; i < n; i++)
                         if (cuttable(&m[i]) && (!big || m[i].size > big->size))
                                 big = &m[i];
+                if (!big)
+                        return -E2BIG;
                 size_t before = big->size;
                 if (cut_to(d, big, before > 8 ? before - 8 : 0) < 0)
                         return -ENOMEM;
