@@ -39,7 +39,9 @@ proc_reads() {
         local kptr=/proc/sys/kernel/kptr_restrict old=
         if [ "$(id -u)" = 0 ] && [ -w "$kptr" ]; then
                 old=$(cat "$kptr")
-                trap 'echo "$old" >'"$kptr" EXIT
+                # Expanded now: the trap runs after this function's locals are gone.
+                # shellcheck disable=SC2064
+                trap "echo $old >$kptr" EXIT
                 echo 1 >"$kptr"
         fi
         scenario proc_reads
