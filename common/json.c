@@ -19,8 +19,9 @@
 /* ---- UTF-8 ----------------------------------------------------------------------------- */
 
 /* Length of the valid UTF-8 sequence at s (1-4), or 0 when it is invalid (RFC 3629 table 3:
- * the second-byte ranges rule out overlongs, surrogates and code points past U+10FFFF). */
-static size_t utf8_seq(const unsigned char *s, size_t n, uint32_t *ret_cp) {
+ * the second-byte ranges rule out overlongs, surrogates and code points past U+10FFFF).
+ * Static, so that the loops below inline it; rtn_utf8_seq is its public face. */
+static inline size_t utf8_seq(const unsigned char *s, size_t n, uint32_t *ret_cp) {
         unsigned char c = s[0];
         if (c < 0x80) {
                 *ret_cp = c;
@@ -58,6 +59,10 @@ static size_t utf8_seq(const unsigned char *s, size_t n, uint32_t *ret_cp) {
         }
         *ret_cp = cp;
         return len;
+}
+
+size_t rtn_utf8_seq(const unsigned char *s, size_t n, uint32_t *ret_cp) {
+        return utf8_seq(s, n, ret_cp);
 }
 
 bool rtn_utf8_valid(const char *s, size_t n) {
@@ -164,9 +169,33 @@ void rtn_json_arr_end(struct rtn_json_buf *b) {
         b->comma = true;
 }
 
-static void put_escaped(struct rtn_json_buf *b, const char *s, size_t n) {
+/* The escape of byte c (not part of a valid UTF-8 sequence that passes as is) into esc;
+ * returns its length. */
+static size_t escape_of(unsigned char c, char esc[8]) {
         static const char hex[] = "0123456789abcdef";
+        static const char from[] = "\"\\\n\r\t\b\f", to[] = "\"\\nrtbf";
+        const char *f = c ? memchr(from, c, sizeof from - 1) : NULL;
+        esc[0] = '\\';
+        if (f) {
+                esc[1] = to[f - from];
+                return 2;
+        }
+        if (c < 0x20) {
+                memcpy(esc, "\\u00", 4);
+                esc[4] = hex[c >> 4];
+                esc[5] = hex[c & 15];
+                return 6;
+        }
+        memcpy(esc, "\xef\xbf\xbd", 3); /* invalid UTF-8: one byte becomes U+FFFD */
+        return 3;
+}
+
+/* Escapes go through a small local buffer, appended in blocks: output of control bytes
+ * (every byte an escape) is common enough that an append per escape was the cost. */
+static void put_escaped(struct rtn_json_buf *b, const char *s, size_t n) {
         const unsigned char *p = (const unsigned char *)s;
+        char blk[4096];
+        size_t bl = 0;
         put_c(b, '"');
         size_t run = 0; /* bytes copied verbatim, flushed in one append */
         for (size_t i = 0; i < n;) {
@@ -174,50 +203,27 @@ static void put_escaped(struct rtn_json_buf *b, const char *s, size_t n) {
                 uint32_t cp;
                 size_t k = c >= 0x20 && c != '"' && c != '\\' ? utf8_seq(p + i, n - i, &cp) : 0;
                 if (k > 0) {
+                        if (bl) {
+                                rtn_json_append(b, blk, bl);
+                                bl = 0;
+                        }
                         run += k;
                         i += k;
                         continue;
                 }
-                rtn_json_append(b, (const char *)p + i - run, run);
-                run = 0;
-                char esc[8] = {'\\', 0};
-                size_t elen = 2;
-                switch (c) {
-                case '"':
-                        esc[1] = '"';
-                        break;
-                case '\\':
-                        esc[1] = '\\';
-                        break;
-                case '\n':
-                        esc[1] = 'n';
-                        break;
-                case '\r':
-                        esc[1] = 'r';
-                        break;
-                case '\t':
-                        esc[1] = 't';
-                        break;
-                case '\b':
-                        esc[1] = 'b';
-                        break;
-                case '\f':
-                        esc[1] = 'f';
-                        break;
-                default:
-                        if (c < 0x20) {
-                                memcpy(esc, "\\u00", 4);
-                                esc[4] = hex[c >> 4];
-                                esc[5] = hex[c & 15];
-                                elen = 6;
-                        } else { /* invalid UTF-8: one byte becomes U+FFFD */
-                                memcpy(esc, "\xef\xbf\xbd", 3);
-                                elen = 3;
-                        }
+                if (run) {
+                        rtn_json_append(b, (const char *)p + i - run, run);
+                        run = 0;
                 }
-                rtn_json_append(b, esc, elen);
+                if (bl > sizeof blk - 8) {
+                        rtn_json_append(b, blk, bl);
+                        bl = 0;
+                }
+                bl += escape_of(c, blk + bl);
                 i++;
         }
+        if (bl)
+                rtn_json_append(b, blk, bl);
         rtn_json_append(b, (const char *)p + n - run, run);
         put_c(b, '"');
 }

@@ -118,3 +118,6 @@ char rtn_json_kind(const struct rtn_json_doc *d, int i);
 
 /* UTF-8 validity of a byte string (RFC 3629: no overlongs, no surrogates, <= U+10FFFF). */
 bool rtn_utf8_valid(const char *s, size_t n);
+/* Length (1-4) of the valid UTF-8 sequence at s[0..n), its code point in *ret_cp; 0 when the
+ * bytes there are not one. */
+size_t rtn_utf8_seq(const unsigned char *s, size_t n, uint32_t *ret_cp);

@@ -9,6 +9,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/term.h"
+
 static const char *log_prog = "rtn";
 static enum rtn_log_level log_level = RTN_LOG_WARN;
 
@@ -40,17 +42,19 @@ void rtn_log(enum rtn_log_level lvl, const char *fmt, ...) {
         if (lvl < log_level)
                 return;
         int saved = errno;
-        char buf[2048];
+        char msg[2048], buf[4096];
+        va_list ap;
+        va_start(ap, fmt);
+        int m = vsnprintf(msg, sizeof msg, fmt, ap);
+        va_end(ap);
+        size_t mlen = m < 0 ? 0 : (size_t)m < sizeof msg ? (size_t)m : sizeof msg - 1;
         int n = snprintf(buf, sizeof buf, "%s: %s: ", log_prog, names[lvl]);
         if (n < 0 || (size_t)n >= sizeof buf)
                 n = 0;
-        va_list ap;
-        va_start(ap, fmt);
-        int m = vsnprintf(buf + n, sizeof buf - (size_t)n - 1, fmt, ap);
-        va_end(ap);
-        size_t len = (size_t)n + (m < 0 ? 0 : (size_t)m);
-        if (len > sizeof buf - 2)
-                len = sizeof buf - 2;
+        /* Messages quote what the agent named (paths, process names): terminal-safe text. */
+        size_t len = (size_t)n;
+        (void)rtn_term_escape(msg, mlen, 0, buf + len, sizeof buf - len - 1);
+        len += strlen(buf + len);
         buf[len++] = '\n';
         ssize_t w = write(STDERR_FILENO, buf, len);
         (void)w;

@@ -85,7 +85,7 @@ static inline void fuzz_release(struct fuzz_held *h) {
  * sandbox holds the other end. */
 enum {
         FUZZ_FD_NONE,
-        FUZZ_FD_MEMFD, /* a regular file: what OPEN answers with */
+        FUZZ_FD_MEMFD, /* a regular file */
         FUZZ_FD_PIPE_READ, /* a pipe whose writer stays open */
         FUZZ_FD_PIPE_WRITE,
         FUZZ_FD_SOCKET, /* one end of a SOCK_SEQPACKET pair: what FILES_STARTED sends */

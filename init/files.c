@@ -7,9 +7,10 @@
  * still resolved with openat2(RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS) from an O_PATH fd of
  * "/": `..` stops at the root and /proc/self/fd/N or /proc/PID/root tricks are refused
  * (openat2(2)). Directory walks never follow symlinks (O_NOFOLLOW, AT_SYMLINK_NOFOLLOW).
- * Bulk data travels as fds (init/init.h); the server allocates nothing per request but what
- * regcomp needs, and each request is bounded in bytes and, with alarm(2), in time: a request
- * still running after INIT_FILES_TIMEOUT_S seconds kills the server and rtn starts another. */
+ * Bulk data travels in memfds that rtn passes along (init/init.h); the server allocates
+ * nothing per request but what regcomp needs, and each request is bounded in bytes and, with
+ * alarm(2), in time: a request still running after INIT_FILES_TIMEOUT_S seconds kills the
+ * server and rtn starts another. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -21,6 +22,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/sendfile.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -90,9 +92,17 @@ static int resolve(const char *path, uint64_t flags) {
         return r < 0 ? r : resolve_at(ROOT_FD, abs, flags, 0);
 }
 
-/* ---- OPEN ------------------------------------------------------------------------------ */
+/* ---- READ ------------------------------------------------------------------------------ */
 
-static int op_open(const struct init_files_req_view *v, int *ret_fd) {
+/* Copies the file's first INIT_FILES_READ_MAX + 1 bytes (the one more tells rtn the rest was
+ * cut) into rtn's memfd, as cat does (sendfile, else read). The read must happen here: procfs
+ * checks permission when a file is read, not when it is opened (/proc/PID/stat hides a process's
+ * addresses from a reader that may not ptrace it, /proc/PID/wchan its wait channel, %pK in
+ * /proc/net/unix hides kernel pointers from one without CAP_SYSLOG when
+ * kernel.kptr_restrict is 1), so rtn reading an fd opened here would get what rtn may see. */
+static int op_read(const struct init_files_req_view *v, int out_fd) {
+        if (out_fd < 0)
+                return fail(-EBADMSG, "no output file");
         /* O_NONBLOCK: opening a FIFO must not hang the server; it is refused below anyway. */
         _cleanup_close_ int fd = resolve(v->path, O_RDONLY | O_NONBLOCK);
         if (fd < 0)
@@ -104,11 +114,32 @@ static int op_open(const struct init_files_req_view *v, int *ret_fd) {
                 return fail(-EISDIR, "%s is a directory (file_list lists it)", v->path);
         if (!S_ISREG(st.st_mode))
                 return fail(-EINVAL, "%s is not a regular file", v->path);
+        uint64_t total = 0;
+        bool copy = false; /* sendfile(2) copies in the kernel, half the cost of read+write */
+        while (total <= INIT_FILES_READ_MAX) {
+                size_t want = INIT_FILES_READ_MAX + 1 - total;
+                ssize_t n = copy ? read(fd, out.buf, want < sizeof out.buf ? want : sizeof out.buf)
+                                 : sendfile(out_fd, fd, NULL, want);
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n < 0 && !copy && total == 0 && (errno == EINVAL || errno == ENOSYS)) {
+                        copy = true; /* a file without splice support: read(2) it */
+                        continue;
+                }
+                if (n < 0)
+                        return fail(negative_errno(), "read %s", v->path);
+                if (n == 0)
+                        break;
+                int r = copy ? rtn_write_all(out_fd, out.buf, (size_t)n) : 0;
+                if (r < 0)
+                        return fail(r, "read %s", v->path);
+                total += (uint64_t)n;
+        }
         resp.size = (uint64_t)st.st_size;
+        resp.count = total;
         resp.dev = st.st_dev;
         resp.ino = st.st_ino;
         resp.mode = st.st_mode;
-        *ret_fd = TAKE_FD(fd);
         return 0;
 }
 
@@ -460,7 +491,7 @@ static int op_search(const struct init_files_req_view *v) {
 
 /* ---- the loop -------------------------------------------------------------------------- */
 
-static int dispatch(const struct init_files_req_view *v, int in_fd, int *ret_fd) {
+static int dispatch(const struct init_files_req_view *v, int in_fd) {
         out.fd = in_fd;
         out.len = 0;
         out.total = out.count = 0;
@@ -468,8 +499,8 @@ static int dispatch(const struct init_files_req_view *v, int in_fd, int *ret_fd)
         out.max = v->msg->max;
         int r;
         switch ((enum init_files_op)v->msg->hdr.type) {
-        case INIT_FILES_OPEN:
-                return op_open(v, ret_fd);
+        case INIT_FILES_READ:
+                return op_read(v, in_fd);
         case INIT_FILES_WRITE:
                 return op_write(v, in_fd);
         case INIT_FILES_LIST:
@@ -489,7 +520,7 @@ static int dispatch(const struct init_files_req_view *v, int in_fd, int *ret_fd)
 
 static __attribute__((noreturn)) void serve(void) {
         for (;;) {
-                int fds[1] = {-1}, ret_fd = -1;
+                int fds[1] = {-1};
                 size_t nfds = 1;
                 ssize_t n = rtn_recv_msg(SOCK_FD, reqbuf, sizeof reqbuf, fds, &nfds);
                 if (n == 0 || (n < 0 && n != -EMSGSIZE))
@@ -504,14 +535,13 @@ static __attribute__((noreturn)) void serve(void) {
                         r = fail(-EBADMSG, "malformed file request");
                 } else {
                         alarm(INIT_FILES_TIMEOUT_S);
-                        r = dispatch(&v, in_fd, &ret_fd);
+                        r = dispatch(&v, in_fd);
                         alarm(0);
                 }
                 resp.hdr.len = sizeof resp;
                 resp.error = r < 0 ? -r : 0;
-                if (rtn_send_msg(SOCK_FD, &resp, sizeof resp, &ret_fd, ret_fd >= 0) < 0)
+                if (rtn_send_msg(SOCK_FD, &resp, sizeof resp, NULL, 0) < 0)
                         _exit(0);
-                rtn_safe_close(ret_fd);
                 rtn_safe_close(in_fd);
         }
 }

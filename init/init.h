@@ -218,8 +218,10 @@ const char *init_step_name(uint32_t step);
  * capabilities, no_new_privs, the agent Landlock ruleset, seccomp), serving file requests on
  * its own SOCK_SEQPACKET socket, whose other end rtn-init hands to rtn with
  * INIT_MSG_FILES_STARTED. Requests are answered in order, one response per request. Bulk data
- * never rides in the datagrams: OPEN answers with the opened file's fd, WRITE takes the new
- * content as a memfd, LIST and SEARCH write records into a memfd that rtn passes along.
+ * never rides in the datagrams: READ copies the file into a memfd that rtn passes along (the
+ * read happens here, with the sandbox's credentials: procfs checks permission at read time,
+ * so an fd handed to rtn and read there showed what rtn may see), WRITE takes the new content
+ * as a memfd, LIST and SEARCH write records into a memfd that rtn passes along.
  * Relative paths are relative to /workspace. Everything a response says is untrusted: the
  * server runs inside the sandbox. docs/architecture.md, "File tools". */
 #define INIT_FILES_REQ_MAX (12 * 1024)
@@ -232,7 +234,7 @@ const char *init_step_name(uint32_t step);
 #define INIT_FILES_TIMEOUT_S 30 /* a request running longer kills the server (SIGALRM) */
 
 enum init_files_op {
-        INIT_FILES_OPEN = 1, /* path → fd of the regular file, O_RDONLY */
+        INIT_FILES_READ = 1, /* path + out memfd → the regular file's first READ_MAX + 1 bytes */
         INIT_FILES_WRITE, /* path + content memfd → atomically replaced or created */
         INIT_FILES_LIST, /* path, depth, glob, max entries + out memfd → records */
         INIT_FILES_SEARCH, /* path, pattern (ERE), glob, max matches + out memfd → records */
@@ -266,10 +268,10 @@ struct init_files_resp {
         struct init_msg_hdr hdr; /* type and id of the request */
         int32_t error; /* positive errno, 0 = ok */
         uint32_t flags; /* enum init_files_resp_flags */
-        uint64_t size; /* OPEN: file size; WRITE: bytes written; LIST/SEARCH: record bytes */
-        uint64_t count; /* LIST/SEARCH: records */
-        uint64_t dev, ino; /* OPEN: the file's identity, for a WRITE with CHECK_ID */
-        uint32_t mode; /* OPEN: st_mode */
+        uint64_t size; /* READ: file size; WRITE: bytes written; LIST/SEARCH: record bytes */
+        uint64_t count; /* READ: bytes in the memfd; LIST/SEARCH: records */
+        uint64_t dev, ino; /* READ: the file's identity, for a WRITE with CHECK_ID */
+        uint32_t mode; /* READ: st_mode */
         char message[256]; /* what failed, for the agent */
 };
 

@@ -169,7 +169,7 @@ ssize_t init_encode_files_req(void *buf, size_t cap, const struct init_files_req
         if (cap < sizeof *m)
                 return -E2BIG;
         uint32_t type = fixed->hdr.type;
-        if (type < INIT_FILES_OPEN || type > INIT_FILES_SEARCH)
+        if (type < INIT_FILES_READ || type > INIT_FILES_SEARCH)
                 return -EINVAL;
         memcpy(m, fixed, sizeof *m);
         size_t scap = cap - sizeof *m;
@@ -188,7 +188,7 @@ ssize_t init_encode_files_req(void *buf, size_t cap, const struct init_files_req
 int init_decode_files_req(const void *buf, size_t len, struct init_files_req_view *ret) {
         const struct init_files_req *m = buf;
         if (len < sizeof *m || m->hdr.len != len || m->strings_len != len - sizeof *m ||
-            m->hdr.type < INIT_FILES_OPEN || m->hdr.type > INIT_FILES_SEARCH)
+            m->hdr.type < INIT_FILES_READ || m->hdr.type > INIT_FILES_SEARCH)
                 return -EBADMSG;
         const char *s[3];
         const char *p = m->strings, *end = m->strings + m->strings_len;

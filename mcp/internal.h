@@ -211,6 +211,12 @@ void mcp_out_push(struct mcp_server *s, const char *msg, size_t len, bool droppa
 void mcp_reply(struct mcp_server *s, struct mcp_batch *batch, struct rtn_json_buf *text);
 void mcp_batch_unref(struct mcp_server *s, struct mcp_batch *batch);
 struct mcp_batch *mcp_batch_ref(struct mcp_batch *batch);
+/* A result cut to at most max bytes (result.c): the largest top-level strings and arrays
+ * shortened, their flags set (NAME_truncated, PREFIX_truncated, else truncated, added when
+ * absent), note (NULL: none) added as "text_copy". d must be an object. -E2BIG when cutting
+ * everything is not enough. */
+int mcp_result_cut(const struct rtn_json_doc *d, size_t max, const char *note, char **ret,
+                   size_t *ret_len);
 /* The response to a finished tools/call (protocol.c). */
 void mcp_call_reply(struct mcp_call *c, const char *structured, const char *text, const char *note,
                     bool is_error);

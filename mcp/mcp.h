@@ -44,6 +44,8 @@ enum {
 struct mcp_limits {
         size_t max_line; /* bytes of one incoming message; longer ones are refused */
         size_t max_message; /* bytes of one outgoing message */
+        size_t max_result; /* bytes of a tool result (structuredContent); larger ones are cut */
+        size_t max_text_copy; /* bytes of a result's text copy beside its structuredContent */
         size_t max_queue; /* output bytes buffered before input is paused */
         unsigned max_tokens; /* JSON tokens in one message */
         unsigned max_depth; /* JSON nesting of one message */
@@ -65,8 +67,9 @@ struct mcp_config {
         uint64_t progress_usec;
 };
 
-/* Defaults: 4 MiB lines, 16 MiB messages, 64 MiB queue, 65536 tokens, depth 64, 64 calls,
- * batches of 64, 50 tools a page, no optional tools, progress every 5 s. */
+/* Defaults: 4 MiB lines, 8 MiB messages, 6 MiB results with a 256 KiB text copy, 64 MiB
+ * queue, 65536 tokens, depth 64, 64 calls, batches of 64, 50 tools a page, no optional
+ * tools, progress every 5 s. */
 void mcp_config_init(struct mcp_config *c);
 
 struct mcp_backend_ops {

@@ -39,6 +39,7 @@ typedef int (*handler_fn)(struct mcp_server *s, const struct mcp_msg *m, struct 
 
 struct mcp_batch {
         unsigned refs;
+        unsigned size; /* messages in it */
         bool any;
         struct rtn_json_buf arr;
 };
@@ -388,43 +389,90 @@ static int h_tools_call(struct mcp_server *s, const struct mcp_msg *m, struct mc
         return start_call(s, m, batch, tool, args, why, wl);
 }
 
+static void write_reply(struct mcp_call *c, struct rtn_json_buf *b, const char *structured,
+                        const char *text, const char *note, bool is_error) {
+        mcp_write_result_open(b, c->id, strlen(c->id));
+        rtn_json_obj_begin(b);
+        rtn_json_key(b, "content");
+        rtn_json_arr_begin(b);
+        rtn_json_obj_begin(b);
+        rtn_json_kv_str(b, "type", "text");
+        rtn_json_kv_str(b, "text", text);
+        rtn_json_obj_end(b);
+        if (note) {
+                rtn_json_obj_begin(b);
+                rtn_json_kv_str(b, "type", "text");
+                rtn_json_kv_str(b, "text", note);
+                rtn_json_obj_end(b);
+        }
+        rtn_json_arr_end(b);
+        if (structured) /* structuredContent: 2025-06-18 */
+                rtn_json_kv_raw(b, "structuredContent", structured, strlen(structured));
+        rtn_json_kv_bool(b, "isError", is_error);
+        mcp_result_end(c->server, b, c->version);
+        rtn_json_obj_end(b);
+}
+
+/* Bytes a call's result may take: the message limit less the envelope, shared evenly by the
+ * calls of a batch, whose responses go out as one message. */
+static size_t result_budget(const struct mcp_server *s, const struct mcp_call *c) {
+        size_t max = s->cfg.limits.max_result, msg = s->cfg.limits.max_message;
+        size_t share = (msg - msg / 8) / (c->batch ? c->batch->size : 1);
+        return share < max ? share : max;
+}
+
+/* The result as sent: structured cut to budget, and its text copy, which is the same JSON
+ * unless structuredContent is sent too and the result is large: then the text is a copy cut
+ * to max_text_copy that says so (docs/tools.md, "Sizes of results"). */
+static int fit_result(const struct mcp_server *s, const struct rtn_json_doc *d, size_t budget,
+                      bool with_structured, char **ret_structured, char **ret_text) {
+        size_t len;
+        int r = 0;
+        if (d->len > budget && (r = mcp_result_cut(d, budget, NULL, ret_structured, &len)) < 0)
+                return r;
+        size_t copy = s->cfg.limits.max_text_copy;
+        if (!with_structured || d->len <= copy || (*ret_structured && len <= copy))
+                return 0;
+        char note[160];
+        snprintf(note, sizeof note,
+                 "this text is cut to %zu bytes; structuredContent holds the whole result", copy);
+        return mcp_result_cut(d, copy, note, ret_text, &len);
+}
+
 void mcp_call_reply(struct mcp_call *c, const char *structured, const char *text, const char *note,
                     bool is_error) {
         struct mcp_server *s = c->server;
         struct rtn_json_buf b = RTN_JSON_BUF_INIT(s->cfg.limits.max_message);
-        struct rtn_json_doc d;
+        struct rtn_json_doc d = {0};
         size_t id_len = strlen(c->id);
+        bool with_structured = structured && c->version >= MCP_V2025_06_18;
         if (structured) {
                 if (rtn_json_parse(structured, strlen(structured), 1u << 22, 128, &d, NULL) < 0 ||
                     rtn_json_kind(&d, 0) != 'o') {
                         log_error("mcp: %s returned a result that is not a JSON object",
                                   c->tool->name);
+                        rtn_json_doc_free(&d);
                         reply_error(s, c->batch, c->id, id_len, MCP_INTERNAL_ERROR,
                                     "Internal error: the tool produced an invalid result");
                         return;
                 }
-                rtn_json_doc_free(&d);
         }
-        mcp_write_result_open(&b, c->id, id_len);
-        rtn_json_obj_begin(&b);
-        rtn_json_key(&b, "content");
-        rtn_json_arr_begin(&b);
-        rtn_json_obj_begin(&b);
-        rtn_json_kv_str(&b, "type", "text");
-        rtn_json_kv_str(&b, "text", text);
-        rtn_json_obj_end(&b);
-        if (note) {
-                rtn_json_obj_begin(&b);
-                rtn_json_kv_str(&b, "type", "text");
-                rtn_json_kv_str(&b, "text", note);
-                rtn_json_obj_end(&b);
+        /* Escaping the text copy can make the message larger than the result: cut harder
+         * until it fits. */
+        size_t budget = result_budget(s, c);
+        for (int round = 0; round < 4; round++) {
+                _cleanup_free_ char *fit = NULL, *copy = NULL;
+                int r = structured ? fit_result(s, &d, budget, with_structured, &fit, &copy) : 0;
+                if (r < 0)
+                        break;
+                const char *st = fit ? fit : structured, *tx = copy ? copy : st;
+                rtn_json_buf_reset(&b);
+                write_reply(c, &b, with_structured ? st : NULL, tx ? tx : text, note, is_error);
+                if (!b.err || !structured)
+                        break;
+                budget = budget / 2;
         }
-        rtn_json_arr_end(&b);
-        if (structured && c->version >= MCP_V2025_06_18) /* structuredContent: 2025-06-18 */
-                rtn_json_kv_raw(&b, "structuredContent", structured, strlen(structured));
-        rtn_json_kv_bool(&b, "isError", is_error);
-        mcp_result_end(s, &b, c->version);
-        rtn_json_obj_end(&b);
+        rtn_json_doc_free(&d);
         if (b.err == -ENOBUFS) {
                 char msg[160];
                 snprintf(msg, sizeof msg, "the result of %s exceeds the %zu-byte message limit",
@@ -587,6 +635,7 @@ static void handle_batch(struct mcp_server *s, const struct rtn_json_doc *d) {
                 return;
         }
         batch->refs = 1;
+        batch->size = (unsigned)d->toks[0].size;
         batch->arr = (struct rtn_json_buf)RTN_JSON_BUF_INIT(s->cfg.limits.max_message);
         rtn_json_arr_begin(&batch->arr);
         for (int k = 0, j = 1; k < d->toks[0].size; k++, j = rtn_json_next(d, j))

@@ -27,7 +27,9 @@
 void mcp_config_init(struct mcp_config *c) {
         *c = (struct mcp_config){
                 .limits = {.max_line = 4u << 20,
-                           .max_message = 16u << 20,
+                           .max_message = 8u << 20,
+                           .max_result = 6u << 20,
+                           .max_text_copy = 256u << 10,
                            .max_queue = 64u << 20,
                            .max_tokens = 65536,
                            .max_depth = 64,

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "common/cleanup.h"
+#include "common/term.h"
 #include "runtime/pending.h"
 #include "runtime/session.h"
 #include "runtime/wsover.h"
@@ -81,7 +82,7 @@ static int parse(int argc, char **argv, const char *shorts, struct opts *o) {
 
 /* 1 for what the user can fix, 125 for what rtn failed at. */
 static int fail(const struct rtn_error *err) {
-        fprintf(stderr, "rtn: %s\n", err->msg);
+        rtn_term_printf(stderr, "rtn: %s\n", err->msg);
         switch (err->code) {
         case EINVAL:
         case ENOENT:
@@ -165,7 +166,7 @@ static int print_commit(const struct store_commit_info *c, void *userdata) {
         struct tm tm;
         strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&t, &tm));
         size_t first = strcspn(c->message, "\n");
-        printf("%s %s %.*s\n", c->id, when, (int)first, c->message);
+        rtn_term_printf(stdout, "%s %s %.*s\n", c->id, when, (int)first, c->message);
         return 0;
 }
 
@@ -199,29 +200,30 @@ int rt_cmd_rollback(int argc, char **argv) {
         return 0;
 }
 
-/* A path the agent named, printed so that no byte of it can forge a line or drive the
- * terminal: control bytes and backslashes as \xNN. */
-static void print_path(FILE *f, const char *prefix, const char *path) {
-        fputs(prefix, f);
-        for (const unsigned char *p = (const unsigned char *)path; *p; p++)
-                if (*p < 0x20 || *p == 0x7f || *p == '\\')
-                        fprintf(f, "\\x%02x", *p);
-                else
-                        fputc(*p, f);
+/* A path the agent named, after prefix, printed so that no byte of it can forge a line or
+ * drive the terminal: quoted and escaped where it holds anything but text. */
+static int print_path(const char *prefix, const char *path) {
+        _cleanup_free_ char *abs = NULL;
+        if (asprintf(&abs, "%s%s", prefix, path) < 0)
+                return -ENOMEM;
+        rtn_term_fputs(stdout, abs, RTN_TERM_QUOTE);
+        return 0;
 }
 
 static int print_change(enum store_change what, const char *path, void *userdata) {
         if (what == STORE_ADDED && rt_upper_is_skeleton(path))
                 return 0; /* the sandbox's own mountpoints, not a change */
         printf("%c ", (char)what);
-        print_path(stdout, "/", path);
+        if (print_path("/", path) < 0)
+                return -ENOMEM;
         putchar('\n');
         return 0;
 }
 
 static int print_ws_change(enum rt_ws_change what, const char *path, void *userdata) {
         printf("%c ", (char)what);
-        print_path(stdout, "/workspace/", path);
+        if (print_path("/workspace/", path) < 0)
+                return -ENOMEM;
         putchar('\n');
         return 0;
 }
@@ -282,15 +284,16 @@ static int print_applied(enum rt_ws_change what, const char *path, const char *r
         if (!reason) {
                 o->applied++;
                 printf("%c ", (char)what);
-                print_path(stdout, "/workspace/", path);
+                if (print_path("/workspace/", path) < 0)
+                        return -ENOMEM;
                 putchar('\n');
                 return 0;
         }
         o->refused++;
         printf("refused %c ", (char)what);
-        print_path(stdout, "/workspace/", path);
-        print_path(stdout, ": ", reason);
-        putchar('\n');
+        if (print_path("/workspace/", path) < 0)
+                return -ENOMEM;
+        printf(": %s\n", reason);
         return 0;
 }
 
@@ -402,7 +405,8 @@ int rt_cmd_store(int argc, char **argv) {
         if (r < 0 && r != -EUCLEAN)
                 return fail(&err);
         if (r == -EUCLEAN) {
-                fprintf(stderr, "rtn: store verify: %zu problems; first: %s\n", st.bad, err.msg);
+                rtn_term_printf(stderr, "rtn: store verify: %zu problems; first: %s\n", st.bad,
+                                err.msg);
                 return 1;
         }
         printf("ok: %zu layers, %zu commits, %zu environments\n", st.layers, st.commits, st.envs);

@@ -23,6 +23,7 @@
 #include "common/cleanup.h"
 #include "common/io.h"
 #include "common/log.h"
+#include "common/term.h"
 #include "init/policy.h"
 #include "runtime/blocked.h"
 #include "runtime/cmd.h"
@@ -566,7 +567,7 @@ static void close_store(struct exec_store *es, const struct rt_idmap *m) {
                 char *slash = strrchr(es->session_dir, '/');
                 *slash = '\0';
                 if (rt_remove_tree(m, es->session_dir, slash + 1, &err) < 0)
-                        fprintf(stderr, "rtn: %s\n", err.msg);
+                        rtn_term_printf(stderr, "rtn: %s\n", err.msg);
                 free(es->session_dir);
         }
         rtn_safe_close(es->session_lock);
@@ -590,7 +591,7 @@ static int commit_upper(struct exec_opts *o, struct exec_store *es, const struct
                 r = rt_store_commit(m, es->st, env, upper, msg, id, &err);
         }
         if (r < 0) {
-                fprintf(stderr, "rtn: commit: %s\n", err.msg);
+                rtn_term_printf(stderr, "rtn: commit: %s\n", err.msg);
                 return EXIT_RTN;
         }
         if (r == 1)
@@ -607,7 +608,8 @@ static int commit_upper(struct exec_opts *o, struct exec_store *es, const struct
  * hence "most likely". */
 static void report_violation(int wait_status, const char *cmd) {
         if (WIFSIGNALED(wait_status) && WTERMSIG(wait_status) == SIGSYS)
-                fprintf(stderr,
+                rtn_term_printf(
+                        stderr,
                         "rtn: %s was killed by seccomp (SIGSYS): most likely a system "
                         "call through a foreign ABI (32-bit int 0x80 or x32), which the sandbox "
                         "forbids; see docs/policy.md\n",
@@ -637,7 +639,7 @@ static void report_pending(const char *pending, const char *workspace) {
 static void report_blocked(const struct rt_blocked *b) {
         char line[256];
         for (uint32_t i = 0; rt_blocked_line(b, i, line, sizeof line) >= 0; i++)
-                fprintf(stderr, "rtn: %s\n", line);
+                rtn_term_printf(stderr, "rtn: %s\n", line); /* comm is the agent's */
 }
 
 int rt_cmd_exec(int argc, char **argv) {
@@ -657,7 +659,7 @@ int rt_cmd_exec(int argc, char **argv) {
         _cleanup_free_ char *rootfs = NULL;
         if (parse_opts(argc, argv, &o, &err) < 0 ||
             rt_rootfs_resolve(NULL, o.spec.rootfs, &rootfs, &err) < 0) {
-                fprintf(stderr, "rtn exec: %s\n", err.msg);
+                rtn_term_printf(stderr, "rtn exec: %s\n", err.msg);
                 return EXIT_RTN;
         }
         o.spec.rootfs = rootfs;
@@ -689,7 +691,7 @@ int rt_cmd_exec(int argc, char **argv) {
         if (r == 0)
                 r = start_command(&run, &o, &err);
         if (r != 0) {
-                fprintf(stderr, "rtn: %s\n", err.msg);
+                rtn_term_printf(stderr, "rtn: %s\n", err.msg);
                 rt_sandbox_destroy(&run.sb);
                 close_store(&es, &run.sb.idmap);
                 return r > 0 ? r : EXIT_RTN;

@@ -8,7 +8,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "common/cleanup.h"
@@ -51,7 +50,7 @@ static void pending_free(struct pending *p) {
 }
 
 static void answer_error(struct pending *p, int error, const char *msg) {
-        struct rt_files_reply r = {.error = error, .message = msg, .fd = -1};
+        struct rt_files_reply r = {.error = error, .message = msg};
         p->fn(p->ud, &r);
         pending_free(p);
 }
@@ -110,18 +109,10 @@ static void server_died(struct rt_files *f, const char *what) {
         kick(f);
 }
 
-/* OPEN's answer is read on the event loop (runtime/serve_files.c): only a regular file is
- * sure never to block it, where a pipe or socket the sandbox holds the other end of would. */
-static bool is_regular(int fd) {
-        struct stat st;
-        return fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
-}
-
-static void on_reply(struct rt_files *f, const struct init_files_resp *m, int fd) {
+static void on_reply(struct rt_files *f, const struct init_files_resp *m) {
         struct pending *p = f->head;
         if (!p || !p->sent || m->hdr.id != p->id ||
             m->hdr.type != ((struct init_msg_hdr *)p->msg)->type) {
-                rtn_safe_close(fd);
                 server_died(f, "answered out of turn");
                 return;
         }
@@ -137,15 +128,9 @@ static void on_reply(struct rt_files *f, const struct init_files_resp *m, int fd
                                    .count = m->count,
                                    .dev = m->dev,
                                    .ino = m->ino,
-                                   .mode = m->mode,
-                                   .fd = -1};
-        if (r.error < 0 || (r.error == 0 && m->hdr.type == INIT_FILES_OPEN && !is_regular(fd))) {
+                                   .mode = m->mode};
+        if (r.error < 0)
                 r.error = EBADMSG;
-                r.message = "the sandbox's file server answered without a regular file";
-        }
-        if (r.error == 0 && m->hdr.type == INIT_FILES_OPEN)
-                r.fd = TAKE_FD(fd);
-        rtn_safe_close(fd);
         p->fn(p->ud, &r);
         pending_free(p);
 }
@@ -162,19 +147,19 @@ static void on_sock(struct rtn_loop *l, int sock, uint32_t ev, void *ud) {
                 ssize_t n = rtn_recv_msg(sock, u.raw, sizeof u, fds, &nfds);
                 if (n == -EAGAIN || n == -EINTR)
                         break;
-                int fd = nfds ? fds[0] : -1;
+                /* Replies carry no fds: whatever came along is closed unread. */
+                if (nfds)
+                        rtn_safe_close(fds[0]);
                 if (n != (ssize_t)sizeof u.m || u.m.hdr.len != sizeof u.m) {
-                        rtn_safe_close(fd);
                         server_died(f, n == 0 || n == -ECONNRESET ? "ended" : "sent garbage");
                         return;
                 }
                 if (u.m.hdr.id == 0) { /* it could not start: its reason, then EOF */
-                        rtn_safe_close(fd);
                         memcpy(f->why, u.m.message, sizeof f->why - 1);
                         f->why[sizeof f->why - 1] = '\0';
                         continue;
                 }
-                on_reply(f, &u.m, fd);
+                on_reply(f, &u.m);
         }
         pump(f);
 }
@@ -205,10 +190,16 @@ static void on_started(void *ud, const void *msg, size_t len, int fd) {
 
 static void on_lost(void *ud) {
         struct rt_files *f = ud;
+        const char *why = rt_session_lost_why(f->s);
+        char msg[256];
+        if (why)
+                snprintf(msg, sizeof msg, "the file call was cut off: %s while it ran; try again",
+                         why);
+        else
+                snprintf(msg, sizeof msg,
+                         "the sandbox ended while the file call ran (its init died); try again");
         server_down(f);
-        fail_all(f, false, ECONNRESET,
-                 "the sandbox ended while the file call ran (its init "
-                 "died or it was restarted); try again");
+        fail_all(f, false, ECONNRESET, msg);
 }
 
 static const struct rt_session_listener listener = {.on_msg = on_started, .on_lost = on_lost};

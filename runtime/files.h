@@ -23,7 +23,7 @@ struct rt_files_op {
         uint32_t mode, depth, max;
         uint64_t expect_dev, expect_ino;
         const char *path, *pattern, *glob; /* NULL = "" */
-        int fd; /* content (WRITE) or output (LIST, SEARCH) memfd; borrowed; -1 */
+        int fd; /* content (WRITE) or output (READ, LIST, SEARCH) memfd; borrowed; -1 */
 };
 
 struct rt_files_reply {
@@ -32,7 +32,6 @@ struct rt_files_reply {
         uint32_t flags; /* enum init_files_resp_flags */
         uint64_t size, count, dev, ino;
         uint32_t mode;
-        int fd; /* OPEN: the file, O_RDONLY; the callback owns it; else -1 */
 };
 
 typedef void (*rt_files_fn)(void *ud, const struct rt_files_reply *r);

@@ -7,7 +7,6 @@
  * abstract sockets scoped, TCP closed, and the seccomp allowlist.
  * What it cannot give (a private /tmp, hidden host processes, a private network for UDP,
  * throw-away writes) is listed in docs/security-invariants.md; rtn exec says so on stderr. */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -25,6 +24,7 @@
 #include "common/io.h"
 #include "common/syscall.h"
 #include "runtime/internal.h"
+#include "store/store.h"
 
 #define RT_HOSTMODE_GRACE_MS 5000
 
@@ -46,40 +46,10 @@ const char *rt_isolation_warning(enum init_isolation iso) {
         }
 }
 
-/* rm -rf beneath dirfd by fd, never following symlinks (the tree was the command's). */
-static void rm_tree_at(int dirfd, int depth) {
-        if (depth > 256)
-                return;
-        int fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        DIR *d = fd < 0 ? NULL : fdopendir(fd);
-        if (!d) {
-                rtn_safe_close(fd);
-                return;
-        }
-        struct dirent *e;
-        while ((e = readdir(d))) {
-                if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-                        continue;
-                if (unlinkat(dirfd, e->d_name, 0) == 0 || errno != EISDIR)
-                        continue;
-                int sub = openat(dirfd, e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-                if (sub >= 0) {
-                        (void)fchmod(sub, 0700);
-                        rm_tree_at(sub, depth + 1);
-                        close(sub);
-                }
-                (void)unlinkat(dirfd, e->d_name, AT_REMOVEDIR);
-        }
-        closedir(d);
-}
-
+/* rm -rf of a temp dir the command wrote: the store's remover, which never follows a symlink
+ * and keeps few directories open however deep the command made the tree. */
 static void rm_tree(const char *path) {
-        int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        if (fd >= 0) {
-                rm_tree_at(fd, 0);
-                close(fd);
-        }
-        (void)rmdir(path);
+        (void)store_rm_rf_at(AT_FDCWD, path);
 }
 
 static int make_tmpdir(char *buf, size_t len, const char *what, struct rtn_error *err) {

@@ -15,6 +15,7 @@
 
 #include "common/cleanup.h"
 #include "common/loop.h"
+#include "common/term.h"
 #include "init/policy.h"
 #include "netns/netns.h"
 #include "runtime/rootfs.h"
@@ -302,13 +303,13 @@ int rt_cmd_pkg(int argc, char **argv) {
         }
         char why[256];
         if (r == 0 && code != 0 && c.gate && netns_gate_refusals(c.gate, why, sizeof why))
-                fprintf(stderr, "rtn pkg: %s\n", why);
+                rtn_term_printf(stderr, "rtn pkg: %s\n", why);
         if (r == 0 && code != 0 && rt_session_sandbox(c.sess)->idmap.mode == RT_IDMAP_SINGLE)
                 fprintf(stderr, "rtn pkg: %s\n", rt_pkg_single_uid_note);
         if (r == 0 && code == 0 && (r = cli_commit(&c, &o, &err)) < 0)
                 code = 125;
         if (r < 0)
-                fprintf(stderr, "rtn pkg: %s\n", err.msg);
+                rtn_term_printf(stderr, "rtn pkg: %s\n", err.msg);
         cli_free(&c);
         return r < 0 ? (err.code == EINVAL || err.code == ENOENT ? 2 : 125) : code;
 }

@@ -19,6 +19,7 @@
 
 #include "common/cleanup.h"
 #include "common/io.h"
+#include "common/syscall.h"
 #include "runtime/rootfs_internal.h"
 #include "store/store.h"
 
@@ -233,16 +234,19 @@ static int scan_file(int dirfd, const char *name, char ***v, size_t *n) {
 }
 
 int rt_rootfs_mirrors(const char *rootfs, char ***ret_hosts, size_t *ret_n) {
-        char path[4096];
         char **v = calloc(1, sizeof *v);
         size_t n = 0;
         if (!v)
                 return -ENOMEM;
-        snprintf(path, sizeof path, "%s/etc/apt", rootfs ? rootfs : "");
-        _cleanup_close_ int apt = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        /* Resolved inside the rootfs, as apt in it would: a symlink there never leads out. */
+        _cleanup_close_ int root = open(rootfs ? rootfs : "/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+        struct open_how how = {.flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC,
+                               .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS};
+        _cleanup_close_ int apt = root < 0 ? -1 : sys_openat2(root, "etc/apt", &how, sizeof how);
         int r = apt < 0 ? 0 : scan_file(apt, "sources.list", &v, &n);
-        _cleanup_close_ int d =
-                apt < 0 ? -1 : openat(apt, "sources.list.d", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        _cleanup_close_ int d = apt < 0 ? -1
+                                        : openat(apt, "sources.list.d",
+                                                 O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         DIR *dir = d < 0 ? NULL : fdopendir(TAKE_FD(d));
         struct dirent *de;
         while (r == 0 && dir && (de = readdir(dir))) {

@@ -25,6 +25,7 @@
 
 #include "common/cleanup.h"
 #include "common/io.h"
+#include "common/term.h"
 #include "runtime/rootfs.h"
 #include "runtime/rootfs_internal.h"
 #include "runtime/runtime.h"
@@ -91,7 +92,11 @@ static int shift_entry(int dirfd, const char *name, const struct stat *st, uint3
         ssize_t ncaps = -1;
         _cleanup_close_ int fd = -1;
         if (S_ISREG(st->st_mode)) {
-                fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
+                /* The tree is what the bootstrap's packages wrote: never block on a FIFO. */
+                struct stat fst;
+                fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+                if (fd >= 0 && (fstat(fd, &fst) < 0 || !S_ISREG(fst.st_mode)))
+                        fd = rtn_safe_close(fd);
                 if (fd >= 0)
                         ncaps = fgetxattr(fd, XATTR_CAPS, caps, sizeof caps);
         }
@@ -450,7 +455,7 @@ int rt_cmd_rootfs(int argc, char **argv) {
                 return 2;
         }
         if (r < 0) {
-                fprintf(stderr, "rtn rootfs %s: %s\n", verb, err.msg);
+                rtn_term_printf(stderr, "rtn rootfs %s: %s\n", verb, err.msg);
                 return err.code == EINVAL || err.code == EEXIST || err.code == EPERM ? 1 : 125;
         }
         if (strcmp(verb, "list") != 0)

@@ -14,6 +14,7 @@
 
 struct serve;
 struct rt_files;
+struct rt_offload;
 
 struct serve_job {
         struct serve *sv;
@@ -42,6 +43,7 @@ struct serve {
         pid_t gate_pid; /* sandbox whose gate listener is being served */
         struct rt_http *http; /* http_get/http_post (runtime/http.c), lazily */
         struct rt_files *files; /* the sandbox's file server, made on first use */
+        struct rt_offload *offload; /* threads for walks of the upper, made on first use */
         char **bind_strs; /* strings of binds added by bind_host_dir */
         size_t nbind_strs;
         struct rt_idmap idmap; /* the session's, kept to remove its dir at exit */
@@ -72,10 +74,9 @@ struct rtn_json_buf;
 int serve_files_walk_json(struct rtn_json_buf *b, const char *shown, bool search, const char *buf,
                           size_t len, uint64_t count, bool truncated);
 void serve_bind_free(struct serve *sv);
-/* env_status's "host_dirs": the host directories bound in, their mode and protections
- * (serve_hostdirs.c). */
-struct rtn_json_buf;
-void serve_json_host_dirs(struct rtn_json_buf *b, struct serve *sv);
+/* env_status's "host_dirs": the host directories bound in, their mode and protections, and
+ * an overlay workspace's ws_pending changes, counted off the loop (serve_hostdirs.c). */
+void serve_json_host_dirs(struct rtn_json_buf *b, struct serve *sv, int64_t ws_pending);
 /* The pending changes of an overlay workspace (0 in any other mode; serve_env.c). */
 int64_t serve_ws_pending(struct serve *sv);
 /* Points the session at the env's current layer stack. */

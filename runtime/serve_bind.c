@@ -63,7 +63,7 @@ static int check(struct serve *sv, const char *host, const char *dst, struct rt_
 
 /* Restarts the sandbox with the new bind; on failure takes the bind out again. */
 static int restart(struct serve *sv, struct rtn_error *err) {
-        rt_session_stop(sv->sess);
+        rt_session_stop_for(sv->sess, "bind_host_dir restarted the sandbox to add a bind");
         int r = rt_session_ensure(sv->sess, err);
         if (r < 0) {
                 struct rtn_error ignored = {0};

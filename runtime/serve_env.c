@@ -14,6 +14,7 @@
 
 #include "common/cleanup.h"
 #include "common/json.h"
+#include "runtime/offload.h"
 #include "runtime/serve.h"
 #include "runtime/wsover.h"
 
@@ -48,10 +49,11 @@ static void json_tip(struct rtn_json_buf *b, struct serve *sv, const char *key) 
                 rtn_json_null(b);
 }
 
-/* Bytes under dir, not following symlinks (the upper is the agent's, so bound the walk). */
-static uint64_t du_at(int at, const char *name, unsigned depth) {
+/* Bytes under dir, not following symlinks (the upper is the agent's, so the walk is bounded
+ * in depth, opens only directories, with O_DIRECTORY, and runs off the loop). */
+static uint64_t du_at(int at, const char *name, unsigned depth, const atomic_bool *cancel) {
         struct stat st;
-        if (fstatat(at, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+        if (atomic_load(cancel) || fstatat(at, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
                 return 0;
         uint64_t total = (uint64_t)st.st_blocks * 512;
         if (!S_ISDIR(st.st_mode) || depth > 64)
@@ -67,25 +69,27 @@ static uint64_t du_at(int at, const char *name, unsigned depth) {
         struct dirent *de;
         while ((de = readdir(d)))
                 if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
-                        total += du_at(dirfd(d), de->d_name, depth + 1);
+                        total += du_at(dirfd(d), de->d_name, depth + 1, cancel);
         closedir(d);
         return total;
 }
 
-/* The session's uncommitted bytes: its upper and an overlay workspace's. */
-static uint64_t upper_bytes(struct serve *sv) {
-        _cleanup_close_ int d = open(rt_session_dir(sv->sess), O_PATH | O_DIRECTORY | O_CLOEXEC);
-        return d < 0 ? 0 : du_at(d, "upper", 0) + du_at(d, RT_WS_DIR "/upper", 0);
+/* A session's uncommitted bytes: its upper and an overlay workspace's. */
+static uint64_t upper_bytes(const char *dir, const atomic_bool *cancel) {
+        _cleanup_close_ int d = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        return d < 0 ? 0 : du_at(d, "upper", 0, cancel) + du_at(d, RT_WS_DIR "/upper", 0, cancel);
 }
 
 struct diff_acc {
         struct rtn_json_buf added, modified, deleted;
         size_t n, max;
+        int64_t ws_pending; /* an overlay workspace's changes, all of them */
+        const atomic_bool *cancel;
 };
 
 static int diff_cb(enum store_change what, const char *path, void *ud) {
         struct diff_acc *d = ud;
-        if (d->n++ >= d->max)
+        if (atomic_load(d->cancel) || d->n++ >= d->max)
                 return 1;
         struct rtn_json_buf *b = what == STORE_ADDED     ? &d->added
                                  : what == STORE_DELETED ? &d->deleted
@@ -100,10 +104,15 @@ static int diff_filtered_cb(enum store_change what, const char *path, void *ud) 
         return diff_cb(what, path, ud);
 }
 
+/* An overlay workspace's pending changes, against the host dir: all counted, the first
+ * listed beside the upper's. */
 static int ws_diff_cb(enum rt_ws_change what, const char *path, void *ud) {
         struct diff_acc *d = ud;
-        if (d->n++ >= d->max)
+        d->ws_pending++;
+        if (atomic_load(d->cancel))
                 return 1;
+        if (d->n++ >= d->max)
+                return 0;
         struct rtn_json_buf *b = what == RT_WS_ADDED     ? &d->added
                                  : what == RT_WS_DELETED ? &d->deleted
                                                          : &d->modified;
@@ -111,28 +120,56 @@ static int ws_diff_cb(enum rt_ws_change what, const char *path, void *ud) {
         return 0;
 }
 
-static int collect_diff(struct serve *sv, struct diff_acc *d, struct rtn_error *err) {
-        d->added = (struct rtn_json_buf)RTN_JSON_BUF_INIT(0);
-        d->modified = (struct rtn_json_buf)RTN_JSON_BUF_INIT(0);
-        d->deleted = (struct rtn_json_buf)RTN_JSON_BUF_INIT(0);
+/* env_status and env_diff: the store is read on the loop (the tip and the layer stack, small
+ * files), the upper is walked on a thread of its own (runtime/offload.h), since how long that
+ * takes is the agent's to decide. */
+struct walk_job {
+        struct serve *sv;
+        struct mcp_call *call;
+        bool status; /* env_status, else env_diff */
+        char tip[STORE_ID_SIZE];
+        char **layers;
+        size_t nlayers;
+        bool have_layers;
+        char *dir; /* the session's: its upper and an overlay workspace's */
+        bool ws;   /* an overlay workspace */
+        /* written by the thread */
+        uint64_t upper_bytes;
+        struct diff_acc d;
+        int r;
+        struct rtn_error err;
+};
+
+static void walk_job_free(struct walk_job *j) {
+        store_free_paths(j->layers, j->nlayers);
+        free(j->dir);
+        rtn_json_buf_free(&j->d.added);
+        rtn_json_buf_free(&j->d.modified);
+        rtn_json_buf_free(&j->d.deleted);
+        free(j);
+}
+
+static void walk_work(void *arg, const atomic_bool *cancel) {
+        struct walk_job *j = arg;
+        struct diff_acc *d = &j->d;
+        if (j->status)
+                j->upper_bytes = upper_bytes(j->dir, cancel);
+        d->cancel = cancel;
         rtn_json_arr_begin(&d->added);
         rtn_json_arr_begin(&d->modified);
         rtn_json_arr_begin(&d->deleted);
-        int r = store_diff(sv->store, sv->env, rt_session_upper(sv->sess), diff_filtered_cb, d,
-                           err);
-        /* An overlay workspace's pending changes, against the host dir. */
-        if (r >= 0)
-                r = rt_ws_diff(rt_session_dir(sv->sess), ws_diff_cb, d, err);
+        _cleanup_free_ char *upper = NULL;
+        j->r = asprintf(&upper, "%s/upper", j->dir) < 0
+                       ? rtn_err(&j->err, ENOMEM, "upper")
+                       : store_diff_layers(j->layers, j->nlayers, upper, diff_filtered_cb, d,
+                                           &j->err);
+        if (j->r >= 0 && j->ws)
+                j->r = rt_ws_diff(j->dir, ws_diff_cb, d, &j->err);
         rtn_json_arr_end(&d->added);
         rtn_json_arr_end(&d->modified);
         rtn_json_arr_end(&d->deleted);
-        return r < 0 ? r : 0;
-}
-
-static void free_diff(struct diff_acc *d) {
-        rtn_json_buf_free(&d->added);
-        rtn_json_buf_free(&d->modified);
-        rtn_json_buf_free(&d->deleted);
+        if (atomic_load(cancel))
+                j->r = rtn_errx(&j->err, ECANCELED, "cancelled");
 }
 
 static int count_cb(enum rt_ws_change what, const char *path, void *ud) {
@@ -167,41 +204,36 @@ static void json_live_paths(struct rtn_json_buf *b, struct serve *sv) {
         rtn_json_arr_end(b);
 }
 
-static int env_status(struct serve *sv, struct mcp_call *call) {
+static void status_done(struct walk_job *j) {
+        struct serve *sv = j->sv;
         struct rtn_json_buf b = RTN_JSON_BUF_INIT(0);
-        struct rtn_error err = {0};
         rtn_json_obj_begin(&b);
         rtn_json_kv_str(&b, "env", sv->env);
         rtn_json_kv_str(&b, "base", sv->rootfs);
-        json_tip(&b, sv, "tip");
+        rtn_json_key(&b, "tip");
+        if (j->tip[0])
+                rtn_json_str(&b, j->tip);
+        else
+                rtn_json_null(&b);
         rtn_json_key(&b, "layers");
         rtn_json_arr_begin(&b);
-        char **paths = NULL;
-        size_t n = 0;
-        if (store_layer_stack(sv->store, sv->env, &paths, &n, &err) == 0) {
-                for (size_t i = 0; i < n; i++) {
-                        const char *slash = strrchr(paths[i], '/');
-                        rtn_json_str(&b, slash ? slash + 1 : paths[i]);
-                }
-                store_free_paths(paths, n);
+        for (size_t i = 0; j->have_layers && i < j->nlayers; i++) {
+                const char *slash = strrchr(j->layers[i], '/');
+                rtn_json_str(&b, slash ? slash + 1 : j->layers[i]);
         }
         rtn_json_arr_end(&b);
-        rtn_json_kv_int(&b, "upper_bytes", (int64_t)upper_bytes(sv));
-        struct diff_acc d = {.max = DIRTY_MAX};
-        (void)collect_diff(sv, &d, &err);
+        rtn_json_kv_int(&b, "upper_bytes", (int64_t)j->upper_bytes);
         rtn_json_key(&b, "dirty_files");
         rtn_json_arr_begin(&b);
         /* one flat list: added, modified and deleted paths */
-        struct rtn_json_buf *parts[] = {&d.added, &d.modified, &d.deleted};
+        struct rtn_json_buf *parts[] = {&j->d.added, &j->d.modified, &j->d.deleted};
         for (size_t i = 0; i < 3; i++)
-                if (parts[i]->len > 2) {
+                if (!parts[i]->err && parts[i]->len > 2)
                         rtn_json_raw(&b, parts[i]->data + 1, parts[i]->len - 2);
-                }
         rtn_json_arr_end(&b);
-        rtn_json_kv_bool(&b, "dirty_truncated", d.n > d.max);
-        free_diff(&d);
+        rtn_json_kv_bool(&b, "dirty_truncated", j->d.n > j->d.max);
         rtn_json_kv_int(&b, "running_jobs", serve_running_jobs(sv));
-        serve_json_host_dirs(&b, sv);
+        serve_json_host_dirs(&b, sv, j->d.ws_pending);
         rtn_json_key(&b, "isolation");
         rtn_json_obj_begin(&b);
         const struct rt_sandbox *sb = rt_session_sandbox(sv->sess);
@@ -221,7 +253,74 @@ static int env_status(struct serve *sv, struct mcp_call *call) {
         rtn_json_obj_end(&b);
         json_live_paths(&b, sv);
         rtn_json_obj_end(&b);
-        finish_json(call, &b);
+        finish_json(j->call, &b);
+}
+
+static void diff_done(struct walk_job *j) {
+        struct diff_acc *d = &j->d;
+        if (j->r < 0) {
+                mcp_call_finish_error(j->call, "diff failed: %s", j->err.msg);
+                return;
+        }
+        struct rtn_json_buf b = RTN_JSON_BUF_INIT(0);
+        rtn_json_obj_begin(&b);
+        rtn_json_kv_raw(&b, "added", d->added.data, d->added.len);
+        rtn_json_kv_raw(&b, "modified", d->modified.data, d->modified.len);
+        rtn_json_kv_raw(&b, "deleted", d->deleted.data, d->deleted.len);
+        rtn_json_kv_bool(&b, "truncated", d->n > d->max);
+        rtn_json_obj_end(&b);
+        finish_json(j->call, &b);
+}
+
+static void walk_done(void *arg) {
+        struct walk_job *j = arg;
+        if (j->status)
+                status_done(j);
+        else
+                diff_done(j);
+        walk_job_free(j);
+}
+
+static void walk_abandon(void *arg, bool running) {
+        struct walk_job *j = arg;
+        mcp_call_finish_error(j->call, "the server is shutting down");
+        if (!running)
+                walk_job_free(j);
+}
+
+static const struct rt_offload_ops walk_ops = {
+        .work = walk_work, .done = walk_done, .abandon = walk_abandon};
+
+static int start_walk(struct serve *sv, struct mcp_call *call, bool status) {
+        struct rtn_error err = {0};
+        int r;
+        if (!sv->offload && (r = rt_offload_new(sv->loop, &sv->offload)) < 0)
+                return r;
+        struct walk_job *j = calloc(1, sizeof *j);
+        if (!j || !(j->dir = strdup(rt_session_dir(sv->sess)))) {
+                free(j);
+                return -ENOMEM;
+        }
+        j->sv = sv;
+        j->call = call;
+        j->status = status;
+        j->ws = rt_session_spec(sv->sess)->workspace_mode == RT_WS_OVERLAY;
+        j->d = (struct diff_acc){.added = RTN_JSON_BUF_INIT(0),
+                                 .modified = RTN_JSON_BUF_INIT(0),
+                                 .deleted = RTN_JSON_BUF_INIT(0),
+                                 .max = status ? DIRTY_MAX : DIFF_MAX};
+        if (store_tip(sv->store, sv->env, j->tip, NULL) < 0)
+                j->tip[0] = '\0';
+        j->have_layers = store_layer_stack(sv->store, sv->env, &j->layers, &j->nlayers, &err) == 0;
+        if (!j->have_layers && !status) {
+                mcp_call_finish_error(call, "diff failed: %s", err.msg);
+                walk_job_free(j);
+                return 0;
+        }
+        if ((r = rt_offload_run(sv->offload, &walk_ops, j, call)) < 0) {
+                walk_job_free(j);
+                return r;
+        }
         return 0;
 }
 
@@ -362,11 +461,15 @@ static int env_rollback(struct serve *sv, struct mcp_call *call, const struct mc
         return 0;
 }
 
-static int env_drop(struct serve *sv, struct mcp_call *call) {
+static int env_drop(struct serve *sv, struct mcp_call *call, bool reset) {
         struct rtn_error err = {0};
-        uint64_t bytes = upper_bytes(sv);
-        unsigned killed = serve_drop_jobs(sv);
-        rt_session_stop(sv->sess);
+        static const atomic_bool never = false;
+        uint64_t bytes = upper_bytes(rt_session_dir(sv->sess), &never);
+        /* Stopped first, so that a job's waiters hear it was killed, not that it runs. */
+        unsigned killed = serve_running_jobs(sv);
+        rt_session_stop_for(sv->sess, reset ? "env_reset reset the sandbox"
+                                            : "env_discard dropped the uncommitted changes");
+        serve_drop_jobs(sv);
         if (rt_session_discard(sv->sess, &err) < 0 ||
             rt_ws_drop(rt_session_dir(sv->sess), rt_session_idmap(sv->sess), &err) < 0) {
                 mcp_call_finish_error(call, "reset failed: %s", err.msg);
@@ -395,26 +498,6 @@ static int env_gc(struct serve *sv, struct mcp_call *call) {
         rtn_json_kv_int(&b, "removed_commits", (int64_t)st.commits);
         rtn_json_kv_int(&b, "freed_bytes", 0);
         rtn_json_obj_end(&b);
-        finish_json(call, &b);
-        return 0;
-}
-
-static int env_diff(struct serve *sv, struct mcp_call *call) {
-        struct rtn_error err = {0};
-        struct diff_acc d = {.max = DIFF_MAX};
-        if (collect_diff(sv, &d, &err) < 0) {
-                free_diff(&d);
-                mcp_call_finish_error(call, "diff failed: %s", err.msg);
-                return 0;
-        }
-        struct rtn_json_buf b = RTN_JSON_BUF_INIT(0);
-        rtn_json_obj_begin(&b);
-        rtn_json_kv_raw(&b, "added", d.added.data, d.added.len);
-        rtn_json_kv_raw(&b, "modified", d.modified.data, d.modified.len);
-        rtn_json_kv_raw(&b, "deleted", d.deleted.data, d.deleted.len);
-        rtn_json_kv_bool(&b, "truncated", d.n > d.max);
-        rtn_json_obj_end(&b);
-        free_diff(&d);
         finish_json(call, &b);
         return 0;
 }
@@ -489,8 +572,8 @@ static int workspace_apply(struct serve *sv, struct mcp_call *call, const struct
 
 int serve_env_call(struct serve *sv, struct mcp_call *call, const char *tool,
                    const struct mcp_args *a) {
-        if (!strcmp(tool, "env_status"))
-                return env_status(sv, call);
+        if (!strcmp(tool, "env_status") || !strcmp(tool, "env_diff"))
+                return start_walk(sv, call, !strcmp(tool, "env_status"));
         if (!strcmp(tool, "env_commit"))
                 return env_commit(sv, call, a);
         if (!strcmp(tool, "env_snapshot_list"))
@@ -498,11 +581,9 @@ int serve_env_call(struct serve *sv, struct mcp_call *call, const char *tool,
         if (!strcmp(tool, "env_rollback"))
                 return env_rollback(sv, call, a);
         if (!strcmp(tool, "env_reset") || !strcmp(tool, "env_discard"))
-                return env_drop(sv, call);
+                return env_drop(sv, call, !strcmp(tool, "env_reset"));
         if (!strcmp(tool, "env_gc"))
                 return env_gc(sv, call);
-        if (!strcmp(tool, "env_diff"))
-                return env_diff(sv, call);
         if (!strcmp(tool, "workspace_apply"))
                 return workspace_apply(sv, call, a);
         mcp_call_finish_error(call, "unknown environment tool %s", tool);

@@ -1,10 +1,11 @@
 /* `rtn serve`: the file tools (file_read, file_write, file_edit, file_list, file_search).
  * Each is a request to the sandbox's file server (runtime/files.c → init/files.c), which
- * opens, writes and walks with the sandbox user's credentials and policy; this side only
- * formats. Reads come back as an fd of the opened file, writes go out as a memfd, listings
- * and matches as records in a memfd: nothing is spawned per call. Limits (docs/tools.md):
- * 8 MiB looked at per file, 1 MiB of numbered text or 4 MiB of raw bytes returned, 4 MiB
- * written by file_write, 8 MiB by file_edit, 10000 entries, 10000 matches. */
+ * opens, reads, writes and walks with the sandbox user's credentials and policy; this side
+ * only formats. Reads, listings and matches come back in a memfd rtn passes along, writes go
+ * out as a memfd: nothing is spawned per call, and nothing the sandbox opened is read here.
+ * Limits (docs/tools.md): 8 MiB looked at per file, 1 MiB of numbered text or 4 MiB of raw
+ * bytes returned, 4 MiB written by file_write, 8 MiB by file_edit, 10000 entries, 10000
+ * matches. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -94,15 +95,18 @@ static int send_op(struct fctx *c, struct rt_files_op *op, rt_files_fn fn) {
         return 0;
 }
 
-/* Reads the file the server opened (at most cap bytes); *cut when there was more. */
-static int slurp(int fd, size_t cap, char **ret, size_t *ret_len, bool *cut) {
-        char *buf = malloc(cap + 1);
+/* Reads what the server copied into our memfd (at most cap bytes; r->count is untrusted);
+ * *cut when the file had more. */
+static int slurp(int fd, const struct rt_files_reply *r, size_t cap, char **ret, size_t *ret_len,
+                 bool *cut) {
+        size_t want = r->count < (uint64_t)cap + 1 ? (size_t)r->count : cap + 1;
+        char *buf = malloc(want + 1);
         if (!buf)
                 return -ENOMEM;
-        ssize_t n = rtn_read_full(fd, buf, cap + 1);
+        ssize_t n = pread(fd, buf, want, 0);
         if (n < 0) {
                 free(buf);
-                return (int)n;
+                return negative_errno();
         }
         *cut = (size_t)n > cap;
         *ret_len = *cut ? cap : (size_t)n;
@@ -117,6 +121,16 @@ static int memfd_with(const char *data, size_t len) {
                 return negative_errno();
         int r = rtn_write_all(fd, data, len);
         return r < 0 ? r : TAKE_FD(fd);
+}
+
+/* A READ of c->path into a fresh memfd (c->out_fd), which the server fills. */
+static int send_read(struct fctx *c, rt_files_fn fn) {
+        if ((c->out_fd = memfd_create("rtn-read", MFD_CLOEXEC)) < 0) {
+                finish_error(c, "memfd: %s", strerror(errno));
+                return 0;
+        }
+        struct rt_files_op op = {.op = INIT_FILES_READ, .fd = c->out_fd};
+        return send_op(c, &op, fn);
 }
 
 /* ---- file_read ------------------------------------------------------------------------- */
@@ -173,8 +187,7 @@ static void read_done(void *ud, const struct rt_files_reply *r) {
         _cleanup_free_ char *data = NULL;
         size_t n = 0;
         bool cut = false;
-        int e = slurp(r->fd, INIT_FILES_READ_MAX, &data, &n, &cut);
-        close(r->fd);
+        int e = slurp(c->out_fd, r, INIT_FILES_READ_MAX, &data, &n, &cut);
         if (e < 0)
                 return finish_error(c, "read %s: %s", c->shown, strerror(-e));
         uint64_t size = cut || r->size > n ? r->size : n; /* /proc files say 0 */
@@ -194,8 +207,7 @@ static int tool_read(struct serve *sv, struct mcp_call *call, const struct mcp_a
         (void)mcp_args_int(a, "offset", &c->offset);
         (void)mcp_args_int(a, "limit", &c->limit);
         c->base64 = mcp_args_str(a, "encoding", &enc) == 0 && !strcmp(enc, "base64");
-        struct rt_files_op op = {.op = INIT_FILES_OPEN, .fd = -1};
-        return send_op(c, &op, read_done);
+        return send_read(c, read_done);
 }
 
 /* ---- file_write ------------------------------------------------------------------------ */
@@ -257,8 +269,8 @@ static void edit_read_done(void *ud, const struct rt_files_reply *r) {
         _cleanup_free_ char *data = NULL, *out = NULL;
         size_t n = 0, olen = strlen(c->old_s), out_len = 0;
         bool cut = false;
-        int e = slurp(r->fd, INIT_FILES_READ_MAX, &data, &n, &cut);
-        close(r->fd);
+        int e = slurp(c->out_fd, r, INIT_FILES_READ_MAX, &data, &n, &cut);
+        c->out_fd = rtn_safe_close(c->out_fd);
         if (e < 0)
                 return finish_error(c, "read %s: %s", c->shown, strerror(-e));
         if (cut)
@@ -306,8 +318,7 @@ static int tool_edit(struct serve *sv, struct mcp_call *call, const struct mcp_a
                 finish_error(c, "old_string and new_string are the same: nothing to change");
                 return 0;
         }
-        struct rt_files_op op = {.op = INIT_FILES_OPEN, .fd = -1};
-        return send_op(c, &op, edit_read_done);
+        return send_read(c, edit_read_done);
 }
 
 /* ---- file_list, file_search ------------------------------------------------------------ */

@@ -63,25 +63,25 @@ static const char overlay_note[] =
         "changed on the host meanwhile";
 
 /* An overlay workspace (runtime/wsover.h): nothing to protect inside, changes pending. */
-static void overlay(struct rtn_json_buf *b, struct serve *sv, const char *src) {
+static void overlay(struct rtn_json_buf *b, int64_t pending, const char *src) {
         rtn_json_obj_begin(b);
         rtn_json_kv_str(b, "mount_point", "/workspace");
         rtn_json_kv_str(b, "host_path", src);
         rtn_json_kv_str(b, "mode", "overlay");
         rtn_json_kv_str(b, "access", "rw");
-        rtn_json_kv_int(b, "pending_changes", serve_ws_pending(sv));
+        rtn_json_kv_int(b, "pending_changes", pending);
         rtn_json_kv_str(b, "note", overlay_note);
         rtn_json_obj_end(b);
 }
 
-void serve_json_host_dirs(struct rtn_json_buf *b, struct serve *sv) {
+void serve_json_host_dirs(struct rtn_json_buf *b, struct serve *sv, int64_t ws_pending) {
         const struct rt_spec *spec = rt_session_spec(sv->sess);
         const struct rt_sandbox *sb = rt_session_sandbox(sv->sess);
         bool alive = rt_session_alive(sv->sess);
         rtn_json_key(b, "host_dirs");
         rtn_json_arr_begin(b);
         if (spec->workspace && spec->workspace_mode == RT_WS_OVERLAY)
-                overlay(b, sv, spec->workspace);
+                overlay(b, ws_pending, spec->workspace);
         else if (spec->workspace)
                 one(b, sb, alive, "/workspace", spec->workspace, true);
         for (size_t i = 0; i < spec->nbinds; i++)

@@ -19,9 +19,11 @@
 #include "common/io.h"
 #include "common/log.h"
 #include "common/loop.h"
+#include "common/syscall.h"
 #include "init/policy.h"
 #include "runtime/internal.h"
 #include "runtime/session.h"
+#include "store/store.h"
 
 #define GRACE_MS 100
 #define MAX_LINGER 64
@@ -39,6 +41,7 @@ struct rt_session {
         bool started, alive;
         bool crashed; /* rtn-init died, and no sandbox has been started since */
         bool restarted; /* the last rt_session_ensure started a sandbox after such a death */
+        const char *lost_why; /* why it last ended; NULL: rtn-init died */
         uint64_t next_id;
         struct rt_cmd *cmds;
         int linger[MAX_LINGER]; /* pipes still held by background processes, -1 free */
@@ -55,36 +58,9 @@ uint64_t rt_now_ms(void) {
 }
 
 int rt_rm_rf_at(int at, const char *name) {
-        int fd = openat(at, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        if (fd < 0 && errno == EACCES) {
-                /* The overlay workdir's "work" is mode 000: make it searchable (we own it). */
-                if (fchmodat(at, name, 0700, 0) < 0)
-                        return -EACCES;
-                fd = openat(at, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        }
-        if (fd < 0) {
-                if (errno == ENOTDIR || errno == ELOOP)
-                        return unlinkat(at, name, 0) < 0 ? -errno : 0;
-                return -errno;
-        }
-        DIR *d = fdopendir(fd);
-        if (!d) {
-                close(fd);
-                return -errno;
-        }
-        struct dirent *de;
-        int r = 0;
-        while ((de = readdir(d))) {
-                if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
-                        continue;
-                int q = rt_rm_rf_at(dirfd(d), de->d_name);
-                if (q < 0 && r == 0)
-                        r = q;
-        }
-        closedir(d);
-        if (unlinkat(at, name, AT_REMOVEDIR) < 0 && r == 0)
-                r = -errno;
-        return r;
+        /* The store's remover: no symlink followed, bounded in open directories however deep
+         * the agent made the tree, overlayfs's mode-0000 work dir made removable. */
+        return store_rm_rf_at(at, name);
 }
 
 /* Empties (and recreates) dir/upper and dir/work. */
@@ -388,6 +364,8 @@ static void on_ctl(struct rtn_loop *l, int fd, uint32_t ev, void *ud) {
 static void session_lost(struct rt_session *s, bool unexpected) {
         if (unexpected && s->alive)
                 s->crashed = true;
+        if (unexpected)
+                s->lost_why = NULL;
         if (s->sb.ctl >= 0)
                 rtn_loop_del_fd(s->loop, s->sb.ctl);
         rt_sandbox_destroy(&s->sb);
@@ -401,6 +379,7 @@ static void session_lost(struct rt_session *s, bool unexpected) {
                         continue;
                 if (!c->exited) {
                         c->lost = true;
+                        c->lost_why = s->lost_why;
                         c->exited = true;
                         c->wait_status = SIGKILL; /* as waitpid reports a SIGKILL death */
                 }
@@ -461,9 +440,18 @@ struct rt_spec *rt_session_spec(struct rt_session *s) {
         return &s->cfg.spec;
 }
 
-void rt_session_stop(struct rt_session *s) {
+void rt_session_stop_for(struct rt_session *s, const char *why) {
+        s->lost_why = why ? why : "the sandbox was stopped";
         if (s->alive)
                 session_lost(s, false);
+}
+
+void rt_session_stop(struct rt_session *s) {
+        rt_session_stop_for(s, NULL);
+}
+
+const char *rt_session_lost_why(const struct rt_session *s) {
+        return s->lost_why;
 }
 
 bool rt_session_take_crash(struct rt_session *s) {
@@ -703,17 +691,32 @@ bool rt_upper_is_skeleton(const char *path) {
         return false;
 }
 
-/* Before a commit: drop skeleton dirs left empty, deepest first, unless made opaque. */
+/* Before a commit: drop skeleton dirs left empty, deepest first, unless made opaque. The
+ * upper is the agent's: a skeleton dir's parent may have become a symlink (`var -> /x`, made
+ * by a provisioning command or where the agent owns /), which a path walk would follow out
+ * of the upper to rmdir a host directory. So the parent is opened with RESOLVE_BENEATH |
+ * RESOLVE_NO_SYMLINKS, the dir itself with O_NOFOLLOW, and its xattr read through the fd. */
 void rt_upper_prune(const char *upper) {
-        _cleanup_close_ int d = open(upper, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        _cleanup_close_ int d = open(upper, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         if (d < 0)
                 return;
         for (ssize_t i = (ssize_t)(sizeof skeleton / sizeof skeleton[0]) - 2; i >= 0; i--) {
-                char v[8];
-                char path[64];
-                snprintf(path, sizeof path, "%s/%s", upper, skeleton[i]);
-                if (getxattr(path, "user.overlay.opaque", v, sizeof v) >= 0)
+                char parent[64], v[8];
+                snprintf(parent, sizeof parent, "%s", skeleton[i]);
+                char *slash = strrchr(parent, '/');
+                const char *name = slash ? slash + 1 : parent;
+                if (slash)
+                        *slash = '\0';
+                struct open_how how = {.flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
+                                       .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS};
+                _cleanup_close_ int p = slash ? sys_openat2(d, parent, &how, sizeof how)
+                                              : fcntl(d, F_DUPFD_CLOEXEC, 3);
+                _cleanup_close_ int fd = p < 0 ? -1
+                                               : openat(p, name,
+                                                        O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+                                                                O_CLOEXEC | O_NONBLOCK);
+                if (fd < 0 || fgetxattr(fd, "user.overlay.opaque", v, sizeof v) >= 0)
                         continue;
-                (void)unlinkat(d, skeleton[i], AT_REMOVEDIR); /* ENOTEMPTY: real changes */
+                (void)unlinkat(p, name, AT_REMOVEDIR); /* ENOTEMPTY: real changes */
         }
 }

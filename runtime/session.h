@@ -48,6 +48,8 @@ struct rt_cmd {
         char *in_data;
         size_t in_len, in_off;
         bool spawned, exited, done, killed, timed_out, lost;
+        const char *lost_why; /* lost: what stopped the sandbox (rt_session_stop_for); NULL:
+                               * rtn-init died */
         int spawn_errno; /* spawn failed: errno and step */
         uint32_t spawn_step;
         int wait_status;
@@ -93,6 +95,12 @@ bool rt_session_take_crash(struct rt_session *s);
 int rt_session_ensure(struct rt_session *s, struct rtn_error *err);
 /* Kills every command and the sandbox; the next command starts a fresh one. */
 void rt_session_stop(struct rt_session *s);
+/* The same, saying why (a string literal such as "env_reset dropped the sandbox"): the
+ * commands cut off get it in lost_why, the listener from rt_session_lost_why. */
+void rt_session_stop_for(struct rt_session *s, const char *why);
+/* Why the sandbox last ended: rt_session_stop_for's reason, "the sandbox was stopped", or
+ * NULL when rtn-init died. */
+const char *rt_session_lost_why(const struct rt_session *s);
 /* Stops the session and empties its upper: all uncommitted changes are gone. */
 int rt_session_discard(struct rt_session *s, struct rtn_error *err);
 const char *rt_session_upper(const struct rt_session *s);

@@ -235,23 +235,19 @@ static int diff_entry(const struct store_entry *e, void *userdata) {
         return 0;
 }
 
-int store_diff(struct store *s, const char *env, const char *upper_path, store_diff_cb cb,
-               void *userdata, struct rtn_error *err) {
-        char **paths = NULL;
-        size_t n = 0;
-        int r = store_layer_stack(s, env, &paths, &n, err);
-        if (r < 0)
-                return r;
+int store_diff_layers(char *const *layers, size_t n, const char *upper_path, store_diff_cb cb,
+                      void *userdata, struct rtn_error *err) {
         struct diff_ctx d = {
                 .fds = calloc(n + 1, sizeof(int)), .n = 0, .cb = cb, .userdata = userdata};
         _cleanup_close_ int upper = -1;
+        int r;
         if (!d.fds) {
                 r = rtn_err(err, ENOMEM, "diff");
                 goto out;
         }
         for (; d.n < n; d.n++)
-                if ((d.fds[d.n] = open(paths[d.n], O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0) {
-                        r = rtn_err(err, errno, "open layer %s", paths[d.n]);
+                if ((d.fds[d.n] = open(layers[d.n], O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0) {
+                        r = rtn_err(err, errno, "open layer %s", layers[d.n]);
                         goto out;
                 }
         upper = open(upper_path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -264,6 +260,17 @@ out:
         for (size_t i = 0; d.fds && i < d.n; i++)
                 close(d.fds[i]);
         free(d.fds);
+        return r;
+}
+
+int store_diff(struct store *s, const char *env, const char *upper_path, store_diff_cb cb,
+               void *userdata, struct rtn_error *err) {
+        char **paths = NULL;
+        size_t n = 0;
+        int r = store_layer_stack(s, env, &paths, &n, err);
+        if (r < 0)
+                return r;
+        r = store_diff_layers(paths, n, upper_path, cb, userdata, err);
         store_free_paths(paths, n);
         return r;
 }

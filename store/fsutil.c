@@ -10,10 +10,12 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/random.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "common/cleanup.h"
 #include "common/io.h"
+#include "common/syscall.h"
 
 void store_hex(const unsigned char *d, size_t n, char *out) {
         static const char digits[] = "0123456789abcdef";
@@ -64,28 +66,110 @@ int store_dir_is_empty(int fd) {
         return empty;
 }
 
-static int rm_children(int fd) {
-        DIR *d = fdopendir(fd);
-        if (!d) {
+/* Trees are removed with at most RM_DEPTH directories open at once: how deep a tree is, is
+ * the agent's to choose when it is an upper, and one open directory per level ran out of
+ * file descriptors at about a thousand levels (RLIMIT_NOFILE), leaving the tree behind. A
+ * subtree found deeper is moved up to the root of the removal and taken in a later pass. */
+#define RM_DEPTH 32
+
+struct rm {
+        int rootfd; /* the directory being emptied */
+        unsigned moved, seq;
+        int err; /* the first error; removal goes on past it */
+};
+
+/* Opens dirfd/name, a directory, for reading, and makes it ours to empty (0700; a layer holds
+ * 0555 directories, overlayfs's work dir is 0000). O_NOFOLLOW: never a symlink swapped in. */
+static int open_dir_rw(int dirfd, const char *name) {
+        int fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+        if (fd < 0 && errno == EACCES) {
+                /* Unreadable: chmod through an O_PATH fd (fchmod refuses those), then open. */
+                _cleanup_close_ int p =
+                        openat(dirfd, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                char proc[64];
+                snprintf(proc, sizeof proc, "/proc/self/fd/%d", p);
+                if (p < 0 || chmod(proc, 0700) < 0)
+                        return -EACCES;
+                fd = openat(p, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NONBLOCK);
+        }
+        if (fd < 0)
+                return negative_errno();
+        if (fchmod(fd, 0700) < 0 && errno != EPERM) {
                 int r = negative_errno();
                 close(fd);
                 return r;
         }
-        struct dirent *de;
-        int r = 0;
-        while (r == 0 && (de = readdir(d))) {
-                if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
-                        continue;
-                r = store_rm_rf_at(dirfd(d), de->d_name);
+        return fd;
+}
+
+static void rm_note(struct rm *m, int r) {
+        if (r < 0 && m->err == 0)
+                m->err = r;
+}
+
+static void rm_children(struct rm *m, int fd, unsigned depth);
+
+/* Removes fd's entry name: a file at once, a directory after its children, or, too deep,
+ * moved up to the root for a later pass. */
+static void rm_entry(struct rm *m, int fd, const char *name, unsigned depth) {
+        if (unlinkat(fd, name, 0) == 0 || errno == ENOENT)
+                return;
+        if (errno != EISDIR) {
+                rm_note(m, negative_errno());
+                return;
         }
+        if (depth >= RM_DEPTH) {
+                char up[64];
+                snprintf(up, sizeof up, ".rtn-deep.%u", m->seq++);
+                if (sys_renameat2(fd, name, m->rootfd, up, RENAME_NOREPLACE) == 0)
+                        m->moved++;
+                else if (errno != EEXIST)
+                        rm_note(m, negative_errno());
+                return; /* EEXIST: the next pass tries another name */
+        }
+        int sub = open_dir_rw(fd, name);
+        if (sub < 0) {
+                rm_note(m, sub);
+                return;
+        }
+        rm_children(m, sub, depth + 1); /* closes sub */
+        if (unlinkat(fd, name, AT_REMOVEDIR) < 0 && errno != ENOENT && errno != ENOTEMPTY)
+                rm_note(m, negative_errno());
+}
+
+/* Removes what is inside fd, which it consumes. */
+static void rm_children(struct rm *m, int fd, unsigned depth) {
+        DIR *d = fdopendir(fd);
+        if (!d) {
+                rm_note(m, negative_errno());
+                close(fd);
+                return;
+        }
+        struct dirent *de;
+        while ((de = readdir(d)))
+                if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
+                        rm_entry(m, dirfd(d), de->d_name, depth);
         closedir(d);
-        return r;
+}
+
+/* Empties rootfd, pass after pass while subtrees were moved up into it. */
+static int rm_all(int rootfd) {
+        struct rm m = {.rootfd = rootfd};
+        unsigned before;
+        do {
+                before = m.moved;
+                int fd = openat(rootfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                if (fd < 0)
+                        return negative_errno();
+                rm_children(&m, fd, 1);
+        } while (m.moved != before);
+        if (m.err == 0 && store_dir_is_empty(rootfd) == 0)
+                m.err = -ENOTEMPTY;
+        return m.err;
 }
 
 int store_rm_children_at(int fd) {
-        /* A fresh open file description, as store_opendir_at: rm_children consumes it. */
-        int nfd = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        return nfd < 0 ? negative_errno() : rm_children(nfd);
+        return rm_all(fd);
 }
 
 int store_rm_rf_at(int dirfd, const char *name) {
@@ -93,13 +177,10 @@ int store_rm_rf_at(int dirfd, const char *name) {
                 return 0;
         if (errno != EISDIR)
                 return negative_errno();
-        /* Children of a 0555 directory cannot be unlinked until it is writable again. */
-        if (fchmodat(dirfd, name, 0700, 0) < 0 && errno != EPERM)
-                return negative_errno();
-        int fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        _cleanup_close_ int fd = open_dir_rw(dirfd, name);
         if (fd < 0)
-                return negative_errno();
-        int r = rm_children(fd);
+                return fd;
+        int r = rm_all(fd);
         if (r < 0)
                 return r;
         if (unlinkat(dirfd, name, AT_REMOVEDIR) < 0 && errno != ENOENT)

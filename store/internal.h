@@ -69,9 +69,6 @@ bool store_xattr_covered(const char *name);
 
 void store_hex(const unsigned char *d, size_t n, char *out);
 bool store_id_valid(const char *s);
-/* Removes dirfd/name and everything below it, making directories writable as it goes
- * (a layer may hold 0555 dirs). Missing is success. */
-int store_rm_rf_at(int dirfd, const char *name);
 /* Removes everything inside the directory fd (which stays open and in place). */
 int store_rm_children_at(int fd);
 int store_fsync_dir(int dirfd);

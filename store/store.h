@@ -101,6 +101,10 @@ int store_rollback(struct store *s, const char *env, const char *id, char ret_id
 typedef int (*store_diff_cb)(enum store_change what, const char *path, void *userdata);
 int store_diff(struct store *s, const char *env, const char *upper_path, store_diff_cb cb,
                void *userdata, struct rtn_error *err);
+/* The same against the layer dirs layers[0..n) (newest first, as store_layer_stack gives
+ * them), without the store: safe on a thread of its own while the store is used elsewhere. */
+int store_diff_layers(char *const *layers, size_t n, const char *upper_path, store_diff_cb cb,
+                      void *userdata, struct rtn_error *err);
 
 /* Removes every commit and layer no environment's tip reaches, everything under tmp/, and
  * session dirs under sessions/ whose lock no live process holds (store_session_new). */
@@ -131,3 +135,9 @@ int store_session_new(struct store *s, char **ret_dir, int *ret_lockfd, struct r
  * inside a user namespace sets the inverse of that namespace's mapping, so ids stay the host
  * numbers a hash from outside would see. NULL functions restore the default. */
 void store_set_id_view(uint32_t (*uid)(uint32_t), uint32_t (*gid)(uint32_t));
+
+/* Removes dirfd/name and everything below it, never following a symlink, making directories
+ * writable as it goes (a layer holds 0555 dirs, overlayfs's work dir is 0000), with a bounded
+ * number of directories open however deep the tree. Missing is success; otherwise it removes
+ * what it can and returns the first error. */
+int store_rm_rf_at(int dirfd, const char *name);

@@ -213,25 +213,47 @@ int store_hash_fd(int fd, uint64_t size, char ret_hex[STORE_ID_SIZE]) {
         return 0;
 }
 
-/* Remembers the first path of a multiply-linked file; returns it when seen before. */
+static size_t link_slot(const struct walk *w, dev_t dev, ino_t ino) {
+        uint64_t h = ((uint64_t)ino ^ ((uint64_t)dev << 32)) * 0x9e3779b97f4a7c15ULL;
+        size_t i = (size_t)(h >> 32) & (w->caplinks - 1);
+        while (w->links[i].path && (w->links[i].dev != dev || w->links[i].ino != ino))
+                i = (i + 1) & (w->caplinks - 1);
+        return i;
+}
+
+/* Doubles the hash table of multiply-linked files (open addressing, linear probing). */
+static int links_grow(struct walk *w) {
+        size_t cap = w->caplinks ? w->caplinks * 2 : 64;
+        struct link_seen *old = w->links;
+        size_t oldcap = w->caplinks;
+        if (!(w->links = calloc(cap, sizeof *w->links))) {
+                w->links = old;
+                return -ENOMEM;
+        }
+        w->caplinks = cap;
+        for (size_t i = 0; i < oldcap; i++)
+                if (old[i].path)
+                        w->links[link_slot(w, old[i].dev, old[i].ino)] = old[i];
+        free(old);
+        return 0;
+}
+
+/* Remembers the first path of a multiply-linked file; returns it when seen before. A hash
+ * table, not a list: the sandbox decides how many hard links an upper holds, and a linear
+ * search made a walk quadratic in them. */
 static int link_lookup(struct walk *w, const struct stat *st, const char **ret_first) {
-        for (size_t i = 0; i < w->nlinks; i++)
-                if (w->links[i].dev == st->st_dev && w->links[i].ino == st->st_ino) {
-                        *ret_first = w->links[i].path;
-                        return 1;
-                }
-        if (w->nlinks == w->caplinks) {
-                size_t cap = w->caplinks ? w->caplinks * 2 : 16;
-                struct link_seen *nl = realloc(w->links, cap * sizeof *nl);
-                if (!nl)
-                        return -ENOMEM;
-                w->links = nl;
-                w->caplinks = cap;
+        if ((w->nlinks + 1) * 2 > w->caplinks && links_grow(w) < 0)
+                return -ENOMEM;
+        size_t i = link_slot(w, st->st_dev, st->st_ino);
+        if (w->links[i].path) {
+                *ret_first = w->links[i].path;
+                return 1;
         }
         char *p = strdup(w->path);
         if (!p)
                 return -ENOMEM;
-        w->links[w->nlinks++] = (struct link_seen){st->st_dev, st->st_ino, p};
+        w->links[i] = (struct link_seen){st->st_dev, st->st_ino, p};
+        w->nlinks++;
         *ret_first = NULL;
         return 0;
 }
@@ -291,12 +313,43 @@ void store_set_id_view(uint32_t (*uid)(uint32_t), uint32_t (*gid)(uint32_t)) {
         view_gid = gid;
 }
 
+/* Opens the directory or regular file e without blocking and checks that the fd is what
+ * fstatat saw; from then on the fd's stat is the entry's (fstat the fd, never the name
+ * again). A command still running can swap a FIFO in for the file (renameat2
+ * RENAME_EXCHANGE) between the two calls: a plain open(2) of it would block for good, and a
+ * file swapped for a bigger one would be hashed with the old size. O_NONBLOCK also makes
+ * open fail at once where it would wait for a lease break (fcntl(2), F_SETLEASE). */
+static int open_checked(struct walk *w, struct store_entry *e) {
+        int fl = O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK;
+        if (S_ISDIR(e->st.st_mode))
+                fl |= O_DIRECTORY;
+        _cleanup_close_ int fd = openat(e->dirfd, e->name, fl);
+        if (fd < 0)
+                return rtn_err(w->err, errno, "open %s", w->path);
+        struct stat st;
+        if (fstat(fd, &st) < 0)
+                return rtn_err(w->err, errno, "stat %s", w->path);
+        if ((st.st_mode ^ e->st.st_mode) & S_IFMT)
+                return rtn_errx(w->err, ESTALE,
+                                "%s changed while it was read (is a command still writing "
+                                "there?)",
+                                w->path);
+        e->st = st;
+        return TAKE_FD(fd);
+}
+
 /* Visits dirfd/name whose relative path is already in w->path. */
 static int visit(struct walk *w, int dirfd, const char *name, size_t plen, int depth) {
         struct store_entry e = {.path = w->path, .dirfd = dirfd, .name = name, .fd = -1};
         char target[PATH_MAX];
         if (fstatat(dirfd, name, &e.st, AT_SYMLINK_NOFOLLOW) < 0)
                 return rtn_err(w->err, errno, "stat %s", w->path);
+        _cleanup_close_ int fd = -1;
+        if (S_ISDIR(e.st.st_mode) || S_ISREG(e.st.st_mode)) {
+                if ((fd = open_checked(w, &e)) < 0)
+                        return fd;
+                e.fd = fd;
+        }
         if (view_uid)
                 e.st.st_uid = view_uid(e.st.st_uid);
         if (view_gid)
@@ -306,14 +359,6 @@ static int visit(struct walk *w, int dirfd, const char *name, size_t plen, int d
                 return 0;
         if (r < 0)
                 return w->err->code ? r : rtn_err(w->err, r, "%s", w->path);
-        _cleanup_close_ int fd = -1;
-        if (e.kind == STORE_K_DIR || e.kind == STORE_K_FILE) {
-                int fl = O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY;
-                fd = openat(dirfd, name, fl | (e.kind == STORE_K_DIR ? O_DIRECTORY : 0));
-                if (fd < 0)
-                        return rtn_err(w->err, errno, "open %s", w->path);
-                e.fd = fd;
-        }
         struct store_xattr *x = NULL;
         size_t nx = 0;
         if (e.kind != STORE_K_HARDLINK) {
@@ -367,7 +412,7 @@ int store_walk(int rootfd, store_walk_cb cb, void *userdata, struct rtn_error *e
         /* The root is visited as "." but its children's paths carry no "./" prefix: depth
          * 0 in walk_dir starts paths afresh. */
         int r = visit(&w, rootfd, ".", 0, -1);
-        for (size_t i = 0; i < w.nlinks; i++)
+        for (size_t i = 0; i < w.caplinks; i++)
                 free(w.links[i].path);
         free(w.links);
         return r;

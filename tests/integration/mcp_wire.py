@@ -126,6 +126,43 @@ def init_death_race(s):
         assert r["structuredContent"].get("sandbox_restarted") is True, r
 
 
+def cut_off(s):
+    """A command cut off by env_reset, env_discard or bind_host_dir is told what stopped it,
+    not that the sandbox's init died; a job's waiter hears the job was killed, not that it
+    still runs."""
+    home = os.path.join(os.getcwd(), "home")
+    os.makedirs(os.path.join(home, "proj"))
+    os.chmod(os.getcwd(), 0o755)
+    os.chmod(home, 0o755)
+    os.environ["HOME"] = home
+    s = Server(RTN)
+    for n, (tool, args, want) in enumerate((
+            ("env_reset", {}, "env_reset"),
+            ("env_discard", {}, "env_discard"),
+            ("bind_host_dir", {"host_path": os.path.join(home, "proj"), "mount_point": "/mnt/p",
+                               "mode": "ro"}, "bind_host_dir"))):
+        rid = 100 + 10 * n
+        job = s.call(rid + 2, "shell_job_start", command="sleep 60")["structuredContent"]["job_id"]
+        s.send({"jsonrpc": "2.0", "id": rid + 3, "method": "tools/call",
+                "params": {"name": "shell_job_wait", "arguments": {"job_id": job, "timeout": 30}}})
+        s.send({"jsonrpc": "2.0", "id": rid, "method": "tools/call",
+                "params": {"name": "shell_run", "arguments": {"command": "sleep 60"}}})
+        time.sleep(0.5)
+        s.send({"jsonrpc": "2.0", "id": rid + 1, "method": "tools/call",
+                "params": {"name": tool, "arguments": args}})
+        got = {}
+        while len(got) < 3:
+            m = s.read()
+            if m.get("id") in (rid, rid + 1, rid + 3):
+                got[m["id"]] = m["result"]
+        assert got[rid + 1].get("isError") is not True, got[rid + 1]
+        text = got[rid]["content"][0]["text"]
+        assert got[rid]["isError"] is True, got[rid]
+        assert "init died" not in text and want in text, text
+        assert got[rid + 3]["structuredContent"]["state"] == "killed", (tool, got[rid + 3])
+    s.p.kill()
+
+
 def eof(s):
     # A duration no other test uses, so a stray sleep elsewhere on the host cannot be
     # mistaken for this sandbox's (and this one is seen running before the EOF).
@@ -193,6 +230,13 @@ def blocked(s):
 
 scenarios = {f.__name__: f for f in [malformed, oversized, interleaved, cancelled, progress,
                                      init_death, init_death_race, eof, blocked]}
+if SCENARIO == "cut_off":
+    try:
+        cut_off(None)
+    except AssertionError as e:
+        print("FAIL:", e, file=sys.stderr)
+        sys.exit(1)
+    sys.exit(0)
 if SCENARIO == "batch_2025_03_26":
     s = Server(RTN, "2025-03-26")
     s.raw(b'[{"jsonrpc":"2.0","id":60,"method":"ping"},{"jsonrpc":"2.0","id":61,"method":"ping"}]\n')

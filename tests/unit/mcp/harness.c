@@ -136,6 +136,14 @@ bool h_has(struct harness *h, const char *path) {
         return h_tok(h, path) >= 0;
 }
 
+bool h_bool(struct harness *h, const char *path) {
+        bool v;
+        int t = h_tok(h, path);
+        cr_assert_geq(t, 0, "%s missing in %.300s", path, h->line);
+        cr_assert_eq(rtn_json_get_bool(&h->doc, t, &v), 0, "%s not a boolean", path);
+        return v;
+}
+
 long long h_int(struct harness *h, const char *path) {
         int64_t v;
         int t = h_tok(h, path);

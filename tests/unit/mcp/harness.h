@@ -36,6 +36,7 @@ int h_tok(struct harness *h, const char *path);
 /* Integer / string value at a path (asserting its type). */
 long long h_int(struct harness *h, const char *path);
 const char *h_str(struct harness *h, const char *path);
+bool h_bool(struct harness *h, const char *path);
 bool h_has(struct harness *h, const char *path);
 /* Runs the loop for ms without expecting anything. */
 void h_pump(struct harness *h, int ms);

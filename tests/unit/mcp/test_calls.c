@@ -76,7 +76,9 @@ Test(mcp_call_reply, invalid_backend_json_is_internal_error, .init = setup, .fin
         cr_assert_eq(h_int(&h, "error.code"), MCP_INTERNAL_ERROR);
 }
 
-Test(mcp_call_reply, oversized_result_is_tool_error) {
+/* A result larger than a message may be is cut, never refused: its largest string shortened
+ * and the flag that says so set, structuredContent and its text copy both within the limit. */
+Test(mcp_call_reply, oversized_result_is_cut) {
         struct mcp_config cfg;
         mcp_config_init(&cfg);
         cfg.limits.max_message = 64 * 1024;
@@ -84,8 +86,49 @@ Test(mcp_call_reply, oversized_result_is_tool_error) {
         h_init(&h, "2025-06-18");
         call(5, "shell_run", "{\"command\":\"big\"}");
         recv_id(5);
-        cr_assert(
-                strstr(h_str(&h, "result.content.0.text"), "exceeds the 65536-byte message limit"));
+        cr_assert_leq(strlen(h.line), 64 * 1024);
+        cr_assert_not(h_bool(&h, "result.isError"));
+        cr_assert(h_bool(&h, "result.structuredContent.stdout_truncated"));
+        cr_assert_not(h_bool(&h, "result.structuredContent.stderr_truncated"));
+        size_t n = strlen(h_str(&h, "result.structuredContent.stdout"));
+        cr_assert(n > 1000 && n < 64 * 1024, "stdout kept %zu bytes", n);
+        cr_assert(strstr(h_str(&h, "result.content.0.text"), "\"stdout_truncated\":true"));
+        h_stop(&h);
+}
+
+/* Protocols without structuredContent get the cut result as their one text. */
+Test(mcp_call_reply, oversized_text_result_is_cut) {
+        struct mcp_config cfg;
+        mcp_config_init(&cfg);
+        cfg.limits.max_message = 64 * 1024;
+        h_start(&h, &cfg);
+        h_init(&h, "2025-03-26");
+        call(5, "shell_run", "{\"command\":\"big\"}");
+        recv_id(5);
+        cr_assert_leq(strlen(h.line), 64 * 1024);
+        cr_assert_not(h_has(&h, "result.structuredContent"));
+        cr_assert(strstr(h_str(&h, "result.content.0.text"), "\"stdout_truncated\":true"));
+        h_stop(&h);
+}
+
+/* A batch's responses go out as one message: its calls share the limit. */
+Test(mcp_call_reply, batch_results_share_the_limit) {
+        struct mcp_config cfg;
+        mcp_config_init(&cfg);
+        cfg.limits.max_message = 64 * 1024;
+        h_start(&h, &cfg);
+        h_init(&h, "2025-03-26");
+        h_send(&h, "[{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{"
+                   "\"name\":\"shell_run\",\"arguments\":{\"command\":\"big\"}}},"
+                   "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{"
+                   "\"name\":\"shell_run\",\"arguments\":{\"command\":\"big\"}}}]");
+        cr_assert_not_null(h_recv(&h, 5000));
+        cr_assert_leq(strlen(h.line), 64 * 1024);
+        for (int i = 0; i < 2; i++) {
+                char path[64];
+                snprintf(path, sizeof path, "%d.result.content.0.text", i);
+                cr_assert(strstr(h_str(&h, path), "\"stdout_truncated\":true"), "%s", path);
+        }
         h_stop(&h);
 }
 

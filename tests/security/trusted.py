@@ -1,0 +1,301 @@
+"""Scenarios for trusted.sh: a sandbox job attacks the trusted side of `rtn serve` (the store
+walk behind env_status and env_diff, the file tools, the size of results) while a second
+thread pings the server every 20 ms; every ping must be answered within PING_MAX_MS, and
+stdin EOF must still end the server. Usage: trusted.py RTN SCENARIO (cwd: the case's temp
+dir). Exit 0 = pass; an AssertionError's message says what broke. Lines starting with '#'
+on stderr are notes for the suite's output."""
+import base64
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+
+RTN = sys.argv[1]
+TMP = os.getcwd()
+PING_MAX_MS = 100
+PING_EVERY_S = 0.02
+
+
+def note(msg):
+    print("# " + msg, file=sys.stderr, flush=True)
+
+
+def eq(got, want, what):
+    assert got == want, f"{what}: got {got!r}, want {want!r}"
+
+
+def has(text, part, what):
+    assert part in text, f"{what}: {part!r} not in {text!r}"
+
+
+class Server:
+    """`rtn serve` over stdio with a reader thread, so pings can be timed while a call runs."""
+
+    def __init__(self, *args, version="2025-06-18"):
+        env = os.environ.copy()
+        env.setdefault("RTN_DATA_DIR", os.path.join(TMP, "data"))
+        self.p = subprocess.Popen([RTN, "serve", *args], stdin=subprocess.PIPE,
+                                  stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
+        self.lock = threading.Lock()
+        self.cv = threading.Condition()
+        self.replies = {}
+        self.sent_at = {}
+        self.ping_ms = []
+        self.next_id = 0
+        self.closed = False
+        self.max_line = 0
+        threading.Thread(target=self._reader, daemon=True).start()
+        r = self.request("initialize", {"protocolVersion": version, "capabilities": {},
+                                        "clientInfo": {"name": "trusted", "version": "1"}})
+        assert r["result"]["protocolVersion"] == version, r
+        self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        self.pinging = False
+
+    def _reader(self):
+        for line in self.p.stdout:
+            now = time.monotonic()
+            self.max_line = max(self.max_line, len(line))
+            m = json.loads(line)
+            rid = m.get("id")
+            if rid is None or "method" in m:
+                continue
+            with self.cv:
+                if isinstance(rid, str) and rid.startswith("ping"):
+                    self.ping_ms.append((now - self.sent_at.pop(rid)) * 1000)
+                else:
+                    self.replies[rid] = m
+                self.cv.notify_all()
+        with self.cv:
+            self.closed = True
+            self.cv.notify_all()
+
+    def send(self, msg):
+        data = (json.dumps(msg) + "\n").encode()
+        with self.lock:
+            self.p.stdin.write(data)
+            self.p.stdin.flush()
+
+    def request(self, method, params=None, timeout=60):
+        with self.cv:
+            self.next_id += 1
+            rid = self.next_id
+        self.send({"jsonrpc": "2.0", "id": rid, "method": method,
+                   **({"params": params} if params is not None else {})})
+        end = time.monotonic() + timeout
+        with self.cv:
+            while rid not in self.replies:
+                left = end - time.monotonic()
+                assert not self.closed, f"{method}: the server closed its output"
+                assert left > 0, f"{method}: no answer within {timeout} s"
+                self.cv.wait(left)
+            return self.replies.pop(rid)
+
+    def call_raw(self, name, timeout=60, **args):
+        return self.request("tools/call", {"name": name, "arguments": args}, timeout)["result"]
+
+    def call(self, name, timeout=60, **args):
+        r = self.call_raw(name, timeout, **args)
+        assert not r.get("isError"), f"{name} failed: {r['content'][0]['text'][:500]}"
+        return r["structuredContent"]
+
+    def sh(self, command, **kw):
+        return self.call("shell_run", command=command, **kw)
+
+    # ---- the pinger ----
+    def _pinger(self):
+        n = 0
+        while self.pinging:
+            n += 1
+            rid = f"ping{n}"
+            with self.cv:
+                self.sent_at[rid] = time.monotonic()
+            try:
+                self.send({"jsonrpc": "2.0", "id": rid, "method": "ping"})
+            except (BrokenPipeError, ValueError):
+                return
+            time.sleep(PING_EVERY_S)
+
+    def start_pinging(self):
+        self.pinging = True
+        self.pinger = threading.Thread(target=self._pinger, daemon=True)
+        self.pinger.start()
+
+    def stop_pinging(self):
+        """Stops the pinger; asserts every ping was answered within PING_MAX_MS."""
+        self.pinging = False
+        self.pinger.join()
+        end = time.monotonic() + 2
+        with self.cv:
+            while self.sent_at and time.monotonic() < end:
+                self.cv.wait(0.1)
+            late = [rid for rid, t in self.sent_at.items()]
+            worst = max(self.ping_ms, default=0)
+            n = len(self.ping_ms)
+        note(f"{n} pings, worst {worst:.1f} ms")
+        assert not late, f"{len(late)} pings never answered"
+        assert n > 0, "no ping was answered"
+        assert worst < PING_MAX_MS, f"a ping took {worst:.1f} ms (limit {PING_MAX_MS} ms)"
+
+    def close(self, timeout=15):
+        """Closes stdin: the server must exit on its own."""
+        self.p.stdin.close()
+        try:
+            self.p.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.p.kill()
+            self.p.wait()
+            raise AssertionError(f"the server did not exit within {timeout} s of stdin EOF")
+
+    def kill(self):
+        if self.p.poll() is None:
+            self.p.kill()
+            self.p.wait()
+
+
+# ---- item 1: the store walk ------------------------------------------------------------------
+
+SWAPPER = ("import ctypes, os\n"
+           "libc = ctypes.CDLL(None, use_errno=True)\n"
+           "os.chdir('/workspace/sw')\n"
+           "pairs = [(b'f%d' % i, b'p%d' % i) for i in range(64)]\n"
+           "n = 0\n"
+           "while True:\n"
+           "    for f, p in pairs:\n"
+           "        libc.renameat2(-100, f, -100, p, 2)  # RENAME_EXCHANGE\n"
+           "    n += 1\n"
+           "    if n % 1000 == 0:\n"
+           "        open('/tmp/swaps.new', 'w').write(str(64 * n))\n"
+           "        os.rename('/tmp/swaps.new', '/tmp/swaps')\n")
+
+
+def swaps(s):
+    return int(s.sh("cat /tmp/swaps 2>/dev/null || echo 0")["stdout"])
+
+
+def swap_fifo(s):
+    """A job swaps a regular file and a FIFO (renameat2 RENAME_EXCHANGE) in a tight loop while
+    env_status and env_diff run 2000 times: no call hangs, pings stay fast."""
+    s.sh("mkdir -p /workspace/sw && cd /workspace/sw && "
+         "for i in $(seq 0 63); do echo data > f$i && mkfifo p$i; done")
+    s.call("file_write", path="/workspace/swapper.py", content=SWAPPER)
+    s.call("shell_job_start", command="exec python3 /workspace/swapper.py")
+    t0 = time.monotonic()
+    while swaps(s) == 0:
+        assert time.monotonic() - t0 < 10, "the swapper does not run"
+        time.sleep(0.1)
+    before = swaps(s)
+    s.start_pinging()
+    t0, n, errors = time.monotonic(), 0, 0
+    while n < 2000 and time.monotonic() - t0 < 60:
+        r = s.call_raw("env_status" if n % 2 else "env_diff", timeout=10)
+        errors += bool(r.get("isError"))
+        n += 1
+    s.stop_pinging()
+    note(f"{n} calls in {time.monotonic() - t0:.1f} s, {errors} failed, "
+         f"{swaps(s) - before} swaps meanwhile")
+    assert n >= 2000, f"only {n} calls in 60 s"
+
+
+def big_tree(s):
+    """env_status and env_diff over an upper of 150000 names (hard links: quick to make): the
+    walk runs off the loop."""
+    s.sh("mkdir -p /workspace/big && cd /workspace/big && touch x && "
+         "python3 -c 'import os\nfor i in range(150000): os.link(\"x\", str(i))'", timeout=300)
+    s.start_pinging()
+    t0 = time.monotonic()
+    st = s.call("env_status")
+    d = s.call("env_diff")
+    s.stop_pinging()
+    note(f"env_status + env_diff took {time.monotonic() - t0:.2f} s")
+    assert st["upper_bytes"] > 0 and st["dirty_truncated"], st
+    assert d["truncated"] and len(d["added"]) > 0, {k: d[k] for k in ("truncated",)}
+
+
+# ---- item 8: results never too large for a client ---------------------------------------------
+
+MSG_MAX = 8 << 20  # what rtn promises (docs/tools.md); the official SDKs give up at 10 MiB
+
+
+def big_results(s):
+    """The largest results a job can make: every message stays under MSG_MAX, and results are
+    cut and say so. (No ping timing here: a ping's answer queued behind a message of megabytes
+    arrives after it, however fast the server.)"""
+    mib = 1 << 20
+    s.sh(f"head -c {4 * mib} /dev/urandom > /tmp/big.bin; "
+         f"head -c {mib} /dev/zero | tr '\\0' '\\33' | fold -w 100 > /tmp/esc.txt")
+    t0 = time.monotonic()
+    r = s.sh(f"yes '' | head -c {mib}; yes '' | head -c {mib} >&2")
+    eq((len(r["stdout"]), len(r["stderr"])), (mib, mib), "1 MiB of newlines on each stream, whole")
+    r = s.sh(f"head -c {mib} /dev/zero | tr '\\0' '\\1'; head -c {mib} /dev/zero | tr '\\0' '\\2' >&2")
+    assert r["stdout_truncated"] and len(r["stdout"]) > mib // 4, (len(r["stdout"]), len(r["stderr"]))
+    r = s.call("file_read", path="/tmp/big.bin", encoding="base64")
+    eq((len(base64.b64decode(r["content"])), r["truncated"]), (4 * mib, False), "4 MiB as base64")
+    r = s.call("file_read", path="/tmp/esc.txt", limit=100000)
+    assert r["truncated"], "1 MiB of ESC lines is cut"
+    note(f"largest message {s.max_line} bytes, {time.monotonic() - t0:.1f} s")
+    assert s.max_line <= MSG_MAX, f"a message of {s.max_line} bytes"
+
+
+# ---- item 3: file tools read with the sandbox's credentials -----------------------------------
+
+def read_raw(s, path):
+    r = s.call("file_read", path=path, encoding="base64")
+    return base64.b64decode(r["content"])
+
+
+def cat(s, path):
+    r = s.sh(f"base64 -w0 {path}")
+    assert r["exit_code"] == 0, r
+    return base64.b64decode(r["stdout"])
+
+
+def stat_addresses(data):
+    """startcode endcode startstack kstkesp kstkeip (fields 26-30) and wchan (35) of a
+    /proc/PID/stat line: what procfs masks unless the reader may ptrace the process."""
+    rest = data.decode().rsplit(")", 1)[1].split()
+    return [rest[k - 3] for k in (26, 27, 28, 29, 30, 35)]
+
+
+def unix_addresses(data):
+    return sorted({line.split(":")[0] for line in data.decode().splitlines()[1:]})
+
+
+def proc_reads(s):
+    """file_read of procfs files that check permission at read time returns what cat inside
+    returns: rtn-init's addresses and wchan masked, kernel pointers hidden."""
+    kptr = open("/proc/sys/kernel/kptr_restrict").read().strip()
+    note(f"kernel.kptr_restrict={kptr}")
+    s.sh("python3 -c 'import socket,time; a=socket.socket(socket.AF_UNIX); a.bind(\"\\0rtn-t\"); "
+         "a.listen(); time.sleep(1000)' >/dev/null 2>&1 &")
+    time.sleep(0.3)
+
+    def status_creds(data):
+        return data.split(b"\nCapInh")[1].split(b"\nSpeculation")[0]
+
+    wrong = []
+    s.start_pinging()
+    for path, part in (("/proc/1/stat", stat_addresses), ("/proc/1/wchan", None),
+                       ("/proc/self/mountinfo", None), ("/proc/self/status", status_creds),
+                       ("/proc/net/unix", unix_addresses)):
+        got, want = read_raw(s, path), cat(s, path)
+        if part:
+            got, want = part(got), part(want)
+        if got != want:
+            wrong.append(f"{path}: file_read {str(got)[:200]}, cat {str(want)[:200]}")
+    s.stop_pinging()
+    assert not wrong, "file_read differs from cat inside:\n" + "\n".join(wrong)
+
+
+def main():
+    name = sys.argv[2]
+    s = Server()
+    try:
+        globals()[name](s)
+        s.close()
+    finally:
+        s.kill()
+
+
+main()
