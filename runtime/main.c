@@ -22,6 +22,7 @@ static const char usage[] =
         "environment\n"
         "  diff | reset               show | drop the pending changes\n"
         "  log | rollback ID | gc     history, move the tip, garbage-collect\n"
+        "  reflog                     every tip the environment had (30 days)\n"
         "  export ID -o FILE.tar.zst | import FILE   move commit chains between stores\n"
         "  store verify               recheck every layer and commit against its id\n"
         "  rootfs bootstrap|import|list   Debian base filesystems for --rootfs NAME\n"
@@ -39,9 +40,9 @@ struct verb {
 static const struct verb verbs[] = {
         {"exec", rt_cmd_exec},     {"probe", rt_cmd_probe},   {"serve", rt_cmd_serve},
         {"commit", rt_cmd_commit}, {"log", rt_cmd_log},       {"rollback", rt_cmd_rollback},
-        {"diff", rt_cmd_diff},     {"reset", rt_cmd_reset},   {"gc", rt_cmd_gc},
-        {"export", rt_cmd_export}, {"import", rt_cmd_import}, {"store", rt_cmd_store},
-        {"rootfs", rt_cmd_rootfs}, {"pkg", rt_cmd_pkg},
+        {"reflog", rt_cmd_reflog}, {"diff", rt_cmd_diff},     {"reset", rt_cmd_reset},
+        {"gc", rt_cmd_gc},         {"export", rt_cmd_export}, {"import", rt_cmd_import},
+        {"store", rt_cmd_store},   {"rootfs", rt_cmd_rootfs}, {"pkg", rt_cmd_pkg},
 };
 
 int main(int argc, char **argv) {

@@ -46,6 +46,9 @@ struct serve {
         size_t nbind_strs;
         struct rt_idmap idmap; /* the session's, kept to remove its dir at exit */
         bool have_idmap;
+        struct store_stack stack; /* the layers the session runs on, held; stack.tip is the
+                                   * commit env_commit builds on */
+        struct store_base base; /* the base's identity (docs/store.md, "Bases") */
 };
 
 struct netns_gate;
@@ -65,7 +68,7 @@ int serve_files_call(struct serve *sv, struct mcp_call *call, const char *tool,
                      const struct mcp_args *args);
 int serve_bind_call(struct serve *sv, struct mcp_call *call, const struct mcp_args *args);
 void serve_bind_free(struct serve *sv);
-/* Points the session at the env's current layer stack. */
+/* Points the session at the env's current layer stack, held (store_stack_get). */
 int serve_load_layers(struct serve *sv, struct rtn_error *err);
 unsigned serve_running_jobs(const struct serve *sv);
 /* Kills and forgets every job; returns how many were running. */
