@@ -21,12 +21,17 @@ bg_wait() { # expected exit code of the background sandbox
         [ "$rc" = "$1" ] || t_fail "background sandbox exited $rc: $(head -c 400 bg.err)"
 }
 
+# The sandbox's `sleep N` runs (seen from the host): it has mounted its layers.
+sleeping() {
+        [ -n "$(t_host_pids sleep "$1")" ]
+}
+
 pending_has() {
         [ -e "$RTN_DATA_DIR/pending/default/upper/workspace/$1" ]
 }
 
 commit_during_keep_is_refused() {
-        bg_exec --keep -- sh -c 'echo 1 > /workspace/a; sleep 2; echo 2 > /workspace/b'
+        bg_exec --keep -- sh -c 'echo 1 > /workspace/a; sleep 3; echo 2 > /workspace/b'
         t_wait_for pending_has a || t_fail "the --keep run never wrote"
         t_exit_is 1 "$RTN" commit -m during
         t_stderr_has "in use by a running rtn exec --keep"
@@ -38,7 +43,7 @@ commit_during_keep_is_refused() {
 }
 
 reset_during_keep_is_refused() {
-        bg_exec --keep -- sh -c 'mkdir /workspace/d; echo 1 > /workspace/d/a; sleep 2; echo 2 > /workspace/d/b'
+        bg_exec --keep -- sh -c 'mkdir /workspace/d; echo 1 > /workspace/d/a; sleep 3; echo 2 > /workspace/d/b'
         t_wait_for pending_has d/a || t_fail "the --keep run never wrote"
         t_exit_is 1 "$RTN" reset
         t_stderr_has "in use"
@@ -51,7 +56,7 @@ reset_during_keep_is_refused() {
 }
 
 commit_of_a_running_sessions_upper_is_refused() {
-        bg_exec --commit -- sh -c 'echo 1 > /workspace/a; sleep 2; echo 2 > /workspace/b'
+        bg_exec --commit -- sh -c 'echo 1 > /workspace/a; sleep 3; echo 2 > /workspace/b'
         local up=
         for _ in $(seq 100); do
                 up=$(ls -d "$RTN_DATA_DIR"/sessions/*/upper 2>/dev/null | head -n1)
@@ -76,8 +81,8 @@ gc_keeps_the_layers_of_a_running_sandbox() {
         t_cmd "$RTN" log
         local a
         a=$(awk '/ a$/ {print $1}' "$T_OUT_FILE")
-        bg_exec -- sh -c 'sleep 2; cat /workspace/b'
-        sleep 1
+        bg_exec -- sh -c 'sleep 2.71; cat /workspace/b'
+        t_wait_for sleeping 2.71 || t_fail "the sandbox never started"
         t_exit_is 0 "$RTN" rollback "$a"
         t_exit_is 0 "$RTN" gc --reflog-days 0
         t_stdout_has "kept 1 unreachable layers running sandboxes use"
