@@ -21,11 +21,6 @@ bg_wait() { # expected exit code of the background sandbox
         [ "$rc" = "$1" ] || t_fail "background sandbox exited $rc: $(head -c 400 bg.err)"
 }
 
-# The sandbox's `sleep N` runs (seen from the host): it has mounted its layers.
-sleeping() {
-        [ -n "$(t_host_pids sleep "$1")" ]
-}
-
 pending_has() {
         [ -e "$RTN_DATA_DIR/pending/default/upper/workspace/$1" ]
 }
@@ -81,8 +76,10 @@ gc_keeps_the_layers_of_a_running_sandbox() {
         t_cmd "$RTN" log
         local a
         a=$(awk '/ a$/ {print $1}' "$T_OUT_FILE")
-        bg_exec -- sh -c 'sleep 2.71; cat /workspace/b'
-        t_wait_for sleeping 2.71 || t_fail "the sandbox never started"
+        # It says when it runs (and has mounted its layers) through a bound dir.
+        mkdir sig && chmod 777 sig
+        bg_exec --bind "$T_TMP/sig:/sig" -- sh -c 'touch /sig/up; sleep 3; cat /workspace/b'
+        t_wait_for test -e sig/up || t_fail "the sandbox never started: $(cat bg.err)"
         t_exit_is 0 "$RTN" rollback "$a"
         t_exit_is 0 "$RTN" gc --reflog-days 0
         t_stdout_has "kept 1 unreachable layers running sandboxes use"
