@@ -67,6 +67,9 @@ static const struct mcp_arg_spec job_output_args[] = {
 };
 static const struct mcp_arg_spec commit_args[] = {
         {"message", MCP_ARG_STRING, true, 1, 4096, NULL, "Commit message."},
+        {"rebase", MCP_ARG_BOOL, false, 0, 0, NULL,
+         "Commit on the environment's current tip even if it moved since the sandbox started "
+         "(another server committed or rolled back); refused otherwise."},
 };
 static const struct mcp_arg_spec rollback_args[] = {
         {"commit_id", MCP_ARG_STRING, true, 1, 128, NULL,
@@ -222,8 +225,9 @@ static const char out_commit[] =
           "\"commit_id\",\"layer_id\",\"parent\"");
 #define COMMIT_ITEM O(P_STR("commit_id") "," P_STRN("parent") "," P_STR("message") "," P_STR("time"), \
         "\"commit_id\",\"parent\",\"message\",\"time\"")
-static const char out_snapshots[] = O(P_STR("env") "," P_STRN("tip") "," P_ARR("commits", COMMIT_ITEM),
-                                      "\"env\",\"tip\",\"commits\"");
+#define REFLOG_ITEM O(P_STR("commit_id") "," P_STR("time") "," P_STR("op"), "\"commit_id\",\"time\",\"op\"")
+#define SNAPSHOT_PROPS P_STR("env") "," P_STRN("tip") "," P_ARR("commits", COMMIT_ITEM) "," P_ARR("reflog", REFLOG_ITEM)
+static const char out_snapshots[] = O(SNAPSHOT_PROPS, "\"env\",\"tip\",\"commits\",\"reflog\"");
 static const char out_rollback[] = O(P_STR("commit_id") "," P_STRN("previous"), "\"commit_id\",\"previous\"");
 static const char out_gc[] = O(P_INT("removed_layers") "," P_INT("removed_commits") "," P_INT("freed_bytes"),
                                "\"removed_layers\",\"removed_commits\",\"freed_bytes\"");
@@ -284,18 +288,23 @@ static const struct mcp_tool tools[] = {
          NOARGS, out_drop, MCP_HINT_DESTRUCTIVE | MCP_HINT_IDEMPOTENT, 0},
         {"env_commit", "Commit the sandbox",
          "Save the uncommitted changes as a new commit (a content-addressed layer) that survives "
-         "server restarts. Refused while commands run. Host directories are never committed: a "
-         "live /workspace is on the host already, an overlay workspace's changes stay pending "
+         "server restarts. Refused while commands run, and when the environment's tip moved "
+         "since the sandbox started unless rebase is true. Host directories are never committed: "
+         "a live /workspace is on the host already, an overlay workspace's changes stay pending "
          "for workspace_apply.",
          ARGS(commit_args), out_commit, 0, 0},
-        {"env_snapshot_list", "List commits", "List the environment's commits, newest first.",
+        {"env_snapshot_list", "List commits",
+         "List the environment's commits, newest first, and its reflog: every tip it had in the "
+         "last 30 days, which env_rollback accepts too.",
          NOARGS, out_snapshots, H_READ, 0},
         {"env_rollback", "Roll back to a commit",
-         "Make an earlier commit the tip and restart the sandbox on it; uncommitted changes are "
-         "dropped. An overlay workspace's pending /workspace changes are kept, and live host "
-         "directories are not rolled back.",
+         "Make an earlier commit, or a tip from the reflog (env_snapshot_list), the tip and "
+         "restart the sandbox on it; uncommitted changes are dropped. An overlay workspace's "
+         "pending /workspace changes are kept, and live host directories are not rolled back.",
          ARGS(rollback_args), out_rollback, MCP_HINT_DESTRUCTIVE | MCP_HINT_IDEMPOTENT, 0},
-        {"env_gc", "Collect garbage", "Delete layers and commits no environment tip reaches.",
+        {"env_gc", "Collect garbage",
+         "Delete layers and commits that no environment's tip or reflog reaches and no running "
+         "sandbox uses.",
          NOARGS, out_gc, MCP_HINT_DESTRUCTIVE | MCP_HINT_IDEMPOTENT, 0},
         {"env_diff", "Show uncommitted changes",
          "List files added, modified and deleted since the tip commit, and an overlay "

@@ -21,10 +21,13 @@ struct opts {
         const char *data_dir, *env, *msg, *upper, *out;
         unsigned long long max_bytes;
         bool dry_run;
+        int64_t reflog_expire; /* seconds */
         int positional; /* index of the first operand in argv */
 };
 
-enum { OPT_DATA_DIR = 256, OPT_ENV, OPT_UPPER, OPT_MAX_BYTES, OPT_DRY_RUN };
+enum { OPT_DATA_DIR = 256, OPT_ENV, OPT_UPPER, OPT_MAX_BYTES, OPT_DRY_RUN, OPT_REFLOG_DAYS };
+
+#define REFLOG_DAYS_MAX 36500
 
 static int usage(const char *verb, const char *text) {
         fprintf(stderr, "rtn: usage: rtn %s [--data-dir DIR] [--env NAME] %s\n", verb, text);
@@ -42,10 +45,12 @@ static int parse(int argc, char **argv, const char *shorts, struct opts *o) {
                 {"output", required_argument, NULL, 'o'},
                 {"max-bytes", required_argument, NULL, OPT_MAX_BYTES},
                 {"dry-run", no_argument, NULL, OPT_DRY_RUN},
+                {"reflog-days", required_argument, NULL, OPT_REFLOG_DAYS},
                 {"help", no_argument, NULL, 'h'},
                 {0},
         };
-        *o = (struct opts){.env = STORE_DEFAULT_ENV};
+        *o = (struct opts){.env = STORE_DEFAULT_ENV, .reflog_expire = -1};
+        char *end;
         optind = 0; /* glibc: reinitialise, each verb parses afresh */
         opterr = 1;
         int c;
@@ -72,6 +77,16 @@ static int parse(int argc, char **argv, const char *shorts, struct opts *o) {
                 case OPT_DRY_RUN:
                         o->dry_run = true;
                         break;
+                case OPT_REFLOG_DAYS: {
+                        long d = strtol(optarg, &end, 10);
+                        if (*end || end == optarg || d < 0 || d > REFLOG_DAYS_MAX) {
+                                fprintf(stderr, "rtn: --reflog-days wants 0..%d\n",
+                                        REFLOG_DAYS_MAX);
+                                return -1;
+                        }
+                        o->reflog_expire = (int64_t)d * 24 * 3600;
+                        break;
+                }
                 default:
                         return -1;
                 }
@@ -96,8 +111,9 @@ static int fail(const struct rtn_error *err) {
         case EMSGSIZE:
         case EUCLEAN:
         case EACCES:
-        case EBUSY:
+        case EBUSY: /* a live sandbox uses what the verb would change */
         case ESTALE:
+        case EMEDIUMTYPE:
                 return 1;
         default:
                 return 125;
@@ -139,16 +155,18 @@ int rt_cmd_commit(int argc, char **argv) {
         if (o.upper) {
                 struct rt_idmap m;
                 const struct rt_idmap *mp;
+                /* Someone else's upper: refused while a live sandbox writes it. */
+                struct store_commit_opts co = {.msg = o.msg ? o.msg : "", .upper_lock = -1};
                 r = store_idmap(&m, &mp, &err);
                 if (r == 0)
-                        r = rt_store_commit(mp, s, o.env, o.upper, o.msg ? o.msg : "", id, &err);
+                        r = rt_store_commit(mp, s, o.env, o.upper, &co, id, &err);
         } else {
                 /* The environment's pending changes (rtn exec --keep). */
                 struct rt_idmap m;
                 const struct rt_idmap *mp;
                 r = store_idmap(&m, &mp, &err);
                 if (r == 0)
-                        r = rt_pending_commit(s, o.env, o.msg ? o.msg : "", mp, id, &err);
+                        r = rt_pending_commit(s, o.env, o.msg ? o.msg : "", mp, -1, id, &err);
         }
         store_close(s);
         if (r < 0)
@@ -179,6 +197,28 @@ int rt_cmd_log(int argc, char **argv) {
         if (open_store(&o, &s, &err) < 0)
                 return fail(&err);
         int r = store_log(s, o.env, print_commit, NULL, &err);
+        store_close(s);
+        return r < 0 ? fail(&err) : 0;
+}
+
+static int print_reflog(const struct store_reflog_entry *e, void *userdata) {
+        char when[32];
+        time_t t = (time_t)e->time;
+        struct tm tm;
+        strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&t, &tm));
+        printf("%s %s %s\n", e->id, when, e->op);
+        return 0;
+}
+
+int rt_cmd_reflog(int argc, char **argv) {
+        struct opts o;
+        struct rtn_error err = {0};
+        struct store *s;
+        if (parse(argc, argv, "", &o) < 0 || o.positional != argc)
+                return usage("reflog", "");
+        if (open_store(&o, &s, &err) < 0)
+                return fail(&err);
+        int r = store_reflog(s, o.env, print_reflog, NULL, &err);
         store_close(s);
         return r < 0 ? fail(&err) : 0;
 }
@@ -334,7 +374,7 @@ int rt_cmd_gc(int argc, char **argv) {
         struct rtn_error err = {0};
         struct store *s;
         if (parse(argc, argv, "", &o) < 0 || o.positional != argc)
-                return usage("gc", "");
+                return usage("gc", "[--reflog-days N]");
         if (open_store(&o, &s, &err) < 0)
                 return fail(&err);
         struct store_gc_stats st;
@@ -342,12 +382,17 @@ int rt_cmd_gc(int argc, char **argv) {
         const struct rt_idmap *mp;
         int r = store_idmap(&m, &mp, &err);
         if (r == 0)
-                r = rt_store_gc(mp, s, &st, &err);
+                r = rt_store_gc(mp, s,
+                                o.reflog_expire >= 0 ? o.reflog_expire : STORE_REFLOG_EXPIRE_SEC,
+                                &st, &err);
         store_close(s);
         if (r < 0)
                 return fail(&err);
-        printf("removed %zu commits, %zu layers, %zu leftovers\n", st.commits, st.layers,
+        printf("removed %zu commits, %zu layers, %zu leftovers", st.commits, st.layers,
                st.leftovers);
+        if (st.held)
+                printf("; kept %zu unreachable layers running sandboxes use", st.held);
+        printf("\n");
         return 0;
 }
 

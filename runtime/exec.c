@@ -516,8 +516,8 @@ static int start_command(struct exec_run *run, struct exec_opts *o, struct rtn_e
  * the upper). Without --commit a store that does not exist yet is not created. */
 struct exec_store {
         struct store *st;
-        char **layers;
-        size_t nlayers;
+        struct store_stack stack; /* held while the sandbox runs (gc keeps them) */
+        struct store_base base;
         char *session_dir;
         int session_lock;
         char pending[4096]; /* --keep: the environment's pending dir */
@@ -543,11 +543,12 @@ static int open_store(struct exec_opts *o, struct exec_store *es, struct rtn_err
                               : 0;
         }
         if ((r = store_open(o->data_dir, &es->st, err)) < 0 ||
-            (r = store_layer_stack(es->st, env, &es->layers, &es->nlayers, err)) < 0)
+            (r = rt_env_stack(es->st, env, o->spec.rootfs, o->keep, &es->base, &es->stack, err)) <
+                    0)
                 return r;
         o->data_dir = NULL; /* dir is on our stack */
-        o->spec.layers = (const char *const *)es->layers;
-        o->spec.nlayers = es->nlayers;
+        o->spec.layers = (const char *const *)es->stack.paths;
+        o->spec.nlayers = es->stack.n;
         if (o->keep) {
                 if ((r = rt_pending_open(es->st, env, es->pending, sizeof es->pending,
                                          &es->session_lock, err)) < 0)
@@ -571,8 +572,7 @@ static void close_store(struct exec_store *es, const struct rt_idmap *m) {
                 free(es->session_dir);
         }
         rtn_safe_close(es->session_lock);
-        if (es->layers)
-                store_free_paths(es->layers, es->nlayers);
+        store_stack_free(&es->stack);
         if (es->st)
                 store_close(es->st);
 }
@@ -584,11 +584,16 @@ static int commit_upper(struct exec_opts *o, struct exec_store *es, const struct
         const char *env = o->env ? o->env : STORE_DEFAULT_ENV;
         int r;
         if (o->keep) {
-                r = rt_pending_commit(es->st, env, msg, m, id, &err);
+                r = rt_pending_commit(es->st, env, msg, m, es->session_lock, id, &err);
         } else {
+                /* On the tip it ran on only: a tip moved meanwhile is another writer's. */
+                struct store_commit_opts co = {.msg = msg,
+                                               .parent = es->stack.tip,
+                                               .base = &es->base,
+                                               .upper_lock = es->session_lock};
                 snprintf(upper, sizeof upper, "%s/upper", es->session_dir);
                 rt_upper_prune(upper);
-                r = rt_store_commit(m, es->st, env, upper, msg, id, &err);
+                r = rt_store_commit(m, es->st, env, upper, &co, id, &err);
         }
         if (r < 0) {
                 rtn_term_printf(stderr, "rtn: commit: %s\n", err.msg);

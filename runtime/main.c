@@ -24,6 +24,7 @@ static const char usage[] =
         "  apply [--dry-run]          write the pending /workspace changes (rtn exec --keep\n"
         "                             --workspace-mode overlay) to the workspace's host dir\n"
         "  log | rollback ID | gc     history, move the tip, garbage-collect\n"
+        "  reflog                     every tip the environment had (30 days)\n"
         "  export ID -o FILE.tar.zst | import FILE   move commit chains between stores\n"
         "  store verify               recheck every layer and commit against its id\n"
         "  rootfs bootstrap|import|list   Debian base filesystems for --rootfs NAME\n"
@@ -41,9 +42,10 @@ struct verb {
 static const struct verb verbs[] = {
         {"exec", rt_cmd_exec},     {"probe", rt_cmd_probe},   {"serve", rt_cmd_serve},
         {"commit", rt_cmd_commit}, {"log", rt_cmd_log},       {"rollback", rt_cmd_rollback},
-        {"diff", rt_cmd_diff},     {"reset", rt_cmd_reset},   {"gc", rt_cmd_gc},
-        {"export", rt_cmd_export}, {"import", rt_cmd_import}, {"store", rt_cmd_store},
-        {"rootfs", rt_cmd_rootfs}, {"pkg", rt_cmd_pkg},       {"apply", rt_cmd_apply},
+        {"reflog", rt_cmd_reflog}, {"diff", rt_cmd_diff},     {"reset", rt_cmd_reset},
+        {"gc", rt_cmd_gc},         {"export", rt_cmd_export}, {"import", rt_cmd_import},
+        {"store", rt_cmd_store},   {"rootfs", rt_cmd_rootfs}, {"pkg", rt_cmd_pkg},
+        {"apply", rt_cmd_apply},
 };
 
 int main(int argc, char **argv) {

@@ -109,6 +109,8 @@ struct cli {
         struct rt_cmd *cmd;
         char *session_dir;
         int session_lock;
+        struct store_stack stack; /* the env's layers, held until the commit */
+        struct store_base base;
         bool done;
 };
 
@@ -130,6 +132,7 @@ static void cli_free(struct cli *c) {
                 free(c->session_dir);
         }
         rtn_safe_close(c->session_lock);
+        store_stack_free(&c->stack);
         if (c->store)
                 store_close(c->store);
 }
@@ -183,8 +186,6 @@ int rt_pkg_gate_attach(struct netns_gate *g, struct rtn_loop *loop, const struct
 static int cli_start(struct cli *c, const struct pkg_opts *o, const char *rootfs,
                      struct rtn_error *err) {
         struct rt_session_config cfg = {0};
-        char **layers = NULL;
-        size_t nl = 0;
         pid_t attached = -1;
         rt_spec_init(&cfg.spec);
         init_limits_default(&cfg.spec.limits);
@@ -192,6 +193,7 @@ static int cli_start(struct cli *c, const struct pkg_opts *o, const char *rootfs
         cfg.spec.gate = true;
         int r;
         if ((r = store_open(o->data_dir, &c->store, err)) < 0 ||
+            (r = rt_env_stack(c->store, o->env, rootfs, false, &c->base, &c->stack, err)) < 0 ||
             (r = store_session_new(c->store, &c->session_dir, &c->session_lock, err)) < 0 ||
             (r = rt_pkg_gate_new(rootfs, o->allow, o->nallow, &c->gate, err)) < 0)
                 return r;
@@ -199,11 +201,9 @@ static int cli_start(struct cli *c, const struct pkg_opts *o, const char *rootfs
             (r = rtn_loop_add_signal(c->loop, SIGPIPE, NULL, NULL)) < 0)
                 return rtn_err(err, r, "event loop");
         cfg.session_dir = c->session_dir;
-        if ((r = rt_session_new(c->loop, &cfg, &c->sess, err)) < 0 ||
-            (r = store_layer_stack(c->store, o->env, &layers, &nl, err)) < 0)
+        if ((r = rt_session_new(c->loop, &cfg, &c->sess, err)) < 0)
                 return r;
-        r = rt_session_set_layers(c->sess, layers, nl);
-        store_free_paths(layers, nl);
+        r = rt_session_set_layers(c->sess, c->stack.paths, c->stack.n);
         if (r < 0)
                 return rtn_err(err, r, "layer stack");
         if ((r = rt_session_ensure(c->sess, err)) < 0)
@@ -273,8 +273,13 @@ static int cli_commit(struct cli *c, const struct pkg_opts *o, struct rtn_error 
                 len += snprintf(msg + len, sizeof msg - (size_t)len, " %s", o->names[i]);
         rt_session_stop(c->sess);
         rt_upper_prune(rt_session_upper(c->sess)); /* the sandbox's own mountpoints */
+        /* On the tip it was installed on only: a tip moved meanwhile is another writer's. */
+        struct store_commit_opts co = {.msg = msg,
+                                       .parent = c->stack.tip,
+                                       .base = &c->base,
+                                       .upper_lock = c->session_lock};
         int r = rt_store_commit(rt_session_idmap(c->sess), c->store, o->env,
-                                rt_session_upper(c->sess), msg, id, err);
+                                rt_session_upper(c->sess), &co, id, err);
         if (r >= 0)
                 printf("%s %s\n", r == 1 ? "unchanged" : "committed", id);
         return r;

@@ -87,6 +87,15 @@ int rt_rootfs_stamp(int rootfd, char **ret, struct rtn_error *err) {
         return 0;
 }
 
+/* FNV-1a: an identity for the stamp, not a content hash (nothing to defend against: whoever
+ * can rewrite the stamp can rewrite the tree). */
+static void fingerprint_of(const char *buf, size_t n, char ret[17]) {
+        uint64_t h = 0xcbf29ce484222325ULL;
+        for (size_t i = 0; i < n; i++)
+                h = (h ^ (unsigned char)buf[i]) * 0x100000001b3ULL;
+        snprintf(ret, 17, "%016llx", (unsigned long long)h);
+}
+
 int rt_rootfs_fingerprint(const char *dir, char ret[17], struct rtn_error *err) {
         char buf[4096], path[4096];
         snprintf(path, sizeof path, "%s/stamp", dir);
@@ -94,13 +103,59 @@ int rt_rootfs_fingerprint(const char *dir, char ret[17], struct rtn_error *err) 
         ssize_t n = fd < 0 ? -errno : rtn_read_full(fd, buf, sizeof buf);
         if (n < 0)
                 return rtn_err(err, (int)n, "read %s", path);
-        /* FNV-1a: an identity for the stamp, not a content hash (nothing to defend against:
-         * whoever can rewrite the stamp can rewrite the tree). */
-        uint64_t h = 0xcbf29ce484222325ULL;
-        for (ssize_t i = 0; i < n; i++)
-                h = (h ^ (unsigned char)buf[i]) * 0x100000001b3ULL;
-        snprintf(ret, 17, "%016llx", (unsigned long long)h);
+        fingerprint_of(buf, (size_t)n, ret);
         return 0;
+}
+
+/* "rootfs NAME" for <data>/rootfs/NAME/root, else "rootfs DIR", in printable ASCII. */
+static void base_label(const char *root, char *buf, size_t len) {
+        size_t l = strlen(root);
+        const char *name = NULL;
+        if (l > 5 && !strcmp(root + l - 5, "/root")) {
+                const char *p = root + l - 5;
+                while (p > root && p[-1] != '/')
+                        p--;
+                if (p - root >= 8 && !strncmp(p - 8, "/rootfs/", 8))
+                        name = p;
+        }
+        int n = name ? snprintf(buf, len, "rootfs %.*s", (int)(root + l - 5 - name), name)
+                     : snprintf(buf, len, "rootfs %s", root);
+        for (int i = 0; i < n && (size_t)i < len - 1; i++)
+                if (buf[i] < 0x20 || buf[i] > 0x7e)
+                        buf[i] = '?';
+}
+
+int rt_rootfs_identity(const char *rootfs, struct store_base *ret, struct rtn_error *err) {
+        struct store_base b = {0};
+        if (!rootfs) {
+                snprintf(b.id, sizeof b.id, "host");
+                snprintf(b.label, sizeof b.label, "the host");
+                *ret = b;
+                return 0;
+        }
+        /* The stamp of the tree as it is now: for a NAME it is the recorded one (resolve
+         * refuses a changed tree), and a DIR gets the same identity as that NAME. */
+        _cleanup_close_ int root = open(rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (root < 0)
+                return rtn_err(err, errno, "open rootfs %s", rootfs);
+        _cleanup_free_ char *stamp = NULL;
+        int r = rt_rootfs_stamp(root, &stamp, err);
+        if (r < 0)
+                return r;
+        char fp[17];
+        fingerprint_of(stamp, strlen(stamp), fp);
+        snprintf(b.id, sizeof b.id, "rootfs:%s", fp);
+        base_label(rootfs, b.label, sizeof b.label);
+        *ret = b;
+        return 0;
+}
+
+int rt_env_stack(struct store *s, const char *env, const char *rootfs, bool keep,
+                 struct store_base *ret_base, struct store_stack *ret, struct rtn_error *err) {
+        int r = rt_rootfs_identity(rootfs, ret_base, err);
+        if (r == 0)
+                r = store_base_check(s, env, ret_base, keep, err);
+        return r < 0 ? r : store_stack_get(s, env, ret, err);
 }
 
 /* First differing line of two stamps, for the message. */

@@ -8,9 +8,11 @@
  * The tree is only ever an overlay lowerdir: sandboxes never write it. */
 #pragma once
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "common/err.h"
+#include "store/store.h"
 
 /* Resolves a --rootfs argument. NULL or "host": *ret_path = NULL (the host base). A path
  * (contains '/', or is "." / ".."): its realpath. Otherwise a rootfs NAME in data_dir (NULL:
@@ -28,5 +30,15 @@ void rt_strv_free(char **v);
 
 /* Fingerprint (16 hex digits, FNV-1a of the stamp) of the rootfs at dir (root/'s parent). */
 int rt_rootfs_fingerprint(const char *dir, char ret[17], struct rtn_error *err);
+
+/* The base identity of a sandbox on rootfs (a resolved --rootfs dir; NULL: the host):
+ * "host", or "rootfs:" and the fingerprint of the tree's stamp as it is now, which is a
+ * NAME's recorded one (docs/store.md, "Bases"). */
+int rt_rootfs_identity(const char *rootfs, struct store_base *ret, struct rtn_error *err);
+/* What a sandbox on rootfs needs of environment env: its base checked (store_base_check,
+ * recorded at once when keep: its changes are kept as pending changes; the base goes to
+ * ret_base for the commit) and its layers held (store_stack_get). */
+int rt_env_stack(struct store *s, const char *env, const char *rootfs, bool keep,
+                 struct store_base *ret_base, struct store_stack *ret, struct rtn_error *err);
 
 int rt_cmd_rootfs(int argc, char **argv);

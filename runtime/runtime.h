@@ -176,12 +176,14 @@ int rt_userns_run(const struct rt_idmap *m, rt_userns_fn fn, void *arg, char *ou
 /* Store operations that read or remove what sandboxes wrote: through rt_userns_run for a
  * SUBID mapping (m), directly otherwise (m NULL or another mode). */
 struct store;
+struct store_commit_opts;
 struct store_gc_stats;
 struct store_verify_stats;
 int rt_store_commit(const struct rt_idmap *m, struct store *st, const char *env, const char *upper,
-                    const char *msg, char ret_id[65], struct rtn_error *err);
-int rt_store_gc(const struct rt_idmap *m, struct store *st, struct store_gc_stats *ret,
-                struct rtn_error *err);
+                    const struct store_commit_opts *o, char ret_id[65], struct rtn_error *err);
+/* expire: the reflog's, in seconds (store_gc_expire). */
+int rt_store_gc(const struct rt_idmap *m, struct store *st, int64_t expire,
+                struct store_gc_stats *ret, struct rtn_error *err);
 int rt_store_verify(const struct rt_idmap *m, struct store *st, struct store_verify_stats *ret,
                     struct rtn_error *err);
 int rt_store_export(const struct rt_idmap *m, struct store *st, const char *env, const char *name,

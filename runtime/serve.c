@@ -906,6 +906,9 @@ int rt_cmd_serve(int argc, char **argv) {
         }
         if (r == 0)
                 r = store_open(so.data_dir, &sv.store, &err);
+        /* An environment runs on the base it was made on (docs/store.md, "Bases"). */
+        if (r == 0 && (r = rt_rootfs_identity(sv.rootfs_path, &sv.base, &err)) == 0)
+                r = store_base_check(sv.store, sv.env, &sv.base, false, &err);
         if (r == 0 && (r = rt_spec_check(&sv.scfg.spec, &err)) == 0)
                 r = rt_binds_check(&sv.scfg.spec, store_data_dir(sv.store), &err);
         if (r == 0)
@@ -949,6 +952,7 @@ out:
         rt_http_free(sv.http);
         rt_offload_free(sv.offload);
         serve_bind_free(&sv);
+        store_stack_free(&sv.stack);
         if (sv.store)
                 store_close(sv.store);
         return r < 0 ? 1 : 0;

@@ -48,6 +48,9 @@ struct serve {
         size_t nbind_strs;
         struct rt_idmap idmap; /* the session's, kept to remove its dir at exit */
         bool have_idmap;
+        struct store_stack stack; /* the layers the session runs on, held; stack.tip is the
+                                   * commit env_commit builds on */
+        struct store_base base; /* the base's identity (docs/store.md, "Bases") */
 };
 
 struct netns_gate;
@@ -79,7 +82,7 @@ void serve_bind_free(struct serve *sv);
 void serve_json_host_dirs(struct rtn_json_buf *b, struct serve *sv, int64_t ws_pending);
 /* The pending changes of an overlay workspace (0 in any other mode; serve_env.c). */
 int64_t serve_ws_pending(struct serve *sv);
-/* Points the session at the env's current layer stack. */
+/* Points the session at the env's current layer stack, held (store_stack_get). */
 int serve_load_layers(struct serve *sv, struct rtn_error *err);
 unsigned serve_running_jobs(const struct serve *sv);
 /* Kills and forgets every job; returns how many were running. */

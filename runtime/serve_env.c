@@ -22,14 +22,17 @@
 #define DIRTY_MAX 100
 
 int serve_load_layers(struct serve *sv, struct rtn_error *err) {
-        char **paths = NULL;
-        size_t n = 0;
-        int r = store_layer_stack(sv->store, sv->env, &paths, &n, err);
+        struct store_stack st;
+        int r = store_stack_get(sv->store, sv->env, &st, err);
         if (r < 0)
                 return r;
-        r = rt_session_set_layers(sv->sess, paths, n);
-        store_free_paths(paths, n);
-        return r < 0 ? rtn_err(err, r, "layer stack") : 0;
+        if ((r = rt_session_set_layers(sv->sess, st.paths, st.n)) < 0) {
+                store_stack_free(&st);
+                return rtn_err(err, r, "layer stack");
+        }
+        store_stack_free(&sv->stack); /* the old stack's layers are no longer ours */
+        sv->stack = st;
+        return 0;
 }
 
 static void finish_json(struct mcp_call *call, struct rtn_json_buf *b) {
@@ -130,7 +133,6 @@ struct walk_job {
         char tip[STORE_ID_SIZE];
         char **layers;
         size_t nlayers;
-        bool have_layers;
         char *dir; /* the session's: its upper and an overlay workspace's */
         bool ws;   /* an overlay workspace */
         /* written by the thread */
@@ -217,7 +219,7 @@ static void status_done(struct walk_job *j) {
                 rtn_json_null(&b);
         rtn_json_key(&b, "layers");
         rtn_json_arr_begin(&b);
-        for (size_t i = 0; j->have_layers && i < j->nlayers; i++) {
+        for (size_t i = 0; i < j->nlayers; i++) {
                 const char *slash = strrchr(j->layers[i], '/');
                 rtn_json_str(&b, slash ? slash + 1 : j->layers[i]);
         }
@@ -292,7 +294,6 @@ static const struct rt_offload_ops walk_ops = {
         .work = walk_work, .done = walk_done, .abandon = walk_abandon};
 
 static int start_walk(struct serve *sv, struct mcp_call *call, bool status) {
-        struct rtn_error err = {0};
         int r;
         if (!sv->offload && (r = rt_offload_new(sv->loop, &sv->offload)) < 0)
                 return r;
@@ -309,13 +310,16 @@ static int start_walk(struct serve *sv, struct mcp_call *call, bool status) {
                                  .modified = RTN_JSON_BUF_INIT(0),
                                  .deleted = RTN_JSON_BUF_INIT(0),
                                  .max = status ? DIRTY_MAX : DIFF_MAX};
-        if (store_tip(sv->store, sv->env, j->tip, NULL) < 0)
-                j->tip[0] = '\0';
-        j->have_layers = store_layer_stack(sv->store, sv->env, &j->layers, &j->nlayers, &err) == 0;
-        if (!j->have_layers && !status) {
-                mcp_call_finish_error(call, "diff failed: %s", err.msg);
+        /* The tip and layers the sandbox runs on (held: store_stack_get), which the upper
+         * is a change to, even when another server has moved the environment's tip since. */
+        memcpy(j->tip, sv->stack.tip, sizeof j->tip);
+        j->layers = calloc(sv->stack.n + 1, sizeof *j->layers);
+        for (size_t i = 0; j->layers && i < sv->stack.n; i++, j->nlayers++)
+                if (!(j->layers[i] = strdup(sv->stack.paths[i])))
+                        break;
+        if (!j->layers || j->nlayers < sv->stack.n) {
                 walk_job_free(j);
-                return 0;
+                return -ENOMEM;
         }
         if ((r = rt_offload_run(sv->offload, &walk_ops, j, call)) < 0) {
                 walk_job_free(j);
@@ -340,16 +344,32 @@ static int env_commit(struct serve *sv, struct mcp_call *call, const struct mcp_
         _cleanup_free_ char *msg = NULL;
         struct rtn_error err = {0};
         char id[STORE_ID_SIZE], buf[4200];
+        bool rebase = false;
         if (mcp_args_str(a, "message", &msg) < 0)
                 return -EINVAL;
+        (void)mcp_args_bool(a, "rebase", &rebase);
         if (refuse_busy(sv, call, "a commit"))
                 return 0;
         serve_drop_jobs(sv); /* finished jobs only: their output goes with the old sandbox */
         rt_session_stop(sv->sess);
         rt_upper_prune(rt_session_upper(sv->sess));
+        /* On the tip the sandbox runs on, unless told: another server on this environment
+         * may have moved it (docs/store.md, "Live users"). */
+        struct store_commit_opts co = {.msg = msg,
+                                       .parent = rebase ? NULL : sv->stack.tip,
+                                       .base = &sv->base,
+                                       .upper_lock = sv->session_lock};
         int committed = rt_store_commit(rt_session_idmap(sv->sess), sv->store, sv->env,
-                                        rt_session_upper(sv->sess), msg, id, &err);
+                                        rt_session_upper(sv->sess), &co, id, &err);
         int r = committed;
+        if (r == -ESTALE) {
+                mcp_call_finish_error(call,
+                                      "commit refused: %s. Your changes are still in the "
+                                      "sandbox: env_commit with rebase=true commits them on "
+                                      "the new tip; env_reset starts over from it",
+                                      err.msg);
+                return 0;
+        }
         if (r >= 0 && (r = rt_session_discard(sv->sess, &err)) >= 0)
                 r = serve_load_layers(sv, &err);
         if (r < 0) {
@@ -404,6 +424,20 @@ static int log_cb(const struct store_commit_info *c, void *ud) {
         return b->err ? 1 : 0;
 }
 
+static int reflog_cb(const struct store_reflog_entry *e, void *ud) {
+        struct rtn_json_buf *b = ud;
+        char when[32];
+        struct tm tm;
+        time_t t = (time_t)e->time;
+        strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&t, &tm));
+        rtn_json_obj_begin(b);
+        rtn_json_kv_str(b, "commit_id", e->id);
+        rtn_json_kv_str(b, "time", when);
+        rtn_json_kv_str(b, "op", e->op);
+        rtn_json_obj_end(b);
+        return b->err ? 1 : 0;
+}
+
 static int env_snapshots(struct serve *sv, struct mcp_call *call) {
         struct rtn_error err = {0};
         struct rtn_json_buf b = RTN_JSON_BUF_INIT(0);
@@ -413,6 +447,11 @@ static int env_snapshots(struct serve *sv, struct mcp_call *call) {
         rtn_json_key(&b, "commits");
         rtn_json_arr_begin(&b);
         int r = store_log(sv->store, sv->env, log_cb, &b, &err);
+        rtn_json_arr_end(&b);
+        rtn_json_key(&b, "reflog");
+        rtn_json_arr_begin(&b);
+        if (r >= 0)
+                r = store_reflog(sv->store, sv->env, reflog_cb, &b, &err);
         rtn_json_arr_end(&b);
         rtn_json_obj_end(&b);
         if (r < 0 && r != -ENOENT) {
@@ -470,8 +509,11 @@ static int env_drop(struct serve *sv, struct mcp_call *call, bool reset) {
         rt_session_stop_for(sv->sess, reset ? "env_reset reset the sandbox"
                                             : "env_discard dropped the uncommitted changes");
         serve_drop_jobs(sv);
+        /* Nothing uncommitted is left: start from the env's tip as it is now, which another
+         * server may have moved. */
         if (rt_session_discard(sv->sess, &err) < 0 ||
-            rt_ws_drop(rt_session_dir(sv->sess), rt_session_idmap(sv->sess), &err) < 0) {
+            rt_ws_drop(rt_session_dir(sv->sess), rt_session_idmap(sv->sess), &err) < 0 ||
+            serve_load_layers(sv, &err) < 0) {
                 mcp_call_finish_error(call, "reset failed: %s", err.msg);
                 return 0;
         }
@@ -488,7 +530,8 @@ static int env_drop(struct serve *sv, struct mcp_call *call, bool reset) {
 static int env_gc(struct serve *sv, struct mcp_call *call) {
         struct rtn_error err = {0};
         struct store_gc_stats st = {0};
-        if (rt_store_gc(rt_session_idmap(sv->sess), sv->store, &st, &err) < 0) {
+        if (rt_store_gc(rt_session_idmap(sv->sess), sv->store, STORE_REFLOG_EXPIRE_SEC, &st, &err) <
+            0) {
                 mcp_call_finish_error(call, "gc failed: %s", err.msg);
                 return 0;
         }

@@ -116,16 +116,18 @@ int rt_userns_run(const struct rt_idmap *m, rt_userns_fn fn, void *arg, char *ou
 struct store_call {
         struct store *st;
         const char *env, *upper, *msg;
+        const struct store_commit_opts *commit;
+        int64_t expire;
 };
 
 static int do_commit(void *arg, char *out, size_t outlen, struct rtn_error *err) {
         struct store_call *a = arg;
-        return store_commit(a->st, a->env, a->upper, a->msg, out, err);
+        return store_commit_with(a->st, a->env, a->upper, a->commit, out, err);
 }
 
 static int do_gc(void *arg, char *out, size_t outlen, struct rtn_error *err) {
         struct store_call *a = arg;
-        return store_gc(a->st, (struct store_gc_stats *)(void *)out, err);
+        return store_gc_expire(a->st, a->expire, (struct store_gc_stats *)(void *)out, err);
 }
 
 static int do_verify(void *arg, char *out, size_t outlen, struct rtn_error *err) {
@@ -143,19 +145,20 @@ static bool needs_userns(const struct rt_idmap *m) {
 }
 
 int rt_store_commit(const struct rt_idmap *m, struct store *st, const char *env, const char *upper,
-                    const char *msg, char ret_id[STORE_ID_SIZE], struct rtn_error *err) {
-        struct store_call a = {.st = st, .env = env, .upper = upper, .msg = msg};
+                    const struct store_commit_opts *o, char ret_id[STORE_ID_SIZE],
+                    struct rtn_error *err) {
+        struct store_call a = {.st = st, .env = env, .upper = upper, .commit = o};
         if (!needs_userns(m))
-                return store_commit(st, env, upper, msg, ret_id, err);
+                return store_commit_with(st, env, upper, o, ret_id, err);
         _Static_assert(STORE_ID_SIZE <= 255, "commit id fits the result");
         return rt_userns_run(m, do_commit, &a, ret_id, STORE_ID_SIZE, err);
 }
 
-int rt_store_gc(const struct rt_idmap *m, struct store *st, struct store_gc_stats *ret,
-                struct rtn_error *err) {
-        struct store_call a = {.st = st};
+int rt_store_gc(const struct rt_idmap *m, struct store *st, int64_t expire,
+                struct store_gc_stats *ret, struct rtn_error *err) {
+        struct store_call a = {.st = st, .expire = expire};
         if (!needs_userns(m))
-                return store_gc(st, ret, err);
+                return store_gc_expire(st, expire, ret, err);
         _Static_assert(sizeof *ret <= 255, "gc stats fit the result");
         return rt_userns_run(m, do_gc, &a, (char *)ret, sizeof *ret, err);
 }

@@ -1,9 +1,11 @@
 /* Committing an overlay upper dir and comparing one against an environment's tip. A commit
- * hashes the upper in place, writes the commit record and the new tip under tmp/, flushes
- * all of it with one syncfs(2) (one call instead of an fsync per file), renames the upper to
- * layers/<id> and the record into commits/, and only then renames the tip into place, so a
- * crash at any point leaves either the old tip or the new one, never a tip whose record or
- * layer is missing. */
+ * checks that nobody else's sandbox writes the upper, that the tip is still the one the
+ * upper was made on and that the base is the environment's; hashes the upper in place;
+ * writes the commit record, the new tip and reflog under tmp/, flushes all of it with one
+ * syncfs(2) (one call instead of an fsync per file), renames the upper to layers/<id> and the
+ * record into commits/, and only then the reflog and the tip into envs/, so a crash at any
+ * point leaves either the old tip or the new one, never a tip whose record or layer is
+ * missing. */
 #include "store/internal.h"
 
 #include <dirent.h>
@@ -31,28 +33,31 @@ static int open_upper(struct store *s, const char *upper_path, struct rtn_error 
         return TAKE_FD(fd);
 }
 
-/* The commit being published: its record, env's new tip, and their temp names under tmp/. */
+/* The commit being published: its record, env's new tip and reflog (and base record, on
+ * the first commit that knows it), and their temp names under tmp/. */
 struct publish {
         const char *env, *upper_path, *layer;
+        const struct store_base *base; /* to record, or NULL */
         bool layer_exists; /* layers/<layer> is there already: the upper is not moved */
         char id[STORE_ID_SIZE];
-        char rec_tmp[128], tip_tmp[128];
+        char rec_tmp[128], tip_tmp[128], log_tmp[128], base_tmp[128];
 };
 
 static void drop_tmp(struct store *s, struct publish *p) {
-        if (p->rec_tmp[0])
-                (void)unlinkat(s->tmpfd, p->rec_tmp, 0);
-        if (p->tip_tmp[0])
-                (void)unlinkat(s->tmpfd, p->tip_tmp, 0);
+        char *names[] = {p->rec_tmp, p->tip_tmp, p->log_tmp, p->base_tmp};
+        for (size_t i = 0; i < ARRAY_SIZE(names); i++)
+                if (names[i][0])
+                        (void)unlinkat(s->tmpfd, names[i], 0);
 }
 
 /* Makes the layer, the record and the tip durable and visible in an order that never lets a
- * visible name point at something missing (docs/store.md, "Crash safety"). The record and
- * the tip are written under tmp/ first so that one syncfs(2) flushes them together with the
- * upper's files; then the layer and the record get their names, and both directories are
- * fsynced, before the tip is renamed over the old one and envs/ is fsynced. That is one
- * syncfs and three directory fsyncs, where writing each object on its own took a syncfs
- * and five fsyncs, each a journal commit and a cache flush on ext4. */
+ * visible name point at something missing (docs/store.md, "Crash safety"). The record, the
+ * tip and the reflog are written under tmp/ first so that one syncfs(2) flushes them
+ * together with the upper's files; then the layer and the record get their names, and both
+ * directories are fsynced, before the reflog and then the tip are renamed into envs/ and
+ * envs/ is fsynced, which makes both durable. That is one syncfs and three directory
+ * fsyncs, where writing each object on its own took a syncfs and five fsyncs, each a
+ * journal commit and a cache flush on ext4. */
 static int publish(struct store *s, struct publish *p, struct rtn_error *err) {
         if (syncfs(s->dirfd) < 0)
                 return rtn_err(err, errno, "sync %s", s->dir);
@@ -64,6 +69,12 @@ static int publish(struct store *s, struct publish *p, struct rtn_error *err) {
         int r = p->layer_exists ? 0 : store_fsync_dir(s->layersfd);
         if (r < 0 || (r = store_fsync_dir(s->commitsfd)) < 0)
                 return rtn_err(err, r, "sync %s", s->dir);
+        if (p->base_tmp[0] && (r = store_env_meta_publish(s, p->env, "base", p->base_tmp)) < 0)
+                return rtn_err(err, r, "record the base of '%s'", p->env);
+        p->base_tmp[0] = '\0';
+        if ((r = store_env_meta_publish(s, p->env, "reflog", p->log_tmp)) < 0)
+                return rtn_err(err, r, "write the reflog of '%s'", p->env);
+        p->log_tmp[0] = '\0';
         if (renameat(s->tmpfd, p->tip_tmp, s->envsfd, p->env) < 0)
                 return rtn_err(err, errno, "set tip of '%s'", p->env);
         p->tip_tmp[0] = '\0';
@@ -85,7 +96,11 @@ static int write_commit(struct store *s, struct publish *p, const char *parent, 
         char line[STORE_ID_SIZE + 1];
         store_env_line(p->id, line);
         if ((r = store_write_tmp(s, rec, len, p->rec_tmp, sizeof p->rec_tmp)) < 0 ||
-            (r = store_write_tmp(s, line, strlen(line), p->tip_tmp, sizeof p->tip_tmp)) < 0) {
+            (r = store_write_tmp(s, line, strlen(line), p->tip_tmp, sizeof p->tip_tmp)) < 0 ||
+            (r = store_reflog_stage(s, p->env, parent, p->id, "commit", false, p->log_tmp,
+                                    sizeof p->log_tmp)) < 0 ||
+            (p->base &&
+             (r = store_base_stage(s, p->base, false, p->base_tmp, sizeof p->base_tmp)) < 0)) {
                 drop_tmp(s, p);
                 return rtn_err(err, r, "write commit %s", p->id);
         }
@@ -102,12 +117,46 @@ static int drop_upper(struct store *s, const char *upper_path) {
         return store_rm_rf_at(s->tmpfd, tmp);
 }
 
+static const char *short_id(const char *id) {
+        return id[0] ? id : "(none)";
+}
+
+/* What must hold before anything is hashed or written: the tip is the one the upper was made
+ * on, and the base is env's. Sets *ret_record when the base is to be recorded. */
+static int commit_checks(struct store *s, const char *env, const char *tip,
+                         const struct store_commit_opts *o, bool *ret_record,
+                         struct rtn_error *err) {
+        *ret_record = false;
+        if (o->parent && strcmp(o->parent, tip))
+                return rtn_errx(err, ESTALE,
+                                "environment '%s' moved from %.12s to %.12s since this sandbox "
+                                "started (another rtn committed, rolled back or imported): "
+                                "nothing was committed",
+                                env, short_id(o->parent), short_id(tip));
+        if (!o->base)
+                return 0;
+        struct store_base have;
+        int r = store_base_get(s, env, &have, err);
+        if (r == -ENOENT) {
+                *ret_record = true;
+                rtn_err_clear(err);
+                return 0;
+        }
+        if (r < 0)
+                return r;
+        return strcmp(have.id, o->base->id) ? store_base_refuse(err, env, &have, o->base) : 0;
+}
+
 static int commit_locked(struct store *s, const char *env, int upperfd, const char *upper_path,
-                         const char *msg, char ret[STORE_ID_SIZE], struct rtn_error *err) {
+                         const struct store_commit_opts *o, char ret[STORE_ID_SIZE],
+                         struct rtn_error *err) {
         char id[STORE_ID_SIZE], tip[STORE_ID_SIZE] = "";
+        bool record;
         int r = store_env_get(s, env, tip);
         if (r < 0 && r != -ENOENT)
                 return rtn_err(err, r, "read tip of '%s'", env);
+        if ((r = commit_checks(s, env, tip, o, &record, err)) < 0)
+                return r;
         if ((r = store_layer_hash(upperfd, id, err)) < 0)
                 return rtn_err_wrap(err, "%s", upper_path);
         if (tip[0]) {
@@ -120,9 +169,10 @@ static int commit_locked(struct store *s, const char *env, int upperfd, const ch
                 }
         }
         struct stat st;
-        struct publish p = {.env = env, .upper_path = upper_path, .layer = id};
+        struct publish p = {
+                .env = env, .upper_path = upper_path, .layer = id, .base = record ? o->base : NULL};
         p.layer_exists = fstatat(s->layersfd, id, &st, AT_SYMLINK_NOFOLLOW) == 0;
-        if ((r = write_commit(s, &p, tip, msg, err)) < 0)
+        if ((r = write_commit(s, &p, tip, o->msg, err)) < 0)
                 return r;
         memcpy(ret, p.id, STORE_ID_SIZE);
         if (p.layer_exists)
@@ -130,16 +180,9 @@ static int commit_locked(struct store *s, const char *env, int upperfd, const ch
         return 0;
 }
 
-int store_commit(struct store *s, const char *env, const char *upper_path, const char *msg,
-                 char ret_commit[STORE_ID_SIZE], struct rtn_error *err) {
-        if (store_env_valid(env) < 0)
-                return rtn_errx(err, EINVAL, "invalid environment name '%s'", env ? env : "");
-        if (msg && strlen(msg) > STORE_MSG_MAX)
-                return rtn_errx(err, EMSGSIZE, "commit message longer than %d bytes",
-                                STORE_MSG_MAX);
-        _cleanup_close_ int fd = open_upper(s, upper_path, err);
-        if (fd < 0)
-                return fd;
+static int commit_claimed(struct store *s, const char *env, int fd, const char *upper_path,
+                          const struct store_commit_opts *o, char ret_commit[STORE_ID_SIZE],
+                          struct rtn_error *err) {
         int r = store_lock(s, true);
         if (r < 0)
                 return rtn_err(err, r, "lock store");
@@ -152,7 +195,7 @@ int store_commit(struct store *s, const char *env, const char *upper_path, const
                 else if (t == -ENOENT)
                         out[0] = '\0';
         } else if (r == 0) {
-                r = commit_locked(s, env, fd, upper_path, msg, out, err);
+                r = commit_locked(s, env, fd, upper_path, o, out, err);
         } else {
                 r = rtn_err(err, r, "read %s", upper_path);
         }
@@ -160,6 +203,31 @@ int store_commit(struct store *s, const char *env, const char *upper_path, const
         if (r >= 0)
                 memcpy(ret_commit, out, STORE_ID_SIZE);
         return r;
+}
+
+int store_commit_with(struct store *s, const char *env, const char *upper_path,
+                      const struct store_commit_opts *o, char ret_commit[STORE_ID_SIZE],
+                      struct rtn_error *err) {
+        if (store_env_valid(env) < 0)
+                return rtn_errx(err, EINVAL, "invalid environment name '%s'", env ? env : "");
+        if (o->msg && strlen(o->msg) > STORE_MSG_MAX)
+                return rtn_errx(err, EMSGSIZE, "commit message longer than %d bytes",
+                                STORE_MSG_MAX);
+        if (o->base && !store_base_valid(o->base))
+                return rtn_errx(err, EINVAL, "invalid base identity '%s'", o->base->id);
+        _cleanup_close_ int fd = open_upper(s, upper_path, err);
+        if (fd < 0)
+                return fd;
+        /* Nobody else's sandbox may be writing it while it is hashed and moved. */
+        _cleanup_close_ int claim = -1;
+        int r = o->upper_lock >= 0 ? 0 : store_upper_claim(upper_path, &claim, err);
+        return r < 0 ? r : commit_claimed(s, env, fd, upper_path, o, ret_commit, err);
+}
+
+int store_commit(struct store *s, const char *env, const char *upper_path, const char *msg,
+                 char ret_commit[STORE_ID_SIZE], struct rtn_error *err) {
+        struct store_commit_opts o = {.msg = msg, .upper_lock = -1};
+        return store_commit_with(s, env, upper_path, &o, ret_commit, err);
 }
 
 /* ---- diff ------------------------------------------------------------------------------ */

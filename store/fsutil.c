@@ -215,26 +215,23 @@ static int write_tmp(struct store *s, const void *data, size_t len, char *name, 
 }
 
 int store_write_tmp(struct store *s, const void *data, size_t len, char *ret_name, size_t size) {
-        int fd = write_tmp(s, data, len, ret_name, size);
+        return store_write_tmp_synced(s, data, len, false, ret_name, size);
+}
+
+int store_write_tmp_synced(struct store *s, const void *data, size_t len, bool sync, char *ret_name,
+                           size_t size) {
+        _cleanup_close_ int fd = write_tmp(s, data, len, ret_name, size);
         if (fd < 0) {
                 ret_name[0] = '\0'; /* nothing to drop */
                 return fd;
         }
-        rtn_safe_close(fd);
-        return 0;
-}
-
-int store_write_atomic(struct store *s, int dirfd, const char *name, const void *data, size_t len) {
-        char tmp[128];
-        _cleanup_close_ int fd = write_tmp(s, data, len, tmp, sizeof tmp);
-        if (fd < 0)
-                return fd;
-        if (fsync(fd) < 0 || renameat(s->tmpfd, tmp, dirfd, name) < 0) {
+        if (sync && fsync(fd) < 0) {
                 int r = negative_errno();
-                (void)unlinkat(s->tmpfd, tmp, 0);
+                (void)unlinkat(s->tmpfd, ret_name, 0);
+                ret_name[0] = '\0';
                 return r;
         }
-        return store_fsync_dir(dirfd);
+        return 0;
 }
 
 int store_read_small(int dirfd, const char *name, size_t max, char **ret, size_t *ret_len) {

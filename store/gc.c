@@ -1,8 +1,9 @@
 /* Garbage collection and verification. gc marks every commit and layer reachable from an
- * environment's tip and removes the rest; a layer is first renamed into tmp/ and only then
- * deleted, so a gc killed half-way leaves whole layers or tmp/ leftovers, which the next
- * open removes. gc refuses to delete anything if any environment's history is broken.
- * verify rehashes everything against its name. */
+ * environment's tip or from a tip its reflog keeps, and removes the rest, except a layer a
+ * live sandbox holds (hold.c); a layer is first renamed into tmp/ and only then deleted, so a
+ * gc killed half-way leaves whole layers or tmp/ leftovers, which the next open removes. gc
+ * refuses to delete anything if any environment's history is broken. verify rehashes
+ * everything against its name. */
 #include "store/internal.h"
 
 #include <dirent.h>
@@ -13,6 +14,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "common/cleanup.h"
@@ -73,48 +75,121 @@ static void free_list(char **names, size_t n) {
         store_free_paths(names, n);
 }
 
-static int mark(struct store *s, struct idset *commits, struct idset *layers,
-                struct rtn_error *err) {
-        char **envs;
-        size_t n;
-        int r = list_dir(s->envsfd, &envs, &n);
-        for (size_t i = 0; r >= 0 && i < n; i++) {
-                char cur[STORE_ID_SIZE];
-                if ((r = store_env_get(s, envs[i], cur)) < 0) {
-                        r = rtn_err(err, r, "read environment '%s'", envs[i]);
+/* Marks the chain from commit id down (stopping at what is marked already). */
+static int mark_chain(struct store *s, const char *id, struct idset *commits, struct idset *layers,
+                      struct rtn_error *err) {
+        char cur[STORE_ID_SIZE];
+        int r = 0;
+        snprintf(cur, sizeof cur, "%s", id);
+        while (r >= 0 && cur[0] && !idset_has(commits, cur)) {
+                struct store_commit_info c;
+                if ((r = store_commit_read(s, cur, &c, NULL, 0, err)) < 0)
                         break;
-                }
-                while (r >= 0 && cur[0] && !idset_has(commits, cur)) {
-                        struct store_commit_info c;
-                        if ((r = store_commit_read(s, cur, &c, NULL, 0, err)) < 0)
-                                r = rtn_err_wrap(err, "history of '%s'", envs[i]);
-                        else if ((r = idset_add(commits, cur)) < 0 ||
-                                 (!idset_has(layers, c.layer) &&
-                                  (r = idset_add(layers, c.layer)) < 0))
-                                r = rtn_err(err, r, "gc");
-                        else
-                                memcpy(cur, c.parent, STORE_ID_SIZE);
-                }
+                if ((r = idset_add(commits, cur)) < 0 ||
+                    (!idset_has(layers, c.layer) && (r = idset_add(layers, c.layer)) < 0))
+                        return rtn_err(err, r, "gc");
+                memcpy(cur, c.parent, STORE_ID_SIZE);
         }
+        return r;
+}
+
+struct mark_ctx {
+        struct store *s;
+        struct idset *commits, *layers;
+        struct rtn_error *err;
+};
+
+static int mark_tip(const struct store_reflog_entry *e, void *ud) {
+        struct mark_ctx *m = ud;
+        int r = mark_chain(m->s, e->id, m->commits, m->layers, m->err);
+        return r < 0 ? r : 0;
+}
+
+/* Env's tip and the tips its reflog keeps at this expiry; the reflog is first rewritten
+ * without the entries that expired, so that none is left naming a commit gc removes. */
+static int mark_env(struct store *s, const char *env, int64_t expire, struct mark_ctx *m) {
+        char tip[STORE_ID_SIZE] = "";
+        struct store_reflog log;
+        int64_t now = (int64_t)time(NULL);
+        int r = store_env_get(s, env, tip);
+        if (r < 0 && r != -ENOENT)
+                return rtn_err(m->err, r, "read environment '%s'", env);
+        if ((r = store_reflog_prune(s, env, tip, now, expire)) < 0 ||
+            (r = store_reflog_read(s, env, &log)) < 0)
+                return rtn_err(m->err, r, "read the reflog of '%s'", env);
+        r = store_reflog_live(&log, tip, now, expire, mark_tip, m);
+        store_reflog_free(&log);
+        return r < 0 ? rtn_err_wrap(m->err, "history of '%s'", env) : 0;
+}
+
+static int mark(struct store *s, int64_t expire, struct idset *commits, struct idset *layers,
+                struct rtn_error *err) {
+        char **envs = NULL;
+        size_t n = 0;
+        struct mark_ctx m = {s, commits, layers, err};
+        int r = list_dir(s->envsfd, &envs, &n);
+        if (r < 0)
+                r = rtn_err(err, r, "list environments");
+        for (size_t i = 0; r >= 0 && i < n; i++)
+                if (!store_env_meta_name(envs[i]))
+                        r = mark_env(s, envs[i], expire, &m);
+        /* Pruning rewrote reflogs: durable before anything they no longer name goes. */
+        if (r >= 0 && (r = store_fsync_dir(s->envsfd)) < 0)
+                r = rtn_err(err, r, "sync %s/envs", s->dir);
         free_list(envs, n);
         return r;
 }
 
-static int sweep_layers(struct store *s, const struct idset *keep, size_t *count) {
+/* Removes layers/<name> unless a live sandbox holds it (then 0 and *held counts it). */
+static int remove_layer(struct store *s, const char *name, size_t *held) {
+        _cleanup_close_ int lock = -1;
+        if (store_id_valid(name)) {
+                int r = store_layer_claim(s, name, &lock);
+                if (r <= 0) {
+                        *held += r == 0;
+                        return r;
+                }
+        }
+        char tmp[128];
+        store_tmp_name(tmp, sizeof tmp, "gc");
+        /* Renamed while the lock is ours: a sandbox that opens the lock file from now on finds
+         * it gone, or the layer gone (hold.c). */
+        if (renameat(s->layersfd, name, s->tmpfd, tmp) < 0)
+                return negative_errno();
+        if (lock >= 0)
+                (void)unlinkat(s->locksfd, name, 0);
+        int r = store_rm_rf_at(s->tmpfd, tmp);
+        return r < 0 ? r : 1;
+}
+
+static int sweep_layers(struct store *s, const struct idset *keep, struct store_gc_stats *st) {
         char **names;
         size_t n;
         int r = list_dir(s->layersfd, &names, &n);
         for (size_t i = 0; r >= 0 && i < n; i++) {
                 if (idset_has(keep, names[i]) && store_id_valid(names[i]))
                         continue;
-                char tmp[128];
-                store_tmp_name(tmp, sizeof tmp, "gc");
-                if (renameat(s->layersfd, names[i], s->tmpfd, tmp) < 0) {
+                if ((r = remove_layer(s, names[i], &st->held)) > 0)
+                        st->layers++;
+        }
+        free_list(names, n);
+        return r < 0 ? r : 0;
+}
+
+/* Lock files whose layer is gone (a gc killed between the two removals), unless held. */
+static int sweep_locks(struct store *s) {
+        char **names;
+        size_t n;
+        int r = list_dir(s->locksfd, &names, &n);
+        for (size_t i = 0; r >= 0 && i < n; i++) {
+                struct stat st;
+                _cleanup_close_ int lock = -1;
+                if (fstatat(s->layersfd, names[i], &st, AT_SYMLINK_NOFOLLOW) == 0)
+                        continue;
+                if (store_id_valid(names[i]) && store_layer_claim(s, names[i], &lock) <= 0)
+                        continue;
+                if (unlinkat(s->locksfd, names[i], 0) < 0 && errno != ENOENT)
                         r = negative_errno();
-                        break;
-                }
-                r = store_rm_rf_at(s->tmpfd, tmp);
-                (*count)++;
         }
         free_list(names, n);
         return r;
@@ -163,21 +238,22 @@ static int sweep_tmp(struct store *s, size_t *count) {
         return r;
 }
 
-int store_gc(struct store *s, struct store_gc_stats *ret_stats, struct rtn_error *err) {
+int store_gc_expire(struct store *s, int64_t expire_sec, struct store_gc_stats *ret_stats,
+                    struct rtn_error *err) {
         struct idset commits = {0}, layers = {0};
         struct store_gc_stats st = {0};
         int r = store_lock(s, true);
         if (r < 0)
                 return rtn_err(err, r, "lock store");
-        if ((r = mark(s, &commits, &layers, err)) < 0)
+        if ((r = mark(s, expire_sec, &commits, &layers, err)) < 0)
                 goto out;
         if ((r = sweep_commits(s, &commits, &st.commits)) < 0 ||
             (r = store_fsync_dir(s->commitsfd)) < 0) {
                 r = rtn_err(err, r, "remove unreachable commits");
                 goto out;
         }
-        if ((r = sweep_layers(s, &layers, &st.layers)) < 0 ||
-            (r = store_fsync_dir(s->layersfd)) < 0) {
+        if ((r = sweep_layers(s, &layers, &st)) < 0 || (r = store_fsync_dir(s->layersfd)) < 0 ||
+            (r = sweep_locks(s)) < 0) {
                 r = rtn_err(err, r, "remove unreachable layers");
                 goto out;
         }
@@ -194,11 +270,17 @@ out:
         return r;
 }
 
+int store_gc(struct store *s, struct store_gc_stats *ret_stats, struct rtn_error *err) {
+        return store_gc_expire(s, STORE_REFLOG_EXPIRE_SEC, ret_stats, err);
+}
+
 /* ---- verify ---------------------------------------------------------------------------- */
 
 struct vstate {
         struct store_verify_stats st;
         struct rtn_error *err;
+        struct store *s; /* and env: the reflog being checked (verify_meta) */
+        const char *env;
 };
 
 static void __attribute__((format(printf, 2, 3))) bad(struct vstate *v, const char *fmt, ...) {
@@ -247,9 +329,56 @@ static void verify_commit(struct store *s, struct vstate *v, const char *name) {
                 bad(v, "commit %s: parent %s missing", name, c.parent);
 }
 
+static int verify_live(const struct store_reflog_entry *e, void *ud) {
+        struct vstate *v = ud;
+        if (!v->s || fstatat(v->s->commitsfd, e->id, &(struct stat){0}, AT_SYMLINK_NOFOLLOW) < 0)
+                bad(v, "reflog of '%s': commit %s missing", v->env, e->id);
+        return 0;
+}
+
+/* envs/.<env>.reflog and envs/.<env>.base: well-formed, and every tip the reflog keeps is
+ * there. */
+static void verify_meta(struct store *s, struct vstate *v, const char *name) {
+        char env[STORE_ENV_MAX + 1], tip[STORE_ID_SIZE] = "";
+        const char *dot = strrchr(name, '.');
+        size_t len = dot ? (size_t)(dot - name - 1) : 0;
+        if (!dot || len == 0 || len > STORE_ENV_MAX) {
+                bad(v, "envs/%s: not an environment's", name);
+                return;
+        }
+        memcpy(env, name + 1, len);
+        env[len] = '\0';
+        if (store_env_valid(env) < 0 || (strcmp(dot, ".reflog") && strcmp(dot, ".base"))) {
+                bad(v, "envs/%s: not an environment's", name);
+                return;
+        }
+        struct store_base b;
+        if (!strcmp(dot, ".base")) {
+                if (store_base_get(s, env, &b, NULL) < 0)
+                        bad(v, "envs/%s: malformed base record", name);
+                return;
+        }
+        struct store_reflog log;
+        if (store_reflog_read(s, env, &log) < 0) {
+                bad(v, "envs/%s: malformed reflog", name);
+                return;
+        }
+        (void)store_env_get(s, env, tip);
+        v->s = s;
+        v->env = env;
+        (void)store_reflog_live(&log, tip, (int64_t)time(NULL), STORE_REFLOG_EXPIRE_SEC,
+                                verify_live, v);
+        v->s = NULL;
+        store_reflog_free(&log);
+}
+
 static void verify_env(struct store *s, struct vstate *v, const char *name) {
         char tip[STORE_ID_SIZE];
         struct stat st;
+        if (store_env_meta_name(name)) {
+                verify_meta(s, v, name);
+                return;
+        }
         v->st.envs++;
         if (store_env_valid(name) < 0 || store_env_get(s, name, tip) < 0) {
                 bad(v, "envs/%s: unreadable tip", name);

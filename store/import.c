@@ -489,8 +489,9 @@ static int install(struct imp *m, const char *env) {
         int r = store_fsync_dir(m->s->layersfd);
         if (r >= 0)
                 r = store_fsync_dir(m->s->commitsfd);
-        if (r >= 0)
-                r = store_env_set(m->s, env, m->tip);
+        char have[STORE_ID_SIZE] = "";
+        if (r >= 0 && (store_env_get(m->s, env, have) < 0 || strcmp(have, m->tip)))
+                r = store_env_move(m->s, env, m->tip, "import");
         return r < 0 ? rtn_err(m->err, r, "record import in '%s'", env) : 0;
 }
 

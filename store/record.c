@@ -1,7 +1,7 @@
 /* Commit records and environment tips. A commit record is a short text file whose SHA-256
  * is its id and its file name under commits/; it is parsed strictly and must re-encode to
  * the same bytes, so one commit has exactly one spelling. An environment is a file envs/NAME
- * holding its tip id and a newline, replaced atomically. */
+ * holding its tip id and a newline, replaced atomically (with its reflog: envmeta.c). */
 #include "store/internal.h"
 
 #include <inttypes.h>
@@ -144,12 +144,6 @@ int store_env_valid(const char *env) {
 
 void store_env_line(const char *id, char ret[STORE_ID_SIZE + 1]) {
         snprintf(ret, STORE_ID_SIZE + 1, "%s\n", id);
-}
-
-int store_env_set(struct store *s, const char *env, const char *id) {
-        char line[STORE_ID_SIZE + 1];
-        store_env_line(id, line);
-        return store_write_atomic(s, s->envsfd, env, line, strlen(line));
 }
 
 int store_env_get(struct store *s, const char *env, char ret_id[STORE_ID_SIZE]) {

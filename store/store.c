@@ -1,6 +1,7 @@
 /* Opening the data dir and reading it: where the data dir is, its layout (layers/ commits/
- * envs/ tmp/ sessions/ and the lock file), recovery of a writer killed half-way, and the
- * read-only queries: tips, short ids, history and the layer stack a sandbox mounts. */
+ * envs/ tmp/ sessions/ locks/ and the lock file), recovery of a writer killed half-way, the
+ * read-only queries (tips, short ids, history and the layer stack a sandbox mounts), and
+ * rollback. */
 #include "store/internal.h"
 
 #include <dirent.h>
@@ -10,6 +11,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "common/cleanup.h"
@@ -84,7 +86,7 @@ void store_close(struct store *s) {
         if (!s)
                 return;
         int *fds[] = {&s->dirfd, &s->layersfd,   &s->commitsfd, &s->envsfd,
-                      &s->tmpfd, &s->sessionsfd, &s->lockfd};
+                      &s->tmpfd, &s->sessionsfd, &s->locksfd,   &s->lockfd};
         for (size_t i = 0; i < ARRAY_SIZE(fds); i++)
                 *fds[i] = rtn_safe_close(*fds[i]);
         free(s->dir);
@@ -97,7 +99,7 @@ static int open_parts(struct store *s) {
                 const char *name;
         } parts[] = {
                 {&s->layersfd, "layers"}, {&s->commitsfd, "commits"},   {&s->envsfd, "envs"},
-                {&s->tmpfd, "tmp"},       {&s->sessionsfd, "sessions"},
+                {&s->tmpfd, "tmp"},       {&s->sessionsfd, "sessions"}, {&s->locksfd, "locks"},
         };
         for (size_t i = 0; i < ARRAY_SIZE(parts); i++) {
                 int fd = open_sub(s->dirfd, parts[i].name);
@@ -125,8 +127,8 @@ int store_open(const char *data_dir, struct store **ret, struct rtn_error *err) 
         struct store *s = calloc(1, sizeof *s);
         if (!s)
                 return rtn_err(err, ENOMEM, "open store");
-        s->dirfd = s->layersfd = s->commitsfd = s->envsfd = s->tmpfd = s->sessionsfd = s->lockfd =
-                -1;
+        s->dirfd = s->layersfd = s->commitsfd = s->envsfd = s->tmpfd = s->sessionsfd = s->locksfd =
+                s->lockfd = -1;
         s->dir = realpath(data_dir, NULL);
         if (!s->dir) {
                 r = rtn_err(err, errno, "resolve data dir %s", data_dir);
@@ -172,8 +174,10 @@ static bool is_hex_prefix(const char *p) {
 
 int store_resolve(struct store *s, const char *env, const char *name, char ret_id[STORE_ID_SIZE],
                   struct rtn_error *err) {
-        if (!name || !*name || !strcmp(name, "HEAD"))
+        if (!name || !strcmp(name, "HEAD"))
                 return store_tip(s, env, ret_id, err);
+        if (!*name) /* not a spelling of HEAD: a caller that lost its argument */
+                return rtn_errx(err, EINVAL, "empty commit id");
         if (!is_hex_prefix(name))
                 return rtn_errx(err, EINVAL, "'%s' is not a commit id (at least %d hex digits)",
                                 name, STORE_MIN_PREFIX);
@@ -235,19 +239,13 @@ static bool seen_layer(char **paths, size_t n, const char *p) {
         return false;
 }
 
-int store_layer_stack(struct store *s, const char *env, char ***ret_paths, size_t *ret_n,
-                      struct rtn_error *err) {
+int store_layers_of(struct store *s, const char *tip, char ***ret_paths, size_t *ret_n,
+                    struct rtn_error *err) {
         char cur[STORE_ID_SIZE];
-        int r = store_tip(s, env, cur, err);
-        if (r == -ENOENT) {
-                *ret_paths = NULL;
-                *ret_n = 0;
-                return 0;
-        }
-        if (r < 0)
-                return r;
         char **paths = NULL;
         size_t n = 0;
+        int r;
+        snprintf(cur, sizeof cur, "%s", tip);
         while (cur[0]) {
                 struct store_commit_info c;
                 if ((r = store_commit_read(s, cur, &c, NULL, 0, err)) < 0)
@@ -281,6 +279,41 @@ fail:
         return r;
 }
 
+int store_layer_stack(struct store *s, const char *env, char ***ret_paths, size_t *ret_n,
+                      struct rtn_error *err) {
+        char tip[STORE_ID_SIZE];
+        int r = store_tip(s, env, tip, err);
+        if (r == -ENOENT) {
+                *ret_paths = NULL;
+                *ret_n = 0;
+                return 0;
+        }
+        return r < 0 ? r : store_layers_of(s, tip, ret_paths, ret_n, err);
+}
+
+struct reach_ctx {
+        struct store *s;
+        const char *target;
+};
+
+static int reaches(const struct store_reflog_entry *e, void *ud) {
+        const struct reach_ctx *c = ud;
+        return store_is_ancestor(c->s, c->target, e->id);
+}
+
+/* 1 when target is in the history of env's tip or of a tip its reflog keeps. */
+static int rollback_reachable(struct store *s, const char *env, const char *tip,
+                              const char *target) {
+        struct store_reflog log;
+        int r = store_reflog_read(s, env, &log);
+        if (r < 0)
+                return r;
+        struct reach_ctx c = {s, target};
+        r = store_reflog_live(&log, tip, (int64_t)time(NULL), STORE_REFLOG_EXPIRE_SEC, reaches, &c);
+        store_reflog_free(&log);
+        return r;
+}
+
 int store_rollback(struct store *s, const char *env, const char *id, char ret_id[STORE_ID_SIZE],
                    struct rtn_error *err) {
         char target[STORE_ID_SIZE], tip[STORE_ID_SIZE];
@@ -290,19 +323,23 @@ int store_rollback(struct store *s, const char *env, const char *id, char ret_id
         if ((r = store_tip(s, env, tip, err)) < 0 ||
             (r = store_resolve(s, env, id, target, err)) < 0)
                 goto out;
-        r = store_is_ancestor(s, target, tip);
+        r = rollback_reachable(s, env, tip, target);
         if (r == 0) {
-                r = rtn_errx(err, ENOENT, "commit %s is not in the history of '%s'", target, env);
+                r = rtn_errx(err, ENOENT,
+                             "commit %s is not in the history of '%s' nor of a tip its reflog "
+                             "keeps (rtn reflog)",
+                             target, env);
                 goto out;
         }
         if (r < 0) {
                 r = rtn_err(err, r, "walk history of '%s'", env);
                 goto out;
         }
-        if ((r = store_env_set(s, env, target)) < 0) {
+        if (strcmp(target, tip) && (r = store_env_move(s, env, target, "rollback")) < 0) {
                 r = rtn_err(err, r, "set tip of '%s'", env);
                 goto out;
         }
+        r = 0;
         memcpy(ret_id, target, STORE_ID_SIZE);
 out:
         store_unlock(s);

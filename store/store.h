@@ -7,6 +7,7 @@
  * because every change becomes visible through one rename. */
 #pragma once
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -20,6 +21,11 @@
 #define STORE_MIN_PREFIX 4 /* shortest id prefix store_resolve accepts */
 /* Default cap on the bytes an import may unpack (sum of file sizes and metadata). */
 #define STORE_IMPORT_MAX_BYTES (16ULL << 30)
+/* How long a tip an environment left stays in its reflog (and reachable, and kept by gc). */
+#define STORE_REFLOG_EXPIRE_SEC (30LL * 24 * 3600)
+#define STORE_REFLOG_MAX 4096 /* entries kept per environment; the oldest go first */
+#define STORE_BASE_ID_MAX 64 /* longest base identity ("host", "rootfs:<fingerprint>") */
+#define STORE_BASE_LABEL_MAX 255 /* longest base label (for messages) */
 
 struct store;
 
@@ -35,6 +41,49 @@ enum store_change { STORE_ADDED = 'A', STORE_MODIFIED = 'M', STORE_DELETED = 'D'
 
 struct store_gc_stats {
         size_t commits, layers, leftovers;
+        size_t held; /* unreachable layers kept because a live sandbox still uses them */
+};
+
+/* What an environment's layers were made on: an identity (ASCII [a-z0-9:._-]) and a label
+ * for messages (printable ASCII). The store compares identities and never interprets them. */
+struct store_base {
+        char id[STORE_BASE_ID_MAX + 1];
+        char label[STORE_BASE_LABEL_MAX + 1];
+};
+
+/* The layers a sandbox mounts, held for as long as it runs: a shared flock(2) on
+ * locks/<layer id> per layer, which gc honours (a held layer is kept) and the kernel drops
+ * when the holder dies, however it dies. */
+struct store_stack {
+        char tip[STORE_ID_SIZE]; /* the commit they come from, "" for an env without one */
+        char **paths; /* absolute layer dirs, newest first, each once */
+        size_t n;
+        int *locks; /* n lock fds */
+};
+
+/* How a commit is made (store_commit_with). */
+struct store_commit_opts {
+        const char *msg;
+        /* The tip the upper was made on ("" for none). When env's tip has moved since (another
+         * writer committed or rolled back), the commit is refused with -ESTALE and a message
+         * naming both. NULL: commit on whatever the tip is. */
+        const char *parent;
+        /* The base the upper was made on: recorded with env's first commit, and a commit on
+         * another base than the recorded one is refused (-EMEDIUMTYPE). NULL: not checked. */
+        const struct store_base *base;
+        /* The flock the caller holds on the session dir around the upper (its file `lock`,
+         * store_session_new), or -1: the commit then takes upper/../lock itself, without
+         * waiting, and refuses (-EBUSY) an upper a live sandbox holds. */
+        int upper_lock;
+};
+
+/* One entry of an environment's reflog: commit id became the tip at time, by op ("commit",
+ * "rollback", "import", or "found": a tip that had no entry, from a store older than the
+ * reflog or a writer killed between the two renames). */
+struct store_reflog_entry {
+        int64_t time; /* seconds since the epoch, UTC */
+        char id[STORE_ID_SIZE];
+        const char *op;
 };
 
 struct store_verify_stats {
@@ -62,15 +111,25 @@ int store_layer_hash(int dirfd, char ret_id[STORE_ID_SIZE], struct rtn_error *er
  * env: hashes it, syncs it, renames it to layers/<id> and makes a new commit the env's tip.
  * Returns 1 when the upper holds no change (empty, or the same layer as the tip's): nothing
  * is written and ret_commit is the current tip ("" when env has none). Returns 0 after a
- * commit; upper_path is then gone (moved, or deleted when that layer already existed). */
+ * commit; upper_path is then gone (moved, or deleted when that layer already existed).
+ * store_commit is store_commit_with msg and every check left at its default. */
 int store_commit(struct store *s, const char *env, const char *upper_path, const char *msg,
                  char ret_commit[STORE_ID_SIZE], struct rtn_error *err);
+int store_commit_with(struct store *s, const char *env, const char *upper_path,
+                      const struct store_commit_opts *o, char ret_commit[STORE_ID_SIZE],
+                      struct rtn_error *err);
+
+/* Takes the lock of the session dir around upper_path (upper/../lock, when that file
+ * exists) exclusively without waiting: -EBUSY, with a message, while a live sandbox holds
+ * it. *ret_fd is the lock (close it to release), or -1 when there is no lock file. */
+int store_upper_claim(const char *upper_path, int *ret_fd, struct rtn_error *err);
 
 /* The env's tip commit into ret_id; -ENOENT when env has no commit yet. */
 int store_tip(struct store *s, const char *env, char ret_id[STORE_ID_SIZE], struct rtn_error *err);
 
-/* Resolves a commit name: NULL, "" or "HEAD" is env's tip; otherwise a full id or a unique
- * prefix of at least STORE_MIN_PREFIX hex digits. -ENOENT none, -ENOTUNIQ ambiguous. */
+/* Resolves a commit name: NULL or "HEAD" is env's tip; otherwise a full id or a unique
+ * prefix of at least STORE_MIN_PREFIX hex digits. -ENOENT none, -ENOTUNIQ ambiguous,
+ * -EINVAL for anything else, "" included. */
 int store_resolve(struct store *s, const char *env, const char *name, char ret_id[STORE_ID_SIZE],
                   struct rtn_error *err);
 
@@ -85,14 +144,32 @@ int store_layer_stack(struct store *s, const char *env, char ***ret_paths, size_
                       struct rtn_error *err);
 void store_free_paths(char **paths, size_t n);
 
+/* The layer stack of env's tip (as store_layer_stack) with the tip it comes from, each layer
+ * held (struct store_stack) until store_stack_free. A layer gc removes between the read of
+ * the tip and the lock is noticed and the stack read again. */
+int store_stack_get(struct store *s, const char *env, struct store_stack *ret,
+                    struct rtn_error *err);
+void store_stack_free(struct store_stack *st);
+
+/* env's recorded base into ret; -ENOENT when it has none. */
+int store_base_get(struct store *s, const char *env, struct store_base *ret, struct rtn_error *err);
+/* Checks that env may run on base: -EMEDIUMTYPE, with a message naming both, when env
+ * records another. An env without a record takes this base as its record when it has
+ * commits (made before the store kept one, or imported) or when record is set (a run whose
+ * changes are kept, as rtn exec --keep's); otherwise its first commit records it. */
+int store_base_check(struct store *s, const char *env, const struct store_base *base, bool record,
+                     struct rtn_error *err);
+/* Drops env's base record if env has no commits (its pending changes were dropped). */
+int store_base_forget(struct store *s, const char *env, struct rtn_error *err);
+
 /* Walks env's history from the tip to the root. cb returning non-zero stops the walk and
  * that value is returned. */
 typedef int (*store_log_cb)(const struct store_commit_info *c, void *userdata);
 int store_log(struct store *s, const char *env, store_log_cb cb, void *userdata,
               struct rtn_error *err);
 
-/* Moves env's tip to commit id (a name as store_resolve takes), which must be in its
- * history. ret_id receives the full id. */
+/* Moves env's tip to commit id (a name as store_resolve takes, "" refused), which must be in
+ * the history of its tip or of a tip its reflog still holds. ret_id receives the full id. */
 int store_rollback(struct store *s, const char *env, const char *id, char ret_id[STORE_ID_SIZE],
                    struct rtn_error *err);
 
@@ -106,9 +183,21 @@ int store_diff(struct store *s, const char *env, const char *upper_path, store_d
 int store_diff_layers(char *const *layers, size_t n, const char *upper_path, store_diff_cb cb,
                       void *userdata, struct rtn_error *err);
 
-/* Removes every commit and layer no environment's tip reaches, everything under tmp/, and
- * session dirs under sessions/ whose lock no live process holds (store_session_new). */
+/* Env's reflog, newest first: every tip it had that has not expired (a tip expires
+ * STORE_REFLOG_EXPIRE_SEC after it stopped being the tip), the current tip first. cb
+ * returning non-zero stops the walk and that value is returned. */
+typedef int (*store_reflog_cb)(const struct store_reflog_entry *e, void *userdata);
+int store_reflog(struct store *s, const char *env, store_reflog_cb cb, void *userdata,
+                 struct rtn_error *err);
+
+/* Removes every commit and layer that neither an environment's tip nor an unexpired entry
+ * of its reflog reaches, except layers a live sandbox holds (store_stack_get); everything
+ * under tmp/; and session dirs under sessions/ whose lock no live process holds
+ * (store_session_new). store_gc_expire takes the reflog's expiry in seconds instead
+ * (0: only the tips count). */
 int store_gc(struct store *s, struct store_gc_stats *ret_stats, struct rtn_error *err);
+int store_gc_expire(struct store *s, int64_t expire_sec, struct store_gc_stats *ret_stats,
+                    struct rtn_error *err);
 
 /* Rechecks every layer against its id, every commit record against its id and its links,
  * and every environment's tip. Returns -EUCLEAN when anything is wrong; err names the first

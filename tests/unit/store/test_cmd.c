@@ -59,7 +59,15 @@ Test(rt_cmd, full_cycle) {
                 run(out, sizeof out, rt_cmd_rollback, ARGV("rollback", "--data-dir", dd, short1)),
                 0);
         cr_assert_eq(strncmp(out, id1, 64), 0);
+        /* The tip left behind stays in the reflog, and gc keeps it, until it expires. */
+        cr_assert_eq(run(out, sizeof out, rt_cmd_reflog, ARGV("reflog", "--data-dir", dd)), 0);
+        cr_assert(strstr(out, id1) && strstr(out, id2) && strstr(out, " rollback\n"), "%s", out);
+        cr_assert(strstr(out, id1) < strstr(out, id2), "newest first: %s", out);
         cr_assert_eq(run(out, sizeof out, rt_cmd_gc, ARGV("gc", "--data-dir", dd)), 0);
+        cr_assert_str_eq(out, "removed 0 commits, 0 layers, 0 leftovers\n");
+        cr_assert_eq(
+                run(out, sizeof out, rt_cmd_gc, ARGV("gc", "--data-dir", dd, "--reflog-days", "0")),
+                0);
         cr_assert_str_eq(out, "removed 1 commits, 1 layers, 0 leftovers\n");
         char *file = strdup(t_path("e.tar.zst"));
         cr_assert_eq(
@@ -85,6 +93,9 @@ Test(rt_cmd, user_errors_exit_1) {
                 run(out, sizeof out, rt_cmd_rollback, ARGV("rollback", "--data-dir", dd, "abcdef")),
                 1);
         cr_assert_eq(run(out, sizeof out, rt_cmd_rollback, ARGV("rollback", "--data-dir", dd)), 1);
+        cr_assert_eq(run(out, sizeof out, rt_cmd_gc,
+                         ARGV("gc", "--data-dir", dd, "--reflog-days", "-1")),
+                     1);
         cr_assert_eq(
                 run(out, sizeof out, rt_cmd_log, ARGV("log", "--data-dir", dd, "--env", "../x")),
                 1);

@@ -1,6 +1,7 @@
-/* Fault injection: a child runs commit, gc or import and is SIGKILLed at a random moment
- * within the time the operation takes, 50 times each. After every kill the store must open
- * (recovering), verify clean, and still hold every commit a child reported as done. */
+/* Fault injection: a child runs commit, gc, import or rollback and is SIGKILLed at a random
+ * moment within the time the operation takes, 50 times each. After every kill the store must
+ * open (recovering), verify clean, and still hold every commit a child reported as done, and
+ * the reflog must still list every tip the environment had. */
 #include "tests/unit/store/helpers.h"
 
 #include <signal.h>
@@ -11,7 +12,9 @@
 
 TestSuite(store_faults, .init = t_setup, .fini = t_teardown, .timeout = 60);
 
-enum op { OP_COMMIT, OP_GC, OP_IMPORT };
+enum op { OP_COMMIT, OP_GC, OP_IMPORT, OP_ROLLBACK };
+
+static char rb_target[STORE_ID_SIZE]; /* OP_ROLLBACK's target: the first commit kept */
 
 static void make_upper(const char *rel, int round) {
         char p[128], c[64];
@@ -39,8 +42,10 @@ static void child(enum op op, int fd, int round) {
         int r;
         if (op == OP_COMMIT)
                 r = store_commit(s, "default", t_path(up), "m", id, &err);
-        else if (op == OP_GC)
-                r = store_gc(s, NULL, &err);
+        else if (op == OP_GC) /* the reflog would keep the garbage */
+                r = store_gc_expire(s, 0, NULL, &err);
+        else if (op == OP_ROLLBACK)
+                r = store_rollback(s, "default", rb_target, id, &err);
         else
                 r = store_import(s, "imported", t_path("src.tar.zst"), 0, id, &err);
         if (r >= 0 && write(fd, id, STORE_ID_SIZE) != STORE_ID_SIZE)
@@ -81,6 +86,27 @@ static double round_once(enum op op, int round, long kill_after_us, char done[ST
         return dt;
 }
 
+struct listed {
+        char (*ids)[STORE_ID_SIZE];
+        size_t n;
+};
+
+static int list_cb(const struct store_reflog_entry *e, void *ud) {
+        struct listed *l = ud;
+        l->ids = realloc(l->ids, (l->n + 1) * STORE_ID_SIZE);
+        cr_assert_not_null(l->ids);
+        memcpy(l->ids[l->n++], e->id, STORE_ID_SIZE);
+        return 0;
+}
+
+static bool listed_has(const struct listed *l, const char *id) {
+        for (size_t i = 0; i < l->n; i++)
+                if (!strcmp(l->ids[i], id))
+                        return true;
+        return false;
+}
+
+/* env "default-rb": default, whose tip a rollback moved (no ancestry to check). */
 static void check(const char (*kept)[STORE_ID_SIZE], size_t n, const char *env) {
         struct store *s = t_open("data");
         struct rtn_error err = {0};
@@ -92,10 +118,18 @@ static void check(const char (*kept)[STORE_ID_SIZE], size_t n, const char *env) 
                         cr_assert_eq(store_commit_read(s, kept[i], &c, NULL, 0, &err), 0,
                                      "committed %s lost: %s", kept[i], err.msg);
         char tip[STORE_ID_SIZE];
-        if (n && kept[n - 1][0]) {
+        if (n && kept[n - 1][0] && strcmp(env, "default-rb")) {
                 cr_assert_eq(store_tip(s, env, tip, &err), 0);
                 cr_assert_eq(store_is_ancestor(s, kept[n - 1], tip), 1);
         }
+        if (!strcmp(env, "default-rb"))
+                env = "default";
+        struct listed l = {0};
+        cr_assert_eq(store_reflog(s, env, list_cb, &l, &err), 0, "%s", err.msg);
+        for (size_t i = 0; i < n; i++)
+                if (kept[i][0] && strcmp(env, "imported"))
+                        cr_assert(listed_has(&l, kept[i]), "tip %s left the reflog", kept[i]);
+        free(l.ids);
         store_close(s);
 }
 
@@ -132,8 +166,23 @@ static void make_garbage(int r) {
         make_upper(up, r);
 }
 
+/* A commit made by this process (never killed), whose id must stay in the reflog. */
+static void commit_kept(int r, char *ret, char (*kept)[STORE_ID_SIZE], size_t *nk) {
+        struct store *s = t_open("data");
+        struct rtn_error err = {0};
+        char up[32];
+        snprintf(up, sizeof up, "rb%d", r);
+        make_upper(up, 5000 + r);
+        cr_assert_eq(store_commit(s, "default", t_path(up), "rb", kept[*nk], &err), 0, "%s",
+                     err.msg);
+        if (ret)
+                memcpy(ret, kept[*nk], STORE_ID_SIZE);
+        (*nk)++;
+        store_close(s);
+}
+
 static void fault_loop(enum op op) {
-        static char kept[ROUNDS + 1][STORE_ID_SIZE];
+        static char kept[2 * ROUNDS + 2][STORE_ID_SIZE];
         size_t nk = 0;
         seed();
         srand((unsigned)getpid());
@@ -146,8 +195,13 @@ static void fault_loop(enum op op) {
                 store_close(s);
                 make_garbage(0);
         }
+        if (op == OP_ROLLBACK) /* rolled back to again and again, over new commits */
+                commit_kept(0, rb_target, kept, &nk);
         double full = round_once(op, 0, -1, kept[nk]);
-        nk += op != OP_GC && kept[nk][0] != '\0';
+        nk += op != OP_GC && op != OP_ROLLBACK && kept[nk][0] != '\0';
+        const char *env = op == OP_IMPORT     ? "imported"
+                          : op == OP_ROLLBACK ? "default-rb"
+                                              : "default";
         for (int r = 1; r <= ROUNDS; r++) {
                 char up[32];
                 snprintf(up, sizeof up, "up%d", r);
@@ -155,12 +209,14 @@ static void fault_loop(enum op op) {
                         make_upper(up, r);
                 if (op == OP_GC)
                         make_garbage(r);
+                if (op == OP_ROLLBACK)
+                        commit_kept(r, NULL, kept, &nk);
                 long us = (long)(full * 1.2e6 * rand() / RAND_MAX);
                 char done[STORE_ID_SIZE];
                 round_once(op, r, us, done);
-                if (done[0] && op != OP_GC)
+                if (done[0] && op != OP_GC && op != OP_ROLLBACK)
                         memcpy(kept[nk++], done, STORE_ID_SIZE);
-                check(kept, nk, op == OP_IMPORT ? "imported" : "default");
+                check(kept, nk, env);
                 snprintf(up, sizeof up, "up%d", r);
                 (void)store_rm_rf_at(AT_FDCWD, t_path(up));
         }
@@ -176,4 +232,8 @@ Test(store_faults, gc_killed) {
 
 Test(store_faults, import_killed) {
         fault_loop(OP_IMPORT);
+}
+
+Test(store_faults, rollback_killed) {
+        fault_loop(OP_ROLLBACK);
 }
