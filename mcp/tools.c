@@ -198,7 +198,7 @@ static const char out_job_list[] = O(P_ARR("jobs", O(JOB_PROPS, JOB_REQ)), "\"jo
 static const char out_env_status[] =
         O(P_STR("env") "," P_STR("base") "," P_STRN("tip") "," P_STRS("layers") "," P_INT(
                   "upper_bytes") "," P_STRS("dirty_files") "," P_BOOL("dirty_truncated") "," P_INT("running_jobs")
-                  "," P_OBJ("isolation"),
+                  "," P_OBJ("isolation") "," P_OBJ("limits"),
           "\"env\",\"base\",\"tip\",\"layers\",\"running_jobs\",\"isolation\"");
 static const char out_drop[] = O(P_STRN("tip") "," P_INT("discarded_bytes") "," P_INT("killed_jobs"), "\"tip\"");
 static const char out_commit[] =
@@ -250,7 +250,8 @@ static const struct mcp_tool tools[] = {
          out_shell_list, H_READ, 0},
         {"env_status", "Environment status",
          "Show the sandbox environment: base, layer stack, tip commit, size of uncommitted changes "
-         "and the dirty files, running jobs, and which isolation layers are active.",
+         "and the dirty files, running jobs, which isolation layers are active, and the resource "
+         "limits (room for changes, memory, tasks) and --setenv names.",
          NOARGS, out_env_status, H_READ, 0},
         {"env_reset", "Reset the sandbox",
          "Kill every process in the sandbox and drop all uncommitted changes, back to the tip "

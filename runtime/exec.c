@@ -30,6 +30,7 @@
 #include "runtime/runtime.h"
 #include "runtime/pending.h"
 #include "runtime/session.h"
+#include "runtime/specopt.h"
 #include "store/store.h"
 
 #define EXIT_RTN 125
@@ -37,15 +38,13 @@
 
 struct exec_opts {
         struct rt_spec spec;
+        struct rt_spec_opts so; /* the options rtn serve shares */
         const char *cwd;
-        const char *setenv[RT_ENV_MAX];
-        size_t nsetenv;
         unsigned long timeout;
         bool tty;
         char **argv;
         const char *data_dir, *env, *message;
         bool commit, keep, quiet;
-        bool pids_asked; /* --pids-max given: say how it is enforced when not pids.max */
 };
 
 struct exec_run {
@@ -79,17 +78,9 @@ static const char exec_usage[] =
         "discarded)\n"
         "  --bind SRC:DST[:ro|rw] bind a host path (default rw); repeatable\n"
         "  --cwd DIR             working directory inside (default /workspace)\n"
-        "  --setenv K=V          set an environment variable; repeatable\n"
         "  --net loopback|none   loopback only (default), or no network at all\n"
         "  --hostname NAME       hostname inside (default rtn)\n"
-        "  --timeout SECS        kill the sandbox after SECS seconds (exit 124)\n"
-        "  --upper-size BYTES    size of the tmpfs upper layer and of /tmp (default 2G; K M G)\n"
-        "  --pids-max N          tasks that may exist in the sandbox at once (default 4096;\n"
-        "                        cgroup v2 pids.max when available, and the pid_max)\n"
-        "  --memory-max BYTES    memory limit of the sandbox (cgroup v2 memory.max when\n"
-        "                        available, else RLIMIT_AS per process, with a warning)\n"
-        "  --isolation MODE      full (default); landlock: no namespaces, Landlock+seccomp only;\n"
-        "                        namespaces: no Landlock (both weaker, reported on stderr)\n"
+        "  --timeout SECS        kill the sandbox after SECS seconds (exit 124)\n" RT_SPEC_USAGE
         "  -t, --tty             run under a new pty inside the sandbox\n"
         "  --quiet               no report on stderr of the system calls the sandbox blocked\n"
         "  --env NAME            start from environment NAME's tip (default: default)\n"
@@ -102,66 +93,11 @@ static const char exec_usage[] =
         "                        memory or pids controller can enforce its limit (auto, the\n"
         "                        default), always, or never\n";
 
-/* BYTES with an optional K, M or G suffix (powers of 1024). */
-static int parse_size(const char *arg, const char *what, uint64_t *ret, struct rtn_error *err) {
-        char *end;
-        errno = 0;
-        unsigned long long v = strtoull(arg, &end, 10);
-        unsigned shift = 0;
-        if (*end == 'K' || *end == 'k')
-                shift = 10, end++;
-        else if (*end == 'M' || *end == 'm')
-                shift = 20, end++;
-        else if (*end == 'G' || *end == 'g')
-                shift = 30, end++;
-        if (errno || *end || end == arg || arg[0] == '-' || v > (~0ULL >> (shift + 1)))
-                return rtn_errx(err, EINVAL, "%s wants a size in bytes (K, M, G suffixes): %s",
-                                what, arg);
-        *ret = (uint64_t)v << shift;
-        return 0;
-}
-
-static int parse_isolation(const char *arg, struct rt_spec *s, struct rtn_error *err) {
-        if (!strcmp(arg, "full"))
-                s->isolation = INIT_ISOLATION_FULL;
-        else if (!strcmp(arg, "landlock"))
-                s->isolation = INIT_ISOLATION_LANDLOCK;
-        else if (!strcmp(arg, "namespaces"))
-                s->isolation = INIT_ISOLATION_NO_LANDLOCK;
-        else
-                return rtn_errx(err, EINVAL, "--isolation must be full, landlock or namespaces");
-        return 0;
-}
-
-/* Options without a short form, past the ones parse_opts switches on itself. */
-static int parse_limit_opt(int c, const char *arg, struct rt_spec *s, struct rtn_error *err) {
-        uint64_t v;
-        int r;
-        switch (c) {
-        case 'U':
-                return parse_size(arg, "--upper-size", &s->upper_bytes, err);
-        case 'M':
-                return parse_size(arg, "--memory-max", &s->memory_bytes, err);
-        case 'P':
-                if ((r = parse_size(arg, "--pids-max", &v, err)) < 0)
-                        return r;
-                if (v > UINT32_MAX)
-                        return rtn_errx(err, EINVAL, "--pids-max too large");
-                s->pids_max = (uint32_t)v;
-                return 0;
-        case 'I':
-                return parse_isolation(arg, s, err);
-        default:
-                return rtn_errx(err, EINVAL, "see 'rtn exec --help'");
-        }
-}
-
 static int parse_opts(int argc, char **argv, struct exec_opts *o, struct rtn_error *err) {
         static const struct option longopts[] = {{"rootfs", required_argument, NULL, 'r'},
                                                  {"workspace", required_argument, NULL, 'w'},
                                                  {"bind", required_argument, NULL, 'b'},
                                                  {"cwd", required_argument, NULL, 'c'},
-                                                 {"setenv", required_argument, NULL, 'e'},
                                                  {"net", required_argument, NULL, 'n'},
                                                  {"hostname", required_argument, NULL, 'H'},
                                                  {"timeout", required_argument, NULL, 'T'},
@@ -172,11 +108,8 @@ static int parse_opts(int argc, char **argv, struct exec_opts *o, struct rtn_err
                                                  {"keep", no_argument, NULL, 'K'},
                                                  {"message", required_argument, NULL, 'm'},
                                                  {"data-dir", required_argument, NULL, 'D'},
-                                                 {"upper-size", required_argument, NULL, 'U'},
-                                                 {"memory-max", required_argument, NULL, 'M'},
-                                                 {"pids-max", required_argument, NULL, 'P'},
-                                                 {"isolation", required_argument, NULL, 'I'},
                                                  {"quiet", no_argument, NULL, 'q'},
+                                                 RT_SPEC_LONGOPTS,
                                                  {0}};
         int c, r;
         optind = 1;
@@ -194,11 +127,6 @@ static int parse_opts(int argc, char **argv, struct exec_opts *o, struct rtn_err
                         break;
                 case 'c':
                         o->cwd = optarg;
-                        break;
-                case 'e':
-                        if (o->nsetenv >= RT_ENV_MAX)
-                                return rtn_errx(err, E2BIG, "too many --setenv options");
-                        o->setenv[o->nsetenv++] = optarg;
                         break;
                 case 'n':
                         if (!strcmp(optarg, "none"))
@@ -243,9 +171,10 @@ static int parse_opts(int argc, char **argv, struct exec_opts *o, struct rtn_err
                         fputs(exec_usage, stdout);
                         exit(0);
                 default:
-                        o->pids_asked |= c == 'P';
-                        if ((r = parse_limit_opt(c, optarg, &o->spec, err)) < 0)
+                        if ((r = rt_spec_opt(c, optarg, &o->spec, &o->so, err)) < 0)
                                 return r;
+                        if (r == 0)
+                                return rtn_errx(err, EINVAL, "see 'rtn exec --help'");
                         break;
                 }
         }
@@ -446,10 +375,8 @@ static int send_command(struct rt_sandbox *sb, void *arg, struct rtn_error *err)
         struct exec_opts *o = ((struct queued *)arg)->o;
         struct rt_env env;
         int r, fds[3], close_later[3] = {-1, -1, -1};
-        rt_env_default(&env, sb, INIT_POLICY_AGENT, o->tty);
-        for (size_t i = 0; i < o->nsetenv; i++)
-                if ((r = rt_env_set(&env, o->setenv[i], err)) < 0)
-                        return r;
+        if ((r = rt_spec_opts_env(&o->so, &env, sb, INIT_POLICY_AGENT, o->tty, NULL, err)) < 0)
+                return r;
         uint16_t rows = 0, cols = 0;
         if (o->tty) {
                 struct winsize ws;
@@ -621,11 +548,7 @@ int rt_cmd_exec(int argc, char **argv) {
         }
         o.spec.rootfs = rootfs;
         struct rt_limit_warnings warn;
-        /* No pid namespace in the Landlock-only mode: RLIMIT_NPROC (per uid, counting the
-         * caller's other processes too) is the only process limit there is. */
-        if (o.spec.isolation == INIT_ISOLATION_LANDLOCK && o.spec.limits.nproc == 0)
-                o.spec.limits.nproc = o.spec.pids_max;
-        rt_limits_choose(&o.spec, o.pids_asked, &warn);
+        rt_spec_opts_limits(&o.spec, &o.so, &warn);
         if (warn.memory[0])
                 fprintf(stderr, "rtn: warning: %s\n", warn.memory);
         if (warn.pids[0])

@@ -114,6 +114,35 @@ static void free_diff(struct diff_acc *d) {
         rtn_json_buf_free(&d->deleted);
 }
 
+/* The resource options the session's sandboxes get (rtn serve --upper-size, --memory-max,
+ * --pids-max, --setenv; runtime/specopt.h), and how each is enforced. */
+static void json_limits(struct rtn_json_buf *b, const struct serve *sv) {
+        const struct rt_spec *sp = &sv->scfg.spec;
+        rtn_json_key(b, "limits");
+        rtn_json_obj_begin(b);
+        rtn_json_kv_int(b, "upper_size", (int64_t)sp->upper_bytes);
+        rtn_json_kv_int(b, "tmp_size", (int64_t)sp->upper_bytes);
+        rtn_json_key(b, "memory_max");
+        if (sp->memory_bytes)
+                rtn_json_int(b, (int64_t)sp->memory_bytes);
+        else
+                rtn_json_null(b);
+        /* rt_limits_choose moved it to RLIMIT_AS when no cgroup memory.max can be had. */
+        rtn_json_kv_str(b, "memory_enforced_by",
+                        !sp->memory_bytes     ? "none"
+                        : sp->limits.as_bytes ? "rlimit_as_per_process"
+                                              : "cgroup_memory_max");
+        rtn_json_kv_int(b, "pids_max", sp->pids_max);
+        rtn_json_key(b, "setenv");
+        rtn_json_arr_begin(b);
+        for (size_t i = 0; i < sv->spec_opts.nsetenv; i++) {
+                const char *kv = sv->spec_opts.setenv[i];
+                rtn_json_strf(b, "%.*s", (int)strcspn(kv, "="), kv);
+        }
+        rtn_json_arr_end(b);
+        rtn_json_obj_end(b);
+}
+
 static int env_status(struct serve *sv, struct mcp_call *call) {
         struct rtn_json_buf b = RTN_JSON_BUF_INIT(0);
         struct rtn_error err = {0};
@@ -152,9 +181,12 @@ static int env_status(struct serve *sv, struct mcp_call *call) {
         rtn_json_key(&b, "isolation");
         rtn_json_obj_begin(&b);
         const struct rt_sandbox *sb = rt_session_sandbox(sv->sess);
-        rtn_json_kv_str(&b, "mode", "full");
-        rtn_json_kv_bool(&b, "degraded", false);
-        rtn_json_kv_str(&b, "namespaces", "user mount pid net ipc uts cgroup");
+        enum init_isolation iso = sv->scfg.spec.isolation;
+        rtn_json_kv_str(&b, "mode", rt_isolation_name(iso));
+        rtn_json_kv_bool(&b, "degraded", iso != INIT_ISOLATION_FULL);
+        rtn_json_kv_str(&b, "namespaces",
+                        iso == INIT_ISOLATION_LANDLOCK ? "none"
+                                                       : "user mount pid net ipc uts cgroup");
         rtn_json_kv_str(&b, "network", sv->scfg.spec.net_none ? "none" : "loopback");
         rtn_json_kv_bool(&b, "seccomp", true);
         rtn_json_kv_bool(&b, "no_new_privs", true);
@@ -166,6 +198,7 @@ static int env_status(struct serve *sv, struct mcp_call *call) {
                                                             : "root");
         rtn_json_kv_bool(&b, "sandbox_running", rt_session_alive(sv->sess));
         rtn_json_obj_end(&b);
+        json_limits(&b, sv);
         rtn_json_obj_end(&b);
         finish_json(call, &b);
         return 0;

@@ -21,6 +21,7 @@
 #include "common/loop.h"
 #include "init/policy.h"
 #include "runtime/session.h"
+#include "runtime/specopt.h"
 
 #define GRACE_MS 100
 #define MAX_LINGER 64
@@ -568,12 +569,10 @@ static int cmd_spawn(struct rt_cmd *c, const struct rt_cmd_opts *o, struct rtn_e
                 goto out;
         }
         struct rt_env env;
-        rt_env_default(&env, &s->sb, o->policy, false);
-        for (size_t i = 0; o->env && o->env[i]; i++)
-                if ((r = rt_env_set(&env, o->env[i], err)) < 0)
-                        goto out;
+        if ((r = rt_spec_opts_env(s->cfg.opts, &env, &s->sb, o->policy, false, o->env, err)) < 0)
+                goto out;
         char *argv[] = {"/bin/sh", "-c", c->command, NULL};
-        r = rt_sandbox_spawn(&s->sb, c->id, 0, o->policy, o->cwd ? o->cwd : "/workspace", argv,
+        r = rt_sandbox_spawn(&s->sb, c->id, 0, o->policy, o->cwd ? o->cwd : s->sb.workspace, argv,
                              env.vars, fds, 0, 0, err);
         if (r < 0)
                 goto out;

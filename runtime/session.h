@@ -18,6 +18,7 @@ struct rtn_loop;
 struct rtn_loop_source;
 struct rt_session;
 struct rt_cmd;
+struct rt_spec_opts;
 
 typedef void (*rt_cmd_done_fn)(struct rt_cmd *c, void *userdata);
 
@@ -73,6 +74,7 @@ struct rt_cmd_opts {
 
 struct rt_session_config {
         struct rt_spec spec; /* base spec: rootfs, workspace, binds, hostname, limits */
+        const struct rt_spec_opts *opts; /* --setenv for agent commands; may be NULL */
         const char *session_dir; /* holds upper/ and work/; created if missing */
         uint64_t default_timeout_ms;
         size_t max_output;
