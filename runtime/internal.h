@@ -2,6 +2,8 @@
  * before clone3) and the child's setup steps. */
 #pragma once
 
+#include <sys/resource.h>
+
 #include "runtime/runtime.h"
 
 #define RT_MAX_HOSTDIRS 12
@@ -12,8 +14,21 @@ struct rt_hostdir {
         char link[128]; /* symlink target when fd < 0 */
 };
 
+/* A sandbox's share of a per-user kernel budget: its user namespace's /proc/sys/user/<name>
+ * (runtime/budget.c). */
+#define RT_MAX_BUDGETS 24
+#define RT_BUDGET_SHARE 8 /* each sandbox may hold 1/8 of what its owner may */
+struct rt_budgets {
+        struct {
+                char name[40];
+                unsigned long long max;
+        } b[RT_MAX_BUDGETS];
+        size_t n;
+};
+
 struct rt_plan {
         const struct rt_spec *spec;
+        const struct rt_budgets *budgets; /* the sandbox's shares (rt_budgets_get) */
         const struct rt_idmap *idmap;
         int base_fd; /* rootfs dir, -1 for the host base */
         struct rt_hostdir host[RT_MAX_HOSTDIRS];
@@ -64,6 +79,19 @@ const char *rt_fdpath(char buf[32], int fd);
  * oom_score_adj 1000, so under memory pressure the kernel kills the sandbox first
  * (runtime/limits.c). */
 int rt_child_limits(const struct rt_plan *plan, struct rtn_error *err);
+
+/* Per-user kernel budgets (runtime/budget.c): rtn's shares, read once; the child writes them
+ * into its user namespace once it is inside root; rtn's soft rlimits that the kernel copies
+ * into a new user namespace's budget are lowered to the share around clone3. */
+const struct rt_budgets *rt_budgets_get(void);
+int rt_child_budgets(const struct rt_plan *plan, struct rtn_error *err);
+#define RT_SHARED_RLIMITS 3
+struct rt_rlimit_saved {
+        struct rlimit saved[RT_SHARED_RLIMITS];
+        bool ok[RT_SHARED_RLIMITS];
+};
+void rt_rlimit_shares_lower(struct rt_rlimit_saved *ret);
+void rt_rlimit_shares_restore(const struct rt_rlimit_saved *saved);
 
 /* Parent side: the configuration exchange with a started rtn-init (runtime/sandbox.c). */
 int rt_recv_typed(struct rt_sandbox *sb, void *out, size_t len, uint32_t type, const char *what,

@@ -199,6 +199,8 @@ static __attribute__((noreturn)) void child_main(struct rt_plan *p) {
                 child_fail(p->ctl_fd, &err, INIT_STEP_CONFIG);
         if (child_creds(p, &err) < 0)
                 child_fail(p->ctl_fd, &err, INIT_STEP_CREDS);
+        if (rt_child_budgets(p, &err) < 0)
+                child_fail(p->ctl_fd, &err, INIT_STEP_CONFIG);
         const char *hn = p->spec->hostname ? p->spec->hostname : RT_DEFAULT_HOSTNAME;
         if (sethostname(hn, strlen(hn)) < 0) {
                 rtn_err(&err, errno, "sethostname %s", hn);
@@ -454,7 +456,12 @@ static int start_child(struct rt_sandbox *sb, struct rt_plan *p, struct rtn_erro
                 ca.flags |= CLONE_INTO_CGROUP;
                 ca.cgroup = (uint64_t)sb->cgroup.fd;
         }
+        /* The new user namespace's rlimit-counted budgets are rtn's soft limits now. */
+        struct rt_rlimit_saved saved;
+        rt_rlimit_shares_lower(&saved);
         pid_t pid = sys_clone3(&ca, sizeof ca);
+        if (pid != 0)
+                rt_rlimit_shares_restore(&saved);
         if (pid < 0) {
                 int e = errno;
                 close(sv[0]);
@@ -519,6 +526,7 @@ int rt_sandbox_start_queued(const struct rt_spec *spec, struct rt_sandbox *ret, 
         }
         snprintf(sb.workspace, sizeof sb.workspace, "/workspace");
         struct rt_plan p = {.spec = spec,
+                            .budgets = rt_budgets_get(),
                             .idmap = &sb.idmap,
                             .base_fd = -1,
                             .upper_fd = -1,
