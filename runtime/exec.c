@@ -31,6 +31,7 @@
 #include "runtime/pending.h"
 #include "runtime/session.h"
 #include "runtime/specopt.h"
+#include "runtime/upper.h"
 #include "store/store.h"
 
 #define EXIT_RTN 125
@@ -424,7 +425,40 @@ struct exec_store {
         char *session_dir;
         int session_lock;
         char pending[4096]; /* --keep: the environment's pending dir */
+        char pending_upper[4200]; /* its upper/, the sandbox's top layer */
+        const char **keep_layers; /* --keep: pending_upper, then layers */
+        int upper_fs; /* --keep, --commit: the sandbox's tmpfs upper (runtime/upper.h) */
 };
+
+/* --keep: the pending changes on disk are the sandbox's top layer, read-only; its writes go
+ * to a tmpfs of what --upper-size leaves them, laid over them when the command ends
+ * (rt_upper_merge), so together they never take more than --upper-size. */
+static int keep_pending(struct exec_opts *o, struct exec_store *es, const char *env,
+                        struct rtn_error *err) {
+        int r = rt_pending_open(es->st, env, es->pending, sizeof es->pending, &es->session_lock,
+                                err);
+        if (r < 0)
+                return r;
+        uint64_t used = rt_upper_pending_size(es->pending);
+        if (used + (1u << 20) > o->spec.upper_bytes)
+                return rtn_errx(err, ENOSPC,
+                                "the pending changes of environment %s take %llu MiB, "
+                                "--upper-size is %llu MiB: commit them (rtn commit), drop them "
+                                "(rtn reset) or give a larger --upper-size",
+                                env, (unsigned long long)(used >> 20),
+                                (unsigned long long)(o->spec.upper_bytes >> 20));
+        snprintf(es->pending_upper, sizeof es->pending_upper, "%s/upper", es->pending);
+        if (!(es->keep_layers = calloc(es->nlayers + 1, sizeof *es->keep_layers)))
+                return rtn_err(err, ENOMEM, "layers");
+        es->keep_layers[0] = es->pending_upper;
+        for (size_t i = 0; i < es->nlayers; i++)
+                es->keep_layers[i + 1] = es->layers[i];
+        o->spec.layers = es->keep_layers;
+        o->spec.nlayers = es->nlayers + 1;
+        o->spec.upper_keep = true;
+        o->spec.upper_room = o->spec.upper_bytes - used;
+        return 0;
+}
 
 static int open_store(struct exec_opts *o, struct exec_store *es, struct rtn_error *err) {
         char dir[4096];
@@ -451,15 +485,12 @@ static int open_store(struct exec_opts *o, struct exec_store *es, struct rtn_err
         o->data_dir = NULL; /* dir is on our stack */
         o->spec.layers = (const char *const *)es->layers;
         o->spec.nlayers = es->nlayers;
-        if (o->keep) {
-                if ((r = rt_pending_open(es->st, env, es->pending, sizeof es->pending,
-                                         &es->session_lock, err)) < 0)
-                        return r;
-                o->spec.upper_dir = es->pending;
-        } else if (o->commit) {
+        if (o->keep)
+                return keep_pending(o, es, env, err);
+        if (o->commit) {
                 if ((r = store_session_new(es->st, &es->session_dir, &es->session_lock, err)) < 0)
                         return r;
-                o->spec.upper_dir = es->session_dir;
+                o->spec.upper_keep = true;
         }
         return 0;
 }
@@ -474,6 +505,8 @@ static void close_store(struct exec_store *es, const struct rt_idmap *m) {
                 free(es->session_dir);
         }
         rtn_safe_close(es->session_lock);
+        rtn_safe_close(es->upper_fs);
+        free(es->keep_layers);
         if (es->layers)
                 store_free_paths(es->layers, es->nlayers);
         if (es->st)
@@ -482,17 +515,14 @@ static void close_store(struct exec_store *es, const struct rt_idmap *m) {
 
 static int commit_upper(struct exec_opts *o, struct exec_store *es, const struct rt_idmap *m) {
         struct rtn_error err = {0};
-        char upper[4200], id[STORE_ID_SIZE];
+        char id[STORE_ID_SIZE];
         const char *msg = o->message ? o->message : "rtn exec";
         const char *env = o->env ? o->env : STORE_DEFAULT_ENV;
         int r;
-        if (o->keep) {
+        if (o->keep)
                 r = rt_pending_commit(es->st, env, msg, m, id, &err);
-        } else {
-                snprintf(upper, sizeof upper, "%s/upper", es->session_dir);
-                rt_upper_prune(upper);
-                r = rt_store_commit(m, es->st, env, upper, msg, id, &err);
-        }
+        else
+                r = rt_upper_commit(m, es->st, env, es->upper_fs, es->session_dir, msg, id, &err);
         if (r < 0) {
                 fprintf(stderr, "rtn: commit: %s\n", err.msg);
                 return EXIT_RTN;
@@ -528,7 +558,7 @@ static void report_blocked(const struct rt_blocked *b) {
 
 int rt_cmd_exec(int argc, char **argv) {
         struct exec_opts o = {0};
-        struct exec_store es = {.session_lock = -1};
+        struct exec_store es = {.session_lock = -1, .upper_fs = -1};
         /* Static, not on the stack: its three 64 KiB pump buffers would cost every start a
          * 200 KiB memset and the page faults of a stack that size (~0.1 ms); zero BSS pages
          * are only faulted in when output flows through them. Runs once per process. */
@@ -573,12 +603,16 @@ int rt_cmd_exec(int argc, char **argv) {
                 close_store(&es, &run.sb.idmap);
                 return r > 0 ? r : EXIT_RTN;
         }
-        run.wait_end = o.spec.upper_dir != NULL;
+        run.wait_end = o.spec.upper_keep;
+        es.upper_fs = TAKE_FD(run.sb.upper_fs);
         event_loop(&run);
         end_sandbox(&run);
         restore_tty();
         int code = rt_exit_code(run.wait_status);
-        if (run.timed_out) {
+        if (o.keep && rt_upper_merge(&run.sb.idmap, es.upper_fs, es.pending, &err) < 0) {
+                fprintf(stderr, "rtn: the changes were not kept: %s\n", err.msg);
+                code = EXIT_RTN;
+        } else if (run.timed_out) {
                 fprintf(stderr, "rtn: timed out after %lu s\n", o.timeout);
                 code = EXIT_TIMEOUT;
         } else if (o.commit && code == 0) {

@@ -35,7 +35,6 @@ struct rt_plan {
         size_t nhost;
         int layer_fds[RT_MAX_LAYERS]; /* newest first */
         size_t nlayers;
-        int upper_fd, work_fd; /* upper_dir's upper/ and work/, -1: tmpfs */
         int workspace_fd;
         int workspace_tree; /* idmapped detached mount (root only), or -1 */
         int bind_fds[RT_MAX_BINDS];
@@ -52,6 +51,13 @@ struct rt_netns_msg {
         char tag;
         int error;
         char message[256];
+};
+
+/* A kept upper the child made (spec.upper_keep without upper_fs), sent to rtn with its fd
+ * (SCM_RIGHTS) before rtn-init starts. */
+#define RT_UPPER_TAG 'U'
+struct rt_upper_msg {
+        char tag;
 };
 
 /* Child side, between clone3 and fexecve: build the root, pivot, exec rtn-init. Never

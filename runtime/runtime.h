@@ -51,8 +51,14 @@ struct rt_spec {
         const char *rootfs; /* NULL or "host": allowlisted host dirs; else a rootfs dir */
         const char *const *layers; /* committed layers, newest first (host paths) */
         size_t nlayers;
-        const char *upper_dir; /* NULL: tmpfs upper, gone at exit; else a host dir that
-                                  holds upper/ and work/ (sessions that can commit) */
+        /* The upper is a tmpfs of upper_bytes on the sandbox's stage, gone with it, unless
+         * upper_keep: then it is a tmpfs of its own that outlives the sandbox (sessions,
+         * --keep, --commit; runtime/upper.h), upper_fs when an earlier sandbox made one
+         * (the fd of its detached mount), else made now of upper_room bytes (0: upper_bytes)
+         * and handed to rtn in rt_sandbox.upper_fs. */
+        bool upper_keep;
+        int upper_fs;
+        uint64_t upper_room;
         const char *workspace; /* host dir bound rw at /workspace, or NULL */
         struct rt_bind binds[RT_MAX_BINDS];
         size_t nbinds;
@@ -90,6 +96,8 @@ struct rt_sandbox {
         int gate_fd; /* the gate's listener (spec.gate), else -1 */
         uint16_t gate_port;
         struct rt_cgroup cgroup; /* the sandbox's own cgroup v2 (cgroup.on), if any */
+        int upper_fs; /* the kept upper this start made (spec.upper_keep), the caller's to
+                         close; else -1 */
 };
 
 void rt_spec_init(struct rt_spec *spec);

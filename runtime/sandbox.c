@@ -102,16 +102,6 @@ static int plan_open(struct rt_plan *p, struct rtn_error *err) {
         for (; p->nlayers < s->nlayers; p->nlayers++)
                 if ((p->layer_fds[p->nlayers] = open_dir(s->layers[p->nlayers], "layer", err)) < 0)
                         return p->layer_fds[p->nlayers];
-        if (s->upper_dir) {
-                /* Opened one by one: root's sandbox may not search the session dir itself. */
-                char path[4096];
-                snprintf(path, sizeof path, "%s/upper", s->upper_dir);
-                if ((p->upper_fd = open_dir(path, "upper dir", err)) < 0)
-                        return p->upper_fd;
-                snprintf(path, sizeof path, "%s/work", s->upper_dir);
-                if ((p->work_fd = open_dir(path, "work dir", err)) < 0)
-                        return p->work_fd;
-        }
         if (s->workspace && p->workspace_tree < 0 &&
             (p->workspace_fd = open_dir(s->workspace, "workspace", err)) < 0)
                 return p->workspace_fd;
@@ -247,17 +237,41 @@ int rt_child_exec_init(const struct rt_plan *p, struct rtn_error *err) {
         return rtn_err(err, errno, "execute rtn-init");
 }
 
-/* Root's sandbox root is a subordinate uid, which has no rights on root's files: hand it the
- * session's upper and work dirs (only their tops; it creates everything below itself). */
-static int chown_upper(const char *dir, const struct rt_idmap *m, struct rtn_error *err) {
-        _cleanup_close_ int d = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (d < 0)
-                return rtn_err(err, errno, "open upper dir %s", dir);
-        const char *names[] = {"upper", "work"};
-        for (size_t i = 0; i < 2; i++)
-                if (fchownat(d, names[i], m->sub_uid, m->sub_gid, AT_SYMLINK_NOFOLLOW) < 0)
-                        return rtn_err(err, errno, "chown %s/%s", dir, names[i]);
-        return 0;
+/* The child's or rtn-init's report that the set-up failed, as an error; 0 for any other
+ * message. */
+static int setup_failed(const void *buf, size_t n, struct rtn_error *err) {
+        const struct init_msg_hdr *h = buf;
+        if (n < sizeof(struct init_status) || h->type != INIT_MSG_SETUP_FAILED || h->len != n)
+                return 0;
+        const struct init_status *st = buf;
+        char msg[sizeof st->message + 1];
+        memcpy(msg, st->message, sizeof st->message);
+        msg[sizeof st->message] = '\0';
+        return rtn_errx(err, st->error > 0 ? st->error : EINVAL, "%s", msg);
+}
+
+/* The kept upper a child made (mount_kept_upper), the first message it sends. */
+static int recv_upper(struct rt_sandbox *sb, struct rtn_error *err) {
+        union {
+                struct rt_upper_msg m;
+                char raw[sizeof(struct init_status) + 256];
+        } u;
+        int fd = -1, r;
+        size_t nfds = 1;
+        ssize_t n = rt_sandbox_recv(sb, u.raw, sizeof u, &fd, &nfds);
+        if (n < 0)
+                return rtn_err(err, (int)n, "read the upper from the sandbox");
+        if (n == (ssize_t)sizeof u.m && u.m.tag == RT_UPPER_TAG && nfds == 1) {
+                sb->upper_fs = fd;
+                return 0;
+        }
+        if (nfds == 1)
+                close(fd);
+        if (n == 0)
+                return rtn_errx(err, EPIPE, "sandbox exited before its upper was made");
+        if ((r = setup_failed(u.raw, (size_t)n, err)) < 0)
+                return r;
+        return rtn_errx(err, EBADMSG, "unexpected message from the sandbox (wanted its upper)");
 }
 
 int rt_recv_typed(struct rt_sandbox *sb, void *out, size_t len, uint32_t type, const char *what,
@@ -268,19 +282,14 @@ int rt_recv_typed(struct rt_sandbox *sb, void *out, size_t len, uint32_t type, c
         } u;
         void *buf = u.raw;
         ssize_t n = rt_sandbox_recv(sb, buf, sizeof u, NULL, NULL);
+        int r;
         if (n < 0)
                 return rtn_err(err, (int)n, "read %s from sandbox", what);
         if (n == 0)
                 return rtn_errx(err, EPIPE, "sandbox exited before %s", what);
         const struct init_msg_hdr *h = buf;
-        if ((size_t)n >= sizeof(struct init_status) && h->type == INIT_MSG_SETUP_FAILED &&
-            h->len == (uint32_t)n) {
-                const struct init_status *st = buf;
-                char msg[sizeof st->message + 1];
-                memcpy(msg, st->message, sizeof st->message);
-                msg[sizeof st->message] = '\0';
-                return rtn_errx(err, st->error > 0 ? st->error : EINVAL, "%s", msg);
-        }
+        if ((r = setup_failed(buf, (size_t)n, err)) < 0)
+                return r;
         if (init_check_msg(buf, (size_t)n, type, 0) < 0 || (size_t)n > len)
                 return rtn_errx(err, EBADMSG, "unexpected message %u from sandbox (wanted %s)",
                                 h->type, what);
@@ -511,8 +520,12 @@ int rt_sandbox_start(const struct rt_spec *spec, struct rt_sandbox *ret, struct 
 
 int rt_sandbox_start_queued(const struct rt_spec *spec, struct rt_sandbox *ret, rt_queue_fn queue,
                             void *arg, struct rtn_error *err) {
-        struct rt_sandbox sb = {
-                .pid = -1, .pidfd = -1, .ctl = -1, .isolation = spec->isolation, .gate_fd = -1};
+        struct rt_sandbox sb = {.pid = -1,
+                                .pidfd = -1,
+                                .ctl = -1,
+                                .isolation = spec->isolation,
+                                .gate_fd = -1,
+                                .upper_fs = -1};
         if (spec->isolation == INIT_ISOLATION_LANDLOCK) {
                 int r = rt_spec_check(spec, err);
                 if (r < 0 || (r = rt_hostmode_start(spec, &sb, err)) < 0)
@@ -529,8 +542,6 @@ int rt_sandbox_start_queued(const struct rt_spec *spec, struct rt_sandbox *ret, 
                             .budgets = rt_budgets_get(),
                             .idmap = &sb.idmap,
                             .base_fd = -1,
-                            .upper_fd = -1,
-                            .work_fd = -1,
                             .workspace_fd = -1,
                             .workspace_tree = -1,
                             .init_fd = -1,
@@ -542,9 +553,6 @@ int rt_sandbox_start_queued(const struct rt_spec *spec, struct rt_sandbox *ret, 
                 return r;
         snprintf(sb.home, sizeof sb.home, "%s", sb.idmap.agent_uid == 0 ? "/root" : "/home/rtn");
         p.home = sb.home;
-        if (sb.idmap.mode == RT_IDMAP_ROOT && spec->upper_dir &&
-            (r = chown_upper(spec->upper_dir, &sb.idmap, err)) < 0)
-                return r;
         if (sb.idmap.mode == RT_IDMAP_ROOT && spec->workspace &&
             (p.workspace_tree = rt_idmapped_tree(spec->workspace, &sb.idmap, err)) < 0)
                 return p.workspace_tree;
@@ -591,6 +599,8 @@ int rt_sandbox_start_queued(const struct rt_spec *spec, struct rt_sandbox *ret, 
                           : rtn_errx(&send_err, EPIPE, "the sandbox ended while it was set up");
         if (sent == 0 && queue)
                 sent = queue(&sb, arg, &send_err);
+        if (spec->upper_keep && spec->upper_fs < 0 && (r = recv_upper(&sb, err)) < 0)
+                goto fail;
         struct init_ready ready;
         if ((r = rt_recv_typed(&sb, &ready, sizeof ready, INIT_MSG_READY, "rtn-init start", err)) <
             0)
@@ -609,6 +619,7 @@ int rt_sandbox_start_queued(const struct rt_spec *spec, struct rt_sandbox *ret, 
         return 0;
 fail:
         rt_sandbox_destroy(&sb);
+        sb.upper_fs = rtn_safe_close(sb.upper_fs);
         return r;
 }
 

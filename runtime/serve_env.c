@@ -15,6 +15,7 @@
 #include "common/cleanup.h"
 #include "common/json.h"
 #include "runtime/serve.h"
+#include "runtime/upper.h"
 
 #define DIFF_MAX 2000
 #define DIRTY_MAX 100
@@ -47,28 +48,11 @@ static void json_tip(struct rtn_json_buf *b, struct serve *sv, const char *key) 
                 rtn_json_null(b);
 }
 
-/* Bytes under dir, not following symlinks (the upper is the agent's, so bound the walk). */
-static uint64_t du_at(int at, const char *name, unsigned depth) {
-        struct stat st;
-        if (fstatat(at, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-                return 0;
-        uint64_t total = (uint64_t)st.st_blocks * 512;
-        if (!S_ISDIR(st.st_mode) || depth > 64)
-                return total;
-        int fd = openat(at, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        if (fd < 0)
-                return total;
-        DIR *d = fdopendir(fd);
-        if (!d) {
-                close(fd);
-                return total;
-        }
-        struct dirent *de;
-        while ((de = readdir(d)))
-                if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
-                        total += du_at(dirfd(d), de->d_name, depth + 1);
-        closedir(d);
-        return total;
+/* What the session's uncommitted changes take on their tmpfs. */
+static uint64_t upper_bytes(struct serve *sv) {
+        uint64_t bytes = 0;
+        (void)rt_upper_usage(rt_session_upper_fs(sv->sess), &bytes, NULL);
+        return bytes;
 }
 
 struct diff_acc {
@@ -100,8 +84,8 @@ static int collect_diff(struct serve *sv, struct diff_acc *d, struct rtn_error *
         rtn_json_arr_begin(&d->added);
         rtn_json_arr_begin(&d->modified);
         rtn_json_arr_begin(&d->deleted);
-        int r = store_diff(sv->store, sv->env, rt_session_upper(sv->sess), diff_filtered_cb, d,
-                           err);
+        const char *upper = rt_session_upper(sv->sess);
+        int r = upper ? store_diff(sv->store, sv->env, upper, diff_filtered_cb, d, err) : 0;
         rtn_json_arr_end(&d->added);
         rtn_json_arr_end(&d->modified);
         rtn_json_arr_end(&d->deleted);
@@ -162,8 +146,7 @@ static int env_status(struct serve *sv, struct mcp_call *call) {
                 store_free_paths(paths, n);
         }
         rtn_json_arr_end(&b);
-        const char *upper = rt_session_upper(sv->sess);
-        rtn_json_kv_int(&b, "upper_bytes", (int64_t)du_at(AT_FDCWD, upper, 0));
+        rtn_json_kv_int(&b, "upper_bytes", (int64_t)upper_bytes(sv));
         struct diff_acc d = {.max = DIRTY_MAX};
         (void)collect_diff(sv, &d, &err);
         rtn_json_key(&b, "dirty_files");
@@ -225,12 +208,9 @@ static int env_commit(struct serve *sv, struct mcp_call *call, const struct mcp_
         if (refuse_busy(sv, call, "a commit"))
                 return 0;
         serve_drop_jobs(sv); /* finished jobs only: their output goes with the old sandbox */
-        rt_session_stop(sv->sess);
-        rt_upper_prune(rt_session_upper(sv->sess));
-        int committed = rt_store_commit(rt_session_idmap(sv->sess), sv->store, sv->env,
-                                        rt_session_upper(sv->sess), msg, id, &err);
+        int committed = rt_session_commit(sv->sess, sv->store, sv->env, msg, id, &err);
         int r = committed;
-        if (r >= 0 && (r = rt_session_discard(sv->sess, &err)) >= 0)
+        if (r >= 0)
                 r = serve_load_layers(sv, &err);
         if (r < 0) {
                 mcp_call_finish_error(call, "commit failed: %s", err.msg);
@@ -340,7 +320,7 @@ static int env_rollback(struct serve *sv, struct mcp_call *call, const struct mc
 
 static int env_drop(struct serve *sv, struct mcp_call *call) {
         struct rtn_error err = {0};
-        uint64_t bytes = du_at(AT_FDCWD, rt_session_upper(sv->sess), 0);
+        uint64_t bytes = upper_bytes(sv);
         unsigned killed = serve_drop_jobs(sv);
         rt_session_stop(sv->sess);
         if (rt_session_discard(sv->sess, &err) < 0) {

@@ -19,27 +19,26 @@ enum {
 };
 
 /* Entries for a command's struct option table. */
-#define RT_SPEC_LONGOPTS                                                        \
-        {"upper-size", required_argument, NULL, RT_OPT_UPPER_SIZE},            \
-                {"memory-max", required_argument, NULL, RT_OPT_MEMORY_MAX},    \
-                {"pids-max", required_argument, NULL, RT_OPT_PIDS_MAX},        \
-                {"isolation", required_argument, NULL, RT_OPT_ISOLATION},      \
-        {                                                                      \
-                "setenv", required_argument, NULL, RT_OPT_SETENV               \
+#define RT_SPEC_LONGOPTS                                                                           \
+        {"upper-size", required_argument, NULL, RT_OPT_UPPER_SIZE},                                \
+                {"memory-max", required_argument, NULL, RT_OPT_MEMORY_MAX},                        \
+                {"pids-max", required_argument, NULL, RT_OPT_PIDS_MAX},                            \
+                {"isolation", required_argument, NULL, RT_OPT_ISOLATION}, {                        \
+                "setenv", required_argument, NULL, RT_OPT_SETENV                                   \
         }
 
-#define RT_SPEC_USAGE                                                                             \
-        "  --setenv K=V          set an environment variable of the agent's commands; "           \
-        "repeatable\n"                                                                            \
-        "  --upper-size BYTES    room for the sandbox's changes (its upper layer, a tmpfs) and\n" \
-        "                        for /tmp, each (default 2G; K M G); a write beyond fails with\n" \
-        "                        ENOSPC inside\n"                                                 \
-        "  --pids-max N          tasks that may exist in the sandbox at once (default 4096;\n"    \
-        "                        cgroup v2 pids.max when available, and the pid_max)\n"           \
-        "  --memory-max BYTES    memory limit of the sandbox (cgroup v2 memory.max when\n"        \
-        "                        available, else RLIMIT_AS per process, with a warning)\n"        \
-        "  --isolation MODE      full (default); landlock: no namespaces, Landlock+seccomp "      \
-        "only;\n"                                                                                 \
+#define RT_SPEC_USAGE                                                                              \
+        "  --setenv K=V          set an environment variable of the agent's commands; "            \
+        "repeatable\n"                                                                             \
+        "  --upper-size BYTES    room for the sandbox's changes (its upper layer, a tmpfs) and\n"  \
+        "                        for /tmp, each (default 2G; K M G); a write beyond fails with\n"  \
+        "                        ENOSPC inside\n"                                                  \
+        "  --pids-max N          tasks that may exist in the sandbox at once (default 4096;\n"     \
+        "                        cgroup v2 pids.max when available, and the pid_max)\n"            \
+        "  --memory-max BYTES    memory limit of the sandbox (cgroup v2 memory.max when\n"         \
+        "                        available, else RLIMIT_AS per process, with a warning)\n"         \
+        "  --isolation MODE      full (default); landlock: no namespaces, Landlock+seccomp "       \
+        "only;\n"                                                                                  \
         "                        namespaces: no Landlock (both weaker, reported on stderr)\n"
 
 struct rt_spec_opts {
