@@ -40,7 +40,7 @@ struct links {
         struct {
                 ino_t ino;
                 char *path; /* relative to the destination root */
-        } *v;
+        } * v;
         size_t n, cap;
 };
 
@@ -144,8 +144,8 @@ static int copy_data(int in, int out, off_t size, struct copy *c) {
                 if (data < 0 || hole < 0)
                         return rtn_err(c->err, errno, "read %s", c->rel);
                 for (off = data; off < hole;) {
-                        size_t want = (size_t)(hole - off) < COPY_BUF ? (size_t)(hole - off)
-                                                                      : COPY_BUF;
+                        size_t want =
+                                (size_t)(hole - off) < COPY_BUF ? (size_t)(hole - off) : COPY_BUF;
                         ssize_t r = pread(in, c->buf, want, off);
                         if (r <= 0)
                                 return rtn_err(c->err, r < 0 ? errno : EIO, "read %s", c->rel);
@@ -161,8 +161,7 @@ static int copy_data(int in, int out, off_t size, struct copy *c) {
         return 0;
 }
 
-static int copy_file(int sdir, int ddir, const char *name, const struct stat *st,
-                     struct copy *c) {
+static int copy_file(int sdir, int ddir, const char *name, const struct stat *st, struct copy *c) {
         if (st->st_nlink > 1) {
                 const char *first = links_find(&c->links, st->st_ino);
                 if (first) {
@@ -435,14 +434,16 @@ static int merge_entry(int u, int p, const char *name, struct copy *c, unsigned 
                 return rtn_err(c->err, errno, "stat %s", c->rel);
         bool pdir = fstatat(p, name, &ps, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(ps.st_mode);
         if (S_ISDIR(us.st_mode) && pdir) {
-                _cleanup_close_ int ud = openat(u, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-                _cleanup_close_ int pd = openat(p, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                _cleanup_close_ int ud =
+                        openat(u, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                _cleanup_close_ int pd =
+                        openat(p, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
                 if (ud < 0 || pd < 0)
                         return rtn_err(c->err, errno, "open %s", c->rel);
                 if (!is_opaque(ud)) {
                         /* writable until merge_meta sets the upper's mode */
                         int r = fchmod(pd, 0700) < 0 ? rtn_err(c->err, errno, "chmod %s", c->rel)
-                                                      : merge_dir(ud, pd, c, depth + 1);
+                                                     : merge_dir(ud, pd, c, depth + 1);
                         return r < 0 ? r : merge_meta(ud, pd, c);
                 }
         }
@@ -511,7 +512,8 @@ static int do_merge(void *arg, char *out, size_t outlen, struct rtn_error *err) 
         _cleanup_close_ int pdir = open(a->pending, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (pdir < 0)
                 return rtn_err(err, errno, "open %s", a->pending);
-        _cleanup_close_ int p = openat(pdir, "upper", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        _cleanup_close_ int p =
+                openat(pdir, "upper", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         struct stat st;
         _cleanup_close_ int u = open_upper_dir(a->upper_fs, &st, err);
         if (p < 0)
