@@ -170,12 +170,16 @@ static int env_status(struct serve *sv, struct mcp_call *call) {
         rtn_json_kv_str(&b, "namespaces",
                         iso == INIT_ISOLATION_LANDLOCK ? "none"
                                                        : "user mount pid net ipc uts cgroup");
-        rtn_json_kv_str(&b, "network", sv->scfg.spec.net_none ? "none" : "loopback");
+        rtn_json_kv_str(&b, "network",
+                        iso == INIT_ISOLATION_LANDLOCK ? "host"
+                        : sv->scfg.spec.net_none       ? "none"
+                                                       : "loopback");
         rtn_json_kv_bool(&b, "seccomp", true);
         rtn_json_kv_bool(&b, "no_new_privs", true);
         rtn_json_kv_int(&b, "landlock_abi", rt_session_alive(sv->sess) ? sb->landlock_abi : 0);
         rtn_json_kv_str(&b, "id_mapping",
                         !rt_session_alive(sv->sess)         ? "not started"
+                        : iso == INIT_ISOLATION_LANDLOCK    ? "none"
                         : sb->idmap.mode == RT_IDMAP_SINGLE ? "single"
                         : sb->idmap.mode == RT_IDMAP_SUBID  ? "subid"
                                                             : "root");

@@ -70,6 +70,24 @@ def isolation():
     assert "WARNING" in msg and "Landlock" in msg, f"no warning on stderr: {msg!r}"
 
 
+def landlock():
+    """--isolation landlock: commands run on the host, in a private directory, with no
+    layers and no upper (root's rtn refuses it: without a user namespace the command would
+    own the host's system files)."""
+    s = Serve(RTN, "--isolation", "landlock", env=env())
+    if os.geteuid() == 0:
+        r = s.call_raw("shell_run", command="true")
+        assert r.get("isError") and "will not run as root" in r["content"][0]["text"], r
+        return
+    eq(out(s, "id -u"), str(os.getuid()), "runs as the caller")
+    st = s.call("env_status")
+    iso = st["isolation"]
+    eq((iso["mode"], iso["degraded"], iso["namespaces"], iso["network"], iso["id_mapping"]),
+       ("landlock", True, "none", "host", "none"), "landlock mode")
+    eq((st["layers"], st["upper_bytes"], st["dirty_files"]), ([], 0, []), "no overlay")
+    eq(s.call("env_commit", message="x")["unchanged"], True, "nothing to commit")
+
+
 def refused():
     for args, part in [(["--upper-size", "12x"], "--upper-size wants a size"),
                        (["--upper-size", "512K"], "at least 1 MiB"),

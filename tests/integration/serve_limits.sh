@@ -14,7 +14,7 @@ scenario() {
         [ "$T_RC" = 0 ] || t_fail "$(tail -c 1500 "$T_ERR_FILE")"
 }
 
-for s in options defaults isolation refused; do
+for s in options defaults isolation landlock refused; do
         t_run "serve_limits_$s" scenario "$s"
 done
 t_done
