@@ -210,7 +210,7 @@ static const char out_env_status[] =
         O(P_STR("env") "," P_STR("base") "," P_STRN("tip") "," P_STRS("layers") "," P_INT(
                   "upper_bytes") "," P_STRS("dirty_files") "," P_BOOL("dirty_truncated") "," P_INT("running_jobs")
                   "," P_ARR("host_dirs", HOST_DIR) "," P_OBJ("isolation") "," P_STR("workspace_mode") ","
-                  P_STRS("live_paths"),
+                  P_STRS("live_paths") "," P_OBJ("limits"),
           "\"env\",\"base\",\"tip\",\"layers\",\"running_jobs\",\"isolation\"");
 #define WS_CHANGE P_STR("path") ",\"change\":{\"type\":\"string\",\"enum\":[\"added\",\"modified\",\"deleted\"]}"
 static const char out_apply[] =
@@ -271,9 +271,10 @@ static const struct mcp_tool tools[] = {
          out_shell_list, H_READ, 0},
         {"env_status", "Environment status",
          "Show the sandbox environment: base, layer stack, tip commit, size of uncommitted changes "
-         "and the dirty files, running jobs, which isolation layers are active, and the host "
-         "directories bound in (host_dirs: live or overlay, ro or rw; live_paths: where a write "
-         "changes the host at once and env_reset cannot undo it).",
+         "and the dirty files, running jobs, which isolation layers are active, the resource "
+         "limits (room for changes, memory, tasks) and --setenv names, and the host directories "
+         "bound in (host_dirs: live or overlay, ro or rw; live_paths: where a write changes the "
+         "host at once and env_reset cannot undo it).",
          NOARGS, out_env_status, H_READ, 0},
         {"env_reset", "Reset the sandbox",
          "Kill every process in the sandbox and drop all uncommitted changes, back to the tip "

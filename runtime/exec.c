@@ -34,6 +34,8 @@
 #include "runtime/pending.h"
 #include "runtime/session.h"
 #include "runtime/wsover.h"
+#include "runtime/specopt.h"
+#include "runtime/upper.h"
 #include "store/store.h"
 
 #define EXIT_RTN 125
@@ -41,15 +43,13 @@
 
 struct exec_opts {
         struct rt_spec spec;
+        struct rt_spec_opts so; /* the options rtn serve shares */
         const char *cwd;
-        const char *setenv[RT_ENV_MAX];
-        size_t nsetenv;
         unsigned long timeout;
         bool tty;
         char **argv;
         const char *data_dir, *env, *message;
         bool commit, keep, quiet;
-        bool pids_asked; /* --pids-max given: say how it is enforced when not pids.max */
         char workspace_abs[PATH_MAX]; /* --workspace, resolved: what the policy checks */
 };
 
@@ -88,17 +88,9 @@ static const char exec_usage[] =
         "                        discarded when the command ends\n"
         "  --bind SRC:DST[:ro|rw] bind a host path (default rw); repeatable\n"
         "  --cwd DIR             working directory inside (default /workspace)\n"
-        "  --setenv K=V          set an environment variable; repeatable\n"
         "  --net loopback|none   loopback only (default), or no network at all\n"
         "  --hostname NAME       hostname inside (default rtn)\n"
-        "  --timeout SECS        kill the sandbox after SECS seconds (exit 124)\n"
-        "  --upper-size BYTES    size of the tmpfs upper layer and of /tmp (default 2G; K M G)\n"
-        "  --pids-max N          tasks that may exist in the sandbox at once (default 4096;\n"
-        "                        cgroup v2 pids.max when available, and the pid_max)\n"
-        "  --memory-max BYTES    memory limit of the sandbox (cgroup v2 memory.max when\n"
-        "                        available, else RLIMIT_AS per process, with a warning)\n"
-        "  --isolation MODE      full (default); landlock: no namespaces, Landlock+seccomp only;\n"
-        "                        namespaces: no Landlock (both weaker, reported on stderr)\n"
+        "  --timeout SECS        kill the sandbox after SECS seconds (exit 124)\n" RT_SPEC_USAGE
         "  -t, --tty             run under a new pty inside the sandbox\n"
         "  --quiet               no report on stderr of the system calls the sandbox blocked\n"
         "  --env NAME            start from environment NAME's tip (default: default)\n"
@@ -111,68 +103,11 @@ static const char exec_usage[] =
         "                        memory or pids controller can enforce its limit (auto, the\n"
         "                        default), always, or never\n";
 
-/* BYTES with an optional K, M or G suffix (powers of 1024). */
-static int parse_size(const char *arg, const char *what, uint64_t *ret, struct rtn_error *err) {
-        char *end;
-        errno = 0;
-        unsigned long long v = strtoull(arg, &end, 10);
-        unsigned shift = 0;
-        if (*end == 'K' || *end == 'k')
-                shift = 10, end++;
-        else if (*end == 'M' || *end == 'm')
-                shift = 20, end++;
-        else if (*end == 'G' || *end == 'g')
-                shift = 30, end++;
-        if (errno || *end || end == arg || arg[0] == '-' || v > (~0ULL >> (shift + 1)))
-                return rtn_errx(err, EINVAL, "%s wants a size in bytes (K, M, G suffixes): %s",
-                                what, arg);
-        *ret = (uint64_t)v << shift;
-        return 0;
-}
-
-static int parse_isolation(const char *arg, struct rt_spec *s, struct rtn_error *err) {
-        if (!strcmp(arg, "full"))
-                s->isolation = INIT_ISOLATION_FULL;
-        else if (!strcmp(arg, "landlock"))
-                s->isolation = INIT_ISOLATION_LANDLOCK;
-        else if (!strcmp(arg, "namespaces"))
-                s->isolation = INIT_ISOLATION_NO_LANDLOCK;
-        else
-                return rtn_errx(err, EINVAL, "--isolation must be full, landlock or namespaces");
-        return 0;
-}
-
-/* Options without a short form, past the ones parse_opts switches on itself. */
-static int parse_limit_opt(int c, const char *arg, struct rt_spec *s, struct rtn_error *err) {
-        uint64_t v;
-        int r;
-        switch (c) {
-        case 'U':
-                return parse_size(arg, "--upper-size", &s->upper_bytes, err);
-        case 'M':
-                return parse_size(arg, "--memory-max", &s->memory_bytes, err);
-        case 'P':
-                if ((r = parse_size(arg, "--pids-max", &v, err)) < 0)
-                        return r;
-                if (v > UINT32_MAX)
-                        return rtn_errx(err, EINVAL, "--pids-max too large");
-                s->pids_max = (uint32_t)v;
-                return 0;
-        case 'I':
-                return parse_isolation(arg, s, err);
-        case 'W':
-                return rt_parse_ws_mode(s, arg, err);
-        default:
-                return rtn_errx(err, EINVAL, "see 'rtn exec --help'");
-        }
-}
-
 static int parse_opts(int argc, char **argv, struct exec_opts *o, struct rtn_error *err) {
         static const struct option longopts[] = {{"rootfs", required_argument, NULL, 'r'},
                                                  {"workspace", required_argument, NULL, 'w'},
                                                  {"bind", required_argument, NULL, 'b'},
                                                  {"cwd", required_argument, NULL, 'c'},
-                                                 {"setenv", required_argument, NULL, 'e'},
                                                  {"net", required_argument, NULL, 'n'},
                                                  {"hostname", required_argument, NULL, 'H'},
                                                  {"timeout", required_argument, NULL, 'T'},
@@ -183,11 +118,8 @@ static int parse_opts(int argc, char **argv, struct exec_opts *o, struct rtn_err
                                                  {"keep", no_argument, NULL, 'K'},
                                                  {"message", required_argument, NULL, 'm'},
                                                  {"data-dir", required_argument, NULL, 'D'},
-                                                 {"upper-size", required_argument, NULL, 'U'},
-                                                 {"memory-max", required_argument, NULL, 'M'},
-                                                 {"pids-max", required_argument, NULL, 'P'},
-                                                 {"isolation", required_argument, NULL, 'I'},
                                                  {"quiet", no_argument, NULL, 'q'},
+                                                 RT_SPEC_LONGOPTS,
                                                  {"workspace-mode", required_argument, NULL, 'W'},
                                                  {0}};
         int c, r;
@@ -208,11 +140,6 @@ static int parse_opts(int argc, char **argv, struct exec_opts *o, struct rtn_err
                         break;
                 case 'c':
                         o->cwd = optarg;
-                        break;
-                case 'e':
-                        if (o->nsetenv >= RT_ENV_MAX)
-                                return rtn_errx(err, E2BIG, "too many --setenv options");
-                        o->setenv[o->nsetenv++] = optarg;
                         break;
                 case 'n':
                         if (!strcmp(optarg, "none"))
@@ -253,13 +180,18 @@ static int parse_opts(int argc, char **argv, struct exec_opts *o, struct rtn_err
                 case 'q':
                         o->quiet = true;
                         break;
+                case 'W':
+                        if ((r = rt_parse_ws_mode(&o->spec, optarg, err)) < 0)
+                                return r;
+                        break;
                 case 'h':
                         fputs(exec_usage, stdout);
                         exit(0);
                 default:
-                        o->pids_asked |= c == 'P';
-                        if ((r = parse_limit_opt(c, optarg, &o->spec, err)) < 0)
+                        if ((r = rt_spec_opt(c, optarg, &o->spec, &o->so, err)) < 0)
                                 return r;
+                        if (r == 0)
+                                return rtn_errx(err, EINVAL, "see 'rtn exec --help'");
                         break;
                 }
         }
@@ -470,10 +402,8 @@ static int send_command(struct rt_sandbox *sb, void *arg, struct rtn_error *err)
         struct exec_opts *o = ((struct queued *)arg)->o;
         struct rt_env env;
         int r, fds[3], close_later[3] = {-1, -1, -1};
-        rt_env_default(&env, sb, INIT_POLICY_AGENT, o->tty);
-        for (size_t i = 0; i < o->nsetenv; i++)
-                if ((r = rt_env_set(&env, o->setenv[i], err)) < 0)
-                        return r;
+        if ((r = rt_spec_opts_env(&o->so, &env, sb, INIT_POLICY_AGENT, o->tty, NULL, err)) < 0)
+                return r;
         uint16_t rows = 0, cols = 0;
         if (o->tty) {
                 struct winsize ws;
@@ -521,7 +451,41 @@ struct exec_store {
         char *session_dir;
         int session_lock;
         char pending[4096]; /* --keep: the environment's pending dir */
+        char pending_upper[4200]; /* its upper/, the sandbox's top layer */
+        const char **keep_layers; /* --keep: pending_upper, then layers */
+        int upper_fs; /* --keep, --commit: the sandbox's tmpfs upper (runtime/upper.h) */
 };
+
+/* --keep: the pending changes on disk are the sandbox's top layer, read-only; its writes go
+ * to a tmpfs of what --upper-size leaves them, laid over them when the command ends
+ * (rt_upper_merge), so together they never take more than --upper-size. */
+static int keep_pending(struct exec_opts *o, struct exec_store *es, const char *env,
+                        struct rtn_error *err) {
+        int r = rt_pending_open(es->st, env, es->pending, sizeof es->pending, &es->session_lock,
+                                err);
+        if (r < 0)
+                return r;
+        uint64_t used = rt_upper_pending_size(es->pending);
+        if (used + (1u << 20) > o->spec.upper_bytes)
+                return rtn_errx(err, ENOSPC,
+                                "the pending changes of environment %s take %llu MiB, "
+                                "--upper-size is %llu MiB: commit them (rtn commit), drop them "
+                                "(rtn reset) or give a larger --upper-size",
+                                env, (unsigned long long)(used >> 20),
+                                (unsigned long long)(o->spec.upper_bytes >> 20));
+        snprintf(es->pending_upper, sizeof es->pending_upper, "%s/upper", es->pending);
+        if (!(es->keep_layers = calloc(es->stack.n + 1, sizeof *es->keep_layers)))
+                return rtn_err(err, ENOMEM, "layers");
+        es->keep_layers[0] = es->pending_upper;
+        for (size_t i = 0; i < es->stack.n; i++)
+                es->keep_layers[i + 1] = es->stack.paths[i];
+        o->spec.layers = es->keep_layers;
+        o->spec.nlayers = es->stack.n + 1;
+        o->spec.ws_dir = es->pending; /* an overlay workspace's pending changes: ws/ */
+        o->spec.upper_keep = true;
+        o->spec.upper_room = o->spec.upper_bytes - used;
+        return 0;
+}
 
 static int open_store(struct exec_opts *o, struct exec_store *es, struct rtn_error *err) {
         char dir[4096];
@@ -549,15 +513,12 @@ static int open_store(struct exec_opts *o, struct exec_store *es, struct rtn_err
         o->data_dir = NULL; /* dir is on our stack */
         o->spec.layers = (const char *const *)es->stack.paths;
         o->spec.nlayers = es->stack.n;
-        if (o->keep) {
-                if ((r = rt_pending_open(es->st, env, es->pending, sizeof es->pending,
-                                         &es->session_lock, err)) < 0)
-                        return r;
-                o->spec.upper_dir = es->pending;
-        } else if (o->commit) {
+        if (o->keep)
+                return keep_pending(o, es, env, err);
+        if (o->commit) {
                 if ((r = store_session_new(es->st, &es->session_dir, &es->session_lock, err)) < 0)
                         return r;
-                o->spec.upper_dir = es->session_dir;
+                o->spec.upper_keep = true;
         }
         return 0;
 }
@@ -572,6 +533,8 @@ static void close_store(struct exec_store *es, const struct rt_idmap *m) {
                 free(es->session_dir);
         }
         rtn_safe_close(es->session_lock);
+        rtn_safe_close(es->upper_fs);
+        free(es->keep_layers);
         store_stack_free(&es->stack);
         if (es->st)
                 store_close(es->st);
@@ -579,7 +542,7 @@ static void close_store(struct exec_store *es, const struct rt_idmap *m) {
 
 static int commit_upper(struct exec_opts *o, struct exec_store *es, const struct rt_idmap *m) {
         struct rtn_error err = {0};
-        char upper[4200], id[STORE_ID_SIZE];
+        char id[STORE_ID_SIZE];
         const char *msg = o->message ? o->message : "rtn exec";
         const char *env = o->env ? o->env : STORE_DEFAULT_ENV;
         int r;
@@ -591,9 +554,7 @@ static int commit_upper(struct exec_opts *o, struct exec_store *es, const struct
                                                .parent = es->stack.tip,
                                                .base = &es->base,
                                                .upper_lock = es->session_lock};
-                snprintf(upper, sizeof upper, "%s/upper", es->session_dir);
-                rt_upper_prune(upper);
-                r = rt_store_commit(m, es->st, env, upper, &co, id, &err);
+                r = rt_upper_commit(m, es->st, env, es->upper_fs, es->session_dir, &co, id, &err);
         }
         if (r < 0) {
                 rtn_term_printf(stderr, "rtn: commit: %s\n", err.msg);
@@ -649,7 +610,7 @@ static void report_blocked(const struct rt_blocked *b) {
 
 int rt_cmd_exec(int argc, char **argv) {
         struct exec_opts o = {0};
-        struct exec_store es = {.session_lock = -1};
+        struct exec_store es = {.session_lock = -1, .upper_fs = -1};
         /* Static, not on the stack: its three 64 KiB pump buffers would cost every start a
          * 200 KiB memset and the page faults of a stack that size (~0.1 ms); zero BSS pages
          * are only faulted in when output flows through them. Runs once per process. */
@@ -669,11 +630,7 @@ int rt_cmd_exec(int argc, char **argv) {
         }
         o.spec.rootfs = rootfs;
         struct rt_limit_warnings warn;
-        /* No pid namespace in the Landlock-only mode: RLIMIT_NPROC (per uid, counting the
-         * caller's other processes too) is the only process limit there is. */
-        if (o.spec.isolation == INIT_ISOLATION_LANDLOCK && o.spec.limits.nproc == 0)
-                o.spec.limits.nproc = o.spec.pids_max;
-        rt_limits_choose(&o.spec, o.pids_asked, &warn);
+        rt_spec_opts_limits(&o.spec, &o.so, &warn);
         if (warn.memory[0])
                 fprintf(stderr, "rtn: warning: %s\n", warn.memory);
         if (warn.pids[0])
@@ -701,12 +658,16 @@ int rt_cmd_exec(int argc, char **argv) {
                 close_store(&es, &run.sb.idmap);
                 return r > 0 ? r : EXIT_RTN;
         }
-        run.wait_end = o.spec.upper_dir != NULL;
+        run.wait_end = o.spec.upper_keep;
+        es.upper_fs = TAKE_FD(run.sb.upper_fs);
         event_loop(&run);
         end_sandbox(&run);
         restore_tty();
         int code = rt_exit_code(run.wait_status);
-        if (run.timed_out) {
+        if (o.keep && rt_upper_merge(&run.sb.idmap, es.upper_fs, es.pending, &err) < 0) {
+                fprintf(stderr, "rtn: the changes were not kept: %s\n", err.msg);
+                code = EXIT_RTN;
+        } else if (run.timed_out) {
                 fprintf(stderr, "rtn: timed out after %lu s\n", o.timeout);
                 code = EXIT_TIMEOUT;
         } else if (o.commit && code == 0) {

@@ -2,6 +2,8 @@
  * before clone3) and the child's setup steps. */
 #pragma once
 
+#include <sys/resource.h>
+
 #include "runtime/runtime.h"
 
 #define RT_MAX_HOSTDIRS 12
@@ -15,18 +17,30 @@ struct rt_hostdir {
 /* The child's private tmpfs stage, where the new root is assembled (runtime/mount.c). */
 #define RT_STAGE "/tmp"
 
+/* A sandbox's share of a per-user kernel budget: its user namespace's /proc/sys/user/<name>
+ * (runtime/budget.c). */
+#define RT_MAX_BUDGETS 24
+#define RT_BUDGET_SHARE 8 /* each sandbox may hold 1/8 of what its owner may */
+struct rt_budgets {
+        struct {
+                char name[40];
+                unsigned long long max;
+        } b[RT_MAX_BUDGETS];
+        size_t n;
+};
+
 struct rt_plan {
         const struct rt_spec *spec;
+        const struct rt_budgets *budgets; /* the sandbox's shares (rt_budgets_get) */
         const struct rt_idmap *idmap;
         int base_fd; /* rootfs dir, -1 for the host base */
         struct rt_hostdir host[RT_MAX_HOSTDIRS];
         size_t nhost;
         int layer_fds[RT_MAX_LAYERS]; /* newest first */
         size_t nlayers;
-        int upper_fd, work_fd; /* upper_dir's upper/ and work/, -1: tmpfs */
         int workspace_fd;
         int workspace_tree; /* idmapped detached mount (root only), or -1 */
-        int ws_upper_fd, ws_work_fd; /* overlay workspace: upper_dir's ws/upper, ws/work */
+        int ws_upper_fd, ws_work_fd; /* overlay workspace: ws_dir's ws/upper, ws/work */
         int bind_fds[RT_MAX_BINDS];
         int bind_trees[RT_MAX_BINDS]; /* idmapped detached mounts of rw binds (root), or -1 */
         int init_fd; /* sealed memfd of rtn-init */
@@ -42,6 +56,13 @@ struct rt_netns_msg {
         char tag;
         int error;
         char message[256];
+};
+
+/* A kept upper the child made (spec.upper_keep without upper_fs), sent to rtn with its fd
+ * (SCM_RIGHTS) before rtn-init starts. */
+#define RT_UPPER_TAG 'U'
+struct rt_upper_msg {
+        char tag;
 };
 
 /* Child side, between clone3 and fexecve: build the root, pivot, exec rtn-init. Never
@@ -89,6 +110,19 @@ const char *rt_fdpath(char buf[32], int fd);
  * oom_score_adj 1000, so under memory pressure the kernel kills the sandbox first
  * (runtime/limits.c). */
 int rt_child_limits(const struct rt_plan *plan, struct rtn_error *err);
+
+/* Per-user kernel budgets (runtime/budget.c): rtn's shares, read once; the child writes them
+ * into its user namespace once it is inside root; rtn's soft rlimits that the kernel copies
+ * into a new user namespace's budget are lowered to the share around clone3. */
+const struct rt_budgets *rt_budgets_get(void);
+int rt_child_budgets(const struct rt_plan *plan, struct rtn_error *err);
+#define RT_SHARED_RLIMITS 3
+struct rt_rlimit_saved {
+        struct rlimit saved[RT_SHARED_RLIMITS];
+        bool ok[RT_SHARED_RLIMITS];
+};
+void rt_rlimit_shares_lower(struct rt_rlimit_saved *ret);
+void rt_rlimit_shares_restore(const struct rt_rlimit_saved *saved);
 
 /* Parent side: the configuration exchange with a started rtn-init (runtime/sandbox.c).
  * rt_recv_typed reads one message of the given type and exactly len bytes into out, and

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "common/cleanup.h"
+#include "common/io.h"
 #include "common/syscall.h"
 #include "runtime/internal.h"
 
@@ -197,22 +198,71 @@ static int mount_overlay(const struct rt_plan *p, const char *sub, const char *b
         return do_mount("overlay", dst, "overlay", MS_NOSUID | MS_NODEV, opts, shown, err);
 }
 
+/* A kept upper (spec.upper_keep): a tmpfs of its own, so it can outlive this sandbox's
+ * mount namespace. A new one is made here (its user namespace is ours, so a tmpfs needs no
+ * privilege of rtn's) and its detached mount is sent to rtn, which keeps it by that fd; a
+ * later sandbox of the same session gets the fd in spec.upper_fs. Either way a clone of it
+ * is attached on the stage: attaching the kept mount itself would tie it to this namespace
+ * and end it with it. nr_inodes bounds the files as size bounds the bytes: a copy to disk
+ * costs each file an inode and maybe a block there. */
+static int new_upper_fs(const struct rt_plan *p, struct rtn_error *err) {
+        uint64_t room = p->spec->upper_room ? p->spec->upper_room : p->spec->upper_bytes;
+        char size[24], inodes[24];
+        snprintf(size, sizeof size, "%llu", (unsigned long long)room);
+        snprintf(inodes, sizeof inodes, "%llu", (unsigned long long)(room / 4096 + 1024));
+        _cleanup_close_ int fs = sys_fsopen("tmpfs", FSOPEN_CLOEXEC);
+        if (fs < 0 || sys_fsconfig(fs, FSCONFIG_SET_STRING, "size", size, 0) < 0 ||
+            sys_fsconfig(fs, FSCONFIG_SET_STRING, "nr_inodes", inodes, 0) < 0 ||
+            sys_fsconfig(fs, FSCONFIG_SET_STRING, "mode", "0755", 0) < 0 ||
+            sys_fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
+                return rtn_err(err, errno, "create the upper's tmpfs (size=%s)", size);
+        _cleanup_close_ int mnt =
+                sys_fsmount(fs, FSMOUNT_CLOEXEC, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
+        if (mnt < 0)
+                return rtn_err(err, errno, "mount the upper's tmpfs");
+        if (mkdirat(mnt, "upper", 0755) < 0 || mkdirat(mnt, "work", 0700) < 0)
+                return rtn_err(err, errno, "create upper/ and work/");
+        return TAKE_FD(mnt);
+}
+
+static int mount_kept_upper(const struct rt_plan *p, struct rtn_error *err) {
+        _cleanup_close_ int made = -1;
+        int src = p->spec->upper_fs;
+        if (src < 0 && (src = made = new_upper_fs(p, err)) < 0)
+                return made;
+        _cleanup_close_ int tree =
+                sys_open_tree(src, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH);
+        if (tree < 0)
+                return rtn_err(err, errno, "clone the kept upper");
+        if (mkdir(STAGE "/u", 0755) < 0 ||
+            sys_move_mount(tree, "", AT_FDCWD, STAGE "/u", MOVE_MOUNT_F_EMPTY_PATH) < 0)
+                return rtn_err(err, errno, "attach the kept upper");
+        if (made >= 0) {
+                struct rt_upper_msg m = {.tag = RT_UPPER_TAG};
+                ssize_t n = rtn_send_msg(p->ctl_fd, &m, sizeof m, &made, 1);
+                if (n < 0)
+                        return rtn_err(err, (int)n, "hand the upper to rtn");
+        }
+        return 0;
+}
+
 static int mount_root(const struct rt_plan *p, struct rtn_error *err) {
         char upper[40], work[64], bottom[96], dst[64], fdp[32];
         const char *wbase = STAGE "/work";
-        char wbuf[40];
         snprintf(upper, sizeof upper, STAGE "/upper");
-        if (p->upper_fd >= 0) {
-                rt_fdpath(upper, p->upper_fd);
-                wbase = rt_fdpath(wbuf, p->work_fd);
-        }
         int r;
-        /* No committed layer, no rootfs and no session upper (a plain `rtn exec`): the root
+        if (p->spec->upper_keep) {
+                if ((r = mount_kept_upper(p, err)) < 0)
+                        return r;
+                snprintf(upper, sizeof upper, STAGE "/u/upper");
+                wbase = STAGE "/u/work";
+        }
+        /* No committed layer, no rootfs and no kept upper (a plain `rtn exec`): the root
          * needs no overlay of its own. The skeleton, on the stage tmpfs that dies with the
          * sandbox, is writable as it is; a bind of it is the new root (pivot_root wants a
          * mount point, and it keeps the stage's nosuid,nodev), and the host dirs' overlays go
          * straight onto it. */
-        bool plain = p->nlayers == 0 && p->upper_fd < 0 && p->base_fd < 0;
+        bool plain = p->nlayers == 0 && !p->spec->upper_keep && p->base_fd < 0;
         if (plain && (r = do_mount(SKEL, NEWROOT, NULL, MS_BIND, NULL, "/", err)) < 0)
                 return r;
         /* Host base: one overlay per allowlisted dir, mounted before the root overlay (whose
@@ -497,7 +547,8 @@ int rt_child_build_root(const struct rt_plan *p, struct rtn_error *err) {
         if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
                 return rtn_err(err, errno, "make / private");
         char opts[64];
-        unsigned long long size = p->upper_fd < 0 ? p->spec->upper_bytes + (1u << 20) : 16u << 20;
+        unsigned long long size =
+                p->spec->upper_keep ? 16u << 20 : p->spec->upper_bytes + (1u << 20);
         snprintf(opts, sizeof opts, "mode=0755,size=%llu", size);
         if ((r = do_mount("tmpfs", STAGE, "tmpfs", MS_NOSUID | MS_NODEV, opts, "stage", err)) < 0)
                 return r;

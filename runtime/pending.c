@@ -1,9 +1,11 @@
 /* Pending changes: an environment's persistent upper, <data>/pending/<env>/{upper,work}, the
  * CLI's counterpart of a working tree. `rtn exec --keep` runs on the tip plus the pending
- * changes and adds to them; `rtn diff` shows them, `rtn commit` turns them into a commit,
+ * changes and adds to them (they are its top layer, and its tmpfs upper is laid over them at
+ * the end: runtime/upper.h); `rtn diff` shows them, `rtn commit` turns them into a commit,
  * `rtn reset` drops them. One user at a time per environment (flock on pending/<env>/lock,
- * the session-dir shape of store_upper_claim): two overlays on one upper would corrupt it,
- * and a commit or reset must not move or empty it under a running --keep command. */
+ * the session-dir shape of store_upper_claim): two runs would each lay their changes over
+ * the same tree, and a commit or reset must not move or empty it under a running --keep
+ * command. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -15,6 +17,7 @@
 #include "common/cleanup.h"
 #include "runtime/pending.h"
 #include "runtime/session.h"
+#include "runtime/upper.h"
 
 int rt_pending_path(struct store *s, const char *env, const char *sub, char *buf, size_t len) {
         int n = snprintf(buf, len, "%s/pending/%s%s%s", store_data_dir(s), env, sub ? "/" : "",
@@ -59,19 +62,19 @@ int rt_pending_open(struct store *s, const char *env, char *dir, size_t len, int
                     struct rtn_error *err) {
         char p[4096];
         int r;
-        static const char *const subs[] = {NULL, "upper", "work"};
+        static const char *const subs[] = {NULL, "upper"};
         snprintf(p, sizeof p, "%s/pending", store_data_dir(s));
         if ((r = mkdir_if(p, 0700, err)) < 0)
                 return r;
         /* The upper's top is the sandbox's "/": it must be searchable by the agent. */
-        static const mode_t modes[] = {0700, 0755, 0700};
+        static const mode_t modes[] = {0700, 0755};
         _cleanup_close_ int lk = -1;
-        for (size_t i = 0; i < 3; i++) {
+        for (size_t i = 0; i < 2; i++) {
                 if (rt_pending_path(s, env, subs[i], p, sizeof p) < 0)
                         return rtn_errx(err, ENAMETOOLONG, "data dir path too long");
                 if ((r = mkdir_if(p, modes[i], err)) < 0)
                         return r;
-                /* Locked before upper/ and work/ are made: a reset removing them holds it. */
+                /* Locked before upper/ is made: a reset removing it holds it. */
                 if (i == 0 && (r = claim(s, env, true, &lk, err)) < 0)
                         return r;
         }
@@ -92,9 +95,12 @@ static int reset_held(struct store *s, const char *env, const struct rt_idmap *m
                 return rtn_errx(err, ENAMETOOLONG, "data dir path too long");
         int r = 0;
         if (access(dir, F_OK) == 0) {
+                /* work/ is what the pending upper's own overlay left, before it was a layer */
                 r = rt_remove_tree(m, dir, "upper", err);
                 if (r == 0)
                         r = rt_remove_tree(m, dir, "work", err);
+                if (r == 0)
+                        r = rt_remove_tree(m, dir, RT_PENDING_SIZE, err);
         }
         /* Its pending changes gone, an env without commits is tied to no base any more. */
         return r < 0 ? r : store_base_forget(s, env, err);

@@ -271,15 +271,12 @@ static int cli_commit(struct cli *c, const struct pkg_opts *o, struct rtn_error 
         int len = snprintf(msg, sizeof msg, "pkg install");
         for (size_t i = 0; i < o->n && len > 0 && (size_t)len < sizeof msg - 1; i++)
                 len += snprintf(msg + len, sizeof msg - (size_t)len, " %s", o->names[i]);
-        rt_session_stop(c->sess);
-        rt_upper_prune(rt_session_upper(c->sess)); /* the sandbox's own mountpoints */
         /* On the tip it was installed on only: a tip moved meanwhile is another writer's. */
         struct store_commit_opts co = {.msg = msg,
                                        .parent = c->stack.tip,
                                        .base = &c->base,
                                        .upper_lock = c->session_lock};
-        int r = rt_store_commit(rt_session_idmap(c->sess), c->store, o->env,
-                                rt_session_upper(c->sess), &co, id, err);
+        int r = rt_session_commit(c->sess, c->store, o->env, &co, id, err);
         if (r >= 0)
                 printf("%s %s\n", r == 1 ? "unchanged" : "committed", id);
         return r;

@@ -60,12 +60,20 @@ struct rt_spec {
         const char *rootfs; /* NULL or "host": allowlisted host dirs; else a rootfs dir */
         const char *const *layers; /* committed layers, newest first (host paths) */
         size_t nlayers;
-        const char *upper_dir; /* NULL: tmpfs upper, gone at exit; else a host dir that
-                                  holds upper/ and work/ (sessions that can commit) */
+        /* The upper is a tmpfs of upper_bytes on the sandbox's stage, gone with it, unless
+         * upper_keep: then it is a tmpfs of its own that outlives the sandbox (sessions,
+         * --keep, --commit; runtime/upper.h), upper_fs when an earlier sandbox made one
+         * (the fd of its detached mount), else made now of upper_room bytes (0: upper_bytes)
+         * and handed to rtn in rt_sandbox.upper_fs. */
+        bool upper_keep;
+        int upper_fs;
+        uint64_t upper_room;
         const char *workspace; /* host dir at /workspace (canonical), or NULL */
         uint64_t workspace_dev, workspace_ino; /* set by rt_binds_check, like a bind's */
-        enum rt_ws_mode workspace_mode; /* overlay: its upper is upper_dir/ws (a tmpfs dir
-                                           without upper_dir) */
+        /* overlay: the workspace's upper is ws_dir's ws/ (runtime/wsover.h), a dir on the
+         * stage without ws_dir */
+        enum rt_ws_mode workspace_mode;
+        const char *ws_dir; /* a session dir or an environment's pending changes, or NULL */
         struct rt_bind binds[RT_MAX_BINDS];
         size_t nbinds;
         const char *hostname;
@@ -120,6 +128,8 @@ struct rt_sandbox {
         uint16_t gate_port;
         struct rt_cgroup cgroup; /* the sandbox's own cgroup v2 (cgroup.on), if any */
         struct rt_protect_report *protect; /* shared with its child; NULL in landlock mode */
+        int upper_fs; /* the kept upper this start made (spec.upper_keep), the caller's to
+                         close; else -1 */
 };
 
 void rt_spec_init(struct rt_spec *spec);

@@ -109,22 +109,13 @@ static int plan_open(struct rt_plan *p, struct rtn_error *err) {
         for (; p->nlayers < s->nlayers; p->nlayers++)
                 if ((p->layer_fds[p->nlayers] = open_dir(s->layers[p->nlayers], "layer", err)) < 0)
                         return p->layer_fds[p->nlayers];
-        if (s->upper_dir) {
+        if (s->workspace && s->workspace_mode == RT_WS_OVERLAY && s->ws_dir) {
                 /* Opened one by one: root's sandbox may not search the session dir itself. */
                 char path[4096];
-                snprintf(path, sizeof path, "%s/upper", s->upper_dir);
-                if ((p->upper_fd = open_dir(path, "upper dir", err)) < 0)
-                        return p->upper_fd;
-                snprintf(path, sizeof path, "%s/work", s->upper_dir);
-                if ((p->work_fd = open_dir(path, "work dir", err)) < 0)
-                        return p->work_fd;
-        }
-        if (s->workspace && s->workspace_mode == RT_WS_OVERLAY && s->upper_dir) {
-                char path[4096];
-                snprintf(path, sizeof path, "%s/" RT_WS_DIR "/upper", s->upper_dir);
+                snprintf(path, sizeof path, "%s/" RT_WS_DIR "/upper", s->ws_dir);
                 if ((p->ws_upper_fd = open_dir(path, "workspace upper dir", err)) < 0)
                         return p->ws_upper_fd;
-                snprintf(path, sizeof path, "%s/" RT_WS_DIR "/work", s->upper_dir);
+                snprintf(path, sizeof path, "%s/" RT_WS_DIR "/work", s->ws_dir);
                 if ((p->ws_work_fd = open_dir(path, "workspace work dir", err)) < 0)
                         return p->ws_work_fd;
         }
@@ -216,6 +207,8 @@ static __attribute__((noreturn)) void child_main(struct rt_plan *p) {
                 child_fail(p->ctl_fd, &err, INIT_STEP_CONFIG);
         if (child_creds(p, &err) < 0)
                 child_fail(p->ctl_fd, &err, INIT_STEP_CREDS);
+        if (rt_child_budgets(p, &err) < 0)
+                child_fail(p->ctl_fd, &err, INIT_STEP_CONFIG);
         const char *hn = p->spec->hostname ? p->spec->hostname : RT_DEFAULT_HOSTNAME;
         if (sethostname(hn, strlen(hn)) < 0) {
                 rtn_err(&err, errno, "sethostname %s", hn);
@@ -262,17 +255,42 @@ int rt_child_exec_init(const struct rt_plan *p, struct rtn_error *err) {
         return rtn_err(err, errno, "execute rtn-init");
 }
 
-/* Root's sandbox root is a subordinate uid, which has no rights on root's files: hand it the
- * session's upper and work dirs (only their tops; it creates everything below itself). */
-static int chown_upper(const char *dir, const struct rt_idmap *m, struct rtn_error *err) {
-        _cleanup_close_ int d = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (d < 0)
-                return rtn_err(err, errno, "open upper dir %s", dir);
-        const char *names[] = {"upper", "work"};
-        for (size_t i = 0; i < 2; i++)
-                if (fchownat(d, names[i], m->sub_uid, m->sub_gid, AT_SYMLINK_NOFOLLOW) < 0)
-                        return rtn_err(err, errno, "chown %s/%s", dir, names[i]);
-        return 0;
+/* The child's or rtn-init's report that the set-up failed, as an error; 0 for any other
+ * message. */
+static int setup_failed(const void *buf, size_t n, struct rtn_error *err) {
+        const struct init_msg_hdr *h = buf;
+        if (n < sizeof(struct init_status) || h->type != INIT_MSG_SETUP_FAILED || h->len != n)
+                return 0;
+        const struct init_status *st = buf;
+        char msg[sizeof st->message + 1];
+        memcpy(msg, st->message, sizeof st->message);
+        msg[sizeof st->message] = '\0';
+        return rtn_errx(err, st->error > 0 ? st->error : EINVAL, "%s",
+                        msg[0] ? msg : "the sandbox could not be set up (it gave no reason)");
+}
+
+/* The kept upper a child made (mount_kept_upper), the first message it sends. */
+static int recv_upper(struct rt_sandbox *sb, struct rtn_error *err) {
+        union {
+                struct rt_upper_msg m;
+                char raw[sizeof(struct init_status) + 256];
+        } u;
+        int fd = -1, r;
+        size_t nfds = 1;
+        ssize_t n = rt_sandbox_recv(sb, u.raw, sizeof u, &fd, &nfds);
+        if (n < 0)
+                return rtn_err(err, (int)n, "read the upper from the sandbox");
+        if (n == (ssize_t)sizeof u.m && u.m.tag == RT_UPPER_TAG && nfds == 1) {
+                sb->upper_fs = fd;
+                return 0;
+        }
+        if (nfds == 1)
+                close(fd);
+        if (n == 0)
+                return rtn_errx(err, EPIPE, "sandbox exited before its upper was made");
+        if ((r = setup_failed(u.raw, (size_t)n, err)) < 0)
+                return r;
+        return rtn_errx(err, EBADMSG, "unexpected message from the sandbox (wanted its upper)");
 }
 
 int rt_recv_typed(struct rt_sandbox *sb, void *out, size_t len, uint32_t type, const char *what,
@@ -283,21 +301,14 @@ int rt_recv_typed(struct rt_sandbox *sb, void *out, size_t len, uint32_t type, c
         } u;
         void *buf = u.raw;
         ssize_t n = rt_sandbox_recv(sb, buf, sizeof u, NULL, NULL);
+        int r;
         if (n < 0)
                 return rtn_err(err, (int)n, "read %s from sandbox", what);
         if (n == 0)
                 return rtn_errx(err, EPIPE, "sandbox exited before %s", what);
         const struct init_msg_hdr *h = buf;
-        if ((size_t)n >= sizeof(struct init_status) && h->type == INIT_MSG_SETUP_FAILED &&
-            h->len == (uint32_t)n) {
-                const struct init_status *st = buf;
-                char msg[sizeof st->message + 1];
-                memcpy(msg, st->message, sizeof st->message);
-                msg[sizeof st->message] = '\0';
-                return rtn_errx(err, st->error > 0 ? st->error : EINVAL, "%s",
-                                msg[0] ? msg
-                                       : "the sandbox could not be set up (it gave no reason)");
-        }
+        if ((r = setup_failed(buf, (size_t)n, err)) < 0)
+                return r;
         if (init_check_msg(buf, (size_t)n, type, len) < 0 || (size_t)n != len)
                 return rtn_errx(err, EBADMSG, "unexpected message %u from sandbox (wanted %s)",
                                 h->type, what);
@@ -490,7 +501,12 @@ static int start_child(struct rt_sandbox *sb, struct rt_plan *p, struct rtn_erro
                 ca.flags |= CLONE_INTO_CGROUP;
                 ca.cgroup = (uint64_t)sb->cgroup.fd;
         }
+        /* The new user namespace's rlimit-counted budgets are rtn's soft limits now. */
+        struct rt_rlimit_saved saved;
+        rt_rlimit_shares_lower(&saved);
         pid_t pid = sys_clone3(&ca, sizeof ca);
+        if (pid != 0)
+                rt_rlimit_shares_restore(&saved);
         if (pid < 0) {
                 int e = errno;
                 close(sv[0]);
@@ -556,8 +572,12 @@ int rt_sandbox_start(const struct rt_spec *spec, struct rt_sandbox *ret, struct 
 
 int rt_sandbox_start_queued(const struct rt_spec *spec, struct rt_sandbox *ret, rt_queue_fn queue,
                             void *arg, struct rtn_error *err) {
-        struct rt_sandbox sb = {
-                .pid = -1, .pidfd = -1, .ctl = -1, .isolation = spec->isolation, .gate_fd = -1};
+        struct rt_sandbox sb = {.pid = -1,
+                                .pidfd = -1,
+                                .ctl = -1,
+                                .isolation = spec->isolation,
+                                .gate_fd = -1,
+                                .upper_fs = -1};
         if (spec->isolation == INIT_ISOLATION_LANDLOCK) {
                 int r = rt_spec_check(spec, err);
                 if (r < 0 || (r = rt_hostmode_start(spec, &sb, err)) < 0)
@@ -571,10 +591,9 @@ int rt_sandbox_start_queued(const struct rt_spec *spec, struct rt_sandbox *ret, 
         }
         snprintf(sb.workspace, sizeof sb.workspace, "/workspace");
         struct rt_plan p = {.spec = spec,
+                            .budgets = rt_budgets_get(),
                             .idmap = &sb.idmap,
                             .base_fd = -1,
-                            .upper_fd = -1,
-                            .work_fd = -1,
                             .workspace_fd = -1,
                             .workspace_tree = -1,
                             .ws_upper_fd = -1,
@@ -597,10 +616,8 @@ int rt_sandbox_start_queued(const struct rt_spec *spec, struct rt_sandbox *ret, 
         p.protect = sb.protect;
         snprintf(sb.home, sizeof sb.home, "%s", sb.idmap.agent_uid == 0 ? "/root" : "/home/rtn");
         p.home = sb.home;
-        if ((sb.idmap.mode == RT_IDMAP_ROOT && spec->upper_dir &&
-             (r = chown_upper(spec->upper_dir, &sb.idmap, err)) < 0) ||
-            (spec->workspace && spec->workspace_mode == RT_WS_OVERLAY && spec->upper_dir &&
-             (r = rt_ws_prepare(spec->upper_dir, spec->workspace, &sb.idmap, err)) < 0) ||
+        if ((spec->workspace && spec->workspace_mode == RT_WS_OVERLAY && spec->ws_dir &&
+             (r = rt_ws_prepare(spec->ws_dir, spec->workspace, &sb.idmap, err)) < 0) ||
             (sb.idmap.mode == RT_IDMAP_ROOT && spec->workspace &&
              (r = workspace_tree(spec, &p, err)) < 0) ||
             (r = bind_trees(spec, &p, err)) < 0 || (r = p.init_fd = rt_init_memfd_new(err)) < 0) {
@@ -646,6 +663,8 @@ int rt_sandbox_start_queued(const struct rt_spec *spec, struct rt_sandbox *ret, 
                           : rtn_errx(&send_err, EPIPE, "the sandbox ended while it was set up");
         if (sent == 0 && queue)
                 sent = queue(&sb, arg, &send_err);
+        if (spec->upper_keep && spec->upper_fs < 0 && (r = recv_upper(&sb, err)) < 0)
+                goto fail;
         struct init_ready ready;
         if ((r = rt_recv_typed(&sb, &ready, sizeof ready, INIT_MSG_READY, "rtn-init start", err)) <
             0)
@@ -664,6 +683,7 @@ int rt_sandbox_start_queued(const struct rt_spec *spec, struct rt_sandbox *ret, 
         return 0;
 fail:
         rt_sandbox_destroy(&sb);
+        sb.upper_fs = rtn_safe_close(sb.upper_fs);
         return r;
 }
 

@@ -715,7 +715,8 @@ static const char serve_usage[] =
         "  --net loopback|none   network inside (default loopback)\n"
         "  --timeout SECS        default shell_run timeout (default 600)\n"
         "  --max-output BYTES    stdout/stderr kept per command (default 1048576)\n"
-        "  --http-tools          offer http_get/http_post (they reach beyond the sandbox)\n"
+        "  --http-tools          offer http_get/http_post (they reach beyond the "
+        "sandbox)\n" RT_SPEC_USAGE
         "environment: RTN_CGROUP=auto|always|never  a cgroup v2 child per sandbox where a\n"
         "                        memory or pids controller can enforce its limit (auto, the\n"
         "                        default), always, or never\n";
@@ -740,6 +741,7 @@ static int parse_serve(int argc, char **argv, struct serve *sv, struct serve_opt
                                            {"http-tools", no_argument, NULL, 'x'},
                                            {"help", no_argument, NULL, 'h'},
                                            {"allow-host", required_argument, NULL, 'a'},
+                                           RT_SPEC_LONGOPTS,
                                            {"workspace-mode", required_argument, NULL, 'M'},
                                            {0}};
         struct rt_spec *sp = &sv->scfg.spec;
@@ -803,7 +805,11 @@ static int parse_serve(int argc, char **argv, struct serve *sv, struct serve_opt
                         fputs(serve_usage, stdout);
                         exit(0);
                 default:
-                        return rtn_errx(err, EINVAL, "see 'rtn serve --help'");
+                        if ((r = rt_spec_opt(c, optarg, sp, &sv->spec_opts, err)) < 0)
+                                return r;
+                        if (r == 0)
+                                return rtn_errx(err, EINVAL, "see 'rtn serve --help'");
+                        break;
                 }
         }
         if (optind < argc)
@@ -919,6 +925,16 @@ int rt_cmd_serve(int argc, char **argv) {
         }
         sv.rootfs = rootfs_arg ? rootfs_arg : "host";
         sv.scfg.session_dir = sv.session_dir;
+        sv.scfg.opts = &sv.spec_opts;
+        struct rt_limit_warnings warn;
+        rt_spec_opts_limits(&sv.scfg.spec, &sv.spec_opts, &warn);
+        if (warn.memory[0])
+                fprintf(stderr, "rtn serve: warning: %s\n", warn.memory);
+        if (warn.pids[0])
+                fprintf(stderr, "rtn serve: warning: %s\n", warn.pids);
+        if (sv.scfg.spec.isolation != INIT_ISOLATION_FULL)
+                fprintf(stderr, "rtn serve: WARNING: %s\n",
+                        rt_isolation_warning(sv.scfg.spec.isolation));
         mcp_config_init(&cfg);
         cfg.tool_flags = so.flags;
         if (sv.scfg.spec.workspace_mode == RT_WS_OVERLAY)

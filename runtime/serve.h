@@ -7,6 +7,7 @@
 
 #include "mcp/mcp.h"
 #include "runtime/session.h"
+#include "runtime/specopt.h"
 #include "store/store.h"
 
 #define SERVE_MAX_JOBS 64
@@ -31,6 +32,7 @@ struct serve {
         const char *env;
         const char *rootfs;
         struct rt_session_config scfg;
+        struct rt_spec_opts spec_opts; /* --setenv, --pids-max... (runtime/specopt.h) */
         struct rt_session *sess;
         char *session_dir;
         int session_lock;

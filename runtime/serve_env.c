@@ -16,6 +16,7 @@
 #include "common/json.h"
 #include "runtime/offload.h"
 #include "runtime/serve.h"
+#include "runtime/upper.h"
 #include "runtime/wsover.h"
 
 #define DIFF_MAX 2000
@@ -77,10 +78,14 @@ static uint64_t du_at(int at, const char *name, unsigned depth, const atomic_boo
         return total;
 }
 
-/* A session's uncommitted bytes: its upper and an overlay workspace's. */
-static uint64_t upper_bytes(const char *dir, const atomic_bool *cancel) {
+/* A session's uncommitted bytes: what its upper takes on its tmpfs (upper_fs, -1 before
+ * the first sandbox), and an overlay workspace's upper in dir. */
+static uint64_t upper_bytes(int upper_fs, const char *dir, const atomic_bool *cancel) {
+        uint64_t bytes = 0;
+        if (upper_fs >= 0)
+                (void)rt_upper_usage(upper_fs, &bytes, NULL);
         _cleanup_close_ int d = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
-        return d < 0 ? 0 : du_at(d, "upper", 0, cancel) + du_at(d, RT_WS_DIR "/upper", 0, cancel);
+        return d < 0 ? bytes : bytes + du_at(d, RT_WS_DIR "/upper", 0, cancel);
 }
 
 struct diff_acc {
@@ -133,7 +138,8 @@ struct walk_job {
         char tip[STORE_ID_SIZE];
         char **layers;
         size_t nlayers;
-        char *dir; /* the session's: its upper and an overlay workspace's */
+        int upper_fd; /* the session's upper tmpfs (a dup: the loop may drop its own), or -1 */
+        char *dir; /* the session's: an overlay workspace's ws/ */
         bool ws;   /* an overlay workspace */
         /* written by the thread */
         uint64_t upper_bytes;
@@ -145,6 +151,7 @@ struct walk_job {
 static void walk_job_free(struct walk_job *j) {
         store_free_paths(j->layers, j->nlayers);
         free(j->dir);
+        rtn_safe_close(j->upper_fd);
         rtn_json_buf_free(&j->d.added);
         rtn_json_buf_free(&j->d.modified);
         rtn_json_buf_free(&j->d.deleted);
@@ -155,16 +162,17 @@ static void walk_work(void *arg, const atomic_bool *cancel) {
         struct walk_job *j = arg;
         struct diff_acc *d = &j->d;
         if (j->status)
-                j->upper_bytes = upper_bytes(j->dir, cancel);
+                j->upper_bytes = upper_bytes(j->upper_fd, j->dir, cancel);
         d->cancel = cancel;
         rtn_json_arr_begin(&d->added);
         rtn_json_arr_begin(&d->modified);
         rtn_json_arr_begin(&d->deleted);
         _cleanup_free_ char *upper = NULL;
-        j->r = asprintf(&upper, "%s/upper", j->dir) < 0
-                       ? rtn_err(&j->err, ENOMEM, "upper")
-                       : store_diff_layers(j->layers, j->nlayers, upper, diff_filtered_cb, d,
-                                           &j->err);
+        if (j->upper_fd >= 0 && asprintf(&upper, "/proc/self/fd/%d/upper", j->upper_fd) < 0)
+                j->r = rtn_err(&j->err, ENOMEM, "upper");
+        else if (upper)
+                j->r = store_diff_layers(j->layers, j->nlayers, upper, diff_filtered_cb, d,
+                                         &j->err);
         if (j->r >= 0 && j->ws)
                 j->r = rt_ws_diff(j->dir, ws_diff_cb, d, &j->err);
         rtn_json_arr_end(&d->added);
@@ -177,6 +185,35 @@ static void walk_work(void *arg, const atomic_bool *cancel) {
 static int count_cb(enum rt_ws_change what, const char *path, void *ud) {
         ++*(int64_t *)ud;
         return 0;
+}
+
+/* The resource options the session's sandboxes get (rtn serve --upper-size, --memory-max,
+ * --pids-max, --setenv; runtime/specopt.h), and how each is enforced. */
+static void json_limits(struct rtn_json_buf *b, const struct serve *sv) {
+        const struct rt_spec *sp = &sv->scfg.spec;
+        rtn_json_key(b, "limits");
+        rtn_json_obj_begin(b);
+        rtn_json_kv_int(b, "upper_size", (int64_t)sp->upper_bytes);
+        rtn_json_kv_int(b, "tmp_size", (int64_t)sp->upper_bytes);
+        rtn_json_key(b, "memory_max");
+        if (sp->memory_bytes)
+                rtn_json_int(b, (int64_t)sp->memory_bytes);
+        else
+                rtn_json_null(b);
+        /* rt_limits_choose moved it to RLIMIT_AS when no cgroup memory.max can be had. */
+        rtn_json_kv_str(b, "memory_enforced_by",
+                        !sp->memory_bytes     ? "none"
+                        : sp->limits.as_bytes ? "rlimit_as_per_process"
+                                              : "cgroup_memory_max");
+        rtn_json_kv_int(b, "pids_max", sp->pids_max);
+        rtn_json_key(b, "setenv");
+        rtn_json_arr_begin(b);
+        for (size_t i = 0; i < sv->spec_opts.nsetenv; i++) {
+                const char *kv = sv->spec_opts.setenv[i];
+                rtn_json_strf(b, "%.*s", (int)strcspn(kv, "="), kv);
+        }
+        rtn_json_arr_end(b);
+        rtn_json_obj_end(b);
 }
 
 int64_t serve_ws_pending(struct serve *sv) {
@@ -239,21 +276,29 @@ static void status_done(struct walk_job *j) {
         rtn_json_key(&b, "isolation");
         rtn_json_obj_begin(&b);
         const struct rt_sandbox *sb = rt_session_sandbox(sv->sess);
-        rtn_json_kv_str(&b, "mode", "full");
-        rtn_json_kv_bool(&b, "degraded", false);
-        rtn_json_kv_str(&b, "namespaces", "user mount pid net ipc uts cgroup");
-        rtn_json_kv_str(&b, "network", sv->scfg.spec.net_none ? "none" : "loopback");
+        enum init_isolation iso = sv->scfg.spec.isolation;
+        rtn_json_kv_str(&b, "mode", rt_isolation_name(iso));
+        rtn_json_kv_bool(&b, "degraded", iso != INIT_ISOLATION_FULL);
+        rtn_json_kv_str(&b, "namespaces",
+                        iso == INIT_ISOLATION_LANDLOCK ? "none"
+                                                       : "user mount pid net ipc uts cgroup");
+        rtn_json_kv_str(&b, "network",
+                        iso == INIT_ISOLATION_LANDLOCK ? "host"
+                        : sv->scfg.spec.net_none       ? "none"
+                                                       : "loopback");
         rtn_json_kv_bool(&b, "seccomp", true);
         rtn_json_kv_bool(&b, "no_new_privs", true);
         rtn_json_kv_int(&b, "landlock_abi", rt_session_alive(sv->sess) ? sb->landlock_abi : 0);
         rtn_json_kv_str(&b, "id_mapping",
                         !rt_session_alive(sv->sess)         ? "not started"
+                        : iso == INIT_ISOLATION_LANDLOCK    ? "none"
                         : sb->idmap.mode == RT_IDMAP_SINGLE ? "single"
                         : sb->idmap.mode == RT_IDMAP_SUBID  ? "subid"
                                                             : "root");
         rtn_json_kv_bool(&b, "sandbox_running", rt_session_alive(sv->sess));
         rtn_json_obj_end(&b);
         json_live_paths(&b, sv);
+        json_limits(&b, sv);
         rtn_json_obj_end(&b);
         finish_json(j->call, &b);
 }
@@ -305,6 +350,13 @@ static int start_walk(struct serve *sv, struct mcp_call *call, bool status) {
         j->sv = sv;
         j->call = call;
         j->status = status;
+        int ufs = rt_session_upper_fs(sv->sess);
+        j->upper_fd = ufs < 0 ? -1 : fcntl(ufs, F_DUPFD_CLOEXEC, 3);
+        if (ufs >= 0 && j->upper_fd < 0) {
+                r = -errno;
+                walk_job_free(j);
+                return r;
+        }
         j->ws = rt_session_spec(sv->sess)->workspace_mode == RT_WS_OVERLAY;
         j->d = (struct diff_acc){.added = RTN_JSON_BUF_INIT(0),
                                  .modified = RTN_JSON_BUF_INIT(0),
@@ -351,16 +403,13 @@ static int env_commit(struct serve *sv, struct mcp_call *call, const struct mcp_
         if (refuse_busy(sv, call, "a commit"))
                 return 0;
         serve_drop_jobs(sv); /* finished jobs only: their output goes with the old sandbox */
-        rt_session_stop(sv->sess);
-        rt_upper_prune(rt_session_upper(sv->sess));
         /* On the tip the sandbox runs on, unless told: another server on this environment
          * may have moved it (docs/store.md, "Live users"). */
         struct store_commit_opts co = {.msg = msg,
                                        .parent = rebase ? NULL : sv->stack.tip,
                                        .base = &sv->base,
                                        .upper_lock = sv->session_lock};
-        int committed = rt_store_commit(rt_session_idmap(sv->sess), sv->store, sv->env,
-                                        rt_session_upper(sv->sess), &co, id, &err);
+        int committed = rt_session_commit(sv->sess, sv->store, sv->env, &co, id, &err);
         int r = committed;
         if (r == -ESTALE) {
                 mcp_call_finish_error(call,
@@ -370,7 +419,7 @@ static int env_commit(struct serve *sv, struct mcp_call *call, const struct mcp_
                                       err.msg);
                 return 0;
         }
-        if (r >= 0 && (r = rt_session_discard(sv->sess, &err)) >= 0)
+        if (r >= 0)
                 r = serve_load_layers(sv, &err);
         if (r < 0) {
                 mcp_call_finish_error(call, "commit failed: %s", err.msg);
@@ -503,7 +552,7 @@ static int env_rollback(struct serve *sv, struct mcp_call *call, const struct mc
 static int env_drop(struct serve *sv, struct mcp_call *call, bool reset) {
         struct rtn_error err = {0};
         static const atomic_bool never = false;
-        uint64_t bytes = upper_bytes(rt_session_dir(sv->sess), &never);
+        uint64_t bytes = upper_bytes(rt_session_upper_fs(sv->sess), rt_session_dir(sv->sess), &never);
         /* Stopped first, so that a job's waiters hear it was killed, not that it runs. */
         unsigned killed = serve_running_jobs(sv);
         rt_session_stop_for(sv->sess, reset ? "env_reset reset the sandbox"

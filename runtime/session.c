@@ -24,6 +24,8 @@
 #include "runtime/internal.h"
 #include "runtime/session.h"
 #include "store/store.h"
+#include "runtime/specopt.h"
+#include "runtime/upper.h"
 
 #define GRACE_MS 100
 #define MAX_LINGER 64
@@ -33,7 +35,9 @@
 struct rt_session {
         struct rtn_loop *loop;
         struct rt_session_config cfg;
-        char *dir, *upper;
+        char *dir; /* on the data dir's filesystem: a commit copies the upper there */
+        int upper_fs; /* the kept tmpfs upper (runtime/upper.h), -1 before the first start */
+        char upper[40]; /* "/proc/self/fd/N/upper" */
         char **layers;
         size_t nlayers;
         struct rt_sandbox sb;
@@ -63,20 +67,9 @@ int rt_rm_rf_at(int at, const char *name) {
         return store_rm_rf_at(at, name);
 }
 
-/* Empties (and recreates) dir/upper and dir/work. */
-static int reset_upper(struct rt_session *s, struct rtn_error *err) {
-        _cleanup_close_ int d = open(s->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (d < 0)
-                return rtn_err(err, errno, "open session dir %s", s->dir);
-        const char *names[] = {"upper", "work"};
-        for (size_t i = 0; i < 2; i++) {
-                int r = rt_remove_tree(s->started ? &s->idmap : NULL, s->dir, names[i], err);
-                if (r < 0)
-                        return r;
-                if (mkdirat(d, names[i], 0755) < 0)
-                        return rtn_err(err, errno, "create %s/%s", s->dir, names[i]);
-        }
-        return 0;
+/* Drops the upper: the next sandbox makes a fresh, empty one. */
+static void reset_upper(struct rt_session *s) {
+        s->upper_fs = rtn_safe_close(s->upper_fs);
 }
 
 static int ensure_dir(const char *path, struct rtn_error *err) {
@@ -98,30 +91,51 @@ int rt_session_new(struct rtn_loop *loop, const struct rt_session_config *cfg,
                 s->cfg.default_timeout_ms = DEFAULT_TIMEOUT_MS;
         if (!s->cfg.max_output)
                 s->cfg.max_output = DEFAULT_MAX_OUTPUT;
+        s->upper_fs = -1;
         int r = -ENOMEM;
-        if (!(s->dir = strdup(cfg->session_dir)) || asprintf(&s->upper, "%s/upper", s->dir) < 0) {
-                s->upper = NULL;
+        if (!(s->dir = strdup(cfg->session_dir))) {
                 rtn_err(err, ENOMEM, "session");
                 goto fail;
         }
         s->cfg.session_dir = s->dir;
-        if ((r = ensure_dir(s->dir, err)) < 0 || (r = reset_upper(s, err)) < 0)
+        if ((r = ensure_dir(s->dir, err)) < 0)
                 goto fail;
         *ret = s;
         return 0;
 fail:
         free(s->dir);
-        free(s->upper);
         free(s);
         return r;
 }
 
-const char *rt_session_upper(const struct rt_session *s) {
+const char *rt_session_upper(struct rt_session *s) {
+        if (s->upper_fs < 0)
+                return NULL;
+        snprintf(s->upper, sizeof s->upper, "/proc/self/fd/%d/upper", s->upper_fs);
         return s->upper;
 }
 
 const char *rt_session_dir(const struct rt_session *s) {
         return s->dir;
+}
+
+int rt_session_upper_fs(const struct rt_session *s) {
+        return s->upper_fs;
+}
+
+int rt_session_commit(struct rt_session *s, struct store *st, const char *env,
+                      const struct store_commit_opts *o, char ret_id[STORE_ID_SIZE],
+                      struct rtn_error *err) {
+        rt_session_stop(s);
+        if (s->upper_fs < 0) { /* no sandbox ran: nothing changed */
+                ret_id[0] = '\0';
+                (void)store_tip(st, env, ret_id, NULL);
+                return 1;
+        }
+        int r = rt_upper_commit(&s->idmap, st, env, s->upper_fs, s->dir, o, ret_id, err);
+        if (r >= 0)
+                reset_upper(s); /* committed: the next sandbox starts on the new layer */
+        return r;
 }
 
 const struct rt_sandbox *rt_session_sandbox(const struct rt_session *s) {
@@ -394,14 +408,24 @@ int rt_session_ensure(struct rt_session *s, struct rtn_error *err) {
         struct rt_spec spec = s->cfg.spec;
         spec.layers = (const char *const *)s->layers;
         spec.nlayers = s->nlayers;
-        spec.upper_dir = s->dir;
+        spec.ws_dir = s->dir;
+        /* --isolation landlock runs on the host itself: no layers, no upper. */
+        spec.upper_keep = spec.isolation != INIT_ISOLATION_LANDLOCK;
+        spec.upper_fs = s->upper_fs;
+        if (!spec.upper_keep)
+                spec.nlayers = 0;
         struct rt_sandbox sb;
         int r = rt_sandbox_start(&spec, &sb, err);
-        return r < 0 ? r : rt_session_attach(s, &sb, err);
+        if (r < 0)
+                return r;
+        if (sb.upper_fs >= 0)
+                s->upper_fs = TAKE_FD(sb.upper_fs);
+        return rt_session_attach(s, &sb, err);
 }
 
 int rt_session_attach(struct rt_session *s, const struct rt_sandbox *sb, struct rtn_error *err) {
         s->sb = *sb;
+        s->sb.upper_fs = -1; /* the session keeps it (s->upper_fs) */
         s->idmap = s->sb.idmap;
         s->started = true;
         (void)rtn_fd_nonblock(s->sb.ctl, 1);
@@ -462,7 +486,8 @@ bool rt_session_take_crash(struct rt_session *s) {
 
 int rt_session_discard(struct rt_session *s, struct rtn_error *err) {
         rt_session_stop(s);
-        return reset_upper(s, err);
+        reset_upper(s);
+        return 0;
 }
 
 /* ---- commands ------------------------------------------------------------------------ */
@@ -569,12 +594,10 @@ static int cmd_spawn(struct rt_cmd *c, const struct rt_cmd_opts *o, struct rtn_e
                 goto out;
         }
         struct rt_env env;
-        rt_env_default(&env, &s->sb, o->policy, false);
-        for (size_t i = 0; o->env && o->env[i]; i++)
-                if ((r = rt_env_set(&env, o->env[i], err)) < 0)
-                        goto out;
+        if ((r = rt_spec_opts_env(s->cfg.opts, &env, &s->sb, o->policy, false, o->env, err)) < 0)
+                goto out;
         char *argv[] = {"/bin/sh", "-c", c->command, NULL};
-        r = rt_sandbox_spawn(&s->sb, c->id, 0, o->policy, o->cwd ? o->cwd : "/workspace", argv,
+        r = rt_sandbox_spawn(&s->sb, c->id, 0, o->policy, o->cwd ? o->cwd : s->sb.workspace, argv,
                              env.vars, fds, 0, 0, err);
         if (r < 0)
                 goto out;
@@ -668,8 +691,8 @@ void rt_session_free(struct rt_session *s) {
         for (size_t i = 0; i < s->nlayers; i++)
                 free(s->layers[i]);
         free(s->layers);
+        reset_upper(s);
         free(s->dir);
-        free(s->upper);
         free(s);
 }
 

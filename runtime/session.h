@@ -3,8 +3,9 @@
  * same namespaces, so they share one filesystem and one loopback network. Output is read
  * through pipes into bounded buffers; exits arrive on the control socket. If rtn-init dies,
  * running commands end with an error and the next command starts a fresh sandbox on the same
- * layers and upper. The upper lives on disk in the session dir so a commit can move it into
- * the store with a rename. */
+ * layers and upper. The upper is a tmpfs of --upper-size that the session keeps by fd across
+ * those restarts (runtime/upper.h); a commit copies it into the session dir, on the data
+ * dir's filesystem, and the store takes it from there with a rename. */
 #pragma once
 
 #include <stdbool.h>
@@ -18,6 +19,7 @@ struct rtn_loop;
 struct rtn_loop_source;
 struct rt_session;
 struct rt_cmd;
+struct rt_spec_opts;
 
 typedef void (*rt_cmd_done_fn)(struct rt_cmd *c, void *userdata);
 
@@ -75,7 +77,8 @@ struct rt_cmd_opts {
 
 struct rt_session_config {
         struct rt_spec spec; /* base spec: rootfs, workspace, binds, hostname, limits */
-        const char *session_dir; /* holds upper/ and work/; created if missing */
+        const struct rt_spec_opts *opts; /* --setenv for agent commands; may be NULL */
+        const char *session_dir; /* where a commit copies the upper; created if missing */
         uint64_t default_timeout_ms;
         size_t max_output;
 };
@@ -103,8 +106,18 @@ void rt_session_stop_for(struct rt_session *s, const char *why);
 const char *rt_session_lost_why(const struct rt_session *s);
 /* Stops the session and empties its upper: all uncommitted changes are gone. */
 int rt_session_discard(struct rt_session *s, struct rtn_error *err);
-const char *rt_session_upper(const struct rt_session *s);
-/* The session dir (an rt_spec upper_dir: upper/, work/ and an overlay workspace's ws/). */
+/* The upper as a path ("/proc/self/fd/N/upper"), NULL while no sandbox has made one (no
+ * changes yet); and its tmpfs's fd, -1 then. */
+const char *rt_session_upper(struct rt_session *s);
+int rt_session_upper_fs(const struct rt_session *s);
+/* Stops the sandbox and commits its changes to env as o says (rt_upper_commit: 1 when
+ * there were none); afterwards the next sandbox starts with an empty upper. */
+struct store;
+struct store_commit_opts;
+int rt_session_commit(struct rt_session *s, struct store *st, const char *env,
+                      const struct store_commit_opts *o, char ret_id[65], struct rtn_error *err);
+/* The session dir, on the data dir's filesystem: a commit copies the upper there; an
+ * overlay workspace's ws/ (runtime/wsover.h). */
 const char *rt_session_dir(const struct rt_session *s);
 const struct rt_sandbox *rt_session_sandbox(const struct rt_session *s);
 bool rt_session_alive(const struct rt_session *s);

@@ -9,6 +9,7 @@
 void rt_spec_init(struct rt_spec *spec) {
         memset(spec, 0, sizeof *spec);
         spec->upper_bytes = RT_DEFAULT_UPPER_BYTES;
+        spec->upper_fs = -1;
         spec->pids_max = RT_DEFAULT_PIDS_MAX;
         spec->isolation = INIT_ISOLATION_FULL;
 }
@@ -75,7 +76,7 @@ int rt_spec_check(const struct rt_spec *spec, struct rtn_error *err) {
         if (spec->isolation == INIT_ISOLATION_LANDLOCK) {
                 /* Nothing to build these with: no mount, uts or net namespace. */
                 if ((spec->rootfs && strcmp(spec->rootfs, "host") != 0) || spec->nlayers ||
-                    spec->upper_dir || spec->nbinds || spec->hostname || spec->net_none)
+                    spec->upper_keep || spec->nbinds || spec->hostname || spec->net_none)
                         return rtn_errx(err, EINVAL,
                                         "--isolation landlock runs on the host "
                                         "itself: no --rootfs, --bind, --hostname, --net or layers");

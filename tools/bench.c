@@ -285,6 +285,10 @@ static const struct ratio ratios[] = {
         {"commit_small_vs_sha", "commit small files / sha256sum", "commit_small", "sha256_small",
          1.5},
         {"commit_large_vs_sha", "commit large / sha256sum", "commit_large", "sha256_large", 1.5},
+        {"exec_commit_1_vs_compare", "exec --commit 4 KiB / --compare", "exec_commit_1_file",
+         "exec_commit_1_file_b", 0},
+        {"exec_commit_large_vs_compare", "exec --commit large / --compare", "exec_commit_large",
+         "exec_commit_large_b", 0},
 };
 
 static void machine(char *kernel, size_t kl, char *cpu, size_t cl) {
@@ -500,6 +504,8 @@ int main(int argc, char **argv) {
                 bench_serve(&o);
         if (bench_want(&o, "commit"))
                 bench_commit(&o);
+        if (bench_want(&o, "commit"))
+                bench_exec_commit(&o);
         char *rm[] = {"rm", "-rf", "--", data, NULL};
         (void)bench_run(rm, -1, -1, 2);
         char kernel[128], cpu[128];

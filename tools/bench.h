@@ -56,3 +56,5 @@ void bench_log(const struct bench_opts *o, const char *fmt, ...)
 /* Measurement groups: each adds its results, or skips them with a reason. */
 void bench_serve(const struct bench_opts *o); /* bench_mcp.c: shell_run, ping, RSS */
 void bench_commit(const struct bench_opts *o); /* bench_commit.c: commit vs sha256sum */
+/* bench_commit.c: rtn exec --commit end to end, beside --compare's */
+void bench_exec_commit(const struct bench_opts *o);

@@ -4,7 +4,10 @@
  * writes a fresh upper (pseudo-random bytes, different in every file, so nothing is sparse
  * or deduplicated) and a fresh data dir in --tmp, flushes them with syncfs so neither side
  * pays for the other's writeback, runs sha256sum first (which leaves the page cache warm for
- * both) and then the commit, which moves the upper into the store. */
+ * both) and then the commit, which moves the upper into the store. `rtn exec --commit` of
+ * a file written inside (one of 4 KiB, one of --commit-mb/5 MB) measures what a sandbox's
+ * commit costs end to end, its upper copied from the sandbox's tmpfs onto the data dir's
+ * filesystem first; with --compare, the other binary runs the same, interleaved. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
@@ -146,5 +149,56 @@ void bench_commit(const struct bench_opts *o) {
                         bench_add(bench_result(key, label, "ms"), commit * 1e3);
                 }
                 bench_log(o, "commit: run %d/%d done", run + 1, o->runs);
+        }
+}
+
+/* `RTN exec --commit` of a file of mb MiB (0: 4 KiB) written inside, on a fresh data dir. */
+static int exec_commit(const struct bench_opts *o, const char *rtn, int mb, double *ret) {
+        char top[4096], data[4200], cmd[128];
+        snprintf(top, sizeof top, "%s/rtn-bench-exec-commit-XXXXXX", o->tmp);
+        if (!mkdtemp(top))
+                return -errno;
+        snprintf(data, sizeof data, "%s/data", top);
+        if (mb)
+                snprintf(cmd, sizeof cmd,
+                         "dd if=/dev/zero of=/var/tmp/f bs=1M count=%d 2>/dev/null", mb);
+        else
+                snprintf(cmd, sizeof cmd, "head -c 4096 /dev/zero > /var/tmp/f");
+        char *argv[] = {(char *)rtn, "exec", "--data-dir", data, "--commit", "-m",
+                        "bench",     "--",   "sh",         "-c", cmd,        NULL};
+        double t0 = bench_now();
+        int st = bench_run(argv, -1, -1, -1);
+        *ret = bench_now() - t0;
+        remove_tree(top);
+        return st == 0 ? 0 : -EPROTO;
+}
+
+void bench_exec_commit(const struct bench_opts *o) {
+        const struct {
+                const char *rtn, *suffix, *who;
+        } bins[] = {{o->rtn, "", "rtn"}, {o->compare, "_b", "--compare rtn"}};
+        const int sizes[] = {0, o->commit_mb / 5 ? o->commit_mb / 5 : 1};
+        for (int run = 0; run < o->runs; run++) {
+                for (size_t i = 0; i < 2; i++)
+                        for (size_t b = 0; b < 2 && bins[b].rtn; b++) {
+                                double t = 0;
+                                int r = exec_commit(o, bins[b].rtn, sizes[i], &t);
+                                char key[48], label[64];
+                                snprintf(key, sizeof key, "exec_commit_%s%s",
+                                         i ? "large" : "1_file", bins[b].suffix);
+                                if (i)
+                                        snprintf(label, sizeof label,
+                                                 "%s exec --commit, %d MB file", bins[b].who,
+                                                 sizes[i]);
+                                else
+                                        snprintf(label, sizeof label,
+                                                 "%s exec --commit, 4 KiB file", bins[b].who);
+                                if (r < 0) {
+                                        bench_skip(key, label, "failed: %s", strerror(-r));
+                                        return;
+                                }
+                                bench_add(bench_result(key, label, "ms"), t * 1e3);
+                        }
+                bench_log(o, "exec --commit: run %d/%d done", run + 1, o->runs);
         }
 }

@@ -1,0 +1,130 @@
+#!/usr/bin/env bash
+# Bounded disk (docs/security-invariants.md, 10): every upper that outlives a command (an
+# `rtn serve` session, `rtn exec --keep`, `rtn exec --commit`) is a tmpfs of --upper-size, so
+# filling it fails with ENOSPC inside and the data dir's filesystem keeps its free space; a
+# commit that would not fit there fails before it writes anything and loses nothing.
+# As root the data dir sits on a 64 MiB tmpfs made for the case, used in turn by root, rtntest
+# and rtnsub (when they exist); as another user it sits on that user's own filesystem and its
+# growth is measured.
+. "$(dirname "$0")/../lib.sh"
+t_need_rtn
+
+SMALL_MIB=64
+LIMIT=16M
+
+# Sets up where the data dir lives ($FS, $FSPATH) and who runs rtn ($USERS).
+disk_setup() {
+        USERS=$(id -un)
+        PRIVATE=
+        FS=$T_TMP/fs
+        mkdir -p "$FS"
+        if [ "$(id -u)" = 0 ]; then
+                mount -t tmpfs -o size=${SMALL_MIB}m,mode=0755 rtn-test-small "$FS" ||
+                        t_fail "cannot mount a ${SMALL_MIB} MiB tmpfs"
+                trap 'umount -l "$FS" 2>/dev/null' EXIT
+                PRIVATE=1
+                local u
+                for u in rtntest rtnsub; do
+                        id "$u" >/dev/null 2>&1 && USERS="$USERS $u"
+                done
+        fi
+        chmod 755 "$T_TMP"
+        mkdir -p "$T_TMP/bin" "$T_TMP/py"
+        cp "$RTN" "$T_TMP/bin/rtn"
+        cp "$T_ROOT/tests/integration/mcp_serve.py" "$T_ROOT/tests/security/disk_serve.py" "$T_TMP/py/"
+        chmod -R a+rX "$T_TMP/bin" "$T_TMP/py"
+}
+
+# t_cmd of CMD as user U with a HOME and data dir of its own on $FS.
+as_user() {
+        local u=$1 h=$FS/$1
+        shift
+        mkdir -p "$h/data" "$h/tmp"
+        local run=(env HOME="$h" TMPDIR="$h/tmp" RTN_DATA_DIR="$h/data" MCP_PY_DIR="$T_TMP/py")
+        if [ "$u" != "$(id -un)" ]; then
+                chown -R "$u:" "$h"
+                run=(setpriv --reuid="$u" --regid="$u" --clear-groups env -i PATH=/usr/bin:/bin
+                        HOME="$h" TMPDIR="$h/tmp" RTN_DATA_DIR="$h/data" MCP_PY_DIR="$T_TMP/py")
+        fi
+        t_cmd "${run[@]}" "$@"
+}
+
+free_kib() {
+        df -k --output=avail "$FS" | tail -n 1 | tr -d ' '
+}
+
+used_kib() {
+        local v
+        v=$(du -sk "$FS/$1" 2>/dev/null | cut -f1)
+        echo "${v:-0}"
+}
+
+# The data dir grew by at most the limit (and some slack for the store's own files), and so
+# did the filesystem's use when it is ours alone (others write to a user's).
+kept_room() { # user free-before used-before what
+        local after used
+        after=$(free_kib)
+        used=$(used_kib "$1")
+        [ -n "$PRIVATE" ] || after=$2
+        [ $(($2 - after)) -lt $((17 * 1024 + 1024)) ] || t_fail "$4 as $1: the filesystem of the data dir lost $(($2 - after)) KiB (now $after KiB free)"
+        [ $((used - $3)) -lt $((17 * 1024 + 1024)) ] || t_fail "$4 as $1: the data dir grew by $((used - $3)) KiB"
+}
+
+exec_fill() { # --keep | --commit
+        local mode=$1 u before used
+        disk_setup
+        for u in $USERS; do
+                before=$(free_kib)
+                used=$(used_kib "$u")
+                as_user "$u" "$T_TMP/bin/rtn" exec "$mode" --upper-size $LIMIT -- \
+                        sh -c 'dd if=/dev/zero of=/var/tmp/fill bs=1M count=64 2>&1; ls -l /var/tmp/fill'
+                grep -q "No space left on device" "$T_OUT_FILE" || t_fail "exec $mode as $u: $(cat "$T_OUT_FILE" "$T_ERR_FILE")"
+                grep -qE ' 1[0-9]{7} ' "$T_OUT_FILE" || t_fail "exec $mode as $u: file size not near 16M: $(cat "$T_OUT_FILE")"
+                kept_room "$u" "$before" "$used" "exec $mode"
+        done
+}
+
+serve_fill() {
+        local u before used
+        command -v python3 >/dev/null || t_skip "python3 is not installed"
+        disk_setup
+        for u in $USERS; do
+                before=$(free_kib)
+                used=$(used_kib "$u")
+                as_user "$u" python3 "$T_TMP/py/disk_serve.py" "$T_TMP/bin/rtn" $LIMIT /var/tmp/fill "$FS"
+                [ "$T_RC" = 0 ] || t_fail "serve as $u: $(tail -c 800 "$T_ERR_FILE")"
+                grep -q "^dd .*No space left on device" "$T_OUT_FILE" || t_fail "serve as $u: $(cat "$T_OUT_FILE")"
+                local during
+                during=$(awk '$1 == "free_kib" {print $2}' "$T_OUT_FILE")
+                [ -n "$PRIVATE" ] || during=$before
+                [ $((before - during)) -lt $((17 * 1024 + 1024)) ] || t_fail "serve as $u: the filesystem lost $((before - during)) KiB while the session held its changes"
+                kept_room "$u" "$before" "$used" "serve"
+        done
+}
+
+# A commit that the data dir's filesystem cannot hold fails before it writes, and the
+# session keeps its changes.
+serve_commit_no_room() {
+        local u before
+        command -v python3 >/dev/null || t_skip "python3 is not installed"
+        [ "$(id -u)" = 0 ] || t_skip "needs a small filesystem of its own (root makes one)"
+        disk_setup
+        # leave less room than the 16 MiB the session will hold
+        dd if=/dev/zero of="$FS/ballast" bs=1M count=$((SMALL_MIB - 12)) status=none 2>/dev/null
+        for u in $USERS; do
+                before=$(free_kib)
+                as_user "$u" python3 "$T_TMP/py/disk_serve.py" "$T_TMP/bin/rtn" $LIMIT /var/tmp/fill "$FS" commit
+                [ "$T_RC" = 0 ] || t_fail "serve as $u: $(tail -c 800 "$T_ERR_FILE")"
+                grep -q "^commit error .*nothing was written and the changes are kept" "$T_OUT_FILE" ||
+                        t_fail "commit as $u: $(cat "$T_OUT_FILE")"
+                grep -q "^dirty_after [1-9]" "$T_OUT_FILE" || t_fail "changes lost as $u: $(cat "$T_OUT_FILE")"
+                [ $((before - $(awk '$1 == "free_kib_after" {print $2}' "$T_OUT_FILE"))) -lt 1024 ] ||
+                        t_fail "the failed commit as $u took room: $(cat "$T_OUT_FILE")"
+        done
+}
+
+t_run disk_exec_keep exec_fill --keep
+t_run disk_exec_commit exec_fill --commit
+t_run disk_serve serve_fill
+t_run disk_serve_commit_no_room serve_commit_no_room
+t_done

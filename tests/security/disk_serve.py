@@ -1,0 +1,27 @@
+"""An `rtn serve` session for disk.sh: RTN SIZE WHERE FREEPATH [commit]. Writes 64 MiB into
+WHERE inside with --upper-size SIZE, prints the command's stderr and the free KiB of FREEPATH's
+filesystem while the session still holds its changes (and with "commit", env_commit's
+answer), one "key value" line each."""
+import os
+import sys
+
+sys.path.insert(0, os.environ["MCP_PY_DIR"])
+from mcp_serve import Serve  # noqa: E402
+
+rtn, size, where, freepath = sys.argv[1:5]
+s = Serve(rtn, "--upper-size", size)
+r = s.sh(f"dd if=/dev/zero of={where} bs=1M count=64 2>&1; ls -l {where}")
+print("dd", r["stdout"].replace("\n", " | "))
+v = os.statvfs(freepath)
+print("free_kib", v.f_bavail * v.f_frsize // 1024)
+st = s.call("env_status")
+print("upper_bytes", st["upper_bytes"])
+if len(sys.argv) > 5:
+    c = s.call_raw("env_commit", message="fill")
+    print("commit", "error" if c.get("isError") else "ok", c["content"][0]["text"].replace("\n", " "))
+    st = s.call("env_status")
+    print("dirty_after", len(st["dirty_files"]), st["upper_bytes"])
+    v = os.statvfs(freepath)
+    print("free_kib_after", v.f_bavail * v.f_frsize // 1024)
+s.p.stdin.close()
+s.p.wait(timeout=60)
