@@ -21,13 +21,17 @@ bg_wait() { # expected exit code of the background sandbox
         [ "$rc" = "$1" ] || t_fail "background sandbox exited $rc: $(head -c 400 bg.err)"
 }
 
-pending_has() {
-        [ -e "$RTN_DATA_DIR/pending/default/upper/workspace/$1" ]
+# A running sandbox says it is up through a bound dir: its changes are on a tmpfs of its own
+# until it ends (docs/architecture.md, "Bounded disk"), so nothing on disk shows it.
+sig_dir() {
+        mkdir -p sig && chmod 777 sig
 }
 
 commit_during_keep_is_refused() {
-        bg_exec --keep -- sh -c 'echo 1 > /workspace/a; sleep 3; echo 2 > /workspace/b'
-        t_wait_for pending_has a || t_fail "the --keep run never wrote"
+        sig_dir
+        bg_exec --keep --bind "$T_TMP/sig:/sig" -- \
+                sh -c 'echo 1 > /workspace/a; touch /sig/up; sleep 3; echo 2 > /workspace/b'
+        t_wait_for test -e sig/up || t_fail "the --keep run never wrote: $(cat bg.err)"
         t_exit_is 1 "$RTN" commit -m during
         t_stderr_has "in use by a running rtn exec --keep"
         bg_wait 0
@@ -38,8 +42,10 @@ commit_during_keep_is_refused() {
 }
 
 reset_during_keep_is_refused() {
-        bg_exec --keep -- sh -c 'mkdir /workspace/d; echo 1 > /workspace/d/a; sleep 3; echo 2 > /workspace/d/b'
-        t_wait_for pending_has d/a || t_fail "the --keep run never wrote"
+        sig_dir
+        bg_exec --keep --bind "$T_TMP/sig:/sig" -- \
+                sh -c 'mkdir /workspace/d; echo 1 > /workspace/d/a; touch /sig/up; sleep 3; echo 2 > /workspace/d/b'
+        t_wait_for test -e sig/up || t_fail "the --keep run never wrote: $(cat bg.err)"
         t_exit_is 1 "$RTN" reset
         t_stderr_has "in use"
         bg_wait 0
@@ -50,22 +56,25 @@ reset_during_keep_is_refused() {
         t_stdout_is ""
 }
 
+# The session dir of a running `rtn exec --commit` gets its upper only when the sandbox ends
+# and rtn copies the tmpfs there; one planted meanwhile, and committed by another rtn, must
+# be refused by the session's lock.
 commit_of_a_running_sessions_upper_is_refused() {
-        bg_exec --commit -- sh -c 'echo 1 > /workspace/a; sleep 3; echo 2 > /workspace/b'
-        local up=
-        for _ in $(seq 100); do
-                up=$(ls -d "$RTN_DATA_DIR"/sessions/*/upper 2>/dev/null | head -n1)
-                [ -n "$up" ] && [ -e "$up/workspace/a" ] && break
-                sleep 0.1
-        done
-        [ -n "$up" ] || t_fail "no session upper appeared"
-        t_exit_is 1 "$RTN" commit --upper "$up" -m theft
+        sig_dir
+        bg_exec --commit --bind "$T_TMP/sig:/sig" -- \
+                sh -c 'echo 1 > /workspace/a; touch /sig/up; sleep 3; echo 2 > /workspace/b'
+        t_wait_for test -e sig/up || t_fail "the sandbox never started: $(cat bg.err)"
+        local sess
+        sess=$(ls -d "$RTN_DATA_DIR"/sessions/*/ 2>/dev/null | head -n1)
+        [ -n "$sess" ] || t_fail "no session dir appeared"
+        mkdir -p "$sess/upper/workspace" && echo stolen > "$sess/upper/workspace/x"
+        t_exit_is 1 "$RTN" commit --upper "${sess%/}/upper" -m theft
         t_stderr_has "in use"
         bg_wait 0
         grep -q "rtn: committed" bg.err || t_fail "the sandbox's own commit failed: $(cat bg.err)"
         t_exit_is 0 "$RTN" store verify
-        t_exec -- sh -c 'cat /workspace/a /workspace/b'
-        t_stdout_is "$(printf '1\n2')"
+        t_exec -- sh -c 'cat /workspace/a /workspace/b; ls /workspace'
+        t_stdout_is "$(printf '1\n2\na\nb')"
 }
 
 # gc after a rollback, with the reflog's expiry at 0 (a tip left long ago), while a sandbox
