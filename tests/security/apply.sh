@@ -186,17 +186,17 @@ for d in [\"... \", \"..\\n\"]:
 "'
         t_cmd "$RTN" diff
         grep -q '^D passwd' "$T_OUT_FILE" && t_fail "rtn diff printed a forged line"
-        t_stdout_has 'A /workspace/x\x0aD passwd'
+        t_stdout_has 'A "/workspace/x\nD passwd"'
         t_cmd "$RTN" apply
         t_exit_is 1
         grep -q '^D passwd' "$T_OUT_FILE" && t_fail "rtn apply printed a forged line"
         grep -q $'\033' "$T_OUT_FILE" && t_fail "an escape sequence reached the terminal"
-        t_stdout_has 'refused A /workspace/x\x0aD passwd: a control character in its name'
-        t_stdout_has 'refused A /workspace/..\x0a: a control character in its name'
-        t_stdout_has 'refused A /workspace/..\x01: a control character in its name'
+        t_stdout_has 'refused A "/workspace/x\nD passwd": a control character in its name'
+        t_stdout_has 'refused A "/workspace/..\n": a control character in its name'
+        t_stdout_has 'refused A "/workspace/..\001": a control character in its name'
         local f
         for f in ... ". ." ..x "... /f"; do t_file_exists "$P/$f"; done
-        t_stdout_has 'refused A /workspace/\x1b[31mred: a control character in its name'
+        t_stdout_has 'refused A "/workspace/\033[31mred": a control character in its name'
         [ "$(find "$P" -print0 | LC_ALL=C grep -zc $'[\x01-\x1f\x7f]')" = 0 ] ||
                 t_fail "a name with a control character reached the host"
         [ "$(around)" = "$before" ] || t_fail "the host around the workspace changed"
