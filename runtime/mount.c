@@ -434,7 +434,7 @@ static struct rt_protect_bind *protect_slot(const struct rt_plan *p) {
 
 /* The overlay workspace: the host dir (root's idmapped clone of it, attached on the stage
  * first, so the agent owns what the owner of the dir owns) is the only lower layer, and the
- * agent's writes go to the upper, upper_dir's ws/ or, for a sandbox without one, the stage
+ * agent's writes go to the upper, ws_dir's ws/ or, for a sandbox without one, the stage
  * tmpfs, gone with the sandbox. Committed layers are not below it: /workspace shows the
  * host dir, as a live bind does. The upper's top is the overlay's root, so it has the host
  * dir's mode and belongs to the agent (runtime/wsover.c makes the on-disk one so). */

@@ -9,8 +9,8 @@
 
 /* <data>/pending/<env>[/sub] into buf. */
 int rt_pending_path(struct store *s, const char *env, const char *sub, char *buf, size_t len);
-/* Creates pending/<env>/{upper,work} as needed and locks them for one sandbox; the dir (an
- * rt_spec upper_dir) goes to dir, the lock fd (close to unlock) to *ret_lock. -EBUSY while
+/* Creates pending/<env>/upper as needed and locks it for one sandbox; the dir (an rt_spec
+ * ws_dir) goes to dir, the lock fd (close to unlock) to *ret_lock. -EBUSY while
  * another holds them. */
 int rt_pending_open(struct store *s, const char *env, char *dir, size_t len, int *ret_lock,
                     struct rtn_error *err);

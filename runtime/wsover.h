@@ -1,7 +1,7 @@
 /* The overlay workspace's pending changes (`--workspace-mode overlay`; docs/architecture.md,
- * "The overlay workspace"). /workspace is then an overlay whose only lower layer is the host
+ * "The workspace: live or overlay"). /workspace is then an overlay whose only lower layer is the host
  * dir and whose upper holds what the agent changed there. The upper lives in DIR/ws/ of a
- * session dir or of an environment's pending changes (DIR is an rt_spec upper_dir): ws/upper
+ * session dir or of an environment's pending changes (DIR is an rt_spec ws_dir): ws/upper
  * and ws/work for the overlay, and ws/state, rtn's record of the host dir the changes belong
  * to, of the time since which a change on the host is a conflict, and of what rt_ws_apply
  * wrote. The sandbox sees the upper only through the overlay, never DIR itself.
@@ -61,6 +61,6 @@ typedef int (*rt_ws_apply_fn)(enum rt_ws_change what, const char *path, const ch
                               void *ud);
 int rt_ws_apply(const char *dir, bool dry_run, rt_ws_apply_fn fn, void *ud, struct rtn_error *err);
 
-/* Moves from's pending changes to to (both rt_spec upper_dirs on one filesystem), when to has
+/* Moves from's pending changes to to (both rt_spec ws_dirs on one filesystem), when to has
  * none: 1 moved, 0 nothing to move, -EBUSY when to has changes of its own. */
 int rt_ws_move(const char *from, const char *to, struct rtn_error *err);
