@@ -201,7 +201,8 @@ def swap_fifo(s):
 def big_tree(s):
     """env_status and env_diff over an upper of 150000 names (hard links: quick to make): the
     walk runs off the loop."""
-    s.sh("mkdir -p /workspace/big && cd /workspace/big && touch x && "
+    # x holds a page: upper_bytes is what the upper's tmpfs holds, and names take none of it.
+    s.sh("mkdir -p /workspace/big && cd /workspace/big && echo data > x && "
          "python3 -c 'import os\nfor i in range(150000): os.link(\"x\", str(i))'", timeout=300)
     s.start_pinging()
     t0 = time.monotonic()

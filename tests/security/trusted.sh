@@ -11,8 +11,9 @@
 #               inside (rtn read them with its own credentials: rtn-init's addresses, and
 #               kernel pointers in /proc/net/unix with kernel.kptr_restrict=1, set here
 #               when root and restored after)
-#   deep_reset  rtn reset of pending changes 1500 directories deep with 256 descriptors (one
-#               open directory per level ran out of them: the tree stayed, un-resettable)
+#   deep_reset  rtn reset of pending changes 500 directories deep with 256 descriptors (one
+#               open directory per level ran out of them: the tree stayed, un-resettable;
+#               500, since --keep lays its tmpfs over the pending changes at most 512 deep)
 #   prune_link  a commit's clean-up of the upper never follows the agent's symlink out of it
 #               (upper/var -> a host dir: rtn rmdir'ed the host's empty "tmp" there)
 #   rootfs_fifo a FIFO in a rootfs's apt sources (its packages wrote the tree) hung
@@ -97,7 +98,7 @@ term_error() {
 }
 
 deep_reset() {
-        t_exec --keep -- sh -c 'cd /workspace; for i in $(seq 1500); do mkdir d && cd d; done'
+        t_exec --keep -- sh -c 'cd /workspace; for i in $(seq 500); do mkdir d && cd d; done'
         t_exit_is 0
         ulimit -n 256
         t_cmd "$RTN" reset
