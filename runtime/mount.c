@@ -222,6 +222,13 @@ static int new_upper_fs(const struct rt_plan *p, struct rtn_error *err) {
                 return rtn_err(err, errno, "mount the upper's tmpfs");
         if (mkdirat(mnt, "upper", 0755) < 0 || mkdirat(mnt, "work", 0700) < 0)
                 return rtn_err(err, errno, "create upper/ and work/");
+        /* The upper's top becomes a layer's top, whose owner its id hashes: the caller's, as
+         * for an upper rtn makes on disk. With a subordinate range the caller is the agent's
+         * id here, not this namespace's root. */
+        if (p->idmap->mode == RT_IDMAP_SUBID &&
+            fchownat(mnt, "upper", p->idmap->agent_uid, p->idmap->agent_gid, AT_SYMLINK_NOFOLLOW) <
+                    0)
+                return rtn_err(err, errno, "chown upper/");
         return TAKE_FD(mnt);
 }
 
