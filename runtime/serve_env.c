@@ -134,7 +134,7 @@ struct walk_job {
         char **layers;
         size_t nlayers;
         char *dir; /* the session's: its upper and an overlay workspace's */
-        bool ws;   /* an overlay workspace */
+        bool ws; /* an overlay workspace */
         /* written by the thread */
         uint64_t upper_bytes;
         struct diff_acc d;
