@@ -140,7 +140,7 @@ struct walk_job {
         size_t nlayers;
         int upper_fd; /* the session's upper tmpfs (a dup: the loop may drop its own), or -1 */
         char *dir; /* the session's: an overlay workspace's ws/ */
-        bool ws;   /* an overlay workspace */
+        bool ws; /* an overlay workspace */
         /* written by the thread */
         uint64_t upper_bytes;
         struct diff_acc d;
@@ -552,7 +552,8 @@ static int env_rollback(struct serve *sv, struct mcp_call *call, const struct mc
 static int env_drop(struct serve *sv, struct mcp_call *call, bool reset) {
         struct rtn_error err = {0};
         static const atomic_bool never = false;
-        uint64_t bytes = upper_bytes(rt_session_upper_fs(sv->sess), rt_session_dir(sv->sess), &never);
+        uint64_t bytes =
+                upper_bytes(rt_session_upper_fs(sv->sess), rt_session_dir(sv->sess), &never);
         /* Stopped first, so that a job's waiters hear it was killed, not that it runs. */
         unsigned killed = serve_running_jobs(sv);
         rt_session_stop_for(sv->sess, reset ? "env_reset reset the sandbox"

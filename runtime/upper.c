@@ -382,8 +382,8 @@ static int do_commit(void *arg, char *out, size_t outlen, struct rtn_error *err)
 }
 
 int rt_upper_commit(const struct rt_idmap *m, struct store *st, const char *env, int upper_fs,
-                    const char *dir, const struct store_commit_opts *o,
-                    char ret_id[STORE_ID_SIZE], struct rtn_error *err) {
+                    const char *dir, const struct store_commit_opts *o, char ret_id[STORE_ID_SIZE],
+                    struct rtn_error *err) {
         int r = check_room(upper_fs, dir, err);
         if (r < 0)
                 return r;

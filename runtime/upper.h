@@ -19,8 +19,8 @@ int rt_upper_usage(int upper_fs, uint64_t *ret_bytes, uint64_t *ret_inodes);
  * data dir without room for it fails with ENOSPC before anything is written. m: the
  * mapping that wrote it (SUBID: the work runs in a user namespace mapped the same). */
 int rt_upper_commit(const struct rt_idmap *m, struct store *st, const char *env, int upper_fs,
-                    const char *dir, const struct store_commit_opts *o,
-                    char ret_id[STORE_ID_SIZE], struct rtn_error *err);
+                    const char *dir, const struct store_commit_opts *o, char ret_id[STORE_ID_SIZE],
+                    struct rtn_error *err);
 /* Lays the tmpfs's upper over pending/upper (overlayfs's view of the one over the other) and
  * records the result's size in pending/RT_PENDING_SIZE. */
 int rt_upper_merge(const struct rt_idmap *m, int upper_fs, const char *pending,

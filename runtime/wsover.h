@@ -1,6 +1,6 @@
 /* The overlay workspace's pending changes (`--workspace-mode overlay`; docs/architecture.md,
- * "The workspace: live or overlay"). /workspace is then an overlay whose only lower layer is the host
- * dir and whose upper holds what the agent changed there. The upper lives in DIR/ws/ of a
+ * "The workspace: live or overlay"). /workspace is then an overlay whose only lower layer is the
+ * host dir and whose upper holds what the agent changed there. The upper lives in DIR/ws/ of a
  * session dir or of an environment's pending changes (DIR is an rt_spec ws_dir): ws/upper
  * and ws/work for the overlay, and ws/state, rtn's record of the host dir the changes belong
  * to, of the time since which a change on the host is a conflict, and of what rt_ws_apply

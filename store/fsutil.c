@@ -119,6 +119,14 @@ static void rm_entry(struct rm *m, int fd, const char *name, unsigned depth) {
                 return;
         }
         if (depth >= RM_DEPTH) {
+                /* Moving a directory rewrites its "..": without write permission on it, which a
+                 * user (not root) needs, the rename fails with EACCES. */
+                _cleanup_close_ int p =
+                        openat(fd, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                char proc[64];
+                snprintf(proc, sizeof proc, "/proc/self/fd/%d", p);
+                if (p >= 0)
+                        (void)chmod(proc, 0700);
                 char up[64];
                 snprintf(up, sizeof up, ".rtn-deep.%u", m->seq++);
                 if (sys_renameat2(fd, name, m->rootfd, up, RENAME_NOREPLACE) == 0)

@@ -60,14 +60,20 @@ Test(rt_upper_prune, never_follows_a_symlink_out) {
 Test(rt_rm_rf_at, deeper_than_the_fd_limit) {
         struct rlimit rl = {64, 64};
         cr_assert_eq(mkdir(at("tree"), 0755), 0);
+        /* Made writable, then given their modes from the bottom up (a user, unlike root,
+         * cannot make a directory in a 0555 one): levels 0555, one of mode 0. */
+        static int parent[600];
         int d = open(at("tree"), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         for (int i = 0; i < 600; i++) {
-                cr_assert_eq(mkdirat(d, "d", i == 300 ? 0 : 0555), 0);
-                int n = openat(d, "d", O_PATH | O_DIRECTORY | O_CLOEXEC);
-                close(d);
-                d = n;
+                cr_assert_eq(mkdirat(d, "d", 0755), 0);
+                parent[i] = d;
+                cr_assert_geq(d = openat(d, "d", O_PATH | O_DIRECTORY | O_CLOEXEC), 0);
         }
         close(d);
+        for (int i = 599; i >= 0; i--) {
+                cr_assert_eq(fchmodat(parent[i], "d", i == 300 ? 0 : 0555, 0), 0);
+                close(parent[i]);
+        }
         cr_assert_eq(setrlimit(RLIMIT_NOFILE, &rl), 0);
         int top_fd = open(top, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         cr_assert_eq(rt_rm_rf_at(top_fd, "tree"), 0);
