@@ -97,26 +97,13 @@ struct copy {
         struct rtn_error *err;
 };
 
-/* The xattrs the store keeps (store_xattr_covered): overlayfs's markers and the user's
- * user.*, file capabilities and ACLs; not overlayfs's inode bookkeeping. */
-static bool xattr_kept(const char *name) {
-        static const char *const skip[] = {"user.overlay.origin", "user.overlay.impure",
-                                           "user.overlay.uuid", "user.overlay.nlink"};
-        for (size_t i = 0; i < ARRAY_SIZE(skip); i++)
-                if (!strcmp(name, skip[i]))
-                        return false;
-        return !strncmp(name, "user.", 5) || !strcmp(name, "security.capability") ||
-               !strcmp(name, "system.posix_acl_access") ||
-               !strcmp(name, "system.posix_acl_default");
-}
-
 static int copy_xattrs(int from, int to, struct copy *c) {
         char names[8192], value[8192];
         ssize_t n = flistxattr(from, names, sizeof names);
         if (n < 0)
                 return errno == ENOTSUP ? 0 : rtn_err(c->err, errno, "list xattrs of %s", c->rel);
         for (char *k = names; k < names + n; k += strlen(k) + 1) {
-                if (!xattr_kept(k))
+                if (!store_xattr_covered(k))
                         continue;
                 ssize_t len = fgetxattr(from, k, value, sizeof value);
                 if (len < 0 || fsetxattr(to, k, value, (size_t)len, 0) < 0)
@@ -417,7 +404,7 @@ static int merge_meta(int u, int p, struct copy *c) {
         char names[8192];
         ssize_t n = flistxattr(p, names, sizeof names);
         for (char *k = names; n > 0 && k < names + n; k += strlen(k) + 1)
-                if (xattr_kept(k) && strncmp(k, "user.overlay.", 13) != 0 &&
+                if (store_xattr_covered(k) && strncmp(k, "user.overlay.", 13) != 0 &&
                     fgetxattr(u, k, NULL, 0) < 0)
                         (void)fremovexattr(p, k);
         struct stat st;

@@ -63,7 +63,6 @@ int store_hash_fd(int fd, uint64_t size, char ret_hex[STORE_ID_SIZE]);
  * fd >= 0. Caller frees with store_xattrs_free. */
 int store_xattrs_read(int fd, int dirfd, const char *name, struct store_xattr **ret, size_t *ret_n);
 void store_xattrs_free(struct store_xattr *x, size_t n);
-bool store_xattr_covered(const char *name);
 
 /* ---- helpers (fsutil.c) --------------------------------------------------------------- */
 

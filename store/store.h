@@ -144,6 +144,11 @@ int store_layer_stack(struct store *s, const char *env, char ***ret_paths, size_
                       struct rtn_error *err);
 void store_free_paths(char **paths, size_t n);
 
+/* Whether an xattr of an upper is content the store keeps and hashes (docs/store.md): the
+ * user's user.*, overlayfs's markers, file capabilities and ACLs; not overlayfs's bookkeeping
+ * of inodes and file handles. What copies an upper keeps the same ones. */
+bool store_xattr_covered(const char *name);
+
 /* The layer stack of env's tip (as store_layer_stack) with the tip it comes from, each layer
  * held (struct store_stack) until store_stack_free. A layer gc removes between the read of
  * the tip and the lock is noticed and the stack read again. */
