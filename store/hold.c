@@ -108,8 +108,17 @@ int store_stack_get(struct store *s, const char *env, struct store_stack *ret,
                 } else if (r < 0) {
                         return r;
                 }
-                if (st.tip[0] && (r = store_layers_of(s, st.tip, &st.paths, &st.n, err)) < 0)
+                if (st.tip[0] && (r = store_layers_of(s, st.tip, &st.paths, &st.n, err)) < 0) {
+                        /* A writer moved the tip and gc took the commit it named meanwhile:
+                         * read the new tip. */
+                        char now[STORE_ID_SIZE];
+                        if (r == -ENOENT && store_tip(s, env, now, NULL) >= 0 &&
+                            strcmp(now, st.tip) != 0) {
+                                rtn_err_clear(err);
+                                continue;
+                        }
                         return r;
+                }
                 r = hold_all(s, &st);
                 if (r == 0) {
                         *ret = st;
