@@ -16,7 +16,7 @@
 
 #include "fuzz/fuzz.h"
 #include "fuzz/peer.h"
-#include "runtime/files.h"
+#include "runtime/session/files.h"
 
 #define MAX_CALLS 16
 

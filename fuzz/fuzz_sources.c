@@ -10,8 +10,8 @@
 #include <strings.h>
 
 #include "fuzz/fuzz.h"
-#include "runtime/rootfs.h"
-#include "runtime/rootfs_internal.h"
+#include "runtime/rootfs/rootfs.h"
+#include "runtime/rootfs/internal.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         if (size == 0)

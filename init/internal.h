@@ -4,7 +4,7 @@
 #include <stdbool.h>
 
 #include "common/err.h"
-#include "init/init.h"
+#include "common/initproto.h"
 
 #define INIT_MAX_JOBS 1024
 

@@ -15,7 +15,7 @@
 #include <stdint.h>
 
 #include "common/err.h"
-#include "init/init.h" /* enum init_policy, struct init_limits */
+#include "common/initproto.h" /* enum init_policy, struct init_limits */
 
 /* The Landlock ABI version of the running kernel (> 0), or -EOPNOTSUPP (built in but
  * disabled at boot) / -ENOSYS (not built in). */

@@ -9,7 +9,7 @@
 #include <sys/types.h>
 
 #include "common/err.h"
-#include "init/init.h"
+#include "common/initproto.h"
 
 #define RT_MAX_BINDS 32
 #define RT_MAX_LAYERS 512

@@ -1,0 +1,91 @@
+/* `rtn serve`: the MCP backend that gives an agent one persistent sandbox session. Shared by
+ * runtime/serve.c (setup, shell and job tools) and runtime/serve_env.c (environment tools on
+ * the store). */
+#pragma once
+
+#include <stdbool.h>
+
+#include "mcp/mcp.h"
+#include "runtime/session/session.h"
+#include "runtime/sandbox/specopt.h"
+#include "store/store.h"
+
+#define SERVE_MAX_JOBS 64
+#define SERVE_MAX_WAITERS 8
+
+struct serve;
+struct rt_files;
+struct rt_offload;
+
+struct serve_job {
+        struct serve *sv;
+        unsigned num; /* job_id is its decimal string */
+        struct rt_cmd *cmd;
+        struct mcp_call *waiters[SERVE_MAX_WAITERS];
+        struct rtn_loop_source *wait_timers[SERVE_MAX_WAITERS];
+};
+
+struct serve {
+        struct mcp_server *srv;
+        struct rtn_loop *loop;
+        struct store *store;
+        const char *env;
+        const char *rootfs;
+        struct rt_session_config scfg;
+        struct rt_spec_opts spec_opts; /* --setenv, --pids-max... (runtime/specopt.h) */
+        struct rt_session *sess;
+        char *session_dir;
+        int session_lock;
+        struct serve_job jobs[SERVE_MAX_JOBS];
+        unsigned next_job;
+        const char *rootfs_path; /* resolved base dir, NULL for the host base */
+        const char *allow_hosts[32]; /* --allow-host */
+        size_t nallow;
+        struct netns_gate *gate; /* provisioning proxy (rootfs bases only) */
+        pid_t gate_pid; /* sandbox whose gate listener is being served */
+        struct rt_http *http; /* http_get/http_post (runtime/http.c), lazily */
+        struct rt_files *files; /* the sandbox's file server, made on first use */
+        struct rt_offload *offload; /* threads for walks of the upper, made on first use */
+        char **bind_strs; /* strings of binds added by bind_host_dir */
+        size_t nbind_strs;
+        struct rt_idmap idmap; /* the session's, kept to remove its dir at exit */
+        bool have_idmap;
+        struct store_stack stack; /* the layers the session runs on, held; stack.tip is the
+                                   * commit env_commit builds on */
+        struct store_base base; /* the base's identity (docs/store.md, "Bases") */
+};
+
+struct netns_gate;
+struct rt_http;
+
+/* pkg_install (serve_pkg.c). Finishes the call. */
+int serve_pkg_install(struct serve *sv, struct mcp_call *call, const struct mcp_args *args);
+/* http_get, http_post (runtime/http.c). Finishes the call, maybe later. */
+int serve_http_call(struct serve *sv, struct mcp_call *call, const char *tool,
+                    const struct mcp_args *args);
+
+/* Environment tools (serve_env.c). Each finishes the call. */
+int serve_env_call(struct serve *sv, struct mcp_call *call, const char *tool,
+                   const struct mcp_args *args);
+/* File tools (serve_files.c) and bind_host_dir (serve_bind.c). Each finishes the call. */
+int serve_files_call(struct serve *sv, struct mcp_call *call, const char *tool,
+                     const struct mcp_args *args);
+int serve_bind_call(struct serve *sv, struct mcp_call *call, const struct mcp_args *args);
+/* The result of file_list (search false) or file_search from the file server's records
+ * (init/init.h; untrusted, every length checked) into b: entries or matches sorted by path,
+ * each path joined to shown (the listed path as the agent named it). count is the records
+ * the server said it wrote, truncated its TRUNCATED flag. -ENOMEM, else 0. */
+struct rtn_json_buf;
+int serve_files_walk_json(struct rtn_json_buf *b, const char *shown, bool search, const char *buf,
+                          size_t len, uint64_t count, bool truncated);
+void serve_bind_free(struct serve *sv);
+/* env_status's "host_dirs": the host directories bound in, their mode and protections, and
+ * an overlay workspace's ws_pending changes, counted off the loop (serve_hostdirs.c). */
+void serve_json_host_dirs(struct rtn_json_buf *b, struct serve *sv, int64_t ws_pending);
+/* The pending changes of an overlay workspace (0 in any other mode; serve_env.c). */
+int64_t serve_ws_pending(struct serve *sv);
+/* Points the session at the env's current layer stack, held (store_stack_get). */
+int serve_load_layers(struct serve *sv, struct rtn_error *err);
+unsigned serve_running_jobs(const struct serve *sv);
+/* Kills and forgets every job; returns how many were running. */
+unsigned serve_drop_jobs(struct serve *sv);

@@ -1,0 +1,168 @@
+/* pkg_install for `rtn serve`: apt-get install as root inside the session under the
+ * provisioning policy, in the gate's netns, with the gate's proxy served on the MCP loop.
+ * Packages land in the session's upper: env_reset drops them, env_commit keeps them.
+ * Progress notifications carry apt's latest output line every few seconds; cancelling the
+ * call kills apt (op_cancel in serve.c finds the command through the call's data). */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/cleanup.h"
+#include "common/json.h"
+#include "common/loop.h"
+#include "common/initproto.h"
+#include "netns/netns.h"
+#include "mcp/tools/http.h"
+#include "runtime/rootfs/pkg.h"
+#include "mcp/serve.h"
+
+#define PKG_PROGRESS_USEC (3ULL * 1000 * 1000)
+#define PKG_DEFAULT_TIMEOUT_MS (30ULL * 60 * 1000)
+
+struct pkg_ctx {
+        struct serve *sv;
+        struct mcp_call *call;
+        struct rt_cmd *cmd;
+        struct rtn_loop_source *progress;
+        char **names;
+        size_t n;
+        unsigned refused_before;
+};
+
+/* The last complete line apt printed, for the progress message. */
+static void last_line(const struct rt_outbuf *o, char *buf, size_t len) {
+        const char *d = o->data ? o->data : "";
+        size_t end = o->len;
+        while (end > 0 && (d[end - 1] == '\n' || d[end - 1] == '\r'))
+                end--;
+        size_t start = end;
+        while (start > 0 && d[start - 1] != '\n')
+                start--;
+        snprintf(buf, len, "%.*s", (int)(end - start), d + start);
+}
+
+static void on_progress(struct rtn_loop *l, struct rtn_loop_source *t, void *ud) {
+        struct pkg_ctx *pc = ud;
+        char line[200];
+        last_line(&pc->cmd->out, line, sizeof line);
+        double secs = (double)(rt_now_ms() - pc->cmd->start_ms) / 1000.0;
+        mcp_call_progress(pc->call, secs, 0, line[0] ? line : "installing");
+}
+
+/* stderr as apt left it, plus what the gate refused and the single-uid caveat. */
+static void json_stderr_notes(struct rtn_json_buf *b, const struct pkg_ctx *pc, int code) {
+        char why[300] = "";
+        struct serve *sv = pc->sv;
+        const char *single = "";
+        if (code != 0 && netns_gate_refusals(sv->gate, why, sizeof why) == pc->refused_before)
+                why[0] = '\0';
+        if (code != 0 && rt_session_sandbox(sv->sess)->idmap.mode == RT_IDMAP_SINGLE)
+                single = rt_pkg_single_uid_note;
+        rtn_json_key(b, "stderr");
+        rtn_json_strf(b, "%.*s%s%s%s%s", (int)pc->cmd->err.len,
+                      pc->cmd->err.data ? pc->cmd->err.data : "", why[0] ? "\nrtn: " : "", why,
+                      single[0] ? "\nrtn: " : "", single);
+}
+
+static void pkg_done(struct rt_cmd *c, void *ud) {
+        struct pkg_ctx *pc = ud;
+        if (pc->progress)
+                rtn_loop_timer_cancel(pc->sv->loop, pc->progress);
+        int code = rt_cmd_exit_code(c);
+        struct rtn_json_buf b = RTN_JSON_BUF_INIT(0);
+        rtn_json_obj_begin(&b);
+        rtn_json_key(&b, "packages");
+        rtn_json_arr_begin(&b);
+        for (size_t i = 0; i < pc->n; i++)
+                rtn_json_str(&b, pc->names[i]);
+        rtn_json_arr_end(&b);
+        rtn_json_kv_int(&b, "exit_code", code);
+        rtn_json_key(&b, "signal");
+        if (rt_cmd_signal(c))
+                rtn_json_int(&b, rt_cmd_signal(c));
+        else
+                rtn_json_null(&b);
+        rtn_json_key(&b, "stdout");
+        rtn_json_strn(&b, c->out.data ? c->out.data : "", c->out.len);
+        json_stderr_notes(&b, pc, code);
+        rtn_json_kv_bool(&b, "stdout_truncated", c->out.total > c->out.len);
+        rtn_json_kv_bool(&b, "stderr_truncated", c->err.total > c->err.len);
+        rtn_json_kv_bool(&b, "timed_out", c->timed_out);
+        rtn_json_kv_int(&b, "duration_ms", (int64_t)(c->end_ms - c->start_ms));
+        if (c->blocked.total > 0) /* provisioning runs under the same filter */
+                rt_blocked_json(&b, &c->blocked);
+        rtn_json_obj_end(&b);
+        if (b.err)
+                mcp_call_finish_error(pc->call, "result too large");
+        else
+                mcp_call_finish(pc->call, b.data, code != 0);
+        rtn_json_buf_free(&b);
+        c->done_fn = NULL;
+        rt_cmd_free(c);
+        mcp_strv_free(pc->names);
+        free(pc);
+}
+
+static int start_install(struct serve *sv, struct pkg_ctx *pc, uint64_t timeout_ms,
+                         struct rtn_error *err) {
+        int r = rt_session_ensure(sv->sess, err);
+        if (r < 0)
+                return r;
+        const struct rt_sandbox *sb = rt_session_sandbox(sv->sess);
+        if ((r = rt_pkg_gate_attach(sv->gate, sv->loop, sb, &sv->gate_pid, err)) < 0)
+                return r;
+        _cleanup_free_ char *cmd = NULL;
+        if ((r = rt_pkg_command(pc->names, pc->n, sb->gate_port, sb->idmap.mode, &cmd)) < 0)
+                return rtn_err(err, r, "command line");
+        pc->refused_before = netns_gate_refusals(sv->gate, NULL, 0);
+        struct rt_cmd_opts o = {.command = cmd,
+                                .cwd = "/",
+                                .policy = INIT_POLICY_PROVISION,
+                                .timeout_ms = timeout_ms};
+        return rt_session_run(sv->sess, &o, pkg_done, pc, &pc->cmd, err);
+}
+
+int serve_pkg_install(struct serve *sv, struct mcp_call *call, const struct mcp_args *a) {
+        struct rtn_error err = {0};
+        struct pkg_ctx *pc = calloc(1, sizeof *pc);
+        int64_t t = 0;
+        if (!pc)
+                return -ENOMEM;
+        pc->sv = sv;
+        pc->call = call;
+        if (mcp_args_strv(a, "packages", &pc->names, &pc->n) < 0) {
+                free(pc);
+                return -EINVAL;
+        }
+        (void)mcp_args_int(a, "timeout", &t);
+        int r;
+        if (!sv->gate)
+                r = rtn_errx(&err, EOPNOTSUPP,
+                             "pkg_install needs a rootfs base with a package "
+                             "manager; this server runs on the host's (start it with --rootfs "
+                             "NAME, see rtn rootfs bootstrap)");
+        else if ((r = rt_pkg_validate(pc->names, pc->n, &err)) == 0)
+                r = start_install(sv, pc, t > 0 ? (uint64_t)t * 1000 : PKG_DEFAULT_TIMEOUT_MS,
+                                  &err);
+        if (r < 0) {
+                mcp_call_finish_error(call, "pkg_install: %s", err.msg);
+                mcp_strv_free(pc->names);
+                free(pc);
+                return 0;
+        }
+        mcp_call_set_data(call, pc->cmd);
+        if (mcp_call_wants_progress(call))
+                (void)rtn_loop_add_timer(sv->loop, PKG_PROGRESS_USEC, PKG_PROGRESS_USEC,
+                                         on_progress, pc, &pc->progress);
+        return 0;
+}
+
+int serve_http_call(struct serve *sv, struct mcp_call *call, const char *tool,
+                    const struct mcp_args *a) {
+        if (strcmp(tool, "http_get") != 0 && strcmp(tool, "http_post") != 0) {
+                mcp_call_finish_error(call, "unknown tool %s", tool);
+                return 0;
+        }
+        return rt_http_start(&sv->http, sv->loop, call, !strcmp(tool, "http_post"), a);
+}
