@@ -1,8 +1,6 @@
-/* The rtn verbs implemented in runtime/ (argv[0] is the verb; each returns an exit code). */
+/* The rtn verbs implemented in cli/ (argv[0] is the verb; each returns an exit code). The
+ * store's are in cli/store.h, `rtn serve` is mcp_cmd_serve (mcp/mcp.h). */
 #pragma once
-
-#define RTN_VERSION "0.1.0"
 
 int rt_cmd_exec(int argc, char **argv);
 int rt_cmd_probe(int argc, char **argv);
-int rt_cmd_serve(int argc, char **argv);

@@ -24,7 +24,7 @@
 #include "common/io.h"
 #include "common/log.h"
 #include "common/term.h"
-#include "init/policy.h"
+#include "common/initproto.h"
 #include "runtime/sandbox/blocked.h"
 #include "cli/cli.h"
 #include "runtime/internal.h"

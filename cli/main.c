@@ -5,6 +5,8 @@
 #include "common/log.h"
 #include "cli/cli.h"
 #include "cli/store.h"
+#include "common/version.h"
+#include "mcp/mcp.h"
 #include "runtime/rootfs/pkg.h"
 #include "runtime/rootfs/rootfs.h"
 
@@ -40,7 +42,7 @@ struct verb {
 };
 
 static const struct verb verbs[] = {
-        {"exec", rt_cmd_exec},     {"probe", rt_cmd_probe},   {"serve", rt_cmd_serve},
+        {"exec", rt_cmd_exec},     {"probe", rt_cmd_probe},   {"serve", mcp_cmd_serve},
         {"commit", rt_cmd_commit}, {"log", rt_cmd_log},       {"rollback", rt_cmd_rollback},
         {"reflog", rt_cmd_reflog}, {"diff", rt_cmd_diff},     {"reset", rt_cmd_reset},
         {"gc", rt_cmd_gc},         {"export", rt_cmd_export}, {"import", rt_cmd_import},

@@ -16,7 +16,7 @@
 #include "common/io.h"
 #include "common/json.h"
 #include "common/syscall.h"
-#include "init/policy.h"
+#include "common/initproto.h"
 #include "cli/cli.h"
 #include "runtime/internal.h"
 #include "runtime/runtime.h"

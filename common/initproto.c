@@ -1,4 +1,4 @@
-/* Encoders and decoders of the rtn ↔ rtn-init control protocol (init/init.h). Linked into
+/* Encoders and decoders of the rtn ↔ rtn-init control protocol (common/initproto.h). Linked into
  * both binaries. Decoders treat every datagram as hostile: the sender may be a compromised
  * init, so lengths are checked against what was received and every string must be
  * NUL-terminated inside the message. */
@@ -202,4 +202,15 @@ int init_decode_files_req(const void *buf, size_t len, struct init_files_req_vie
         ret->pattern = s[1];
         ret->glob = s[2];
         return 0;
+}
+
+void init_limits_default(struct init_limits *ret) {
+        *ret = (struct init_limits){
+                .nofile = 4096,
+                .nproc = 0,
+                .fsize_bytes = 1ULL << 30,
+                .as_bytes = 0,
+                .cpu_seconds = 0,
+                .core_bytes = 0,
+        };
 }

@@ -1,6 +1,6 @@
-/* rtn-init's public interface: the wire protocol spoken over the SOCK_SEQPACKET control
+/* The rtn <-> rtn-init protocol: the wire protocol spoken over the SOCK_SEQPACKET control
  * socket between rtn (trusted side, outside) and rtn-init (PID 1 inside the sandbox), and
- * the encoders/decoders both sides link (init/proto.c). One message per datagram; fds ride
+ * the encoders/decoders both sides link (common/initproto.c). One message per datagram; fds ride
  * along with SCM_RIGHTS. rtn-init finds the socket at INIT_CTL_FD. See docs/architecture.md. */
 #pragma once
 
@@ -66,6 +66,11 @@ struct init_limits {
         uint64_t cpu_seconds; /* 0: unlimited */
         uint64_t core_bytes;
 };
+
+/* Defaults (docs/policy.md): NOFILE 4096 (soft 1024), FSIZE 1 GiB, CORE 0; NPROC, AS and CPU
+ * 0 = not set. rtn fills a spec with them and rtn-init's tests check them, so they live with
+ * the protocol both link. */
+void init_limits_default(struct init_limits *ret);
 
 /* Strings follow the fixed part: nwritable NUL-terminated absolute paths inside the sandbox
  * that the agent policy may write (workspace, tmp, home, rw binds), then nreadonly paths

@@ -69,9 +69,6 @@ int init_seccomp_install_files(struct rtn_error *err);
  * the plain filter instead and sets *ret_listener to -1: no report, same errnos. */
 int init_seccomp_install_notify(enum init_policy policy, int *ret_listener, struct rtn_error *err);
 
-/* Defaults: NOFILE 4096 (soft 1024), FSIZE 1 GiB, CORE 0; NPROC, AS and CPU 0 = not set. */
-void init_limits_default(struct init_limits *ret);
-
 /* Apply l with setrlimit. A field of 0 leaves that limit as inherited, except core_bytes,
  * where 0 means "no core dumps". A limit above the inherited hard limit is clamped to it
  * (raising needs CAP_SYS_RESOURCE in the initial user namespace; the result is stricter). */

@@ -119,6 +119,10 @@ void mcp_log(struct mcp_server *s, enum mcp_log_level level, const char *fmt, ..
 int mcp_serve_main(const struct mcp_config *cfg, const struct mcp_backend_ops *ops, void *ctx,
                    struct rtn_error *err);
 
+/* `rtn serve` (mcp/serve.c): its options, the sandbox session behind the tools, then
+ * mcp_serve_main on stdio. argv[0] is the verb; returns the exit code. */
+int mcp_cmd_serve(int argc, char **argv);
+
 /* ---- calls ----------------------------------------------------------------------------- */
 
 const char *mcp_call_tool(const struct mcp_call *call);

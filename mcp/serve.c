@@ -20,8 +20,8 @@
 #include "common/log.h"
 #include "common/term.h"
 #include "common/loop.h"
-#include "init/policy.h"
-#include "cli/cli.h"
+#include "common/initproto.h"
+#include "common/version.h"
 #include "netns/netns.h"
 #include "runtime/session/files.h"
 #include "mcp/tools/http.h"
@@ -887,7 +887,7 @@ static void keep_workspace_changes(struct serve *sv) {
                         err.msg);
 }
 
-int rt_cmd_serve(int argc, char **argv) {
+int mcp_cmd_serve(int argc, char **argv) {
         /* A result of megabytes passes through a few buffers of its size, each by default a
          * fresh mmap whose every page faults on first touch (tens of microseconds each on a
          * paravirtualised MMU): a third of the time the loop spent on one. Freed memory is

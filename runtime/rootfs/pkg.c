@@ -16,7 +16,7 @@
 #include "common/cleanup.h"
 #include "common/loop.h"
 #include "common/term.h"
-#include "init/policy.h"
+#include "common/initproto.h"
 #include "netns/netns.h"
 #include "runtime/rootfs/rootfs.h"
 #include "runtime/session/session.h"

@@ -20,7 +20,7 @@
 #include "common/log.h"
 #include "common/loop.h"
 #include "common/syscall.h"
-#include "init/policy.h"
+#include "common/initproto.h"
 #include "runtime/internal.h"
 #include "runtime/session/session.h"
 #include "store/store.h"

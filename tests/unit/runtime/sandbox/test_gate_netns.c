@@ -12,7 +12,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "init/policy.h"
+#include "common/initproto.h"
 #include "runtime/runtime.h"
 
 static struct rt_sandbox sb;

@@ -9,7 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "init/policy.h"
+#include "common/initproto.h"
 #include "runtime/runtime.h"
 
 /* Waits until the EXITED event of command id has arrived, recording every exit seen in

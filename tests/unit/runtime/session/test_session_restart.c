@@ -13,7 +13,7 @@
 
 #include "common/loop.h"
 #include "common/syscall.h"
-#include "init/policy.h"
+#include "common/initproto.h"
 #include "runtime/session/session.h"
 
 static void done(struct rt_cmd *c, void *ud) {
