@@ -489,28 +489,26 @@ static int keep_pending(struct exec_opts *o, struct exec_store *es, const char *
 
 static int open_store(struct exec_opts *o, struct exec_store *es, struct rtn_error *err) {
         char dir[4096];
+        const char *data_dir = o->data_dir; /* --data-dir, else the default, in dir */
         const char *env = o->env ? o->env : STORE_DEFAULT_ENV;
         int r;
         if (store_env_valid(env) < 0)
                 return rtn_errx(err, EINVAL, "invalid environment name '%s'", env);
-        if (!o->data_dir) {
+        if (!data_dir) {
                 if ((r = store_default_dir(dir, sizeof dir, err)) < 0)
                         return o->commit || o->env ? r : 0;
-                o->data_dir = dir;
+                data_dir = dir;
         }
-        if (!o->commit && !o->keep && access(o->data_dir, F_OK) < 0) {
-                o->data_dir = NULL;
+        if (!o->commit && !o->keep && access(data_dir, F_OK) < 0)
                 return o->env ? rtn_errx(err, ENOENT,
                                          "no store at %s: environment %s has no "
                                          "commits",
-                                         dir, env)
+                                         data_dir, env)
                               : 0;
-        }
-        if ((r = store_open(o->data_dir, &es->st, err)) < 0 ||
+        if ((r = store_open(data_dir, &es->st, err)) < 0 ||
             (r = rt_env_stack(es->st, env, o->spec.rootfs, o->keep, &es->base, &es->stack, err)) <
                     0)
                 return r;
-        o->data_dir = NULL; /* dir is on our stack */
         o->spec.layers = (const char *const *)es->stack.paths;
         o->spec.nlayers = es->stack.n;
         if (o->keep)
