@@ -341,12 +341,11 @@ int rt_exec_await_spawned(struct rt_sandbox *sb, const char *cmd, int *ret_maste
         const struct init_status *st = (const void *)buf;
         if (init_check_msg(buf, (size_t)n, INIT_MSG_SPAWN_FAILED, sizeof *st) < 0)
                 return rtn_errx(err, EBADMSG, "unexpected reply to spawn");
-        if (st->step == INIT_STEP_EXEC) {
+        if (st->step == INIT_STEP_EXEC)
                 rtn_err(err, st->error, "execute %s", cmd);
-                return st->error == ENOENT || st->error == ENOTDIR ? 127 : 126;
-        }
-        rtn_err(err, st->error, "%s %s", init_step_name(st->step), cmd);
-        return EXIT_RTN;
+        else
+                rtn_err(err, st->error, "%s %s", init_step_name(st->step), cmd);
+        return init_spawn_exit_code(st->step, st->error);
 }
 
 static void event_loop(struct exec_run *run) {

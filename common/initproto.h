@@ -4,6 +4,7 @@
  * along with SCM_RIGHTS. rtn-init finds the socket at INIT_CTL_FD. See docs/architecture.md. */
 #pragma once
 
+#include <errno.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -135,6 +136,17 @@ enum init_step {
         INIT_STEP_PROTOCOL,
         INIT_STEP_NETNS,
 };
+
+/* The exit code of a command that never started, failing at step with positive errno error:
+ * 127 not found (ENOENT, or ENOTDIR: a component of the path is not a directory, so the
+ * file is not there either, as the PATH search treats it), 126 found but cannot execute,
+ * 125 a step before execve (the sandbox's failure). One rule for rtn-init's own exit, `rtn
+ * exec` and rtn serve's shell tools (docs/architecture.md, "Commands"). */
+static inline int init_spawn_exit_code(uint32_t step, int error) {
+        if (step != INIT_STEP_EXEC)
+                return 125;
+        return error == ENOENT || error == ENOTDIR ? 127 : 126;
+}
 
 struct init_status {
         struct init_msg_hdr hdr;

@@ -130,7 +130,7 @@ static __attribute__((noreturn)) void die(int efd, uint32_t step, int e) {
                 (void)!write(efd, &se, sizeof se);
         else
                 child_err = se;
-        _exit(step == INIT_STEP_EXEC ? (e == ENOENT ? 127 : 126) : 125);
+        _exit(init_spawn_exit_code(step, se.error));
 }
 
 /* execvpe with the PATH of the command's own environment (glibc's uses ours). */

@@ -663,8 +663,7 @@ int rt_cmd_exit_code(const struct rt_cmd *c) {
         if (!c->exited)
                 return -1;
         if (c->spawn_errno)
-                return c->spawn_step == INIT_STEP_EXEC ? (c->spawn_errno == ENOENT ? 127 : 126)
-                                                       : 125;
+                return init_spawn_exit_code(c->spawn_step, c->spawn_errno);
         return rt_exit_code(c->wait_status);
 }
 
