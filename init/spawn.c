@@ -32,6 +32,7 @@
 
 #include "common/cleanup.h"
 #include "common/io.h"
+#include "common/sandbox_dirs.h"
 #include "common/syscall.h"
 #include "init/internal.h"
 #include "init/policy.h"
@@ -140,7 +141,7 @@ static int exec_path(char *const argv[], char *const envp[]) {
                 execve(cmd, argv, envp);
                 return errno;
         }
-        const char *path = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+        const char *path = RTN_SANDBOX_PATH;
         for (size_t i = 0; envp[i]; i++)
                 if (!strncmp(envp[i], "PATH=", 5))
                         path = envp[i] + 5;

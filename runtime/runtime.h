@@ -20,7 +20,6 @@
  * is 301 (RESERVED_PIDS + 1). */
 #define RT_DEFAULT_PIDS_MAX 4096
 #define RT_MIN_PIDS_MAX 301
-#define RT_SANDBOX_PATH "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 /* How --workspace reaches /workspace (docs/architecture.md, "The workspace"): live, a
  * read-write bind (writes are on the host at once), or overlay, the host dir as the lower

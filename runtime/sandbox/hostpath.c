@@ -20,12 +20,11 @@
 #include <unistd.h>
 
 #include "common/cleanup.h"
+#include "common/sandbox_dirs.h"
 #include "common/syscall.h"
 #include "runtime/runtime.h"
 
-static const char *const system_dirs[] = {"/bin",   "/boot",  "/dev",    "/etc",  "/lib",
-                                          "/lib32", "/lib64", "/libx32", "/proc", "/run",
-                                          "/sbin",  "/sys",   "/usr",    "/var",  "/snap"};
+static const char *const system_dirs[] = {RTN_HOST_SYSTEM_DIRS(RTN_DIR_ABS)};
 
 /* path equals dir or lies below it (both without trailing slashes). */
 static bool is_under(const char *path, const char *dir) {

@@ -16,6 +16,7 @@
 
 #include "common/cleanup.h"
 #include "common/io.h"
+#include "common/sandbox_dirs.h"
 #include "common/syscall.h"
 #include "runtime/internal.h"
 
@@ -76,8 +77,7 @@ static int mkdir_owned(const char *path, mode_t mode, uid_t uid, gid_t gid, stru
         return 0;
 }
 
-static const char *const skel_dirs[] = {"dev",  "proc", "sys", "tmp",     "run",      "mnt",
-                                        "home", "root", "var", "var/tmp", "workspace"};
+static const char *const skel_dirs[] = {RTN_SKELETON_DIRS(RTN_DIR_BARE)};
 
 static bool under_workspace(const char *dst) {
         return strncmp(dst, "/workspace", 10) == 0 && (dst[10] == '\0' || dst[10] == '/');

@@ -26,6 +26,7 @@
 
 #include "common/cleanup.h"
 #include "common/io.h"
+#include "common/sandbox_dirs.h"
 #include "common/syscall.h"
 #include "netns/netns.h"
 #include "runtime/internal.h"
@@ -33,8 +34,7 @@
 
 #define RT_GO 'G'
 
-static const char *const host_allow[] = {"usr", "etc",   "opt",   "bin",   "sbin",
-                                         "lib", "lib32", "lib64", "libx32"};
+static const char *const host_allow[] = {RTN_HOST_BASE_DIRS(RTN_DIR_BARE)};
 
 static int open_dir(const char *path, const char *what, struct rtn_error *err) {
         int fd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
@@ -614,7 +614,8 @@ int rt_sandbox_start_queued(const struct rt_spec *spec, struct rt_sandbox *ret, 
                 return rtn_err(err, errno, "map the protection report");
         }
         p.protect = sb.protect;
-        snprintf(sb.home, sizeof sb.home, "%s", sb.idmap.agent_uid == 0 ? "/root" : "/home/rtn");
+        snprintf(sb.home, sizeof sb.home, "%s",
+                 sb.idmap.agent_uid == 0 ? "/root" : RTN_SANDBOX_HOME);
         p.home = sb.home;
         if ((spec->workspace && spec->workspace_mode == RT_WS_OVERLAY && spec->ws_dir &&
              (r = rt_ws_prepare(spec->ws_dir, spec->workspace, &sb.idmap, err)) < 0) ||

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/sandbox_dirs.h"
 #include "runtime/runtime.h"
 
 void rt_spec_init(struct rt_spec *spec) {
@@ -122,7 +123,7 @@ void rt_env_default(struct rt_env *env, const struct rt_sandbox *sb, uint32_t po
         env->used = 0;
         env->vars[0] = NULL;
         bool root = policy == INIT_POLICY_PROVISION || sb->idmap.agent_uid == 0;
-        env_put(env, "PATH", RT_SANDBOX_PATH);
+        env_put(env, "PATH", RTN_SANDBOX_PATH);
         env_put(env, "HOME", policy == INIT_POLICY_PROVISION ? "/root" : sb->home);
         env_put(env, "USER", root ? "root" : "rtn");
         env_put(env, "LOGNAME", root ? "root" : "rtn");

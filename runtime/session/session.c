@@ -19,6 +19,7 @@
 #include "common/io.h"
 #include "common/log.h"
 #include "common/loop.h"
+#include "common/sandbox_dirs.h"
 #include "common/syscall.h"
 #include "common/initproto.h"
 #include "runtime/internal.h"
@@ -701,13 +702,12 @@ const struct rt_idmap *rt_session_idmap(const struct rt_session *s) {
 
 /* The sandbox's own skeleton (mountpoints, /workspace, HOME) shows up in the upper as empty
  * directories; they are not changes the agent made. */
-static const char *const skeleton[] = {"usr",     "etc",       "opt",      "bin",  "sbin", "lib",
-                                       "lib32",   "lib64",     "libx32",   "dev",  "proc", "sys",
-                                       "tmp",     "run",       "mnt",      "home", "root", "var",
-                                       "var/tmp", "workspace", "home/rtn", NULL};
+static const char *const skeleton[] = {
+        RTN_HOST_BASE_DIRS(RTN_DIR_BARE) RTN_SKELETON_DIRS(RTN_DIR_BARE) RTN_SANDBOX_HOME + 1};
+#define NSKELETON (sizeof skeleton / sizeof skeleton[0])
 
 bool rt_upper_is_skeleton(const char *path) {
-        for (size_t i = 0; skeleton[i]; i++)
+        for (size_t i = 0; i < NSKELETON; i++)
                 if (!strcmp(path, skeleton[i]))
                         return true;
         return false;
@@ -722,7 +722,7 @@ void rt_upper_prune(const char *upper) {
         _cleanup_close_ int d = open(upper, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         if (d < 0)
                 return;
-        for (ssize_t i = (ssize_t)(sizeof skeleton / sizeof skeleton[0]) - 2; i >= 0; i--) {
+        for (size_t i = NSKELETON; i-- > 0;) { /* deepest first: children follow parents */
                 char parent[64], v[8];
                 snprintf(parent, sizeof parent, "%s", skeleton[i]);
                 char *slash = strrchr(parent, '/');
