@@ -119,16 +119,22 @@ static void cli_done(struct rt_cmd *c, void *ud) {
 }
 
 static void cli_free(struct cli *c) {
+        /* The session's upper holds files of subordinate ids (what apt-get wrote as inside
+         * root): removing it may need a user namespace mapped like the sandbox was. */
+        struct rt_idmap idmap;
+        const struct rt_idmap *m = c->sess ? rt_session_idmap(c->sess) : NULL;
+        if (m)
+                idmap = *m;
         rt_session_free(c->sess);
         netns_gate_free(c->gate);
         if (c->loop)
                 rtn_loop_free(c->loop);
         if (c->session_dir) {
                 char *slash = strrchr(c->session_dir, '/');
-                _cleanup_close_ int d = -1;
+                struct rtn_error err = {0};
                 *slash = '\0';
-                if ((d = open(c->session_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) >= 0)
-                        (void)rt_rm_rf_at(d, slash + 1);
+                if (rt_remove_tree(m ? &idmap : NULL, c->session_dir, slash + 1, &err) < 0)
+                        rtn_term_printf(stderr, "rtn pkg: %s\n", err.msg);
                 free(c->session_dir);
         }
         rtn_safe_close(c->session_lock);
