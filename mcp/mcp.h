@@ -142,6 +142,12 @@ void mcp_call_finish(struct mcp_call *call, const char *structured_json, bool is
  * short line for a reader, the JSON text staying parseable on its own. */
 void mcp_call_finish_note(struct mcp_call *call, const char *structured_json, const char *note,
                           bool is_error);
+/* mcp_call_finish_note with the JSON built in b, or, when b could not hold it (b->err), an
+ * error that says the result was too large. Frees b's data: the way every tool ends a call
+ * whose result it built in a buffer. */
+struct rtn_json_buf;
+void mcp_call_finish_json(struct mcp_call *call, struct rtn_json_buf *b, const char *note,
+                          bool is_error);
 /* Finishes with isError true and a text content (printf format). The call is freed. */
 void mcp_call_finish_error(struct mcp_call *call, const char *fmt, ...)
         __attribute__((format(printf, 2, 3)));

@@ -88,17 +88,8 @@ static char *blocked_note(const struct rt_blocked *bl) {
         return note;
 }
 
-static void finish_json_note(struct mcp_call *call, struct rtn_json_buf *b, const char *note,
-                             bool is_error) {
-        if (b->err)
-                mcp_call_finish_error(call, "result too large (%s)", strerror(-b->err));
-        else
-                mcp_call_finish_note(call, b->data, note, is_error);
-        rtn_json_buf_free(b);
-}
-
 static void finish_json(struct mcp_call *call, struct rtn_json_buf *b, bool is_error) {
-        finish_json_note(call, b, NULL, is_error);
+        mcp_call_finish_json(call, b, NULL, is_error);
 }
 
 static void run_done(struct rt_cmd *c, void *ud) {
@@ -121,7 +112,7 @@ static void run_done(struct rt_cmd *c, void *ud) {
                         rtn_json_kv_bool(&b, "sandbox_restarted", true);
                 rtn_json_obj_end(&b);
                 _cleanup_free_ char *note = blocked_note(&c->blocked);
-                finish_json_note(rc->call, &b, note, false);
+                mcp_call_finish_json(rc->call, &b, note, false);
         }
         /* The command cannot outlive its call: free it after the callback returns. */
         c->done_fn = NULL;

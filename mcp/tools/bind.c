@@ -110,8 +110,7 @@ int serve_bind_call(struct serve *sv, struct mcp_call *call, const struct mcp_ar
         rtn_json_kv_str(&j, "mount_point", dst);
         rtn_json_kv_str(&j, "mode", b->rw ? "rw" : "ro");
         rtn_json_obj_end(&j);
-        mcp_call_finish(call, j.data, false);
-        rtn_json_buf_free(&j);
+        mcp_call_finish_json(call, &j, NULL, false);
 out:
         free(host);
         free(dst);

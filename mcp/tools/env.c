@@ -37,11 +37,7 @@ int serve_load_layers(struct serve *sv, struct rtn_error *err) {
 }
 
 static void finish_json(struct mcp_call *call, struct rtn_json_buf *b) {
-        if (b->err)
-                mcp_call_finish_error(call, "result too large");
-        else
-                mcp_call_finish(call, b->data, false);
-        rtn_json_buf_free(b);
+        mcp_call_finish_json(call, b, NULL, false);
 }
 
 static void json_tip(struct rtn_json_buf *b, struct serve *sv, const char *key) {

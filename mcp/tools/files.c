@@ -48,11 +48,7 @@ static void fctx_free(struct fctx *c) {
 }
 
 static void finish(struct fctx *c, struct rtn_json_buf *b) {
-        if (b->err)
-                mcp_call_finish_error(c->call, "result too large (%s)", strerror(-b->err));
-        else
-                mcp_call_finish(c->call, b->data, false);
-        rtn_json_buf_free(b);
+        mcp_call_finish_json(c->call, b, NULL, false);
         fctx_free(c);
 }
 

@@ -382,11 +382,7 @@ static void finish_req(struct req *r) {
         rtn_json_kv_bool(&b, "truncated", r->truncated);
         rtn_json_kv_int(&b, "duration_ms", (int64_t)(r->end_ms - r->start_ms));
         rtn_json_obj_end(&b);
-        if (b.err)
-                mcp_call_finish_error(r->call, "result too large");
-        else
-                mcp_call_finish(r->call, b.data, false);
-        rtn_json_buf_free(&b);
+        mcp_call_finish_json(r->call, &b, NULL, false);
 }
 
 static void on_done(struct rtn_loop *l, int fd, uint32_t ev, void *ud) {

@@ -93,11 +93,7 @@ static void pkg_done(struct rt_cmd *c, void *ud) {
         if (c->blocked.total > 0) /* provisioning runs under the same filter */
                 rt_blocked_json(&b, &c->blocked);
         rtn_json_obj_end(&b);
-        if (b.err)
-                mcp_call_finish_error(pc->call, "result too large");
-        else
-                mcp_call_finish(pc->call, b.data, code != 0);
-        rtn_json_buf_free(&b);
+        mcp_call_finish_json(pc->call, &b, NULL, code != 0);
         c->done_fn = NULL;
         rt_cmd_free(c);
         mcp_strv_free(pc->names);
