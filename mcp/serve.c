@@ -43,7 +43,7 @@ struct run_ctx {
         bool restarted; /* this command started a fresh sandbox after rtn-init died */
 };
 
-static void json_run_fields(struct rtn_json_buf *b, const struct rt_cmd *c) {
+void serve_json_run(struct rtn_json_buf *b, const struct rt_cmd *c, const char *stderr_extra) {
         int sig = rt_cmd_signal(c);
         rtn_json_kv_int(b, "exit_code", rt_cmd_exit_code(c));
         rtn_json_key(b, "signal");
@@ -58,7 +58,8 @@ static void json_run_fields(struct rtn_json_buf *b, const struct rt_cmd *c) {
                 rtn_json_strf(b, "rtn: %s /bin/sh: %s", init_step_name(c->spawn_step),
                               strerror(c->spawn_errno));
         } else {
-                rtn_json_strn(b, c->err.data ? c->err.data : "", c->err.len);
+                rtn_json_strf(b, "%.*s%s", (int)c->err.len, c->err.data ? c->err.data : "",
+                              stderr_extra ? stderr_extra : "");
         }
         rtn_json_kv_bool(b, "stdout_truncated", c->out.total > c->out.len);
         rtn_json_kv_bool(b, "stderr_truncated", c->err.total > c->err.len);
@@ -107,7 +108,7 @@ static void run_done(struct rt_cmd *c, void *ud) {
         } else {
                 struct rtn_json_buf b = RTN_JSON_BUF_INIT(0);
                 rtn_json_obj_begin(&b);
-                json_run_fields(&b, c);
+                serve_json_run(&b, c, NULL);
                 if (rc->restarted)
                         rtn_json_kv_bool(&b, "sandbox_restarted", true);
                 rtn_json_obj_end(&b);

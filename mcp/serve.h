@@ -58,6 +58,11 @@ struct serve {
 struct netns_gate;
 struct rt_http;
 
+/* The fields of a finished command's result, shell_run's and pkg_install's alike: exit_code,
+ * signal, stdout, stderr (with stderr_extra appended, NULL for none), the truncation flags,
+ * timed_out, duration_ms and what the seccomp filter blocked. */
+struct rtn_json_buf;
+void serve_json_run(struct rtn_json_buf *b, const struct rt_cmd *c, const char *stderr_extra);
 /* pkg_install (serve_pkg.c). Finishes the call. */
 int serve_pkg_install(struct serve *sv, struct mcp_call *call, const struct mcp_args *args);
 /* http_get, http_post (runtime/http.c). Finishes the call, maybe later. */

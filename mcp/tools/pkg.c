@@ -50,8 +50,8 @@ static void on_progress(struct rtn_loop *l, struct rtn_loop_source *t, void *ud)
         mcp_call_progress(pc->call, secs, 0, line[0] ? line : "installing");
 }
 
-/* stderr as apt left it, plus what the gate refused and the single-uid caveat. */
-static void json_stderr_notes(struct rtn_json_buf *b, const struct pkg_ctx *pc, int code) {
+/* What follows apt's stderr: what the gate refused and the single-uid caveat. */
+static void stderr_notes(const struct pkg_ctx *pc, int code, char *buf, size_t len) {
         char why[300] = "";
         struct serve *sv = pc->sv;
         const char *single = "";
@@ -59,10 +59,8 @@ static void json_stderr_notes(struct rtn_json_buf *b, const struct pkg_ctx *pc, 
                 why[0] = '\0';
         if (code != 0 && rt_session_sandbox(sv->sess)->idmap.mode == RT_IDMAP_SINGLE)
                 single = rt_pkg_single_uid_note;
-        rtn_json_key(b, "stderr");
-        rtn_json_strf(b, "%.*s%s%s%s%s", (int)pc->cmd->err.len,
-                      pc->cmd->err.data ? pc->cmd->err.data : "", why[0] ? "\nrtn: " : "", why,
-                      single[0] ? "\nrtn: " : "", single);
+        snprintf(buf, len, "%s%s%s%s", why[0] ? "\nrtn: " : "", why, single[0] ? "\nrtn: " : "",
+                 single);
 }
 
 static void pkg_done(struct rt_cmd *c, void *ud) {
@@ -77,21 +75,9 @@ static void pkg_done(struct rt_cmd *c, void *ud) {
         for (size_t i = 0; i < pc->n; i++)
                 rtn_json_str(&b, pc->names[i]);
         rtn_json_arr_end(&b);
-        rtn_json_kv_int(&b, "exit_code", code);
-        rtn_json_key(&b, "signal");
-        if (rt_cmd_signal(c))
-                rtn_json_int(&b, rt_cmd_signal(c));
-        else
-                rtn_json_null(&b);
-        rtn_json_key(&b, "stdout");
-        rtn_json_strn(&b, c->out.data ? c->out.data : "", c->out.len);
-        json_stderr_notes(&b, pc, code);
-        rtn_json_kv_bool(&b, "stdout_truncated", c->out.total > c->out.len);
-        rtn_json_kv_bool(&b, "stderr_truncated", c->err.total > c->err.len);
-        rtn_json_kv_bool(&b, "timed_out", c->timed_out);
-        rtn_json_kv_int(&b, "duration_ms", (int64_t)(c->end_ms - c->start_ms));
-        if (c->blocked.total > 0) /* provisioning runs under the same filter */
-                rt_blocked_json(&b, &c->blocked);
+        char notes[2048];
+        stderr_notes(pc, code, notes, sizeof notes);
+        serve_json_run(&b, c, notes); /* provisioning runs under the same seccomp filter */
         rtn_json_obj_end(&b);
         mcp_call_finish_json(pc->call, &b, NULL, code != 0);
         c->done_fn = NULL;
