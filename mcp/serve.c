@@ -603,34 +603,89 @@ unsigned serve_drop_jobs(struct serve *sv) {
 
 /* ---- MCP backend ------------------------------------------------------------------------ */
 
+/* Adapters to the one handler signature of the table below. */
+static int h_shell_run(struct serve *sv, struct mcp_call *call, const char *tool,
+                       const struct mcp_args *a) {
+        return tool_shell_run(sv, call, a, NULL);
+}
+static int h_shell_list(struct serve *sv, struct mcp_call *call, const char *tool,
+                        const struct mcp_args *a) {
+        return tool_shell_list(sv, call);
+}
+static int h_python(struct serve *sv, struct mcp_call *call, const char *tool,
+                    const struct mcp_args *a) {
+        return tool_python(sv, call, a);
+}
+static int h_pkg_query(struct serve *sv, struct mcp_call *call, const char *tool,
+                       const struct mcp_args *a) {
+        return tool_pkg_query(sv, call, a);
+}
+static int h_pkg_install(struct serve *sv, struct mcp_call *call, const char *tool,
+                         const struct mcp_args *a) {
+        return serve_pkg_install(sv, call, a);
+}
+static int h_job_start(struct serve *sv, struct mcp_call *call, const char *tool,
+                       const struct mcp_args *a) {
+        return tool_job_start(sv, call, a);
+}
+static int h_job_output(struct serve *sv, struct mcp_call *call, const char *tool,
+                        const struct mcp_args *a) {
+        return tool_job_output(sv, call, a);
+}
+static int h_job_list(struct serve *sv, struct mcp_call *call, const char *tool,
+                      const struct mcp_args *a) {
+        return tool_job_list(sv, call);
+}
+static int h_bind(struct serve *sv, struct mcp_call *call, const char *tool,
+                  const struct mcp_args *a) {
+        return serve_bind_call(sv, call, a);
+}
+
+/* One row per tool of mcp/tools.c (tests/unit/mcp/test_serve_tools.c checks that each has
+ * one): the name the client calls, the handler that answers it. A family's handler (env_*,
+ * file_*, http_*, the job queries) is told the name. */
+static const struct serve_tool serve_tools[] = {
+        {"shell_run", h_shell_run},
+        {"shell_list", h_shell_list},
+        {"python_exec", h_python},
+        {"shell_job_start", h_job_start},
+        {"shell_job_status", tool_job},
+        {"shell_job_wait", tool_job},
+        {"shell_job_kill", tool_job},
+        {"shell_job_output", h_job_output},
+        {"shell_job_list", h_job_list},
+        {"pkg_query", h_pkg_query},
+        {"pkg_install", h_pkg_install},
+        {"env_status", serve_env_call},
+        {"env_diff", serve_env_call},
+        {"env_commit", serve_env_call},
+        {"env_snapshot_list", serve_env_call},
+        {"env_rollback", serve_env_call},
+        {"env_reset", serve_env_call},
+        {"env_discard", serve_env_call},
+        {"env_gc", serve_env_call},
+        {"workspace_apply", serve_env_call},
+        {"file_read", serve_files_call},
+        {"file_write", serve_files_call},
+        {"file_edit", serve_files_call},
+        {"file_list", serve_files_call},
+        {"file_search", serve_files_call},
+        {"bind_host_dir", h_bind},
+        {"http_get", serve_http_call},
+        {"http_post", serve_http_call},
+};
+
+const struct serve_tool *serve_tool_find(const char *name) {
+        for (size_t i = 0; i < sizeof serve_tools / sizeof serve_tools[0]; i++)
+                if (!strcmp(serve_tools[i].name, name))
+                        return &serve_tools[i];
+        return NULL;
+}
+
 static int op_call(void *ctx, struct mcp_call *call, const char *tool, const struct mcp_args *a) {
-        struct serve *sv = ctx;
-        if (!strcmp(tool, "shell_run"))
-                return tool_shell_run(sv, call, a, NULL);
-        if (!strcmp(tool, "shell_list"))
-                return tool_shell_list(sv, call);
-        if (!strcmp(tool, "python_exec"))
-                return tool_python(sv, call, a);
-        if (!strcmp(tool, "pkg_query"))
-                return tool_pkg_query(sv, call, a);
-        if (!strcmp(tool, "pkg_install"))
-                return serve_pkg_install(sv, call, a);
-        if (!strncmp(tool, "http_", 5))
-                return serve_http_call(sv, call, tool, a);
-        if (!strcmp(tool, "shell_job_start"))
-                return tool_job_start(sv, call, a);
-        if (!strcmp(tool, "shell_job_output"))
-                return tool_job_output(sv, call, a);
-        if (!strcmp(tool, "shell_job_list"))
-                return tool_job_list(sv, call);
-        if (!strncmp(tool, "shell_job_", 10))
-                return tool_job(sv, call, tool, a);
-        if (!strncmp(tool, "env_", 4) || !strcmp(tool, "workspace_apply"))
-                return serve_env_call(sv, call, tool, a);
-        if (!strncmp(tool, "file_", 5))
-                return serve_files_call(sv, call, tool, a);
-        if (!strcmp(tool, "bind_host_dir"))
-                return serve_bind_call(sv, call, a);
+        const struct serve_tool *t = serve_tool_find(tool);
+        if (t)
+                return t->call(ctx, call, tool, a);
         mcp_call_finish_error(call, "%s is not available in this build of rtn yet", tool);
         return 0;
 }

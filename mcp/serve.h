@@ -58,6 +58,17 @@ struct serve {
 struct netns_gate;
 struct rt_http;
 
+/* A row of rtn serve's tool table (mcp/serve.c): the handler of one tool of mcp/tools.c.
+ * It finishes the call (now or later) and returns 0, or < 0 to have the server answer with
+ * a tool error. */
+struct serve_tool {
+        const char *name;
+        int (*call)(struct serve *sv, struct mcp_call *call, const char *tool,
+                    const struct mcp_args *args);
+};
+/* The row of the tool named name, NULL if there is none. */
+const struct serve_tool *serve_tool_find(const char *name);
+
 /* The fields of a finished command's result, shell_run's and pkg_install's alike: exit_code,
  * signal, stdout, stderr (with stderr_extra appended, NULL for none), the truncation flags,
  * timed_out, duration_ms and what the seccomp filter blocked. */
