@@ -1,6 +1,5 @@
 /* `rtn serve`: the MCP backend that gives an agent one persistent sandbox session. Shared by
- * runtime/serve.c (setup, shell and job tools) and runtime/serve_env.c (environment tools on
- * the store). */
+ * mcp/serve.c (setup, the tool table) and the tools of mcp/tools/, one file per family. */
 #pragma once
 
 #include <stdbool.h>
@@ -69,39 +68,62 @@ struct serve_tool {
 /* The row of the tool named name, NULL if there is none. */
 const struct serve_tool *serve_tool_find(const char *name);
 
+/* The tools, one file per family under mcp/tools/; each is a serve_tool handler: it
+ * finishes the call, now or later. */
+#define SERVE_TOOL_FN(name)                                                                        \
+        int name(struct serve *sv, struct mcp_call *call, const char *tool,                        \
+                 const struct mcp_args *args)
+/* shell_run, shell_list, python_exec (tools/shell.c). */
+SERVE_TOOL_FN(serve_shell_run);
+SERVE_TOOL_FN(serve_shell_list);
+SERVE_TOOL_FN(serve_python_exec);
+/* shell_job_start, _status/_wait/_kill (one handler, told the name), _output, _list
+ * (tools/jobs.c). */
+SERVE_TOOL_FN(serve_job_start);
+SERVE_TOOL_FN(serve_job_query);
+SERVE_TOOL_FN(serve_job_output);
+SERVE_TOOL_FN(serve_job_list);
+/* pkg_install, pkg_query (tools/pkg.c). */
+SERVE_TOOL_FN(serve_pkg_install);
+SERVE_TOOL_FN(serve_pkg_query);
+/* http_get, http_post (tools/http.c). */
+SERVE_TOOL_FN(serve_http_call);
+/* Environment tools, env_* and workspace_apply (tools/env.c). */
+SERVE_TOOL_FN(serve_env_call);
+/* File tools, file_* (tools/files.c), and bind_host_dir (tools/bind.c). */
+SERVE_TOOL_FN(serve_files_call);
+SERVE_TOOL_FN(serve_bind_call);
+
+/* Starts o in the session for call under its policy and answers the call with the result
+ * when the command ends (tools/shell.c; pkg_query runs its query through it). */
+struct rt_cmd_opts;
+int serve_shell_start(struct serve *sv, struct mcp_call *call, struct rt_cmd_opts *o);
+/* Reads the arguments shell_run and shell_job_start share (cwd, timeout, env, stdin) into o;
+ * the strings are the caller's to free. */
+int serve_read_run_args(const struct mcp_args *a, struct rt_cmd_opts *o, char **cwd, char ***env,
+                        char **in);
 /* The fields of a finished command's result, shell_run's and pkg_install's alike: exit_code,
  * signal, stdout, stderr (with stderr_extra appended, NULL for none), the truncation flags,
- * timed_out, duration_ms and what the seccomp filter blocked. */
+ * timed_out, duration_ms and what the seccomp filter blocked (tools/shell.c). */
 struct rtn_json_buf;
 void serve_json_run(struct rtn_json_buf *b, const struct rt_cmd *c, const char *stderr_extra);
-/* pkg_install (serve_pkg.c). Finishes the call. */
-int serve_pkg_install(struct serve *sv, struct mcp_call *call, const struct mcp_args *args);
-/* http_get, http_post (runtime/http.c). Finishes the call, maybe later. */
-int serve_http_call(struct serve *sv, struct mcp_call *call, const char *tool,
-                    const struct mcp_args *args);
-
-/* Environment tools (serve_env.c). Each finishes the call. */
-int serve_env_call(struct serve *sv, struct mcp_call *call, const char *tool,
-                   const struct mcp_args *args);
-/* File tools (serve_files.c) and bind_host_dir (serve_bind.c). Each finishes the call. */
-int serve_files_call(struct serve *sv, struct mcp_call *call, const char *tool,
-                     const struct mcp_args *args);
-int serve_bind_call(struct serve *sv, struct mcp_call *call, const struct mcp_args *args);
 /* The result of file_list (search false) or file_search from the file server's records
- * (init/init.h; untrusted, every length checked) into b: entries or matches sorted by path,
- * each path joined to shown (the listed path as the agent named it). count is the records
- * the server said it wrote, truncated its TRUNCATED flag. -ENOMEM, else 0. */
-struct rtn_json_buf;
+ * (common/initproto.h; untrusted, every length checked) into b: entries or matches sorted by
+ * path, each path joined to shown (the listed path as the agent named it). count is the
+ * records the server said it wrote, truncated its TRUNCATED flag. -ENOMEM, else 0. */
 int serve_files_walk_json(struct rtn_json_buf *b, const char *shown, bool search, const char *buf,
                           size_t len, uint64_t count, bool truncated);
 void serve_bind_free(struct serve *sv);
 /* env_status's "host_dirs": the host directories bound in, their mode and protections, and
- * an overlay workspace's ws_pending changes, counted off the loop (serve_hostdirs.c). */
+ * an overlay workspace's ws_pending changes, counted off the loop (tools/hostdirs.c). */
 void serve_json_host_dirs(struct rtn_json_buf *b, struct serve *sv, int64_t ws_pending);
-/* The pending changes of an overlay workspace (0 in any other mode; serve_env.c). */
+/* The pending changes of an overlay workspace (0 in any other mode; tools/env.c). */
 int64_t serve_ws_pending(struct serve *sv);
 /* Points the session at the env's current layer stack, held (store_stack_get). */
 int serve_load_layers(struct serve *sv, struct rtn_error *err);
+/* Jobs still running (tools/jobs.c). */
 unsigned serve_running_jobs(const struct serve *sv);
 /* Kills and forgets every job; returns how many were running. */
 unsigned serve_drop_jobs(struct serve *sv);
+/* Wakes call if it waits on a job (shell_job_wait cancelled): true if it did. */
+bool serve_job_cancel(struct serve *sv, struct mcp_call *call);

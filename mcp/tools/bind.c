@@ -73,7 +73,8 @@ static int restart(struct serve *sv, struct rtn_error *err) {
         return r;
 }
 
-int serve_bind_call(struct serve *sv, struct mcp_call *call, const struct mcp_args *a) {
+int serve_bind_call(struct serve *sv, struct mcp_call *call, const char *tool,
+                    const struct mcp_args *a) {
         char *host = NULL, *dst = NULL, *mode = NULL;
         struct rtn_error err = {0};
         struct rt_hostpath hp = {.fd = -1};

@@ -105,7 +105,8 @@ static int start_install(struct serve *sv, struct pkg_ctx *pc, uint64_t timeout_
         return rt_session_run(sv->sess, &o, pkg_done, pc, &pc->cmd, err);
 }
 
-int serve_pkg_install(struct serve *sv, struct mcp_call *call, const struct mcp_args *a) {
+int serve_pkg_install(struct serve *sv, struct mcp_call *call, const char *tool,
+                      const struct mcp_args *a) {
         struct rtn_error err = {0};
         struct pkg_ctx *pc = calloc(1, sizeof *pc);
         int64_t t = 0;
@@ -147,4 +148,77 @@ int serve_http_call(struct serve *sv, struct mcp_call *call, const char *tool,
                 return 0;
         }
         return rt_http_start(&sv->http, sv->loop, call, !strcmp(tool, "http_post"), a);
+}
+
+/* Single-quotes s for /bin/sh. */
+static int sh_quote(char *buf, size_t cap, size_t *off, const char *s) {
+        if (*off + 3 > cap)
+                return -E2BIG;
+        buf[(*off)++] = '\'';
+        for (; *s; s++) {
+                const char *piece = *s == '\'' ? "'\\''" : NULL;
+                size_t n = piece ? 4 : 1;
+                if (*off + n + 2 > cap)
+                        return -E2BIG;
+                if (piece)
+                        memcpy(buf + *off, piece, n);
+                else
+                        buf[*off] = *s;
+                *off += n;
+        }
+        buf[(*off)++] = '\'';
+        buf[(*off)++] = ' ';
+        buf[*off] = '\0';
+        return 0;
+}
+
+static bool pkg_query_allowed(char **v, size_t n) {
+        static const char *const apt_ok[] = {"policy",   "show",    "search",  "depends",
+                                             "rdepends", "madison", "showpkg", NULL};
+        static const char *const dpkg_ok[] = {"-l",          "-L",       "-S",       "-s", "--list",
+                                              "--listfiles", "--search", "--status", NULL};
+        if (n < 2)
+                return false;
+        const char *const *ok = !strcmp(v[0], "apt-cache") ? apt_ok
+                                : !strcmp(v[0], "dpkg")    ? dpkg_ok
+                                                           : NULL;
+        if (!ok)
+                return false;
+        bool sub = false;
+        for (size_t i = 0; ok[i]; i++)
+                sub |= !strcmp(v[1], ok[i]);
+        if (!sub)
+                return false;
+        for (size_t i = 2; i < n; i++)
+                if (v[i][0] == '-' || v[i][0] == '\0')
+                        return false; /* no options beyond the verb: nothing that writes */
+        return true;
+}
+
+int serve_pkg_query(struct serve *sv, struct mcp_call *call, const char *tool,
+                    const struct mcp_args *a) {
+        char **v = NULL;
+        size_t n = 0;
+        if (mcp_args_strv(a, "args", &v, &n) < 0)
+                return -EINVAL;
+        if (!pkg_query_allowed(v, n)) {
+                mcp_strv_free(v);
+                mcp_call_finish_error(call,
+                                      "pkg_query runs only read-only queries: apt-cache "
+                                      "policy|show|search|depends|rdepends|madison|showpkg NAME... "
+                                      "or dpkg -l|-L|-S|-s NAME... (no further options)");
+                return 0;
+        }
+        char cmd[8192];
+        size_t off = 0;
+        int r = 0;
+        for (size_t i = 0; i < n && r == 0; i++)
+                r = sh_quote(cmd, sizeof cmd, &off, v[i]);
+        mcp_strv_free(v);
+        if (r < 0) {
+                mcp_call_finish_error(call, "query too long");
+                return 0;
+        }
+        struct rt_cmd_opts o = {.policy = INIT_POLICY_AGENT, .command = cmd};
+        return serve_shell_start(sv, call, &o);
 }
