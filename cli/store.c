@@ -37,7 +37,7 @@ static int usage(const char *verb, const char *text) {
 /* Parses the common options plus -m/--upper/-o/--max-bytes where the verb allows them
  * (shorts lists which). Returns -1 after printing an error. */
 static int parse(int argc, char **argv, const char *shorts, struct opts *o) {
-        static const struct option longs[] = {
+        static const struct option longopts[] = {
                 {"data-dir", required_argument, NULL, OPT_DATA_DIR},
                 {"env", required_argument, NULL, OPT_ENV},
                 {"message", required_argument, NULL, 'm'},
@@ -54,7 +54,7 @@ static int parse(int argc, char **argv, const char *shorts, struct opts *o) {
         optind = 0; /* glibc: reinitialise, each verb parses afresh */
         opterr = 1;
         int c;
-        while ((c = getopt_long(argc, argv, shorts, longs, NULL)) != -1) {
+        while ((c = getopt_long(argc, argv, shorts, longopts, NULL)) != -1) {
                 switch (c) {
                 case OPT_DATA_DIR:
                         o->data_dir = optarg;

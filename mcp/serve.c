@@ -164,25 +164,25 @@ struct serve_opts {
 
 static int parse_serve(int argc, char **argv, struct serve *sv, struct serve_opts *so,
                        struct rtn_error *err) {
-        static const struct option lo[] = {{"data-dir", required_argument, NULL, 'd'},
-                                           {"env", required_argument, NULL, 'e'},
-                                           {"rootfs", required_argument, NULL, 'r'},
-                                           {"workspace", required_argument, NULL, 'w'},
-                                           {"bind", required_argument, NULL, 'b'},
-                                           {"hostname", required_argument, NULL, 'H'},
-                                           {"net", required_argument, NULL, 'n'},
-                                           {"timeout", required_argument, NULL, 'T'},
-                                           {"max-output", required_argument, NULL, 'm'},
-                                           {"http-tools", no_argument, NULL, 'x'},
-                                           {"help", no_argument, NULL, 'h'},
-                                           {"allow-host", required_argument, NULL, 'a'},
-                                           RT_SPEC_LONGOPTS,
-                                           {"workspace-mode", required_argument, NULL, 'M'},
-                                           {0}};
+        static const struct option longopts[] = {{"data-dir", required_argument, NULL, 'd'},
+                                                 {"env", required_argument, NULL, 'e'},
+                                                 {"rootfs", required_argument, NULL, 'r'},
+                                                 {"workspace", required_argument, NULL, 'w'},
+                                                 {"bind", required_argument, NULL, 'b'},
+                                                 {"hostname", required_argument, NULL, 'H'},
+                                                 {"net", required_argument, NULL, 'n'},
+                                                 {"timeout", required_argument, NULL, 'T'},
+                                                 {"max-output", required_argument, NULL, 'm'},
+                                                 {"http-tools", no_argument, NULL, 'x'},
+                                                 {"help", no_argument, NULL, 'h'},
+                                                 {"allow-host", required_argument, NULL, 'a'},
+                                                 RT_SPEC_LONGOPTS,
+                                                 {"workspace-mode", required_argument, NULL, 'M'},
+                                                 {0}};
         struct rt_spec *sp = &sv->scfg.spec;
         int c, r;
         optind = 1;
-        while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
+        while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
                 char *end;
                 unsigned long long v;
                 switch (c) {

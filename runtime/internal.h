@@ -129,9 +129,11 @@ void rt_rlimit_shares_restore(const struct rt_rlimit_saved *saved);
  * returns len; a sandbox child's SETUP_FAILED instead becomes the error it carries. */
 int rt_recv_typed(struct rt_sandbox *sb, void *out, size_t len, uint32_t type, const char *what,
                   struct rtn_error *err);
-int rt_send_config(struct rt_sandbox *sb, const struct rt_spec *s, const char *const readonly[],
-                   uint32_t nreadonly, struct rtn_error *err);
-/* Its two halves: the CONFIG message, and the wait for rtn-init's CONFIGURED reply. */
+/* Sends rtn-init its configuration and waits for the reply: rt_config_send, then
+ * rt_config_wait (the two halves, for callers that queue more behind the CONFIG message). */
+int rt_config_exchange(struct rt_sandbox *sb, const struct rt_spec *s, const char *const readonly[],
+                       uint32_t nreadonly, struct rtn_error *err);
+/* The CONFIG message; the wait for rtn-init's CONFIGURED reply. */
 int rt_config_send(struct rt_sandbox *sb, const struct rt_spec *s, const char *const readonly[],
                    uint32_t nreadonly, struct rtn_error *err);
 int rt_config_wait(struct rt_sandbox *sb, struct rtn_error *err);

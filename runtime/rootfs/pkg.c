@@ -228,15 +228,15 @@ static int cli_start(struct cli *c, const struct pkg_opts *o, const char *rootfs
 }
 
 static int parse_pkg(int argc, char **argv, struct pkg_opts *o, struct rtn_error *err) {
-        static const struct option lo[] = {{"data-dir", required_argument, NULL, 'd'},
-                                           {"env", required_argument, NULL, 'e'},
-                                           {"rootfs", required_argument, NULL, 'r'},
-                                           {"allow-host", required_argument, NULL, 'a'},
-                                           {"timeout", required_argument, NULL, 'T'},
-                                           {0}};
+        static const struct option longopts[] = {{"data-dir", required_argument, NULL, 'd'},
+                                                 {"env", required_argument, NULL, 'e'},
+                                                 {"rootfs", required_argument, NULL, 'r'},
+                                                 {"allow-host", required_argument, NULL, 'a'},
+                                                 {"timeout", required_argument, NULL, 'T'},
+                                                 {0}};
         int c;
         optind = 1;
-        while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
+        while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
                 switch (c) {
                 case 'd':
                         o->data_dir = optarg;

@@ -397,12 +397,12 @@ static const char rootfs_usage[] =
         "Rootfses live in DATA/rootfs/NAME; use them with --rootfs NAME on exec and serve.\n";
 
 int rt_cmd_rootfs(int argc, char **argv) {
-        static const struct option lo[] = {{"suite", required_argument, NULL, 's'},
-                                           {"variant", required_argument, NULL, 'v'},
-                                           {"mirror", required_argument, NULL, 'm'},
-                                           {"data-dir", required_argument, NULL, 'd'},
-                                           {"help", no_argument, NULL, 'h'},
-                                           {0}};
+        static const struct option longopts[] = {{"suite", required_argument, NULL, 's'},
+                                                 {"variant", required_argument, NULL, 'v'},
+                                                 {"mirror", required_argument, NULL, 'm'},
+                                                 {"data-dir", required_argument, NULL, 'd'},
+                                                 {"help", no_argument, NULL, 'h'},
+                                                 {0}};
         struct make_args a = {.suite = "bookworm", .variant = "minbase"};
         struct rtn_error err = {0};
         int c, r;
@@ -412,7 +412,7 @@ int rt_cmd_rootfs(int argc, char **argv) {
         }
         const char *verb = argv[1];
         optind = 1;
-        while ((c = getopt_long(argc - 1, argv + 1, "h", lo, NULL)) != -1) {
+        while ((c = getopt_long(argc - 1, argv + 1, "h", longopts, NULL)) != -1) {
                 switch (c) {
                 case 's':
                         a.suite = optarg;

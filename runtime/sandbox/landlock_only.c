@@ -193,7 +193,7 @@ int rt_hostmode_start(const struct rt_spec *spec, struct rt_sandbox *sb, struct 
         }
         struct readonly ro = {0};
         if ((r = protect_workspace(spec, sb, &ro, err)) == 0)
-                r = rt_send_config(sb, spec, (const char *const *)ro.paths, ro.n, err);
+                r = rt_config_exchange(sb, spec, (const char *const *)ro.paths, ro.n, err);
         readonly_free(&ro);
         if (r < 0)
                 goto fail;

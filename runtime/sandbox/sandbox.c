@@ -371,8 +371,8 @@ int rt_config_wait(struct rt_sandbox *sb, struct rtn_error *err) {
         return 0;
 }
 
-int rt_send_config(struct rt_sandbox *sb, const struct rt_spec *s, const char *const readonly[],
-                   uint32_t nreadonly, struct rtn_error *err) {
+int rt_config_exchange(struct rt_sandbox *sb, const struct rt_spec *s, const char *const readonly[],
+                       uint32_t nreadonly, struct rtn_error *err) {
         int r = rt_config_send(sb, s, readonly, nreadonly, err);
         return r < 0 ? r : rt_config_wait(sb, err);
 }
