@@ -282,12 +282,12 @@ static void on_signals(struct exec_run *run) {
  * every other process has been killed and reaped too, so nothing of the sandbox can act any
  * more, and rtn need not also wait for the kernel to tear down what is left (rtn-init's
  * own exit: the mount namespace with its overlays, each of which waits for an expedited
- * RCU grace period, the network namespace; docs/benchmarks.md, change 22), as bwrap does
+ * RCU grace period, the network namespace; docs/benchmarks.md), as bwrap does
  * not either. The sandbox's cgroup, which can be removed only once rtn-init has left it, is
  * left to a cleaner (rt_cgroup_release). It waits when something of its own must follow
  * that teardown: a --keep or --commit upper may be moved into the store only once no
  * overlay uses it. Until rtn-init has reported, or when it failed, the sandbox is
- * destroyed and waited for as before. */
+ * destroyed and waited for (rt_sandbox_destroy). */
 static void end_sandbox(struct exec_run *run) {
         if (run->all_exited && !run->wait_end)
                 rt_sandbox_release(&run->sb);

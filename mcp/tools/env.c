@@ -1,6 +1,7 @@
 /* The environment tools of `rtn serve`: status, commit, snapshots, rollback, reset/discard,
  * gc and diff, on the store (store/) and the session's upper. Commit and rollback refuse while
- * commands run (design.md: quiesce first); reset and discard kill them. */
+ * commands run (a commit copies the upper, which a running command could be writing;
+ * docs/tools.md, env_commit); reset and discard kill them. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>

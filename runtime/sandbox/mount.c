@@ -1,6 +1,6 @@
-/* The sandbox's filesystem, built by the child between clone3 and fexecve (design.md step 2):
- * a private tmpfs stage, a skeleton layer of mountpoints, overlayfs (userxattr) over the base
- * and committed layers with the upper on the stage tmpfs (or in a session dir; with neither
+/* The sandbox's filesystem, built by the child between clone3 and fexecve (docs/architecture.md,
+ * step 6): a private tmpfs stage, a skeleton layer of mountpoints, overlayfs (userxattr) over the
+ * base and committed layers with the upper on the stage tmpfs (or in a session dir; with neither
  * layers nor a session dir, the skeleton itself is the root), fresh /proc,
  * a minimal /dev, /tmp, /workspace and user binds; then pivot_root and detach the old root.
  * Every host object was opened by fd in the parent before clone3 and is named here as

@@ -1,12 +1,11 @@
-/* Starting and stopping a sandbox (design.md steps 1-4). The parent opens every host object by
- * fd, creates the memfd for rtn-init, and clone3()s a child into fresh user, mount, pid, ipc,
- * uts and cgroup namespaces with a pidfd, directly into a cgroup of its own where
- * cgroup v2 lets us make one (runtime/cgroup.c). The child waits until the parent has
- * written its id maps, builds the root (runtime/mount.c), and fexecve()s rtn-init as PID 1
- * with the control socket on fd 3. Two things are done beside the child, while it mounts,
- * rather than before it: the parent fills the rtn-init memfd, and a short-lived helper
- * makes the network namespace (see make_netns). The parent then sends the policy
- * configuration and the sandbox is ready for spawn requests. */
+/* Starting and stopping a sandbox (docs/architecture.md, steps 1-8). The parent opens every host
+ * object by fd, creates the memfd for rtn-init, and clone3()s a child into fresh user, mount, pid,
+ * ipc, uts and cgroup namespaces with a pidfd, directly into a cgroup of its own where cgroup v2
+ * lets us make one (runtime/cgroup.c). The child waits until the parent has written its id maps,
+ * builds the root (runtime/mount.c), and fexecve()s rtn-init as PID 1 with the control socket on
+ * fd 3. Two things are done beside the child, while it mounts, rather than before it: the parent
+ * fills the rtn-init memfd, and a short-lived helper makes the network namespace (see make_netns).
+ * The parent then sends the policy configuration and the sandbox is ready for spawn requests. */
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>

@@ -1,10 +1,10 @@
-/* A persistent sandbox session (design.md step 5): one sandbox kept alive across commands,
- * driven from an event loop. Commands (shell_run, jobs) are spawned by rtn-init inside the
- * same namespaces, so they share one filesystem and one loopback network. Output is read
- * through pipes into bounded buffers; exits arrive on the control socket. If rtn-init dies,
- * running commands end with an error and the next command starts a fresh sandbox on the same
- * layers and upper. The upper is a tmpfs of --upper-size that the session keeps by fd across
- * those restarts (runtime/upper.h); a commit copies it into the session dir, on the data
+/* A persistent sandbox session (docs/architecture.md, "Sessions and `rtn serve`"): one sandbox kept
+ * alive across commands, driven from an event loop. Commands (shell_run, jobs) are spawned by
+ * rtn-init inside the same namespaces, so they share one filesystem and one loopback network.
+ * Output is read through pipes into bounded buffers; exits arrive on the control socket. If
+ * rtn-init dies, running commands end with an error and the next command starts a fresh sandbox on
+ * the same layers and upper. The upper is a tmpfs of --upper-size that the session keeps by fd
+ * across those restarts (runtime/upper.h); a commit copies it into the session dir, on the data
  * dir's filesystem, and the store takes it from there with a rename. */
 #pragma once
 
