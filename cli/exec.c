@@ -452,7 +452,7 @@ struct exec_store {
         char pending[4096]; /* --keep: the environment's pending dir */
         char pending_upper[4200]; /* its upper/, the sandbox's top layer */
         const char **keep_layers; /* --keep: pending_upper, then layers */
-        int upper_fs; /* --keep, --commit: the sandbox's tmpfs upper (runtime/upper.h) */
+        int upper_fs; /* --keep, --commit: the sandbox's tmpfs upper (runtime/session/upper.h) */
 };
 
 /* --keep: the pending changes on disk are the sandbox's top layer, read-only; its writes go

@@ -162,7 +162,7 @@ static bool cgs_child;
 /* Whether a sandbox started now would have the controller, without changing anything: it
  * must be listed in our cgroup.controllers and enabled for our children; when it is not
  * enabled yet, rtn enables it at the first sandbox, which a cgroup other than the root only
- * allows when rtn is alone in it (rtn then moves itself into a leaf; runtime/cgroup.c). */
+ * allows when rtn is alone in it (rtn then moves itself into a leaf; runtime/sandbox/cgroup.c). */
 static bool controller_usable(bool listed, bool enabled) {
         return cgs.writable && listed && (enabled || strcmp(cgs.self, "/") == 0 || cgs_alone);
 }

@@ -1,4 +1,4 @@
-/* Non-blocking byte pumps (runtime/proxy.c). */
+/* Non-blocking byte pumps (cli/pump.c). */
 #pragma once
 
 #include <stdbool.h>

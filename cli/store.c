@@ -128,7 +128,7 @@ static int open_store(const struct opts *o, struct store **s, struct rtn_error *
         return store_open(o->data_dir, s, err) < 0 ? -1 : 0;
 }
 
-/* The id map the store calls run under (runtime/userns.c, rt_remove_tree): only a caller
+/* The id map the store calls run under (runtime/sandbox/userns.c, rt_remove_tree): only a caller
  * with subordinate ids needs a user namespace for files owned by them; root reaches
  * everything, and choosing its map would cost NSS and /etc/subuid lookups for nothing
  * (*ret NULL, which those calls take as "no user namespace"). */

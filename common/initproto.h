@@ -76,7 +76,7 @@ void init_limits_default(struct init_limits *ret);
 /* Strings follow the fixed part: nwritable NUL-terminated absolute paths inside the sandbox
  * that the agent policy may write (workspace, tmp, home, rw binds), then nreadonly paths
  * below them that it may only read (--isolation landlock: the workspace's git dirs and
- * host-run files, runtime/protect.c; a full sandbox protects them with mounts and sends
+ * host-run files, runtime/sandbox/protect.c; a full sandbox protects them with mounts and sends
  * none). */
 struct init_config {
         struct init_msg_hdr hdr;

@@ -1,4 +1,4 @@
-/* The file server's replies (runtime/files.c): FILES_STARTED on the control socket with the
+/* The file server's replies (runtime/session/files.c): FILES_STARTED on the control socket with the
  * server's socket, then one init_files_resp per request on that socket, which carries no fd
  * (the server writes into rtn's memfd). Both the server and rtn-init run inside the sandbox. The
  * target attaches a sandbox to a real session (rt_session_attach), makes a real rt_files client on

@@ -7,7 +7,7 @@
  * still resolved with openat2(RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS) from an O_PATH fd of
  * "/": `..` stops at the root and /proc/self/fd/N or /proc/PID/root tricks are refused
  * (openat2(2)). Directory walks never follow symlinks (O_NOFOLLOW, AT_SYMLINK_NOFOLLOW).
- * Bulk data travels in memfds that rtn passes along (init/init.h); the server allocates
+ * Bulk data travels in memfds that rtn passes along (common/initproto.h); the server allocates
  * nothing per request but what regcomp needs, and each request is bounded in bytes and, with
  * alarm(2), in time: a request still running after INIT_FILES_TIMEOUT_S seconds kills the
  * server and rtn starts another. */

@@ -124,7 +124,7 @@ static bool is_under(const char *path, const char *dir) {
  * a symlink none: its target has the rules of where it lies). So the directories on the way
  * to an exception keep their entries: nothing there can be renamed, removed or created.
  * Used for provisioning (all of / but the host directories) and, in --isolation landlock,
- * for the agent's workspace (all of it but what runtime/protect.c found). dir is a PATH_MAX
+ * for the agent's workspace (all of it but what runtime/sandbox/protect.c found). dir is a PATH_MAX
  * buffer, changed during the walk and restored. */
 struct all_but {
         int ruleset;

@@ -45,7 +45,7 @@ int init_landlock_prepare(enum init_policy policy, const char *const paths[], si
  * directories on the way to one keep their entries (nothing renamed, removed or created
  * there; landlock.c, add_all_but). PROVISION: the host directories (the workspace, rw binds),
  * where its writes would reach the host. AGENT in --isolation landlock: the protected
- * entries of the workspace (runtime/protect.c), which mounts protect in a full sandbox. */
+ * entries of the workspace (runtime/sandbox/protect.c), which mounts protect in a full sandbox. */
 int init_landlock_prepare_except(enum init_policy policy, const char *const paths[], size_t n,
                                  const char *const except[], size_t nexcept, uint16_t proxy_port,
                                  unsigned flags, int *ret_ruleset_fd, struct rtn_error *err);

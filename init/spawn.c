@@ -79,7 +79,8 @@ int init_policy_prepare(struct init_state *st, const struct init_config_view *v,
                 return init_landlock_prepare_except(
                         INIT_POLICY_AGENT, writable, n, v->readonly, v->nreadonly, 0,
                         INIT_LANDLOCK_SCOPED | INIT_LANDLOCK_HOST, &st->ruleset_fd[0], err);
-        /* A full sandbox protects the workspace's entries with mounts (runtime/protect.c). */
+        /* A full sandbox protects the workspace's entries with mounts (runtime/sandbox/protect.c).
+         */
         if (v->nreadonly)
                 return rtn_errx(err, EINVAL, "read-only paths are for --isolation landlock");
         int r = init_landlock_prepare(INIT_POLICY_AGENT, writable, n, 0, 0, &st->ruleset_fd[0],

@@ -31,7 +31,7 @@ struct serve {
         const char *env;
         const char *rootfs;
         struct rt_session_config scfg;
-        struct rt_spec_opts spec_opts; /* --setenv, --pids-max... (runtime/specopt.h) */
+        struct rt_spec_opts spec_opts; /* --setenv, --pids-max... (runtime/sandbox/specopt.h) */
         struct rt_session *sess;
         char *session_dir;
         int session_lock;
@@ -42,7 +42,7 @@ struct serve {
         size_t nallow;
         struct netns_gate *gate; /* provisioning proxy (rootfs bases only) */
         pid_t gate_pid; /* sandbox whose gate listener is being served */
-        struct rt_http *http; /* http_get/http_post (runtime/http.c), lazily */
+        struct rt_http *http; /* http_get/http_post (mcp/tools/http.c), lazily */
         struct rt_files *files; /* the sandbox's file server, made on first use */
         struct rt_offload *offload; /* threads for walks of the upper, made on first use */
         char **bind_strs; /* strings of binds added by bind_host_dir */

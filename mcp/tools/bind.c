@@ -3,8 +3,8 @@
  * added to the session's spec, where it stays for every later restart of the sandbox, and
  * the sandbox is restarted on the same layers and upper so the bind appears. A mount cannot
  * be attached to a running sandbox from here (mounts of rtn's namespace cannot be moved into
- * the sandbox's, see runtime/sandbox.c child_main), so running commands and jobs are killed:
- * docs/tools.md says so. */
+ * the sandbox's, see runtime/sandbox/sandbox.c child_main), so running commands and jobs are
+ * killed: docs/tools.md says so. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -126,7 +126,7 @@ static int ws_diff_cb(enum rt_ws_change what, const char *path, void *ud) {
 }
 
 /* env_status and env_diff: the store is read on the loop (the tip and the layer stack, small
- * files), the upper is walked on a thread of its own (runtime/offload.h), since how long that
+ * files), the upper is walked on a thread of its own (mcp/offload.h), since how long that
  * takes is the agent's to decide. */
 struct walk_job {
         struct serve *sv;
@@ -185,7 +185,7 @@ static int count_cb(enum rt_ws_change what, const char *path, void *ud) {
 }
 
 /* The resource options the session's sandboxes get (rtn serve --upper-size, --memory-max,
- * --pids-max, --setenv; runtime/specopt.h), and how each is enforced. */
+ * --pids-max, --setenv; runtime/sandbox/specopt.h), and how each is enforced. */
 static void json_limits(struct rtn_json_buf *b, const struct serve *sv) {
         const struct rt_spec *sp = &sv->scfg.spec;
         rtn_json_key(b, "limits");

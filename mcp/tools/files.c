@@ -1,5 +1,5 @@
 /* `rtn serve`: the file tools (file_read, file_write, file_edit, file_list, file_search).
- * Each is a request to the sandbox's file server (runtime/files.c → init/files.c), which
+ * Each is a request to the sandbox's file server (runtime/session/files.c → init/files.c), which
  * opens, reads, writes and walks with the sandbox user's credentials and policy; this side
  * only formats. Reads, listings and matches come back in a memfd rtn passes along, writes go
  * out as a memfd: nothing is spawned per call, and nothing the sandbox opened is read here.

@@ -1,4 +1,4 @@
-/* Pure text helpers of the file tools (runtime/files.h): binary detection, `cat -n` style
+/* Pure text helpers of the file tools (runtime/session/files.h): binary detection, `cat -n` style
  * line numbering with offset/limit and an output cap, exact-string replacement for
  * file_edit, base64 for file_read, and the small argument parsers. No I/O, so the unit
  * tests drive them with plain buffers. */

@@ -1,8 +1,8 @@
 /* env_status's "host_dirs": each host directory bound into the sandbox (the workspace, the
  * --binds, what bind_host_dir added), how writes there behave, and what the sandbox did to
- * keep host-run files out of the agent's reach (runtime/protect.c, docs/security-invariants.md
- * 13): the entries made read-only, the directories pinned, and what live mode cannot
- * protect. */
+ * keep host-run files out of the agent's reach (runtime/sandbox/protect.c,
+ * docs/security-invariants.md 13): the entries made read-only, the directories pinned, and what
+ * live mode cannot protect. */
 #include <string.h>
 
 #include "common/json.h"
@@ -62,7 +62,7 @@ static const char overlay_note[] =
         "nodes, symlinks that leave it, the files host programs run by themselves and files "
         "changed on the host meanwhile";
 
-/* An overlay workspace (runtime/wsover.h): nothing to protect inside, changes pending. */
+/* An overlay workspace (runtime/session/wsover.h): nothing to protect inside, changes pending. */
 static void overlay(struct rtn_json_buf *b, int64_t pending, const char *src) {
         rtn_json_obj_begin(b);
         rtn_json_kv_str(b, "mount_point", "/workspace");

@@ -1,4 +1,4 @@
-/* Shared by runtime/rootfs.c and runtime/rootfs_boot.c. */
+/* Shared by runtime/rootfs/rootfs.c and runtime/rootfs/rootfs_boot.c. */
 #pragma once
 
 #include <stdbool.h>

@@ -1,6 +1,6 @@
 /* Package installs into a sandbox session (docs/tools.md, pkg_install; docs/architecture.md,
  * "Network gate"): name validation, the apt command line pointed at the gate, and the
- * `rtn pkg install` verb. The MCP tool is runtime/serve_pkg.c. */
+ * `rtn pkg install` verb. The MCP tool is mcp/tools/pkg.c. */
 #pragma once
 
 #include <stddef.h>

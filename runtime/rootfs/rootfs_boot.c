@@ -1,6 +1,6 @@
 /* Making rootfses: `rtn rootfs bootstrap` (mmdebstrap, else debootstrap) and `rtn rootfs
  * import` (a tar, optionally zstd), plus `rtn rootfs list`. The tree must end up owned by
- * the host ids the sandbox maps to root and the system users inside (runtime/idmap.c):
+ * the host ids the sandbox maps to root and the system users inside (runtime/sandbox/idmap.c):
  * - rtn as root: built as real root, then shifted by the subordinate base (uid u -> sub+u),
  *   restoring the setuid/setgid bits and file capabilities that chown(2) clears, the latter
  *   rewritten as v3 capabilities whose root is sub (capabilities(7), "Namespaced file

@@ -1,4 +1,4 @@
-/* Decoding and formatting of the blocked-syscall report (runtime/blocked.h). */
+/* Decoding and formatting of the blocked-syscall report (runtime/sandbox/blocked.h). */
 #include "runtime/sandbox/blocked.h"
 
 #include <errno.h>

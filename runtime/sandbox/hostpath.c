@@ -7,7 +7,7 @@
  * holding one, rtn's data dir and any directory holding it, and any path whose resolution
  * crosses a symlink. The string is only the question: the answer is an O_PATH fd opened with
  * openat2(RESOLVE_NO_SYMLINKS) and the directory's identity, which the sandbox child checks
- * again when it opens the source for the mount (runtime/sandbox.c), so no rename or symlink
+ * again when it opens the source for the mount (runtime/sandbox/sandbox.c), so no rename or symlink
  * swap between the check and the mount can redirect it. */
 #include <errno.h>
 #include <fcntl.h>

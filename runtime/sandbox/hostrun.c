@@ -1,4 +1,4 @@
-/* The list of files host programs run or read by itself (runtime/hostrun.h), and its
+/* The list of files host programs run or read by itself (runtime/sandbox/hostrun.h), and its
  * matcher. What is on it: the program that acts on the file without being asked to run the
  * project's code — `git status` in a repository, a login shell, `cd` with direnv, opening the
  * folder in an editor or a coding agent. What is not: build files (Makefile, package.json,

@@ -3,8 +3,8 @@
  * commondir, alternates), shell start-up files, direnv's .envrc, editors' and coding agents'
  * per-project settings (tasks, launch configurations, hooks, MCP servers). One home for the
  * list: a live host bind protects the ones present when the sandbox starts, and writing an
- * overlay's changes back to the host refuses them all. runtime/hostrun.c says what is on the
- * list and what is not.
+ * overlay's changes back to the host refuses them all. runtime/sandbox/hostrun.c says what is on
+ * the list and what is not.
  *
  * A name is one path component and counts at any depth (a nested repository's `.git`, an
  * `.envrc` in a subdirectory that direnv loads on `cd`), whether it is a file or a directory

@@ -1,5 +1,5 @@
 /* rtn-init, embedded in rtn so a sandbox never execs a binary a user could swap on disk:
- * rtn copies these bytes into a sealed memfd and fexecve()s that (runtime/initfd.c). */
+ * rtn copies these bytes into a sealed memfd and fexecve()s that (runtime/sandbox/initfd.c). */
         .section .rodata
         .balign 16
         .global rtn_init_blob

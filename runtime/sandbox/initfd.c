@@ -1,9 +1,9 @@
-/* A sealed memfd holding rtn-init. The bytes are linked into rtn (runtime/init_blob.S), so
+/* A sealed memfd holding rtn-init. The bytes are linked into rtn (runtime/sandbox/init_blob.S), so
  * the init a sandbox runs is the one this rtn was built with, and the seals (write, grow,
  * shrink, seal) mean nothing — not even a process inside that reaches /proc/1/exe — can
  * change it afterwards (memfd_create(2), "File sealing"). Creating and filling are two
  * steps so that a sandbox start can fill the memfd its child already holds while the child
- * works (runtime/sandbox.c); the child checks the seals before it executes it. */
+ * works (runtime/sandbox/sandbox.c); the child checks the seals before it executes it. */
 #include <errno.h>
 #include <fcntl.h>
 #include <sys/mman.h>

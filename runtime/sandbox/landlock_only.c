@@ -3,7 +3,7 @@
  * the caller, a child subreaper of rtn, and confines each command with the same sequence as
  * in a full sandbox — rlimits, capabilities dropped (host root), no_new_privs, a Landlock
  * ruleset that reads only the host's system dirs and writes only the workspace (but for its
- * git dirs and host-run files, runtime/protect.c) and a private temp dir, signals and
+ * git dirs and host-run files, runtime/sandbox/protect.c) and a private temp dir, signals and
  * abstract sockets scoped, TCP closed, and the seccomp allowlist.
  * What it cannot give (a private /tmp, hidden host processes, a private network for UDP,
  * throw-away writes) is listed in docs/security-invariants.md; rtn exec says so on stderr. */
@@ -115,7 +115,7 @@ static int start_init(struct rt_sandbox *sb, struct rtn_error *err) {
         return 0;
 }
 
-/* The workspace's git dirs and host-run files (runtime/protect.c), as absolute host paths
+/* The workspace's git dirs and host-run files (runtime/sandbox/protect.c), as absolute host paths
  * for rtn-init's Landlock rules: no mounts here, so Landlock keeps them read-only and the
  * directories on the way to them unchanged (init/landlock.c, add_all_but). Pins need no
  * path of their own: every directory on the way to an exception gets read rights only. */

@@ -5,7 +5,7 @@
  * namespace's pid_max caps how many tasks can exist in it at once, whatever uid they run as
  * (RLIMIT_NPROC would count per uid, host-wide). Memory: oom_score_adj 1000 makes the sandbox
  * the OOM killer's first choice; a hard cap is the sandbox cgroup's memory.max where cgroup v2
- * has the memory controller for us (runtime/cgroup.c), else RLIMIT_AS per process. */
+ * has the memory controller for us (runtime/sandbox/cgroup.c), else RLIMIT_AS per process. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>

@@ -444,7 +444,7 @@ static struct rt_protect_bind *protect_slot(const struct rt_plan *p) {
  * agent's writes go to the upper, ws_dir's ws/ or, for a sandbox without one, the stage
  * tmpfs, gone with the sandbox. Committed layers are not below it: /workspace shows the
  * host dir, as a live bind does. The upper's top is the overlay's root, so it has the host
- * dir's mode and belongs to the agent (runtime/wsover.c makes the on-disk one so). */
+ * dir's mode and belongs to the agent (runtime/session/wsover.c makes the on-disk one so). */
 static int mount_ws_overlay(const struct rt_plan *p, struct rtn_error *err) {
         char lower[64], upper[64], work[64], opts[256];
         struct stat st;

@@ -4,7 +4,7 @@
  * the agent runs, so nothing races the walk but the host itself.
  *
  * 1. A walk of the whole bound tree (getdents64, never following a symlink) finds every
- *    entry named on the list of runtime/hostrun.h at any depth (a repository's `.git`,
+ *    entry named on the list of runtime/sandbox/hostrun.h at any depth (a repository's `.git`,
  *    directory or gitfile, `.envrc`, `.vscode`, ...), every directory that is a git dir
  *    itself (HEAD plus commondir, or objects/ and refs/: a bare repository, a separate git
  *    dir, a worktree's or submodule's git dir that a gitfile names) and every directory the
@@ -25,7 +25,7 @@
  * beyond: the sandbox does not start. What it made is reported to rtn (env_status) in
  * struct rt_protect_bind. --isolation landlock, which has no mounts, runs the same walk
  * (rt_protect_walk) in rtn and hands what it found to rtn-init as Landlock exceptions
- * (runtime/hostmode.c). */
+ * (runtime/sandbox/landlock_only.c). */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>

@@ -1,11 +1,12 @@
 /* Starting and stopping a sandbox (docs/architecture.md, steps 1-8). The parent opens every host
  * object by fd, creates the memfd for rtn-init, and clone3()s a child into fresh user, mount, pid,
  * ipc, uts and cgroup namespaces with a pidfd, directly into a cgroup of its own where cgroup v2
- * lets us make one (runtime/cgroup.c). The child waits until the parent has written its id maps,
- * builds the root (runtime/mount.c), and fexecve()s rtn-init as PID 1 with the control socket on
- * fd 3. Two things are done beside the child, while it mounts, rather than before it: the parent
- * fills the rtn-init memfd, and a short-lived helper makes the network namespace (see make_netns).
- * The parent then sends the policy configuration and the sandbox is ready for spawn requests. */
+ * lets us make one (runtime/sandbox/cgroup.c). The child waits until the parent has written its id
+ * maps, builds the root (runtime/sandbox/mount.c), and fexecve()s rtn-init as PID 1 with the
+ * control socket on fd 3. Two things are done beside the child, while it mounts, rather than before
+ * it: the parent fills the rtn-init memfd, and a short-lived helper makes the network namespace
+ * (see make_netns). The parent then sends the policy configuration and the sandbox is ready for
+ * spawn requests. */
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
@@ -604,8 +605,8 @@ int rt_sandbox_start_queued(const struct rt_spec *spec, struct rt_sandbox *ret, 
         int r;
         if ((r = rt_spec_check(spec, err)) < 0 || (r = rt_idmap_choose(&sb.idmap, err)) < 0)
                 return r;
-        /* Shared with the child, which fills it while it mounts the binds (runtime/protect.c):
-         * one page-rounded mapping, no protocol message. */
+        /* Shared with the child, which fills it while it mounts the binds
+         * (runtime/sandbox/protect.c): one page-rounded mapping, no protocol message. */
         sb.protect = mmap(NULL, sizeof *sb.protect, PROT_READ | PROT_WRITE,
                           MAP_SHARED | MAP_ANONYMOUS, -1, 0);
         if (sb.protect == MAP_FAILED) {

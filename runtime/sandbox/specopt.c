@@ -1,5 +1,5 @@
 /* The sandbox options `rtn exec` and `rtn serve` share: their parsing, checks and the
- * environment they give commands (runtime/specopt.h). */
+ * environment they give commands (runtime/sandbox/specopt.h). */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>

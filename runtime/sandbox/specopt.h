@@ -1,4 +1,4 @@
-/* The sandbox options `rtn exec` and `rtn serve` share (runtime/specopt.c): one table, one
+/* The sandbox options `rtn exec` and `rtn serve` share (runtime/sandbox/specopt.c): one table, one
  * parser and one help text, so both commands take them with the same meaning. */
 #pragma once
 

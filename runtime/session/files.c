@@ -1,4 +1,4 @@
-/* The client of the sandbox's file server: see runtime/files.h. At most MAX_INFLIGHT
+/* The client of the sandbox's file server: see runtime/session/files.h. At most MAX_INFLIGHT
  * requests are on the socket at once (each is at most INIT_FILES_REQ_MAX bytes, so they fit
  * in the socket buffer and a send never blocks); the rest wait in the queue. The server
  * answers in order, so the oldest request sent is the one a response belongs to; a response

@@ -1,7 +1,7 @@
 /* Pending changes: an environment's persistent upper, <data>/pending/<env>/{upper,work}, the
  * CLI's counterpart of a working tree. `rtn exec --keep` runs on the tip plus the pending
  * changes and adds to them (they are its top layer, and its tmpfs upper is laid over them at
- * the end: runtime/upper.h); `rtn diff` shows them, `rtn commit` turns them into a commit,
+ * the end: runtime/session/upper.h); `rtn diff` shows them, `rtn commit` turns them into a commit,
  * `rtn reset` drops them. One user at a time per environment (flock on pending/<env>/lock,
  * the session-dir shape of store_upper_claim): two runs would each lay their changes over
  * the same tree, and a commit or reset must not move or empty it under a running --keep

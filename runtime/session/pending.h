@@ -1,4 +1,4 @@
-/* An environment's pending changes for the CLI (runtime/pending.c). */
+/* An environment's pending changes for the CLI (runtime/session/pending.c). */
 #pragma once
 
 #include <stdbool.h>

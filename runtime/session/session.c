@@ -37,7 +37,8 @@ struct rt_session {
         struct rtn_loop *loop;
         struct rt_session_config cfg;
         char *dir; /* on the data dir's filesystem: a commit copies the upper there */
-        int upper_fs; /* the kept tmpfs upper (runtime/upper.h), -1 before the first start */
+        int upper_fs; /* the kept tmpfs upper (runtime/session/upper.h), -1 before the first start
+                       */
         char upper[40]; /* "/proc/self/fd/N/upper" */
         char **layers;
         size_t nlayers;

@@ -4,8 +4,8 @@
  * Output is read through pipes into bounded buffers; exits arrive on the control socket. If
  * rtn-init dies, running commands end with an error and the next command starts a fresh sandbox on
  * the same layers and upper. The upper is a tmpfs of --upper-size that the session keeps by fd
- * across those restarts (runtime/upper.h); a commit copies it into the session dir, on the data
- * dir's filesystem, and the store takes it from there with a rename. */
+ * across those restarts (runtime/session/upper.h); a commit copies it into the session dir, on the
+ * data dir's filesystem, and the store takes it from there with a rename. */
 #pragma once
 
 #include <stdbool.h>
@@ -117,7 +117,7 @@ struct store_commit_opts;
 int rt_session_commit(struct rt_session *s, struct store *st, const char *env,
                       const struct store_commit_opts *o, char ret_id[65], struct rtn_error *err);
 /* The session dir, on the data dir's filesystem: a commit copies the upper there; an
- * overlay workspace's ws/ (runtime/wsover.h). */
+ * overlay workspace's ws/ (runtime/session/wsover.h). */
 const char *rt_session_dir(const struct rt_session *s);
 const struct rt_sandbox *rt_session_sandbox(const struct rt_session *s);
 bool rt_session_alive(const struct rt_session *s);

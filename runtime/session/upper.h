@@ -1,4 +1,4 @@
-/* Sandbox uppers that outlive their sandbox (runtime/upper.c): a size-limited tmpfs kept by
+/* Sandbox uppers that outlive their sandbox (runtime/session/upper.c): a size-limited tmpfs kept by
  * the fd of its detached mount (rt_sandbox.upper_fs), holding upper/ and work/. Commit copies
  * it onto the data dir's filesystem; `rtn exec --keep` lays it over the pending changes. */
 #pragma once

@@ -1,5 +1,5 @@
-/* rt_ws_apply (runtime/wsover.h): the overlay workspace's pending changes written to the host
- * dir. Each entry of the upper is checked, then written or refused; what was written leaves
+/* rt_ws_apply (runtime/session/wsover.h): the overlay workspace's pending changes written to the
+ * host dir. Each entry of the upper is checked, then written or refused; what was written leaves
  * the upper (the host now has it, so the overlay shows the same), what was refused stays
  * pending and is reported with its reason.
  *

@@ -1,6 +1,7 @@
-/* The overlay workspace's dir, DIR/ws/ (runtime/wsover.h): made and recorded before a sandbox
- * starts on it, dropped by a reset, moved from a session to an environment's pending
- * changes. The diff and the write-back are in runtime/wswalk.c and runtime/wsapply.c. */
+/* The overlay workspace's dir, DIR/ws/ (runtime/session/wsover.h): made and recorded before a
+ * sandbox starts on it, dropped by a reset, moved from a session to an environment's pending
+ * changes. The diff and the write-back are in runtime/session/wswalk.c and
+ * runtime/session/wsapply.c. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>

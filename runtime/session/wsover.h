@@ -52,7 +52,7 @@ int rt_ws_diff(const char *dir, rt_ws_diff_fn fn, void *ud, struct rtn_error *er
 /* Writes the pending changes to the host dir and drops from the upper what was written.
  * Refused, and left pending, with the reason given to fn: setuid/setgid files, device nodes,
  * FIFOs and sockets, symlinks that leave the workspace or point at an absolute path, the
- * files host programs run by themselves (runtime/hostrun.h) and what lies below them, names
+ * files host programs run by themselves (runtime/sandbox/hostrun.h) and what lies below them, names
  * with control characters, and conflicts: a host file changed (its ctime) since the record's
  * time unless rt_ws_apply wrote it so. reason is NULL for a change applied. dry_run writes
  * nothing and reports what would happen. Returns the number of refusals, or -errno with err

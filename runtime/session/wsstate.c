@@ -1,4 +1,4 @@
-/* DIR/ws/state, the record of an overlay workspace's pending changes (runtime/wsstate.h).
+/* DIR/ws/state, the record of an overlay workspace's pending changes (runtime/session/wsstate.h).
  * A small text file only rtn writes:
  *     rtn-ws 1
  *     dev DEV ino INO

@@ -1,6 +1,6 @@
-/* The record of an overlay workspace's pending changes, DIR/ws/state (runtime/wsover.h):
- * shared by runtime/wsover.c, which makes and drops it, and runtime/wsapply.c, which reads
- * it and records what it wrote. rtn writes it; the sandbox never sees it. */
+/* The record of an overlay workspace's pending changes, DIR/ws/state (runtime/session/wsover.h):
+ * shared by runtime/session/wsover.c, which makes and drops it, and runtime/session/wsapply.c,
+ * which reads it and records what it wrote. rtn writes it; the sandbox never sees it. */
 #pragma once
 
 #include <stdbool.h>

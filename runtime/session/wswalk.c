@@ -1,4 +1,4 @@
-/* Walking an overlay workspace's upper beside the host dir (runtime/wswalk.h), and the diff
+/* Walking an overlay workspace's upper beside the host dir (runtime/session/wswalk.h), and the diff
  * built on it: what the upper holds, against what the host dir holds now. An entry of the
  * upper over a host entry is a modification, over nothing an addition; a whiteout over a
  * host entry is a deletion (over nothing, nothing: the host lost it already); an opaque

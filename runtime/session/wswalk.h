@@ -1,7 +1,7 @@
-/* Walking an overlay workspace's upper beside the host dir (runtime/wswalk.c), for rt_ws_diff
- * there and rt_ws_apply (runtime/wsapply.c). The upper is the agent's: an entry is looked at
- * with fstatat(AT_SYMLINK_NOFOLLOW) and lgetxattr on its name under the directory's fd,
- * never opened unless it is a regular file (then as O_PATH first, re-opened through
+/* Walking an overlay workspace's upper beside the host dir (runtime/session/wswalk.c), for
+ * rt_ws_diff there and rt_ws_apply (runtime/session/wsapply.c). The upper is the agent's: an entry
+ * is looked at with fstatat(AT_SYMLINK_NOFOLLOW) and lgetxattr on its name under the directory's
+ * fd, never opened unless it is a regular file (then as O_PATH first, re-opened through
  * /proc/self/fd once fstat says so, so a FIFO never blocks and a device is never opened). Host
  * directories are opened with openat2(RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS) from their
  * parent's fd. */

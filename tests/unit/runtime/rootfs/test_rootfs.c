@@ -1,4 +1,4 @@
-/* The package mirrors of a base, read from its apt sources (runtime/rootfs.c): what the gate
+/* The package mirrors of a base, read from its apt sources (runtime/rootfs/rootfs.c): what the gate
  * lets provisioning reach. The files belong to the base, which a user imported or named as a
  * directory, so they are read like anything else rtn did not write: without blocking, regular
  * files only, a bounded amount. The parser itself is fuzzed (fuzz/fuzz_sources.c). */

@@ -1,4 +1,4 @@
-/* The blocked-call report on rtn's side (runtime/blocked.c): INIT_MSG_BLOCKED comes from
+/* The blocked-call report on rtn's side (runtime/sandbox/blocked.c): INIT_MSG_BLOCKED comes from
  * inside the sandbox, so the decoder rejects wrong sizes, counts and record numbers; names
  * come from rtn's table, a comm is cut to printable ASCII; the stderr lines and the JSON. */
 #include <criterion/criterion.h>

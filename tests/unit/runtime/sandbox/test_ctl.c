@@ -1,5 +1,5 @@
 /* rtn's side of the control socket, with a test playing rtn-init on a real SOCK_SEQPACKET
- * pair (runtime/sandbox.c, runtime/exec.c). Everything rtn-init sends is untrusted: each case
+ * pair (runtime/sandbox/sandbox.c, cli/exec.c). Everything rtn-init sends is untrusted: each case
  * here is one the fuzz targets found (fuzz/fuzz_ctl.c; the inputs are in
  * fuzz/corpus/fuzz_ctl/) and checks the reply is refused, or taken, for the right reason. */
 #include <criterion/criterion.h>

@@ -1,5 +1,5 @@
-/* Host directory binds (runtime/hostpath.c): which host paths an agent or the user may bind,
- * with real directories and symlinks in a temp dir standing in for $HOME. */
+/* Host directory binds (runtime/sandbox/hostpath.c): which host paths an agent or the user may
+ * bind, with real directories and symlinks in a temp dir standing in for $HOME. */
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <fcntl.h>

@@ -1,4 +1,4 @@
-/* The list of files host programs run by themselves (runtime/hostrun.c) and its matcher. */
+/* The list of files host programs run by themselves (runtime/sandbox/hostrun.c) and its matcher. */
 #include <criterion/criterion.h>
 #include <string.h>
 

@@ -1,4 +1,4 @@
-/* The client of the sandbox's file server (runtime/files.c) against a test that plays
+/* The client of the sandbox's file server (runtime/session/files.c) against a test that plays
  * rtn-init and the server on real sockets: a session with a sandbox whose control socket is
  * one end of a pair (rt_session_attach). Both run inside the sandbox, so every answer is
  * untrusted. The cases are what fuzz/fuzz_files.c found (inputs in fuzz/corpus/fuzz_files/). */

@@ -1,4 +1,4 @@
-/* The session's control events (runtime/session.c) against a test that plays rtn-init on
+/* The session's control events (runtime/session/session.c) against a test that plays rtn-init on
  * the other end of a real control socket (rt_session_attach): what rtn-init sends is
  * untrusted, and a malformed message must change nothing. */
 #include <criterion/criterion.h>

@@ -1,4 +1,4 @@
-/* The overlay workspace's write-back (runtime/wsapply.c, wswalk.c, wsstate.c) on a real
+/* The overlay workspace's write-back (runtime/session/wsapply.c, wswalk.c, wsstate.c) on a real
  * filesystem, without a sandbox: an upper made the way overlayfs makes one (0:0 character
  * devices for whiteouts, user.overlay.opaque on a directory made again) beside a host dir,
  * and the record that rt_ws_prepare would have written. Each test is a fresh process
