@@ -570,6 +570,112 @@ int rt_sandbox_start(const struct rt_spec *spec, struct rt_sandbox *ret, struct 
         return rt_sandbox_start_queued(spec, ret, NULL, NULL, err);
 }
 
+/* --isolation landlock: rtn-init on the host (runtime/sandbox/landlock_only.c). */
+static int start_landlock_only(const struct rt_spec *spec, struct rt_sandbox *sb, rt_queue_fn queue,
+                               void *arg, struct rtn_error *err) {
+        int r = rt_spec_check(spec, err);
+        if (r < 0 || (r = rt_hostmode_start(spec, sb, err)) < 0)
+                return r;
+        if (queue && (r = queue(sb, arg, err)) < 0)
+                rt_sandbox_destroy(sb);
+        return r;
+}
+
+/* Everything the parent prepares before clone3: the spec checked, the id mapping chosen,
+ * the protection report's shared page, HOME, the overlay workspace's dirs, the idmapped
+ * trees of the workspace and binds, and rtn-init's memfd. On failure nothing is left. */
+static int plan_prepare(const struct rt_spec *spec, struct rt_sandbox *sb, struct rt_plan *p,
+                        struct rtn_error *err) {
+        *p = (struct rt_plan){.spec = spec,
+                              .budgets = rt_budgets_get(),
+                              .idmap = &sb->idmap,
+                              .base_fd = -1,
+                              .workspace_fd = -1,
+                              .workspace_tree = -1,
+                              .ws_upper_fd = -1,
+                              .ws_work_fd = -1,
+                              .init_fd = -1,
+                              .ctl_fd = -1};
+        for (size_t i = 0; i < RT_MAX_BINDS; i++)
+                p->bind_fds[i] = p->bind_trees[i] = -1;
+        int r;
+        if ((r = rt_spec_check(spec, err)) < 0 || (r = rt_idmap_choose(&sb->idmap, err)) < 0)
+                return r;
+        /* Shared with the child, which fills it while it mounts the binds
+         * (runtime/sandbox/protect.c): one page-rounded mapping, no protocol message. */
+        sb->protect = mmap(NULL, sizeof *sb->protect, PROT_READ | PROT_WRITE,
+                           MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+        if (sb->protect == MAP_FAILED) {
+                sb->protect = NULL;
+                return rtn_err(err, errno, "map the protection report");
+        }
+        p->protect = sb->protect;
+        snprintf(sb->home, sizeof sb->home, "%s",
+                 sb->idmap.agent_uid == 0 ? "/root" : RTN_SANDBOX_HOME);
+        p->home = sb->home;
+        if ((spec->workspace && spec->workspace_mode == RT_WS_OVERLAY && spec->ws_dir &&
+             (r = rt_ws_prepare(spec->ws_dir, spec->workspace, &sb->idmap, err)) < 0) ||
+            (sb->idmap.mode == RT_IDMAP_ROOT && spec->workspace &&
+             (r = workspace_tree(spec, p, err)) < 0) ||
+            (r = bind_trees(spec, p, err)) < 0 || (r = p->init_fd = rt_init_memfd_new(err)) < 0) {
+                close_trees(p);
+                unmap_protect(sb);
+                return r;
+        }
+        return 0;
+}
+
+/* The parent's side while the child waits for GO: its id maps, GO, then, while the child
+ * builds its root on the other CPU, rtn-init's bytes into the memfd and the network
+ * namespace (make_netns), which the child takes only at the end. */
+static int child_go(struct rt_sandbox *sb, const struct rt_spec *spec, int init_fd,
+                    struct rtn_error *err) {
+        /* Opened now, while the child still has our credentials (it changes them after GO). */
+        char path[64];
+        snprintf(path, sizeof path, "/proc/%d/ns/user", (int)sb->pid);
+        _cleanup_close_ int userns = open(path, O_RDONLY | O_CLOEXEC);
+        if (userns < 0)
+                return rtn_err(err, errno, "open the sandbox's user namespace");
+        char go = RT_GO;
+        int r;
+        if ((r = rt_idmap_write(&sb->idmap, sb->pid, err)) < 0)
+                return r;
+        if ((r = (int)rtn_send_msg(sb->ctl, &go, 1, NULL, 0)) < 0)
+                return rtn_err(err, r, "start sandbox child");
+        if ((r = rt_init_memfd_fill(init_fd, err)) < 0)
+                return r;
+        return make_netns(sb, spec, userns, err);
+}
+
+/* rtn-init's start: its configuration, and whatever the caller queues behind it, sent right
+ * behind GO and the network namespace, so rtn-init finds them queued when it has said READY
+ * instead of both sides waiting a round trip; then READY, the kept upper, CONFIGURED and
+ * the gate. The child reads GO and the namespace only. Should the child fail its set-up and
+ * close the socket first, its SETUP_FAILED message, read next, says why better than the
+ * failed send would. */
+static int init_handshake(struct rt_sandbox *sb, const struct rt_spec *spec, rt_queue_fn queue,
+                          void *arg, struct rtn_error *err) {
+        struct rtn_error send_err = {0};
+        int sent = rt_config_send(sb, spec, NULL, 0, &send_err);
+        if (sent == 0 && queue)
+                sent = queue(sb, arg, &send_err);
+        int r;
+        if (spec->upper_keep && spec->upper_fs < 0 && (r = recv_upper(sb, err)) < 0)
+                return r;
+        struct init_ready ready;
+        if ((r = rt_recv_typed(sb, &ready, sizeof ready, INIT_MSG_READY, "rtn-init start", err)) <
+            0)
+                return r;
+        sb->landlock_abi = ready.landlock_abi;
+        if (sent < 0) {
+                *err = send_err;
+                return sent;
+        }
+        if ((r = rt_config_wait(sb, err)) < 0)
+                return r;
+        return spec->gate ? rt_sandbox_open_gate(sb, err) : 0;
+}
+
 int rt_sandbox_start_queued(const struct rt_spec *spec, struct rt_sandbox *ret, rt_queue_fn queue,
                             void *arg, struct rtn_error *err) {
         struct rt_sandbox sb = {.pid = -1,
@@ -578,54 +684,16 @@ int rt_sandbox_start_queued(const struct rt_spec *spec, struct rt_sandbox *ret, 
                                 .isolation = spec->isolation,
                                 .gate_fd = -1,
                                 .upper_fs = -1};
+        int r;
         if (spec->isolation == INIT_ISOLATION_LANDLOCK) {
-                int r = rt_spec_check(spec, err);
-                if (r < 0 || (r = rt_hostmode_start(spec, &sb, err)) < 0)
-                        return r;
-                if (queue && (r = queue(&sb, arg, err)) < 0) {
-                        rt_sandbox_destroy(&sb);
-                        return r;
-                }
-                *ret = sb;
-                return 0;
+                if ((r = start_landlock_only(spec, &sb, queue, arg, err)) == 0)
+                        *ret = sb;
+                return r;
         }
         snprintf(sb.workspace, sizeof sb.workspace, "/workspace");
-        struct rt_plan p = {.spec = spec,
-                            .budgets = rt_budgets_get(),
-                            .idmap = &sb.idmap,
-                            .base_fd = -1,
-                            .workspace_fd = -1,
-                            .workspace_tree = -1,
-                            .ws_upper_fd = -1,
-                            .ws_work_fd = -1,
-                            .init_fd = -1,
-                            .ctl_fd = -1};
-        for (size_t i = 0; i < RT_MAX_BINDS; i++)
-                p.bind_fds[i] = p.bind_trees[i] = -1;
-        int r;
-        if ((r = rt_spec_check(spec, err)) < 0 || (r = rt_idmap_choose(&sb.idmap, err)) < 0)
+        struct rt_plan p;
+        if ((r = plan_prepare(spec, &sb, &p, err)) < 0)
                 return r;
-        /* Shared with the child, which fills it while it mounts the binds
-         * (runtime/sandbox/protect.c): one page-rounded mapping, no protocol message. */
-        sb.protect = mmap(NULL, sizeof *sb.protect, PROT_READ | PROT_WRITE,
-                          MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-        if (sb.protect == MAP_FAILED) {
-                sb.protect = NULL;
-                return rtn_err(err, errno, "map the protection report");
-        }
-        p.protect = sb.protect;
-        snprintf(sb.home, sizeof sb.home, "%s",
-                 sb.idmap.agent_uid == 0 ? "/root" : RTN_SANDBOX_HOME);
-        p.home = sb.home;
-        if ((spec->workspace && spec->workspace_mode == RT_WS_OVERLAY && spec->ws_dir &&
-             (r = rt_ws_prepare(spec->ws_dir, spec->workspace, &sb.idmap, err)) < 0) ||
-            (sb.idmap.mode == RT_IDMAP_ROOT && spec->workspace &&
-             (r = workspace_tree(spec, &p, err)) < 0) ||
-            (r = bind_trees(spec, &p, err)) < 0 || (r = p.init_fd = rt_init_memfd_new(err)) < 0) {
-                close_trees(&p);
-                unmap_protect(&sb);
-                return r;
-        }
         if ((r = rt_cgroup_create(spec, &sb.cgroup, err)) == 0)
                 r = start_child(&sb, &p, err);
         _cleanup_close_ int init_fd = TAKE_FD(p.init_fd);
@@ -635,57 +703,14 @@ int rt_sandbox_start_queued(const struct rt_spec *spec, struct rt_sandbox *ret, 
                 unmap_protect(&sb);
                 return r;
         }
-        /* Opened now, while the child still has our credentials (it changes them after GO). */
-        char path[64];
-        snprintf(path, sizeof path, "/proc/%d/ns/user", (int)sb.pid);
-        _cleanup_close_ int userns = open(path, O_RDONLY | O_CLOEXEC);
-        if (userns < 0) {
-                r = rtn_err(err, errno, "open the sandbox's user namespace");
-                goto fail;
+        if ((r = child_go(&sb, spec, init_fd, err)) < 0 ||
+            (r = init_handshake(&sb, spec, queue, arg, err)) < 0) {
+                rt_sandbox_destroy(&sb);
+                sb.upper_fs = rtn_safe_close(sb.upper_fs);
+                return r;
         }
-        char go = RT_GO;
-        if ((r = rt_idmap_write(&sb.idmap, sb.pid, err)) < 0)
-                goto fail;
-        if ((r = (int)rtn_send_msg(sb.ctl, &go, 1, NULL, 0)) < 0) {
-                rtn_err(err, r, "start sandbox child");
-                goto fail;
-        }
-        /* The child is building its root meanwhile: it waits for these two only at the end. */
-        if ((r = rt_init_memfd_fill(init_fd, err)) < 0 ||
-            (r = make_netns(&sb, spec, userns, err)) < 0)
-                goto fail;
-        /* The configuration goes right behind GO and the network namespace, so rtn-init finds
-         * it queued when it has said READY instead of both sides waiting a round trip. The
-         * child reads GO and the namespace only. Should the child fail its set-up and close
-         * the socket first, its SETUP_FAILED message, read next, says why better than the
-         * failed send would. */
-        struct rtn_error send_err = {0};
-        int sent = r == 0 ? rt_config_send(&sb, spec, NULL, 0, &send_err)
-                          : rtn_errx(&send_err, EPIPE, "the sandbox ended while it was set up");
-        if (sent == 0 && queue)
-                sent = queue(&sb, arg, &send_err);
-        if (spec->upper_keep && spec->upper_fs < 0 && (r = recv_upper(&sb, err)) < 0)
-                goto fail;
-        struct init_ready ready;
-        if ((r = rt_recv_typed(&sb, &ready, sizeof ready, INIT_MSG_READY, "rtn-init start", err)) <
-            0)
-                goto fail;
-        sb.landlock_abi = ready.landlock_abi;
-        if (sent < 0) {
-                *err = send_err;
-                r = sent;
-                goto fail;
-        }
-        if ((r = rt_config_wait(&sb, err)) < 0)
-                goto fail;
-        if (spec->gate && (r = rt_sandbox_open_gate(&sb, err)) < 0)
-                goto fail;
         *ret = sb;
         return 0;
-fail:
-        rt_sandbox_destroy(&sb);
-        sb.upper_fs = rtn_safe_close(sb.upper_fs);
-        return r;
 }
 
 void rt_sandbox_destroy(struct rt_sandbox *sb) {
