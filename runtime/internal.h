@@ -159,8 +159,9 @@ int rt_exec_await_spawned(struct rt_sandbox *sb, const char *cmd, int *ret_maste
 int rt_exec_read_ctl(struct rt_sandbox *sb, int *wait_status, struct rt_blocked *blocked);
 
 /* --isolation landlock: rtn-init on the host, no namespaces (runtime/sandbox/landlock_only.c). */
-int rt_hostmode_start(const struct rt_spec *spec, struct rt_sandbox *sb, struct rtn_error *err);
-void rt_hostmode_destroy(struct rt_sandbox *sb);
+int rt_landlock_only_start(const struct rt_spec *spec, struct rt_sandbox *sb,
+                           struct rtn_error *err);
+void rt_landlock_only_destroy(struct rt_sandbox *sb);
 
 /* Parent side: the sandbox's cgroup (runtime/sandbox/cgroup.c). create makes rtn-<pid>-<n> with the
  * limits of spec when cgroup v2 is writable for us (ret->on false otherwise); destroy kills

@@ -162,7 +162,8 @@ static int protect_workspace(const struct rt_spec *spec, const struct rt_sandbox
         return r;
 }
 
-int rt_hostmode_start(const struct rt_spec *spec, struct rt_sandbox *sb, struct rtn_error *err) {
+int rt_landlock_only_start(const struct rt_spec *spec, struct rt_sandbox *sb,
+                           struct rtn_error *err) {
         int r;
         /* Host root owns the system files, and Landlock does not cover chmod, chown, utimes
          * or xattrs: a confined root could still change their metadata. No user namespace
@@ -200,11 +201,11 @@ int rt_hostmode_start(const struct rt_spec *spec, struct rt_sandbox *sb, struct 
         return 0;
 fail:
         sb->ctl = rtn_safe_close(sb->ctl);
-        rt_hostmode_destroy(sb);
+        rt_landlock_only_destroy(sb);
         return r;
 }
 
-void rt_hostmode_destroy(struct rt_sandbox *sb) {
+void rt_landlock_only_destroy(struct rt_sandbox *sb) {
         if (sb->pidfd >= 0) {
                 /* The control socket is closed: rtn-init kills its descendants and exits.
                  * Give it a moment, then make sure. */

@@ -574,7 +574,7 @@ int rt_sandbox_start(const struct rt_spec *spec, struct rt_sandbox *ret, struct 
 static int start_landlock_only(const struct rt_spec *spec, struct rt_sandbox *sb, rt_queue_fn queue,
                                void *arg, struct rtn_error *err) {
         int r = rt_spec_check(spec, err);
-        if (r < 0 || (r = rt_hostmode_start(spec, sb, err)) < 0)
+        if (r < 0 || (r = rt_landlock_only_start(spec, sb, err)) < 0)
                 return r;
         if (queue && (r = queue(sb, arg, err)) < 0)
                 rt_sandbox_destroy(sb);
@@ -717,7 +717,7 @@ void rt_sandbox_destroy(struct rt_sandbox *sb) {
         sb->ctl = rtn_safe_close(sb->ctl);
         sb->gate_fd = rtn_safe_close(sb->gate_fd);
         if (sb->isolation == INIT_ISOLATION_LANDLOCK) {
-                rt_hostmode_destroy(sb); /* no pid namespace: SIGKILL would orphan the jobs */
+                rt_landlock_only_destroy(sb); /* no pid namespace: SIGKILL would orphan the jobs */
                 return;
         }
         if (sb->pidfd >= 0) {
