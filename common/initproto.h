@@ -230,7 +230,7 @@ int init_check_msg(const void *buf, size_t len, uint32_t type, size_t min_size);
 
 const char *init_step_name(uint32_t step);
 
-/* ---- the file server (init/files.c) ------------------------------------------------------
+/* ---- the file server (init/file_server.c) ------------------------------------------------------
  * One long-lived child of rtn-init, confined exactly like an agent command (credentials,
  * capabilities, no_new_privs, the agent Landlock ruleset, seccomp), serving file requests on
  * its own SOCK_SEQPACKET socket, whose other end rtn-init hands to rtn with

@@ -13,7 +13,7 @@
 #include "common/json.h"
 #include "fuzz/fuzz.h"
 #include "fuzz/peer.h"
-#include "runtime/session/files.h"
+#include "runtime/session/file_client.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         struct fuzz_in in = {data, size};

@@ -1,5 +1,5 @@
 /* The LIST and SEARCH records the file server writes into the memfd rtn passes it
- * (common/initproto.h gives the format; init/files.c writes them), read back and turned into
+ * (common/initproto.h gives the format; init/file_server.c writes them), read back and turned into
  * file_list's and file_search's results by serve_files_walk_json (mcp/tools/files.c).
  * The server runs inside the sandbox: every length in a record is its to choose. The first
  * byte says which (bit 0: SEARCH), whether the server flagged the result truncated (bit 1),

@@ -22,7 +22,7 @@
 #include "common/initproto.h"
 #include "common/version.h"
 #include "netns/netns.h"
-#include "runtime/session/files.h"
+#include "runtime/session/file_client.h"
 #include "mcp/tools/http.h"
 #include "mcp/offload.h"
 #include "runtime/rootfs/pkg.h"

@@ -1,10 +1,10 @@
 /* `rtn serve`: the file tools (file_read, file_write, file_edit, file_list, file_search).
- * Each is a request to the sandbox's file server (runtime/session/files.c → init/files.c), which
- * opens, reads, writes and walks with the sandbox user's credentials and policy; this side
- * only formats. Reads, listings and matches come back in a memfd rtn passes along, writes go
- * out as a memfd: nothing is spawned per call, and nothing the sandbox opened is read here.
- * Limits (docs/tools.md): 8 MiB looked at per file, 1 MiB of numbered text or 4 MiB of raw
- * bytes returned, 4 MiB written by file_write, 8 MiB by file_edit, 10000 entries, 10000
+ * Each is a request to the sandbox's file server (runtime/session/file_client.c →
+ * init/file_server.c), which opens, reads, writes and walks with the sandbox user's credentials and
+ * policy; this side only formats. Reads, listings and matches come back in a memfd rtn passes
+ * along, writes go out as a memfd: nothing is spawned per call, and nothing the sandbox opened is
+ * read here. Limits (docs/tools.md): 8 MiB looked at per file, 1 MiB of numbered text or 4 MiB of
+ * raw bytes returned, 4 MiB written by file_write, 8 MiB by file_edit, 10000 entries, 10000
  * matches. */
 #include <errno.h>
 #include <fcntl.h>
@@ -18,7 +18,7 @@
 #include "common/cleanup.h"
 #include "common/io.h"
 #include "common/json.h"
-#include "runtime/session/files.h"
+#include "runtime/session/file_client.h"
 #include "mcp/serve.h"
 
 #define READ_TEXT_MAX (1u << 20)

@@ -1,14 +1,14 @@
-/* Pure text helpers of the file tools (runtime/session/files.h): binary detection, `cat -n` style
- * line numbering with offset/limit and an output cap, exact-string replacement for
- * file_edit, base64 for file_read, and the small argument parsers. No I/O, so the unit
- * tests drive them with plain buffers. */
+/* Pure text helpers of the file tools (runtime/session/file_client.h): binary detection, `cat -n`
+ * style line numbering with offset/limit and an output cap, exact-string replacement for file_edit,
+ * base64 for file_read, and the small argument parsers. No I/O, so the unit tests drive them with
+ * plain buffers. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "common/json.h"
-#include "runtime/session/files.h"
+#include "runtime/session/file_client.h"
 
 #define BINARY_PROBE 8192
 

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "runtime/session/files.h"
+#include "runtime/session/file_client.h"
 
 static struct rt_text_lines number(const char *s, uint64_t off, uint64_t lim, size_t max) {
         struct rt_text_lines t;

@@ -1,4 +1,4 @@
-/* The client of the sandbox's file server (runtime/session/files.c) against a test that plays
+/* The client of the sandbox's file server (runtime/session/file_client.c) against a test that plays
  * rtn-init and the server on real sockets: a session with a sandbox whose control socket is
  * one end of a pair (rt_session_attach). Both run inside the sandbox, so every answer is
  * untrusted. The cases are what fuzz/fuzz_files.c found (inputs in fuzz/corpus/fuzz_files/). */
@@ -17,7 +17,7 @@
 #include "common/cleanup.h"
 #include "common/io.h"
 #include "common/loop.h"
-#include "runtime/session/files.h"
+#include "runtime/session/file_client.h"
 #include "runtime/internal.h"
 #include "runtime/session/session.h"
 

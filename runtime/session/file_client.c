@@ -1,4 +1,4 @@
-/* The client of the sandbox's file server: see runtime/session/files.h. At most MAX_INFLIGHT
+/* The client of the sandbox's file server: see runtime/session/file_client.h. At most MAX_INFLIGHT
  * requests are on the socket at once (each is at most INIT_FILES_REQ_MAX bytes, so they fit
  * in the socket buffer and a send never blocks); the rest wait in the queue. The server
  * answers in order, so the oldest request sent is the one a response belongs to; a response
@@ -13,7 +13,7 @@
 #include "common/cleanup.h"
 #include "common/io.h"
 #include "common/loop.h"
-#include "runtime/session/files.h"
+#include "runtime/session/file_client.h"
 #include "runtime/session/session.h"
 
 #define MAX_INFLIGHT 8

@@ -1,4 +1,4 @@
-/* The rtn side of the sandbox's file server (init/files.c): requests queued on the session's
+/* The rtn side of the sandbox's file server (init/file_server.c): requests queued on the session's
  * event loop, sent in order over the server's SOCK_SEQPACKET socket, answered by callbacks.
  * The server is started on first use (INIT_MSG_FILES_START on the control socket) and again
  * after it died (a request ran past INIT_FILES_TIMEOUT_S, an agent killed it) or after the
