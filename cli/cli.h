@@ -4,3 +4,5 @@
 
 int rt_cmd_exec(int argc, char **argv);
 int rt_cmd_probe(int argc, char **argv);
+int rt_cmd_pkg(int argc, char **argv);
+int rt_cmd_rootfs(int argc, char **argv);

@@ -1,6 +1,6 @@
 /* Package installs into a sandbox session (docs/tools.md, pkg_install; docs/architecture.md,
- * "Network gate"): name validation, the apt command line pointed at the gate, and the
- * `rtn pkg install` verb. The MCP tool is mcp/tools/pkg.c. */
+ * "Network gate"): name validation, the apt command line pointed at the gate, and the gate.
+ * The `rtn pkg install` verb is cli/pkg.c, the MCP tool mcp/tools/pkg.c. */
 #pragma once
 
 #include <stddef.h>
@@ -34,5 +34,3 @@ int rt_pkg_gate_new(const char *rootfs, const char *const *allow, size_t nallow,
 /* Serves sb's gate listener on loop unless *attached already names this sandbox (its pid). */
 int rt_pkg_gate_attach(struct netns_gate *g, struct rtn_loop *loop, const struct rt_sandbox *sb,
                        pid_t *attached, struct rtn_error *err);
-
-int rt_cmd_pkg(int argc, char **argv);

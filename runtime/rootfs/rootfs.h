@@ -41,4 +41,12 @@ int rt_rootfs_identity(const char *rootfs, struct store_base *ret, struct rtn_er
 int rt_env_stack(struct store *s, const char *env, const char *rootfs, bool keep,
                  struct store_base *ret_base, struct store_stack *ret, struct rtn_error *err);
 
-int rt_cmd_rootfs(int argc, char **argv);
+/* <data_dir>/rootfs, where the rootfses are (data_dir NULL: the default data dir). */
+int rt_rootfs_base(const char *data_dir, char **ret, struct rtn_error *err);
+/* Makes <data>/rootfs/NAME, bootstrapped from suite/variant/mirror or imported from file,
+ * owned as the sandbox maps it; built in .NAME.tmp and renamed into place when complete. */
+struct rt_rootfs_make {
+        enum { RT_ROOTFS_BOOTSTRAP, RT_ROOTFS_IMPORT } how;
+        const char *data_dir, *name, *suite, *variant, *mirror, *file;
+};
+int rt_rootfs_make(const struct rt_rootfs_make *a, struct rtn_error *err);

@@ -1,6 +1,7 @@
-/* Making rootfses: `rtn rootfs bootstrap` (mmdebstrap, else debootstrap) and `rtn rootfs
- * import` (a tar, optionally zstd), plus `rtn rootfs list`. The tree must end up owned by
- * the host ids the sandbox maps to root and the system users inside (runtime/sandbox/idmap.c):
+/* Making rootfses (rt_rootfs_make, for `rtn rootfs bootstrap|import`, cli/rootfs.c):
+ * bootstrapped (mmdebstrap, else debootstrap) or imported (a tar, optionally zstd). The tree must
+ * end up owned by the host ids the sandbox maps to root and the system users inside
+ * (runtime/sandbox/idmap.c):
  * - rtn as root: built as real root, then shifted by the subordinate base (uid u -> sub+u),
  *   restoring the setuid/setgid bits and file capabilities that chown(2) clears, the latter
  *   rewritten as v3 capabilities whose root is sub (capabilities(7), "Namespaced file
@@ -14,7 +15,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,7 +25,6 @@
 
 #include "common/cleanup.h"
 #include "common/io.h"
-#include "common/term.h"
 #include "runtime/rootfs/rootfs.h"
 #include "runtime/rootfs/internal.h"
 #include "runtime/runtime.h"
@@ -309,14 +308,7 @@ static int write_stamp(int dirfd, const char *stamp) {
         return r < 0 ? r : (fsync(fd) < 0 ? negative_errno() : 0);
 }
 
-enum how { HOW_BOOTSTRAP, HOW_IMPORT };
-
-struct make_args {
-        enum how how;
-        const char *data_dir, *name, *suite, *variant, *mirror, *file;
-};
-
-static int make_rootfs(const struct make_args *a, struct rtn_error *err) {
+int rt_rootfs_make(const struct rt_rootfs_make *a, struct rtn_error *err) {
         struct rt_idmap m;
         _cleanup_free_ char *base = NULL, *tmp = NULL, *final = NULL, *stamp = NULL;
         char tmpname[96];
@@ -341,8 +333,9 @@ static int make_rootfs(const struct make_args *a, struct rtn_error *err) {
         remove_tmp(base, tmpname, &m);
         if (mkdir(tmp, 0700) < 0)
                 return rtn_err(err, errno, "create %s", tmp);
-        r = a->how == HOW_BOOTSTRAP ? bootstrap_tree(tmp, a->suite, a->variant, a->mirror, &m, err)
-                                    : import_tree(tmp, a->file, &m, err);
+        r = a->how == RT_ROOTFS_BOOTSTRAP
+                    ? bootstrap_tree(tmp, a->suite, a->variant, a->mirror, &m, err)
+                    : import_tree(tmp, a->file, &m, err);
         _cleanup_close_ int t = r < 0 ? -1 : open(tmp, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         _cleanup_close_ int root = t < 0 ? -1 : openat(t, "root", O_PATH | O_DIRECTORY | O_CLOEXEC);
         if (r >= 0 && root < 0)
@@ -355,110 +348,4 @@ static int make_rootfs(const struct make_args *a, struct rtn_error *err) {
         if (r < 0)
                 remove_tmp(base, tmpname, &m);
         return r;
-}
-
-static int list(const char *data_dir, struct rtn_error *err) {
-        _cleanup_free_ char *base = NULL;
-        int r = rt_rootfs_base(data_dir, &base, err);
-        if (r < 0)
-                return r;
-        DIR *d = opendir(base);
-        if (!d)
-                return errno == ENOENT ? 0 : rtn_err(err, errno, "open %s", base);
-        struct dirent *de;
-        while ((de = readdir(d))) {
-                char fp[17] = "-", path[4096];
-                struct rtn_error e2 = {0};
-                _cleanup_free_ char *resolved = NULL;
-                char **hosts = NULL;
-                size_t n = 0;
-                if (de->d_name[0] == '.')
-                        continue;
-                snprintf(path, sizeof path, "%s/%s", base, de->d_name);
-                (void)rt_rootfs_fingerprint(path, fp, &e2);
-                int ok = rt_rootfs_resolve(data_dir, de->d_name, &resolved, &e2);
-                printf("%s\t%s\t%s\t", de->d_name, fp, ok == 0 ? "ok" : "CHANGED");
-                if (rt_rootfs_mirrors(resolved ? resolved : "/nonexistent", &hosts, &n) == 0)
-                        for (size_t i = 0; i < n; i++)
-                                printf("%s%s", i ? "," : "", hosts[i]);
-                printf("\n");
-                rt_strv_free(hosts);
-        }
-        closedir(d);
-        return 0;
-}
-
-static const char rootfs_usage[] =
-        "usage: rtn rootfs bootstrap [--suite SUITE] [--variant VARIANT] [--mirror URL] NAME\n"
-        "       rtn rootfs import FILE.tar[.zst] NAME\n"
-        "       rtn rootfs list\n"
-        "  --data-dir DIR   data dir (default $RTN_DATA_DIR, $XDG_DATA_HOME/rtn, "
-        "~/.local/share/rtn)\n"
-        "Rootfses live in DATA/rootfs/NAME; use them with --rootfs NAME on exec and serve.\n";
-
-int rt_cmd_rootfs(int argc, char **argv) {
-        static const struct option longopts[] = {{"suite", required_argument, NULL, 's'},
-                                                 {"variant", required_argument, NULL, 'v'},
-                                                 {"mirror", required_argument, NULL, 'm'},
-                                                 {"data-dir", required_argument, NULL, 'd'},
-                                                 {"help", no_argument, NULL, 'h'},
-                                                 {0}};
-        struct make_args a = {.suite = "bookworm", .variant = "minbase"};
-        struct rtn_error err = {0};
-        int c, r;
-        if (argc < 2) {
-                fputs(rootfs_usage, stderr);
-                return 2;
-        }
-        const char *verb = argv[1];
-        optind = 1;
-        while ((c = getopt_long(argc - 1, argv + 1, "h", longopts, NULL)) != -1) {
-                switch (c) {
-                case 's':
-                        a.suite = optarg;
-                        break;
-                case 'v':
-                        a.variant = optarg;
-                        break;
-                case 'm':
-                        a.mirror = optarg;
-                        break;
-                case 'd':
-                        a.data_dir = optarg;
-                        break;
-                case 'h':
-                        fputs(rootfs_usage, stdout);
-                        return 0;
-                default:
-                        fputs(rootfs_usage, stderr);
-                        return 2;
-                }
-        }
-        char **ops = argv + 1 + optind;
-        int nops = argc - 1 - optind;
-        bool valid = strspn(a.suite, "abcdefghijklmnopqrstuvwxyz0123456789-") == strlen(a.suite) &&
-                     strspn(a.variant, "abcdefghijklmnopqrstuvwxyz-") == strlen(a.variant) &&
-                     (!a.mirror || strncmp(a.mirror, "http", 4) == 0);
-        if (!strcmp(verb, "list") && nops == 0) {
-                r = list(a.data_dir, &err);
-        } else if (!strcmp(verb, "bootstrap") && nops == 1 && valid) {
-                a.how = HOW_BOOTSTRAP;
-                a.name = ops[0];
-                r = make_rootfs(&a, &err);
-        } else if (!strcmp(verb, "import") && nops == 2) {
-                a.how = HOW_IMPORT;
-                a.file = ops[0];
-                a.name = ops[1];
-                r = make_rootfs(&a, &err);
-        } else {
-                fputs(rootfs_usage, stderr);
-                return 2;
-        }
-        if (r < 0) {
-                rtn_term_printf(stderr, "rtn rootfs %s: %s\n", verb, err.msg);
-                return err.code == EINVAL || err.code == EEXIST || err.code == EPERM ? 1 : 125;
-        }
-        if (strcmp(verb, "list") != 0)
-                printf("%s\n", a.name);
-        return 0;
 }
