@@ -7,8 +7,6 @@
 #include "cli/store.h"
 #include "common/version.h"
 #include "mcp/mcp.h"
-#include "runtime/rootfs/pkg.h"
-#include "runtime/rootfs/rootfs.h"
 
 static const char usage[] =
         "usage: rtn COMMAND [ARGS]\n"
