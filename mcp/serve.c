@@ -33,7 +33,7 @@
 
 /* ---- MCP backend ------------------------------------------------------------------------ */
 
-/* One row per tool of mcp/tools.c (tests/unit/mcp/test_serve_tools.c checks that each has
+/* One row per tool of mcp/tools.c (tests/unit/mcp/test_serve.c checks that each has
  * one): the name the client calls, the handler that answers it. A family's handler (env_*,
  * file_*, http_*, the job queries) is told the name. */
 static const struct serve_tool serve_tools[] = {
