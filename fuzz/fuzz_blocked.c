@@ -1,4 +1,4 @@
-/* The blocked-call report (INIT_MSG_BLOCKED, runtime/blocked.c), which rtn-init sends from
+/* The blocked-call report (INIT_MSG_BLOCKED, runtime/sandbox/blocked.c), which rtn-init sends from
  * inside the sandbox before a command's exit: decoded, then formatted the two ways rtn uses
  * it, the stderr lines of `rtn exec` and the "blocked" member of a tool result. The input is
  * the datagram after one byte; with that byte's bit 0 set, the header's type and length are

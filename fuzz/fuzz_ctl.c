@@ -1,6 +1,6 @@
 /* The control-socket replies rtn reads one at a time with a blocking read while it starts a
- * sandbox or runs `rtn exec` (runtime/sandbox.c, runtime/exec.c): READY (rt_recv_typed, also
- * what runtime/hostmode.c reads), CONFIGURED (rt_config_wait), GATE with its listener
+ * sandbox or runs `rtn exec` (runtime/sandbox/sandbox.c, cli/exec.c): READY (rt_recv_typed, also
+ * what runtime/sandbox/landlock_only.c reads), CONFIGURED (rt_config_wait), GATE with its listener
  * (rt_sandbox_open_gate), the spawn reply with a pty master (rt_exec_await_spawned) and the
  * exit and blocked-call events of rtn exec's command (rt_exec_read_ctl); SETUP_FAILED may
  * come instead of any of them. The target plays rtn-init on a real SOCK_SEQPACKET pair: the

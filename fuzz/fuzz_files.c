@@ -1,6 +1,6 @@
-/* The file server's replies (runtime/files.c): FILES_STARTED on the control socket with the
- * server's socket, then one init_files_resp per request on that socket, which carries no fd
- * (the server writes into rtn's memfd). Both the server and rtn-init run inside the sandbox. The
+/* The file server's replies (runtime/session/file_client.c): FILES_STARTED on the control socket
+ * with the server's socket, then one init_files_resp per request on that socket, which carries no
+ * fd (the server writes into rtn's memfd). Both the server and rtn-init run inside the sandbox. The
  * target attaches a sandbox to a real session (rt_session_attach), makes a real rt_files client on
  * it and plays rtn-init and the server: the input is a script of steps (queue a request, run the
  * loop, read what rtn sent, answer a start well or from the input, answer the oldest request well
@@ -16,7 +16,7 @@
 
 #include "fuzz/fuzz.h"
 #include "fuzz/peer.h"
-#include "runtime/files.h"
+#include "runtime/session/file_client.h"
 
 #define MAX_CALLS 16
 

@@ -1,4 +1,4 @@
-/* What file_read and file_edit do with a file's content (runtime/filetext.c), which the
+/* What file_read and file_edit do with a file's content (mcp/tools/filetext.c), which the
  * sandbox wrote: binary detection, `cat -n` numbering with offset, limit and an output cap,
  * exact-string counting and replacement, base64. The input: a flags byte (bit 0: the read
  * was cut, bit 1: replace all), offset, limit and cap (small, so they bite), the lengths of
@@ -13,7 +13,7 @@
 #include "common/json.h"
 #include "fuzz/fuzz.h"
 #include "fuzz/peer.h"
-#include "runtime/files.h"
+#include "runtime/session/file_client.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         struct fuzz_in in = {data, size};

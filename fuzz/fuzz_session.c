@@ -1,4 +1,4 @@
-/* The control events of `rtn serve`'s session (runtime/session.c, on_ctl): SPAWNED,
+/* The control events of `rtn serve`'s session (runtime/session/session.c, on_ctl): SPAWNED,
  * SPAWN_FAILED, EXITED and BLOCKED for the commands it runs, FILES_STARTED routed to its
  * listener, and whatever else a compromised rtn-init sends, with or without fds. The target
  * attaches a sandbox to a real session on a real event loop (rt_session_attach) and plays its

@@ -1,5 +1,5 @@
 /* The apt sources of a base, from which rtn takes the hosts the provisioning gate admits
- * (runtime/rootfs.c, rt_rootfs_scan_sources): a rootfs is a tree the user imported or named,
+ * (runtime/rootfs/rootfs.c, rt_rootfs_scan_sources): a rootfs is a tree the user imported or named,
  * read, not trusted. The input is one sources file. Oracles beyond the sanitizers: the list
  * is NULL-terminated at its count, and every host is 1-253 bytes with no separator, quote or
  * whitespace in it, and appears once (ignoring case). */
@@ -10,8 +10,8 @@
 #include <strings.h>
 
 #include "fuzz/fuzz.h"
-#include "runtime/rootfs.h"
-#include "runtime/rootfs_internal.h"
+#include "runtime/rootfs/rootfs.h"
+#include "runtime/rootfs/internal.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         if (size == 0)

@@ -25,8 +25,8 @@
 #include "common/cleanup.h"
 #include "common/io.h"
 #include "common/json.h"
-#include "init/init.h"
-#include "runtime/blocked.h"
+#include "common/initproto.h"
+#include "runtime/sandbox/blocked.h"
 
 struct fuzz_in {
         const uint8_t *p;
@@ -273,7 +273,7 @@ static inline void fuzz_check_blocked(const struct rt_blocked *b) {
 /* ---- a session whose rtn-init is the target ------------------------------------------- */
 #include "common/loop.h"
 #include "runtime/internal.h"
-#include "runtime/session.h"
+#include "runtime/session/session.h"
 
 static char fuzz_session_dir[64];
 

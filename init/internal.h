@@ -4,7 +4,7 @@
 #include <stdbool.h>
 
 #include "common/err.h"
-#include "init/init.h"
+#include "common/initproto.h"
 
 #define INIT_MAX_JOBS 1024
 
@@ -41,7 +41,7 @@ struct init_state {
         int gate_netns; /* netns of the provisioning gate, or -1 (none opened) */
         uint16_t gate_port;
         struct init_job jobs[INIT_MAX_JOBS];
-        pid_t files_pid; /* the file server (init/files.c), 0 when none */
+        pid_t files_pid; /* the file server (init/file_server.c), 0 when none */
         struct init_notif *notifs[INIT_MAX_JOBS]; /* allocated while a listener is open */
         size_t nnotifs;
         struct init_notif *shared_notif; /* the confined loop's listener, or NULL */

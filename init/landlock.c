@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 
 #include "common/cleanup.h"
+#include "common/sandbox_dirs.h"
 #include "common/syscall.h"
 
 #define FS_READ (LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_READ_DIR)
@@ -95,8 +96,7 @@ static int add_path_rule(int ruleset, const char *path, uint64_t access, uint64_
 /* Without a mount namespace (INIT_LANDLOCK_HOST) "/" is the host's own root: only these
  * system directories are readable and executable, plus /proc for the program's own status.
  * /root, /home, /srv, /run, /var and every user's data stay out of reach. */
-static const char *const host_read[] = {"/usr", "/etc",   "/opt",   "/bin",    "/sbin",
-                                        "/lib", "/lib32", "/lib64", "/libx32", "/proc"};
+static const char *const host_read[] = {RTN_HOST_BASE_DIRS(RTN_DIR_ABS) "/proc"};
 
 static int add_read_rules(int ruleset, uint64_t handled, unsigned flags, struct rtn_error *err) {
         if (!(flags & INIT_LANDLOCK_HOST))
@@ -124,7 +124,7 @@ static bool is_under(const char *path, const char *dir) {
  * a symlink none: its target has the rules of where it lies). So the directories on the way
  * to an exception keep their entries: nothing there can be renamed, removed or created.
  * Used for provisioning (all of / but the host directories) and, in --isolation landlock,
- * for the agent's workspace (all of it but what runtime/protect.c found). dir is a PATH_MAX
+ * for the agent's workspace (all of it but what runtime/sandbox/protect.c found). dir is a PATH_MAX
  * buffer, changed during the walk and restored. */
 struct all_but {
         int ruleset;

@@ -15,7 +15,7 @@
 #include <stdint.h>
 
 #include "common/err.h"
-#include "init/init.h" /* enum init_policy, struct init_limits */
+#include "common/initproto.h" /* enum init_policy, struct init_limits */
 
 /* The Landlock ABI version of the running kernel (> 0), or -EOPNOTSUPP (built in but
  * disabled at boot) / -ENOSYS (not built in). */
@@ -45,7 +45,7 @@ int init_landlock_prepare(enum init_policy policy, const char *const paths[], si
  * directories on the way to one keep their entries (nothing renamed, removed or created
  * there; landlock.c, add_all_but). PROVISION: the host directories (the workspace, rw binds),
  * where its writes would reach the host. AGENT in --isolation landlock: the protected
- * entries of the workspace (runtime/protect.c), which mounts protect in a full sandbox. */
+ * entries of the workspace (runtime/sandbox/protect.c), which mounts protect in a full sandbox. */
 int init_landlock_prepare_except(enum init_policy policy, const char *const paths[], size_t n,
                                  const char *const except[], size_t nexcept, uint16_t proxy_port,
                                  unsigned flags, int *ret_ruleset_fd, struct rtn_error *err);
@@ -58,7 +58,7 @@ int init_landlock_enforce(int ruleset_fd, struct rtn_error *err);
  * (-EPERM) unless no_new_privs is already set, so the order above cannot be broken silently.
  * Blocked calls and their errnos: docs/policy.md. */
 int init_seccomp_install(enum init_policy policy, struct rtn_error *err);
-/* The file server's (init/files.c): the agent's plain filter with openat2 allowed, which it
+/* The file server's (init/file_server.c): the agent's plain filter with openat2 allowed, which it
  * resolves every path with (RESOLVE_IN_ROOT) and never passes a mode. */
 int init_seccomp_install_files(struct rtn_error *err);
 
@@ -68,9 +68,6 @@ int init_seccomp_install_files(struct rtn_error *err);
  * listener (EBUSY: a filter already on this task's stack has one; EMFILE, ENFILE) it installs
  * the plain filter instead and sets *ret_listener to -1: no report, same errnos. */
 int init_seccomp_install_notify(enum init_policy policy, int *ret_listener, struct rtn_error *err);
-
-/* Defaults: NOFILE 4096 (soft 1024), FSIZE 1 GiB, CORE 0; NPROC, AS and CPU 0 = not set. */
-void init_limits_default(struct init_limits *ret);
 
 /* Apply l with setrlimit. A field of 0 leaves that limit as inherited, except core_bytes,
  * where 0 means "no core dumps". A limit above the inherited hard limit is clamped to it

@@ -24,7 +24,7 @@
  * reports: the loop itself answers those, so such a call would wait for ever. In the
  * Landlock-only mode every command must be a Landlock domain of its own, and there, or
  * should the second thread not start, the loop stays unconfined and each command confines
- * itself, as before. */
+ * itself (init/spawn.c). */
 #include <errno.h>
 #include <pthread.h>
 #include <stdbool.h>

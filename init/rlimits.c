@@ -7,22 +7,9 @@
 
 #include <sys/resource.h>
 
-#define NOFILE_DEFAULT 4096
 /* select(2) cannot handle fds >= FD_SETSIZE; keep the soft limit there as systemd does
  * (systemd.exec(5), LimitNOFILE=) and let programs that know better raise it. */
 #define NOFILE_SOFT_MAX 1024
-#define FSIZE_DEFAULT (1ULL << 30)
-
-void init_limits_default(struct init_limits *ret) {
-        *ret = (struct init_limits){
-                .nofile = NOFILE_DEFAULT,
-                .nproc = 0,
-                .fsize_bytes = FSIZE_DEFAULT,
-                .as_bytes = 0,
-                .cpu_seconds = 0,
-                .core_bytes = 0,
-        };
-}
 
 /* Lower (never raise) a limit. Raising a hard limit needs CAP_SYS_RESOURCE in the initial
  * user namespace, which no sandbox has; asking for more than was inherited gets what was

@@ -32,6 +32,7 @@
 
 #include "common/cleanup.h"
 #include "common/io.h"
+#include "common/sandbox_dirs.h"
 #include "common/syscall.h"
 #include "init/internal.h"
 #include "init/policy.h"
@@ -78,7 +79,8 @@ int init_policy_prepare(struct init_state *st, const struct init_config_view *v,
                 return init_landlock_prepare_except(
                         INIT_POLICY_AGENT, writable, n, v->readonly, v->nreadonly, 0,
                         INIT_LANDLOCK_SCOPED | INIT_LANDLOCK_HOST, &st->ruleset_fd[0], err);
-        /* A full sandbox protects the workspace's entries with mounts (runtime/protect.c). */
+        /* A full sandbox protects the workspace's entries with mounts (runtime/sandbox/protect.c).
+         */
         if (v->nreadonly)
                 return rtn_errx(err, EINVAL, "read-only paths are for --isolation landlock");
         int r = init_landlock_prepare(INIT_POLICY_AGENT, writable, n, 0, 0, &st->ruleset_fd[0],
@@ -130,7 +132,7 @@ static __attribute__((noreturn)) void die(int efd, uint32_t step, int e) {
                 (void)!write(efd, &se, sizeof se);
         else
                 child_err = se;
-        _exit(step == INIT_STEP_EXEC ? (e == ENOENT ? 127 : 126) : 125);
+        _exit(init_spawn_exit_code(step, se.error));
 }
 
 /* execvpe with the PATH of the command's own environment (glibc's uses ours). */
@@ -140,7 +142,7 @@ static int exec_path(char *const argv[], char *const envp[]) {
                 execve(cmd, argv, envp);
                 return errno;
         }
-        const char *path = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+        const char *path = RTN_SANDBOX_PATH;
         for (size_t i = 0; envp[i]; i++)
                 if (!strncmp(envp[i], "PATH=", 5))
                         path = envp[i] + 5;

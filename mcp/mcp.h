@@ -119,6 +119,10 @@ void mcp_log(struct mcp_server *s, enum mcp_log_level level, const char *fmt, ..
 int mcp_serve_main(const struct mcp_config *cfg, const struct mcp_backend_ops *ops, void *ctx,
                    struct rtn_error *err);
 
+/* `rtn serve` (mcp/serve.c): its options, the sandbox session behind the tools, then
+ * mcp_serve_main on stdio. argv[0] is the verb; returns the exit code. */
+int mcp_cmd_serve(int argc, char **argv);
+
 /* ---- calls ----------------------------------------------------------------------------- */
 
 const char *mcp_call_tool(const struct mcp_call *call);
@@ -137,6 +141,12 @@ void mcp_call_finish(struct mcp_call *call, const char *structured_json, bool is
 /* The same, with note (NULL: none) as a second text content after the serialised JSON: a
  * short line for a reader, the JSON text staying parseable on its own. */
 void mcp_call_finish_note(struct mcp_call *call, const char *structured_json, const char *note,
+                          bool is_error);
+/* mcp_call_finish_note with the JSON built in b, or, when b could not hold it (b->err), an
+ * error that says the result was too large. Frees b's data: the way every tool ends a call
+ * whose result it built in a buffer. */
+struct rtn_json_buf;
+void mcp_call_finish_json(struct mcp_call *call, struct rtn_json_buf *b, const char *note,
                           bool is_error);
 /* Finishes with isError true and a text content (printf format). The call is freed. */
 void mcp_call_finish_error(struct mcp_call *call, const char *fmt, ...)

@@ -17,6 +17,7 @@
 
 #include "common/cleanup.h"
 #include "common/io.h"
+#include "common/json.h"
 #include "common/log.h"
 #include "common/loop.h"
 #include "mcp/internal.h"
@@ -438,6 +439,15 @@ void mcp_call_finish_note(struct mcp_call *call, const char *structured_json, co
 
 void mcp_call_finish(struct mcp_call *call, const char *structured_json, bool is_error) {
         mcp_call_finish_note(call, structured_json, NULL, is_error);
+}
+
+void mcp_call_finish_json(struct mcp_call *call, struct rtn_json_buf *b, const char *note,
+                          bool is_error) {
+        if (b->err)
+                mcp_call_finish_error(call, "result too large (%s)", strerror(-b->err));
+        else
+                mcp_call_finish_note(call, b->data, note, is_error);
+        rtn_json_buf_free(b);
 }
 
 void mcp_call_finish_error(struct mcp_call *call, const char *fmt, ...) {

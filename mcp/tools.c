@@ -2,7 +2,7 @@
  * output schema and annotations. The input schema sent in tools/list and the validation in
  * args.c are both generated from the same struct mcp_arg_spec rows, so what the client is
  * told and what the server enforces cannot drift apart. Output schemas are JSON text; a unit
- * test parses every one. Names and arguments are the interface (design.md): keep them stable.
+ * test parses every one. Names and arguments are the interface (docs/tools.md): keep them stable.
  * Tools whose `requires` flags are off (http_* without --http-tools, workspace_apply without
  * an overlay workspace) do not exist at all: they are neither listed nor callable. */
 #include <string.h>

@@ -1,6 +1,6 @@
 /* The netns module's public interface: the loopback-only network namespace a sandbox gets.
  * rtn creates the namespace itself (unshare(CLONE_NEWNET) in a helper that has joined the
- * sandbox's user namespace, runtime/sandbox.c); this module brings its one device, `lo`, up
+ * sandbox's user namespace, runtime/sandbox/sandbox.c); this module brings its one device, `lo`, up
  * over rtnetlink with libmnl, so no `ip` binary is needed inside or outside. netns_lo_up is
  * safe to call in that helper, which shares rtn's memory while rtn's other threads run, and
  * between clone and execve: no stdio, no allocation, failures described in a struct

@@ -14,11 +14,11 @@ struct rt_hostdir {
         char link[128]; /* symlink target when fd < 0 */
 };
 
-/* The child's private tmpfs stage, where the new root is assembled (runtime/mount.c). */
+/* The child's private tmpfs stage, where the new root is assembled (runtime/sandbox/mount.c). */
 #define RT_STAGE "/tmp"
 
 /* A sandbox's share of a per-user kernel budget: its user namespace's /proc/sys/user/<name>
- * (runtime/budget.c). */
+ * (runtime/sandbox/budget.c). */
 #define RT_MAX_BUDGETS 24
 #define RT_BUDGET_SHARE 8 /* each sandbox may hold 1/8 of what its owner may */
 struct rt_budgets {
@@ -49,7 +49,7 @@ struct rt_plan {
         struct rt_protect_report *protect; /* shared with rtn: what rt_protect_bind made */
 };
 
-/* The network namespace, sent to the child right behind GO (runtime/sandbox.c, make_netns):
+/* The network namespace, sent to the child right behind GO (runtime/sandbox/sandbox.c, make_netns):
  * with SCM_RIGHTS when error is 0, else message says why none was made. */
 #define RT_NETNS_TAG 'N'
 struct rt_netns_msg {
@@ -70,10 +70,10 @@ struct rt_upper_msg {
 int rt_child_build_root(const struct rt_plan *plan, struct rtn_error *err);
 int rt_child_exec_init(const struct rt_plan *plan, struct rtn_error *err);
 
-/* The walk of a live host bind for what the host runs by itself (runtime/protect.c): fn gets
- * each entry to protect, relative to the top, in an order where a directory comes before
- * what lies below it; *ret_whole says the top is a git dir itself (then fn got nothing).
- * Bounded; fails closed (E2BIG) beyond. It allocates nothing on the heap. */
+/* The walk of a live host bind for what the host runs by itself (runtime/sandbox/protect.c): fn
+ * gets each entry to protect, relative to the top, in an order where a directory comes before what
+ * lies below it; *ret_whole says the top is a git dir itself (then fn got nothing). Bounded; fails
+ * closed (E2BIG) beyond. It allocates nothing on the heap. */
 enum rt_protect_kind {
         RT_PROTECT_PIN, /* a directory on the way to a protected entry: must not move */
         RT_PROTECT_RO, /* a protected file or directory: read-only, must not move */
@@ -86,12 +86,12 @@ int rt_protect_walk(int top, const char *shown, rt_protect_fn fn, void *arg, boo
                     struct rtn_error *err);
 /* Child side: protects what the host runs by itself in the read-write host bind attached at
  * path (shown: its mount point inside) with read-only bind mounts of each entry and pins of
- * the directories on the way (runtime/protect.c); stand_in caches the empty file mounted
+ * the directories on the way (runtime/sandbox/protect.c); stand_in caches the empty file mounted
  * over protected symlinks (-1 at first; the caller closes it). ret says what was made. */
 int rt_protect_bind(const char *path, const char *shown, int *stand_in, struct rt_protect_bind *ret,
                     struct rtn_error *err);
 
-/* Parent side: a sealed memfd holding rtn-init (runtime/initfd.c): made in one go, or
+/* Parent side: a sealed memfd holding rtn-init (runtime/sandbox/initfd.c): made in one go, or
  * created empty before clone3 and filled and sealed once the child holds it. The child
  * checks the seals before it executes the memfd. */
 int rt_init_memfd(struct rtn_error *err);
@@ -108,11 +108,11 @@ const char *rt_fdpath(char buf[32], int fd);
 
 /* Child side, before building the root: the pid namespace's pid_max (spec->pids_max) and
  * oom_score_adj 1000, so under memory pressure the kernel kills the sandbox first
- * (runtime/limits.c). */
+ * (runtime/sandbox/limits.c). */
 int rt_child_limits(const struct rt_plan *plan, struct rtn_error *err);
 
-/* Per-user kernel budgets (runtime/budget.c): rtn's shares, read once; the child writes them
- * into its user namespace once it is inside root; rtn's soft rlimits that the kernel copies
+/* Per-user kernel budgets (runtime/sandbox/budget.c): rtn's shares, read once; the child writes
+ * them into its user namespace once it is inside root; rtn's soft rlimits that the kernel copies
  * into a new user namespace's budget are lowered to the share around clone3. */
 const struct rt_budgets *rt_budgets_get(void);
 int rt_child_budgets(const struct rt_plan *plan, struct rtn_error *err);
@@ -124,14 +124,16 @@ struct rt_rlimit_saved {
 void rt_rlimit_shares_lower(struct rt_rlimit_saved *ret);
 void rt_rlimit_shares_restore(const struct rt_rlimit_saved *saved);
 
-/* Parent side: the configuration exchange with a started rtn-init (runtime/sandbox.c).
+/* Parent side: the configuration exchange with a started rtn-init (runtime/sandbox/sandbox.c).
  * rt_recv_typed reads one message of the given type and exactly len bytes into out, and
  * returns len; a sandbox child's SETUP_FAILED instead becomes the error it carries. */
 int rt_recv_typed(struct rt_sandbox *sb, void *out, size_t len, uint32_t type, const char *what,
                   struct rtn_error *err);
-int rt_send_config(struct rt_sandbox *sb, const struct rt_spec *s, const char *const readonly[],
-                   uint32_t nreadonly, struct rtn_error *err);
-/* Its two halves: the CONFIG message, and the wait for rtn-init's CONFIGURED reply. */
+/* Sends rtn-init its configuration and waits for the reply: rt_config_send, then
+ * rt_config_wait (the two halves, for callers that queue more behind the CONFIG message). */
+int rt_config_exchange(struct rt_sandbox *sb, const struct rt_spec *s, const char *const readonly[],
+                       uint32_t nreadonly, struct rtn_error *err);
+/* The CONFIG message; the wait for rtn-init's CONFIGURED reply. */
 int rt_config_send(struct rt_sandbox *sb, const struct rt_spec *s, const char *const readonly[],
                    uint32_t nreadonly, struct rtn_error *err);
 int rt_config_wait(struct rt_sandbox *sb, struct rtn_error *err);
@@ -140,12 +142,12 @@ int rt_config_wait(struct rt_sandbox *sb, struct rtn_error *err);
 int rt_sandbox_open_gate(struct rt_sandbox *sb, struct rtn_error *err);
 
 /* The second half of rt_session_ensure: the session takes over sb, a started sandbox, and
- * watches its control socket on the loop (runtime/session.c). fuzz/fuzz_session.c attaches
+ * watches its control socket on the loop (runtime/session/session.c). fuzz/fuzz_session.c attaches
  * one whose rtn-init it plays itself. */
 struct rt_session;
 int rt_session_attach(struct rt_session *s, const struct rt_sandbox *sb, struct rtn_error *err);
 
-/* rtn exec's command (id 1) as rtn-init reports it (runtime/exec.c). await_spawned reads
+/* rtn exec's command (id 1) as rtn-init reports it (cli/exec.c). await_spawned reads
  * the spawn reply: 0 with *ret_master the pty master (or -1); on SPAWN_FAILED the exit code
  * rtn exec uses (127 not found, 126 cannot execute, 125 another step), with err saying
  * why; < 0 when the sandbox ended or sent anything else. read_ctl reads one event: EXITED
@@ -156,11 +158,12 @@ int rt_exec_await_spawned(struct rt_sandbox *sb, const char *cmd, int *ret_maste
                           struct rtn_error *err);
 int rt_exec_read_ctl(struct rt_sandbox *sb, int *wait_status, struct rt_blocked *blocked);
 
-/* --isolation landlock: rtn-init on the host, no namespaces (runtime/hostmode.c). */
-int rt_hostmode_start(const struct rt_spec *spec, struct rt_sandbox *sb, struct rtn_error *err);
-void rt_hostmode_destroy(struct rt_sandbox *sb);
+/* --isolation landlock: rtn-init on the host, no namespaces (runtime/sandbox/landlock_only.c). */
+int rt_landlock_only_start(const struct rt_spec *spec, struct rt_sandbox *sb,
+                           struct rtn_error *err);
+void rt_landlock_only_destroy(struct rt_sandbox *sb);
 
-/* Parent side: the sandbox's cgroup (runtime/cgroup.c). create makes rtn-<pid>-<n> with the
+/* Parent side: the sandbox's cgroup (runtime/sandbox/cgroup.c). create makes rtn-<pid>-<n> with the
  * limits of spec when cgroup v2 is writable for us (ret->on false otherwise); destroy kills
  * what is left in it (cgroup.kill) and removes it. */
 int rt_cgroup_create(const struct rt_spec *spec, struct rt_cgroup *ret, struct rtn_error *err);

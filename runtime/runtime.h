@@ -1,6 +1,6 @@
 /* The sandbox runtime: turns a spec (base rootfs, layers, upper, binds, network, hostname)
  * into a running sandbox whose PID 1 is rtn-init, and talks to that init over the control
- * socket (init/init.h). Used by `rtn exec` (one command) and by `rtn serve` sessions (many).
+ * socket (common/initproto.h). Used by `rtn exec` (one command) and by `rtn serve` sessions (many).
  * Every entry point fills a struct rtn_error on failure. */
 #pragma once
 
@@ -9,7 +9,7 @@
 #include <sys/types.h>
 
 #include "common/err.h"
-#include "init/init.h"
+#include "common/initproto.h"
 
 #define RT_MAX_BINDS 32
 #define RT_MAX_LAYERS 512
@@ -20,12 +20,11 @@
  * is 301 (RESERVED_PIDS + 1). */
 #define RT_DEFAULT_PIDS_MAX 4096
 #define RT_MIN_PIDS_MAX 301
-#define RT_SANDBOX_PATH "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 /* How --workspace reaches /workspace (docs/architecture.md, "The workspace"): live, a
  * read-write bind (writes are on the host at once), or overlay, the host dir as the lower
  * layer of an overlay whose upper holds the agent's changes until they are applied
- * (runtime/wsover.h). */
+ * (runtime/session/wsover.h). */
 enum rt_ws_mode {
         RT_WS_LIVE,
         RT_WS_OVERLAY,
@@ -62,7 +61,7 @@ struct rt_spec {
         size_t nlayers;
         /* The upper is a tmpfs of upper_bytes on the sandbox's stage, gone with it, unless
          * upper_keep: then it is a tmpfs of its own that outlives the sandbox (sessions,
-         * --keep, --commit; runtime/upper.h), upper_fs when an earlier sandbox made one
+         * --keep, --commit; runtime/session/upper.h), upper_fs when an earlier sandbox made one
          * (the fd of its detached mount), else made now of upper_room bytes (0: upper_bytes)
          * and handed to rtn in rt_sandbox.upper_fs. */
         bool upper_keep;
@@ -70,7 +69,7 @@ struct rt_spec {
         uint64_t upper_room;
         const char *workspace; /* host dir at /workspace (canonical), or NULL */
         uint64_t workspace_dev, workspace_ino; /* set by rt_binds_check, like a bind's */
-        /* overlay: the workspace's upper is ws_dir's ws/ (runtime/wsover.h), a dir on the
+        /* overlay: the workspace's upper is ws_dir's ws/ (runtime/session/wsover.h), a dir on the
          * stage without ws_dir */
         enum rt_ws_mode workspace_mode;
         const char *ws_dir; /* a session dir or an environment's pending changes, or NULL */
@@ -88,7 +87,7 @@ struct rt_spec {
         bool gate; /* open the provisioning gate (init/gate.c) at start */
 };
 
-/* What a sandbox's live read-write host binds protect (runtime/protect.c): per bind, the
+/* What a sandbox's live read-write host binds protect (runtime/sandbox/protect.c): per bind, the
  * entries host programs run by themselves that were made read-only, and how many
  * directories on the way to them were pinned. Filled by the sandbox child in a mapping it
  * shares with rtn, read by env_status. */
@@ -141,7 +140,7 @@ const char *rt_ws_mode_name(enum rt_ws_mode m);
 /* Validates user-given parts of a spec (bind destinations, hostname). */
 int rt_spec_check(const struct rt_spec *spec, struct rtn_error *err);
 
-/* Host directory binds (runtime/hostpath.c). agent: the request comes from the sandbox's
+/* Host directory binds (runtime/sandbox/hostpath.c). agent: the request comes from the sandbox's
  * agent (bind_host_dir), which may only name directories below home or below roots (what
  * the user named with --workspace/--bind); otherwise it is the user's own --bind. */
 struct rt_hostpath_policy {
@@ -209,7 +208,7 @@ typedef int (*rt_queue_fn)(struct rt_sandbox *sb, void *arg, struct rtn_error *e
 int rt_sandbox_start_queued(const struct rt_spec *spec, struct rt_sandbox *ret, rt_queue_fn queue,
                             void *arg, struct rtn_error *err);
 
-/* cgroup v2 (runtime/cgroup.c). What rtn finds without changing anything (rtn probe). */
+/* cgroup v2 (runtime/sandbox/cgroup.c). What rtn finds without changing anything (rtn probe). */
 struct rt_cgroup_state {
         char mount[512]; /* cgroup2 mount point, "" when none */
         char self[1024]; /* our cgroup: the "0::" line of /proc/self/cgroup */
@@ -223,7 +222,7 @@ struct rt_cgroup_state {
 };
 int rt_cgroup_probe(struct rt_cgroup_state *ret);
 /* Whether rtn is the only process in that cgroup: a controller listed there but not enabled
- * can then be (cgroup v2's no-internal-process rule; runtime/cgroup.c, enable). */
+ * can then be (cgroup v2's no-internal-process rule; runtime/sandbox/cgroup.c, enable). */
 bool rt_cgroup_alone(const struct rt_cgroup_state *s);
 /* RTN_CGROUP: auto (unset or empty: a child cgroup per sandbox where a memory or pids
  * controller can enforce its limit), always (even with none), never; -EINVAL otherwise. */

@@ -413,21 +413,21 @@ static int num(const char *s, int lo, int hi) {
 }
 
 static void parse(int argc, char **argv, struct bench_opts *o) {
-        static const struct option lo[] = {{"rtn", required_argument, NULL, 'r'},
-                                           {"json", no_argument, NULL, 'j'},
-                                           {"runs", required_argument, NULL, 'n'},
-                                           {"iters", required_argument, NULL, 'i'},
-                                           {"calls", required_argument, NULL, 'c'},
-                                           {"commit-mb", required_argument, NULL, 'm'},
-                                           {"small-files", required_argument, NULL, 's'},
-                                           {"tmp", required_argument, NULL, 't'},
-                                           {"only", required_argument, NULL, 'o'},
-                                           {"verbose", no_argument, NULL, 'v'},
-                                           {"compare", required_argument, NULL, 'C'},
-                                           {"help", no_argument, NULL, 'h'},
-                                           {0}};
+        static const struct option longopts[] = {{"rtn", required_argument, NULL, 'r'},
+                                                 {"json", no_argument, NULL, 'j'},
+                                                 {"runs", required_argument, NULL, 'n'},
+                                                 {"iters", required_argument, NULL, 'i'},
+                                                 {"calls", required_argument, NULL, 'c'},
+                                                 {"commit-mb", required_argument, NULL, 'm'},
+                                                 {"small-files", required_argument, NULL, 's'},
+                                                 {"tmp", required_argument, NULL, 't'},
+                                                 {"only", required_argument, NULL, 'o'},
+                                                 {"verbose", no_argument, NULL, 'v'},
+                                                 {"compare", required_argument, NULL, 'C'},
+                                                 {"help", no_argument, NULL, 'h'},
+                                                 {0}};
         int c;
-        while ((c = getopt_long(argc, argv, "vh", lo, NULL)) != -1) {
+        while ((c = getopt_long(argc, argv, "vh", longopts, NULL)) != -1) {
                 switch (c) {
                 case 'r':
                         o->rtn = optarg;

@@ -19,10 +19,10 @@ lib=$out/lib
 targets=${*:-$(for f in fuzz/fuzz_*.c; do basename "$f" .c; done)}
 mkdir -p "$out"
 make -s O="$lib" CC="$cc" CFLAGS="-O1 -g" WARN="-Wall -Wextra -Wno-unused-parameter" \
-        SANITIZE=fuzzer-no-link,address,undefined "$lib/librtn.a" "$lib/obj/runtime/init_blob.o" >&2
+        SANITIZE=fuzzer-no-link,address,undefined "$lib/librtn.a" "$lib/obj/runtime/sandbox/init_blob.o" >&2
 cflags="-std=gnu17 -g -O1 -I. -I$lib/gen -D_GNU_SOURCE -Wall -Wextra -Wno-unused-parameter
         -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
-libs="$lib/librtn.a $lib/obj/runtime/init_blob.o $(pkg-config --libs libmnl)"
+libs="$lib/librtn.a $lib/obj/runtime/sandbox/init_blob.o $(pkg-config --libs libmnl)"
 status=0
 for t in $targets; do
         echo "== $t: building" >&2

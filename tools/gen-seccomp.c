@@ -181,7 +181,7 @@ static const char *const allow_names[] = {
         "shutdown", "setsockopt", "getsockopt",
 };
 
-/* Denied with EPERM in every policy (issue 3's list plus a few of the same kind). */
+/* Denied with EPERM in every policy (docs/policy.md, "seccomp"), and a few of the same kind. */
 static const char *const eperm_names[] = {
         /* namespaces and mounts: the sandbox's walls */
         "setns", "mount", "umount", "umount2", "pivot_root", "chroot", "fsopen", "fsconfig",

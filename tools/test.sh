@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# What `make test` runs. In order: install missing dependencies (tools/install-deps.sh, then
+# What `make test` runs. In order: the layer check (tools/check-layers.sh); install missing
+# dependencies (tools/install-deps.sh, then
 # the MCP client's npm packages); build normally (build/) and with
 # SANITIZE=address,undefined (build-san/); run every unit binary build-san/tests/unit-*,
 # every fuzz corpus replay build-san/fuzz/*-replay over fuzz/corpus/<target>/, and the
@@ -218,6 +219,9 @@ if [ -n "$DO_DEPS" ]; then
         tools/install-deps.sh || abort "tools/install-deps.sh"
         install_node_deps || abort "npm ci in tests/mcp-client"
 fi
+
+section "layers (tools/check-layers.sh)"
+if tools/check-layers.sh; then add 1 0 0; else add 0 1 0 "check-layers"; fi
 
 if [ -n "$DO_BUILD" ]; then
         section "build (build/)"

@@ -31,7 +31,7 @@ only_lo() {
         [ "$ifs" = "lo " ] || t_fail "interfaces inside: '$ifs', expected only lo"
 }
 
-# The network namespace is made beside the child (runtime/sandbox.c, make_netns), not by
+# The network namespace is made beside the child (runtime/sandbox/sandbox.c, make_netns), not by
 # clone3: it must still be a new one, and belong to the sandbox's user namespace, as one
 # made by clone3 would (NS_GET_USERNS on it names our own user namespace).
 NS_PROBE='

@@ -15,6 +15,7 @@ exit_255() { t_exit_is 255 "$RTN" exec -- sh -c 'exit 255'; }
 not_found_127() {
         t_exit_is 127 "$RTN" exec -- /nonexistent/rtn-no-such-command
         t_exit_is 127 "$RTN" exec -- rtn-no-such-command-in-path
+        t_exit_is 127 "$RTN" exec -- /etc/passwd/rtn-not-a-dir # ENOTDIR
 }
 
 not_executable_126() {

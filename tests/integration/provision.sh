@@ -10,7 +10,7 @@
 t_need_rtn
 MCP=$T_ROOT/tests/integration/mcp_calls.py
 
-mode() { # root | subid | single, as rtn chooses (runtime/idmap.c)
+mode() { # root | subid | single, as rtn chooses (runtime/sandbox/idmap.c)
         if [ "$(id -u)" = 0 ]; then echo root
         elif grep -q "^$(id -un):" /etc/subuid 2>/dev/null && command -v newuidmap >/dev/null &&
                 [ -z "${RTN_NO_SUBID:-}" ]; then echo subid

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# `rtn serve`'s resource options, shared with `rtn exec` (runtime/specopt.c): --upper-size,
+# `rtn serve`'s resource options, shared with `rtn exec` (runtime/sandbox/specopt.c): --upper-size,
 # --pids-max, --memory-max, --setenv and --isolation reach every sandbox of the session and
 # env_status reports them; bad values are refused before anything starts. Driven over stdio
 # by a small Python MCP client (mcp_serve.py; the scenarios are in serve_limits.py).

@@ -171,4 +171,16 @@ gc_keeps_what_tips_reach() {
         t_exit_is 0
 }
 t_run gc_keeps_what_tips_reach gc_keeps_what_tips_reach
+
+# --env on a store that does not exist names the directory that was looked at: the one
+# --data-dir gave, else the default (RTN_DATA_DIR here).
+missing_store_named() {
+        t_exec --data-dir "$T_TMP/missing" --env x -- true
+        t_exit_is 125
+        t_stderr_has "no store at $T_TMP/missing: environment x has no commits"
+        t_exec --env x -- true
+        t_exit_is 125
+        t_stderr_has "no store at $RTN_DATA_DIR: environment x has no commits"
+}
+t_run missing_store_named missing_store_named
 t_done

@@ -147,7 +147,7 @@ type_changes() {
 t_run type_changes type_changes
 
 # git works inside on the host's repository; its working tree changes apply, its git dir
-# does not (runtime/hostrun.h), so the host's history is the user's to extend.
+# does not (runtime/sandbox/hostrun.h), so the host's history is the user's to extend.
 git_inside() {
         command -v git >/dev/null || t_skip "git is not installed"
         mkproj

@@ -103,7 +103,7 @@ symlinks_out() {
 }
 t_run symlinks_out symlinks_out
 
-# The files host programs run by themselves (runtime/hostrun.h) are refused, made, changed
+# The files host programs run by themselves (runtime/sandbox/hostrun.h) are refused, made, changed
 # or deleted, at any depth and in any case, and so is a directory deletion that would take
 # one with it.
 protected_files() {

@@ -45,7 +45,7 @@ pid_max_is_set() {
         t_stdout_is 4096
 }
 
-# The cgroup v2 facts rtn acts on (runtime/cgroup.c): the cgroup2 mount, our 0:: cgroup,
+# The cgroup v2 facts rtn acts on (runtime/sandbox/cgroup.c): the cgroup2 mount, our 0:: cgroup,
 # whether it is ours to write and its cgroup.controllers.
 CG_MOUNT=$(awk '{for (i = 7; i < NF; i++) if ($i == "-") { if ($(i + 1) == "cgroup2") { print $5; exit } ; break }}' /proc/self/mountinfo)
 CG_SELF=$(sed -n 's/^0:://p' /proc/self/cgroup)

@@ -84,7 +84,7 @@ libc.prctl(15, b"ev\x1b]0;x\x07il")
 libc.mount(b"x", b"/mnt", b"tmpfs", 0, None)'
         no_controls
         t_stderr_has 'blocked mount(2) by pid'
-        t_stderr_has '(ev?]0;x?il)' # runtime/blocked.c keeps printable ASCII of a comm
+        t_stderr_has '(ev?]0;x?il)' # runtime/sandbox/blocked.c keeps printable ASCII of a comm
 }
 
 term_error() {

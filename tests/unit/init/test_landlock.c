@@ -143,7 +143,7 @@ Test(init_landlock_prepare, provision_writes_anywhere) {
 
 /* The host directories (here c->no) are read-only to provisioning, and so are the entries
  * of the directories on the way to them: it cannot rename them away or create a new one
- * beside them; everything else it writes as before. */
+ * beside them; everything else it may write. */
 static int check_provision_host_dirs(int fd, void *arg) {
         struct ll_case *c = arg;
         if (confine(fd, c))

@@ -1,4 +1,4 @@
-/* The tool table: every tool design.md names exists with a description, valid output schema
+/* The tool table: every tool docs/tools.md names exists with a description, valid output schema
  * and annotations; optional groups are filtered; the typed argument getters. */
 #include <criterion/criterion.h>
 #include <errno.h>

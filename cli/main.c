@@ -1,0 +1,67 @@
+/* The rtn command line: dispatches a verb to its implementation. */
+#include <stdio.h>
+#include <string.h>
+
+#include "common/log.h"
+#include "cli/cli.h"
+#include "cli/store.h"
+#include "common/version.h"
+#include "mcp/mcp.h"
+
+static const char usage[] =
+        "usage: rtn COMMAND [ARGS]\n"
+        "\n"
+        "Sandboxes for AI agents, built from Linux namespaces, overlayfs, Landlock and seccomp.\n"
+        "\n"
+        "Commands:\n"
+        "  exec [OPTIONS] -- CMD...   run one command in a fresh sandbox (rtn exec --help)\n"
+        "  serve [OPTIONS]            MCP server on stdio, one persistent sandbox (rtn serve "
+        "--help)\n"
+        "  probe [--json]             check what this kernel and host allow\n"
+        "  commit [-m MSG]            commit the pending changes (rtn exec --keep) to the "
+        "environment\n"
+        "  diff | reset               show | drop the pending changes\n"
+        "  apply [--dry-run]          write the pending /workspace changes (rtn exec --keep\n"
+        "                             --workspace-mode overlay) to the workspace's host dir\n"
+        "  log | rollback ID | gc     history, move the tip, garbage-collect\n"
+        "  reflog                     every tip the environment had (30 days)\n"
+        "  export ID -o FILE.tar.zst | import FILE   move commit chains between stores\n"
+        "  store verify               recheck every layer and commit against its id\n"
+        "  rootfs bootstrap|import|list   Debian base filesystems for --rootfs NAME\n"
+        "  pkg install --rootfs NAME PKG...  install packages through the gate and commit them\n"
+        "  help                       this text\n"
+        "  version                    print the version\n"
+        "\n"
+        "Environment: RTN_LOG=debug|info|warn|error.\n";
+
+struct verb {
+        const char *name;
+        int (*fn)(int argc, char **argv);
+};
+
+static const struct verb verbs[] = {
+        {"exec", rt_cmd_exec},     {"probe", rt_cmd_probe},   {"serve", mcp_cmd_serve},
+        {"commit", rt_cmd_commit}, {"log", rt_cmd_log},       {"rollback", rt_cmd_rollback},
+        {"reflog", rt_cmd_reflog}, {"diff", rt_cmd_diff},     {"reset", rt_cmd_reset},
+        {"gc", rt_cmd_gc},         {"export", rt_cmd_export}, {"import", rt_cmd_import},
+        {"store", rt_cmd_store},   {"rootfs", rt_cmd_rootfs}, {"pkg", rt_cmd_pkg},
+        {"apply", rt_cmd_apply},
+};
+
+int main(int argc, char **argv) {
+        rtn_log_init("rtn");
+        if (argc < 2 || !strcmp(argv[1], "help") || !strcmp(argv[1], "--help") ||
+            !strcmp(argv[1], "-h")) {
+                fputs(usage, argc < 2 ? stderr : stdout);
+                return argc < 2 ? 2 : 0;
+        }
+        if (!strcmp(argv[1], "version") || !strcmp(argv[1], "--version")) {
+                printf("rtn %s\n", RTN_VERSION);
+                return 0;
+        }
+        for (size_t i = 0; i < sizeof verbs / sizeof verbs[0]; i++)
+                if (!strcmp(argv[1], verbs[i].name))
+                        return verbs[i].fn(argc - 1, argv + 1);
+        fprintf(stderr, "rtn: unknown command '%s' (see 'rtn help')\n", argv[1]);
+        return 2;
+}

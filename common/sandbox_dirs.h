@@ -1,0 +1,36 @@
+/* The sandbox's directory tables and paths, one home for what rtn and rtn-init both need
+ * (docs/architecture.md, step 6; docs/policy.md). Each list is an X-macro, X(name) per
+ * directory, names relative to / without a leading slash, so a user can spell them bare
+ * (`#define BARE(d) d,`) or absolute (`#define ABS(d) "/" d,`). Parents come before their
+ * children: walking a list backwards is deepest first. */
+#pragma once
+
+/* The host directories a host base shows, each as an overlay of its own (step 6), and the
+ * only ones Landlock lets a command read without a mount namespace (--isolation landlock). */
+/* (clang-format reflows X-macro bodies differently on each run: the lists stay as written.) */
+/* clang-format off */
+#define RTN_HOST_BASE_DIRS(X) \
+        X("usr") X("etc") X("opt") X("bin") X("sbin") X("lib") X("lib32") X("lib64") X("libx32")
+
+/* The skeleton's mountpoints: the bottom layer of every root, so they never show up as
+ * changes. */
+#define RTN_SKELETON_DIRS(X) \
+        X("dev") X("proc") X("sys") X("tmp") X("run") X("mnt") X("home") X("root") X("var") \
+        X("var/tmp") X("workspace")
+
+/* Host directories never bound into a sandbox, by anyone (docs/architecture.md, "Host
+ * directory binds"): the system's own, whose contents the host runs or trusts. */
+#define RTN_HOST_SYSTEM_DIRS(X) \
+        X("bin") X("boot") X("dev") X("etc") X("lib") X("lib32") X("lib64") X("libx32") \
+        X("proc") X("run") X("sbin") X("sys") X("usr") X("var") X("snap")
+/* clang-format on */
+
+#define RTN_DIR_BARE(d) d,
+#define RTN_DIR_ABS(d) "/" d,
+
+/* HOME of a sandbox's agent that is not uid 0 (uid 0's is /root). */
+#define RTN_SANDBOX_HOME "/home/rtn"
+
+/* PATH of a command whose environment gives none: the spec's default and rtn-init's PATH
+ * search. */
+#define RTN_SANDBOX_PATH "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"

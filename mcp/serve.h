@@ -1,0 +1,129 @@
+/* `rtn serve`: the MCP backend that gives an agent one persistent sandbox session. Shared by
+ * mcp/serve.c (setup, the tool table) and the tools of mcp/tools/, one file per family. */
+#pragma once
+
+#include <stdbool.h>
+
+#include "mcp/mcp.h"
+#include "runtime/session/session.h"
+#include "runtime/sandbox/specopt.h"
+#include "store/store.h"
+
+#define SERVE_MAX_JOBS 64
+#define SERVE_MAX_WAITERS 8
+
+struct serve;
+struct rt_files;
+struct rt_offload;
+
+struct serve_job {
+        struct serve *sv;
+        unsigned num; /* job_id is its decimal string */
+        struct rt_cmd *cmd;
+        struct mcp_call *waiters[SERVE_MAX_WAITERS];
+        struct rtn_loop_source *wait_timers[SERVE_MAX_WAITERS];
+};
+
+struct serve {
+        struct mcp_server *srv;
+        struct rtn_loop *loop;
+        struct store *store;
+        const char *env;
+        const char *rootfs;
+        struct rt_session_config scfg;
+        struct rt_spec_opts spec_opts; /* --setenv, --pids-max... (runtime/sandbox/specopt.h) */
+        struct rt_session *sess;
+        char *session_dir;
+        int session_lock;
+        struct serve_job jobs[SERVE_MAX_JOBS];
+        unsigned next_job;
+        const char *rootfs_path; /* resolved base dir, NULL for the host base */
+        const char *allow_hosts[32]; /* --allow-host */
+        size_t nallow;
+        struct netns_gate *gate; /* provisioning proxy (rootfs bases only) */
+        pid_t gate_pid; /* sandbox whose gate listener is being served */
+        struct rt_http *http; /* http_get/http_post (mcp/tools/http.c), lazily */
+        struct rt_files *files; /* the sandbox's file server, made on first use */
+        struct rt_offload *offload; /* threads for walks of the upper, made on first use */
+        char **bind_strs; /* strings of binds added by bind_host_dir */
+        size_t nbind_strs;
+        struct rt_idmap idmap; /* the session's, kept to remove its dir at exit */
+        bool have_idmap;
+        struct store_stack stack; /* the layers the session runs on, held; stack.tip is the
+                                   * commit env_commit builds on */
+        struct store_base base; /* the base's identity (docs/store.md, "Bases") */
+};
+
+struct netns_gate;
+struct rt_http;
+
+/* A row of rtn serve's tool table (mcp/serve.c): the handler of one tool of mcp/tools.c.
+ * It finishes the call (now or later) and returns 0, or < 0 to have the server answer with
+ * a tool error. */
+struct serve_tool {
+        const char *name;
+        int (*call)(struct serve *sv, struct mcp_call *call, const char *tool,
+                    const struct mcp_args *args);
+};
+/* The row of the tool named name, NULL if there is none. */
+const struct serve_tool *serve_tool_find(const char *name);
+
+/* The tools, one file per family under mcp/tools/; each is a serve_tool handler: it
+ * finishes the call, now or later. */
+#define SERVE_TOOL_FN(name)                                                                        \
+        int name(struct serve *sv, struct mcp_call *call, const char *tool,                        \
+                 const struct mcp_args *args)
+/* shell_run, shell_list, python_exec (tools/shell.c). */
+SERVE_TOOL_FN(serve_shell_run);
+SERVE_TOOL_FN(serve_shell_list);
+SERVE_TOOL_FN(serve_python_exec);
+/* shell_job_start, _status/_wait/_kill (one handler, told the name), _output, _list
+ * (tools/jobs.c). */
+SERVE_TOOL_FN(serve_job_start);
+SERVE_TOOL_FN(serve_job_query);
+SERVE_TOOL_FN(serve_job_output);
+SERVE_TOOL_FN(serve_job_list);
+/* pkg_install, pkg_query (tools/pkg.c). */
+SERVE_TOOL_FN(serve_pkg_install);
+SERVE_TOOL_FN(serve_pkg_query);
+/* http_get, http_post (tools/http.c). */
+SERVE_TOOL_FN(serve_http_call);
+/* Environment tools, env_* and workspace_apply (tools/env.c). */
+SERVE_TOOL_FN(serve_env_call);
+/* File tools, file_* (tools/files.c), and bind_host_dir (tools/bind.c). */
+SERVE_TOOL_FN(serve_files_call);
+SERVE_TOOL_FN(serve_bind_call);
+
+/* Starts o in the session for call under its policy and answers the call with the result
+ * when the command ends (tools/shell.c; pkg_query runs its query through it). */
+struct rt_cmd_opts;
+int serve_shell_start(struct serve *sv, struct mcp_call *call, struct rt_cmd_opts *o);
+/* Reads the arguments shell_run and shell_job_start share (cwd, timeout, env, stdin) into o;
+ * the strings are the caller's to free. */
+int serve_read_run_args(const struct mcp_args *a, struct rt_cmd_opts *o, char **cwd, char ***env,
+                        char **in);
+/* The fields of a finished command's result, shell_run's and pkg_install's alike: exit_code,
+ * signal, stdout, stderr (with stderr_extra appended, NULL for none), the truncation flags,
+ * timed_out, duration_ms and what the seccomp filter blocked (tools/shell.c). */
+struct rtn_json_buf;
+void serve_json_run(struct rtn_json_buf *b, const struct rt_cmd *c, const char *stderr_extra);
+/* The result of file_list (search false) or file_search from the file server's records
+ * (common/initproto.h; untrusted, every length checked) into b: entries or matches sorted by
+ * path, each path joined to shown (the listed path as the agent named it). count is the
+ * records the server said it wrote, truncated its TRUNCATED flag. -ENOMEM, else 0. */
+int serve_files_walk_json(struct rtn_json_buf *b, const char *shown, bool search, const char *buf,
+                          size_t len, uint64_t count, bool truncated);
+void serve_bind_free(struct serve *sv);
+/* env_status's "host_dirs": the host directories bound in, their mode and protections, and
+ * an overlay workspace's ws_pending changes, counted off the loop (tools/hostdirs.c). */
+void serve_json_host_dirs(struct rtn_json_buf *b, struct serve *sv, int64_t ws_pending);
+/* The pending changes of an overlay workspace (0 in any other mode; tools/env.c). */
+int64_t serve_ws_pending(struct serve *sv);
+/* Points the session at the env's current layer stack, held (store_stack_get). */
+int serve_load_layers(struct serve *sv, struct rtn_error *err);
+/* Jobs still running (tools/jobs.c). */
+unsigned serve_running_jobs(const struct serve *sv);
+/* Kills and forgets every job; returns how many were running. */
+unsigned serve_drop_jobs(struct serve *sv);
+/* Wakes call if it waits on a job (shell_job_wait cancelled): true if it did. */
+bool serve_job_cancel(struct serve *sv, struct mcp_call *call);

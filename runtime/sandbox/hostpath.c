@@ -1,0 +1,257 @@
+/* Which host directories may be bound into a sandbox (docs/architecture.md, "Host directory
+ * binds"): one policy for --workspace, --bind and bind_host_dir, with the same messages.
+ * User data only: a non-hidden directory below the caller's $HOME, or one the user named on
+ * the command line (--workspace, --bind) and what lies below it. Refused whatever asks,
+ * root included: `/`, system directories, $HOME itself and any directory holding it, every
+ * hidden subtree of $HOME (.ssh, .config, .local ...), other users' homes and any directory
+ * holding one, rtn's data dir and any directory holding it, and any path whose resolution
+ * crosses a symlink. The string is only the question: the answer is an O_PATH fd opened with
+ * openat2(RESOLVE_NO_SYMLINKS) and the directory's identity, which the sandbox child checks
+ * again when it opens the source for the mount (runtime/sandbox/sandbox.c), so no rename or symlink
+ * swap between the check and the mount can redirect it. */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/cleanup.h"
+#include "common/sandbox_dirs.h"
+#include "common/syscall.h"
+#include "runtime/runtime.h"
+
+static const char *const system_dirs[] = {RTN_HOST_SYSTEM_DIRS(RTN_DIR_ABS)};
+
+/* path equals dir or lies below it (both without trailing slashes). */
+static bool is_under(const char *path, const char *dir) {
+        size_t n = strlen(dir);
+        while (n > 1 && dir[n - 1] == '/')
+                n--;
+        if (n == 1 && dir[0] == '/')
+                return true;
+        return strncmp(path, dir, n) == 0 && (path[n] == '\0' || path[n] == '/');
+}
+
+/* A component below prefix (a directory path is_under) that starts with '.'. */
+static bool hidden_below(const char *path, const char *prefix) {
+        size_t n = strlen(prefix);
+        while (n > 1 && prefix[n - 1] == '/')
+                n--;
+        for (const char *p = path + n; *p; p++)
+                if (p[0] == '/' && p[1] == '.')
+                        return true;
+        return false;
+}
+
+/* Absolute, no empty, "." or ".." components, no trailing slash but for "/" itself. */
+static int check_lexical(const char *p, struct rtn_error *err) {
+        if (p[0] != '/')
+                return rtn_errx(err, EINVAL, "host path must be absolute: %s", p);
+        if (strlen(p) >= 4096)
+                return rtn_errx(err, ENAMETOOLONG, "host path too long");
+        for (const char *s = p; *s; s++) {
+                if (s[0] != '/')
+                        continue;
+                if (s[1] == '/' || (s[1] == '\0' && s != p) ||
+                    (s[1] == '.' && (s[2] == '/' || s[2] == '\0')) ||
+                    (s[1] == '.' && s[2] == '.' && (s[3] == '/' || s[3] == '\0')))
+                        return rtn_errx(err, EINVAL,
+                                        "host path must be canonical (no '.', '..', "
+                                        "'//' or trailing '/'): %s",
+                                        p);
+        }
+        return 0;
+}
+
+/* realpath(p), or "" when it cannot be had: a home or data dir reached through a symlink is
+ * compared by both names, or `--workspace .` from a symlinked $HOME would not be $HOME. */
+static void real_of(const char *p, char out[PATH_MAX]) {
+        out[0] = '\0';
+        if (p && !realpath(p, out))
+                out[0] = '\0';
+}
+
+/* Another login user's home (root's, or uid >= 1000 but nobody's) from /etc/passwd: p is in
+ * it or holds it. /home and /root are refused by name above, so this adds homes elsewhere
+ * (/srv/alice). System users' homes (/var/lib/..., /nonexistent) are left out: they are
+ * system dirs or nothing, and a system user whose home were /tmp must not close /tmp. Read
+ * with fgetpwent, not NSS: the local file is what a user's home on this machine is. */
+static int check_passwd_homes(const char *p, const char *home, const char *home_real,
+                              struct rtn_error *err) {
+        _cleanup_fclose_ FILE *f = fopen("/etc/passwd", "re");
+        struct passwd *pw;
+        while (f && (pw = fgetpwent(f))) {
+                const char *h = pw->pw_dir;
+                if ((pw->pw_uid != 0 && (pw->pw_uid < 1000 || pw->pw_uid == 65534)) ||
+                    pw->pw_uid == geteuid() || !h || h[0] != '/' || !strcmp(h, "/") ||
+                    (home && !strcmp(h, home)) || (home_real[0] && !strcmp(h, home_real)))
+                        continue;
+                if (is_under(p, h))
+                        return rtn_errx(err, EPERM, "refusing to bind %s: another user's home (%s)",
+                                        p, h);
+                if (is_under(h, p))
+                        return rtn_errx(err, EPERM,
+                                        "refusing to bind %s: it holds another user's home %s", p,
+                                        h);
+        }
+        return 0;
+}
+
+static int check_home(const char *p, const char *home, struct rtn_error *err) {
+        if (!strcmp(p, home))
+                return rtn_errx(err, EPERM,
+                                "refusing to bind %s: it is your home directory, whose hidden "
+                                "files hold your credentials and settings; pass the project's "
+                                "directory instead",
+                                p);
+        if (is_under(p, home) && hidden_below(p, home))
+                return rtn_errx(err, EPERM,
+                                "refusing to bind %s: hidden directories of your "
+                                "home (.ssh, .config, ...) hold credentials and settings",
+                                p);
+        return 0;
+}
+
+static int check_holds_home(const char *p, const char *home, struct rtn_error *err) {
+        if (is_under(home, p))
+                return rtn_errx(err, EPERM,
+                                "refusing to bind %s: it holds your home directory %s; pass the "
+                                "project's directory instead",
+                                p, home);
+        return 0;
+}
+
+static int check_data_dir(const char *p, const char *data_dir, struct rtn_error *err) {
+        char real[PATH_MAX];
+        real_of(data_dir, real);
+        const char *names[] = {data_dir, real[0] ? real : NULL};
+        for (size_t i = 0; i < 2; i++)
+                if (names[i] && names[i][0] == '/' &&
+                    (is_under(p, names[i]) || is_under(names[i], p)))
+                        return rtn_errx(err, EPERM,
+                                        "refusing to bind %s: it holds rtn's data dir %s", p,
+                                        names[i]);
+        return 0;
+}
+
+static bool below_home(const char *p, const char *home, const char *home_real) {
+        return (home && is_under(p, home)) || (home_real[0] && is_under(p, home_real));
+}
+
+static int check_policy(const char *p, const struct rt_hostpath_policy *pol,
+                        struct rtn_error *err) {
+        if (!strcmp(p, "/"))
+                return rtn_errx(err, EPERM, "refusing to bind /: it holds the whole system");
+        for (size_t i = 0; i < sizeof system_dirs / sizeof system_dirs[0]; i++)
+                if (is_under(p, system_dirs[i]))
+                        return rtn_errx(err, EPERM, "refusing to bind %s: a system directory", p);
+        const char *home =
+                pol->home && pol->home[0] == '/' && strcmp(pol->home, "/") ? pol->home : NULL;
+        char home_real[PATH_MAX];
+        real_of(home, home_real);
+        if (!strcmp(home_real, "/"))
+                home_real[0] = '\0';
+        int r;
+        if ((home && (r = check_home(p, home, err)) < 0) ||
+            (home_real[0] && (r = check_home(p, home_real, err)) < 0))
+                return r;
+        bool mine = below_home(p, home, home_real);
+        if ((is_under(p, "/home") && strcmp(p, "/home") && !mine) ||
+            (is_under(p, "/root") && !mine) || !strcmp(p, "/home"))
+                return rtn_errx(err, EPERM, "refusing to bind %s: another user's home", p);
+        if ((r = check_passwd_homes(p, home, home_real, err)) < 0 ||
+            (r = check_data_dir(p, pol->data_dir, err)) < 0 ||
+            (home && (r = check_holds_home(p, home, err)) < 0) ||
+            (home_real[0] && (r = check_holds_home(p, home_real, err)) < 0))
+                return r;
+        if (!pol->agent)
+                return 0;
+        for (size_t i = 0; i < pol->nroots; i++)
+                if (pol->roots[i] && is_under(p, pol->roots[i]) && !hidden_below(p, pol->roots[i]))
+                        return 0;
+        if (mine)
+                return 0;
+        return rtn_errx(err, EPERM,
+                        "refusing to bind %s: only directories below your home, or "
+                        "ones named with --bind/--workspace, may be bound",
+                        p);
+}
+
+int rt_hostpath_check(const char *path, const struct rt_hostpath_policy *pol,
+                      struct rt_hostpath *ret, struct rtn_error *err) {
+        int r = check_lexical(path, err);
+        if (r < 0 || (r = check_policy(path, pol, err)) < 0)
+                return r;
+        struct open_how how = {.flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
+                               .resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS};
+        _cleanup_close_ int fd = sys_openat2(AT_FDCWD, path, &how, sizeof how);
+        if (fd < 0 && errno == ELOOP)
+                return rtn_errx(err, ELOOP,
+                                "refusing to bind %s: its path crosses a symlink "
+                                "(name the real directory)",
+                                path);
+        if (fd < 0)
+                return rtn_err(err, errno, "open %s", path);
+        struct stat st;
+        if (fstat(fd, &st) < 0)
+                return rtn_err(err, errno, "stat %s", path);
+        ret->dev = st.st_dev;
+        ret->ino = st.st_ino;
+        ret->fd = TAKE_FD(fd);
+        return 0;
+}
+
+int rt_mount_point_check(const char *dst, struct rtn_error *err) {
+        if (dst[0] != '/' || strlen(dst) > 1024)
+                return rtn_errx(err, EINVAL, "mount point must be an absolute path");
+        for (const char *s = dst; *s; s++)
+                if (*s == ',' || *s == ':' || (unsigned char)*s < 0x20 ||
+                    (s[0] == '/' &&
+                     (s[1] == '/' || (s[1] == '\0' && s != dst) ||
+                      (s[1] == '.' && (s[2] == '/' || s[2] == '\0' ||
+                                       (s[2] == '.' && (s[3] == '/' || s[3] == '\0')))))))
+                        return rtn_errx(err, EINVAL,
+                                        "mount point must be canonical, without ',' "
+                                        "':' or control characters: %s",
+                                        dst);
+        bool ws = is_under(dst, "/workspace") && strcmp(dst, "/workspace");
+        if (!ws && !is_under(dst, "/mnt"))
+                return rtn_errx(err, EPERM,
+                                "mount point %s: only below /workspace or under "
+                                "/mnt",
+                                dst);
+        return 0;
+}
+
+const char *rt_hostpath_home(void) {
+        const char *h = getenv("HOME");
+        if (h && h[0] == '/')
+                return h;
+        struct passwd *pw = getpwuid(geteuid());
+        return pw && pw->pw_dir && pw->pw_dir[0] == '/' ? pw->pw_dir : NULL;
+}
+
+int rt_binds_check(struct rt_spec *spec, const char *data_dir, struct rtn_error *err) {
+        struct rt_hostpath_policy pol = {.home = rt_hostpath_home(), .data_dir = data_dir};
+        struct rt_hostpath hp;
+        int r;
+        if (spec->workspace) {
+                if ((r = rt_hostpath_check(spec->workspace, &pol, &hp, err)) < 0)
+                        return rtn_err_wrap(err, "--workspace %s", spec->workspace);
+                close(hp.fd);
+                spec->workspace_dev = hp.dev;
+                spec->workspace_ino = hp.ino;
+        }
+        for (size_t i = 0; i < spec->nbinds; i++) {
+                if ((r = rt_hostpath_check(spec->binds[i].src, &pol, &hp, err)) < 0)
+                        return rtn_err_wrap(err, "--bind %s", spec->binds[i].src);
+                close(hp.fd);
+                spec->binds[i].dev = hp.dev;
+                spec->binds[i].ino = hp.ino;
+        }
+        return 0;
+}

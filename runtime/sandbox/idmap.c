@@ -1,0 +1,206 @@
+/* uid/gid maps for the sandbox's user namespace. Three cases (docs/architecture.md):
+ * - unprivileged, no subordinate range: a single mapping, inside 0 <-> the caller, with
+ *   setgroups denied first (user_namespaces(7); CVE-2014-8989 is why an unprivileged writer
+ *   must deny setgroups before writing gid_map). Agent commands run as inside 0 with every
+ *   capability stripped.
+ * - unprivileged with an /etc/subuid and /etc/subgid range of >= 65536 and newuidmap /
+ *   newgidmap installed: 65536 ids, inside 1000 is the caller (so the caller's files, e.g. a
+ *   --workspace, belong to the agent), the rest come from the range. Agent runs as 1000.
+ * - rtn running as root: 65536 ids from root's /etc/subuid entry, else from RT_ROOT_SUBID;
+ *   inside 1000 runs the agent. Host uid/gid 0 is never mapped in any case. */
+#include <fcntl.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "common/cleanup.h"
+#include "common/io.h"
+#include "runtime/runtime.h"
+#include "runtime/session/session.h"
+
+#define RT_ID_COUNT 65536u
+#define RT_AGENT_ID 1000u
+/* Root's default subordinate range when /etc/subuid has none for root: high and unlikely to
+ * collide with real accounts (useradd allocates from 100000 upwards in 65536 steps). */
+#define RT_ROOT_SUBID 0x70000000u
+#define NEWUIDMAP "/usr/bin/newuidmap"
+#define NEWGIDMAP "/usr/bin/newgidmap"
+
+/* Finds "name:start:count" or "uid:start:count" for the caller in an /etc/sub?id file. */
+static int subid_lookup(const char *file, const char *name, unsigned long id, uint32_t *ret_start,
+                        uint32_t *ret_count) {
+        _cleanup_fclose_ FILE *f = fopen(file, "re");
+        if (!f)
+                return -errno;
+        char line[512], idstr[32];
+        snprintf(idstr, sizeof idstr, "%lu", id);
+        while (fgets(line, sizeof line, f)) {
+                char *c1 = strchr(line, ':');
+                if (!c1)
+                        continue;
+                *c1 = '\0';
+                if (strcmp(line, idstr) != 0 && (!name || strcmp(line, name) != 0))
+                        continue;
+                char *end;
+                unsigned long start = strtoul(c1 + 1, &end, 10);
+                if (*end != ':')
+                        continue;
+                unsigned long count = strtoul(end + 1, &end, 10);
+                if (count < RT_ID_COUNT || start == 0 || start > UINT32_MAX - RT_ID_COUNT)
+                        continue;
+                *ret_start = (uint32_t)start;
+                *ret_count = (uint32_t)count;
+                return 0;
+        }
+        return -ENOENT;
+}
+
+static bool is_exec(const char *path) {
+        return access(path, X_OK) == 0;
+}
+
+int rt_idmap_choose(struct rt_idmap *ret, struct rtn_error *err) {
+        struct rt_idmap m = {.host_uid = geteuid(), .host_gid = getegid()};
+        char pwbuf[1024];
+        struct passwd pw, *pwp = NULL;
+        (void)getpwuid_r(m.host_uid, &pw, pwbuf, sizeof pwbuf, &pwp);
+        const char *name = pwp ? pwp->pw_name : NULL;
+        uint32_t su = 0, sg = 0, cu = 0, cg = 0;
+        bool have_sub = subid_lookup("/etc/subuid", name, m.host_uid, &su, &cu) == 0 &&
+                        subid_lookup("/etc/subgid", name, m.host_uid, &sg, &cg) == 0;
+        if (m.host_uid == 0) {
+                m.mode = RT_IDMAP_ROOT;
+                m.sub_uid = have_sub ? su : RT_ROOT_SUBID;
+                m.sub_gid = have_sub ? sg : RT_ROOT_SUBID;
+        } else if (have_sub && is_exec(NEWUIDMAP) && is_exec(NEWGIDMAP) &&
+                   !getenv("RTN_NO_SUBID")) {
+                m.mode = RT_IDMAP_SUBID;
+                m.sub_uid = su;
+                m.sub_gid = sg;
+        } else {
+                m.mode = RT_IDMAP_SINGLE;
+        }
+        if (m.mode == RT_IDMAP_SINGLE) {
+                m.count = 1;
+                m.agent_uid = 0;
+                m.agent_gid = 0;
+                m.agent_drop_caps = true;
+        } else {
+                m.count = RT_ID_COUNT;
+                m.agent_uid = RT_AGENT_ID;
+                m.agent_gid = RT_AGENT_ID;
+        }
+        if (m.mode == RT_IDMAP_ROOT && (m.sub_uid == 0 || m.sub_gid == 0))
+                return rtn_errx(err, EINVAL, "subordinate id range for root starts at 0");
+        *ret = m;
+        return 0;
+}
+
+/* Runs newuidmap/newgidmap PID 0 SUB 1000 1000 ID 1 1001 SUB+1000 64535. */
+static int run_newidmap(const char *tool, pid_t child, uint32_t sub, unsigned long id,
+                        struct rtn_error *err) {
+        char a[9][24];
+        snprintf(a[0], 24, "%d", (int)child);
+        snprintf(a[1], 24, "0");
+        snprintf(a[2], 24, "%u", sub);
+        snprintf(a[3], 24, "%u", RT_AGENT_ID);
+        snprintf(a[4], 24, "%u", RT_AGENT_ID);
+        snprintf(a[5], 24, "%lu", id);
+        snprintf(a[6], 24, "1");
+        snprintf(a[7], 24, "%u", RT_AGENT_ID + 1);
+        snprintf(a[8], 24, "%u", sub + RT_AGENT_ID);
+        char count[24];
+        snprintf(count, sizeof count, "%u", RT_ID_COUNT - RT_AGENT_ID - 1);
+        char *argv[] = {(char *)tool, a[0], a[1], a[2], a[3],  a[4],
+                        a[5],         a[6], a[7], a[8], count, NULL};
+        pid_t pid = fork();
+        if (pid < 0)
+                return rtn_err(err, errno, "fork %s", tool);
+        if (pid == 0) {
+                char *envp[] = {NULL};
+                int devnull = open("/dev/null", O_WRONLY | O_CLOEXEC);
+                if (devnull >= 0)
+                        dup2(devnull, STDOUT_FILENO);
+                execve(tool, argv, envp);
+                _exit(127);
+        }
+        int st;
+        while (waitpid(pid, &st, 0) < 0)
+                if (errno != EINTR)
+                        return rtn_err(err, errno, "wait %s", tool);
+        if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+                return rtn_errx(err, EPERM,
+                                "%s %d failed (status %d): check /etc/subuid and "
+                                "/etc/subgid",
+                                tool, (int)child, st);
+        return 0;
+}
+
+static int write_map(pid_t child, const char *file, const char *map, struct rtn_error *err) {
+        char path[64];
+        snprintf(path, sizeof path, "/proc/%d/%s", (int)child, file);
+        int r = rtn_write_file_at(AT_FDCWD, path, map);
+        if (r < 0)
+                return rtn_err(err, r, "write %s (\"%s\")", path, map);
+        return 0;
+}
+
+int rt_idmap_write(const struct rt_idmap *m, pid_t child, struct rtn_error *err) {
+        char map[128];
+        int r;
+        switch (m->mode) {
+        case RT_IDMAP_SINGLE:
+                if ((r = write_map(child, "setgroups", "deny", err)) < 0)
+                        return r;
+                snprintf(map, sizeof map, "0 %u 1\n", (unsigned)m->host_uid);
+                if ((r = write_map(child, "uid_map", map, err)) < 0)
+                        return r;
+                snprintf(map, sizeof map, "0 %u 1\n", (unsigned)m->host_gid);
+                return write_map(child, "gid_map", map, err);
+        case RT_IDMAP_SUBID:
+                if ((r = run_newidmap(NEWUIDMAP, child, m->sub_uid, m->host_uid, err)) < 0)
+                        return r;
+                return run_newidmap(NEWGIDMAP, child, m->sub_gid, m->host_gid, err);
+        case RT_IDMAP_ROOT:
+                snprintf(map, sizeof map, "0 %u %u\n", (unsigned)m->sub_uid, m->count);
+                if ((r = write_map(child, "uid_map", map, err)) < 0)
+                        return r;
+                snprintf(map, sizeof map, "0 %u %u\n", (unsigned)m->sub_gid, m->count);
+                return write_map(child, "gid_map", map, err);
+        }
+        return rtn_errx(err, EINVAL, "unknown id mapping mode %d", (int)m->mode);
+}
+
+/* rm -rf dir/name inside a user namespace mapped like a SUBID sandbox (rt_userns_run): files
+ * that inside root or other subordinate ids created (an apt install, the overlay's own work
+ * dirs) belong to ids the caller cannot touch outside. */
+struct rm_args {
+        const char *dir, *name;
+};
+
+static int rm_inside(void *arg, char *out, size_t outlen, struct rtn_error *err) {
+        const struct rm_args *a = arg;
+        _cleanup_close_ int d = open(a->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        int r = d < 0 ? negative_errno() : rt_rm_rf_at(d, a->name);
+        if (r < 0 && r != -ENOENT)
+                return rtn_err(err, r, "remove %s/%s even inside a user namespace", a->dir,
+                               a->name);
+        return 0;
+}
+
+int rt_remove_tree(const struct rt_idmap *m, const char *dir, const char *name,
+                   struct rtn_error *err) {
+        _cleanup_close_ int d = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (d < 0)
+                return rtn_err(err, errno, "open %s", dir);
+        int r = rt_rm_rf_at(d, name);
+        if (r == 0 || r == -ENOENT)
+                return 0;
+        if ((r == -EACCES || r == -EPERM) && m && m->mode == RT_IDMAP_SUBID)
+                return rt_userns_run(m, rm_inside, &(struct rm_args){dir, name}, NULL, 0, err);
+        return rtn_err(err, r, "remove %s/%s", dir, name);
+}

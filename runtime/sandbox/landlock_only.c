@@ -1,0 +1,227 @@
+/* --isolation landlock: the named weaker mode for hosts that forbid user namespaces (Ubuntu
+ * 24.04's AppArmor restriction). No namespaces and no overlay: rtn-init runs on the host as
+ * the caller, a child subreaper of rtn, and confines each command with the same sequence as
+ * in a full sandbox — rlimits, capabilities dropped (host root), no_new_privs, a Landlock
+ * ruleset that reads only the host's system dirs and writes only the workspace (but for its
+ * git dirs and host-run files, runtime/sandbox/protect.c) and a private temp dir, signals and
+ * abstract sockets scoped, TCP closed, and the seccomp allowlist.
+ * What it cannot give (a private /tmp, hidden host processes, a private network for UDP,
+ * throw-away writes) is listed in docs/security-invariants.md; rtn exec says so on stderr. */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "common/cleanup.h"
+#include "common/io.h"
+#include "common/syscall.h"
+#include "runtime/internal.h"
+#include "store/store.h"
+
+#define RT_HOSTMODE_GRACE_MS 5000
+
+const char *rt_isolation_warning(enum init_isolation iso) {
+        switch (iso) {
+        case INIT_ISOLATION_LANDLOCK:
+                return "DEGRADED isolation (--isolation landlock): no namespaces, no overlay; "
+                       "the command runs on the host as you, confined by Landlock (reads the "
+                       "system dirs, writes only the workspace and a private temp dir, no TCP), "
+                       "seccomp and rlimits. Host processes are visible; writes to the "
+                       "workspace are not thrown away; its git dirs and host-run files stay "
+                       "read-only, and so do the directories that hold them.";
+        case INIT_ISOLATION_NO_LANDLOCK:
+                return "DEGRADED isolation (--isolation namespaces): no Landlock; namespaces, "
+                       "the read-only overlay and seccomp only.";
+        case INIT_ISOLATION_FULL:
+        default:
+                return "";
+        }
+}
+
+/* rm -rf of a temp dir the command wrote: the store's remover, which never follows a symlink
+ * and keeps few directories open however deep the command made the tree. */
+static void rm_tree(const char *path) {
+        (void)store_rm_rf_at(AT_FDCWD, path);
+}
+
+static int make_tmpdir(char *buf, size_t len, const char *what, struct rtn_error *err) {
+        const char *base = getenv("TMPDIR");
+        if (!base || base[0] != '/' || strlen(base) > 256)
+                base = "/tmp";
+        snprintf(buf, len, "%s/rtn-%s.XXXXXX", base, what);
+        if (!mkdtemp(buf))
+                return rtn_err(err, errno, "create %s dir in %s", what, base);
+        return 0;
+}
+
+static int setup_dirs(const struct rt_spec *spec, struct rt_sandbox *sb, struct rtn_error *err) {
+        int r;
+        if (spec->workspace) {
+                char real[PATH_MAX];
+                if (!realpath(spec->workspace, real))
+                        return rtn_err(err, errno, "workspace %s", spec->workspace);
+                if (strlen(real) >= sizeof sb->workspace)
+                        return rtn_errx(err, ENAMETOOLONG, "workspace path too long: %s", real);
+                snprintf(sb->workspace, sizeof sb->workspace, "%s", real);
+        } else {
+                if ((r = make_tmpdir(sb->workspace, sizeof sb->workspace, "ws", err)) < 0)
+                        return r;
+                sb->remove_workspace = true;
+        }
+        if ((r = make_tmpdir(sb->host_tmp, sizeof sb->host_tmp, "tmp", err)) < 0)
+                return r;
+        snprintf(sb->home, sizeof sb->home, "%s", sb->host_tmp);
+        return 0;
+}
+
+static int start_init(struct rt_sandbox *sb, struct rtn_error *err) {
+        _cleanup_close_ int memfd = rt_init_memfd(err);
+        if (memfd < 0)
+                return memfd;
+        int sv[2];
+        if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
+                return rtn_err(err, errno, "socketpair");
+        int pidfd = -1;
+        /* No namespaces and no PDEATHSIG: if rtn dies, rtn-init sees EOF on its socket and
+         * kills its descendants first; SIGKILL from a death signal would orphan them. */
+        struct clone_args ca = {
+                .flags = CLONE_PIDFD, .pidfd = (uint64_t)(uintptr_t)&pidfd, .exit_signal = SIGCHLD};
+        pid_t pid = sys_clone3(&ca, sizeof ca);
+        if (pid < 0) {
+                int e = errno;
+                close(sv[0]);
+                close(sv[1]);
+                return rtn_err(err, e, "clone3 rtn-init");
+        }
+        if (pid == 0) {
+                struct rtn_error cerr = {0};
+                struct rt_plan p = {.init_fd = memfd, .ctl_fd = sv[1]};
+                close(sv[0]);
+                rt_child_exec_init(&p, &cerr);
+                _exit(125);
+        }
+        close(sv[1]);
+        sb->pid = pid;
+        sb->pidfd = pidfd;
+        sb->ctl = sv[0];
+        return 0;
+}
+
+/* The workspace's git dirs and host-run files (runtime/sandbox/protect.c), as absolute host paths
+ * for rtn-init's Landlock rules: no mounts here, so Landlock keeps them read-only and the
+ * directories on the way to them unchanged (init/landlock.c, add_all_but). Pins need no
+ * path of their own: every directory on the way to an exception gets read rights only. */
+struct readonly {
+        const char *top;
+        char *paths[INIT_MAX_READONLY];
+        uint32_t n;
+};
+
+static int readonly_cb(void *arg, const char *rel, enum rt_protect_kind kind,
+                       struct rtn_error *err) {
+        struct readonly *ro = arg;
+        if (kind == RT_PROTECT_PIN)
+                return 0;
+        if (ro->n >= INIT_MAX_READONLY)
+                return rtn_errx(err, E2BIG,
+                                "the workspace has more than %d git dirs and host-run files "
+                                "to protect; bind a smaller directory",
+                                INIT_MAX_READONLY);
+        if (asprintf(&ro->paths[ro->n], "%s/%s", ro->top, rel) < 0)
+                return rtn_err(err, ENOMEM, "protect %s", rel);
+        ro->n++;
+        return 0;
+}
+
+static void readonly_free(struct readonly *ro) {
+        for (uint32_t i = 0; i < ro->n; i++)
+                free(ro->paths[i]);
+        ro->n = 0;
+}
+
+static int protect_workspace(const struct rt_spec *spec, const struct rt_sandbox *sb,
+                             struct readonly *ro, struct rtn_error *err) {
+        ro->top = sb->workspace;
+        if (!spec->workspace)
+                return 0; /* a fresh temp dir: nothing in it yet */
+        _cleanup_close_ int top = open(sb->workspace, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (top < 0)
+                return rtn_err(err, errno, "open workspace %s", sb->workspace);
+        bool whole = false;
+        int r = rt_protect_walk(top, sb->workspace, readonly_cb, ro, &whole, err);
+        if (r >= 0 && whole && !(ro->paths[ro->n++] = strdup(sb->workspace)))
+                r = rtn_err(err, ENOMEM, "protect %s", sb->workspace);
+        return r;
+}
+
+int rt_landlock_only_start(const struct rt_spec *spec, struct rt_sandbox *sb,
+                           struct rtn_error *err) {
+        int r;
+        /* Host root owns the system files, and Landlock does not cover chmod, chown, utimes
+         * or xattrs: a confined root could still change their metadata. No user namespace
+         * means no other uid to run as, so refuse. */
+        if (geteuid() == 0)
+                return rtn_errx(err, EPERM,
+                                "--isolation landlock will not run as root: without "
+                                "a user namespace the command would own the host's system "
+                                "files; run rtn as an unprivileged user");
+        sb->isolation = INIT_ISOLATION_LANDLOCK;
+        sb->idmap.mode = RT_IDMAP_SINGLE;
+        sb->idmap.agent_uid = geteuid();
+        sb->idmap.agent_gid = getegid();
+        sb->idmap.agent_drop_caps = false;
+        if ((r = setup_dirs(spec, sb, err)) < 0 || (r = start_init(sb, err)) < 0)
+                goto fail;
+        struct init_ready ready;
+        if ((r = rt_recv_typed(sb, &ready, sizeof ready, INIT_MSG_READY, "rtn-init start", err)) <
+            0)
+                goto fail;
+        sb->landlock_abi = ready.landlock_abi;
+        if (ready.landlock_abi <= 0) {
+                r = rtn_errx(err, EOPNOTSUPP,
+                             "--isolation landlock needs Landlock, and this "
+                             "kernel has none (ABI %d)",
+                             ready.landlock_abi);
+                goto fail;
+        }
+        struct readonly ro = {0};
+        if ((r = protect_workspace(spec, sb, &ro, err)) == 0)
+                r = rt_config_exchange(sb, spec, (const char *const *)ro.paths, ro.n, err);
+        readonly_free(&ro);
+        if (r < 0)
+                goto fail;
+        return 0;
+fail:
+        sb->ctl = rtn_safe_close(sb->ctl);
+        rt_landlock_only_destroy(sb);
+        return r;
+}
+
+void rt_landlock_only_destroy(struct rt_sandbox *sb) {
+        if (sb->pidfd >= 0) {
+                /* The control socket is closed: rtn-init kills its descendants and exits.
+                 * Give it a moment, then make sure. */
+                struct pollfd pfd = {.fd = sb->pidfd, .events = POLLIN};
+                if (poll(&pfd, 1, RT_HOSTMODE_GRACE_MS) == 0)
+                        (void)sys_pidfd_send_signal(sb->pidfd, SIGKILL, NULL, 0);
+                siginfo_t si;
+                while (waitid(P_PIDFD, (id_t)sb->pidfd, &si, WEXITED) < 0 && errno == EINTR)
+                        ;
+                sb->pidfd = rtn_safe_close(sb->pidfd);
+        }
+        sb->pid = -1;
+        if (sb->host_tmp[0])
+                rm_tree(sb->host_tmp);
+        if (sb->remove_workspace && sb->workspace[0])
+                rm_tree(sb->workspace);
+        sb->host_tmp[0] = '\0';
+        sb->remove_workspace = false;
+}

@@ -1,0 +1,198 @@
+/* Sandbox specs and command environments: defaults, and the checks on user-given parts
+ * (bind destinations, hostname, KEY=VALUE settings) made before anything is opened. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/sandbox_dirs.h"
+#include "runtime/runtime.h"
+
+void rt_spec_init(struct rt_spec *spec) {
+        memset(spec, 0, sizeof *spec);
+        spec->upper_bytes = RT_DEFAULT_UPPER_BYTES;
+        spec->upper_fs = -1;
+        spec->pids_max = RT_DEFAULT_PIDS_MAX;
+        spec->isolation = INIT_ISOLATION_FULL;
+}
+
+/* Destinations a bind may not cover: the sandbox's own plumbing. */
+static const char *const bind_forbidden[] = {"/",    "/proc", "/dev", "/sys",   "/usr", "/etc",
+                                             "/bin", "/sbin", "/lib", "/lib64", "/tmp"};
+
+static int check_abs_path(const char *p, const char *what, struct rtn_error *err) {
+        if (!p || p[0] != '/')
+                return rtn_errx(err, EINVAL, "%s must be an absolute path: %s", what, p ? p : "");
+        if (strlen(p) > 1024)
+                return rtn_errx(err, ENAMETOOLONG, "%s is too long", what);
+        for (const char *s = p; *s; s++) {
+                if (s[0] == '/' && s[1] == '.' && s[2] == '.' && (s[3] == '/' || s[3] == '\0'))
+                        return rtn_errx(err, EINVAL, "%s may not contain '..': %s", what, p);
+                if (s[0] == ',' || s[0] == ':' || (unsigned char)s[0] < 0x20)
+                        return rtn_errx(err, EINVAL,
+                                        "%s may not contain ',' ':' or control "
+                                        "characters: %s",
+                                        what, p);
+        }
+        return 0;
+}
+
+int rt_spec_check(const struct rt_spec *spec, struct rtn_error *err) {
+        int r;
+        if (rt_cgroup_mode() < 0)
+                return rtn_errx(err, EINVAL, "RTN_CGROUP=%.64s is not auto, always or never",
+                                getenv("RTN_CGROUP"));
+        if (spec->nbinds > RT_MAX_BINDS)
+                return rtn_errx(err, E2BIG, "at most %d binds", RT_MAX_BINDS);
+        for (size_t i = 0; i < spec->nbinds; i++) {
+                const char *d = spec->binds[i].dst;
+                if ((r = check_abs_path(d, "bind destination", err)) < 0)
+                        return r;
+                size_t len = strlen(d);
+                while (len > 1 && d[len - 1] == '/')
+                        len--;
+                for (size_t k = 0; k < sizeof bind_forbidden / sizeof bind_forbidden[0]; k++)
+                        if (strlen(bind_forbidden[k]) == len && !strncmp(d, bind_forbidden[k], len))
+                                return rtn_errx(err, EINVAL, "cannot bind over %s", d);
+        }
+        const char *hn = spec->hostname;
+        if (hn) {
+                size_t len = strlen(hn);
+                if (len == 0 || len > 64)
+                        return rtn_errx(err, EINVAL, "hostname must be 1-64 characters");
+                for (const char *s = hn; *s; s++)
+                        if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
+                              (*s >= '0' && *s <= '9') || *s == '-' || *s == '.'))
+                                return rtn_errx(err, EINVAL, "invalid hostname: %s", hn);
+        }
+        if (spec->upper_bytes < (1u << 20))
+                return rtn_errx(err, EINVAL, "upper size must be at least 1 MiB");
+        if (spec->pids_max < RT_MIN_PIDS_MAX || spec->pids_max > (1u << 22))
+                return rtn_errx(err, EINVAL, "pids max must be %d..%u", RT_MIN_PIDS_MAX, 1u << 22);
+        if (spec->workspace_mode == RT_WS_OVERLAY && !spec->workspace)
+                return rtn_errx(err, EINVAL, "--workspace-mode overlay needs --workspace DIR");
+        if (spec->workspace_mode == RT_WS_OVERLAY && spec->isolation == INIT_ISOLATION_LANDLOCK)
+                return rtn_errx(err, EINVAL,
+                                "--isolation landlock has no overlay: --workspace-mode "
+                                "overlay needs namespaces");
+        if (spec->isolation == INIT_ISOLATION_LANDLOCK) {
+                /* Nothing to build these with: no mount, uts or net namespace. */
+                if ((spec->rootfs && strcmp(spec->rootfs, "host") != 0) || spec->nlayers ||
+                    spec->upper_keep || spec->nbinds || spec->hostname || spec->net_none)
+                        return rtn_errx(err, EINVAL,
+                                        "--isolation landlock runs on the host "
+                                        "itself: no --rootfs, --bind, --hostname, --net or layers");
+        }
+        return 0;
+}
+
+static int env_put(struct rt_env *env, const char *key, const char *val) {
+        size_t need = strlen(key) + 1 + strlen(val) + 1;
+        if (env->used + need > sizeof env->storage)
+                return -E2BIG;
+        size_t klen = strlen(key);
+        for (size_t i = 0; i < env->n; i++) {
+                if (!strncmp(env->vars[i], key, klen) && env->vars[i][klen] == '=') {
+                        env->vars[i] = env->storage + env->used;
+                        goto write;
+                }
+        }
+        if (env->n >= RT_ENV_MAX)
+                return -E2BIG;
+        env->vars[env->n++] = env->storage + env->used;
+        env->vars[env->n] = NULL;
+write:
+        snprintf(env->storage + env->used, need, "%s=%s", key, val);
+        env->used += need;
+        return 0;
+}
+
+/* Host variables that describe the user's terminal or locale and nothing else. */
+static const char *const env_pass[] = {"LANG", "LC_ALL", "LC_CTYPE", "LC_MESSAGES", "TZ"};
+
+static bool env_value_ok(const char *v) {
+        if (strlen(v) > 128)
+                return false;
+        for (; *v; v++)
+                if ((unsigned char)*v < 0x20 || *v == 0x7f)
+                        return false;
+        return true;
+}
+
+void rt_env_default(struct rt_env *env, const struct rt_sandbox *sb, uint32_t policy, bool tty) {
+        env->n = 0;
+        env->used = 0;
+        env->vars[0] = NULL;
+        bool root = policy == INIT_POLICY_PROVISION || sb->idmap.agent_uid == 0;
+        env_put(env, "PATH", RTN_SANDBOX_PATH);
+        env_put(env, "HOME", policy == INIT_POLICY_PROVISION ? "/root" : sb->home);
+        env_put(env, "USER", root ? "root" : "rtn");
+        env_put(env, "LOGNAME", root ? "root" : "rtn");
+        env_put(env, "SHELL", "/bin/sh");
+        if (sb->isolation == INIT_ISOLATION_LANDLOCK)
+                env_put(env, "TMPDIR", sb->host_tmp); /* /tmp is the host's, not writable */
+        const char *term = getenv("TERM");
+        env_put(env, "TERM", tty && term && env_value_ok(term) ? term : "dumb");
+        for (size_t i = 0; i < sizeof env_pass / sizeof env_pass[0]; i++) {
+                const char *v = getenv(env_pass[i]);
+                if (v && env_value_ok(v))
+                        env_put(env, env_pass[i], v);
+        }
+}
+
+int rt_env_set(struct rt_env *env, const char *kv, struct rtn_error *err) {
+        const char *eq = strchr(kv, '=');
+        if (!eq || eq == kv)
+                return rtn_errx(err, EINVAL, "environment setting must be KEY=VALUE: %s", kv);
+        char key[256];
+        size_t klen = (size_t)(eq - kv);
+        if (klen >= sizeof key)
+                return rtn_errx(err, EINVAL, "environment name too long");
+        memcpy(key, kv, klen);
+        key[klen] = '\0';
+        for (size_t i = 0; i < klen; i++)
+                if (!(key[i] == '_' || (key[i] >= 'A' && key[i] <= 'Z') ||
+                      (key[i] >= 'a' && key[i] <= 'z') ||
+                      (i > 0 && key[i] >= '0' && key[i] <= '9')))
+                        return rtn_errx(err, EINVAL, "invalid environment name: %s", key);
+        if (env_put(env, key, eq + 1) < 0)
+                return rtn_errx(err, E2BIG, "environment too large");
+        return 0;
+}
+
+int rt_parse_ws_mode(struct rt_spec *s, const char *arg, struct rtn_error *err) {
+        if (!strcmp(arg, "live"))
+                s->workspace_mode = RT_WS_LIVE;
+        else if (!strcmp(arg, "overlay"))
+                s->workspace_mode = RT_WS_OVERLAY;
+        else
+                return rtn_errx(err, EINVAL, "--workspace-mode must be live or overlay, got %s",
+                                arg);
+        return 0;
+}
+
+const char *rt_ws_mode_name(enum rt_ws_mode m) {
+        return m == RT_WS_OVERLAY ? "overlay" : "live";
+}
+
+int rt_parse_bind(struct rt_spec *s, char *arg, struct rtn_error *err) {
+        if (s->nbinds >= RT_MAX_BINDS)
+                return rtn_errx(err, E2BIG, "at most %d --bind options", RT_MAX_BINDS);
+        struct rt_bind *b = &s->binds[s->nbinds];
+        char *dst = strchr(arg, ':');
+        if (!dst || dst == arg)
+                return rtn_errx(err, EINVAL, "--bind wants SRC:DST[:ro|rw], got %s", arg);
+        *dst++ = '\0';
+        char *mode = strchr(dst, ':');
+        b->rw = true;
+        if (mode) {
+                *mode++ = '\0';
+                if (!strcmp(mode, "ro"))
+                        b->rw = false;
+                else if (strcmp(mode, "rw") != 0)
+                        return rtn_errx(err, EINVAL, "--bind mode must be ro or rw, got %s", mode);
+        }
+        b->src = arg;
+        b->dst = dst;
+        s->nbinds++;
+        return 0;
+}

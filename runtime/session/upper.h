@@ -1,0 +1,34 @@
+/* Sandbox uppers that outlive their sandbox (runtime/session/upper.c): a size-limited tmpfs
+ * kept by the fd of its detached mount (rt_sandbox.upper_fs), holding upper/ and work/, and
+ * ws/ for an overlay workspace (runtime/session/wsover.h). Commit copies
+ * it onto the data dir's filesystem; `rtn exec --keep` lays it over the pending changes. */
+#pragma once
+
+#include <stdint.h>
+
+#include "runtime/runtime.h"
+#include "store/store.h"
+
+/* pending/<env>/size: the bytes the pending changes took after the last merge. */
+#define RT_PENDING_SIZE "size"
+
+/* Bytes and inodes in use on the tmpfs. */
+int rt_upper_usage(int upper_fs, uint64_t *ret_bytes, uint64_t *ret_inodes);
+/* Copies the tmpfs's upper to dir/upper (dir on the data dir's filesystem, a session dir),
+ * drops the sandbox's skeleton dirs and commits it to env as o says (store_commit_with;
+ * same returns). A
+ * data dir without room for it fails with ENOSPC before anything is written. m: the
+ * mapping that wrote it (SUBID: the work runs in a user namespace mapped the same). */
+int rt_upper_commit(const struct rt_idmap *m, struct store *st, const char *env, int upper_fs,
+                    const char *dir, const struct store_commit_opts *o, char ret_id[STORE_ID_SIZE],
+                    struct rtn_error *err);
+/* Lays the tmpfs's upper over pending/upper (overlayfs's view of the one over the other), and
+ * an overlay workspace's ws/upper over pending/ws/upper (runtime/session/wsover.h), and records the
+ * result's size in pending/RT_PENDING_SIZE. */
+int rt_upper_merge(const struct rt_idmap *m, int upper_fs, const char *pending,
+                   struct rtn_error *err);
+/* The same for the workspace's upper alone (pending/ws/ must exist): a session's kept. */
+int rt_upper_keep_ws(const struct rt_idmap *m, int upper_fs, const char *pending,
+                     struct rtn_error *err);
+/* What the last merge recorded (0: none). */
+uint64_t rt_upper_pending_size(const char *pending);

@@ -1,0 +1,605 @@
+/* rt_ws_apply (runtime/session/wsover.h): the overlay workspace's pending changes written to the
+ * host dir. Each entry of the upper is checked, then written or refused; what was written leaves
+ * the upper (the host now has it, so the overlay shows the same), what was refused stays
+ * pending and is reported with its reason.
+ *
+ * The host side is written as the caller: files and symlinks are made under a temp name in
+ * their directory (O_CREAT | O_EXCL | O_NOFOLLOW) and renamed into place, modes are the
+ * permission bits only (no setuid, setgid or sticky; a mode the agent changed gets the
+ * caller's umask, as a checkout would), directories are made 0700 and opened again without
+ * following anything before their mode is set. Every host directory is reached from the
+ * workspace's fd with openat2(RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS), so a symlink swapped in
+ * anywhere on the way fails the open instead of leading out. rtn run as root makes new
+ * entries the workspace owner's, as the idmapped live workspace would, and keeps a replaced
+ * file's owner. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/cleanup.h"
+#include "runtime/sandbox/hostrun.h"
+#include "runtime/session/wswalk.h"
+
+struct apply {
+        struct ws_path p;
+        struct rt_ws_state *st;
+        bool dry;
+        mode_t umask;
+        bool own; /* root: chown what is made */
+        uid_t uid; /* the workspace's owner */
+        gid_t gid;
+        unsigned tmpn;
+        int refused;
+        bool changed; /* something was written: the record is saved */
+        rt_ws_apply_fn fn;
+        void *ud;
+        char why[512]; /* a reason formatted for refuse */
+};
+
+static int refuse(struct apply *a, enum rt_ws_change what, const char *fmt, ...)
+        __attribute__((format(printf, 3, 4)));
+
+/* Reports a refusal of the entry at a->p; returns 1 (one refusal) for the callers to add. */
+static int refuse(struct apply *a, enum rt_ws_change what, const char *fmt, ...) {
+        char why[sizeof a->why];
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(why, sizeof why, fmt, ap);
+        va_end(ap);
+        a->refused++;
+        a->fn(what, a->p.buf, why, a->ud);
+        return 1;
+}
+
+static void applied(struct apply *a, enum rt_ws_change what) {
+        a->fn(what, a->p.buf, NULL, a->ud);
+}
+
+/* The record of what was just written at a->p: its own write is no conflict later. */
+static void record(struct apply *a, int hdir, const char *name) {
+        struct stat sb;
+        a->changed = true;
+        if (fstatat(hdir, name, &sb, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISDIR(sb.st_mode))
+                (void)rt_ws_state_put(a->st, a->p.buf, sb.st_ino, sb.st_ctim);
+}
+
+/* The mode to give: the host's when the agent did not change it, else the permission bits
+ * under the caller's umask. */
+static mode_t new_mode(const struct apply *a, mode_t upper, const struct stat *hst) {
+        if (hst && (hst->st_mode & S_IFMT) == (upper & S_IFMT) &&
+            (hst->st_mode & 07777) == (upper & 07777))
+                return upper & 07777;
+        return upper & 0777 & ~a->umask;
+}
+
+/* ---- checks ----------------------------------------------------------------------------- */
+
+/* Why the host's subtree at name (a directory about to be deleted or replaced) may not go:
+ * a protected entry or a change since the start below it. NULL when it may. */
+static const char *subtree_refusal(struct apply *a, int hdir, const char *name, unsigned depth) {
+        _cleanup_close_ int d = ws_open_dir(hdir, name);
+        if (d < 0)
+                return "its host directory cannot be read";
+        if (depth > WS_DEPTH_MAX)
+                return "its host directory is too deep";
+        char **v = NULL;
+        size_t n = 0;
+        if (ws_read_names(d, &a->p, &v, &n) < 0)
+                return "its host directory cannot be read";
+        const char *why = NULL;
+        for (size_t i = 0; !why && i < n; i++) {
+                int prev = ws_path_push(&a->p, v[i]);
+                struct stat sb;
+                const struct rt_hostrun *h = prev < 0 ? NULL : rt_hostrun_match(a->p.buf);
+                if (prev < 0)
+                        why = "a path below it is too long";
+                else if (h)
+                        why = "it holds a file host programs run by themselves";
+                else if (fstatat(d, v[i], &sb, AT_SYMLINK_NOFOLLOW) < 0)
+                        why = "its host directory cannot be read";
+                else if (S_ISDIR(sb.st_mode))
+                        why = subtree_refusal(a, d, v[i], depth + 1);
+                else if (ws_host_changed(a->st, a->p.buf, &sb))
+                        why = "conflict: a file below it changed on the host since the sandbox "
+                              "started";
+                if (prev >= 0)
+                        ws_path_pop(&a->p, prev);
+        }
+        ws_free_names(v, n);
+        return why;
+}
+
+/* Why the host entry at name (hst, or none) may not be replaced or deleted. */
+static const char *host_refusal(struct apply *a, int hdir, const char *name, const struct stat *hst,
+                                bool origin) {
+        if (!hst)
+                return origin ? "conflict: deleted on the host since the sandbox started" : NULL;
+        if (S_ISDIR(hst->st_mode))
+                return subtree_refusal(a, hdir, name, 0);
+        if (ws_host_changed(a->st, a->p.buf, hst))
+                return "conflict: changed on the host since the sandbox started";
+        return NULL;
+}
+
+/* Lexically, from the link's directory: a target that climbs out of the workspace, is
+ * absolute, or lands on a protected file. The host follows the link, not rtn: the check is
+ * on the string, and each of its components may itself be a link the check does not see
+ * (a link the user made; one the agent made is checked on its own). NULL when it may go. */
+static const char *link_refusal(struct apply *a, const char *target) {
+        char norm[2 * WS_PATH_MAX];
+        if (!*target)
+                return "an empty symlink";
+        if (target[0] == '/')
+                return "a symlink to an absolute path: on the host it would point outside the "
+                       "workspace";
+        const char *slash = strrchr(a->p.buf, '/');
+        size_t len = slash ? (size_t)(slash - a->p.buf) : 0;
+        memcpy(norm, a->p.buf, len);
+        norm[len] = '\0';
+        for (const char *s = target; *s;) {
+                size_t n = strcspn(s, "/");
+                if (n == 2 && s[0] == '.' && s[1] == '.') {
+                        if (len == 0)
+                                return "a symlink that leaves the workspace";
+                        char *up = memrchr(norm, '/', len);
+                        len = up ? (size_t)(up - norm) : 0;
+                        norm[len] = '\0';
+                } else if (n > 0 && !(n == 1 && s[0] == '.')) {
+                        if (len + n + 2 > sizeof norm)
+                                return "a symlink target too long";
+                        if (len)
+                                norm[len++] = '/';
+                        memcpy(norm + len, s, n);
+                        len += n;
+                        norm[len] = '\0';
+                }
+                s += n;
+                s += strspn(s, "/");
+        }
+        const struct rt_hostrun *h = rt_hostrun_match(norm);
+        if (!h)
+                return NULL;
+        snprintf(a->why, sizeof a->why, "a symlink into %s, which is protected: %s", h->name,
+                 h->why);
+        return a->why;
+}
+
+/* ---- host writes ------------------------------------------------------------------------ */
+
+/* rm -rf of name below dir, on the host, without following anything. */
+static int rm_host(int dir, const char *name, unsigned depth) {
+        struct stat sb;
+        if (fstatat(dir, name, &sb, AT_SYMLINK_NOFOLLOW) < 0)
+                return errno == ENOENT ? 0 : -errno;
+        if (!S_ISDIR(sb.st_mode))
+                return unlinkat(dir, name, 0) < 0 ? -errno : 0;
+        if (depth > WS_DEPTH_MAX)
+                return -ELOOP;
+        _cleanup_close_ int d = ws_open_dir(dir, name);
+        if (d < 0)
+                return d;
+        struct ws_path p = {0};
+        char **v = NULL;
+        size_t n = 0;
+        int r = ws_read_names(d, &p, &v, &n);
+        for (size_t i = 0; r == 0 && i < n; i++)
+                r = rm_host(d, v[i], depth + 1);
+        ws_free_names(v, n);
+        if (r == 0 && unlinkat(dir, name, AT_REMOVEDIR) < 0)
+                r = -errno;
+        return r;
+}
+
+/* A temp name in hdir, made by mk (an exclusive create); *ret_fd its fd when mk gives one. */
+static int make_temp(struct apply *a, int hdir, char tmp[64], const char *link, int *ret_fd) {
+        for (int i = 0; i < 32; i++) {
+                snprintf(tmp, 64, ".rtn-apply.%d.%u", (int)getpid(), a->tmpn++);
+                int fd = 0;
+                if (link)
+                        fd = symlinkat(link, hdir, tmp);
+                else
+                        fd = openat(hdir, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+                                    0600);
+                if (fd >= 0) {
+                        if (ret_fd)
+                                *ret_fd = fd;
+                        return 0;
+                }
+                if (errno != EEXIST)
+                        return -errno;
+        }
+        return -EEXIST;
+}
+
+static int copy_fd(int in, int out) {
+        char buf[65536];
+        for (;;) {
+                ssize_t n = read(in, buf, sizeof buf);
+                if (n == 0)
+                        return 0;
+                if (n < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return -errno;
+                }
+                for (ssize_t off = 0; off < n;) {
+                        ssize_t w = write(out, buf + off, (size_t)(n - off));
+                        if (w < 0 && errno != EINTR)
+                                return -errno;
+                        off += w > 0 ? w : 0;
+                }
+        }
+}
+
+/* The upper's regular file name, opened for reading: O_PATH first, then re-opened through
+ * /proc/self/fd once fstat has said it is the regular file that was looked at. */
+static int open_upper_file(int udir, const char *name, const struct stat *seen) {
+        _cleanup_close_ int p = openat(udir, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+        struct stat sb;
+        if (p < 0)
+                return -errno;
+        if (fstat(p, &sb) < 0)
+                return -errno;
+        if (!S_ISREG(sb.st_mode) || sb.st_ino != seen->st_ino || sb.st_dev != seen->st_dev)
+                return -ESTALE;
+        char path[32];
+        snprintf(path, sizeof path, "/proc/self/fd/%d", p);
+        int fd = open(path, O_RDONLY | O_NOCTTY | O_CLOEXEC);
+        return fd < 0 ? -errno : fd;
+}
+
+/* Moves tmp over name: over a file or symlink (a directory there was removed first),
+ * or, where there was nothing, only if nothing appeared meanwhile. */
+static int put_in_place(int hdir, const char *tmp, const char *name, const struct stat *hst) {
+        int r = 0;
+        if (hst && S_ISDIR(hst->st_mode))
+                r = rm_host(hdir, name, 0);
+        bool replace = hst && !S_ISDIR(hst->st_mode);
+        if (r == 0 && renameat2(hdir, tmp, hdir, name, replace ? 0 : RENAME_NOREPLACE) < 0)
+                r = -errno;
+        if (r < 0)
+                (void)unlinkat(hdir, tmp, 0);
+        return r;
+}
+
+static int write_file(struct apply *a, int udir, int hdir, const char *name,
+                      const struct ws_entry *e, const struct stat *hst) {
+        _cleanup_close_ int in = open_upper_file(udir, name, &e->st);
+        if (in < 0)
+                return in;
+        char tmp[64];
+        _cleanup_close_ int out = -1;
+        int r = make_temp(a, hdir, tmp, NULL, &out);
+        if (r < 0)
+                return r;
+        struct timespec times[2] = {e->st.st_atim, e->st.st_mtim};
+        if ((r = copy_fd(in, out)) == 0) {
+                if (a->own)
+                        r = fchown(out, hst ? hst->st_uid : a->uid, hst ? hst->st_gid : a->gid);
+                else if (hst)
+                        (void)!fchown(out, hst->st_uid, hst->st_gid); /* where the caller may */
+                if (r == 0 &&
+                    (fchmod(out, new_mode(a, e->st.st_mode, hst)) < 0 || futimens(out, times) < 0))
+                        r = -1;
+                if (r < 0)
+                        r = -errno;
+        }
+        if (r < 0) {
+                (void)unlinkat(hdir, tmp, 0);
+                return r;
+        }
+        return put_in_place(hdir, tmp, name, hst);
+}
+
+/* The symlink is given its owner and times through an O_PATH fd of it, never by its name
+ * again: the directory is the workspace owner's, who could swap the name for a hard link to
+ * a file rtn run as root must not chown (fs.protected_hardlinks may be off). */
+static int write_link(struct apply *a, int hdir, const char *name, const char *target,
+                      const struct ws_entry *e, const struct stat *hst) {
+        char tmp[64];
+        int r = make_temp(a, hdir, tmp, target, NULL);
+        if (r < 0)
+                return r;
+        _cleanup_close_ int fd = openat(hdir, tmp, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+        struct stat sb;
+        if (fd < 0 || fstat(fd, &sb) < 0 || !S_ISLNK(sb.st_mode) || sb.st_uid != geteuid()) {
+                r = fd < 0 ? -errno : -ESTALE;
+        } else if (a->own &&
+                   fchownat(fd, "", hst ? hst->st_uid : a->uid, hst ? hst->st_gid : a->gid,
+                            AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) < 0) {
+                r = -errno;
+        } else {
+                struct timespec times[2] = {e->st.st_atim, e->st.st_mtim};
+                /* Cosmetic: kernels without AT_EMPTY_PATH here leave the link's times. */
+                (void)utimensat(fd, "", times, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW);
+        }
+        if (r < 0) {
+                (void)unlinkat(hdir, tmp, 0);
+                return r;
+        }
+        return put_in_place(hdir, tmp, name, hst);
+}
+
+/* A new host directory: made 0700, opened again without following anything, then given its
+ * owner and mode (and the setgid bit its parent passed on, as mkdir does). */
+static int make_dir(struct apply *a, int hdir, const char *name, const struct stat *hst,
+                    mode_t upper_mode) {
+        int r = hst ? rm_host(hdir, name, 0) : 0;
+        if (r < 0)
+                return r;
+        if (mkdirat(hdir, name, 0700) < 0)
+                return -errno;
+        _cleanup_close_ int d = ws_open_dir(hdir, name);
+        struct stat sb;
+        if (d < 0)
+                return d;
+        if (fstat(d, &sb) < 0 || (a->own && fchown(d, a->uid, a->gid) < 0) ||
+            fchmod(d, new_mode(a, upper_mode, NULL) | (sb.st_mode & S_ISGID)) < 0)
+                return -errno;
+        return 0;
+}
+
+/* ---- the walk --------------------------------------------------------------------------- */
+
+static int apply_dir(struct apply *a, int udir, int hdir, bool opaque, unsigned depth);
+
+static void drop_upper(int udir, const char *name, bool dir) {
+        (void)unlinkat(udir, name, dir ? AT_REMOVEDIR : 0); /* left pending if it fails */
+}
+
+static const char *type_refusal(enum ws_type t) {
+        switch (t) {
+        case WS_FIFO:
+                return "a FIFO: not written to the host";
+        case WS_SOCK:
+                return "a socket: not written to the host";
+        case WS_DEV:
+                return "a device node: not written to the host";
+        case WS_WHITEOUT:
+        case WS_DIR:
+        case WS_REG:
+        case WS_LNK:
+                break;
+        }
+        return NULL;
+}
+
+/* A host entry an opaque directory hides, or a whiteout's: deleted after the checks. */
+static int apply_delete(struct apply *a, int hdir, const char *name, const struct stat *hst) {
+        const struct rt_hostrun *h = rt_hostrun_match(a->p.buf);
+        if (h)
+                return refuse(a, RT_WS_DELETED, "protected (%s): %s", h->name, h->why);
+        const char *why = host_refusal(a, hdir, name, hst, false);
+        if (why)
+                return refuse(a, RT_WS_DELETED, "%s", why);
+        int r = a->dry ? 0 : rm_host(hdir, name, 0);
+        if (r < 0)
+                return refuse(a, RT_WS_DELETED, "cannot delete it on the host: %s", strerror(-r));
+        a->changed |= !a->dry;
+        applied(a, RT_WS_DELETED);
+        return 0;
+}
+
+static int apply_subdir(struct apply *a, int udir, int hdir, const char *name,
+                        const struct ws_entry *e, const struct stat *hst, unsigned depth) {
+        bool hdir_ok = hst && S_ISDIR(hst->st_mode);
+        enum rt_ws_change what = !hst ? RT_WS_ADDED : RT_WS_MODIFIED;
+        bool mode_changed = hdir_ok && (e->st.st_mode & 07777) != (hst->st_mode & 07777);
+        if (e->feature)
+                return refuse(a, what, "an overlay redirect rtn does not write back");
+        if (hst && !hdir_ok) {
+                const char *why = host_refusal(a, hdir, name, hst, false);
+                if (why)
+                        return refuse(a, what, "%s", why);
+        }
+        if (!hdir_ok && !a->dry) {
+                int r = make_dir(a, hdir, name, hst, e->st.st_mode);
+                if (r < 0)
+                        return refuse(a, what, "cannot make it on the host: %s", strerror(-r));
+                a->changed = true;
+        }
+        if (!hdir_ok)
+                applied(a, what);
+        _cleanup_close_ int u = ws_open_dir(udir, name);
+        _cleanup_close_ int h = hdir_ok || !a->dry ? ws_open_dir(hdir, name) : -1;
+        if (u < 0 || (h < 0 && (hdir_ok || !a->dry)))
+                return refuse(a, what, "its directory cannot be opened: %s",
+                              strerror(u < 0 ? -u : -h));
+        int r = apply_dir(a, u, h, e->opaque && hdir_ok, depth + 1);
+        if (r != 0)
+                return r; /* refusals below: the directory stays pending, mode included */
+        if (mode_changed) {
+                if (!a->dry && fchmod(h, new_mode(a, e->st.st_mode, hst)) < 0)
+                        return refuse(a, RT_WS_MODIFIED, "cannot set its mode: %s",
+                                      strerror(errno));
+                a->changed |= !a->dry;
+                applied(a, RT_WS_MODIFIED);
+        }
+        if (!a->dry)
+                drop_upper(udir, name, true);
+        return 0;
+}
+
+static int apply_file(struct apply *a, int udir, int hdir, const char *name,
+                      const struct ws_entry *e, const struct stat *hst) {
+        enum rt_ws_change what = hst ? RT_WS_MODIFIED : RT_WS_ADDED;
+        char target[WS_PATH_MAX];
+        if (e->type == WS_REG && (e->st.st_mode & (S_ISUID | S_ISGID)))
+                return refuse(a, what, "setuid/setgid bits (mode %04o): not written to the host",
+                              (unsigned)(e->st.st_mode & 07777));
+        if (e->feature)
+                return refuse(a, what, "an overlay metacopy or redirect rtn does not write back");
+        if (e->type == WS_LNK) {
+                ssize_t n = readlinkat(udir, name, target, sizeof target);
+                if (n < 0 || (size_t)n >= sizeof target)
+                        return refuse(a, what, "its symlink cannot be read");
+                target[n] = '\0';
+                if (memchr(target, '\0', (size_t)n))
+                        return refuse(a, what, "its symlink cannot be read");
+                const char *why = link_refusal(a, target);
+                if (why)
+                        return refuse(a, what, "%s", why);
+        }
+        const char *why = host_refusal(a, hdir, name, hst, e->origin);
+        if (why)
+                return refuse(a, what, "%s", why);
+        int r = 0;
+        if (!a->dry)
+                r = e->type == WS_LNK ? write_link(a, hdir, name, target, e, hst)
+                                      : write_file(a, udir, hdir, name, e, hst);
+        if (r == -ESTALE)
+                return refuse(a, what, "it changed while it was applied");
+        if (r == -EEXIST)
+                return refuse(a, what, "conflict: it appeared on the host while it was applied");
+        if (r < 0)
+                return refuse(a, what, "cannot write it: %s", strerror(-r));
+        if (!a->dry) {
+                record(a, hdir, name);
+                drop_upper(udir, name, false);
+        }
+        applied(a, what);
+        return 0;
+}
+
+static int apply_one(struct apply *a, int udir, int hdir, const char *name, unsigned depth) {
+        struct ws_entry e;
+        struct stat hst;
+        int r = ws_upper_entry(udir, name, &e);
+        if (r < 0)
+                return refuse(a, RT_WS_MODIFIED, "cannot read it: %s", strerror(-r));
+        bool host = ws_host_stat(hdir, name, &hst) == 0;
+        enum rt_ws_change what = e.type == WS_WHITEOUT ? RT_WS_DELETED
+                                 : host                ? RT_WS_MODIFIED
+                                                       : RT_WS_ADDED;
+        if (e.type == WS_WHITEOUT && !host) {
+                if (!a->dry)
+                        drop_upper(udir, name, false); /* the host lost it already */
+                return 0;
+        }
+        if (ws_name_bad(name))
+                return refuse(a, what, "a control character in its name");
+        const struct rt_hostrun *h = rt_hostrun_match(a->p.buf);
+        if (h)
+                return refuse(a, what, "protected (%s): %s", h->name, h->why);
+        const char *t = type_refusal(e.type);
+        if (t)
+                return refuse(a, what, "%s", t);
+        if (e.type == WS_WHITEOUT) {
+                r = apply_delete(a, hdir, name, &hst);
+                if (r == 0 && !a->dry)
+                        drop_upper(udir, name, false);
+                return r;
+        }
+        if (e.type == WS_DIR)
+                return apply_subdir(a, udir, hdir, name, &e, host ? &hst : NULL, depth);
+        return apply_file(a, udir, hdir, name, &e, host ? &hst : NULL);
+}
+
+static bool has_name(char **v, size_t n, const char *name) {
+        for (size_t lo = 0, hi = n; lo < hi;) {
+                size_t mid = lo + (hi - lo) / 2;
+                int c = strcmp(v[mid], name);
+                if (c == 0)
+                        return true;
+                if (c < 0)
+                        lo = mid + 1;
+                else
+                        hi = mid;
+        }
+        return false;
+}
+
+/* Returns the refusals in the directory (0: all of it applied), or -errno. */
+static int apply_dir(struct apply *a, int udir, int hdir, bool opaque, unsigned depth) {
+        if (depth > WS_DEPTH_MAX)
+                return refuse(a, RT_WS_MODIFIED, "too deep");
+        char **v = NULL, **hv = NULL;
+        size_t n = 0, hn = 0;
+        int r = ws_read_names(udir, &a->p, &v, &n);
+        if (r == 0 && opaque)
+                r = ws_read_names(hdir, &a->p, &hv, &hn);
+        if (r < 0) {
+                ws_free_names(v, n);
+                return r;
+        }
+        int refused = 0;
+        for (size_t i = 0; r >= 0 && i < hn; i++) {
+                if (has_name(v, n, hv[i]))
+                        continue;
+                struct stat hst;
+                int prev = ws_path_push(&a->p, hv[i]);
+                if (prev < 0 || ws_host_stat(hdir, hv[i], &hst) < 0) {
+                        r = prev < 0 ? prev : 0;
+                        if (prev >= 0)
+                                ws_path_pop(&a->p, prev);
+                        continue;
+                }
+                if (ws_name_bad(hv[i]))
+                        refused += refuse(a, RT_WS_DELETED, "a control character in its name");
+                else
+                        refused += apply_delete(a, hdir, hv[i], &hst);
+                ws_path_pop(&a->p, prev);
+        }
+        for (size_t i = 0; r >= 0 && i < n; i++) {
+                int prev = ws_path_push(&a->p, v[i]);
+                if (prev < 0) {
+                        r = prev;
+                        break;
+                }
+                r = apply_one(a, udir, hdir, v[i], depth);
+                refused += r > 0 ? r : 0;
+                ws_path_pop(&a->p, prev);
+        }
+        ws_free_names(v, n);
+        ws_free_names(hv, hn);
+        return r < 0 ? r : refused;
+}
+
+int rt_ws_apply(const char *dir, const char *root, bool dry_run, rt_ws_apply_fn fn, void *ud,
+                struct rtn_error *err) {
+        struct rt_ws_state st = {0};
+        int host, upper;
+        int r = ws_open(dir, root, &st, &host, &upper, err);
+        if (r < 0 || upper < 0)
+                return r;
+        struct apply *a = calloc(1, sizeof *a);
+        struct stat top;
+        if (!a || fstat(host, &top) < 0) {
+                r = rtn_err(err, a ? errno : ENOMEM, "apply the workspace's changes");
+                goto out;
+        }
+        a->st = &st;
+        a->dry = dry_run;
+        a->umask = umask(022);
+        umask(a->umask);
+        a->own = geteuid() == 0;
+        a->uid = top.st_uid;
+        a->gid = top.st_gid;
+        a->fn = fn;
+        a->ud = ud;
+        r = apply_dir(a, upper, host, false, 0);
+        if (r < 0)
+                rtn_err(err, r, "apply the workspace's changes to %s", st.host);
+        if (a->changed) {
+                (void)syncfs(host);
+                struct rtn_error e2 = {0};
+                int q = rt_ws_state_write(dir, &st, &e2);
+                if (q < 0 && r >= 0) {
+                        *err = e2;
+                        r = q;
+                }
+        }
+        if (r >= 0)
+                r = a->refused;
+out:
+        free(a);
+        close(host);
+        close(upper);
+        rt_ws_state_free(&st);
+        return r;
+}

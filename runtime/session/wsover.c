@@ -1,0 +1,147 @@
+/* The overlay workspace's record and uppers (runtime/session/wsover.h): recorded before a sandbox
+ * starts on it, dropped by a reset, kept from a session as an environment's pending changes.
+ * The diff and the write-back are in runtime/session/wswalk.c and runtime/session/wsapply.c. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/cleanup.h"
+#include "common/syscall.h"
+#include "runtime/session/upper.h"
+#include "runtime/session/wsover.h"
+#include "runtime/session/wsstate.h"
+
+const char *rt_ws_root(char buf[32], int upper_fs) {
+        if (upper_fs < 0)
+                return NULL;
+        snprintf(buf, 32, "/proc/self/fd/%d", upper_fs);
+        return buf;
+}
+
+/* Whether DIR/ws/upper holds anything: a change is pending. */
+static bool pending(const char *dir) {
+        char path[4200];
+        if (!dir)
+                return false;
+        snprintf(path, sizeof path, "%s/" RT_WS_DIR "/upper", dir);
+        int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0)
+                return false;
+        DIR *d = fdopendir(fd);
+        if (!d) {
+                close(fd);
+                return false;
+        }
+        bool any = false;
+        struct dirent *de;
+        while (!any && (de = readdir(d)))
+                any = strcmp(de->d_name, ".") && strcmp(de->d_name, "..");
+        closedir(d);
+        return any;
+}
+
+/* A fresh record whose time is now, with what an earlier run left in dir/ws/ (an empty upper,
+ * a work dir) removed. CLOCK_REALTIME_COARSE is the clock inode times are taken from
+ * (current_time(); a fine-grained ctime is never below it), so a host change made after this
+ * call has a ctime at or past it. */
+static int fresh(const char *dir, const char *host, const struct stat *hs, const struct rt_idmap *m,
+                 struct rtn_error *err) {
+        char ws[4200];
+        snprintf(ws, sizeof ws, "%s/" RT_WS_DIR, dir);
+        int r = rt_remove_tree(m, ws, "upper", err);
+        if (r == 0)
+                r = rt_remove_tree(m, ws, "work", err);
+        if (r < 0)
+                return r;
+        struct rt_ws_state st = {.dev = hs->st_dev, .ino = hs->st_ino};
+        /* Absolute, for `rtn apply` from anywhere: the path has no symlink (it was opened
+         * with RESOLVE_NO_SYMLINKS), so this only prefixes the cwd and drops dots. */
+        _cleanup_free_ char *abs = realpath(host, NULL);
+        if (!abs)
+                return rtn_err(err, errno, "resolve the workspace %s", host);
+        if (strlen(abs) >= sizeof st.host)
+                return rtn_errx(err, ENAMETOOLONG, "workspace path too long");
+        strcpy(st.host, abs);
+        clock_gettime(CLOCK_REALTIME_COARSE, &st.since);
+        return rt_ws_state_write(dir, &st, err);
+}
+
+int rt_ws_prepare(const char *dir, const char *root, const char *host, const struct rt_idmap *m,
+                  struct rtn_error *err) {
+        char ws[4200];
+        snprintf(ws, sizeof ws, "%s/" RT_WS_DIR, dir);
+        if (mkdir(ws, 0700) < 0 && errno != EEXIST)
+                return rtn_err(err, errno, "create %s", ws);
+        struct open_how how = {.flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
+                               .resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS};
+        _cleanup_close_ int h = sys_openat2(AT_FDCWD, host, &how, sizeof how);
+        struct stat hs;
+        if (h < 0 || fstat(h, &hs) < 0)
+                return rtn_err(err, errno, "open the workspace %s%s", host,
+                               errno == ELOOP ? " (its path crosses a symlink)" : "");
+        if (!pending(dir) && !pending(root))
+                return fresh(dir, host, &hs, m, err);
+        struct rt_ws_state st;
+        int r = rt_ws_state_read(dir, &st);
+        if (r < 0)
+                return rtn_errx(err, EBADMSG,
+                                "the pending workspace changes in %s have no valid record; "
+                                "drop them (rtn reset)",
+                                ws);
+        bool same = st.dev == (uint64_t)hs.st_dev && st.ino == (uint64_t)hs.st_ino;
+        r = same ? 0
+                 : rtn_errx(err, EBUSY,
+                            "the pending workspace changes belong to %s, not %s: write them "
+                            "there (rtn apply) or drop them (rtn reset) first",
+                            st.host, host);
+        rt_ws_state_free(&st);
+        return r;
+}
+
+int rt_ws_drop(const char *dir, const char *root, const struct rt_idmap *m, struct rtn_error *err) {
+        int r = root ? rt_remove_tree(m, root, RT_WS_DIR, err) : 0;
+        return r < 0 || !dir ? r : rt_remove_tree(m, dir, RT_WS_DIR, err);
+}
+
+int rt_ws_host(const char *dir, char *buf, size_t len) {
+        struct rt_ws_state st;
+        int r = rt_ws_state_read(dir, &st);
+        if (r < 0)
+                return r;
+        r = (size_t)snprintf(buf, len, "%s", st.host) < len ? 0 : -ENAMETOOLONG;
+        rt_ws_state_free(&st);
+        return r;
+}
+
+int rt_ws_move(const char *from, int upper_fs, const char *to, const struct rt_idmap *m,
+               struct rtn_error *err) {
+        char buf[32];
+        if (!pending(rt_ws_root(buf, upper_fs)))
+                return 0;
+        if (pending(to))
+                return rtn_errx(err, EBUSY, "%s already holds pending workspace changes", to);
+        char src[4200], dst[4200];
+        snprintf(src, sizeof src, "%s/" RT_WS_DIR "/state", from);
+        snprintf(dst, sizeof dst, "%s/" RT_WS_DIR, to);
+        int r = rt_remove_tree(m, to, RT_WS_DIR, err);
+        if (r < 0)
+                return r;
+        if (mkdir(dst, 0700) < 0)
+                return rtn_err(err, errno, "create %s", dst);
+        if ((r = rt_upper_keep_ws(m, upper_fs, to, err)) < 0) {
+                (void)rt_remove_tree(m, to, RT_WS_DIR, NULL);
+                return r;
+        }
+        snprintf(dst, sizeof dst, "%s/" RT_WS_DIR "/state", to);
+        if (rename(src, dst) < 0) {
+                r = rtn_err(err, errno, "move %s to %s", src, dst);
+                (void)rt_remove_tree(m, to, RT_WS_DIR, NULL);
+                return r;
+        }
+        return 1;
+}

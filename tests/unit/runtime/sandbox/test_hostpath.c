@@ -1,0 +1,147 @@
+/* Host directory binds (runtime/sandbox/hostpath.c): which host paths an agent or the user may
+ * bind, with real directories and symlinks in a temp dir standing in for $HOME. */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "runtime/runtime.h"
+
+static char top[256], home[300], path[512];
+
+static void setup(void) {
+        snprintf(top, sizeof top, "/tmp/rtn-hostpath.XXXXXX");
+        cr_assert_not_null(mkdtemp(top));
+        snprintf(home, sizeof home, "%s/home", top);
+        cr_assert_eq(mkdir(home, 0700), 0);
+        const char *dirs[] = {"proj", "proj/sub", "proj/.git", ".ssh", "data", "real"};
+        for (size_t i = 0; i < 6; i++) {
+                snprintf(path, sizeof path, "%s/%s", home, dirs[i]);
+                cr_assert_eq(mkdir(path, 0700), 0);
+        }
+        snprintf(path, sizeof path, "%s/link", home);
+        cr_assert_eq(symlink("real", path), 0);
+}
+
+static void teardown(void) {
+        char cmd[600];
+        snprintf(cmd, sizeof cmd, "rm -rf '%s'", top);
+        (void)!system(cmd);
+}
+
+static int check(const char *rel, bool agent, const char *const *roots, size_t nroots) {
+        char data[300];
+        snprintf(data, sizeof data, "%s/data", home);
+        if (rel[0] == '/')
+                snprintf(path, sizeof path, "%s", rel);
+        else
+                snprintf(path, sizeof path, "%s%s%s", home, *rel ? "/" : "", rel);
+        struct rt_hostpath_policy pol = {
+                .home = home, .data_dir = data, .roots = roots, .nroots = nroots, .agent = agent};
+        struct rt_hostpath hp = {.fd = -1};
+        struct rtn_error err = {0};
+        int r = rt_hostpath_check(path, &pol, &hp, &err);
+        if (r == 0) {
+                struct stat st;
+                cr_assert_eq(fstat(hp.fd, &st), 0);
+                cr_assert_eq(st.st_ino, hp.ino);
+                close(hp.fd);
+        }
+        return r;
+}
+
+TestSuite(rt_hostpath_check, .init = setup, .fini = teardown);
+
+Test(rt_hostpath_check, project_below_home) {
+        cr_assert_eq(check("proj", true, NULL, 0), 0);
+        cr_assert_eq(check("proj/sub", true, NULL, 0), 0);
+}
+
+Test(rt_hostpath_check, home_itself_and_hidden) {
+        cr_assert_eq(check("", true, NULL, 0), -EPERM);
+        cr_assert_eq(check(".ssh", true, NULL, 0), -EPERM);
+        cr_assert_eq(check("proj/.git", true, NULL, 0), -EPERM);
+        cr_assert_eq(check(".ssh", false, NULL, 0), -EPERM); /* the user's --bind too */
+}
+
+Test(rt_hostpath_check, symlink_on_the_way) {
+        cr_assert_eq(check("link", true, NULL, 0), -ELOOP);
+        cr_assert_eq(check("real", true, NULL, 0), 0);
+}
+
+Test(rt_hostpath_check, system_and_root) {
+        cr_assert_eq(check("/", false, NULL, 0), -EPERM);
+        cr_assert_eq(check("/etc", false, NULL, 0), -EPERM);
+        cr_assert_eq(check("/usr/share", false, NULL, 0), -EPERM);
+        cr_assert_eq(check("/proc/self", false, NULL, 0), -EPERM);
+}
+
+Test(rt_hostpath_check, data_dir_and_above) {
+        cr_assert_eq(check("data", false, NULL, 0), -EPERM);
+        cr_assert_eq(check(top, false, NULL, 0), -EPERM); /* holds the data dir */
+}
+
+Test(rt_hostpath_check, not_canonical) {
+        cr_assert_eq(check("proj/../proj", true, NULL, 0), -EINVAL);
+        cr_assert_eq(check("proj/", true, NULL, 0), -EINVAL);
+        cr_assert_eq(check("proj//sub", true, NULL, 0), -EINVAL);
+        cr_assert_eq(check("proj/./sub", true, NULL, 0), -EINVAL);
+}
+
+Test(rt_hostpath_check, agent_outside_home_needs_a_root) {
+        char tmpl[] = "/tmp/rtn-hostpath-root.XXXXXX";
+        cr_assert_not_null(mkdtemp(tmpl));
+        cr_assert_eq(check(tmpl, true, NULL, 0), -EPERM);
+        const char *roots[] = {tmpl};
+        cr_assert_eq(check(tmpl, true, roots, 1), 0);
+        cr_assert_eq(check(tmpl, false, NULL, 0), 0); /* the user may name it */
+        rmdir(tmpl);
+}
+
+Test(rt_hostpath_check, other_users_home) {
+        cr_assert_eq(check("/home", false, NULL, 0), -EPERM);
+        cr_assert_eq(check("/root", true, NULL, 0), -EPERM);
+}
+
+Test(rt_hostpath_check, holds_home) {
+        char up[300];
+        snprintf(up, sizeof up, "%s", home);
+        *strrchr(up, '/') = '\0';
+        cr_assert_eq(check(up, false, NULL, 0), -EPERM); /* holds $HOME */
+}
+
+/* $HOME names a symlink to the real home: the real path is the home all the same. */
+Test(rt_hostpath_check, home_through_symlink) {
+        char link[320], sub[400];
+        snprintf(link, sizeof link, "%s/homelink", top);
+        cr_assert_eq(symlink(home, link), 0);
+        struct rt_hostpath_policy pol = {.home = link, .agent = true};
+        struct rt_hostpath hp = {.fd = -1};
+        struct rtn_error err = {0};
+        cr_assert_eq(rt_hostpath_check(home, &pol, &hp, &err), -EPERM);
+        cr_assert(strstr(err.msg, "your home directory"), "%s", err.msg);
+        snprintf(sub, sizeof sub, "%s/.ssh", home);
+        cr_assert_eq(rt_hostpath_check(sub, &pol, &hp, &err), -EPERM);
+        snprintf(sub, sizeof sub, "%s/proj", home);
+        cr_assert_eq(rt_hostpath_check(sub, &pol, &hp, &err), 0);
+        close(hp.fd);
+}
+
+Test(rt_mount_point_check, cases) {
+        struct rtn_error err;
+        cr_assert_eq(rt_mount_point_check("/workspace/p", &err), 0);
+        cr_assert_eq(rt_mount_point_check("/mnt", &err), 0);
+        cr_assert_eq(rt_mount_point_check("/mnt/a/b", &err), 0);
+        cr_assert_eq(rt_mount_point_check("/workspace", &err), -EPERM);
+        cr_assert_eq(rt_mount_point_check("/", &err), -EPERM);
+        cr_assert_eq(rt_mount_point_check("/etc", &err), -EPERM);
+        cr_assert_eq(rt_mount_point_check("/usr/x", &err), -EPERM);
+        cr_assert_eq(rt_mount_point_check("/mntx", &err), -EPERM);
+        cr_assert_eq(rt_mount_point_check("/mnt/../etc", &err), -EINVAL);
+        cr_assert_eq(rt_mount_point_check("/mnt/a:b", &err), -EINVAL);
+        cr_assert_eq(rt_mount_point_check("mnt/a", &err), -EINVAL);
+}
