@@ -8,11 +8,11 @@
  *   wrote; and, for an environment, ws/upper, the changes of earlier `rtn exec --keep` runs
  *   (or of a `rtn serve` that ended), which a later run mounts read-only between the host dir
  *   and its own upper.
- * - ROOT/ws/upper and ws/work on a sandbox's size-limited tmpfs (runtime/session/upper.h; ROOT is its
- *   /proc/self/fd path, rt_ws_root), where every sandbox with a kept upper writes, so the
- *   agent's workspace writes are bounded by --upper-size like the rest of its changes. A
- *   session's stay there until applied, reset or moved; an `rtn exec --keep` run's are laid
- *   over DIR/ws/upper when it ends (rt_upper_merge).
+ * - ROOT/ws/upper and ws/work on a sandbox's size-limited tmpfs (runtime/session/upper.h;
+ *   ROOT is its /proc/self/fd path, rt_ws_root), where every sandbox with a kept upper
+ *   writes, so the agent's workspace writes are bounded by --upper-size like the rest of its
+ *   changes. A session's stay there until applied, reset or moved; an `rtn exec --keep`
+ *   run's are laid over DIR/ws/upper when it ends (rt_upper_merge).
  *
  * The sandbox sees the uppers only through the overlay, never DIR itself.
  *
@@ -32,7 +32,8 @@
 
 #define RT_WS_DIR "ws"
 
-/* ROOT for a sandbox's tmpfs upper (an fd rtn keeps, runtime/session/upper.h) into buf; NULL for -1. */
+/* ROOT for a sandbox's tmpfs upper (an fd rtn keeps, runtime/session/upper.h) into buf; NULL for
+ * -1. */
 const char *rt_ws_root(char buf[32], int upper_fs);
 
 /* Before a sandbox starts on dir with host as its overlay workspace, its upper on root (NULL:
