@@ -288,7 +288,7 @@ int rt_cmd_diff(int argc, char **argv) {
         /* The overlay workspace's pending changes (rtn exec --keep --workspace-mode overlay),
          * against the host dir. */
         if (r == 0 && !o.upper && rt_pending_path(s, o.env, NULL, pending, sizeof pending) == 0)
-                r = rt_ws_diff(pending, print_ws_change, NULL, &err);
+                r = rt_ws_diff(pending, NULL, print_ws_change, NULL, &err);
         store_close(s);
         return r < 0 ? fail(&err) : 0;
 }
@@ -309,7 +309,7 @@ int rt_cmd_reset(int argc, char **argv) {
                 r = rt_pending_reset(s, o.env, mp, &err);
         if (r == 0 && rt_pending_path(s, o.env, NULL, dir, sizeof dir) == 0 &&
             access(dir, F_OK) == 0)
-                r = rt_ws_drop(dir, mp, &err);
+                r = rt_ws_drop(dir, NULL, mp, &err);
         store_close(s);
         return r < 0 ? fail(&err) : 0;
 }
@@ -352,7 +352,7 @@ int rt_cmd_apply(int argc, char **argv) {
         struct apply_out out = {.dry_run = o.dry_run};
         if (r == 0) {
                 (void)rt_ws_host(dir, host, sizeof host);
-                r = rt_ws_apply(dir, o.dry_run, print_applied, &out, &err);
+                r = rt_ws_apply(dir, NULL, o.dry_run, print_applied, &out, &err);
         }
         rtn_safe_close(lock);
         store_close(s);

@@ -591,7 +591,7 @@ static int count_change(enum rt_ws_change what, const char *path, void *ud) {
 static void report_pending(const char *pending, const char *workspace) {
         struct rtn_error err = {0};
         unsigned n = 0;
-        if (rt_ws_diff(pending, count_change, &n, &err) < 0)
+        if (rt_ws_diff(pending, NULL, count_change, &n, &err) < 0)
                 fprintf(stderr, "rtn: %s\n", err.msg);
         else if (n > 0)
                 fprintf(stderr,

@@ -40,7 +40,7 @@ struct rt_plan {
         size_t nlayers;
         int workspace_fd;
         int workspace_tree; /* idmapped detached mount (root only), or -1 */
-        int ws_upper_fd, ws_work_fd; /* overlay workspace: ws_dir's ws/upper, ws/work */
+        int ws_lower_fd; /* overlay workspace: ws_dir's ws/upper (--keep's earlier changes) */
         int bind_fds[RT_MAX_BINDS];
         int bind_trees[RT_MAX_BINDS]; /* idmapped detached mounts of rw binds (root), or -1 */
         int init_fd; /* sealed memfd of rtn-init */

@@ -18,6 +18,7 @@
 #include "common/io.h"
 #include "common/syscall.h"
 #include "runtime/internal.h"
+#include "runtime/wsover.h"
 
 /* bwrap uses /tmp as its base path too: in our private mount ns, hiding the host's /tmp
  * costs nothing since every host object is already open. */
@@ -205,6 +206,23 @@ static int mount_overlay(const struct rt_plan *p, const char *sub, const char *b
  * is attached on the stage: attaching the kept mount itself would tie it to this namespace
  * and end it with it. nr_inodes bounds the files as size bounds the bytes: a copy to disk
  * costs each file an inode and maybe a block there. */
+/* upper/ and work/ on a kept upper's tmpfs: made with it, and again after a commit emptied it
+ * (runtime/session.c keeps the tmpfs while an overlay workspace's changes are on it). */
+static int upper_dirs(const struct rt_plan *p, int mnt, struct rtn_error *err) {
+        if (mkdirat(mnt, "work", 0700) < 0 && errno != EEXIST)
+                return rtn_err(err, errno, "create work/");
+        if (mkdirat(mnt, "upper", 0755) < 0)
+                return errno == EEXIST ? 0 : rtn_err(err, errno, "create upper/");
+        /* The upper's top becomes a layer's top, whose owner its id hashes: the caller's, as
+         * for an upper rtn makes on disk. With a subordinate range the caller is the agent's
+         * id here, not this namespace's root. */
+        if (p->idmap->mode == RT_IDMAP_SUBID &&
+            fchownat(mnt, "upper", p->idmap->agent_uid, p->idmap->agent_gid, AT_SYMLINK_NOFOLLOW) <
+                    0)
+                return rtn_err(err, errno, "chown upper/");
+        return 0;
+}
+
 static int new_upper_fs(const struct rt_plan *p, struct rtn_error *err) {
         uint64_t room = p->spec->upper_room ? p->spec->upper_room : p->spec->upper_bytes;
         char size[24], inodes[24];
@@ -220,15 +238,9 @@ static int new_upper_fs(const struct rt_plan *p, struct rtn_error *err) {
                 sys_fsmount(fs, FSMOUNT_CLOEXEC, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
         if (mnt < 0)
                 return rtn_err(err, errno, "mount the upper's tmpfs");
-        if (mkdirat(mnt, "upper", 0755) < 0 || mkdirat(mnt, "work", 0700) < 0)
-                return rtn_err(err, errno, "create upper/ and work/");
-        /* The upper's top becomes a layer's top, whose owner its id hashes: the caller's, as
-         * for an upper rtn makes on disk. With a subordinate range the caller is the agent's
-         * id here, not this namespace's root. */
-        if (p->idmap->mode == RT_IDMAP_SUBID &&
-            fchownat(mnt, "upper", p->idmap->agent_uid, p->idmap->agent_gid, AT_SYMLINK_NOFOLLOW) <
-                    0)
-                return rtn_err(err, errno, "chown upper/");
+        int r = upper_dirs(p, mnt, err);
+        if (r < 0)
+                return r;
         return TAKE_FD(mnt);
 }
 
@@ -237,6 +249,9 @@ static int mount_kept_upper(const struct rt_plan *p, struct rtn_error *err) {
         int src = p->spec->upper_fs;
         if (src < 0 && (src = made = new_upper_fs(p, err)) < 0)
                 return made;
+        int r = made < 0 ? upper_dirs(p, src, err) : 0;
+        if (r < 0)
+                return r;
         _cleanup_close_ int tree =
                 sys_open_tree(src, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH);
         if (tree < 0)
@@ -440,13 +455,16 @@ static struct rt_protect_bind *protect_slot(const struct rt_plan *p) {
 }
 
 /* The overlay workspace: the host dir (root's idmapped clone of it, attached on the stage
- * first, so the agent owns what the owner of the dir owns) is the only lower layer, and the
- * agent's writes go to the upper, ws_dir's ws/ or, for a sandbox without one, the stage
- * tmpfs, gone with the sandbox. Committed layers are not below it: /workspace shows the
- * host dir, as a live bind does. The upper's top is the overlay's root, so it has the host
- * dir's mode and belongs to the agent (runtime/wsover.c makes the on-disk one so). */
+ * first, so the agent owns what the owner of the dir owns) is the lowest layer, with the
+ * changes earlier `rtn exec --keep` runs left (ws_lower_fd) over it, read-only; the agent's
+ * writes go to ws/upper on the kept upper's tmpfs (runtime/wsover.h), bounded with the rest of
+ * its changes, or, for a sandbox without one, to the stage tmpfs, gone with the sandbox.
+ * Committed layers are not below it: /workspace shows the host dir, as a live bind does. The
+ * upper's top is the overlay's root, so it has the mode of the layer below and belongs to the
+ * agent. */
 static int mount_ws_overlay(const struct rt_plan *p, struct rtn_error *err) {
-        char lower[64], upper[64], work[64], opts[256];
+        char host[64], lower[160], upper[64], work[64], opts[320], fdp[32];
+        const char *base = p->spec->upper_keep ? STAGE "/u/" RT_WS_DIR : STAGE;
         struct stat st;
         int r;
         if (p->workspace_tree >= 0) {
@@ -454,24 +472,27 @@ static int mount_ws_overlay(const struct rt_plan *p, struct rtn_error *err) {
                     sys_move_mount(p->workspace_tree, "", AT_FDCWD, STAGE "/wslower",
                                    MOVE_MOUNT_F_EMPTY_PATH) < 0)
                         return rtn_err(err, errno, "attach idmapped workspace");
-                snprintf(lower, sizeof lower, STAGE "/wslower");
+                snprintf(host, sizeof host, STAGE "/wslower");
         } else {
-                rt_fdpath(lower, p->workspace_fd);
+                rt_fdpath(host, p->workspace_fd);
         }
-        if (p->ws_upper_fd >= 0) {
-                rt_fdpath(upper, p->ws_upper_fd);
-                rt_fdpath(work, p->ws_work_fd);
-        } else {
-                snprintf(upper, sizeof upper, STAGE "/wsupper");
-                snprintf(work, sizeof work, STAGE "/wswork");
-                if (stat(lower, &st) < 0)
+        if (p->ws_lower_fd >= 0)
+                snprintf(lower, sizeof lower, "%s:%s", rt_fdpath(fdp, p->ws_lower_fd), host);
+        else
+                snprintf(lower, sizeof lower, "%s", host);
+        snprintf(upper, sizeof upper, "%s/%s", base, p->spec->upper_keep ? "upper" : "wsupper");
+        snprintf(work, sizeof work, "%s/%s", base, p->spec->upper_keep ? "work" : "wswork");
+        if (p->spec->upper_keep && mkdir(base, 0755) < 0 && errno != EEXIST)
+                return rtn_err(err, errno, "create %s", base);
+        if (access(upper, F_OK) < 0) { /* a session's later sandboxes find it made */
+                if (stat(p->ws_lower_fd >= 0 ? fdp : host, &st) < 0)
                         return rtn_err(err, errno, "stat the workspace");
                 if ((r = mkdir_owned(upper, st.st_mode & 0777, p->idmap->agent_uid,
                                      p->idmap->agent_gid, err)) < 0)
                         return r;
-                if (mkdir(work, 0700) < 0)
-                        return rtn_err(err, errno, "create %s", work);
         }
+        if (mkdir(work, 0700) < 0 && errno != EEXIST)
+                return rtn_err(err, errno, "create %s", work);
         snprintf(opts, sizeof opts, "lowerdir=%s,upperdir=%s,workdir=%s,userxattr", lower, upper,
                  work);
         return do_mount("overlay", NEWROOT "/workspace", "overlay", MS_NOSUID | MS_NODEV, opts,

@@ -110,14 +110,12 @@ static int plan_open(struct rt_plan *p, struct rtn_error *err) {
                 if ((p->layer_fds[p->nlayers] = open_dir(s->layers[p->nlayers], "layer", err)) < 0)
                         return p->layer_fds[p->nlayers];
         if (s->workspace && s->workspace_mode == RT_WS_OVERLAY && s->ws_dir) {
-                /* Opened one by one: root's sandbox may not search the session dir itself. */
-                char path[4096];
+                /* What earlier --keep runs left, a read-only layer over the host dir. */
+                char path[4200];
                 snprintf(path, sizeof path, "%s/" RT_WS_DIR "/upper", s->ws_dir);
-                if ((p->ws_upper_fd = open_dir(path, "workspace upper dir", err)) < 0)
-                        return p->ws_upper_fd;
-                snprintf(path, sizeof path, "%s/" RT_WS_DIR "/work", s->ws_dir);
-                if ((p->ws_work_fd = open_dir(path, "workspace work dir", err)) < 0)
-                        return p->ws_work_fd;
+                p->ws_lower_fd = open(path, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                if (p->ws_lower_fd < 0 && errno != ENOENT)
+                        return rtn_err(err, errno, "open the pending workspace changes %s", path);
         }
         if (s->workspace && p->workspace_tree < 0 &&
             (r = open_checked(s->workspace, s->workspace_dev, s->workspace_ino, "workspace",
@@ -596,8 +594,7 @@ int rt_sandbox_start_queued(const struct rt_spec *spec, struct rt_sandbox *ret, 
                             .base_fd = -1,
                             .workspace_fd = -1,
                             .workspace_tree = -1,
-                            .ws_upper_fd = -1,
-                            .ws_work_fd = -1,
+                            .ws_lower_fd = -1,
                             .init_fd = -1,
                             .ctl_fd = -1};
         for (size_t i = 0; i < RT_MAX_BINDS; i++)
@@ -616,8 +613,10 @@ int rt_sandbox_start_queued(const struct rt_spec *spec, struct rt_sandbox *ret, 
         p.protect = sb.protect;
         snprintf(sb.home, sizeof sb.home, "%s", sb.idmap.agent_uid == 0 ? "/root" : "/home/rtn");
         p.home = sb.home;
+        char wsroot[32];
         if ((spec->workspace && spec->workspace_mode == RT_WS_OVERLAY && spec->ws_dir &&
-             (r = rt_ws_prepare(spec->ws_dir, spec->workspace, &sb.idmap, err)) < 0) ||
+             (r = rt_ws_prepare(spec->ws_dir, rt_ws_root(wsroot, spec->upper_fs), spec->workspace,
+                                &sb.idmap, err)) < 0) ||
             (sb.idmap.mode == RT_IDMAP_ROOT && spec->workspace &&
              (r = workspace_tree(spec, &p, err)) < 0) ||
             (r = bind_trees(spec, &p, err)) < 0 || (r = p.init_fd = rt_init_memfd_new(err)) < 0) {

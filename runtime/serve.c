@@ -658,6 +658,27 @@ static void op_cancel(void *ctx, struct mcp_call *call) {
                 rt_cmd_kill(c); /* its done callback finishes the call */
 }
 
+/* At exit, an overlay workspace's changes not applied become the environment's pending
+ * changes, for rtn diff / rtn apply / rtn reset, unless it has some of its own. */
+static void keep_workspace_changes(struct serve *sv) {
+        char dir[4096];
+        int lock = -1;
+        struct rtn_error err = {0};
+        int r = rt_pending_open(sv->store, sv->env, dir, sizeof dir, &lock, &err);
+        if (r == 0)
+                r = rt_ws_move(sv->session_dir, rt_session_upper_fs(sv->sess), dir,
+                               rt_session_idmap(sv->sess), &err);
+        rtn_safe_close(lock);
+        if (r == 1)
+                fprintf(stderr,
+                        "rtn serve: the workspace changes not applied are kept as the pending "
+                        "changes of environment %s (rtn diff, rtn apply, rtn reset)\n",
+                        sv->env);
+        else if (r < 0)
+                fprintf(stderr, "rtn serve: the workspace changes not applied are lost: %s\n",
+                        err.msg);
+}
+
 static void op_shutdown(void *ctx) {
         struct serve *sv = ctx;
         if (sv->gate)
@@ -671,6 +692,11 @@ static void op_shutdown(void *ctx) {
                 sv->idmap = *rt_session_idmap(sv->sess);
                 sv->have_idmap = true;
         }
+        /* The sandbox first: no overlay may have the workspace's upper mounted while it is
+         * copied out; the tmpfs it is on goes with the session. */
+        rt_session_stop(sv->sess);
+        if (sv->session_dir && rt_session_spec(sv->sess)->workspace_mode == RT_WS_OVERLAY)
+                keep_workspace_changes(sv);
         rt_session_free(sv->sess);
         sv->sess = NULL;
 }
@@ -867,26 +893,6 @@ static void serve_instructions(const struct rt_spec *sp, char *buf, size_t len) 
                 buf[len - 1] = '\0';
 }
 
-/* At exit, an overlay workspace's changes not applied become the environment's pending
- * changes, for rtn diff / rtn apply / rtn reset, unless it has some of its own. */
-static void keep_workspace_changes(struct serve *sv) {
-        char dir[4096];
-        int lock = -1;
-        struct rtn_error err = {0};
-        int r = rt_pending_open(sv->store, sv->env, dir, sizeof dir, &lock, &err);
-        if (r == 0)
-                r = rt_ws_move(sv->session_dir, dir, &err);
-        rtn_safe_close(lock);
-        if (r == 1)
-                fprintf(stderr,
-                        "rtn serve: the workspace changes not applied are kept as the pending "
-                        "changes of environment %s (rtn diff, rtn apply, rtn reset)\n",
-                        sv->env);
-        else if (r < 0)
-                fprintf(stderr, "rtn serve: the workspace changes not applied are lost: %s\n",
-                        err.msg);
-}
-
 int rt_cmd_serve(int argc, char **argv) {
         /* A result of megabytes passes through a few buffers of its size, each by default a
          * fresh mmap whose every page faults on first touch (tens of microseconds each on a
@@ -948,8 +954,6 @@ int rt_cmd_serve(int argc, char **argv) {
         if (r < 0)
                 rtn_term_printf(stderr, "rtn serve: %s\n", err.msg);
 out:
-        if (sv.session_dir && sv.scfg.spec.workspace_mode == RT_WS_OVERLAY)
-                keep_workspace_changes(&sv);
         if (sv.session_dir) {
                 /* The session's upper dies with it: only commits persist. */
                 char *slash = strrchr(sv.session_dir, '/');

@@ -53,39 +53,13 @@ static void json_tip(struct rtn_json_buf *b, struct serve *sv, const char *key) 
                 rtn_json_null(b);
 }
 
-/* Bytes under dir, not following symlinks (the upper is the agent's, so the walk is bounded
- * in depth, opens only directories, with O_DIRECTORY, and runs off the loop). */
-static uint64_t du_at(int at, const char *name, unsigned depth, const atomic_bool *cancel) {
-        struct stat st;
-        if (atomic_load(cancel) || fstatat(at, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-                return 0;
-        uint64_t total = (uint64_t)st.st_blocks * 512;
-        if (!S_ISDIR(st.st_mode) || depth > 64)
-                return total;
-        int fd = openat(at, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        if (fd < 0)
-                return total;
-        DIR *d = fdopendir(fd);
-        if (!d) {
-                close(fd);
-                return total;
-        }
-        struct dirent *de;
-        while ((de = readdir(d)))
-                if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
-                        total += du_at(dirfd(d), de->d_name, depth + 1, cancel);
-        closedir(d);
-        return total;
-}
-
-/* A session's uncommitted bytes: what its upper takes on its tmpfs (upper_fs, -1 before
- * the first sandbox), and an overlay workspace's upper in dir. */
-static uint64_t upper_bytes(int upper_fs, const char *dir, const atomic_bool *cancel) {
+/* A session's uncommitted bytes: what its tmpfs holds (upper_fs, -1 before the first
+ * sandbox), an overlay workspace's changes included. */
+static uint64_t upper_bytes(int upper_fs) {
         uint64_t bytes = 0;
         if (upper_fs >= 0)
                 (void)rt_upper_usage(upper_fs, &bytes, NULL);
-        _cleanup_close_ int d = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
-        return d < 0 ? bytes : bytes + du_at(d, RT_WS_DIR "/upper", 0, cancel);
+        return bytes;
 }
 
 struct diff_acc {
@@ -162,7 +136,7 @@ static void walk_work(void *arg, const atomic_bool *cancel) {
         struct walk_job *j = arg;
         struct diff_acc *d = &j->d;
         if (j->status)
-                j->upper_bytes = upper_bytes(j->upper_fd, j->dir, cancel);
+                j->upper_bytes = upper_bytes(j->upper_fd);
         d->cancel = cancel;
         rtn_json_arr_begin(&d->added);
         rtn_json_arr_begin(&d->modified);
@@ -173,8 +147,9 @@ static void walk_work(void *arg, const atomic_bool *cancel) {
         else if (upper)
                 j->r = store_diff_layers(j->layers, j->nlayers, upper, diff_filtered_cb, d,
                                          &j->err);
+        char root[32];
         if (j->r >= 0 && j->ws)
-                j->r = rt_ws_diff(j->dir, ws_diff_cb, d, &j->err);
+                j->r = rt_ws_diff(j->dir, rt_ws_root(root, j->upper_fd), ws_diff_cb, d, &j->err);
         rtn_json_arr_end(&d->added);
         rtn_json_arr_end(&d->modified);
         rtn_json_arr_end(&d->deleted);
@@ -219,7 +194,11 @@ static void json_limits(struct rtn_json_buf *b, const struct serve *sv) {
 int64_t serve_ws_pending(struct serve *sv) {
         struct rtn_error err = {0};
         int64_t n = 0;
-        return rt_ws_diff(rt_session_dir(sv->sess), count_cb, &n, &err) < 0 ? 0 : n;
+        char root[32];
+        return rt_ws_diff(rt_session_dir(sv->sess), rt_ws_root(root, rt_session_upper_fs(sv->sess)),
+                          count_cb, &n, &err) < 0
+                       ? 0
+                       : n;
 }
 
 /* What the agent may not take back: workspace_mode, and live_paths, the mount points where a
@@ -551,9 +530,7 @@ static int env_rollback(struct serve *sv, struct mcp_call *call, const struct mc
 
 static int env_drop(struct serve *sv, struct mcp_call *call, bool reset) {
         struct rtn_error err = {0};
-        static const atomic_bool never = false;
-        uint64_t bytes =
-                upper_bytes(rt_session_upper_fs(sv->sess), rt_session_dir(sv->sess), &never);
+        uint64_t bytes = upper_bytes(rt_session_upper_fs(sv->sess));
         /* Stopped first, so that a job's waiters hear it was killed, not that it runs. */
         unsigned killed = serve_running_jobs(sv);
         rt_session_stop_for(sv->sess, reset ? "env_reset reset the sandbox"
@@ -562,7 +539,7 @@ static int env_drop(struct serve *sv, struct mcp_call *call, bool reset) {
         /* Nothing uncommitted is left: start from the env's tip as it is now, which another
          * server may have moved. */
         if (rt_session_discard(sv->sess, &err) < 0 ||
-            rt_ws_drop(rt_session_dir(sv->sess), rt_session_idmap(sv->sess), &err) < 0 ||
+            rt_ws_drop(rt_session_dir(sv->sess), NULL, rt_session_idmap(sv->sess), &err) < 0 ||
             serve_load_layers(sv, &err) < 0) {
                 mcp_call_finish_error(call, "reset failed: %s", err.msg);
                 return 0;
@@ -642,7 +619,10 @@ static int workspace_apply(struct serve *sv, struct mcp_call *call, const struct
         struct apply_acc acc = {.applied = RTN_JSON_BUF_INIT(0), .refused = RTN_JSON_BUF_INIT(0)};
         rtn_json_arr_begin(&acc.applied);
         rtn_json_arr_begin(&acc.refused);
-        int r = rt_ws_apply(rt_session_dir(sv->sess), dry, apply_cb, &acc, &err);
+        char root[32];
+        int r = rt_ws_apply(rt_session_dir(sv->sess),
+                            rt_ws_root(root, rt_session_upper_fs(sv->sess)), dry, apply_cb, &acc,
+                            &err);
         rtn_json_arr_end(&acc.applied);
         rtn_json_arr_end(&acc.refused);
         if (r < 0) {

@@ -26,6 +26,7 @@
 #include "store/store.h"
 #include "runtime/specopt.h"
 #include "runtime/upper.h"
+#include "runtime/wsover.h"
 
 #define GRACE_MS 100
 #define MAX_LINGER 64
@@ -70,6 +71,27 @@ int rt_rm_rf_at(int at, const char *name) {
 /* Drops the upper: the next sandbox makes a fresh, empty one. */
 static void reset_upper(struct rt_session *s) {
         s->upper_fs = rtn_safe_close(s->upper_fs);
+}
+
+/* Committed: the next sandbox starts on the new layer with an empty upper. An overlay
+ * workspace's changes share the tmpfs and are not part of a commit (rt_ws_apply writes them):
+ * then only what upper/ holds goes (upper/ itself, the agent's, stays for the next sandbox and
+ * for the walks that read it). What cannot be removed stays: the same content the layer now
+ * holds. */
+static void drop_committed(struct rt_session *s) {
+        char root[32], upper[48];
+        if (s->cfg.spec.workspace_mode != RT_WS_OVERLAY || !rt_ws_root(root, s->upper_fs)) {
+                reset_upper(s);
+                return;
+        }
+        snprintf(upper, sizeof upper, "%s/upper", root);
+        DIR *d = opendir(upper);
+        struct dirent *de;
+        while (d && (de = readdir(d)))
+                if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
+                        (void)rt_remove_tree(&s->idmap, upper, de->d_name, NULL);
+        if (d)
+                closedir(d);
 }
 
 static int ensure_dir(const char *path, struct rtn_error *err) {
@@ -134,7 +156,7 @@ int rt_session_commit(struct rt_session *s, struct store *st, const char *env,
         }
         int r = rt_upper_commit(&s->idmap, st, env, s->upper_fs, s->dir, o, ret_id, err);
         if (r >= 0)
-                reset_upper(s); /* committed: the next sandbox starts on the new layer */
+                drop_committed(s);
         return r;
 }
 

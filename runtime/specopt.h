@@ -30,9 +30,9 @@ enum {
 #define RT_SPEC_USAGE                                                                              \
         "  --setenv K=V          set an environment variable of the agent's commands; "            \
         "repeatable\n"                                                                             \
-        "  --upper-size BYTES    room for the sandbox's changes (its upper layer, a tmpfs) and\n"  \
-        "                        for /tmp, each (default 2G; K M G); a write beyond fails with\n"  \
-        "                        ENOSPC inside\n"                                                  \
+        "  --upper-size BYTES    room for the sandbox's changes (its upper layer, a tmpfs, an\n"   \
+        "                        overlay workspace's included) and for /tmp, each (default 2G;\n"  \
+        "                        K M G); a write beyond fails with ENOSPC inside\n"                \
         "  --pids-max N          tasks that may exist in the sandbox at once (default 4096;\n"     \
         "                        cgroup v2 pids.max when available, and the pid_max)\n"            \
         "  --memory-max BYTES    memory limit of the sandbox (cgroup v2 memory.max when\n"         \

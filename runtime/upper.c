@@ -30,6 +30,7 @@
 #include "common/io.h"
 #include "runtime/session.h"
 #include "runtime/upper.h"
+#include "runtime/wsover.h"
 
 #define MAX_DEPTH 512
 #define COPY_BUF (128u << 10)
@@ -95,7 +96,16 @@ struct copy {
         struct links links;
         char *buf;
         struct rtn_error *err;
+        /* an overlay workspace's upper, which stays an upper on this machine and is read by
+         * rt_ws_apply: overlayfs's own marks (user.overlay.origin: copied up from the host) and
+         * sockets (refused there, by name) are kept too */
+        bool ws;
 };
+
+/* Whether the copy carries the xattr k. */
+static bool copied(const struct copy *c, const char *k) {
+        return store_xattr_covered(k) || (c->ws && !strncmp(k, "user.", 5));
+}
 
 static int copy_xattrs(int from, int to, struct copy *c) {
         char names[8192], value[8192];
@@ -103,7 +113,7 @@ static int copy_xattrs(int from, int to, struct copy *c) {
         if (n < 0)
                 return errno == ENOTSUP ? 0 : rtn_err(c->err, errno, "list xattrs of %s", c->rel);
         for (char *k = names; k < names + n; k += strlen(k) + 1) {
-                if (!store_xattr_covered(k))
+                if (!copied(c, k))
                         continue;
                 ssize_t len = fgetxattr(from, k, value, sizeof value);
                 if (len < 0 || fsetxattr(to, k, value, (size_t)len, 0) < 0)
@@ -191,6 +201,9 @@ static int copy_special(int sdir, int ddir, const char *name, const struct stat 
         } else if (S_ISFIFO(st->st_mode) || (S_ISCHR(st->st_mode) && st->st_rdev == 0)) {
                 /* A FIFO, or overlayfs's whiteout (char 0:0), which needs no CAP_MKNOD. */
                 if (mknodat(ddir, name, st->st_mode & (S_IFMT | 07777), st->st_rdev) < 0)
+                        return rtn_err(c->err, errno, "create %s", c->rel);
+        } else if (S_ISSOCK(st->st_mode) && c->ws) {
+                if (mknodat(ddir, name, S_IFSOCK | (st->st_mode & 07777), 0) < 0)
                         return rtn_err(c->err, errno, "create %s", c->rel);
         } else if (S_ISSOCK(st->st_mode)) {
                 return 0; /* no content, and nothing a layer can hold */
@@ -404,7 +417,7 @@ static int merge_meta(int u, int p, struct copy *c) {
         char names[8192];
         ssize_t n = flistxattr(p, names, sizeof names);
         for (char *k = names; n > 0 && k < names + n; k += strlen(k) + 1)
-                if (store_xattr_covered(k) && strncmp(k, "user.overlay.", 13) != 0 &&
+                if (copied(c, k) && strncmp(k, "user.overlay.", 13) != 0 &&
                     fgetxattr(u, k, NULL, 0) < 0)
                         (void)fremovexattr(p, k);
         struct stat st;
@@ -490,9 +503,36 @@ static uint64_t du_at(int at, const char *name, unsigned depth) {
         return total;
 }
 
+/* Lays the tree named upper below sfd (the tmpfs's) over the one below dfd (the pending
+ * changes'), or copies it there when dfd has none. ws: an overlay workspace's (struct copy),
+ * whose top directory's own metadata is merged too (it is /workspace itself). */
+static int merge_tree(int sfd, int dfd, bool ws, struct rtn_error *err) {
+        _cleanup_close_ int u =
+                openat(sfd, "upper", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        struct stat st;
+        if (u < 0 && errno == ENOENT)
+                return 0;
+        if (u < 0 || fstat(u, &st) < 0)
+                return rtn_err(err, errno, "open the sandbox's upper");
+        _cleanup_close_ int p =
+                openat(dfd, "upper", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (p < 0 && errno != ENOENT)
+                return rtn_err(err, errno, "open the pending upper");
+        struct copy c;
+        int r = copy_init(&c, p >= 0 ? p : dfd, err);
+        c.ws = ws;
+        if (r == 0 && p < 0 && (r = rel_push(&c, "upper", &(size_t){0})) == 0)
+                r = copy_dir(sfd, dfd, "upper", &st, &c, 0);
+        else if (r == 0 && (r = merge_dir(u, p, &c, 0)) == 0 && ws)
+                r = merge_meta(u, p, &c);
+        copy_done(&c);
+        return r;
+}
+
 struct merge_call {
         const char *pending;
         int upper_fs;
+        bool root; /* the root's upper too, not only the workspace's */
 };
 
 static int do_merge(void *arg, char *out, size_t outlen, struct rtn_error *err) {
@@ -500,21 +540,20 @@ static int do_merge(void *arg, char *out, size_t outlen, struct rtn_error *err) 
         _cleanup_close_ int pdir = open(a->pending, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (pdir < 0)
                 return rtn_err(err, errno, "open %s", a->pending);
-        _cleanup_close_ int p =
-                openat(pdir, "upper", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        struct stat st;
-        _cleanup_close_ int u = open_upper_dir(a->upper_fs, &st, err);
-        if (p < 0)
-                return rtn_err(err, errno, "open %s/upper", a->pending);
-        if (u < 0)
-                return u;
-        struct copy c;
-        int r = copy_init(&c, p, err);
-        if (r == 0)
-                r = merge_dir(u, p, &c, 0);
-        copy_done(&c);
+        int r = a->root ? merge_tree(a->upper_fs, pdir, false, err) : 0;
+        /* An overlay workspace's upper, made in the sandbox (ws/upper on the tmpfs), onto the
+         * pending ws/ (rtn made it and its record; runtime/wsover.h). */
+        _cleanup_close_ int sws =
+                openat(a->upper_fs, RT_WS_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        _cleanup_close_ int dws =
+                openat(pdir, RT_WS_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (r == 0 && sws >= 0 && dws < 0)
+                r = rtn_err(err, errno, "open %s/" RT_WS_DIR, a->pending);
+        if (r == 0 && sws >= 0)
+                r = merge_tree(sws, dws, true, err);
         char size[32];
-        snprintf(size, sizeof size, "%llu\n", (unsigned long long)du_at(pdir, "upper", 0));
+        uint64_t bytes = du_at(pdir, "upper", 0) + du_at(pdir, RT_WS_DIR "/upper", 0);
+        snprintf(size, sizeof size, "%llu\n", (unsigned long long)bytes);
         (void)unlinkat(pdir, RT_PENDING_SIZE, 0);
         _cleanup_close_ int fd = openat(pdir, RT_PENDING_SIZE,
                                         O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
@@ -523,15 +562,25 @@ static int do_merge(void *arg, char *out, size_t outlen, struct rtn_error *err) 
         return r;
 }
 
-int rt_upper_merge(const struct rt_idmap *m, int upper_fs, const char *pending,
-                   struct rtn_error *err) {
+static int merge(const struct rt_idmap *m, int upper_fs, const char *pending, bool root,
+                 struct rtn_error *err) {
         int r = check_room(upper_fs, pending, err);
         if (r < 0)
                 return r;
-        struct merge_call a = {.pending = pending, .upper_fs = upper_fs};
+        struct merge_call a = {.pending = pending, .upper_fs = upper_fs, .root = root};
         if (m && m->mode == RT_IDMAP_SUBID)
                 return rt_userns_run(m, do_merge, &a, NULL, 0, err);
         return do_merge(&a, NULL, 0, err);
+}
+
+int rt_upper_merge(const struct rt_idmap *m, int upper_fs, const char *pending,
+                   struct rtn_error *err) {
+        return merge(m, upper_fs, pending, true, err);
+}
+
+int rt_upper_keep_ws(const struct rt_idmap *m, int upper_fs, const char *pending,
+                     struct rtn_error *err) {
+        return merge(m, upper_fs, pending, false, err);
 }
 
 uint64_t rt_upper_pending_size(const char *pending) {

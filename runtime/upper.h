@@ -1,5 +1,6 @@
 /* Sandbox uppers that outlive their sandbox (runtime/upper.c): a size-limited tmpfs kept by
- * the fd of its detached mount (rt_sandbox.upper_fs), holding upper/ and work/. Commit copies
+ * the fd of its detached mount (rt_sandbox.upper_fs), holding upper/ and work/, and ws/ for
+ * an overlay workspace (runtime/wsover.h). Commit copies
  * it onto the data dir's filesystem; `rtn exec --keep` lays it over the pending changes. */
 #pragma once
 
@@ -21,9 +22,13 @@ int rt_upper_usage(int upper_fs, uint64_t *ret_bytes, uint64_t *ret_inodes);
 int rt_upper_commit(const struct rt_idmap *m, struct store *st, const char *env, int upper_fs,
                     const char *dir, const struct store_commit_opts *o, char ret_id[STORE_ID_SIZE],
                     struct rtn_error *err);
-/* Lays the tmpfs's upper over pending/upper (overlayfs's view of the one over the other) and
- * records the result's size in pending/RT_PENDING_SIZE. */
+/* Lays the tmpfs's upper over pending/upper (overlayfs's view of the one over the other), and
+ * an overlay workspace's ws/upper over pending/ws/upper (runtime/wsover.h), and records the
+ * result's size in pending/RT_PENDING_SIZE. */
 int rt_upper_merge(const struct rt_idmap *m, int upper_fs, const char *pending,
                    struct rtn_error *err);
+/* The same for the workspace's upper alone (pending/ws/ must exist): a session's kept. */
+int rt_upper_keep_ws(const struct rt_idmap *m, int upper_fs, const char *pending,
+                     struct rtn_error *err);
 /* What the last merge recorded (0: none). */
 uint64_t rt_upper_pending_size(const char *pending);

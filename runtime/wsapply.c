@@ -560,15 +560,16 @@ static int apply_dir(struct apply *a, int udir, int hdir, bool opaque, unsigned 
         return r < 0 ? r : refused;
 }
 
-int rt_ws_apply(const char *dir, bool dry_run, rt_ws_apply_fn fn, void *ud, struct rtn_error *err) {
+int rt_ws_apply(const char *dir, const char *root, bool dry_run, rt_ws_apply_fn fn, void *ud,
+                struct rtn_error *err) {
         struct rt_ws_state st = {0};
         int host, upper;
-        int r = ws_open(dir, &st, &host, &upper, err);
+        int r = ws_open(dir, root, &st, &host, &upper, err);
         if (r < 0 || upper < 0)
                 return r;
         struct apply *a = calloc(1, sizeof *a);
-        struct stat root;
-        if (!a || fstat(host, &root) < 0) {
+        struct stat top;
+        if (!a || fstat(host, &top) < 0) {
                 r = rtn_err(err, a ? errno : ENOMEM, "apply the workspace's changes");
                 goto out;
         }
@@ -577,8 +578,8 @@ int rt_ws_apply(const char *dir, bool dry_run, rt_ws_apply_fn fn, void *ud, stru
         a->umask = umask(022);
         umask(a->umask);
         a->own = geteuid() == 0;
-        a->uid = root.st_uid;
-        a->gid = root.st_gid;
+        a->uid = top.st_uid;
+        a->gid = top.st_gid;
         a->fn = fn;
         a->ud = ud;
         r = apply_dir(a, upper, host, false, 0);

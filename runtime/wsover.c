@@ -1,6 +1,6 @@
-/* The overlay workspace's dir, DIR/ws/ (runtime/wsover.h): made and recorded before a sandbox
- * starts on it, dropped by a reset, moved from a session to an environment's pending
- * changes. The diff and the write-back are in runtime/wswalk.c and runtime/wsapply.c. */
+/* The overlay workspace's record and uppers (runtime/wsover.h): recorded before a sandbox
+ * starts on it, dropped by a reset, kept from a session as an environment's pending changes.
+ * The diff and the write-back are in runtime/wswalk.c and runtime/wsapply.c. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -12,12 +12,22 @@
 
 #include "common/cleanup.h"
 #include "common/syscall.h"
+#include "runtime/upper.h"
 #include "runtime/wsover.h"
 #include "runtime/wsstate.h"
+
+const char *rt_ws_root(char buf[32], int upper_fs) {
+        if (upper_fs < 0)
+                return NULL;
+        snprintf(buf, 32, "/proc/self/fd/%d", upper_fs);
+        return buf;
+}
 
 /* Whether DIR/ws/upper holds anything: a change is pending. */
 static bool pending(const char *dir) {
         char path[4200];
+        if (!dir)
+                return false;
         snprintf(path, sizeof path, "%s/" RT_WS_DIR "/upper", dir);
         int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         if (fd < 0)
@@ -35,9 +45,10 @@ static bool pending(const char *dir) {
         return any;
 }
 
-/* A fresh upper and work dir, and a record whose time is now. CLOCK_REALTIME_COARSE is the
- * clock inode times are taken from (current_time(); a fine-grained ctime is never below it),
- * so a host change made after this call has a ctime at or past it. */
+/* A fresh record whose time is now, with what an earlier run left in dir/ws/ (an empty upper,
+ * a work dir) removed. CLOCK_REALTIME_COARSE is the clock inode times are taken from
+ * (current_time(); a fine-grained ctime is never below it), so a host change made after this
+ * call has a ctime at or past it. */
 static int fresh(const char *dir, const char *host, const struct stat *hs, const struct rt_idmap *m,
                  struct rtn_error *err) {
         char ws[4200];
@@ -47,17 +58,6 @@ static int fresh(const char *dir, const char *host, const struct stat *hs, const
                 r = rt_remove_tree(m, ws, "work", err);
         if (r < 0)
                 return r;
-        _cleanup_close_ int d = open(ws, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        if (d < 0 || mkdirat(d, "upper", 0700) < 0 || mkdirat(d, "work", 0700) < 0 ||
-            fchmodat(d, "upper", hs->st_mode & 0777, 0) < 0)
-                return rtn_err(err, errno, "create %s/{upper,work}", ws);
-        /* The upper's top is the overlay's root, /workspace itself: the agent's. Root's agent
-         * is a subordinate id, and so is the overlay's mounter, who writes the work dir. */
-        if (m && m->mode == RT_IDMAP_ROOT &&
-            (fchownat(d, "upper", m->sub_uid + m->agent_uid, m->sub_gid + m->agent_gid,
-                      AT_SYMLINK_NOFOLLOW) < 0 ||
-             fchownat(d, "work", m->sub_uid, m->sub_gid, AT_SYMLINK_NOFOLLOW) < 0))
-                return rtn_err(err, errno, "hand %s/{upper,work} to the sandbox", ws);
         struct rt_ws_state st = {.dev = hs->st_dev, .ino = hs->st_ino};
         /* Absolute, for `rtn apply` from anywhere: the path has no symlink (it was opened
          * with RESOLVE_NO_SYMLINKS), so this only prefixes the cwd and drops dots. */
@@ -71,7 +71,7 @@ static int fresh(const char *dir, const char *host, const struct stat *hs, const
         return rt_ws_state_write(dir, &st, err);
 }
 
-int rt_ws_prepare(const char *dir, const char *host, const struct rt_idmap *m,
+int rt_ws_prepare(const char *dir, const char *root, const char *host, const struct rt_idmap *m,
                   struct rtn_error *err) {
         char ws[4200];
         snprintf(ws, sizeof ws, "%s/" RT_WS_DIR, dir);
@@ -84,7 +84,7 @@ int rt_ws_prepare(const char *dir, const char *host, const struct rt_idmap *m,
         if (h < 0 || fstat(h, &hs) < 0)
                 return rtn_err(err, errno, "open the workspace %s%s", host,
                                errno == ELOOP ? " (its path crosses a symlink)" : "");
-        if (!pending(dir))
+        if (!pending(dir) && !pending(root))
                 return fresh(dir, host, &hs, m, err);
         struct rt_ws_state st;
         int r = rt_ws_state_read(dir, &st);
@@ -103,8 +103,9 @@ int rt_ws_prepare(const char *dir, const char *host, const struct rt_idmap *m,
         return r;
 }
 
-int rt_ws_drop(const char *dir, const struct rt_idmap *m, struct rtn_error *err) {
-        return rt_remove_tree(m, dir, RT_WS_DIR, err);
+int rt_ws_drop(const char *dir, const char *root, const struct rt_idmap *m, struct rtn_error *err) {
+        int r = root ? rt_remove_tree(m, root, RT_WS_DIR, err) : 0;
+        return r < 0 || !dir ? r : rt_remove_tree(m, dir, RT_WS_DIR, err);
 }
 
 int rt_ws_host(const char *dir, char *buf, size_t len) {
@@ -117,18 +118,30 @@ int rt_ws_host(const char *dir, char *buf, size_t len) {
         return r;
 }
 
-int rt_ws_move(const char *from, const char *to, struct rtn_error *err) {
-        if (!pending(from))
+int rt_ws_move(const char *from, int upper_fs, const char *to, const struct rt_idmap *m,
+               struct rtn_error *err) {
+        char buf[32];
+        if (!pending(rt_ws_root(buf, upper_fs)))
                 return 0;
         if (pending(to))
                 return rtn_errx(err, EBUSY, "%s already holds pending workspace changes", to);
         char src[4200], dst[4200];
-        snprintf(src, sizeof src, "%s/" RT_WS_DIR, from);
+        snprintf(src, sizeof src, "%s/" RT_WS_DIR "/state", from);
         snprintf(dst, sizeof dst, "%s/" RT_WS_DIR, to);
-        int r = rt_remove_tree(NULL, to, RT_WS_DIR, err);
+        int r = rt_remove_tree(m, to, RT_WS_DIR, err);
         if (r < 0)
                 return r;
-        if (rename(src, dst) < 0)
-                return rtn_err(err, errno, "move %s to %s", src, dst);
+        if (mkdir(dst, 0700) < 0)
+                return rtn_err(err, errno, "create %s", dst);
+        if ((r = rt_upper_keep_ws(m, upper_fs, to, err)) < 0) {
+                (void)rt_remove_tree(m, to, RT_WS_DIR, NULL);
+                return r;
+        }
+        snprintf(dst, sizeof dst, "%s/" RT_WS_DIR "/state", to);
+        if (rename(src, dst) < 0) {
+                r = rtn_err(err, errno, "move %s to %s", src, dst);
+                (void)rt_remove_tree(m, to, RT_WS_DIR, NULL);
+                return r;
+        }
         return 1;
 }

@@ -1,16 +1,27 @@
 /* The overlay workspace's pending changes (`--workspace-mode overlay`; docs/architecture.md,
- * "The workspace: live or overlay"). /workspace is then an overlay whose only lower layer is the
- * host dir and whose upper holds what the agent changed there. The upper lives in DIR/ws/ of a
- * session dir or of an environment's pending changes (DIR is an rt_spec ws_dir): ws/upper
- * and ws/work for the overlay, and ws/state, rtn's record of the host dir the changes belong
- * to, of the time since which a change on the host is a conflict, and of what rt_ws_apply
- * wrote. The sandbox sees the upper only through the overlay, never DIR itself.
+ * "The workspace: live or overlay"). /workspace is then an overlay whose lowest layer is the
+ * host dir and whose upper holds what the agent changed there. Two places hold them:
+ *
+ * - DIR/ws/ of a session dir or of an environment's pending changes (DIR is an rt_spec
+ *   ws_dir, on the data dir's disk): ws/state, rtn's record of the host dir the changes belong
+ *   to, of the time since which a change on the host is a conflict, and of what rt_ws_apply
+ *   wrote; and, for an environment, ws/upper, the changes of earlier `rtn exec --keep` runs
+ *   (or of a `rtn serve` that ended), which a later run mounts read-only between the host dir
+ *   and its own upper.
+ * - ROOT/ws/upper and ws/work on a sandbox's size-limited tmpfs (runtime/upper.h; ROOT is its
+ *   /proc/self/fd path, rt_ws_root), where every sandbox with a kept upper writes, so the
+ *   agent's workspace writes are bounded by --upper-size like the rest of its changes. A
+ *   session's stay there until applied, reset or moved; an `rtn exec --keep` run's are laid
+ *   over DIR/ws/upper when it ends (rt_upper_merge).
+ *
+ * The sandbox sees the uppers only through the overlay, never DIR itself.
  *
  * Nothing here trusts the upper: the agent chose its names, types, modes, link targets and
  * contents. It is read without following a symlink or opening anything but a regular file,
  * and the host dir is written through openat2(RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS), as the
  * caller, with temp files renamed into place. rt_ws_apply runs only while no sandbox has the
- * overlay mounted (rtn serve stops it; the CLI holds the pending changes' lock). */
+ * overlay mounted (rtn serve stops it; the CLI holds the pending changes' lock). Below, an
+ * upper ROOT of NULL means the changes are in DIR/ws/upper. */
 #pragma once
 
 #include <stdbool.h>
@@ -21,16 +32,20 @@
 
 #define RT_WS_DIR "ws"
 
-/* Before a sandbox starts on dir with host as its overlay workspace: makes dir/ws/{upper,work}
- * (the upper with host's mode); with no change pending, records host's identity and now as
- * the time since which a host change conflicts (the sandbox's start); with changes pending
- * for another directory, fails with -EBUSY and says so. m: the sandbox's id mapping (root's
- * upper top is handed to the agent). */
-int rt_ws_prepare(const char *dir, const char *host, const struct rt_idmap *m,
+/* ROOT for a sandbox's tmpfs upper (an fd rtn keeps, runtime/upper.h) into buf; NULL for -1. */
+const char *rt_ws_root(char buf[32], int upper_fs);
+
+/* Before a sandbox starts on dir with host as its overlay workspace, its upper on root (NULL:
+ * a fresh tmpfs): with no change pending in either, makes dir/ws/ and records host's identity
+ * and now as the time since which a host change conflicts (the sandbox's start); with changes
+ * pending for another directory, fails with -EBUSY and says so. m: the mapping that wrote
+ * what an earlier run left (to remove it). */
+int rt_ws_prepare(const char *dir, const char *root, const char *host, const struct rt_idmap *m,
                   struct rtn_error *err);
 
-/* Drops the pending changes and their record (m: the mapping that wrote them, or NULL). */
-int rt_ws_drop(const char *dir, const struct rt_idmap *m, struct rtn_error *err);
+/* Drops the pending changes in dir and root (either may be NULL) and their record (m: the
+ * mapping that wrote them, or NULL). */
+int rt_ws_drop(const char *dir, const char *root, const struct rt_idmap *m, struct rtn_error *err);
 
 /* The host dir the pending changes of dir belong to, into buf; -ENOENT when there is no
  * record. */
@@ -47,7 +62,8 @@ enum rt_ws_change {
  * agent chose it). A callback returning non-zero stops the walk (rt_ws_diff returns 0). A
  * directory added is listed, then what is in it. */
 typedef int (*rt_ws_diff_fn)(enum rt_ws_change what, const char *path, void *ud);
-int rt_ws_diff(const char *dir, rt_ws_diff_fn fn, void *ud, struct rtn_error *err);
+int rt_ws_diff(const char *dir, const char *root, rt_ws_diff_fn fn, void *ud,
+               struct rtn_error *err);
 
 /* Writes the pending changes to the host dir and drops from the upper what was written.
  * Refused, and left pending, with the reason given to fn: setuid/setgid files, device nodes,
@@ -59,8 +75,12 @@ int rt_ws_diff(const char *dir, rt_ws_diff_fn fn, void *ud, struct rtn_error *er
  * set when the walk itself failed (what was applied before stays applied and recorded). */
 typedef int (*rt_ws_apply_fn)(enum rt_ws_change what, const char *path, const char *reason,
                               void *ud);
-int rt_ws_apply(const char *dir, bool dry_run, rt_ws_apply_fn fn, void *ud, struct rtn_error *err);
+int rt_ws_apply(const char *dir, const char *root, bool dry_run, rt_ws_apply_fn fn, void *ud,
+                struct rtn_error *err);
 
-/* Moves from's pending changes to to (both rt_spec ws_dirs on one filesystem), when to has
- * none: 1 moved, 0 nothing to move, -EBUSY when to has changes of its own. */
-int rt_ws_move(const char *from, const char *to, struct rtn_error *err);
+/* Keeps a session's pending changes (its record in from, its upper on the tmpfs upper_fs) as
+ * to's (an environment's pending dir, on from's filesystem), when to has none: the upper is
+ * copied to to/ws/upper (runtime/upper.h: checked for room first; m the mapping that wrote
+ * it), the record moved. 1 kept, 0 nothing to keep, -EBUSY when to has changes of its own. */
+int rt_ws_move(const char *from, int upper_fs, const char *to, const struct rt_idmap *m,
+               struct rtn_error *err);

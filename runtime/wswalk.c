@@ -229,11 +229,11 @@ static bool upper_empty(int upper) {
         return n == 0;
 }
 
-int ws_open(const char *dir, struct rt_ws_state *ret_st, int *ret_host, int *ret_upper,
-            struct rtn_error *err) {
+int ws_open(const char *dir, const char *root, struct rt_ws_state *ret_st, int *ret_host,
+            int *ret_upper, struct rtn_error *err) {
         char path[4200];
         *ret_host = *ret_upper = -1;
-        snprintf(path, sizeof path, "%s/" RT_WS_DIR "/upper", dir);
+        snprintf(path, sizeof path, "%s/" RT_WS_DIR "/upper", root ? root : dir);
         _cleanup_close_ int upper = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         if (upper < 0 && errno == ENOENT)
                 return 0;
@@ -347,10 +347,11 @@ static int diff_dir(struct diff *d, int udir, int hdir, bool opaque, unsigned de
         return r;
 }
 
-int rt_ws_diff(const char *dir, rt_ws_diff_fn fn, void *ud, struct rtn_error *err) {
+int rt_ws_diff(const char *dir, const char *root, rt_ws_diff_fn fn, void *ud,
+               struct rtn_error *err) {
         struct rt_ws_state st = {0};
         int host, upper;
-        int r = ws_open(dir, &st, &host, &upper, err);
+        int r = ws_open(dir, root, &st, &host, &upper, err);
         if (r < 0 || upper < 0)
                 return r;
         struct diff *d = calloc(1, sizeof *d);

@@ -67,10 +67,11 @@ int ws_open_dir(int dirfd, const char *name);
  * in a name can forge lines in a listing, an escape sequence can rewrite a terminal). */
 bool ws_name_bad(const char *name);
 
-/* The record, the host dir and the upper of dir, ready for a walk: ret_host and ret_upper
- * are O_RDONLY directory fds. 0 with both -1 when nothing is pending and there is no record. */
-int ws_open(const char *dir, struct rt_ws_state *ret_st, int *ret_host, int *ret_upper,
-            struct rtn_error *err);
+/* The record of dir, the host dir and the upper (root's, or dir's for a NULL root), ready for
+ * a walk: ret_host and ret_upper are O_RDONLY directory fds. 0 with both -1 when nothing is
+ * pending and there is no record. */
+int ws_open(const char *dir, const char *root, struct rt_ws_state *ret_st, int *ret_host,
+            int *ret_upper, struct rtn_error *err);
 
 /* Whether the host's st (at path) changed since the record's time, other than by a write of
  * rt_ws_apply's own. Directories never count: their times move with what is in them. */

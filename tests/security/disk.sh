@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Bounded disk (docs/security-invariants.md, 10): every upper that outlives a command (an
-# `rtn serve` session, `rtn exec --keep`, `rtn exec --commit`) is a tmpfs of --upper-size, so
-# filling it fails with ENOSPC inside and the data dir's filesystem keeps its free space; a
+# `rtn serve` session, `rtn exec --keep`, `rtn exec --commit`, an overlay workspace's in each)
+# is a tmpfs of --upper-size, so filling it fails with ENOSPC inside and the data dir's
+# filesystem keeps its free space, also once the changes are kept there as pending ones; a
 # commit that would not fit there fails before it writes anything and loses nothing.
 # As root the data dir sits on a 64 MiB tmpfs made for the case, used in turn by root, rtntest
 # and rtnsub (when they exist); as another user it sits on that user's own filesystem and its
@@ -44,7 +45,8 @@ as_user() {
         if [ "$u" != "$(id -un)" ]; then
                 chown -R "$u:" "$h"
                 run=(setpriv --reuid="$u" --regid="$u" --clear-groups env -i PATH=/usr/bin:/bin
-                        HOME="$h" TMPDIR="$h/tmp" RTN_DATA_DIR="$h/data" MCP_PY_DIR="$T_TMP/py")
+                        HOME="$h" TMPDIR="$h/tmp" RTN_DATA_DIR="$h/data" MCP_PY_DIR="$T_TMP/py"
+                        DISK_SERVE_ARGS="${DISK_SERVE_ARGS:-}")
         fi
         t_cmd "${run[@]}" "$@"
 }
@@ -84,14 +86,42 @@ exec_fill() { # --keep | --commit
         done
 }
 
-serve_fill() {
-        local u before used
+# An overlay workspace's writes share the limit, run after run: each --keep run may only
+# add what the pending changes leave of it, and they stay below it on disk.
+exec_ws_fill() {
+        local u before used run
+        disk_setup
+        for u in $USERS; do
+                before=$(free_kib)
+                used=$(used_kib "$u")
+                mkdir -p "$FS/$u/ws"
+                for run in 1 2; do
+                        as_user "$u" "$T_TMP/bin/rtn" exec --keep --upper-size $LIMIT \
+                                --workspace "$FS/$u/ws" --workspace-mode overlay -- \
+                                sh -c "dd if=/dev/zero of=/workspace/fill$run bs=1M count=64 2>&1"
+                        # the second may also be refused before it starts: no room is left
+                        grep -q "No space left on device" "$T_OUT_FILE" ||
+                                { [ $run = 2 ] && grep -q "take 1[0-9] MiB, --upper-size is 16 MiB" "$T_ERR_FILE"; } ||
+                                t_fail "exec --keep run $run as $u: $(cat "$T_OUT_FILE" "$T_ERR_FILE")"
+                done
+                as_user "$u" "$T_TMP/bin/rtn" diff
+                grep -q "^A /workspace/fill1" "$T_OUT_FILE" || t_fail "the first run's file is not pending: $(cat "$T_OUT_FILE" "$T_ERR_FILE")"
+                [ -z "$(ls -A "$FS/$u/ws")" ] || t_fail "the host dir changed: $(ls -A "$FS/$u/ws")"
+                kept_room "$u" "$before" "$used" "exec --keep, overlay workspace"
+        done
+}
+
+serve_fill() { # [where [serve options...]]
+        local u before used where=${1:-/var/tmp/fill}
+        shift $(($# > 0))
         command -v python3 >/dev/null || t_skip "python3 is not installed"
         disk_setup
         for u in $USERS; do
                 before=$(free_kib)
                 used=$(used_kib "$u")
-                as_user "$u" python3 "$T_TMP/py/disk_serve.py" "$T_TMP/bin/rtn" $LIMIT /var/tmp/fill "$FS"
+                mkdir -p "$FS/$u/ws"
+                DISK_SERVE_ARGS="${*//@WS@/$FS/$u/ws}" \
+                        as_user "$u" python3 "$T_TMP/py/disk_serve.py" "$T_TMP/bin/rtn" $LIMIT "$where" "$FS"
                 [ "$T_RC" = 0 ] || t_fail "serve as $u: $(tail -c 800 "$T_ERR_FILE")"
                 grep -q "^dd .*No space left on device" "$T_OUT_FILE" || t_fail "serve as $u: $(cat "$T_OUT_FILE")"
                 local during
@@ -125,6 +155,8 @@ serve_commit_no_room() {
 
 t_run disk_exec_keep exec_fill --keep
 t_run disk_exec_commit exec_fill --commit
+t_run disk_exec_keep_workspace exec_ws_fill
 t_run disk_serve serve_fill
+t_run disk_serve_workspace serve_fill /workspace/fill --workspace @WS@ --workspace-mode overlay
 t_run disk_serve_commit_no_room serve_commit_no_room
 t_done

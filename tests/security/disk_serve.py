@@ -1,7 +1,8 @@
 """An `rtn serve` session for disk.sh: RTN SIZE WHERE FREEPATH [commit]. Writes 64 MiB into
 WHERE inside with --upper-size SIZE, prints the command's stderr and the free KiB of FREEPATH's
 filesystem while the session still holds its changes (and with "commit", env_commit's
-answer), one "key value" line each."""
+answer), one "key value" line each. DISK_SERVE_ARGS: more options for rtn serve (an overlay
+workspace)."""
 import os
 import sys
 
@@ -9,7 +10,7 @@ sys.path.insert(0, os.environ["MCP_PY_DIR"])
 from mcp_serve import Serve  # noqa: E402
 
 rtn, size, where, freepath = sys.argv[1:5]
-s = Serve(rtn, "--upper-size", size)
+s = Serve(rtn, "--upper-size", size, *os.environ.get("DISK_SERVE_ARGS", "").split())
 r = s.sh(f"dd if=/dev/zero of={where} bs=1M count=64 2>&1; ls -l {where}")
 print("dd", r["stdout"].replace("\n", " | "))
 v = os.statvfs(freepath)

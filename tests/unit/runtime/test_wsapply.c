@@ -187,7 +187,7 @@ Test(rt_ws_apply, changes_apply_and_leave_the_upper) {
         put(upper, "o/z", "z\n", 0644);
         struct seen s = {0};
         struct rtn_error err = {0};
-        cr_assert_eq(rt_ws_apply(pend, false, on_change, &s, &err), 0, "%s", err.msg);
+        cr_assert_eq(rt_ws_apply(pend, NULL, false, on_change, &s, &err), 0, "%s", err.msg);
         cr_assert_str_eq(get(host, "a"), "new\n");
         cr_assert(!exists(host, "d/f"));
         cr_assert_str_eq(get(host, "d/g"), "g\n");
@@ -230,7 +230,7 @@ Test(rt_ws_apply, refusals_stay_pending) {
         put(upper, "bad\nname", "x", 0644);
         struct seen s = {0};
         struct rtn_error err = {0};
-        cr_assert_eq(rt_ws_apply(pend, false, on_change, &s, &err), 10, "%s", err.msg);
+        cr_assert_eq(rt_ws_apply(pend, NULL, false, on_change, &s, &err), 10, "%s", err.msg);
         cr_assert(saw(&s, "A su: setuid/setgid") && saw(&s, "A sg: setuid/setgid"));
         cr_assert(saw(&s, "A fifo: a FIFO"));
         cr_assert(saw(&s, "A abs: a symlink to an absolute path"));
@@ -256,13 +256,13 @@ Test(rt_ws_apply, conflicts_and_own_writes) {
         put(host, "a", "user\n", 0644);
         struct seen s = {0};
         struct rtn_error err = {0};
-        cr_assert_eq(rt_ws_apply(pend, false, on_change, &s, &err), 1, "%s", err.msg);
+        cr_assert_eq(rt_ws_apply(pend, NULL, false, on_change, &s, &err), 1, "%s", err.msg);
         cr_assert(saw(&s, "M a: conflict: changed on the host"));
         cr_assert_str_eq(get(host, "a"), "user\n");
         cr_assert_str_eq(get(host, "b"), "agent\n");
         put(upper, "b", "again\n", 0644); /* b changed after the start, by apply: no conflict */
         s = (struct seen){0};
-        cr_assert_eq(rt_ws_apply(pend, false, on_change, &s, &err), 1, "%s", err.msg);
+        cr_assert_eq(rt_ws_apply(pend, NULL, false, on_change, &s, &err), 1, "%s", err.msg);
         cr_assert_str_eq(get(host, "b"), "again\n");
 }
 
@@ -274,7 +274,7 @@ Test(rt_ws_apply, dry_run_writes_nothing) {
         whiteout("gone");
         struct seen s = {0};
         struct rtn_error err = {0};
-        cr_assert_eq(rt_ws_apply(pend, true, on_change, &s, &err), 0, "%s", err.msg);
+        cr_assert_eq(rt_ws_apply(pend, NULL, true, on_change, &s, &err), 0, "%s", err.msg);
         cr_assert(saw(&s, "M a") && saw(&s, "A n"));
         cr_assert_str_eq(get(host, "a"), "a\n");
         cr_assert(!exists(host, "n"));
@@ -291,6 +291,6 @@ Test(rt_ws_apply, replaced_workspace) {
         cr_assert_eq(mkdir(host, 0755), 0);
         struct seen s = {0};
         struct rtn_error err = {0};
-        cr_assert_eq(rt_ws_apply(pend, false, on_change, &s, &err), -ESTALE);
+        cr_assert_eq(rt_ws_apply(pend, NULL, false, on_change, &s, &err), -ESTALE);
         cr_assert(!exists(host, "n") && !exists(moved, "n"));
 }
