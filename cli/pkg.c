@@ -112,17 +112,32 @@ static int cli_start(struct cli *c, const struct pkg_opts *o, const char *rootfs
         return rt_session_run(c->sess, &ro, cli_done, c, &c->cmd, err);
 }
 
+static const char pkg_usage[] =
+        "usage: rtn pkg install --rootfs NAME [OPTIONS] PACKAGE...\n"
+        "Installs Debian packages in a sandbox on rootfs NAME, through a gate that lets only\n"
+        "the package mirrors through, and commits them to the environment.\n"
+        "  --rootfs NAME         the rootfs (rtn rootfs list); required\n"
+        "  --env NAME            environment to commit to (default: default)\n"
+        "  --allow-host HOST     let the install reach HOST too (.example.org: all under it)\n"
+        "  --timeout SECS        kill the install after SECS seconds (default 1800)\n"
+        "  --data-dir DIR        the store (default $RTN_DATA_DIR, $XDG_DATA_HOME/rtn, "
+        "~/.local/share/rtn)\n";
+
 static int parse_pkg(int argc, char **argv, struct pkg_opts *o, struct rtn_error *err) {
         static const struct option longopts[] = {{"data-dir", required_argument, NULL, 'd'},
                                                  {"env", required_argument, NULL, 'e'},
                                                  {"rootfs", required_argument, NULL, 'r'},
                                                  {"allow-host", required_argument, NULL, 'a'},
                                                  {"timeout", required_argument, NULL, 'T'},
+                                                 {"help", no_argument, NULL, 'h'},
                                                  {0}};
         int c;
         optind = 1;
-        while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+        while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
                 switch (c) {
+                case 'h':
+                        fputs(pkg_usage, stdout);
+                        exit(0);
                 case 'd':
                         o->data_dir = optarg;
                         break;

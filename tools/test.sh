@@ -255,11 +255,15 @@ cleanup() {
 trap cleanup EXIT
 
 # Copies what the unprivileged runs execute to a world-readable temp dir: the built binaries
-# and helpers, the unit binaries, the shell suites with their library and the MCP client.
+# and helpers, the unit binaries, the shell suites with their library and the MCP client,
+# and the man page and completions the CLI suites check against rtn.
 stage_tree() {
         STAGE=$(mktemp -d /tmp/rtn-test-stage.XXXXXX) || return 1
-        mkdir -p "$STAGE/tools" "$STAGE/build/tests" "$STAGE/build-san/tests" || return 1
+        mkdir -p "$STAGE/tools" "$STAGE/docs" "$STAGE/build/tests" "$STAGE/build-san/tests" ||
+                return 1
         cp tools/test.sh "$STAGE/tools/" &&
+                cp -a tools/completion "$STAGE/tools/" &&
+                cp docs/rtn.1 "$STAGE/docs/" &&
                 cp -a tests "$STAGE/" &&
                 cp build/rtn "$STAGE/build/" &&
                 cp build-san/rtn "$STAGE/build-san/" &&

@@ -1,0 +1,35 @@
+# shellcheck shell=bash
+# What the CLI suites (tests/integration/cli_*.sh) share, sourced after tests/lib.sh: the
+# verbs rtn has and the options a verb's --help names. The verbs are the bash completion's
+# list; cli_completion.sh checks that list against rtn itself.
+
+# shellcheck disable=SC2034 # read by the suites that source this
+CLI_MAN=$T_ROOT/docs/rtn.1
+CLI_BASH_COMPLETION=$T_ROOT/tools/completion/rtn.bash
+# shellcheck disable=SC2034
+CLI_ZSH_COMPLETION=$T_ROOT/tools/completion/_rtn
+
+# The verbs, one a line, without help and version.
+cli_verbs() {
+        # shellcheck disable=SC1090,SC2086,SC2154
+        (. "$CLI_BASH_COMPLETION" && printf '%s\n' $_rtn_verbs) | grep -vx 'help\|version'
+}
+
+# The options (long, and short such as -m) the text on stdin names, one a line.
+cli_options_in() {
+        grep -oE -- '(^|[^a-zA-Z0-9_.-])--?[a-zA-Z][a-zA-Z0-9-]*' | sed -E 's/^[^-]*//' | sort -u
+}
+
+# The options VERB's --help offers (on stdout or stderr, whatever its exit status): those
+# of its usage lines and those that begin a line of the list (indented by at most four
+# spaces: a deeper one continues the text above, which may name another verb's option).
+cli_help_options() {
+        "$RTN" "$1" --help 2>&1 |
+                sed -nE -e '/usage:/p' -e 's/^ {1,4}((-[a-zA-Z], )?--?[a-zA-Z][a-zA-Z0-9-]*).*/\1/p' |
+                cli_options_in
+}
+
+# True when WORD stands alone in TEXT: cli_has_word TEXT WORD.
+cli_has_word() {
+        grep -qE -- "(^|[^a-zA-Z0-9_-])$2([^a-zA-Z0-9_-]|\$)" <<<"$1"
+}

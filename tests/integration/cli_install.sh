@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# make install and make uninstall into a DESTDIR: install puts exactly rtn, rtn(1) and the
+# two completions (no rtn-init: rtn embeds it), the installed rtn runs a sandbox from there
+# alone, and uninstall removes those files and nothing else. Needs the source tree: a
+# staged copy of the tests (the unprivileged runs) has no makefile and skips.
+. "$(dirname "$0")/../lib.sh"
+t_need_rtn
+
+# make in the source tree, building into the directory the rtn under test is in.
+tree_make() {
+        [ -f "$T_ROOT/GNUmakefile" ] || t_skip "no GNUmakefile: needs the source tree"
+        command -v make >/dev/null || t_skip "make is not installed"
+        local o=build
+        [[ $RTN == "$T_ROOT"/*/rtn ]] && o=$(dirname "${RTN#"$T_ROOT"/}")
+        t_cmd make -s --no-print-directory -C "$T_ROOT" O="$o" "$@"
+}
+
+# Files and links under DIR, relative, with their modes, sorted.
+listing() {
+        (cd "$1" && find . \( -type f -o -type l \) -printf '%m %P\n' | sort -k2)
+}
+
+install_then_uninstall() {
+        tree_make install DESTDIR="$T_TMP/dest" PREFIX=/usr/local
+        t_exit_is 0
+        local got
+        got=$(listing "$T_TMP/dest")
+        [ "$got" = "755 usr/local/bin/rtn
+644 usr/local/share/bash-completion/completions/rtn
+644 usr/local/share/man/man1/rtn.1
+644 usr/local/share/zsh/vendor-completions/_rtn" ] || t_fail "installed: $got"
+        t_cmd "$T_TMP/dest/usr/local/bin/rtn" --version
+        t_exit_is 0
+        t_stdout_has "rtn "
+        if command -v man >/dev/null; then
+                t_cmd man -l "$T_TMP/dest/usr/local/share/man/man1/rtn.1"
+                t_exit_is 0
+                t_stdout_has "EXIT STATUS"
+        fi
+        tree_make uninstall DESTDIR="$T_TMP/dest" PREFIX=/usr/local
+        t_exit_is 0
+        got=$(listing "$T_TMP/dest")
+        [ -z "$got" ] || t_fail "left after uninstall: $got"
+}
+t_run install_then_uninstall install_then_uninstall
+
+installed_rtn_runs_alone() {
+        tree_make install DESTDIR="$T_TMP/dest" PREFIX=/opt/rtn
+        t_exit_is 0
+        [ ! -e "$T_TMP/dest/opt/rtn/libexec" ] || t_fail "install made a libexec dir"
+        # No rtn-init on disk beside it: the one it runs is the copy embedded in the binary.
+        t_cmd "$T_TMP/dest/opt/rtn/bin/rtn" exec -- echo alone
+        t_exit_is 0
+        t_stdout_is alone
+}
+t_run installed_rtn_runs_alone installed_rtn_runs_alone
+
+uninstall_keeps_other_files() {
+        mkdir -p "$T_TMP/dest/usr/share/man/man1" "$T_TMP/dest/usr/bin"
+        echo other >"$T_TMP/dest/usr/share/man/man1/other.1"
+        echo other >"$T_TMP/dest/usr/bin/rtn-other"
+        chmod 644 "$T_TMP/dest/usr/share/man/man1/other.1" "$T_TMP/dest/usr/bin/rtn-other"
+        tree_make install DESTDIR="$T_TMP/dest" PREFIX=/usr
+        t_exit_is 0
+        tree_make uninstall DESTDIR="$T_TMP/dest" PREFIX=/usr
+        t_exit_is 0
+        local got
+        got=$(listing "$T_TMP/dest")
+        [ "$got" = "644 usr/bin/rtn-other
+644 usr/share/man/man1/other.1" ] || t_fail "after uninstall: $got"
+        # Uninstalling what is not there is no error.
+        tree_make uninstall DESTDIR="$T_TMP/dest" PREFIX=/usr
+        t_exit_is 0
+}
+t_run uninstall_keeps_other_files uninstall_keeps_other_files
+
+t_done
