@@ -8,16 +8,25 @@
 #include "mcp/internal.h"
 
 static struct rtn_json_doc out;
+static char *out_js; /* what out points into */
+
+static void out_free(void) {
+        rtn_json_doc_free(&out);
+        free(out_js);
+        out_js = NULL;
+}
 
 /* Cuts json to max, checks the result is valid JSON of at most max bytes, and parses it into
- * out for the assertions. */
+ * out for the assertions (freed by the next cut or at the test's end). */
 static void cut(const char *json, size_t max, const char *note) {
         struct rtn_json_doc d;
+        out_free();
         cr_assert_eq(rtn_json_parse(json, strlen(json), 1u << 20, 64, &d, NULL), 0);
         char *res = NULL;
         size_t len = 0;
         cr_assert_eq(mcp_result_cut(&d, max, note, &res, &len), 0);
         rtn_json_doc_free(&d);
+        out_js = res;
         cr_assert_eq(len, strlen(res));
         cr_assert_leq(len, max, "%zu > %zu", len, max);
         const char *why = NULL;
@@ -127,6 +136,6 @@ Test(mcp_result_cut, too_small_is_an_error) {
 }
 
 static void fini(void) {
-        rtn_json_doc_free(&out);
+        out_free();
 }
 TestSuite(mcp_result_cut, .fini = fini);
