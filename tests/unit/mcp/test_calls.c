@@ -1,5 +1,6 @@
-/* tools/call through the fake backend: results, tool errors, argument validation, calls in
- * flight while other requests are answered, cancellation, progress, limits. */
+/* tools/call through the fake backend, across mcp/protocol.c, args.c, offload.c and
+ * result.c: results, tool errors, argument validation, calls in flight while other requests
+ * are answered, cancellation, progress, limits. */
 #include <criterion/criterion.h>
 #include <signal.h>
 #include <stdio.h>

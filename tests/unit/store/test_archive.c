@@ -1,5 +1,5 @@
-/* Export and import: a round trip into another data dir reproduces every id, plain tar
- * lists the export, and archives from a small generator of hostile entries are refused
+/* store/export.c and import.c: a round trip into another data dir reproduces every id, plain
+ * tar lists the export, and archives from a small generator of hostile entries are refused
  * with the store left exactly as it was. */
 #include "tests/unit/store/helpers.h"
 

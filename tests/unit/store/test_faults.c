@@ -1,7 +1,8 @@
-/* Fault injection: a child runs commit, gc, import or rollback and is SIGKILLed at a random
- * moment within the time the operation takes, 50 times each. After every kill the store must
- * open (recovering), verify clean, and still hold every commit a child reported as done, and
- * the reflog must still list every tip the environment had. */
+/* Fault injection across store/commit.c, gc.c, import.c: a child runs commit, gc, import or
+ * rollback and is SIGKILLed at a random moment within the time the operation takes, 50 times
+ * each. After every kill the store must open (recovering), verify clean, and still hold every
+ * commit a child reported as done, and the reflog must still list every tip the environment
+ * had. */
 #include "tests/unit/store/helpers.h"
 
 #include <signal.h>

@@ -1,6 +1,6 @@
-/* Live users: gc keeps a layer a sandbox holds (store_stack_get), a commit refuses an upper
- * a live session holds and a tip that moved since the upper was made, and the holds go with
- * the process that held them, even SIGKILLed. */
+/* store/hold.c, live users: gc keeps a layer a sandbox holds (store_stack_get), a commit
+ * refuses an upper a live session holds and a tip that moved since the upper was made, and the
+ * holds go with the process that held them, even SIGKILLed. */
 #include "tests/unit/store/helpers.h"
 
 #include <signal.h>
