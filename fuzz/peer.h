@@ -303,7 +303,7 @@ static inline struct rt_session *fuzz_session(struct rtn_loop **ret_loop) {
                 rt_spec_init(&cfg.spec);
                 cfg.spec.hostname = "not a hostname";
                 cfg.session_dir = fuzz_session_dir;
-                cfg.default_timeout_ms = 600000;
+                cfg.default_timeout_usec = 600000000;
                 cfg.max_output = 4096;
                 if (rt_session_new(loop, &cfg, &s, &err) < 0)
                         abort();
@@ -324,6 +324,7 @@ static inline int fuzz_session_attach(struct rt_session *s) {
                                 .pidfd = -1,
                                 .ctl = sv[0],
                                 .gate_fd = -1,
+                                .net_fd = -1,
                                 .isolation = INIT_ISOLATION_FULL};
         snprintf(sb.home, sizeof sb.home, "/home/rtn");
         snprintf(sb.workspace, sizeof sb.workspace, "/workspace");

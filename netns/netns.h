@@ -42,22 +42,182 @@ bool netns_host_valid(const char *host);
 /* "1.2.3.4" / "[::1]" style rendering of sa for messages. */
 const char *netns_addr_str(const struct sockaddr *sa, char *buf, size_t len);
 
-/* ---- the provisioning gate's proxy (netns/gate.c) ------------------------------------ */
+/* ---- the network policy of agent commands (netns/policy.c) --------------------------- */
+#include <netinet/in.h>
+
+#define NETNS_POLICY_MAX_RULES 1024
+#define NETNS_POLICY_LINE_MAX 512
+#define NETNS_POLICY_FILE_MAX (256 * 1024)
+
+union netns_ip {
+        struct in_addr v4;
+        struct in6_addr v6;
+};
+
+/* One rule: an exact name, a domain (the name and every name under it) or an address. */
+struct netns_rule {
+        char host[256]; /* lower-case, no trailing dot; "1.2.3.4" or "[v6]" for an address */
+        bool domain; /* written ".example.org" */
+        int family; /* AF_INET/AF_INET6 for an address, else 0 */
+        union netns_ip ip;
+        uint16_t port; /* 0: ports 80 and 443 */
+};
+
+struct netns_policy {
+        struct netns_rule *rules;
+        size_t n, cap;
+};
+
+/* Adds one rule written HOST[:PORT] (HOST: name, .domain, IPv4 address or [IPv6] address;
+ * the forms of --allow-net and of a policy file's lines). -EINVAL (err says why) or -E2BIG
+ * past NETNS_POLICY_MAX_RULES. */
+int netns_policy_add(struct netns_policy *p, const char *spec, struct rtn_error *err);
+/* Adds the rules of a policy file's text: one HOST[:PORT] a line, '#' starts a comment,
+ * blank lines skipped (docs/network.md, "The policy file"). name is for messages
+ * ("FILE:LINE: ..."). The first bad line fails the whole file. */
+int netns_policy_parse(struct netns_policy *p, const char *text, size_t len, const char *name,
+                       struct rtn_error *err);
+/* Reads path (at most NETNS_POLICY_FILE_MAX bytes) and parses it. */
+int netns_policy_load(struct netns_policy *p, const char *path, struct rtn_error *err);
+void netns_policy_free(struct netns_policy *p);
+/* Whether some rule admits host (as a request names it) on port. */
+bool netns_policy_allows(const struct netns_policy *p, const char *host, uint16_t port);
+/* Rule i written back as HOST[:PORT] into buf; 0 past the last rule. */
+size_t netns_policy_describe(const struct netns_policy *p, size_t i, char *buf, size_t len);
+/* host as rules and requests are compared: an address (bracketed IPv6, or any form
+ * inet_aton(3) takes: "127.1" and "0x7f000001" are addresses) in canonical text with
+ * *ret_family AF_INET/AF_INET6 and *ret_ip set; else a DNS name, lower-cased, one trailing
+ * dot dropped, *ret_family 0. -EINVAL for anything else. */
+int netns_host_canon(const char *host, char *buf, size_t len, union netns_ip *ret_ip,
+                     int *ret_family);
+
+/* ---- secrets the gate adds to requests (netns/secret.c) ------------------------------ */
+#define NETNS_SECRETS_MAX 16
+#define NETNS_SECRET_NAME_MAX 128
+#define NETNS_SECRET_VALUE_MAX 8192
+#define NETNS_SECRET_HEADER_MAX 256
+#define NETNS_SECRET_HEADER_DEFAULT "Authorization: Bearer {}"
+
+/* One --secret: the header line (its template, "{}" the value) the gate adds to requests
+ * for host, replacing any header of that name the sandbox sent. Agent commands see
+ * NETNS_SECRET_PLACEHOLDER_PREFIX NAME in the environment variable NAME instead. */
+#define NETNS_SECRET_PLACEHOLDER_PREFIX "rtn-placeholder-"
+struct netns_secret {
+        char name[NETNS_SECRET_NAME_MAX]; /* the environment variable's name */
+        char host[256]; /* a name, canonical (netns_host_canon) */
+        char header[NETNS_SECRET_HEADER_MAX]; /* "Authorization: Bearer {}" */
+        char *value; /* malloc'd; wiped when freed */
+};
+struct netns_secrets {
+        struct netns_secret s[NETNS_SECRETS_MAX];
+        size_t n;
+};
+/* Adds NAME@HOST (the value: rtn's environment variable NAME) or, from_file,
+ * NAME@HOST=FILE (FILE's content without its last newline). The value is printable ASCII,
+ * at most NETNS_SECRET_VALUE_MAX bytes. -EINVAL/-ENOENT/-E2BIG with err saying why. */
+int netns_secret_add(struct netns_secrets *ss, const char *arg, bool from_file,
+                     struct rtn_error *err);
+/* NAME=TEMPLATE ("X-Api-Key: {}") for the secrets named NAME added before. */
+int netns_secret_header(struct netns_secrets *ss, const char *arg, struct rtn_error *err);
+int netns_secrets_copy(const struct netns_secrets *src, struct netns_secrets *dst);
+void netns_secrets_free(struct netns_secrets *ss);
+/* Whether some secret is for host (canonical). */
+bool netns_secrets_for(const struct netns_secrets *ss, const char *host);
+/* The header line of s with its value and CRLF into buf: its length, 0 when it does not fit. */
+size_t netns_secret_line(const struct netns_secret *s, char *buf, size_t len);
+/* The length of its header's name. */
+size_t netns_secret_header_name(const struct netns_secret *s);
+
+/* ---- the gate's proxy (netns/gate.c) ------------------------------------------------- */
 struct rtn_loop;
 struct netns_gate;
 
-/* A proxy for HTTP (absolute-form requests) and CONNECT that admits only the host names in
- * hosts[] (exact, case-insensitive; ".example.org" admits every name under it), ports 80 and
- * 443, and connects to the address netns_resolve checked. Connections are served by one
- * detached thread each (at most NETNS_GATE_MAX_CONN at once) with time limits. */
+/* A proxy for HTTP (absolute-form requests) and CONNECT (TLS only) that admits what a
+ * policy admits (netns/policy.c), and connects to the address netns_resolve checked.
+ * Connections are served by one detached thread each (at most NETNS_GATE_MAX_CONN at once)
+ * with time limits. netns_gate_new takes plain rules (the provisioning gate's mirrors);
+ * netns_gate_new_policy copies a policy. */
 #define NETNS_GATE_MAX_CONN 32
 int netns_gate_new(const char *const *hosts, size_t nhosts, struct netns_gate **ret,
                    struct rtn_error *err);
+int netns_gate_new_policy(const struct netns_policy *p, struct netns_gate **ret,
+                          struct rtn_error *err);
+
+/* The secrets the gate adds (copied): for their hosts, plain HTTP requests get the header
+ * and CONNECT tunnels are intercepted (netns/intercept.c): a per-gate CA is made here, and
+ * OpenSSL is loaded only now, when there is a secret. */
+int netns_gate_set_secrets(struct netns_gate *g, const struct netns_secrets *ss,
+                           struct rtn_error *err);
+/* The CA certificate (PEM) of the gate's interception, or NULL without secrets. Its key
+ * never leaves rtn's memory. */
+const char *netns_gate_ca_pem(const struct netns_gate *g);
+
+/* The per-host decision the gate makes for each request (netns/gate.c, gate_verdict):
+ * refuse it, tunnel it to the checked address untouched, or intercept it (a host with a
+ * secret: add its header; for TLS, terminate it with the gate's CA to do so). */
+enum netns_verdict {
+        NETNS_VERDICT_REFUSE,
+        NETNS_VERDICT_TUNNEL,
+        NETNS_VERDICT_INTERCEPT,
+};
+
 /* Serves listen_fd (ownership taken) on loop; a previous listener is dropped and closed. */
 int netns_gate_attach(struct netns_gate *g, struct rtn_loop *loop, int listen_fd);
+/* The same for a caller with its own poll(2) loop (rtn exec): takes listen_fd and returns
+ * it (non-blocking now); the caller calls netns_gate_accept when it is readable. */
+int netns_gate_listen(struct netns_gate *g, int listen_fd);
+void netns_gate_accept(struct netns_gate *g);
 void netns_gate_detach(struct netns_gate *g);
 /* Detaches and drops the caller's reference; running connections finish on their own. */
 void netns_gate_free(struct netns_gate *g);
 /* Copies the most recent refusal ("deb.example.org is not on the allowlist") into buf and
  * returns how many requests were refused so far. */
 unsigned netns_gate_refusals(struct netns_gate *g, char *buf, size_t len);
+
+/* A refused request, and how many like it (same host, port and reason). */
+struct netns_denial {
+        char host[256];
+        uint16_t port;
+        char reason[160];
+        uint64_t count;
+};
+/* The refusals' sequence number now: pass it to netns_gate_denials later to get the ones
+ * made since (those of one command). */
+uint64_t netns_gate_seq(struct netns_gate *g);
+/* The refusals from sequence number since up to until (NETNS_GATE_ALL: all the gate's
+ * life), merged by (host, port, reason) into out[0..max), the number returned; *ret_more
+ * counts those that did not fit (or were no longer kept). */
+#define NETNS_GATE_ALL UINT64_MAX
+size_t netns_gate_denials(struct netns_gate *g, uint64_t since, uint64_t until,
+                          struct netns_denial *out, size_t max, uint64_t *ret_more);
+
+/* ---- published ports (netns/publish.c) ----------------------------------------------- */
+#define NETNS_PUBLISH_MAX 16
+#define NETNS_PUBLISH_MAX_CONN 64
+
+/* One --publish [ADDR:]HOSTPORT:SANDBOXPORT. */
+struct netns_port {
+        char addr[48]; /* as given: "127.0.0.1" (the default) or "[::1]" */
+        uint16_t host_port;
+        uint16_t sandbox_port;
+};
+/* Parses arg; -EINVAL (err says the form) for anything but an IPv4 or [IPv6] ADDR and
+ * decimal ports 1-65535. */
+int netns_port_parse(const char *arg, struct netns_port *ret, struct rtn_error *err);
+
+struct netns_publish;
+/* Listens on every ports[i] on the host now, so a port in use (EADDRINUSE), a privileged
+ * port as a user (EACCES) or an address not on the host (EADDRNOTAVAIL) fails here with a
+ * message that says which. Connections wait in the backlog until one of the calls below
+ * serves them. */
+int netns_publish_new(const struct netns_port *ports, size_t n, struct netns_publish **ret,
+                      struct rtn_error *err);
+/* rtn serve: accepts on loop; at each connection target(ud) names the sandbox to forward to
+ * by the pidfd of its rtn-init (borrowed; -1 when none runs: the connection is closed). */
+typedef int (*netns_publish_target_fn)(void *ud);
+int netns_publish_attach(struct netns_publish *p, struct rtn_loop *loop,
+                         netns_publish_target_fn target, void *ud, struct rtn_error *err);
+/* rtn exec: accepts on a thread of its own for the one sandbox of pidfd (dup'ed). */
+int netns_publish_run(struct netns_publish *p, int pidfd, struct rtn_error *err);
+/* Stops accepting and closes the listeners; running connections finish on their own. */
+void netns_publish_free(struct netns_publish *p);

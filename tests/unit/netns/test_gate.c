@@ -129,14 +129,79 @@ Test(netns_gate, other_ports_schemes_and_garbage) {
         refused("NONSENSE\r\n\r\n", "malformed");
 }
 
-Test(netns_gate, suffix_rule_matches_only_below_it) {
-        refused("CONNECT wild.test:443 HTTP/1.1\r\n\r\n", "wild.test is not on the allowlist");
+/* ".wild.test" is the domain and every name under it (docs/network.md), never a name that
+ * merely ends in the same letters. */
+Test(netns_gate, domain_rule_matches_it_and_below_only) {
         refused("CONNECT evilwild.test:443 HTTP/1.1\r\n\r\n", "is not on the allowlist");
-        /* a.wild.test is admitted by the rule, then stopped by DNS (or the address filter) */
+        refused("CONNECT wild.test.evil.example:443 HTTP/1.1\r\n\r\n", "is not on the allowlist");
+        /* the domain and a name below it are admitted by the rule, then stopped by DNS (or
+         * the address filter) */
+        const char *ok[] = {"CONNECT a.wild.test:443 HTTP/1.1\r\n\r\n",
+                            "CONNECT wild.test:443 HTTP/1.1\r\n\r\n"};
+        for (size_t i = 0; i < 2; i++) {
+                struct fixture f = {0};
+                char buf[2048];
+                start(&f);
+                cr_assert_eq(ask(&f, ok[i], buf, sizeof buf), 403);
+                cr_assert_null(strstr(buf, "allowlist"), "reply: %s", buf);
+                stop(&f);
+        }
+}
+
+/* Plain HTTP is held to the host of its request line: a Host header naming another host
+ * (a shared address would serve that one) is refused before anything goes upstream. */
+Test(netns_gate, host_header_must_name_the_target) {
+        refused("GET http://allowed.test/ HTTP/1.1\r\nHost: evil.example\r\n\r\n",
+                "the Host header names evil.example, not allowed.test");
+        refused("GET http://allowed.test/ HTTP/1.1\r\nHost: allowed.test:8080\r\n\r\n",
+                "the Host header names allowed.test:8080");
+        refused("GET http://allowed.test/ HTTP/1.1\r\nHost: allowed.test\r\nhost: evil.example"
+                "\r\n\r\n",
+                "two Host headers");
+        refused("POST http://allowed.test/ HTTP/1.1\r\nHost: allowed.test\r\n"
+                "Transfer-Encoding: chunked\r\n\r\n",
+                "chunked request body");
+        /* header lines a lenient server might read another Host out of */
+        refused("GET http://allowed.test/ HTTP/1.1\r\nHost: allowed.test\r\nHost : evil.example"
+                "\r\n\r\n",
+                "a malformed header line");
+        refused("GET http://allowed.test/ HTTP/1.1\r\nHost: allowed.test\r\nX-A: b\r\n"
+                " Host: evil.example\r\n\r\n",
+                "a malformed header line");
+        refused("GET http://allowed.test/ HTTP/1.1\r\nX-A: b\rHost: evil.example\r\n"
+                "Host: allowed.test\r\n\r\n",
+                "a malformed header line");
+}
+
+/* An address is admitted only by a rule that names that address; every spelling a
+ * resolver takes for one counts as an address. */
+Test(netns_gate, address_spellings_are_addresses) {
+        refused("CONNECT 127.1:443 HTTP/1.1\r\n\r\n", "127.0.0.1 is not on the allowlist");
+        refused("CONNECT 0x7f000001:443 HTTP/1.1\r\n\r\n", "127.0.0.1 is not on the allowlist");
+        refused("CONNECT 2130706433:443 HTTP/1.1\r\n\r\n", "127.0.0.1 is not on the allowlist");
+        refused("CONNECT 127.0.0.1\tallowed.test:443 HTTP/1.1\r\n\r\n", "not a valid host name");
+}
+
+/* The denials of a stretch of time, merged: what a command's result reports. */
+Test(netns_gate, denials_since_a_point) {
         struct fixture f = {0};
         char buf[2048];
         start(&f);
-        cr_assert_eq(ask(&f, "CONNECT a.wild.test:443 HTTP/1.1\r\n\r\n", buf, sizeof buf), 403);
-        cr_assert_null(strstr(buf, "allowlist"), "reply: %s", buf);
+        ask(&f, "CONNECT evil.example:443 HTTP/1.1\r\n\r\n", buf, sizeof buf);
+        uint64_t seq = netns_gate_seq(f.g), more = 0;
+        cr_assert_eq(seq, 1);
+        for (int i = 0; i < 3; i++)
+                ask(&f, "CONNECT other.example:443 HTTP/1.1\r\n\r\n", buf, sizeof buf);
+        struct netns_denial d[4];
+        cr_assert_eq(netns_gate_denials(f.g, seq, UINT64_MAX, d, 4, &more), 1);
+        cr_assert_str_eq(d[0].host, "other.example");
+        cr_assert_eq(d[0].port, 443);
+        cr_assert_eq(d[0].count, 3);
+        cr_assert_eq(more, 0);
+        cr_assert_eq(netns_gate_denials(f.g, 0, seq, d, 4, &more), 1);
+        cr_assert_str_eq(d[0].host, "evil.example");
+        cr_assert_eq(netns_gate_denials(f.g, NETNS_GATE_ALL, 0, d, 4, &more), 2);
+        cr_assert_eq(netns_gate_denials(f.g, NETNS_GATE_ALL, 0, d, 1, &more), 1);
+        cr_assert_eq(more, 3);
         stop(&f);
 }

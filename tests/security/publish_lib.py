@@ -1,0 +1,144 @@
+"""Host and sandbox sides of the published-port suites (tests/security/publish.sh):
+  publish_lib.py freeport                 print a TCP port free on the host's 127.0.0.1
+  publish_lib.py serve-once HOST PORT     (inside) answer one connection: "sandbox:" + its line
+  publish_lib.py ask PORT [ADDR]          (host) send "ping\\n" to ADDR:PORT (127.0.0.1),
+                                          print the answer; retried for 15 s while the answer
+                                          is empty (the sandbox's server may not listen yet)
+  publish_lib.py serve URL_RTN ARGS...    drive `rtn serve ARGS` (see serve_case)
+"""
+import json
+import os
+import select
+import socket
+import subprocess
+import sys
+import time
+
+
+def freeport():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    print(s.getsockname()[1])
+
+
+def serve_once(host, port):
+    fam = socket.AF_INET6 if ":" in host else socket.AF_INET
+    s = socket.socket(fam)
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    s.bind((host, int(port)))
+    s.listen(4)
+    c, _ = s.accept()
+    line = c.makefile("rb").readline()
+    c.sendall(b"sandbox:" + line)
+    c.close()
+
+
+def ask_once(port, addr="127.0.0.1"):
+    fam = socket.AF_INET6 if ":" in addr else socket.AF_INET
+    try:
+        c = socket.create_connection((addr, int(port)), timeout=5)
+    except OSError as e:
+        return "connect: " + e.strerror
+    try:
+        c.sendall(b"ping\n")
+        data = b""
+        while True:
+            chunk = c.recv(4096)
+            if not chunk:
+                break
+            data += chunk
+        return data.decode(errors="replace").strip()
+    except OSError:
+        return ""
+    finally:
+        c.close()
+
+
+def ask(port, addr="127.0.0.1", wait=15):
+    end = time.time() + wait
+    got = ""
+    while time.time() < end:
+        got = ask_once(port, addr)
+        if got.startswith("sandbox:"):
+            break
+        time.sleep(0.2)
+    print(got)
+
+
+class Serve:
+    def __init__(self, rtn, args):
+        self.p = subprocess.Popen([rtn, "serve"] + args, stdin=subprocess.PIPE,
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        self.buf = b""
+        self.n = 0
+        r = self.req("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
+                                    "clientInfo": {"name": "publish", "version": "1"}})
+        assert "result" in r, r
+        self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+
+    def send(self, msg):
+        self.p.stdin.write((json.dumps(msg) + "\n").encode())
+        self.p.stdin.flush()
+
+    def req(self, method, params):
+        self.n += 1
+        self.send({"jsonrpc": "2.0", "id": self.n, "method": method, "params": params})
+        end = time.time() + 60
+        while True:
+            while b"\n" not in self.buf:
+                left = end - time.time()
+                assert left > 0 and select.select([self.p.stdout], [], [], left)[0], "no answer"
+                chunk = os.read(self.p.stdout.fileno(), 65536)
+                assert chunk, "server closed stdout: " + self.p.stderr.read().decode()
+                self.buf += chunk
+            line, self.buf = self.buf.split(b"\n", 1)
+            m = json.loads(line)
+            if m.get("id") == self.n:
+                return m
+
+    def tool(self, name, args):
+        r = self.req("tools/call", {"name": name, "arguments": args})
+        assert not r["result"].get("isError"), r
+        return r["result"]["structuredContent"]
+
+    def close(self):
+        self.p.stdin.close()
+        self.p.wait(timeout=60)
+
+
+def serve_case(rtn, hp, sp):
+    """env_status lists the port; a job's server is reached from the host; after env_reset
+    (a new sandbox) the next one is reached too."""
+    s = Serve(rtn, ["--publish", "127.0.0.1:%s:%s" % (hp, sp)])
+    try:
+        st = s.tool("env_status", {})
+        assert st["published"] == [{"address": "127.0.0.1", "host_port": int(hp),
+                                    "sandbox_port": int(sp)}], st.get("published")
+        me = os.path.abspath(__file__)
+        for round_ in range(2):
+            code = open(me).read()
+            s.tool("file_write", {"path": "/tmp/publish_lib.py", "content": code})
+            s.tool("shell_job_start", {"command": "python3 /tmp/publish_lib.py serve-once "
+                                                  "127.0.0.1 %s" % sp})
+            end = time.time() + 15
+            got = ""
+            while time.time() < end and not got.startswith("sandbox:"):
+                got = ask_once(hp)
+                time.sleep(0.2)
+            assert got == "sandbox:ping", "round %d: %r" % (round_, got)
+            s.tool("env_reset", {})
+    finally:
+        s.close()
+    print("ok")
+
+
+if __name__ == "__main__":
+    cmd = sys.argv[1]
+    if cmd == "freeport":
+        freeport()
+    elif cmd == "serve-once":
+        serve_once(sys.argv[2], sys.argv[3])
+    elif cmd == "ask":
+        ask(*sys.argv[2:])
+    elif cmd == "serve":
+        serve_case(*sys.argv[2:])

@@ -1,0 +1,70 @@
+"""Servers of the tests' own for tests/security/secrets.sh: they answer every request with its
+request line and headers as the body, so the test sees what reached them. With CERT and KEY
+the server speaks TLS. Every request is also appended to the file $SECRET_LOG when it is set,
+so a test sees what reached a server whose answer never came back.
+
+    secret_servers.py ADDR PORT [CERT KEY]
+    secret_servers.py certs DIR     a test CA (testca), another (otherca), and leaves
+                                    secret.test (by testca) and unknown.test (by otherca)
+"""
+import http.server
+import os
+import ssl
+import subprocess
+import sys
+
+
+class Echo(http.server.BaseHTTPRequestHandler):
+    def answer(self):
+        n = int(self.headers.get("Content-Length") or 0)
+        body = self.rfile.read(n) if n else b""
+        text = f"{self.requestline}\n{self.headers}".encode() + b"body=" + body + b"\n"
+        if os.environ.get("SECRET_LOG"):
+            with open(os.environ["SECRET_LOG"], "ab") as f:
+                f.write(text)
+        self.send_response(200)
+        self.send_header("Content-Type", "text/plain")
+        self.send_header("Content-Length", str(len(text)))
+        self.send_header("Connection", "close")
+        self.end_headers()
+        self.wfile.write(text)
+
+    do_GET = do_POST = answer
+
+    def log_message(self, *a):
+        pass
+
+
+def openssl(*args):
+    subprocess.run(["openssl", *args], check=True, capture_output=True)
+
+
+def certs(d):
+    ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes"]
+    for ca in ("testca", "otherca"):
+        openssl("req", "-x509", *ec, "-days", "2", "-subj", f"/CN={ca}",
+                "-keyout", f"{d}/{ca}.key", "-out", f"{d}/{ca}.crt")
+    for name, ca in (("secret.test", "testca"), ("unknown.test", "otherca")):
+        openssl("req", *ec, "-subj", f"/CN={name}", "-keyout", f"{d}/{name}.key",
+                "-out", f"{d}/{name}.csr")
+        with open(f"{d}/{name}.ext", "w") as f:
+            f.write(f"subjectAltName=DNS:{name}\nbasicConstraints=CA:FALSE\n"
+                    "extendedKeyUsage=serverAuth\n")
+        openssl("x509", "-req", "-in", f"{d}/{name}.csr", "-CA", f"{d}/{ca}.crt",
+                "-CAkey", f"{d}/{ca}.key", "-CAcreateserial", "-days", "2",
+                "-extfile", f"{d}/{name}.ext", "-out", f"{d}/{name}.crt")
+
+
+def main():
+    if sys.argv[1] == "certs":
+        return certs(sys.argv[2])
+    addr, port = sys.argv[1], int(sys.argv[2])
+    srv = http.server.ThreadingHTTPServer((addr, port), Echo)
+    if len(sys.argv) > 4:
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        ctx.load_cert_chain(sys.argv[3], sys.argv[4])
+        srv.socket = ctx.wrap_socket(srv.socket, server_side=True)
+    srv.serve_forever()
+
+
+main()

