@@ -14,7 +14,7 @@ ll_exec() {
 }
 
 need_landlock() {
-        [ "$(id -u)" != 0 ] || t_skip "--isolation landlock refuses root (see refuses_root)"
+        [ "$(id -u)" != 0 ] || t_skip "root runs commands as another uid here (see root_runs_as_unowned_uid)"
         ll_exec -- true
         grep -q "needs Landlock" "$T_ERR_FILE" && t_skip "kernel has no Landlock"
         t_exit_is 0
@@ -114,13 +114,26 @@ first_instruction_confined() {
 }
 
 # As host root the command would own the system files, and Landlock does not cover chmod,
-# chown, utimes or xattrs.
-refuses_root() {
+# chown, utimes or xattrs: root's commands run as a uid that owns nothing instead
+# (RT_LANDLOCK_ROOT_UID, runtime/runtime.h), still confined by Landlock.
+root_runs_as_unowned_uid() {
         [ "$(id -u)" = 0 ] || t_skip "only for host root"
+        sec_need_bin fswrite
+        ll_exec -- true
+        grep -q "needs Landlock" "$T_ERR_FILE" && t_skip "kernel has no Landlock"
+        mkdir "$T_TMP/ws"
+        cp "$SEC_BIN/fswrite" "$T_TMP/ws/"
+        chmod 755 "$T_TMP"
+        chown -R 1879113728:1879113728 "$T_TMP/ws"
         host_snapshot
-        t_exit_is 125 "$RTN" exec --isolation landlock -- chmod 777 /etc/passwd
-        t_stderr_has "will not run as root"
+        ll_exec --workspace "$T_TMP/ws" -- sh -c 'id -u; chmod 777 /etc/passwd; touch /etc/passwd; ls /root; ./fswrite /etc/passwd /etc/default'
+        t_stdout_has 1879113728
+        grep '^ESCAPED' "$T_OUT_FILE" && t_fail "$(grep '^ESCAPED' "$T_OUT_FILE" | head -3)"
+        t_stderr_has "Operation not permitted"
+        t_stderr_has "Permission denied"
         host_unchanged
+        # the uid owns nothing rtn does not hand it: the private temp dir is gone after
+        [ -z "$(find /tmp -maxdepth 1 -user 1879113728 2>/dev/null)" ] || t_fail "left files of the agent's uid"
 }
 
 refuses_namespace_options() {
@@ -136,6 +149,6 @@ t_run syscalls_blocked syscalls_blocked
 t_run host_network_and_processes host_network_and_processes
 t_run background_dies_with_command background_dies_with_command
 t_run first_instruction_confined first_instruction_confined
-t_run refuses_root refuses_root
+t_run root_runs_as_unowned_uid root_runs_as_unowned_uid
 t_run refuses_namespace_options refuses_namespace_options
 t_done

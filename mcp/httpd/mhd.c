@@ -1,0 +1,514 @@
+/* The HTTP side of `rtn serve --http`: MCP's Streamable HTTP transport (basic/transports,
+ * "Streamable HTTP") on libmicrohttpd, whose header gives the types and constants only; its
+ * functions are looked up with dlopen/dlsym when --http is used, so nothing else of rtn loads
+ * it (or the TLS library it links). libmicrohttpd runs in "external epoll" mode on our event
+ * loop; a POST whose answer comes from a session's child is suspended until it arrives.
+ *
+ * Every request passes, in this order: the path (/mcp), the Host header (loopback only: a
+ * DNS-rebinding page names its own host), the Origin header (absent, or one of
+ * --allow-origin), the bearer token (constant-time compare; 401 with WWW-Authenticate), then
+ * the method: POST carries one JSON-RPC message (batches are refused), DELETE ends a session,
+ * GET is 405 (no server-initiated stream is offered). */
+#include <dlfcn.h>
+#include <errno.h>
+#include <microhttpd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "common/json.h"
+#include "common/log.h"
+#include "common/loop.h"
+#include "mcp/httpd/httpd.h"
+#include "mcp/internal.h"
+
+struct mhd_fns {
+        void *lib;
+        struct MHD_Daemon *(*start)(unsigned, uint16_t, MHD_AcceptPolicyCallback, void *,
+                                    MHD_AccessHandlerCallback, void *, ...);
+        void (*stop)(struct MHD_Daemon *);
+        enum MHD_Result (*run)(struct MHD_Daemon *);
+        const union MHD_DaemonInfo *(*info)(struct MHD_Daemon *, enum MHD_DaemonInfoType, ...);
+        const char *(*lookup)(struct MHD_Connection *, enum MHD_ValueKind, const char *);
+        struct MHD_Response *(*from_buffer)(size_t, void *, enum MHD_ResponseMemoryMode);
+        enum MHD_Result (*add_header)(struct MHD_Response *, const char *, const char *);
+        enum MHD_Result (*queue)(struct MHD_Connection *, unsigned, struct MHD_Response *);
+        void (*destroy)(struct MHD_Response *);
+        void (*suspend)(struct MHD_Connection *);
+        void (*resume)(struct MHD_Connection *);
+};
+static struct mhd_fns M;
+
+struct httpd_req {
+        struct httpd *h;
+        struct MHD_Connection *conn;
+        struct httpd_session *s; /* waiting on it, while not done */
+        char *body;
+        size_t len, cap;
+        bool too_big, suspended, done, sse, set_sid;
+        char sid[HTTPD_SID_LEN + 1];
+        unsigned status;
+        char *resp;
+        size_t resp_len;
+};
+
+static int load_mhd(void) {
+        if (M.lib)
+                return 0;
+        if (!(M.lib = dlopen("libmicrohttpd.so.12", RTLD_NOW | RTLD_LOCAL)))
+                return -ENOENT;
+#define SYM(f, n) (*(void **)&M.f = dlsym(M.lib, n))
+        if (!SYM(start, "MHD_start_daemon") || !SYM(stop, "MHD_stop_daemon") ||
+            !SYM(run, "MHD_run") || !SYM(info, "MHD_get_daemon_info") ||
+            !SYM(lookup, "MHD_lookup_connection_value") ||
+            !SYM(from_buffer, "MHD_create_response_from_buffer") ||
+            !SYM(add_header, "MHD_add_response_header") || !SYM(queue, "MHD_queue_response") ||
+            !SYM(destroy, "MHD_destroy_response") || !SYM(suspend, "MHD_suspend_connection") ||
+            !SYM(resume, "MHD_resume_connection"))
+                return -ENOSYS;
+#undef SYM
+        return 0;
+}
+
+static const char *header(struct MHD_Connection *c, const char *name) {
+        return M.lookup(c, MHD_HEADER_KIND, name);
+}
+
+/* ---- answers --------------------------------------------------------------------------- */
+
+static enum MHD_Result send_reply(struct httpd_req *q, unsigned status, char *body, size_t len) {
+        const char *ctype = "application/json";
+        if (body && q->sse && status == 200) {
+                char *ev = NULL;
+                int n = asprintf(&ev, "event: message\ndata: %.*s\n\n", (int)len, body);
+                free(body);
+                body = n < 0 ? NULL : ev;
+                len = n < 0 ? 0 : (size_t)n;
+                ctype = "text/event-stream";
+        }
+        struct MHD_Response *r = body ? M.from_buffer(len, body, MHD_RESPMEM_MUST_FREE)
+                                      : M.from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
+        if (!r) {
+                free(body);
+                return MHD_NO;
+        }
+        if (len)
+                M.add_header(r, "Content-Type", ctype);
+        if (q->set_sid && status == 200)
+                M.add_header(r, "Mcp-Session-Id", q->sid);
+        if (status == MHD_HTTP_UNAUTHORIZED)
+                M.add_header(r, "WWW-Authenticate", "Bearer realm=\"rtn\"");
+        if (status == MHD_HTTP_METHOD_NOT_ALLOWED)
+                M.add_header(r, "Allow", "POST, DELETE");
+        enum MHD_Result ret = M.queue(q->conn, status, r);
+        M.destroy(r);
+        return ret;
+}
+
+/* An HTTP error with a JSON-RPC error body (id null unless the request's is known). */
+static enum MHD_Result send_error(struct httpd_req *q, unsigned status, const char *id,
+                                  size_t id_len, int code, const char *fmt, ...)
+        __attribute__((format(printf, 6, 7)));
+static enum MHD_Result send_error(struct httpd_req *q, unsigned status, const char *id,
+                                  size_t id_len, int code, const char *fmt, ...) {
+        char msg[512];
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(msg, sizeof msg, fmt, ap);
+        va_end(ap);
+        struct rtn_json_buf b = RTN_JSON_BUF_INIT(0);
+        mcp_write_error(&b, id, id_len, code, msg);
+        size_t len = b.len;
+        char *body = b.err ? NULL : rtn_json_buf_steal(&b);
+        rtn_json_buf_free(&b);
+        q->sse = false;
+        return send_reply(q, status, body, body ? len : 0);
+}
+
+void httpd_req_done(struct httpd_req *q, unsigned status, char *body, size_t len) {
+        if (q->done) {
+                free(body);
+                return;
+        }
+        q->s = NULL;
+        q->done = true;
+        q->status = status;
+        q->resp = body;
+        q->resp_len = body ? len : 0;
+        if (q->suspended) {
+                q->suspended = false;
+                M.resume(q->conn);
+        }
+}
+
+/* The answer to initialize opens the session: only a result does. */
+static bool initialize_ok(const char *resp, size_t len) {
+        const char *id;
+        size_t il;
+        if (!resp || mcp_response_id(resp, len, &id, &il) < 0)
+                return false;
+        const char *after = id + il;
+        return (size_t)(resp + len - after) > 10 && !strncmp(after, ",\"result\":", 10);
+}
+
+static enum MHD_Result send_done(struct httpd_req *q) {
+        char *body = q->resp;
+        q->resp = NULL;
+        if (q->set_sid && !initialize_ok(body, q->resp_len)) {
+                struct httpd_session *s = httpd_session_find(q->h, q->sid, strlen(q->sid));
+                if (s)
+                        httpd_session_end(s, NULL);
+                q->set_sid = false;
+        }
+        return send_reply(q, q->status, body, q->resp_len);
+}
+
+/* ---- checks before the method ---------------------------------------------------------- */
+
+/* Loopback only: the Host a client used must name this machine. A page whose own name was
+ * rebound to 127.0.0.1 sends its name here. */
+static bool host_ok(struct httpd *h, const char *host) {
+        if (!h->loopback)
+                return true;
+        if (!host)
+                return false;
+        size_t n = strlen(host);
+        const char *colon = strrchr(host, ':');
+        if (colon && (host[0] != '[' || colon > strchr(host, ']')))
+                n = (size_t)(colon - host);
+        static const char *const names[] = {"localhost", "127.0.0.1", "[::1]"};
+        for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+                if (n == strlen(names[i]) && !strncasecmp(host, names[i], n))
+                        return true;
+        return n == strlen(h->host) && !strncasecmp(host, h->host, n);
+}
+
+static bool origin_ok(struct httpd *h, const char *origin) {
+        if (!origin)
+                return true; /* not a browser: the token decides */
+        for (size_t i = 0; i < h->o->norigins; i++)
+                if (!strcasecmp(origin, h->o->origins[i]))
+                        return true;
+        return false;
+}
+
+static bool auth_ok(struct httpd *h, const char *a) {
+        if (!a || strncasecmp(a, "Bearer ", 7))
+                return false;
+        a += 7;
+        while (*a == ' ')
+                a++;
+        size_t n = strlen(a);
+        while (n && a[n - 1] == ' ')
+                n--;
+        return httpd_token_equal(a, n, h->token, h->token_len);
+}
+
+/* Returns MHD_YES after queueing a refusal, or -1 when the request may go on. */
+static int refuse(struct httpd_req *q, const char *url) {
+        struct httpd *h = q->h;
+        struct MHD_Connection *c = q->conn;
+        if (strcmp(url, "/mcp"))
+                return send_error(q, MHD_HTTP_NOT_FOUND, NULL, 0, MCP_INVALID_REQUEST,
+                                  "Not found: the MCP endpoint is /mcp");
+        if (!host_ok(h, header(c, "Host")))
+                return send_error(q, MHD_HTTP_FORBIDDEN, NULL, 0, MCP_INVALID_REQUEST,
+                                  "Forbidden: Host must name this machine (localhost, %s)",
+                                  h->host);
+        if (!origin_ok(h, header(c, "Origin")))
+                return send_error(q, MHD_HTTP_FORBIDDEN, NULL, 0, MCP_INVALID_REQUEST,
+                                  "Forbidden: Origin not allowed (rtn serve --allow-origin)");
+        if (!auth_ok(h, header(c, "Authorization")))
+                return send_error(q, MHD_HTTP_UNAUTHORIZED, NULL, 0, MCP_INVALID_REQUEST,
+                                  "Unauthorized: send Authorization: Bearer <the token of "
+                                  "--token-file>");
+        return -1;
+}
+
+/* ---- POST ------------------------------------------------------------------------------ */
+
+static bool accepts(const char *accept, const char *type) {
+        return accept && (strcasestr(accept, type) || strstr(accept, "*/*"));
+}
+
+/* The version a request claims in params._meta (2026-07-28 envelope), or -1. */
+static int claimed_version(const struct rtn_json_doc *d, const struct mcp_msg *m) {
+        int meta = m->params >= 0 && rtn_json_kind(d, m->params) == 'o'
+                           ? rtn_json_obj_get(d, m->params, "_meta")
+                           : -1;
+        int pv = meta >= 0 && rtn_json_kind(d, meta) == 'o'
+                         ? rtn_json_obj_get(d, meta, MCP_META_VERSION)
+                         : -1;
+        char name[32];
+        if (pv < 0 || rtn_json_unescape(d, pv, name, sizeof name) <= 0)
+                return -1;
+        return mcp_version_find(name);
+}
+
+/* SEP-2243: a 2026-07-28 request names its version and method in headers too, and they must
+ * agree with the body (a proxy routes on them). */
+static int check_modern_headers(struct httpd_req *q, const struct mcp_msg *m, int v) {
+        const char *hv = header(q->conn, "MCP-Protocol-Version");
+        const char *hm = header(q->conn, "Mcp-Method");
+        if (!hv || strcmp(hv, mcp_versions[v]))
+                return send_error(q, MHD_HTTP_BAD_REQUEST, m->id, m->id_len, MCP_INVALID_REQUEST,
+                                  "Bad Request: MCP-Protocol-Version must be %s, as in _meta",
+                                  mcp_versions[v]);
+        if (!hm || strcmp(hm, m->method))
+                return send_error(q, MHD_HTTP_BAD_REQUEST, m->id, m->id_len, MCP_INVALID_REQUEST,
+                                  "Bad Request: Mcp-Method must be %s, as in the body", m->method);
+        return -1;
+}
+
+/* Finds or makes the session a message goes to. Returns -1 with *ret set (NULL: a modern
+ * notification without one, accepted and dropped), or an answer already queued. */
+static int route(struct httpd_req *q, const struct mcp_msg *m, bool modern,
+                 struct httpd_session **ret) {
+        struct httpd *h = q->h;
+        const char *sid = header(q->conn, "Mcp-Session-Id");
+        bool init = m->kind == MCP_MSG_REQUEST && !strcmp(m->method, "initialize") && !modern;
+        struct rtn_error err = {0};
+        *ret = NULL;
+        if (init && sid)
+                return send_error(q, MHD_HTTP_BAD_REQUEST, m->id, m->id_len, MCP_INVALID_REQUEST,
+                                  "Bad Request: initialize opens a new session; send it "
+                                  "without Mcp-Session-Id");
+        if (sid) {
+                if ((*ret = httpd_session_find(h, sid, strlen(sid))))
+                        return -1;
+                return send_error(q, MHD_HTTP_NOT_FOUND, m->id, m->id_len, MCP_INVALID_REQUEST,
+                                  "Not found: no session %.40s (ended, or idle too long); "
+                                  "initialize a new one",
+                                  sid);
+        }
+        if (!init && !modern)
+                return send_error(q, MHD_HTTP_BAD_REQUEST, m->id, m->id_len, MCP_INVALID_REQUEST,
+                                  "Bad Request: Mcp-Session-Id header required (initialize "
+                                  "first)");
+        if (modern && m->kind != MCP_MSG_REQUEST)
+                return -1;
+        if (httpd_session_new(h, modern, ret, &err) < 0)
+                return send_error(q,
+                                  err.code == EBUSY || err.code == ESHUTDOWN
+                                          ? MHD_HTTP_SERVICE_UNAVAILABLE
+                                          : MHD_HTTP_INTERNAL_SERVER_ERROR,
+                                  m->id, m->id_len, MCP_INTERNAL_ERROR, "rtn serve: %s", err.msg);
+        if (init) {
+                q->set_sid = true;
+                snprintf(q->sid, sizeof q->sid, "%s", httpd_session_id(*ret));
+        }
+        return -1;
+}
+
+static enum MHD_Result forward(struct httpd_req *q, struct httpd_session *s,
+                               const struct mcp_msg *m) {
+        for (size_t i = 0; i < q->len; i++)
+                if (q->body[i] == '\n' || q->body[i] == '\r')
+                        q->body[i] = ' '; /* whitespace between tokens: the child reads lines */
+        bool wait = m->kind == MCP_MSG_REQUEST;
+        int r = httpd_session_send(s, q->body, q->len, m->id, m->id_len, wait ? q : NULL);
+        if (r == -EEXIST)
+                return send_error(q, MHD_HTTP_CONFLICT, m->id, m->id_len, MCP_INVALID_REQUEST,
+                                  "Conflict: a request with this id is in flight in the "
+                                  "session");
+        if (r < 0)
+                return send_error(q, MHD_HTTP_INTERNAL_SERVER_ERROR, m->id, m->id_len,
+                                  MCP_INTERNAL_ERROR, "rtn serve: the session's server: %s",
+                                  strerror(-r));
+        if (!wait)
+                return send_reply(q, MHD_HTTP_ACCEPTED, NULL, 0);
+        q->s = s;
+        if (q->done)
+                return send_done(q);
+        q->suspended = true;
+        M.suspend(q->conn);
+        return MHD_YES;
+}
+
+static enum MHD_Result do_post(struct httpd_req *q) {
+        struct httpd *h = q->h;
+        struct mcp_config cfg;
+        mcp_config_init(&cfg);
+        const char *ct = header(q->conn, "Content-Type");
+        if (!ct || strncasecmp(ct, "application/json", 16))
+                return send_error(q, MHD_HTTP_UNSUPPORTED_MEDIA_TYPE, NULL, 0, MCP_INVALID_REQUEST,
+                                  "Unsupported Media Type: POST one JSON-RPC message as "
+                                  "application/json");
+        if (q->too_big)
+                return send_error(q, MHD_HTTP_CONTENT_TOO_LARGE, NULL, 0, MCP_INVALID_REQUEST,
+                                  "Payload Too Large: at most %zu bytes a message", h->max_body);
+        struct rtn_json_doc d = {0};
+        const char *why = NULL;
+        int r = rtn_json_parse(q->body ? q->body : "", q->len, cfg.limits.max_tokens,
+                               cfg.limits.max_depth, &d, &why);
+        if (r < 0)
+                return send_error(q, MHD_HTTP_BAD_REQUEST, NULL, 0, MCP_PARSE_ERROR,
+                                  "Parse error: %s", why ? why : strerror(-r));
+        enum MHD_Result ret;
+        struct mcp_msg m = {0};
+        if (rtn_json_kind(&d, 0) == 'a') {
+                ret = send_error(q, MHD_HTTP_BAD_REQUEST, NULL, 0, MCP_INVALID_REQUEST,
+                                 "Invalid Request: batches are not accepted over HTTP; POST "
+                                 "one message at a time");
+                goto out;
+        }
+        if ((r = mcp_msg_parse(&d, 0, &m, &why)) != 0) {
+                ret = send_error(q, MHD_HTTP_BAD_REQUEST, m.id, m.id_len, r, "%s", why);
+                goto out;
+        }
+        const char *accept = header(q->conn, "Accept");
+        if (m.kind == MCP_MSG_REQUEST && !accepts(accept, "application/json")) {
+                if (!accepts(accept, "text/event-stream")) {
+                        ret = send_error(q, MHD_HTTP_NOT_ACCEPTABLE, m.id, m.id_len,
+                                         MCP_INVALID_REQUEST,
+                                         "Not Acceptable: Accept application/json and "
+                                         "text/event-stream");
+                        goto out;
+                }
+                q->sse = true;
+        }
+        const char *hv = header(q->conn, "MCP-Protocol-Version");
+        if (hv && mcp_version_find(hv) < 0) {
+                ret = send_error(q, MHD_HTTP_BAD_REQUEST, m.id, m.id_len, MCP_INVALID_REQUEST,
+                                 "Bad Request: unsupported MCP-Protocol-Version %.40s", hv);
+                goto out;
+        }
+        int v = m.kind == MCP_MSG_RESPONSE ? -1 : claimed_version(&d, &m);
+        bool modern = v >= MCP_V_FIRST_MODERN;
+        struct httpd_session *s;
+        if ((modern && m.kind == MCP_MSG_REQUEST && (r = check_modern_headers(q, &m, v)) >= 0) ||
+            (r = route(q, &m, modern, &s)) >= 0) {
+                ret = (enum MHD_Result)r;
+                goto out;
+        }
+        ret = s ? forward(q, s, &m) : send_reply(q, MHD_HTTP_ACCEPTED, NULL, 0);
+out:
+        rtn_json_doc_free(&d);
+        return ret;
+}
+
+/* ---- the handler ----------------------------------------------------------------------- */
+
+static enum MHD_Result do_delete(struct httpd_req *q) {
+        const char *sid = header(q->conn, "Mcp-Session-Id");
+        if (!sid)
+                return send_error(q, MHD_HTTP_BAD_REQUEST, NULL, 0, MCP_INVALID_REQUEST,
+                                  "Bad Request: DELETE needs the Mcp-Session-Id to end");
+        struct httpd_session *s = httpd_session_find(q->h, sid, strlen(sid));
+        if (!s)
+                return send_error(q, MHD_HTTP_NOT_FOUND, NULL, 0, MCP_INVALID_REQUEST,
+                                  "Not found: no session %.40s", sid);
+        q->s = s;
+        httpd_session_end(s, q);
+        if (q->done)
+                return send_done(q);
+        q->suspended = true;
+        M.suspend(q->conn);
+        return MHD_YES;
+}
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
+                                  const char *method, const char *version, const char *upload,
+                                  size_t *upload_size, void **ctx) {
+        (void)version;
+        struct httpd_req *q = *ctx;
+        if (!q) {
+                if (!(q = calloc(1, sizeof *q)))
+                        return MHD_NO;
+                q->h = cls;
+                q->conn = c;
+                *ctx = q;
+                int r = refuse(q, url);
+                return r >= 0 ? (enum MHD_Result)r : MHD_YES;
+        }
+        if (q->done)
+                return send_done(q);
+        if (*upload_size) {
+                size_t n = *upload_size;
+                *upload_size = 0;
+                if (q->too_big || q->len + n > q->h->max_body) {
+                        q->too_big = true;
+                        return MHD_YES;
+                }
+                if (q->len + n + 1 > q->cap) {
+                        size_t cap = (q->len + n + 1) * 2;
+                        char *b = realloc(q->body,
+                                          cap < q->h->max_body + 1 ? cap : q->h->max_body + 1);
+                        if (!b)
+                                return MHD_NO;
+                        q->body = b;
+                        q->cap = cap < q->h->max_body + 1 ? cap : q->h->max_body + 1;
+                }
+                memcpy(q->body + q->len, upload, n);
+                q->len += n;
+                q->body[q->len] = '\0';
+                return MHD_YES;
+        }
+        if (!strcmp(method, "POST"))
+                return do_post(q);
+        if (!strcmp(method, "DELETE"))
+                return do_delete(q);
+        return send_error(q, MHD_HTTP_METHOD_NOT_ALLOWED, NULL, 0, MCP_INVALID_REQUEST,
+                          "Method Not Allowed: POST messages, DELETE to end a session (no "
+                          "server stream is offered)");
+}
+
+static void on_completed(void *cls, struct MHD_Connection *c, void **ctx,
+                         enum MHD_RequestTerminationCode why) {
+        (void)cls;
+        (void)c;
+        (void)why;
+        struct httpd_req *q = *ctx;
+        if (!q)
+                return;
+        if (q->s)
+                httpd_session_forget(q->s, q);
+        free(q->body);
+        free(q->resp);
+        free(q);
+        *ctx = NULL;
+}
+
+/* ---- the daemon on our loop ------------------------------------------------------------ */
+
+void httpd_mhd_run(struct httpd *h) {
+        if (h->mhd)
+                (void)M.run(h->mhd);
+}
+
+static void on_epoll(struct rtn_loop *l, int fd, uint32_t ev, void *ud) {
+        (void)l;
+        (void)fd;
+        (void)ev;
+        httpd_mhd_run(ud);
+}
+
+int httpd_mhd_start(struct httpd *h, int listen_fd, struct rtn_error *err) {
+        int r = load_mhd();
+        if (r < 0)
+                return rtn_errx(err, -r,
+                                "--http needs libmicrohttpd (libmicrohttpd.so.12: apt install "
+                                "libmicrohttpd12)");
+        unsigned limit = h->o->max_sessions * 4 + 64;
+        h->mhd = M.start(MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG, 0, NULL,
+                         NULL, on_request, h, MHD_OPTION_LISTEN_SOCKET, listen_fd,
+                         MHD_OPTION_NOTIFY_COMPLETED, on_completed, h, MHD_OPTION_CONNECTION_LIMIT,
+                         limit, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)600, MHD_OPTION_END);
+        if (!h->mhd)
+                return rtn_errx(err, EIO, "start libmicrohttpd on %s", h->o->listen);
+        const union MHD_DaemonInfo *i = M.info(h->mhd, MHD_DAEMON_INFO_EPOLL_FD);
+        if (!i || (r = rtn_loop_add_fd(h->loop, i->epoll_fd, EPOLLIN, on_epoll, h)) < 0)
+                return rtn_errx(err, EIO, "watch libmicrohttpd's epoll fd");
+        return 0;
+}
+
+void httpd_mhd_stop(struct httpd *h) {
+        if (!h->mhd)
+                return;
+        const union MHD_DaemonInfo *i = M.info(h->mhd, MHD_DAEMON_INFO_EPOLL_FD);
+        if (i)
+                (void)rtn_loop_del_fd(h->loop, i->epoll_fd);
+        M.stop(h->mhd);
+        h->mhd = NULL;
+}

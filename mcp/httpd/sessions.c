@@ -1,0 +1,445 @@
+/* The sessions of `rtn serve --http`: each is a child `rtn serve` on stdio, run from our own
+ * binary with the options the front end passed on and a store of its own
+ * (<data dir>/http/<session id>), so one session's tools can reach neither another's sandbox
+ * nor its commits. A message is written to the child's stdin as one line; the child's
+ * responses are matched to the HTTP requests waiting for them by id. Notifications the child
+ * sends (progress, log messages) have no request stream to go to and are dropped. */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/cleanup.h"
+#include "common/io.h"
+#include "common/log.h"
+#include "common/loop.h"
+#include "common/syscall.h"
+#include "mcp/httpd/httpd.h"
+#include "mcp/internal.h"
+#include "store/store.h"
+
+#ifndef P_PIDFD
+#define P_PIDFD 3
+#endif
+
+#define CHILD_LINE_MAX (16u << 20) /* above the child's own 8 MiB message limit */
+
+struct pend {
+        char *id;
+        size_t id_len;
+        struct httpd_req *q;
+        struct pend *next;
+};
+
+struct httpd_session {
+        struct httpd *h;
+        struct httpd_session *next;
+        char sid[HTTPD_SID_LEN + 1];
+        pid_t pid;
+        int pidfd, in_fd, out_fd;
+        char *wbuf; /* queued for the child's stdin */
+        size_t wlen, woff;
+        struct mcp_framer fr;
+        struct pend *pend;
+        uint64_t last_usec;
+        bool ephemeral, ending, dir_made;
+        struct httpd_req *end_waiter; /* the DELETE answered once the child is gone */
+        struct rtn_loop_source *kill_timer;
+};
+
+static uint64_t now_usec(void) {
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (uint64_t)ts.tv_sec * 1000000ULL + (uint64_t)ts.tv_nsec / 1000;
+}
+
+const char *httpd_session_id(const struct httpd_session *s) {
+        return s->sid;
+}
+
+struct httpd_session *httpd_session_find(struct httpd *h, const char *sid, size_t len) {
+        if (len != HTTPD_SID_LEN)
+                return NULL;
+        for (struct httpd_session *s = h->sessions; s; s = s->next)
+                if (!s->ending && !s->ephemeral && httpd_token_equal(sid, len, s->sid, len))
+                        return s;
+        return NULL;
+}
+
+/* Every request still waiting is answered with a JSON-RPC error naming why. */
+static void fail_pending(struct httpd_session *s, const char *why) {
+        while (s->pend) {
+                struct pend *p = s->pend;
+                s->pend = p->next;
+                struct rtn_json_buf b = RTN_JSON_BUF_INIT(0);
+                mcp_write_error(&b, p->id, p->id_len, MCP_INTERNAL_ERROR, why);
+                httpd_req_done(p->q, 200, b.err ? NULL : rtn_json_buf_steal(&b), b.len);
+                rtn_json_buf_free(&b);
+                free(p->id);
+                free(p);
+        }
+}
+
+static void session_free(struct httpd_session *s) {
+        struct httpd *h = s->h;
+        for (struct httpd_session **pp = &h->sessions; *pp; pp = &(*pp)->next)
+                if (*pp == s) {
+                        *pp = s->next;
+                        break;
+                }
+        h->nsessions--;
+        fail_pending(s, "the session ended");
+        if (s->kill_timer)
+                rtn_loop_timer_cancel(h->loop, s->kill_timer);
+        if (s->in_fd >= 0) {
+                rtn_loop_del_fd(h->loop, s->in_fd);
+                close(s->in_fd);
+        }
+        if (s->out_fd >= 0) {
+                rtn_loop_del_fd(h->loop, s->out_fd);
+                close(s->out_fd);
+        }
+        if (s->pidfd >= 0) {
+                rtn_loop_del_fd(h->loop, s->pidfd);
+                close(s->pidfd);
+        }
+        /* The session's store goes with it: only the session could reach its commits. */
+        if (s->dir_made) {
+                int r = store_rm_rf_at(h->base_fd, s->sid);
+                if (r < 0)
+                        fprintf(stderr, "rtn serve: remove %s/%s: %s\n", h->base, s->sid,
+                                strerror(-r));
+        }
+        if (s->end_waiter)
+                httpd_req_done(s->end_waiter, 204, NULL, 0);
+        mcp_framer_free(&s->fr);
+        free(s->wbuf);
+        free(s);
+}
+
+static void on_child_exit(struct rtn_loop *l, int fd, uint32_t ev, void *ud) {
+        (void)l;
+        (void)fd;
+        (void)ev;
+        struct httpd_session *s = ud;
+        siginfo_t si = {0};
+        if (waitid((idtype_t)P_PIDFD, (id_t)s->pidfd, &si, WEXITED | WNOHANG) < 0 || !si.si_pid)
+                return;
+        if (!s->ending && !(si.si_code == CLD_EXITED && si.si_status == 0))
+                fprintf(stderr, "rtn serve: session %.8s…: its server ended (%s %d)\n", s->sid,
+                        si.si_code == CLD_EXITED ? "exit" : "signal", si.si_status);
+        struct httpd *h = s->h;
+        session_free(s);
+        httpd_mhd_run(h);
+}
+
+static void on_kill_timer(struct rtn_loop *l, struct rtn_loop_source *t, void *ud) {
+        (void)l;
+        (void)t;
+        struct httpd_session *s = ud;
+        s->kill_timer = NULL;
+        fprintf(stderr, "rtn serve: session %.8s… did not end in time: killed\n", s->sid);
+        (void)sys_pidfd_send_signal(s->pidfd, SIGKILL, NULL, 0);
+}
+
+void httpd_session_end(struct httpd_session *s, struct httpd_req *q) {
+        if (q && !s->end_waiter)
+                s->end_waiter = q;
+        else if (q)
+                httpd_req_done(q, 204, NULL, 0);
+        if (s->ending)
+                return;
+        s->ending = true;
+        /* EOF on its stdin ends rtn serve cleanly: its sandbox stops and its session
+         * directory is removed. One that does not end in time is killed. */
+        if (s->in_fd >= 0) {
+                rtn_loop_del_fd(s->h->loop, s->in_fd);
+                close(s->in_fd);
+                s->in_fd = -1;
+        }
+        (void)rtn_loop_add_timer(s->h->loop, HTTPD_STOP_GRACE_USEC, 0, on_kill_timer, s,
+                                 &s->kill_timer);
+}
+
+/* ---- the child's output ---------------------------------------------------------------- */
+
+static void on_line(void *ud, const char *line, size_t len) {
+        struct httpd_session *s = ud;
+        const char *id;
+        size_t il;
+        if (!line) {
+                fprintf(stderr, "rtn serve: session %.8s…: a message of %zu bytes is too long\n",
+                        s->sid, len);
+                return;
+        }
+        if (mcp_response_id(line, len, &id, &il) < 0)
+                return; /* a notification: no stream to send it on */
+        for (struct pend **pp = &s->pend; *pp; pp = &(*pp)->next) {
+                struct pend *p = *pp;
+                if (p->id_len != il || memcmp(p->id, id, il))
+                        continue;
+                *pp = p->next;
+                char *body = malloc(len + 1);
+                if (body) {
+                        memcpy(body, line, len);
+                        body[len] = '\0';
+                }
+                httpd_req_done(p->q, 200, body, len);
+                free(p->id);
+                free(p);
+                s->last_usec = now_usec();
+                if (s->ephemeral && !s->pend)
+                        httpd_session_end(s, NULL);
+                return;
+        }
+}
+
+static void on_child_out(struct rtn_loop *l, int fd, uint32_t ev, void *ud) {
+        struct httpd_session *s = ud;
+        (void)ev;
+        char buf[65536];
+        for (int i = 0; i < 64; i++) {
+                ssize_t n = read(fd, buf, sizeof buf);
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n < 0 && errno == EAGAIN)
+                        break;
+                if (n <= 0) {
+                        mcp_framer_eof(&s->fr, on_line, s);
+                        rtn_loop_del_fd(l, fd);
+                        close(fd);
+                        s->out_fd = -1;
+                        break;
+                }
+                if (mcp_framer_feed(&s->fr, buf, (size_t)n, on_line, s) < 0)
+                        break;
+        }
+        httpd_mhd_run(s->h);
+}
+
+/* ---- the child's input ----------------------------------------------------------------- */
+
+static void flush_in(struct httpd_session *s);
+
+static void on_child_in(struct rtn_loop *l, int fd, uint32_t ev, void *ud) {
+        (void)l;
+        (void)fd;
+        (void)ev;
+        flush_in(ud);
+}
+
+static void flush_in(struct httpd_session *s) {
+        while (s->in_fd >= 0 && s->woff < s->wlen) {
+                ssize_t n = write(s->in_fd, s->wbuf + s->woff, s->wlen - s->woff);
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n < 0 && errno == EAGAIN) {
+                        (void)rtn_loop_add_fd(s->h->loop, s->in_fd, EPOLLOUT, on_child_in, s);
+                        return;
+                }
+                if (n < 0) {
+                        fprintf(stderr, "rtn serve: session %.8s…: write: %s\n", s->sid,
+                                strerror(errno));
+                        httpd_session_end(s, NULL);
+                        return;
+                }
+                s->woff += (size_t)n;
+        }
+        if (s->in_fd >= 0)
+                (void)rtn_loop_del_fd(s->h->loop, s->in_fd);
+        s->wlen = s->woff = 0;
+}
+
+int httpd_session_send(struct httpd_session *s, const char *msg, size_t len, const char *id,
+                       size_t id_len, struct httpd_req *q) {
+        if (s->ending || s->in_fd < 0)
+                return -EPIPE;
+        struct pend *p = NULL;
+        if (q) {
+                for (struct pend *o = s->pend; o; o = o->next)
+                        if (o->id_len == id_len && !memcmp(o->id, id, id_len))
+                                return -EEXIST;
+                if (!(p = calloc(1, sizeof *p)) || !(p->id = strndup(id, id_len))) {
+                        free(p);
+                        return -ENOMEM;
+                }
+                p->id_len = id_len;
+                p->q = q;
+        }
+        if (s->woff) { /* compact what is left */
+                memmove(s->wbuf, s->wbuf + s->woff, s->wlen - s->woff);
+                s->wlen -= s->woff;
+                s->woff = 0;
+        }
+        char *nb = realloc(s->wbuf, s->wlen + len + 1);
+        if (!nb) {
+                if (p)
+                        free(p->id);
+                free(p);
+                return -ENOMEM;
+        }
+        s->wbuf = nb;
+        memcpy(s->wbuf + s->wlen, msg, len);
+        s->wbuf[s->wlen + len] = '\n';
+        s->wlen += len + 1;
+        if (p) {
+                p->next = s->pend;
+                s->pend = p;
+        }
+        s->last_usec = now_usec();
+        flush_in(s);
+        return 0;
+}
+
+void httpd_session_forget(struct httpd_session *s, struct httpd_req *q) {
+        if (s->end_waiter == q)
+                s->end_waiter = NULL;
+        for (struct pend **pp = &s->pend; *pp; pp = &(*pp)->next)
+                if ((*pp)->q == q) {
+                        struct pend *p = *pp;
+                        *pp = p->next;
+                        free(p->id);
+                        free(p);
+                        return;
+                }
+}
+
+/* ---- starting a session ---------------------------------------------------------------- */
+
+static void child_exec(struct httpd *h, char **argv, int in, int out, pid_t parent) {
+        sigset_t none;
+        sigemptyset(&none);
+        sigprocmask(SIG_SETMASK, &none, NULL); /* the loop blocked signals for its signalfd */
+        signal(SIGPIPE, SIG_DFL);
+        if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
+                _exit(125);
+        if (dup2(in, 0) < 0 || dup2(out, 1) < 0)
+                _exit(125);
+        extern char **environ;
+        syscall(__NR_execveat, h->exe_fd, "", argv, environ, AT_EMPTY_PATH);
+        fprintf(stderr, "rtn serve: exec rtn serve: %s\n", strerror(errno));
+        _exit(125);
+}
+
+static int spawn(struct httpd_session *s, struct rtn_error *err) {
+        struct httpd *h = s->h;
+        const struct httpd_opts *o = h->o;
+        _cleanup_free_ char *dir = NULL;
+        _cleanup_free_ char **argv = calloc(o->child_argc + 4, sizeof *argv);
+        if (!argv || asprintf(&dir, "%s/%s", h->base, s->sid) < 0)
+                return rtn_err(err, ENOMEM, "session");
+        size_t n = 0;
+        argv[n++] = "rtn";
+        argv[n++] = "serve";
+        argv[n++] = "--data-dir";
+        argv[n++] = dir;
+        for (size_t i = 1; i < o->child_argc; i++)
+                argv[n++] = o->child_argv[i];
+        int in[2], out[2];
+        if (pipe2(in, O_CLOEXEC) < 0)
+                return rtn_err(err, errno, "pipe");
+        if (pipe2(out, O_CLOEXEC) < 0) {
+                close(in[0]);
+                close(in[1]);
+                return rtn_err(err, errno, "pipe");
+        }
+        pid_t parent = getpid();
+        pid_t pid = fork();
+        if (pid == 0)
+                child_exec(h, argv, in[0], out[1], parent);
+        int e = errno;
+        close(in[0]);
+        close(out[1]);
+        s->in_fd = in[1];
+        s->out_fd = out[0];
+        if (pid < 0)
+                return rtn_err(err, e, "fork");
+        s->pid = pid;
+        if ((s->pidfd = sys_pidfd_open(pid, 0)) < 0) {
+                e = errno;
+                kill(pid, SIGKILL);
+                waitpid(pid, NULL, 0);
+                return rtn_err(err, e, "pidfd_open");
+        }
+        int r;
+        if (rtn_fd_nonblock(s->in_fd, 1) < 0 || rtn_fd_nonblock(s->out_fd, 1) < 0 ||
+            (r = rtn_loop_add_fd(h->loop, s->out_fd, EPOLLIN, on_child_out, s)) < 0 ||
+            (r = rtn_loop_add_fd(h->loop, s->pidfd, EPOLLIN, on_child_exit, s)) < 0) {
+                (void)sys_pidfd_send_signal(s->pidfd, SIGKILL, NULL, 0);
+                siginfo_t si;
+                (void)waitid((idtype_t)P_PIDFD, (id_t)s->pidfd, &si, WEXITED);
+                return rtn_errx(err, EIO, "watch the session's server");
+        }
+        return 0;
+}
+
+static void new_sid(char *buf) {
+        unsigned char rnd[HTTPD_SID_LEN / 2];
+        if (getrandom(rnd, sizeof rnd, 0) != (ssize_t)sizeof rnd)
+                abort(); /* the kernel's CSPRNG never fails once seeded */
+        for (size_t i = 0; i < sizeof rnd; i++)
+                snprintf(buf + 2 * i, 3, "%02x", rnd[i]);
+}
+
+int httpd_session_new(struct httpd *h, bool ephemeral, struct httpd_session **ret,
+                      struct rtn_error *err) {
+        if (h->stopping)
+                return rtn_errx(err, ESHUTDOWN, "the server is shutting down");
+        if (h->nsessions >= h->o->max_sessions)
+                return rtn_errx(err, EBUSY,
+                                "too many sessions: %u are open (--max-sessions); end one with "
+                                "DELETE, or wait until an idle one is ended after %llu s",
+                                h->nsessions, (unsigned long long)(h->o->idle_usec / 1000000ULL));
+        struct httpd_session *s = calloc(1, sizeof *s);
+        if (!s)
+                return rtn_err(err, ENOMEM, "session");
+        s->h = h;
+        s->pidfd = s->in_fd = s->out_fd = -1;
+        s->ephemeral = ephemeral;
+        s->last_usec = now_usec();
+        mcp_framer_init(&s->fr, CHILD_LINE_MAX);
+        new_sid(s->sid);
+        s->next = h->sessions;
+        h->sessions = s;
+        h->nsessions++;
+        int r;
+        if (mkdirat(h->base_fd, s->sid, 0700) < 0)
+                r = rtn_err(err, errno, "mkdir %s/%s", h->base, s->sid);
+        else {
+                s->dir_made = true;
+                r = spawn(s, err);
+        }
+        if (r < 0) {
+                session_free(s);
+                return r;
+        }
+        *ret = s;
+        return 0;
+}
+
+void httpd_sessions_tick(struct httpd *h) {
+        uint64_t now = now_usec();
+        for (struct httpd_session *s = h->sessions; s; s = s->next)
+                if (!s->ending && !s->pend && now - s->last_usec >= h->o->idle_usec) {
+                        fprintf(stderr, "rtn serve: session %.8s… idle for %llu s: ended\n", s->sid,
+                                (unsigned long long)(h->o->idle_usec / 1000000ULL));
+                        httpd_session_end(s, NULL);
+                }
+}
+
+void httpd_sessions_stop(struct httpd *h) {
+        h->stopping = true;
+        for (struct httpd_session *s = h->sessions; s; s = s->next)
+                httpd_session_end(s, NULL);
+        /* The kill timers bound the wait. */
+        while (h->sessions && rtn_loop_run_once(h->loop, 1000) >= 0)
+                ;
+}

@@ -1,0 +1,129 @@
+# shellcheck shell=bash
+# rtn inside containers (docs/containers.md): Debian's podman with runc (crun refuses hosts
+# with hybrid cgroups) on an image made here, since no registry can be reached: a minbase
+# Debian 12 from mmdebstrap (tools/image.sh base), cached under build/containers/ so a second
+# run reuses it, then `podman import`, with the rtn under test copied in. podman keeps its
+# storage in a temp dir of the suite's, removed at the end. Sourced by the container suites
+# after tests/lib.sh.
+
+# A case skips, naming what this host lacks; the suite's setup runs once (c_setup).
+c_need() {
+        [ -n "${C_SKIP:-}" ] && t_skip "$C_SKIP"
+        return 0
+}
+
+# The ulimits podman asks runc to set must lie within what runc may set (at most this
+# shell's hard limits), or it fails with "error setting rlimit type N: operation not
+# permitted"; podman's defaults (its own hard limits) are not always that.
+c_ulimits() {
+        local n u
+        n=$(ulimit -Hn)
+        u=$(ulimit -Hu)
+        [ "$n" = unlimited ] || [ "$n" -gt 4096 ] && n=4096
+        [ "$u" = unlimited ] || [ "$u" -gt 4096 ] && u=4096
+        echo "--ulimit nofile=$n:$n --ulimit nproc=$u:$u"
+}
+
+# The podman command line, in C_PODMAN (an array): storage in the suite's temp dir.
+c_podman_argv() {
+        C_PODMAN=(podman --root "$C_STATE/storage" --runroot "$C_STATE/run" --runtime runc
+                --cgroup-manager cgroupfs --events-backend none --storage-driver overlay)
+}
+
+c_podman() {
+        c_podman_argv
+        "${C_PODMAN[@]}" "$@"
+}
+
+c_base_tar() {
+        local o
+        o=$(dirname "${RTN#"$T_ROOT"/}")
+        [[ $RTN == "$T_ROOT"/*/rtn ]] || o=build
+        C_BASE_TAR=$(O=$o "$T_ROOT/tools/image.sh" base 2>"$C_STATE/base.log") || {
+                C_BASE_LOG=$(tail -n 3 "$C_STATE/base.log" "$T_ROOT/$o/containers/mmdebstrap.log" 2>/dev/null | tr '\n' ' ')
+                return 1
+        }
+}
+
+# Once per suite: the reasons to skip, the base image, and localhost/rtn-test with the rtn
+# under test in /usr/local/bin and a user `agent` (uid 1000).
+c_setup() {
+        C_SKIP=
+        if [ "$(id -u)" != 0 ]; then
+                C_SKIP="the container suites run podman as root (rootless podman needs subordinate ids and storage of its own); rtn runs as a user inside the container"
+                return
+        fi
+        for b in podman runc mmdebstrap; do
+                command -v "$b" >/dev/null || { C_SKIP="no $b (tools/deps.txt installs it)"; return; }
+        done
+        C_STATE=$(mktemp -d "${TMPDIR:-/tmp}/rtn-containers.XXXXXX")
+        if ! c_base_tar; then
+                C_SKIP="mmdebstrap could not make a Debian 12 base (no Debian mirror?): $C_BASE_LOG"
+                return
+        fi
+        c_podman import -q "$C_BASE_TAR" localhost/rtn-base >/dev/null || { C_SKIP="podman import failed"; return; }
+        mkdir -p "$C_STATE/ctx"
+        cp "$RTN" "$C_STATE/ctx/rtn"
+        printf '%s\n' 'FROM localhost/rtn-base' 'COPY rtn /usr/local/bin/rtn' \
+                'RUN useradd -m -u 1000 agent' >"$C_STATE/ctx/Containerfile"
+        if ! c_podman build -q --network none -t localhost/rtn-test "$C_STATE/ctx" >"$C_STATE/build.log" 2>&1; then
+                C_SKIP="podman build failed: $(tail -n 3 "$C_STATE/build.log" | tr '\n' ' ')"
+                return
+        fi
+        # A seccomp profile that denies user namespaces: podman's default, with clone3
+        # refused and unshare/clone refused when they ask for CLONE_NEWUSER.
+        python3 - "$C_STATE/no-userns.json" <<'PY' || C_SKIP="no podman default seccomp profile to derive from"
+import json, sys
+d = json.load(open("/usr/share/containers/seccomp.json"))
+for s in d["syscalls"]:
+    s["names"] = [n for n in s["names"] if n not in ("clone3", "unshare", "clone")]
+d["syscalls"] = [s for s in d["syscalls"] if s["names"]]
+NEWUSER = 0x10000000
+for name in ("unshare", "clone"):
+    d["syscalls"].append({"names": [name], "action": "SCMP_ACT_ALLOW",
+                          "args": [{"index": 0, "value": NEWUSER, "valueTwo": 0, "op": "SCMP_CMP_MASKED_EQ"}]})
+    d["syscalls"].append({"names": [name], "action": "SCMP_ACT_ERRNO", "errnoRet": 1,
+                          "args": [{"index": 0, "value": NEWUSER, "valueTwo": NEWUSER, "op": "SCMP_CMP_MASKED_EQ"}]})
+d["syscalls"].append({"names": ["clone3"], "action": "SCMP_ACT_ERRNO", "errnoRet": 1})
+json.dump(d, open(sys.argv[1], "w"))
+PY
+}
+
+# Runs sh -c SCRIPT in a container (podman run options first: --user agent,
+# --security-opt ...), keeping stdout, stderr and the exit code as t_cmd does.
+c_sh() {
+        local opts=()
+        while [ "$#" -gt 1 ]; do
+                opts+=("$1")
+                shift
+        done
+        c_podman_argv
+        # shellcheck disable=SC2046
+        t_cmd "${C_PODMAN[@]}" run --rm -i --network none $(c_ulimits) "${opts[@]}" \
+                localhost/rtn-test sh -c "$1"
+}
+
+# A script for c_sh: rtn serve over stdio (rtn serve ARGS...) gets initialize, then
+# tools/call shell_run of COMMAND (id 2) and env_status (id 3), its stdin held open until
+# both answered (at most 30 s); the answers go to stdout, rtn serve's stderr to stderr.
+c_serve_script() {
+        local cmd=$1
+        shift
+        cat <<SCRIPT
+o=\$(mktemp); {
+printf '%s\\n' '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}' \\
+        '{"jsonrpc":"2.0","method":"notifications/initialized"}' \\
+        '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"shell_run","arguments":{"command":"$cmd"}}}' \\
+        '{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"env_status","arguments":{}}}'
+i=0
+until grep -q '"id":2,' "\$o" && grep -q '"id":3,' "\$o" || [ \$i -ge 300 ]; do sleep 0.1; i=\$((i + 1)); done
+} | rtn serve $* >"\$o"; cat "\$o"
+SCRIPT
+}
+
+# After the last case: the containers, images and storage go.
+c_teardown() {
+        [ -n "${C_STATE:-}" ] || return 0
+        c_podman system reset -f >/dev/null 2>&1
+        rm -rf "$C_STATE"
+}

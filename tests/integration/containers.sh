@@ -1,0 +1,151 @@
+#!/usr/bin/env bash
+# rtn inside a default Podman container (masked /proc paths, read-only /proc/sys, files
+# mounted over /etc, the default seccomp profile, no CAP_SYS_ADMIN), as root and as a user
+# of the container: `rtn exec` runs the full sandbox in the mode it reports, and in a
+# container whose seccomp profile denies user namespaces it picks the Landlock mode by
+# itself and says so; rtn serve does the same and env_status reports the mode; rtn probe names
+# the container flags that would give more and the mode rtn picks by itself; make image's
+# archive serves. docs/containers.md.
+. "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/../containers/lib.bash"
+t_need_rtn
+c_setup
+
+# The full sandbox, with the fallbacks the container forces named on stderr.
+default_root() {
+        c_need
+        c_sh 'rtn exec -- sh -c "id -u; cat /proc/self/uid_map; grep processes /proc/self/limits; touch /usr/x; ls /root"'
+        t_exit_is 2
+        # the agent is uid 1000 of a user namespace whose ids are none of the container's
+        t_true grep -qx 1000 "$T_OUT_FILE"
+        t_true grep -Eq '^ +0 +1879048192 +65536$' "$T_OUT_FILE"
+        t_stdout_has "Max processes             4096"
+        t_stderr_has "the container's /proc is bound instead"
+        t_stderr_has "/etc is read-only"
+        t_stderr_has "touch: cannot touch '/usr/x'"
+        # the agent is not root of the container: it cannot reach root's files
+        t_stderr_has "ls: cannot open directory '/root'"
+}
+
+default_user() {
+        c_need
+        c_sh --user agent 'rtn exec -- sh -c "id -u; cat /proc/self/uid_map; grep processes /proc/self/limits"; echo "rc=$?"; rtn probe'
+        t_stdout_has "rc=0"
+        t_true grep -Eq '^ +0 +1000 +1$' "$T_OUT_FILE"
+        t_stdout_has "Max processes             4096"
+        t_stderr_has "the container's /proc is bound instead"
+        # rtn probe: the full sandbox with the fallbacks, and the flag that lifts them
+        t_true grep -Eq '^ok +isolation +full: ' "$T_OUT_FILE"
+        t_true grep -Eq "^missing +container fallbacks +the kernel refused the sandbox a /proc of its own" "$T_OUT_FILE"
+        t_stdout_has "podman: these would give rtn more here: --security-opt systempaths=unconfined: the sandbox's own /proc"
+        t_stdout_has "rtn can run sandboxes here."
+}
+
+# rtn serve as a user of the container: a command runs, env_status names the full mode and
+# the fallbacks the container forced.
+default_user_serve() {
+        c_need
+        c_sh --user agent "$(c_serve_script 'id -u')"
+        t_exit_is 0
+        t_stdout_has '\"stdout\":\"0\\n\"'
+        t_stdout_has '\"isolation\":{\"mode\":\"full\",\"degraded\":false,\"automatic\":false,\"reason\":\"\",\"container_fallback\":\"the kernel refused the sandbox a /proc of its own'
+        t_stdout_has '\"id_mapping\":\"single\"'
+}
+
+# With systempaths=unconfined the sandbox gets its own /proc, and rtn probe has nothing left
+# to ask for.
+unmasked_probe() {
+        c_need
+        c_sh --security-opt systempaths=unconfined 'rtn exec -- sh -c "cat /proc/1/comm"; rtn probe'
+        t_exit_is 0
+        t_stdout_has rtn-init
+        t_stdout_has "podman: it lets rtn run the full sandbox"
+        t_false grep -q "the kernel refused the sandbox a /proc of its own" "$T_OUT_FILE"
+}
+
+# Writes stay in the sandbox: the container's own files are untouched afterwards.
+default_writes_vanish() {
+        c_need
+        c_sh 'rtn exec -- sh -c "echo x > /tmp/f; echo y > /var/tmp/g; echo done"; ls /tmp /var/tmp'
+        t_exit_is 0
+        t_stdout_has done
+        t_false grep -qx -e f -e g "$T_OUT_FILE"
+}
+
+# A seccomp profile that denies clone3 and unshare/clone of CLONE_NEWUSER: rtn names it and
+# runs the Landlock mode, as root (as a uid that owns nothing) and as a user.
+no_userns_auto_landlock() {
+        c_need
+        c_sh --security-opt "seccomp=$C_STATE/no-userns.json" \
+                'rtn exec -- sh -c "id -u; chmod 777 /etc/passwd; touch /etc/x; ls /root"; ls -l /etc/passwd'
+        t_stdout_has 1879113728
+        t_stdout_has "-rw-r--r--"
+        t_stderr_has "user namespaces are denied here (clone3(CLONE_NEWUSER) fails with Operation not permitted): rtn chose --isolation landlock by itself"
+        t_stderr_has "DEGRADED isolation"
+        t_stderr_has "chmod: changing permissions of '/etc/passwd': Operation not permitted"
+        t_stderr_has "touch: cannot touch '/etc/x': Permission denied"
+        t_stderr_has "ls: cannot open directory '/root': Permission denied"
+        c_sh --user agent --security-opt "seccomp=$C_STATE/no-userns.json" 'rtn exec -- id -u; rtn probe; echo "rc=$?"; rtn probe --json'
+        t_exit_is 0
+        t_true grep -qx 1000 "$T_OUT_FILE"
+        t_stderr_has "rtn chose --isolation landlock by itself"
+        # rtn probe says the same, and names the flags that would give the full sandbox
+        t_true grep -Eq '^missing +user namespaces +user namespaces are denied here \(clone3\(CLONE_NEWUSER\) fails with Operation not permitted\): rtn chose --isolation landlock by itself' "$T_OUT_FILE"
+        t_true grep -Eq '^missing +isolation +landlock, picked by rtn by itself' "$T_OUT_FILE"
+        t_true grep -Eq '^ok +id mapping +none in the Landlock mode: commands run as you \(uid 1000\)' "$T_OUT_FILE"
+        t_stdout_has "podman: these would give rtn more here: a seccomp profile that allows clone3 and unshare/clone with CLONE_NEWUSER (Podman's default does; Docker's only with --cap-add SYS_ADMIN), or --security-opt seccomp=unconfined: the full sandbox instead of the Landlock mode; --security-opt systempaths=unconfined"
+        t_stdout_has "rtn can run sandboxes here."
+        t_stdout_has "rc=0"
+        t_stdout_has '"isolation":{"mode":"landlock","automatic":true,"reason":"user namespaces are denied here'
+        t_stdout_has '"container":{"engine":"podman","proc_masked":true,"unlock":["a seccomp profile'
+}
+
+# rtn serve as root where user namespaces are denied: the Landlock mode, said on stderr and
+# in env_status, commands run as the uid that owns nothing.
+no_userns_serve_root() {
+        c_need
+        c_sh --security-opt "seccomp=$C_STATE/no-userns.json" "$(c_serve_script 'id -u')"
+        t_exit_is 0
+        t_stdout_has '\"stdout\":\"1879113728\\n\"'
+        t_stdout_has '\"isolation\":{\"mode\":\"landlock\",\"degraded\":true,\"automatic\":true,\"reason\":\"user namespaces are denied here (clone3(CLONE_NEWUSER) fails with Operation not permitted): rtn chose --isolation landlock by itself'
+        t_stderr_has "rtn serve: WARNING: user namespaces are denied here"
+}
+
+# Named --isolation full fails closed rather than choose for the user.
+no_userns_full_refuses() {
+        c_need
+        c_sh --security-opt "seccomp=$C_STATE/no-userns.json" 'rtn exec --isolation full -- true'
+        t_exit_is 125
+        t_stderr_has "clone3 into new namespaces: Operation not permitted"
+}
+
+# make image's archive loads, and its default command (rtn serve) answers tools/list over
+# podman run -i.
+image_serves() {
+        c_need
+        local o
+        o=$(dirname "${RTN#"$T_ROOT"/}")
+        [[ $RTN == "$T_ROOT"/*/rtn ]] || t_skip "the image is built from a tree's rtn"
+        O=$o "$T_ROOT/tools/image.sh" "$T_TMP/img.tar" >/dev/null 2>"$T_TMP/img.err" || t_fail "tools/image.sh: $(tail -n 3 "$T_TMP/img.err")"
+        c_podman load -q -i "$T_TMP/img.tar" >/dev/null || t_fail "podman load failed"
+        printf '%s\n' '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}' \
+                '{"jsonrpc":"2.0","method":"notifications/initialized"}' \
+                '{"jsonrpc":"2.0","id":2,"method":"tools/list"}' >"$T_TMP/in"
+        c_podman_argv
+        # shellcheck disable=SC2046
+        timeout 120 "${C_PODMAN[@]}" run --rm -i --network none $(c_ulimits) \
+                "localhost/rtn:$("$RTN" --version | awk '{print $2}')" <"$T_TMP/in" >"$T_TMP/out" 2>"$T_TMP/err"
+        grep -q '"name":"shell_run"' "$T_TMP/out" || t_fail "no tools/list answer: $(head -c 300 "$T_TMP/out") $(head -c 300 "$T_TMP/err")"
+}
+
+t_run containers_default_root default_root
+t_run containers_default_user default_user
+t_run containers_default_user_serve default_user_serve
+t_run containers_unmasked_probe unmasked_probe
+t_run containers_default_writes_vanish default_writes_vanish
+t_run containers_no_userns_auto_landlock no_userns_auto_landlock
+t_run containers_no_userns_serve_root no_userns_serve_root
+t_run containers_no_userns_full_refuses no_userns_full_refuses
+t_run containers_image_serves image_serves
+c_teardown
+t_done

@@ -1,0 +1,285 @@
+#!/usr/bin/env bash
+# `rtn serve --http`: MCP Streamable HTTP with a bearer token, one sandbox per session.
+# The official clients (tests/mcp-client/http.mjs: SDK 1.x and the 2.x client pinned to
+# 2026-07-28) work with the token and are refused without it; curl tries what a client should
+# not do: no or a wrong token, a foreign Origin or Host (DNS rebinding), a token file others
+# can read, a public address without --http-public, --workspace shared by every session, bad
+# messages and headers (each a clear error, the server going on); sessions are isolated,
+# ended when idle, capped, and 200 of them hold at once.
+. "$(dirname "$0")/../lib.sh"
+t_need_rtn
+
+client_dir=$T_ROOT/tests/mcp-client
+need_node() {
+        command -v node >/dev/null || t_skip "node is not installed"
+        [ -d "$client_dir/node_modules/@modelcontextprotocol/sdk" ] ||
+                t_fail "@modelcontextprotocol/sdk not installed: run npm ci in tests/mcp-client (tools/test.sh does)"
+}
+command -v curl >/dev/null || t_note "curl is not installed: the curl cases skip"
+need_curl() {
+        command -v curl >/dev/null || t_skip "curl is not installed"
+}
+
+new_token() {
+        head -c 32 /dev/urandom | base64 >"$T_TMP/tok"
+        chmod 600 "$T_TMP/tok"
+}
+
+# http_start ARGS...: rtn serve --http on a free loopback port with a fresh token; sets URL
+# and SRV_PID; the server is stopped when the case ends.
+http_start() {
+        [ -f "$T_TMP/tok" ] || new_token
+        "$RTN" serve --http 127.0.0.1:0 --token-file "$T_TMP/tok" --data-dir "$T_TMP/data" \
+                "$@" 2>"$T_TMP/srv.log" &
+        SRV_PID=$!
+        trap 'kill $SRV_PID 2>/dev/null; wait $SRV_PID 2>/dev/null' EXIT
+        t_wait_for grep -q "listening on" "$T_TMP/srv.log" ||
+                t_fail "rtn serve --http did not start: $(head -c 400 "$T_TMP/srv.log")"
+        URL=$(grep -o 'http://[^ ]*/mcp' "$T_TMP/srv.log" | head -1)
+        PORT=${URL##*:}
+        PORT=${PORT%/mcp}
+}
+
+# req METHOD BODY [CURL ARGS...]: one request with the token; $CODE is the HTTP status, the
+# body is in $T_TMP/body, the headers in $T_TMP/hdrs. $ACCEPT replaces the Accept header.
+req() {
+        local method=$1 body=$2
+        shift 2
+        CODE=$(curl -s -o "$T_TMP/body" -D "$T_TMP/hdrs" -w '%{http_code}' -X "$method" \
+                -H "Content-Type: application/json" \
+                -H "Accept: ${ACCEPT:-application/json, text/event-stream}" \
+                ${body:+--data-binary "$body"} "$@" "$URL")
+}
+authed() {
+        req "$@" -H "Authorization: Bearer $(cat "$T_TMP/tok")"
+}
+code_is() {
+        [ "$CODE" = "$1" ] || t_fail "expected HTTP $1, got $CODE: $(head -c 300 "$T_TMP/body")"
+}
+body_has() {
+        grep -qF -- "$1" "$T_TMP/body" || t_fail "body lacks '$1': $(head -c 300 "$T_TMP/body")"
+}
+
+INIT='{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"curl","version":"1"}}}'
+# init: opens a session; $SID is its id.
+init() {
+        authed POST "$INIT"
+        code_is 200
+        SID=$(tr -d '\r' <"$T_TMP/hdrs" | sed -n 's/^[Mm]cp-[Ss]ession-[Ii]d: //p')
+        [ ${#SID} = 32 ] || t_fail "no Mcp-Session-Id in $(cat "$T_TMP/hdrs")"
+}
+call() { # JSON of a tools/call's params, in session $SID
+        authed POST "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"tools/call\",\"params\":$1}" \
+                -H "Mcp-Session-Id: $SID"
+}
+
+node_mode() {
+        need_node
+        http_start "${@:2}"
+        # shellcheck disable=SC2086 # "load N": a mode and its count
+        T_CMD_TIMEOUT=300 t_cmd node "$client_dir/http.mjs" "$URL" "$T_TMP/tok" $1
+        t_exit_is 0
+        t_stdout_has "http done [${1%% *}]"
+}
+
+no_token() {
+        need_curl
+        http_start
+        init
+        req POST "$INIT"
+        code_is 401
+        grep -qi '^WWW-Authenticate: Bearer' "$T_TMP/hdrs" || t_fail "no WWW-Authenticate"
+        body_has "Unauthorized"
+        for bad in "Bearer x$(cat "$T_TMP/tok")" "Bearer $(head -c 20 "$T_TMP/tok")" \
+                "Basic $(cat "$T_TMP/tok")" "Bearer"; do
+                req POST '{"jsonrpc":"2.0","id":2,"method":"ping"}' -H "Authorization: $bad" \
+                        -H "Mcp-Session-Id: $SID"
+                code_is 401
+        done
+        req DELETE "" -H "Mcp-Session-Id: $SID"
+        code_is 401
+        authed POST '{"jsonrpc":"2.0","id":2,"method":"ping"}' -H "Mcp-Session-Id: $SID"
+        code_is 200 # the refusals ended nothing
+}
+
+origin_checked() {
+        need_curl
+        http_start --allow-origin http://app.example
+        authed POST "$INIT" -H "Origin: http://evil.example"
+        code_is 403
+        body_has "Origin not allowed"
+        authed POST "$INIT" -H "Origin: http://app.example.evil"
+        code_is 403
+        authed POST "$INIT" -H "Origin: null"
+        code_is 403
+        authed POST "$INIT" -H "Origin: http://app.example"
+        code_is 200
+}
+
+# A page whose name was rebound to 127.0.0.1 reaches the port with its own name as Host.
+host_checked() {
+        need_curl
+        http_start
+        authed POST "$INIT" -H "Host: rebound.evil.example:$PORT"
+        code_is 403
+        body_has "Host must name this machine"
+        authed POST "$INIT" -H "Host: localhost:$PORT"
+        code_is 200
+}
+
+token_file_private() {
+        new_token
+        chmod 644 "$T_TMP/tok"
+        t_cmd "$RTN" serve --http 127.0.0.1:0 --token-file "$T_TMP/tok" --data-dir "$T_TMP/data"
+        t_exit_is 1
+        t_stderr_has "is accessible by group or others (mode 0644); chmod 600 it"
+        chmod 620 "$T_TMP/tok"
+        t_exit_is 1 "$RTN" serve --http 127.0.0.1:0 --token-file "$T_TMP/tok"
+        t_stderr_has "mode 0620"
+        printf 'short\n' >"$T_TMP/short"
+        chmod 600 "$T_TMP/short"
+        t_exit_is 1 "$RTN" serve --http 127.0.0.1:0 --token-file "$T_TMP/short"
+        t_stderr_has "at least 16 needed"
+        t_exit_is 125 "$RTN" serve --http 127.0.0.1:0 # a usage error
+        t_stderr_has "--http needs --token-file FILE"
+        t_exit_is 1 "$RTN" serve --http 127.0.0.1:0 --token-file "$T_TMP/missing"
+        t_stderr_has "No such file"
+}
+
+loopback_by_default() {
+        new_token
+        t_exit_is 1 "$RTN" serve --http 0.0.0.0:0 --token-file "$T_TMP/tok"
+        t_stderr_has "is not a loopback address"
+        t_stderr_has "add --http-public"
+        t_exit_is 1 "$RTN" serve --http localhost:0 --token-file "$T_TMP/tok"
+        t_stderr_has "ADDR must be an IPv4 address or [IPv6]"
+        "$RTN" serve --http 0.0.0.0:0 --http-public --token-file "$T_TMP/tok" \
+                --data-dir "$T_TMP/data" 2>"$T_TMP/pub.log" &
+        local pid=$!
+        t_wait_for grep -q "listening on" "$T_TMP/pub.log" || t_fail "no listener: $(cat "$T_TMP/pub.log")"
+        kill $pid
+        wait $pid
+        grep -q "WARNING: serving plain HTTP on 0.0.0.0:0, beyond this machine" "$T_TMP/pub.log" ||
+                t_fail "no warning: $(cat "$T_TMP/pub.log")"
+}
+
+shared_host_files_refused() {
+        new_token
+        mkdir -p "$T_TMP/proj"
+        for opt in --workspace --works --bind=/x:/mnt/x --bi; do
+                t_exit_is 125 "$RTN" serve --http 127.0.0.1:0 --token-file "$T_TMP/tok" "$opt" "$T_TMP/proj"
+                t_stderr_has "cannot be used with --http: every session would share the same host files"
+        done
+}
+
+# Every bad message is a clear error, and the server goes on serving.
+bad_requests() {
+        need_curl
+        http_start
+        init
+        local s=(-H "Mcp-Session-Id: $SID")
+        authed POST '{"jsonrpc":"2.0","id":2,"method":"ping"}'
+        code_is 400
+        body_has "Mcp-Session-Id header required"
+        authed POST '{"jsonrpc":"2.0","id":2,"method":"ping"}' -H "Mcp-Session-Id: 0123456789abcdef0123456789abcdef"
+        code_is 404
+        authed POST "$INIT" "${s[@]}"
+        code_is 400
+        body_has "initialize opens a new session"
+        authed POST '[{"jsonrpc":"2.0","id":2,"method":"ping"}]' "${s[@]}"
+        code_is 400
+        body_has "batches are not accepted"
+        authed POST '{"jsonrpc":"2.0","id":2,"method":' "${s[@]}"
+        code_is 400
+        body_has '"code":-32700'
+        authed POST '{"id":2,"method":"ping"}' "${s[@]}"
+        code_is 400
+        authed POST '{"jsonrpc":"2.0","id":2,"method":"ping"}' "${s[@]}" -H "MCP-Protocol-Version: 1999-01-01"
+        code_is 400
+        body_has "unsupported MCP-Protocol-Version"
+        CODE=$(curl -s -o "$T_TMP/body" -w '%{http_code}' -H "Content-Type: text/plain" \
+                -H "Authorization: Bearer $(cat "$T_TMP/tok")" "${s[@]}" \
+                --data-binary '{"jsonrpc":"2.0","id":2,"method":"ping"}' "$URL")
+        code_is 415
+        head -c 5000000 /dev/zero | tr '\0' ' ' >"$T_TMP/big"
+        authed POST "@$T_TMP/big" "${s[@]}"
+        code_is 413
+        authed GET "" "${s[@]}"
+        code_is 405
+        grep -qi '^Allow: POST, DELETE' "$T_TMP/hdrs" || t_fail "no Allow header"
+        ACCEPT="text/html" authed POST '{"jsonrpc":"2.0","id":2,"method":"ping"}' "${s[@]}"
+        code_is 406
+        req POST "" -H "Authorization: Bearer $(cat "$T_TMP/tok")" --request-target /other
+        code_is 404
+        # A 2026-07-28 request must name its version and method in headers as in its body.
+        local modern='{"jsonrpc":"2.0","id":3,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}'
+        authed POST "$modern"
+        code_is 400
+        body_has "MCP-Protocol-Version must be 2026-07-28"
+        authed POST "$modern" -H "MCP-Protocol-Version: 2026-07-28" -H "Mcp-Method: tools/call"
+        code_is 400
+        body_has "Mcp-Method must be tools/list"
+        authed POST "$modern" -H "MCP-Protocol-Version: 2026-07-28" -H "Mcp-Method: tools/list"
+        code_is 200
+        body_has '"name":"shell_run"'
+        # SSE when the client takes only that
+        ACCEPT="text/event-stream" authed POST '{"jsonrpc":"2.0","id":4,"method":"ping"}' "${s[@]}"
+        code_is 200
+        grep -q '^event: message' "$T_TMP/body" || t_fail "not SSE: $(cat "$T_TMP/body")"
+        call '{"name":"shell_run","arguments":{"command":"echo alive"}}'
+        code_is 200
+        body_has 'alive'
+}
+
+idle_reaped() {
+        need_curl
+        http_start --idle-timeout 1
+        init
+        [ -d "$T_TMP/data/http/$SID" ] || t_fail "no store for the session"
+        call '{"name":"shell_run","arguments":{"command":"sleep 2; echo done"}}'
+        code_is 200 # a call in flight is not idleness
+        body_has 'done'
+        t_wait_for grep -q "session ${SID:0:8}… idle for 1 s: ended" "$T_TMP/srv.log" ||
+                t_fail "never reaped: $(cat "$T_TMP/srv.log")"
+        t_wait_for test ! -e "$T_TMP/data/http/$SID" || t_fail "its store is left"
+        authed POST '{"jsonrpc":"2.0","id":2,"method":"ping"}' -H "Mcp-Session-Id: $SID"
+        code_is 404
+        body_has "initialize a new one"
+}
+
+session_cap() {
+        need_curl
+        http_start --max-sessions 2
+        init
+        local first=$SID
+        init
+        authed POST "$INIT"
+        code_is 503
+        body_has "too many sessions: 2 are open (--max-sessions)"
+        # A modern request without a session needs a sandbox of its own too.
+        authed POST '{"jsonrpc":"2.0","id":3,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}' \
+                -H "MCP-Protocol-Version: 2026-07-28" -H "Mcp-Method: tools/list"
+        code_is 503
+        authed DELETE "" -H "Mcp-Session-Id: $first"
+        code_is 204
+        [ ! -e "$T_TMP/data/http/$first" ] || t_fail "the ended session's store is left"
+        authed DELETE "" -H "Mcp-Session-Id: $first"
+        code_is 404
+        init
+}
+
+t_run sdk1_client node_mode sdk1
+t_run modern_client node_mode modern
+t_run sdk_refused_without_token node_mode noauth
+t_run sessions_isolated node_mode isolation
+t_run no_token_401 no_token
+t_run origin_checked origin_checked
+t_run host_checked host_checked
+t_run token_file_private token_file_private
+t_run loopback_by_default loopback_by_default
+t_run shared_host_files_refused shared_host_files_refused
+t_run bad_requests bad_requests
+t_run idle_reaped idle_reaped
+t_run session_cap session_cap
+t_run sessions_200 node_mode "load 200" --max-sessions 256
+t_done

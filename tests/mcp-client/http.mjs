@@ -1,0 +1,141 @@
+// `rtn serve --http` driven by the official MCP TypeScript clients over Streamable HTTP
+// (StreamableHTTPClientTransport): SDK 1.x in the legacy era, the 2.x client pinned to the
+// stateless 2026-07-28 era. Usage (tests/integration/serve_http.sh, tools/bench-http.sh):
+//   node http.mjs URL TOKEN_FILE sdk1|modern|noauth|isolation|load [N]
+// sdk1:      initialize, tools/list, shell_run and a file round trip, then DELETE
+// modern:    the 2.x client pinned to 2026-07-28: discover, tools/list, shell_run
+// noauth:    a client without the token is refused with 401
+// isolation: two sessions: neither sees the other's files, processes or commits
+// load N:    N sessions at once, each initialize + shell_run; prints the latencies
+// Prints one line per check and exits non-zero on the first failure.
+import { readFileSync } from "node:fs";
+import { Client as Client1 } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport as Http1 } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { Client as Client2, StreamableHTTPClientTransport as Http2 } from "@modelcontextprotocol/client";
+
+const [url, tokenFile, mode, nArg] = process.argv.slice(2);
+if (!url || !tokenFile || !mode) {
+  console.error("usage: http.mjs URL TOKEN_FILE sdk1|modern|noauth|isolation|load [N]");
+  process.exit(2);
+}
+const token = readFileSync(tokenFile, "utf8").trim();
+const auth = { headers: { Authorization: `Bearer ${token}` } };
+
+function check(cond, what, detail) {
+  if (!cond) {
+    console.error(`FAIL [${mode}] ${what}${detail === undefined ? "" : `: ${JSON.stringify(detail)}`}`);
+    process.exit(1);
+  }
+  console.log(`ok [${mode}] ${what}`);
+}
+
+setTimeout(() => {
+  console.error(`FAIL [${mode}] timed out`);
+  process.exit(1);
+}, 600_000).unref();
+
+async function session(name, requestInit = auth) {
+  const client = new Client1({ name, version: "1.0.0" });
+  const transport = new Http1(new URL(url), { requestInit });
+  await client.connect(transport);
+  return { client, transport };
+}
+
+async function sh(client, command) {
+  const r = await client.callTool({ name: "shell_run", arguments: { command } });
+  return r.structuredContent ?? { error: r.content?.[0]?.text };
+}
+
+async function end({ client, transport }) {
+  await transport.terminateSession(); // DELETE: the server ends the session's sandbox
+  await client.close();
+}
+
+if (mode === "sdk1") {
+  const s = await session("rtn-http");
+  check(s.transport.sessionId?.length === 32, "the server gave a session id", s.transport.sessionId);
+  check(s.client.getServerVersion()?.name === "rtn", "server identifies itself");
+  const { tools } = await s.client.listTools();
+  check(tools.some((t) => t.name === "shell_run"), "tools/list has shell_run");
+  let r = await sh(s.client, "echo hello; exit 3");
+  check(r.stdout === "hello\n" && r.exit_code === 3, "shell_run result", r);
+  await s.client.callTool({ name: "file_write", arguments: { path: "/tmp/f", content: "kept\n" } });
+  r = await sh(s.client, "cat /tmp/f");
+  check(r.stdout === "kept\n", "the session keeps its sandbox between calls", r);
+  await s.client.ping();
+  check(true, "ping");
+  await end(s);
+  check(true, "DELETE ended the session");
+} else if (mode === "modern") {
+  const client = new Client2({ name: "rtn-http-modern", version: "1.0.0" },
+                             { versionNegotiation: { mode: { pin: "2026-07-28" } } });
+  await client.connect(new Http2(new URL(url), { requestInit: auth }));
+  check(client.getNegotiatedProtocolVersion() === "2026-07-28", "negotiated 2026-07-28",
+        client.getNegotiatedProtocolVersion());
+  const d = await client.discover();
+  check(d.supportedVersions[0] === "2026-07-28", "server/discover", d.supportedVersions);
+  const { tools } = await client.listTools();
+  check(tools.some((t) => t.name === "shell_run"), "tools/list has shell_run");
+  const r = await client.callTool({ name: "shell_run", arguments: { command: "echo modern" } });
+  check(r.structuredContent?.stdout === "modern\n", "shell_run result", r.structuredContent);
+  await client.close();
+} else if (mode === "noauth") {
+  for (const [what, init] of [["no token", {}],
+                              ["a wrong token", { headers: { Authorization: `Bearer x${token}` } }]]) {
+    let err;
+    try {
+      await session("rtn-http-noauth", init);
+    } catch (e) {
+      err = e;
+    }
+    check(err && /401|Unauthorized/i.test(`${err.code} ${err.message} ${err.constructor.name}`),
+          `${what} is refused with 401`, `${err}`);
+  }
+} else if (mode === "isolation") {
+  const a = await session("rtn-http-a"), b = await session("rtn-http-b");
+  let r = await sh(a.client, "echo secret-a > /tmp/a && echo secret-a > /workspace/a && sleep 300 & echo started");
+  check(r.stdout === "started\n", "session A writes its files and runs a process", r);
+  r = await sh(b.client, "cat /tmp/a /workspace/a; ls /tmp /workspace; ps -eo args");
+  check(!r.stdout.includes("secret-a") && !r.stdout.includes("sleep 300"), "session B sees none of A's files or processes", r);
+  const fr = await b.client.callTool({ name: "file_read", arguments: { path: "/tmp/a" } });
+  check(fr.isError, "B's file_read of A's file fails", fr.content?.[0]?.text);
+  const c = await a.client.callTool({ name: "env_commit", arguments: { message: "a's commit" } });
+  check(!c.isError, "A commits", c.content?.[0]?.text);
+  const l = await b.client.callTool({ name: "env_snapshot_list", arguments: {} });
+  check(!JSON.stringify(l.structuredContent).includes("a's commit"), "B's history has no commit of A", l.structuredContent);
+  r = await sh(b.client, "cat /tmp/a");
+  check(r.exit_code !== 0, "B still cannot read A's file", r);
+  await end(a);
+  await end(b);
+} else if (mode === "load") {
+  const n = Number(nArg ?? 200);
+  const ms = (t) => Number(process.hrtime.bigint() - t) / 1e6;
+  const t0 = process.hrtime.bigint();
+  const lat = { init: [], call: [] };
+  const sessions = await Promise.all(Array.from({ length: n }, async (_, i) => {
+    let t = process.hrtime.bigint();
+    const s = await session(`rtn-load-${i}`);
+    lat.init.push(ms(t));
+    t = process.hrtime.bigint();
+    const r = await sh(s.client, `echo session-${i}`);
+    lat.call.push(ms(t));
+    if (r.stdout !== `session-${i}\n`)
+      check(false, `session ${i} got its own answer`, r);
+    return s;
+  }));
+  const all = ms(t0);
+  check(sessions.length === n, `${n} sessions open at once, each answered by its own sandbox`);
+  const pct = (a, p) => a.sort((x, y) => x - y)[Math.min(a.length - 1, Math.floor(a.length * p))].toFixed(0);
+  console.log(`load: ${n} sessions in ${all.toFixed(0)} ms; initialize p50 ${pct(lat.init, 0.5)} ms p95 ${pct(lat.init, 0.95)} ms; ` +
+              `first shell_run p50 ${pct(lat.call, 0.5)} ms p95 ${pct(lat.call, 0.95)} ms`);
+  if (process.env.HTTP_LOAD_HOLD) { // the bench measures memory while they are idle
+    console.log("holding");
+    await new Promise((r) => process.stdin.once("data", r));
+  }
+  await Promise.all(sessions.map(end));
+  check(true, "every session ended");
+} else {
+  console.error(`unknown mode ${mode}`);
+  process.exit(2);
+}
+console.log(`http done [${mode}]`);
