@@ -1,0 +1,273 @@
+/* The registry of running sandboxes (runtime/session/registry.h). Each `rtn exec` and
+ * `rtn serve` writes <dir>/<pid>-<start> (its pid and its start time in clock ticks since
+ * boot, /proc/PID/stat field 22), a few key=value lines, and removes it at exit; a file
+ * whose process is gone or is another process by now (the pid was reused: another start
+ * time) is stale and is removed by the next listing.
+ *
+ * The directory is the user's runtime dir, which no sandbox shows (docs/architecture.md,
+ * "Running sandboxes"), made 0700 and refused unless it is the caller's own directory and not
+ * a symlink; entries are read without following a symlink or blocking, bounded, and only when
+ * they are regular files of ours. What an entry says is shown, never acted on: a listing
+ * never signals or opens what a file names. */
+#include "runtime/session/registry.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/cleanup.h"
+#include "common/io.h"
+
+#define ENTRY_MAX 4096
+#define LIST_MAX 1024
+
+/* A directory of ours: made 0700 when create, then opened without following a symlink and
+ * checked (owner, type, no access for others). Returns the fd. */
+static int own_dir(int at, const char *name, bool create, struct rtn_error *err) {
+        if (create && mkdirat(at, name, 0700) < 0 && errno != EEXIST)
+                return rtn_err(err, errno, "create %s", name);
+        int fd = openat(at, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0)
+                return rtn_err(err, errno, "open %s", name);
+        struct stat st;
+        if (fstat(fd, &st) < 0 || st.st_uid != geteuid() || (st.st_mode & 077)) {
+                close(fd);
+                return rtn_errx(err, EPERM, "%s is not a private directory of uid %u", name,
+                                (unsigned)geteuid());
+        }
+        return fd;
+}
+
+/* The top the registry hangs from, by name only. */
+static bool registry_base(char *base, size_t len) {
+        const char *xdg = getenv("XDG_RUNTIME_DIR");
+        if (xdg && xdg[0] == '/' && strlen(xdg) < len - 32) {
+                snprintf(base, len, "%s", xdg);
+                return true;
+        }
+        if (geteuid() == 0)
+                snprintf(base, len, "/run");
+        else
+                snprintf(base, len, "/tmp/rtn-%u", (unsigned)geteuid());
+        return false;
+}
+
+void rt_registry_path(char *buf, size_t len) {
+        char base[512];
+        registry_base(base, sizeof base);
+        snprintf(buf, len, "%s/rtn/running", base);
+}
+
+static int registry_fd(char *path, size_t len, bool create, struct rtn_error *err) {
+        char base[512];
+        _cleanup_close_ int top = -1;
+        if (registry_base(base, sizeof base)) {
+                top = own_dir(AT_FDCWD, base, false, err);
+        } else if (geteuid() == 0) {
+                top = open(base, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                if (top < 0)
+                        return rtn_err(err, errno, "open %s", base);
+        } else {
+                top = own_dir(AT_FDCWD, base, create, err);
+        }
+        if (top < 0)
+                return top;
+        _cleanup_close_ int rtn = own_dir(top, "rtn", create, err);
+        if (rtn < 0)
+                return rtn;
+        int fd = own_dir(rtn, "running", create, err);
+        if (fd >= 0 && path)
+                snprintf(path, len, "%s/rtn/running", base);
+        return fd;
+}
+
+int rt_registry_dir(char *buf, size_t len, bool create, struct rtn_error *err) {
+        int fd = registry_fd(buf, len, create, err);
+        if (fd < 0)
+                return fd;
+        close(fd);
+        return 0;
+}
+
+/* Field 22 of /proc/PID/stat (starttime), 0 when the process does not exist or is not ours. */
+static unsigned long long start_of(int pid) {
+        char path[64], buf[1024];
+        struct stat st;
+        snprintf(path, sizeof path, "/proc/%d", pid);
+        if (stat(path, &st) < 0 || st.st_uid != geteuid())
+                return 0;
+        snprintf(path, sizeof path, "/proc/%d/stat", pid);
+        if (rtn_read_file_at(AT_FDCWD, path, buf, sizeof buf) <= 0)
+                return 0;
+        const char *p = strrchr(buf, ')'); /* comm may hold spaces and parentheses */
+        unsigned long long start = 0;
+        for (int field = 2; p && *p && field < 22; p++)
+                if (*p == ' ')
+                        field++;
+        if (p)
+                start = strtoull(p, NULL, 10);
+        return start;
+}
+
+static int entry_pid;
+static char entry_path[700];
+
+static void remove_entry(void) {
+        if (entry_path[0] && getpid() == entry_pid) /* not in a child rtn forked */
+                unlink(entry_path);
+}
+
+static void put_clean(char *out, size_t cap, size_t *off, const char *s) {
+        for (; *s && *off + 1 < cap; s++)
+                out[(*off)++] = (unsigned char)*s < 0x20 || *s == 0x7f ? '?' : *s;
+        out[*off] = '\0';
+}
+
+static void put_line(char *out, size_t cap, size_t *off, const char *key, const char *val) {
+        put_clean(out, cap, off, key);
+        put_clean(out, cap, off, "=");
+        put_clean(out, cap, off, val ? val : "");
+        if (*off + 1 < cap)
+                out[(*off)++] = '\n';
+        out[*off] = '\0';
+}
+
+static int read_entry(int dfd, const char *name, struct rt_running *r);
+
+/* Removes the entries of processes that are gone (a run SIGKILLed before its atexit): each
+ * start recovers what the last one could not clean up. */
+static void sweep(int dfd) {
+        int fd = dup(dfd);
+        DIR *d = fd < 0 ? NULL : fdopendir(fd);
+        if (!d) {
+                if (fd >= 0)
+                        close(fd);
+                return;
+        }
+        struct rt_running r;
+        for (struct dirent *e; (e = readdir(d));)
+                if (e->d_name[0] != '.')
+                        (void)read_entry(dfd, e->d_name, &r);
+        closedir(d);
+}
+
+int rt_registry_add(const char *kind, const char *env, const char *data_dir, int argc, char **argv,
+                    struct rtn_error *err) {
+        char dir[600], text[ENTRY_MAX], cmd[1024], since[32], name[64], tmp[80];
+        _cleanup_close_ int dfd = registry_fd(dir, sizeof dir, true, err);
+        if (dfd < 0)
+                return dfd;
+        sweep(dfd);
+        int pid = getpid();
+        unsigned long long start = start_of(pid);
+        size_t off = 0, coff = 0;
+        /* "rtn KIND", not argv[0]: a verb's getopt prefix ("rtn exec", common/usage.h) is
+         * there by now. */
+        put_clean(cmd, sizeof cmd, &coff, "rtn ");
+        put_clean(cmd, sizeof cmd, &coff, kind);
+        for (int i = 1; i < argc && coff + 2 < sizeof cmd; i++) {
+                cmd[coff++] = ' ';
+                cmd[coff] = '\0';
+                put_clean(cmd, sizeof cmd, &coff, argv[i]);
+        }
+        cmd[coff] = '\0';
+        snprintf(since, sizeof since, "%lld", (long long)time(NULL));
+        put_line(text, sizeof text, &off, "kind", kind);
+        put_line(text, sizeof text, &off, "since", since);
+        put_line(text, sizeof text, &off, "env", env);
+        put_line(text, sizeof text, &off, "data_dir", data_dir);
+        put_line(text, sizeof text, &off, "command", cmd);
+        snprintf(name, sizeof name, "%d-%llu", pid, start);
+        snprintf(tmp, sizeof tmp, ".%s.tmp", name);
+        _cleanup_close_ int fd =
+                openat(dfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+        if (fd < 0 || rtn_write_all(fd, text, off) < 0 || renameat(dfd, tmp, dfd, name) < 0) {
+                int e = errno;
+                unlinkat(dfd, tmp, 0);
+                return rtn_err(err, e, "register in %s", dir);
+        }
+        bool first = !entry_path[0];
+        snprintf(entry_path, sizeof entry_path, "%s/%s", dir, name);
+        entry_pid = pid;
+        if (first)
+                atexit(remove_entry);
+        return 0;
+}
+
+static void field(const char *text, const char *key, char *out, size_t cap) {
+        size_t n = strlen(key);
+        out[0] = '\0';
+        for (const char *l = text; l && *l; l = strchr(l, '\n'), l = l ? l + 1 : NULL)
+                if (!strncmp(l, key, n) && l[n] == '=') {
+                        size_t len = strcspn(l + n + 1, "\n");
+                        snprintf(out, cap, "%.*s", (int)len, l + n + 1);
+                        return;
+                }
+}
+
+/* Reads entry name of dfd into r; 1 when it is live, 0 when stale (removed), < 0 when it is
+ * not an entry of ours (left alone). */
+static int read_entry(int dfd, const char *name, struct rt_running *r) {
+        int pid;
+        unsigned long long start;
+        char end;
+        if (sscanf(name, "%d-%llu%c", &pid, &start, &end) != 2 || pid <= 0)
+                return -EINVAL;
+        _cleanup_close_ int fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+        struct stat st;
+        if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid())
+                return -EPERM;
+        if (start_of(pid) != start) {
+                unlinkat(dfd, name, 0);
+                return 0;
+        }
+        char text[ENTRY_MAX + 1], since[32];
+        ssize_t n = rtn_read_full(fd, text, ENTRY_MAX);
+        if (n < 0)
+                return (int)n;
+        text[n] = '\0';
+        r->pid = pid;
+        field(text, "kind", r->kind, sizeof r->kind);
+        field(text, "since", since, sizeof since);
+        r->since = strtoll(since, NULL, 10);
+        field(text, "env", r->env, sizeof r->env);
+        field(text, "data_dir", r->data_dir, sizeof r->data_dir);
+        field(text, "command", r->command, sizeof r->command);
+        return 1;
+}
+
+static int by_since(const void *a, const void *b) {
+        const struct rt_running *x = a, *y = b;
+        return x->since < y->since ? -1 : x->since > y->since ? 1 : x->pid - y->pid;
+}
+
+int rt_registry_list(void (*fn)(const struct rt_running *r, void *arg), void *arg,
+                     struct rtn_error *err) {
+        int dfd = registry_fd(NULL, 0, false, err);
+        if (dfd < 0)
+                return dfd == -ENOENT ? 0 : dfd;
+        DIR *d = fdopendir(dfd);
+        if (!d) {
+                close(dfd);
+                return rtn_err(err, errno, "read the registry");
+        }
+        _cleanup_free_ struct rt_running *all = calloc(LIST_MAX, sizeof *all);
+        size_t n = 0;
+        struct dirent *e;
+        while (all && n < LIST_MAX && (e = readdir(d)))
+                if (e->d_name[0] != '.' && read_entry(dirfd(d), e->d_name, &all[n]) == 1)
+                        n++;
+        closedir(d);
+        if (!all)
+                return rtn_errx(err, ENOMEM, "out of memory");
+        qsort(all, n, sizeof *all, by_since);
+        for (size_t i = 0; i < n; i++)
+                fn(&all[i], arg);
+        return 0;
+}

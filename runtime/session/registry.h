@@ -1,0 +1,36 @@
+/* The registry of running sandboxes (runtime/session/registry.c; docs/architecture.md,
+ * "Running sandboxes"): one small file per `rtn exec` and `rtn serve` of this user, under its
+ * runtime dir, written by rtn before the sandbox starts and removed when rtn exits; `rtn ps`
+ * reads it, and drops what a killed rtn left. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/err.h"
+
+struct rt_running {
+        int pid; /* rtn's own pid: kill it to end the sandbox */
+        char kind[8]; /* "exec" or "serve" */
+        int64_t since; /* start, seconds since the epoch */
+        char env[64];
+        char data_dir[1024];
+        char command[1024]; /* control characters already replaced by '?' */
+};
+
+/* Records this process (pid, start) as running a sandbox, its command "rtn KIND" and the
+ * verb's arguments argv[1..] (KIND is the verb); the entry is removed when the process exits
+ * (atexit). Best effort: returns < 0 with err set when the registry cannot be
+ * written, and the caller goes on without it. */
+int rt_registry_add(const char *kind, const char *env, const char *data_dir, int argc, char **argv,
+                    struct rtn_error *err);
+/* Calls fn for every live entry, oldest first, removing entries whose process is gone (or
+ * is another process now, judged by its start time). */
+int rt_registry_list(void (*fn)(const struct rt_running *r, void *arg), void *arg,
+                     struct rtn_error *err);
+/* The registry's directory: $XDG_RUNTIME_DIR/rtn/running, else /run/rtn/running for root,
+ * else /tmp/rtn-UID/running; made 0700 and refused unless it is ours. */
+int rt_registry_dir(char *buf, size_t len, bool create, struct rtn_error *err);
+/* The same path, by name only (nothing is opened or made): no host bind may hold it. */
+void rt_registry_path(char *buf, size_t len);
