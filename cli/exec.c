@@ -24,7 +24,9 @@
 #include "common/io.h"
 #include "common/log.h"
 #include "common/term.h"
+#include "common/usage.h"
 #include "common/initproto.h"
+#include "netns/netns.h"
 #include "runtime/sandbox/blocked.h"
 #include "cli/cli.h"
 #include "runtime/internal.h"
@@ -35,10 +37,12 @@
 #include "runtime/session/session.h"
 #include "runtime/session/wsover.h"
 #include "runtime/sandbox/specopt.h"
+#include "runtime/session/registry.h"
 #include "runtime/session/upper.h"
 #include "store/store.h"
 
-#define EXIT_RTN 125
+#define EXIT_RTN RTN_EXIT_USAGE /* rtn failed, called wrong included */
+#define EXEC_FIRST_PUMP 4 /* poll slots: control socket, signals, timer, proxy; then pumps */
 #define EXIT_TIMEOUT 124
 
 struct exec_opts {
@@ -64,6 +68,8 @@ struct exec_run {
         bool wait_end; /* the sandbox's end must be waited for (see end_sandbox) */
         int wait_status;
         struct rt_blocked blocked; /* what seccomp blocked, from rtn-init (n = total = 0) */
+        struct netns_gate *gate; /* the agent's proxy (--allow-net), or NULL */
+        int gate_fd; /* its listener, polled here; -1 */
 };
 
 static struct termios saved_tio;
@@ -86,13 +92,17 @@ static const char exec_usage[] =
         "                        --keep become pending changes (rtn diff, rtn apply writes\n"
         "                        them to DIR, rtn reset drops them); without --keep they are\n"
         "                        discarded when the command ends\n"
-        "  --bind SRC:DST[:ro|rw] bind a host path (default rw); repeatable\n"
+        "  --bind SRC:DST[:ro|rw] bind a host dir or file at DST, below /workspace or under\n"
+        "                        /mnt (default rw; a file ro only); '\\:' is a ':' of a\n"
+        "                        path, SRC may be relative; repeatable\n"
         "  --cwd DIR             working directory inside (default /workspace)\n"
         "  --net loopback|none   loopback only (default), or no network at all\n"
         "  --hostname NAME       hostname inside (default rtn)\n"
         "  --timeout SECS        kill the sandbox after SECS seconds (exit 124)\n" RT_SPEC_USAGE
-        "  -t, --tty             run under a new pty inside the sandbox\n"
+        "  -t, --tty             run under a new pty inside the sandbox (stdin must be a\n"
+        "                        terminal)\n"
         "  --quiet               no report on stderr of the system calls the sandbox blocked\n"
+        "                        or the network requests its proxy refused\n"
         "  --env NAME            start from environment NAME's tip (default: default)\n"
         "  --keep                keep the changes as the environment's pending changes (rtn diff,\n"
         "                        rtn commit, rtn reset); later --keep runs start from them\n"
@@ -123,6 +133,7 @@ static int parse_opts(int argc, char **argv, struct exec_opts *o, struct rtn_err
                                                  {"workspace-mode", required_argument, NULL, 'W'},
                                                  {0}};
         int c, r;
+        rtn_usage_prog(argv, "exec");
         optind = 1;
         while ((c = getopt_long(argc, argv, "+thm:", longopts, NULL)) != -1) {
                 switch (c) {
@@ -130,6 +141,8 @@ static int parse_opts(int argc, char **argv, struct exec_opts *o, struct rtn_err
                         o->spec.rootfs = optarg;
                         break;
                 case 'w':
+                        if (!optarg[0])
+                                return rtn_errx(err, EINVAL, "--workspace wants a directory");
                         if (!realpath(optarg, o->workspace_abs))
                                 return rtn_err(err, errno, "--workspace %s", optarg);
                         o->spec.workspace = o->workspace_abs;
@@ -163,6 +176,8 @@ static int parse_opts(int argc, char **argv, struct exec_opts *o, struct rtn_err
                         o->tty = true;
                         break;
                 case 'E':
+                        if ((r = store_env_check(optarg, err)) < 0)
+                                return r;
                         o->env = optarg;
                         break;
                 case 'C':
@@ -171,7 +186,11 @@ static int parse_opts(int argc, char **argv, struct exec_opts *o, struct rtn_err
                 case 'K':
                         o->keep = true;
                         break;
-                case 'm':
+                case 'm': /* checked before the command runs: a refused commit loses its work */
+                        if (strlen(optarg) > STORE_MSG_MAX)
+                                return rtn_errx(err, EMSGSIZE,
+                                                "-m: a message of %zu bytes, at most %d",
+                                                strlen(optarg), STORE_MSG_MAX);
                         o->message = optarg;
                         break;
                 case 'D':
@@ -190,11 +209,22 @@ static int parse_opts(int argc, char **argv, struct exec_opts *o, struct rtn_err
                 default:
                         if ((r = rt_spec_opt(c, optarg, &o->spec, &o->so, err)) < 0)
                                 return r;
-                        if (r == 0)
-                                return rtn_errx(err, EINVAL, "see 'rtn exec --help'");
+                        if (r == 0) { /* getopt said what */
+                                rtn_err_clear(err);
+                                err->code = EINVAL;
+                                return -EINVAL;
+                        }
                         break;
                 }
         }
+        if ((r = rt_spec_opts_check(&o->spec, &o->so, err)) < 0)
+                return r;
+        /* A pipe behind -t would be echoed by the pty and never see its end of file (the pty
+         * has none to give): refused, as docker refuses it. */
+        if (o->tty && !isatty(STDIN_FILENO))
+                return rtn_errx(err, ENOTTY,
+                                "-t: the input device is not a TTY (without -t, input is "
+                                "passed to the command as it is)");
         if (optind >= argc)
                 return rtn_errx(err, EINVAL,
                                 "no command given (rtn exec [OPTIONS] -- CMD [ARG...])");
@@ -323,7 +353,7 @@ static int on_ctl(struct exec_run *run) {
         return r < 0 ? -1 : 0;
 }
 
-int rt_exec_await_spawned(struct rt_sandbox *sb, const char *cmd, int *ret_master,
+int rt_exec_await_spawned(struct rt_sandbox *sb, const char *cmd, const char *cwd, int *ret_master,
                           struct rtn_error *err) {
         char buf[sizeof(struct init_status) + 64];
         int fds[1];
@@ -344,7 +374,8 @@ int rt_exec_await_spawned(struct rt_sandbox *sb, const char *cmd, int *ret_maste
         if (st->step == INIT_STEP_EXEC)
                 rtn_err(err, st->error, "execute %s", cmd);
         else
-                rtn_err(err, st->error, "%s %s", init_step_name(st->step), cmd);
+                rtn_err(err, st->error, "%s %s", init_step_name(st->step),
+                        init_step_subject(st->step, cmd, cwd));
         return init_spawn_exit_code(st->step, st->error);
 }
 
@@ -356,6 +387,7 @@ static void event_loop(struct exec_run *run) {
                 pfd[n++] = (struct pollfd){.fd = run->exited ? -1 : run->sb.ctl, .events = POLLIN};
                 pfd[n++] = (struct pollfd){.fd = run->sigfd, .events = POLLIN};
                 pfd[n++] = (struct pollfd){.fd = run->timerfd, .events = POLLIN};
+                pfd[n++] = (struct pollfd){.fd = run->exited ? -1 : run->gate_fd, .events = POLLIN};
                 bool busy = false;
                 for (size_t i = 0; i < run->npumps; i++) {
                         int fd = -1;
@@ -383,7 +415,9 @@ static void event_loop(struct exec_run *run) {
                         run->exited = true; /* init died: the sandbox is gone */
                         run->wait_status = 125 << 8;
                 }
-                for (nfds_t i = 3; i < n; i++)
+                if (pfd[3].revents)
+                        netns_gate_accept(run->gate);
+                for (nfds_t i = EXEC_FIRST_PUMP; i < n; i++)
                         if (pfd[i].revents)
                                 rt_pump_run(&run->pumps[owner[i]]);
         }
@@ -424,7 +458,8 @@ static int send_command(struct rt_sandbox *sb, void *arg, struct rtn_error *err)
 /* After the sandbox has started with the spawn request queued: its reply, then the tty. */
 static int start_command(struct exec_run *run, struct exec_opts *o, struct rtn_error *err) {
         int r;
-        if ((r = rt_exec_await_spawned(&run->sb, o->argv[0], &run->master, err)) != 0)
+        if ((r = rt_exec_await_spawned(&run->sb, o->argv[0], o->cwd ? o->cwd : run->sb.workspace,
+                                       &run->master, err)) != 0)
                 return r;
         if (o->tty && run->master >= 0) {
                 if (isatty(STDIN_FILENO) && tcgetattr(STDIN_FILENO, &saved_tio) == 0) {
@@ -491,8 +526,8 @@ static int open_store(struct exec_opts *o, struct exec_store *es, struct rtn_err
         const char *data_dir = o->data_dir; /* --data-dir, else the default, in dir */
         const char *env = o->env ? o->env : STORE_DEFAULT_ENV;
         int r;
-        if (store_env_valid(env) < 0)
-                return rtn_errx(err, EINVAL, "invalid environment name '%s'", env);
+        if ((r = store_env_check(env, err)) < 0)
+                return r;
         if (!data_dir) {
                 if ((r = store_default_dir(dir, sizeof dir, err)) < 0)
                         return o->commit || o->env ? r : 0;
@@ -526,7 +561,7 @@ static void close_store(struct exec_store *es, const struct rt_idmap *m) {
                 char *slash = strrchr(es->session_dir, '/');
                 *slash = '\0';
                 if (rt_remove_tree(m, es->session_dir, slash + 1, &err) < 0)
-                        rtn_term_printf(stderr, "rtn: %s\n", err.msg);
+                        rtn_term_printf(stderr, "rtn exec: %s\n", err.msg);
                 free(es->session_dir);
         }
         rtn_safe_close(es->session_lock);
@@ -554,13 +589,13 @@ static int commit_upper(struct exec_opts *o, struct exec_store *es, const struct
                 r = rt_upper_commit(m, es->st, env, es->upper_fs, es->session_dir, &co, id, &err);
         }
         if (r < 0) {
-                rtn_term_printf(stderr, "rtn: commit: %s\n", err.msg);
+                rtn_term_printf(stderr, "rtn exec: commit: %s\n", err.msg);
                 return EXIT_RTN;
         }
         if (r == 1)
-                fprintf(stderr, "rtn: nothing to commit\n");
+                fprintf(stderr, "rtn exec: nothing to commit\n");
         else
-                fprintf(stderr, "rtn: committed %s\n", id);
+                fprintf(stderr, "rtn exec: committed %s\n", id);
         return 0;
 }
 
@@ -573,7 +608,7 @@ static void report_violation(int wait_status, const char *cmd) {
         if (WIFSIGNALED(wait_status) && WTERMSIG(wait_status) == SIGSYS)
                 rtn_term_printf(
                         stderr,
-                        "rtn: %s was killed by seccomp (SIGSYS): most likely a system "
+                        "rtn exec: %s was killed by seccomp (SIGSYS): most likely a system "
                         "call through a foreign ABI (32-bit int 0x80 or x32), which the sandbox "
                         "forbids; see docs/policy.md\n",
                         cmd);
@@ -589,10 +624,11 @@ static void report_pending(const char *pending, const char *workspace) {
         struct rtn_error err = {0};
         unsigned n = 0;
         if (rt_ws_diff(pending, NULL, count_change, &n, &err) < 0)
-                fprintf(stderr, "rtn: %s\n", err.msg);
+                fprintf(stderr, "rtn exec: %s\n", err.msg);
         else if (n > 0)
                 fprintf(stderr,
-                        "rtn: %u pending change%s to %s (rtn diff lists, rtn apply writes, rtn "
+                        "rtn exec: %u pending change%s to %s (rtn diff lists, rtn apply writes, "
+                        "rtn "
                         "reset drops them)\n",
                         n, n == 1 ? "" : "s", workspace);
 }
@@ -602,26 +638,73 @@ static void report_pending(const char *pending, const char *workspace) {
 static void report_blocked(const struct rt_blocked *b) {
         char line[256];
         for (uint32_t i = 0; rt_blocked_line(b, i, line, sizeof line) >= 0; i++)
-                rtn_term_printf(stderr, "rtn: %s\n", line); /* comm is the agent's */
+                rtn_term_printf(stderr, "rtn: %s\n",
+                                line); /* as serve's note; comm is the agent's */
+}
+
+/* For `rtn ps` (runtime/session/registry.h); best effort: a registry that cannot be written
+ * is no reason not to run. */
+static void register_running(const struct exec_opts *o, int argc, char **argv) {
+        char dir[4096];
+        struct rtn_error err = {0};
+        const char *data_dir = o->data_dir;
+        if (!data_dir)
+                data_dir = store_default_dir(dir, sizeof dir, &err) < 0 ? "" : dir;
+        if (rt_registry_add("exec", o->env ? o->env : STORE_DEFAULT_ENV, data_dir, argc, argv,
+                            &err) < 0)
+                log_debug("not in the registry of running sandboxes: %s", err.msg);
+}
+
+/* One line per kind of request the proxy refused (docs/network.md, "Reports"), like the
+ * blocked calls' report. */
+static void report_denied(struct netns_gate *g) {
+        struct netns_denial d[16];
+        uint64_t more = 0;
+        size_t n = g ? netns_gate_denials(g, NETNS_GATE_ALL, 0, d, 16, &more) : 0;
+        for (size_t i = 0; i < n; i++)
+                rtn_term_printf(stderr, "rtn: network denied %s:%u: %s (%llu time%s)\n", d[i].host,
+                                d[i].port, d[i].reason, (unsigned long long)d[i].count,
+                                d[i].count == 1 ? "" : "s"); /* names the agent's */
+        if (more)
+                fprintf(stderr, "rtn: network denied %llu more request%s\n",
+                        (unsigned long long)more, more == 1 ? "" : "s");
+}
+
+/* The agent's proxy for --allow-net: made before the sandbox, served once it runs. */
+static int gate_serve(struct exec_run *run, struct rtn_error *err) {
+        if (run->sb.net_fd < 0)
+                return 0;
+        int r = netns_gate_listen(run->gate, TAKE_FD(run->sb.net_fd));
+        if (r < 0)
+                return rtn_err(err, -r, "serve the network proxy");
+        run->gate_fd = r;
+        return 0;
+}
+
+static void exec_opts_done(struct exec_opts *o) {
+        netns_policy_free(&o->so.net);
+        netns_secrets_free(&o->so.secrets);
 }
 
 int rt_cmd_exec(int argc, char **argv) {
-        struct exec_opts o = {0};
+        __attribute__((cleanup(exec_opts_done))) struct exec_opts o = {0};
         struct exec_store es = {.session_lock = -1, .upper_fs = -1};
         /* Static, not on the stack: its three 64 KiB pump buffers would cost every start a
          * 200 KiB memset and the page faults of a stack that size (~0.1 ms); zero BSS pages
          * are only faulted in when output flows through them. Runs once per process. */
         static struct exec_run run;
-        run.master = run.sigfd = run.timerfd = -1;
+        run.master = run.sigfd = run.timerfd = run.gate_fd = -1;
         /* Not started yet: a failure before the sandbox exists destroys nothing (fd 0 is
          * not its control socket or pidfd). */
-        run.sb.pid = run.sb.pidfd = run.sb.ctl = run.sb.gate_fd = -1;
+        run.sb.pid = run.sb.pidfd = run.sb.ctl = run.sb.gate_fd = run.sb.net_fd = -1;
         struct rtn_error err = {0};
         rt_spec_init(&o.spec);
         init_limits_default(&o.spec.limits);
         _cleanup_free_ char *rootfs = NULL;
-        if (parse_opts(argc, argv, &o, &err) < 0 ||
-            rt_rootfs_resolve(NULL, o.spec.rootfs, &rootfs, &err) < 0) {
+        if (parse_opts(argc, argv, &o, &err) < 0)
+                return err.msg[0] ? rtn_usage_error("exec", "%s", err.msg)
+                                  : rtn_usage_error("exec", NULL);
+        if (rt_rootfs_resolve(NULL, o.spec.rootfs, &rootfs, &err) < 0) {
                 rtn_term_printf(stderr, "rtn exec: %s\n", err.msg);
                 return EXIT_RTN;
         }
@@ -629,54 +712,77 @@ int rt_cmd_exec(int argc, char **argv) {
         struct rt_limit_warnings warn;
         rt_spec_opts_limits(&o.spec, &o.so, &warn);
         if (warn.memory[0])
-                fprintf(stderr, "rtn: warning: %s\n", warn.memory);
+                fprintf(stderr, "rtn exec: warning: %s\n", warn.memory);
         if (warn.pids[0])
-                fprintf(stderr, "rtn: warning: %s\n", warn.pids);
+                fprintf(stderr, "rtn exec: warning: %s\n", warn.pids);
+        if (o.so.isolation_auto[0])
+                fprintf(stderr, "rtn exec: WARNING: %s\n", o.so.isolation_auto);
         if (o.spec.isolation != INIT_ISOLATION_FULL)
-                fprintf(stderr, "rtn: WARNING: %s\n", rt_isolation_warning(o.spec.isolation));
+                fprintf(stderr, "rtn exec: WARNING: %s\n", rt_isolation_warning(o.spec.isolation));
         if (o.spec.workspace_mode == RT_WS_OVERLAY && !o.keep && !o.quiet)
-                fprintf(stderr, "rtn: the overlay workspace's changes are discarded when the "
+                fprintf(stderr, "rtn exec: the overlay workspace's changes are discarded when the "
                                 "command ends (--keep keeps them for rtn apply)\n");
-        if (o.message && !o.commit) {
-                fprintf(stderr, "rtn exec: -m needs --commit\n");
-                return EXIT_RTN;
-        }
+        if (o.message && !o.commit)
+                return rtn_usage_error("exec", "-m needs --commit");
         int r = open_store(&o, &es, &err);
         if (r == 0)
+                register_running(&o, argc, argv);
+        if (r == 0)
                 r = setup_signals(&run, o.timeout, &err);
+        if (r == 0 && o.spec.net_proxy)
+                r = netns_gate_new_policy(&o.so.net, &run.gate, &err);
+        if (r == 0 && o.so.secrets.n)
+                r = netns_gate_set_secrets(run.gate, &o.so.secrets, &err);
+        o.spec.ca_pem = run.gate ? netns_gate_ca_pem(run.gate) : NULL;
+        /* Listening before the sandbox starts: a port in use fails the command, not a
+         * connection later. */
+        struct netns_publish *publish = NULL;
+        if (r == 0 && o.so.npublish)
+                r = netns_publish_new(o.so.publish, o.so.npublish, &publish, &err);
         struct queued q = {&run, &o};
         if (r == 0)
                 r = rt_sandbox_start_queued(&o.spec, &run.sb, send_command, &q, &err);
         if (r == 0)
+                r = gate_serve(&run, &err);
+        if (r == 0 && publish)
+                r = netns_publish_run(publish, run.sb.pidfd, &err);
+        if (r == 0)
                 r = start_command(&run, &o, &err);
         if (r != 0) {
-                rtn_term_printf(stderr, "rtn: %s\n", err.msg);
+                rtn_term_printf(stderr, "rtn exec: %s\n", err.msg);
+                netns_publish_free(publish);
                 rt_sandbox_destroy(&run.sb);
                 close_store(&es, &run.sb.idmap);
                 return r > 0 ? r : EXIT_RTN;
         }
+        if (rt_setup_warning(&run.sb)[0] && !o.quiet)
+                fprintf(stderr, "rtn: warning: %s\n", rt_setup_warning(&run.sb));
         run.wait_end = o.spec.upper_keep;
         es.upper_fs = TAKE_FD(run.sb.upper_fs);
         event_loop(&run);
+        netns_publish_free(publish); /* the command is done: nothing left to forward to */
         end_sandbox(&run);
         restore_tty();
         int code = rt_exit_code(run.wait_status);
         if (o.keep && rt_upper_merge(&run.sb.idmap, es.upper_fs, es.pending, &err) < 0) {
-                fprintf(stderr, "rtn: the changes were not kept: %s\n", err.msg);
+                fprintf(stderr, "rtn exec: the changes were not kept: %s\n", err.msg);
                 code = EXIT_RTN;
         } else if (run.timed_out) {
-                fprintf(stderr, "rtn: timed out after %lu s\n", o.timeout);
+                fprintf(stderr, "rtn exec: timed out after %lu s\n", o.timeout);
                 code = EXIT_TIMEOUT;
         } else if (o.commit && code == 0) {
                 code = commit_upper(&o, &es, &run.sb.idmap);
         } else if (o.commit) {
-                fprintf(stderr, "rtn: not committed: the command exited with %d\n", code);
+                fprintf(stderr, "rtn exec: not committed: the command exited with %d\n", code);
         }
         if (o.spec.workspace_mode == RT_WS_OVERLAY && o.keep && !o.quiet)
                 report_pending(es.pending, o.spec.workspace);
         report_violation(run.wait_status, o.argv[0]);
-        if (!o.quiet)
+        if (!o.quiet) {
                 report_blocked(&run.blocked);
+                report_denied(run.gate);
+        }
+        netns_gate_free(run.gate);
         close_store(&es, &run.sb.idmap);
         return code;
 }

@@ -1,10 +1,13 @@
 /* The rtn command line: dispatches a verb to its implementation. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "common/log.h"
+#include "common/term.h"
 #include "cli/cli.h"
-#include "cli/store.h"
+#include "common/term.h"
+#include "common/usage.h"
 #include "common/version.h"
 #include "mcp/mcp.h"
 
@@ -18,6 +21,7 @@ static const char usage[] =
         "  serve [OPTIONS]            MCP server on stdio, one persistent sandbox (rtn serve "
         "--help)\n"
         "  probe [--json]             check what this kernel and host allow\n"
+        "  ps [--all]                 list the running sandboxes (rtn exec, rtn serve)\n"
         "  commit [-m MSG]            commit the pending changes (rtn exec --keep) to the "
         "environment\n"
         "  diff | reset               show | drop the pending changes\n"
@@ -45,15 +49,19 @@ static const struct verb verbs[] = {
         {"reflog", rt_cmd_reflog}, {"diff", rt_cmd_diff},     {"reset", rt_cmd_reset},
         {"gc", rt_cmd_gc},         {"export", rt_cmd_export}, {"import", rt_cmd_import},
         {"store", rt_cmd_store},   {"rootfs", rt_cmd_rootfs}, {"pkg", rt_cmd_pkg},
-        {"apply", rt_cmd_apply},
+        {"apply", rt_cmd_apply},   {"ps", rt_cmd_ps},
 };
 
 int main(int argc, char **argv) {
-        rtn_log_init("rtn");
+        if (rtn_log_init("rtn") < 0) {
+                rtn_term_printf(stderr, "rtn: RTN_LOG=%s is not a log level; use one of %s\n",
+                                getenv("RTN_LOG"), RTN_LOG_LEVELS);
+                return 125; /* rtn's own failure, before any verb ran */
+        }
         if (argc < 2 || !strcmp(argv[1], "help") || !strcmp(argv[1], "--help") ||
             !strcmp(argv[1], "-h")) {
                 fputs(usage, argc < 2 ? stderr : stdout);
-                return argc < 2 ? 2 : 0;
+                return argc < 2 ? RTN_EXIT_USAGE : 0;
         }
         if (!strcmp(argv[1], "version") || !strcmp(argv[1], "--version")) {
                 printf("rtn %s\n", RTN_VERSION);
@@ -62,6 +70,13 @@ int main(int argc, char **argv) {
         for (size_t i = 0; i < sizeof verbs / sizeof verbs[0]; i++)
                 if (!strcmp(argv[1], verbs[i].name))
                         return verbs[i].fn(argc - 1, argv + 1);
-        fprintf(stderr, "rtn: unknown command '%s' (see 'rtn help')\n", argv[1]);
-        return 2;
+        if (argv[1][0] == '-') /* no global options: each verb takes its own */
+                rtn_term_printf(stderr,
+                                "rtn: unknown option '%s': options follow the verb (rtn VERB "
+                                "[OPTIONS]); RTN_DATA_DIR and RTN_LOG apply to every verb\n",
+                                argv[1]);
+        else
+                rtn_term_printf(stderr, "rtn: unknown command '%s'\n", argv[1]);
+        fputs("Try 'rtn --help'.\n", stderr);
+        return RTN_EXIT_USAGE;
 }

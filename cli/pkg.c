@@ -12,10 +12,13 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/progress.h"
 #include "common/cleanup.h"
 #include "common/initproto.h"
+#include "common/log.h"
 #include "common/loop.h"
 #include "common/term.h"
+#include "common/usage.h"
 #include "netns/netns.h"
 #include "runtime/rootfs/pkg.h"
 #include "runtime/rootfs/rootfs.h"
@@ -32,11 +35,19 @@ struct cli {
         int session_lock;
         struct store_stack stack; /* the env's layers, held until the commit */
         struct store_base base;
+        struct cli_progress prog;
         bool done;
 };
 
 static void cli_done(struct rt_cmd *c, void *ud) {
         ((struct cli *)ud)->done = true;
+}
+
+/* apt's output as it comes, not once apt has exited: an install takes minutes. */
+static void cli_output(struct rt_cmd *c, bool err, const char *p, size_t n, void *ud) {
+        FILE *f = err ? stderr : stdout;
+        fwrite(p, 1, n, f);
+        fflush(f);
 }
 
 static void cli_free(struct cli *c) {
@@ -55,7 +66,7 @@ static void cli_free(struct cli *c) {
                 struct rtn_error err = {0};
                 *slash = '\0';
                 if (rt_remove_tree(m ? &idmap : NULL, c->session_dir, slash + 1, &err) < 0)
-                        rtn_term_printf(stderr, "rtn pkg: %s\n", err.msg);
+                        rtn_term_printf(stderr, "rtn pkg install: %s\n", err.msg);
                 free(c->session_dir);
         }
         rtn_safe_close(c->session_lock);
@@ -92,6 +103,7 @@ static int cli_start(struct cli *c, const struct pkg_opts *o, const char *rootfs
             (r = rtn_loop_add_signal(c->loop, SIGPIPE, NULL, NULL)) < 0)
                 return rtn_err(err, r, "event loop");
         cfg.session_dir = c->session_dir;
+        cli_progress_line(&c->prog, "starting a sandbox on %s", o->rootfs);
         if ((r = rt_session_new(c->loop, &cfg, &c->sess, err)) < 0)
                 return r;
         r = rt_session_set_layers(c->sess, c->stack.paths, c->stack.n);
@@ -105,10 +117,13 @@ static int cli_start(struct cli *c, const struct pkg_opts *o, const char *rootfs
         _cleanup_free_ char *cmd = NULL;
         if ((r = rt_pkg_command(o->names, o->n, sb->gate_port, sb->idmap.mode, &cmd)) < 0)
                 return rtn_err(err, r, "command line");
+        log_debug("pkg: the install, as root inside through the gate: %s", cmd);
         struct rt_cmd_opts ro = {.command = cmd,
                                  .cwd = "/",
                                  .policy = INIT_POLICY_PROVISION,
-                                 .timeout_ms = o->timeout * 1000};
+                                 .timeout_usec = o->timeout * 1000000,
+                                 .output_fn = cli_output};
+        cli_progress_line(&c->prog, "apt-get update and install through the gate");
         return rt_session_run(c->sess, &ro, cli_done, c, &c->cmd, err);
 }
 
@@ -121,9 +136,14 @@ static const char pkg_usage[] =
         "  --allow-host HOST     let the install reach HOST too (.example.org: all under it)\n"
         "  --timeout SECS        kill the install after SECS seconds (default 1800)\n"
         "  --data-dir DIR        the store (default $RTN_DATA_DIR, $XDG_DATA_HOME/rtn, "
-        "~/.local/share/rtn)\n";
+        "~/.local/share/rtn)\n"
+        "apt's output is shown as it comes; on a terminal (or with RTN_LOG=info) each step is\n"
+        "named on stderr. apt's lists, cache and logs stay out of the commit. When every\n"
+        "package is installed already nothing is committed: it prints \"unchanged TIP\".\n";
 
-static int parse_pkg(int argc, char **argv, struct pkg_opts *o, struct rtn_error *err) {
+/* `rtn pkg install`'s options and packages: -1 to go on, else the exit code to stop with
+ * (0 after --help, RTN_EXIT_USAGE after a usage error, both printed). */
+static int parse_pkg(int argc, char **argv, struct pkg_opts *o) {
         static const struct option longopts[] = {{"data-dir", required_argument, NULL, 'd'},
                                                  {"env", required_argument, NULL, 'e'},
                                                  {"rootfs", required_argument, NULL, 'r'},
@@ -131,13 +151,20 @@ static int parse_pkg(int argc, char **argv, struct pkg_opts *o, struct rtn_error
                                                  {"timeout", required_argument, NULL, 'T'},
                                                  {"help", no_argument, NULL, 'h'},
                                                  {0}};
+        const char *verb = argc > 1 && argv[1][0] != '-' ? argv[1] : NULL;
+        if (verb && strcmp(verb, "install") != 0)
+                return rtn_usage_error("pkg", "unknown sub-command '%s'", verb);
+        const char *name = verb ? "pkg install" : "pkg";
+        argc -= !!verb;
+        argv += !!verb;
+        rtn_usage_prog(argv, name);
+        optind = 0;
         int c;
-        optind = 1;
+        char *end;
         while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
                 switch (c) {
                 case 'h':
-                        fputs(pkg_usage, stdout);
-                        exit(0);
+                        return rtn_usage_help(pkg_usage);
                 case 'd':
                         o->data_dir = optarg;
                         break;
@@ -149,27 +176,31 @@ static int parse_pkg(int argc, char **argv, struct pkg_opts *o, struct rtn_error
                         break;
                 case 'a':
                         if (o->nallow >= 32 || !netns_host_valid(optarg))
-                                return rtn_errx(err, EINVAL, "bad --allow-host %s", optarg);
+                                return rtn_usage_error(name, "bad --allow-host %s", optarg);
                         o->allow[o->nallow++] = optarg;
                         break;
                 case 'T':
-                        o->timeout = strtoul(optarg, NULL, 10);
-                        if (o->timeout == 0 || o->timeout > 86400)
-                                return rtn_errx(err, EINVAL, "--timeout wants 1..86400 seconds");
+                        errno = 0;
+                        o->timeout = strtoul(optarg, &end, 10);
+                        if (errno || *end || o->timeout == 0 || o->timeout > 86400)
+                                return rtn_usage_error(name, "--timeout wants 1..86400 seconds");
                         break;
                 default:
-                        return rtn_errx(err, EINVAL, "see 'rtn pkg --help'");
+                        return rtn_usage_error(name, NULL);
                 }
         }
-        if (optind >= argc || strcmp(argv[optind], "install") != 0)
-                return rtn_errx(err, EINVAL,
-                                "usage: rtn pkg install [--rootfs NAME] [--env ENV] "
-                                "[--allow-host HOST] [--timeout SECS] PACKAGE...");
-        o->names = argv + optind + 1;
-        o->n = (size_t)(argc - optind - 1);
-        if (store_env_valid(o->env) < 0)
-                return rtn_errx(err, EINVAL, "invalid environment name '%s'", o->env);
-        return rt_pkg_validate(o->names, o->n, err);
+        if (!verb)
+                return rtn_usage_error("pkg", "missing sub-command (install)");
+        o->names = argv + optind;
+        o->n = (size_t)(argc - optind);
+        if (o->n == 0)
+                return rtn_usage_error(name, "no PACKAGE given");
+        struct rtn_error err = {0};
+        if (store_env_check(o->env, &err) < 0)
+                return rtn_usage_error(name, "%s", err.msg);
+        if (rt_pkg_validate(o->names, o->n, &err) < 0)
+                return rtn_usage_error(name, "%s", err.msg);
+        return -1;
 }
 
 static int cli_commit(struct cli *c, const struct pkg_opts *o, struct rtn_error *err) {
@@ -182,19 +213,31 @@ static int cli_commit(struct cli *c, const struct pkg_opts *o, struct rtn_error 
                                        .parent = c->stack.tip,
                                        .base = &c->base,
                                        .upper_lock = c->session_lock};
+        cli_progress_line(&c->prog, "committing to environment %s", o->env);
         int r = rt_session_commit(c->sess, c->store, o->env, &co, id, err);
         if (r >= 0)
                 printf("%s %s\n", r == 1 ? "unchanged" : "committed", id);
         return r;
 }
 
+/* Every package was installed already: nothing was written, nothing is committed. */
+static void cli_unchanged(struct cli *c, const struct pkg_opts *o) {
+        char tip[STORE_ID_SIZE] = "";
+        (void)store_tip(c->store, o->env, tip, NULL);
+        fprintf(stderr, "rtn pkg install: nothing changed, nothing committed\n");
+        printf("unchanged %s\n", tip);
+}
+
 int rt_cmd_pkg(int argc, char **argv) {
         struct pkg_opts o = {.env = STORE_DEFAULT_ENV, .timeout = 1800};
         struct cli c = {.session_lock = -1};
         struct rtn_error err = {0};
+        cli_progress_init(&c.prog, "rtn pkg install");
         _cleanup_free_ char *rootfs = NULL;
-        int r = parse_pkg(argc, argv, &o, &err);
-        if (r == 0 && (r = rt_rootfs_resolve(o.data_dir, o.rootfs, &rootfs, &err)) == 0 && !rootfs)
+        int r = parse_pkg(argc, argv, &o);
+        if (r >= 0)
+                return r;
+        if ((r = rt_rootfs_resolve(o.data_dir, o.rootfs, &rootfs, &err)) == 0 && !rootfs)
                 r = rtn_errx(&err, EINVAL,
                              "packages install into a rootfs: give --rootfs NAME "
                              "(rtn rootfs bootstrap NAME makes one)");
@@ -204,20 +247,22 @@ int rt_cmd_pkg(int argc, char **argv) {
                 if ((r = rtn_loop_run_once(c.loop, -1)) > 0)
                         r = 0;
         int code = r < 0 || !c.cmd ? 125 : rt_cmd_exit_code(c.cmd);
-        if (c.cmd) {
-                fwrite(c.cmd->out.data ? c.cmd->out.data : "", 1, c.cmd->out.len, stdout);
-                fwrite(c.cmd->err.data ? c.cmd->err.data : "", 1, c.cmd->err.len, stderr);
-                fflush(stdout);
+        fflush(stdout);
+        if (r == 0 && code == RT_PKG_EXIT_UNCHANGED) {
+                cli_unchanged(&c, &o);
+                code = 0;
+                c.cmd = NULL; /* no commit */
         }
         char why[256];
         if (r == 0 && code != 0 && c.gate && netns_gate_refusals(c.gate, why, sizeof why))
-                rtn_term_printf(stderr, "rtn pkg: %s\n", why);
-        if (r == 0 && code != 0 && rt_session_sandbox(c.sess)->idmap.mode == RT_IDMAP_SINGLE)
-                fprintf(stderr, "rtn pkg: %s\n", rt_pkg_single_uid_note);
-        if (r == 0 && code == 0 && (r = cli_commit(&c, &o, &err)) < 0)
+                rtn_term_printf(stderr, "rtn pkg install: %s\n", why);
+        if (r == 0 && c.cmd && code != 0 &&
+            rt_session_sandbox(c.sess)->idmap.mode == RT_IDMAP_SINGLE)
+                fprintf(stderr, "rtn pkg install: %s\n", rt_pkg_single_uid_note);
+        if (r == 0 && c.cmd && code == 0 && (r = cli_commit(&c, &o, &err)) < 0)
                 code = 125;
         if (r < 0)
-                rtn_term_printf(stderr, "rtn pkg: %s\n", err.msg);
+                rtn_term_printf(stderr, "rtn pkg install: %s\n", err.msg);
         cli_free(&c);
-        return r < 0 ? (err.code == EINVAL || err.code == ENOENT ? 2 : 125) : code;
+        return r < 0 ? (err.code == EINVAL || err.code == ENOENT ? 1 : 125) : code;
 }

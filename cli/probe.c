@@ -1,10 +1,13 @@
 /* `rtn probe`: runs the real sequence once — user namespace, id maps, overlay, netlink,
  * Landlock, seccomp, a command spawned by rtn-init — and reports each piece as ok or missing,
- * with the reason and what to do. --json prints the same as one object. Exits 1 when rtn
- * cannot run a sandbox here. */
+ * with the reason and what to do; which isolation rtn picks by itself here (the Landlock mode
+ * where user namespaces are denied) and, inside a container, the flags of its engine that
+ * would give more (docs/containers.md). --json prints the same as one object. Exits 1 when
+ * rtn cannot run a sandbox here. */
 #include <errno.h>
 #include <stdarg.h>
 #include <fcntl.h>
+#include <getopt.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,16 +19,18 @@
 #include "common/io.h"
 #include "common/json.h"
 #include "common/syscall.h"
+#include "common/usage.h"
 #include "common/initproto.h"
 #include "cli/cli.h"
 #include "runtime/internal.h"
 #include "runtime/runtime.h"
+#include "runtime/sandbox/specopt.h"
 
 struct check {
         const char *name;
         bool ok;
         bool fatal; /* rtn cannot run without it */
-        char detail[512];
+        char detail[1024];
 };
 
 #define MAX_CHECKS 16
@@ -53,11 +58,31 @@ static long read_long(const char *path) {
         return strtol(buf, NULL, 10);
 }
 
+/* The mode rtn picks by itself here, as rtn exec and rtn serve would with no --isolation. */
+static struct rt_spec spec;
+static struct rt_spec_opts spec_opts;
+static struct rt_container container;
+
 static void probe_userns(void) {
+        rt_spec_opts_isolation(&spec, &spec_opts);
+        rt_container_probe(&container, spec.isolation == INIT_ISOLATION_LANDLOCK,
+                           spec_opts.isolation_auto);
         long max = read_long("/proc/sys/user/max_user_namespaces");
         long deb = read_long("/proc/sys/kernel/unprivileged_userns_clone");
         long aa = read_long("/proc/sys/kernel/apparmor_restrict_unprivileged_userns");
-        if (max == 0)
+        if (spec.isolation == INIT_ISOLATION_LANDLOCK)
+                add("user namespaces", false, false, "%s%s", spec_opts.isolation_auto,
+                    max == 0 ? "; user.max_user_namespaces is 0: sysctl -w "
+                               "user.max_user_namespaces=15000"
+                    : geteuid() != 0 && deb == 0
+                            ? "; kernel.unprivileged_userns_clone is 0: sysctl -w "
+                              "kernel.unprivileged_userns_clone=1"
+                    : geteuid() != 0 && aa == 1
+                            ? "; AppArmor restricts unprivileged user namespaces (Ubuntu "
+                              "23.10+): make install adds a profile for rtn with 'userns,' "
+                              "(tools/apparmor/rtn.in)"
+                            : "");
+        else if (max == 0)
                 add("user namespaces", false, true,
                     "user.max_user_namespaces is 0: "
                     "sysctl -w user.max_user_namespaces=15000");
@@ -76,6 +101,18 @@ static void probe_userns(void) {
 }
 
 static void probe_ids(void) {
+        if (spec.isolation == INIT_ISOLATION_LANDLOCK) {
+                if (geteuid() == 0)
+                        add("id mapping", true, false,
+                            "none in the Landlock mode: commands run as uid %u, which owns "
+                            "nothing, not as root",
+                            (unsigned)RT_LANDLOCK_ROOT_UID);
+                else
+                        add("id mapping", true, false,
+                            "none in the Landlock mode: commands run as you (uid %u)",
+                            (unsigned)geteuid());
+                return;
+        }
         struct rt_idmap m;
         struct rtn_error err = {0};
         if (rt_idmap_choose(&m, &err) < 0) {
@@ -109,18 +146,24 @@ static void probe_ids(void) {
 
 /* The real thing: a sandbox on the host base running /bin/true through rtn-init. */
 static void probe_sandbox(void) {
-        struct rt_spec spec;
         struct rt_sandbox sb = {.pidfd = -1, .ctl = -1};
         struct rtn_error err = {0};
-        rt_spec_init(&spec);
-        init_limits_default(&spec.limits);
+        bool landlock = spec.isolation == INIT_ISOLATION_LANDLOCK;
         if (rt_sandbox_start(&spec, &sb, &err) < 0) {
                 add("sandbox", false, true, "%s", err.msg);
                 return;
         }
-        add("sandbox", true, true,
-            "clone3 namespaces, id maps, overlayfs (userxattr), "
-            "pivot_root, loopback over rtnetlink, rtn-init as PID 1");
+        if (landlock)
+                add("sandbox", true, true,
+                    "no namespaces: commands run on this host's filesystem and network, "
+                    "confined by Landlock, seccomp and rlimits");
+        else
+                add("sandbox", true, true,
+                    "clone3 namespaces, id maps, overlayfs (userxattr), "
+                    "pivot_root, loopback over rtnetlink, rtn-init as PID 1");
+        const char *fallback = rt_setup_warning(&sb);
+        if (fallback[0])
+                add("container fallbacks", false, false, "%s", fallback);
         add("landlock", sb.landlock_abi > 0, true,
             sb.landlock_abi > 0 ? "ABI %d" : "not available (%d): boot with lsm=...,landlock",
             sb.landlock_abi);
@@ -131,7 +174,7 @@ static void probe_sandbox(void) {
         close(fds[0]);
         int master = -1;
         if (r == 0)
-                r = rt_exec_await_spawned(&sb, argv[0], &master, &err);
+                r = rt_exec_await_spawned(&sb, argv[0], "/", &master, &err);
         rtn_safe_close(master);
         if (r == 0)
                 add("seccomp", true, true,
@@ -236,6 +279,31 @@ static void print_cgroup_json(struct rtn_json_buf *b) {
         rtn_json_obj_end(b);
 }
 
+static void probe_isolation(void) {
+        if (spec.isolation == INIT_ISOLATION_LANDLOCK)
+                add("isolation", false, false,
+                    "landlock, picked by rtn by itself since user namespaces are denied "
+                    "(rtn exec and rtn serve say so; --isolation full fails closed instead): %s",
+                    rt_isolation_warning(spec.isolation));
+        else
+                add("isolation", true, false,
+                    "full: rtn exec and rtn serve run the full sandbox unless --isolation names "
+                    "a weaker mode");
+        if (!container.engine)
+                return;
+        char list[700] = "";
+        size_t n = 0;
+        for (size_t i = 0; i < container.n && n < sizeof list; i++)
+                n += (size_t)snprintf(list + n, sizeof list - n, "%s%s", i ? "; " : "",
+                                      container.unlock[i]);
+        if (container.n)
+                add("container", false, false, "%s: these would give rtn more here: %s",
+                    container.engine, list);
+        else
+                add("container", true, false, "%s: it lets rtn run the full sandbox",
+                    container.engine);
+}
+
 static void print_json(void) {
         struct rtn_json_buf b = RTN_JSON_BUF_INIT(0);
         bool can_run = true;
@@ -253,6 +321,26 @@ static void print_json(void) {
         }
         rtn_json_arr_end(&b);
         print_cgroup_json(&b);
+        rtn_json_key(&b, "isolation");
+        rtn_json_obj_begin(&b);
+        rtn_json_kv_str(&b, "mode", rt_isolation_name(spec.isolation));
+        rtn_json_kv_bool(&b, "automatic", spec_opts.isolation_auto[0] != '\0');
+        rtn_json_kv_str(&b, "reason", spec_opts.isolation_auto);
+        rtn_json_obj_end(&b);
+        rtn_json_key(&b, "container");
+        if (container.engine) {
+                rtn_json_obj_begin(&b);
+                rtn_json_kv_str(&b, "engine", container.engine);
+                rtn_json_kv_bool(&b, "proc_masked", container.proc_masked);
+                rtn_json_key(&b, "unlock");
+                rtn_json_arr_begin(&b);
+                for (size_t i = 0; i < container.n; i++)
+                        rtn_json_str(&b, container.unlock[i]);
+                rtn_json_arr_end(&b);
+                rtn_json_obj_end(&b);
+        } else {
+                rtn_json_null(&b);
+        }
         rtn_json_kv_bool(&b, "can_run", can_run);
         rtn_json_obj_end(&b);
         if (!b.err)
@@ -260,12 +348,30 @@ static void print_json(void) {
         rtn_json_buf_free(&b);
 }
 
+static const char probe_usage[] =
+        "usage: rtn probe [--json]\n"
+        "Checks what this kernel and host allow, by running the real sequence once; says which\n"
+        "isolation rtn picks by itself here (the Landlock mode where user namespaces are\n"
+        "denied) and, inside a container, the container flags that would give more; exits 1\n"
+        "when rtn cannot run a sandbox here.\n"
+        "  --json                the same as one JSON object\n";
+
 int rt_cmd_probe(int argc, char **argv) {
-        bool json = argc > 1 && !strcmp(argv[1], "--json");
-        if (argc > 1 && !json) {
-                fprintf(stderr, "usage: rtn probe [--json]\n");
-                return 2;
+        static const struct option longopts[] = {
+                {"json", no_argument, NULL, 'j'}, {"help", no_argument, NULL, 'h'}, {0}};
+        bool json = false;
+        int c;
+        rtn_usage_prog(argv, "probe");
+        optind = 0;
+        while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+                if (c == 'h')
+                        return rtn_usage_help(probe_usage);
+                if (c != 'j')
+                        return rtn_usage_error("probe", NULL);
+                json = true;
         }
+        if (optind < argc)
+                return rtn_usage_error("probe", "unexpected operand '%s'", argv[optind]);
         /* Read before the sandbox: its start may move rtn into a leaf cgroup of its own. */
         (void)rt_cgroup_probe(&cgs);
         cgs_alone = cgs.writable && rt_cgroup_alone(&cgs);
@@ -274,9 +380,12 @@ int rt_cmd_probe(int argc, char **argv) {
                     (mode == RT_CGROUP_ALWAYS ||
                      (mode == RT_CGROUP_AUTO && (controller_usable(cgs.memory, cgs.memory_on) ||
                                                  controller_usable(cgs.pids, cgs.pids_on))));
+        rt_spec_init(&spec);
+        init_limits_default(&spec.limits);
         probe_userns();
         probe_ids();
         probe_sandbox();
+        probe_isolation();
         probe_limits();
         probe_cgroup();
         bool can_run = true;

@@ -9,8 +9,10 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "cli/progress.h"
 #include "common/cleanup.h"
 #include "common/term.h"
+#include "common/usage.h"
 #include "runtime/rootfs/rootfs.h"
 
 static int list(const char *data_dir, struct rtn_error *err) {
@@ -50,71 +52,98 @@ static const char rootfs_usage[] =
         "       rtn rootfs list\n"
         "  --data-dir DIR   data dir (default $RTN_DATA_DIR, $XDG_DATA_HOME/rtn, "
         "~/.local/share/rtn)\n"
-        "Rootfses live in DATA/rootfs/NAME; use them with --rootfs NAME on exec and serve.\n";
+        "Rootfses live in DATA/rootfs/NAME; use them with --rootfs NAME on exec and serve.\n"
+        "On a terminal (or with RTN_LOG=info) bootstrap and import print each step and the\n"
+        "bootstrap tool's own progress on stderr; otherwise only errors.\n";
 
-int rt_cmd_rootfs(int argc, char **argv) {
+/* The sub-verb's options; -1 to go on, else the exit code to stop with. */
+static int parse_rootfs(int argc, char **argv, const char *name, struct rt_rootfs_make *a) {
         static const struct option longopts[] = {{"suite", required_argument, NULL, 's'},
                                                  {"variant", required_argument, NULL, 'v'},
                                                  {"mirror", required_argument, NULL, 'm'},
                                                  {"data-dir", required_argument, NULL, 'd'},
                                                  {"help", no_argument, NULL, 'h'},
                                                  {0}};
-        struct rt_rootfs_make a = {.suite = "bookworm", .variant = "minbase"};
-        struct rtn_error err = {0};
-        int c, r;
-        if (argc < 2) {
-                fputs(rootfs_usage, stderr);
-                return 2;
-        }
-        const char *verb = argv[1];
-        optind = 1;
-        while ((c = getopt_long(argc - 1, argv + 1, "h", longopts, NULL)) != -1) {
+        int c;
+        rtn_usage_prog(argv, name);
+        optind = 0;
+        while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
                 switch (c) {
                 case 's':
-                        a.suite = optarg;
+                        if (strspn(optarg, "abcdefghijklmnopqrstuvwxyz0123456789-") !=
+                            strlen(optarg))
+                                return rtn_usage_error(name, "bad --suite '%s'", optarg);
+                        a->suite = optarg;
                         break;
                 case 'v':
-                        a.variant = optarg;
+                        if (strspn(optarg, "abcdefghijklmnopqrstuvwxyz-") != strlen(optarg))
+                                return rtn_usage_error(name, "bad --variant '%s'", optarg);
+                        a->variant = optarg;
                         break;
                 case 'm':
-                        a.mirror = optarg;
+                        if (strncmp(optarg, "http", 4) != 0)
+                                return rtn_usage_error(name, "--mirror wants an http(s) URL");
+                        a->mirror = optarg;
                         break;
                 case 'd':
-                        a.data_dir = optarg;
+                        a->data_dir = optarg;
                         break;
                 case 'h':
-                        fputs(rootfs_usage, stdout);
-                        return 0;
+                        return rtn_usage_help(rootfs_usage);
                 default:
-                        fputs(rootfs_usage, stderr);
-                        return 2;
+                        return rtn_usage_error(name, NULL);
                 }
         }
+        return -1;
+}
+
+int rt_cmd_rootfs(int argc, char **argv) {
+        struct cli_progress prog;
+        cli_progress_init(&prog, "rtn rootfs");
+        struct rt_rootfs_make a = {.suite = "bookworm",
+                                   .variant = "minbase",
+                                   .phase = cli_progress_phase,
+                                   .phase_ud = &prog,
+                                   .tool_output = prog.on};
+        struct rtn_error err = {0};
+        const char *verb = argc > 1 && argv[1][0] != '-' ? argv[1] : NULL;
+        if (verb && strcmp(verb, "list") && strcmp(verb, "bootstrap") && strcmp(verb, "import"))
+                return rtn_usage_error("rootfs", "unknown sub-command '%s'", verb);
+        char name[32];
+        snprintf(name, sizeof name, "rootfs%s%s", verb ? " " : "", verb ? verb : "");
+        int r = parse_rootfs(argc - !!verb, argv + !!verb, name, &a);
+        if (r >= 0)
+                return r;
+        if (!verb)
+                return rtn_usage_error("rootfs", "missing sub-command (bootstrap, import or list)");
         char **ops = argv + 1 + optind;
         int nops = argc - 1 - optind;
-        bool valid = strspn(a.suite, "abcdefghijklmnopqrstuvwxyz0123456789-") == strlen(a.suite) &&
-                     strspn(a.variant, "abcdefghijklmnopqrstuvwxyz-") == strlen(a.variant) &&
-                     (!a.mirror || strncmp(a.mirror, "http", 4) == 0);
-        if (!strcmp(verb, "list") && nops == 0) {
+        if (!strcmp(verb, "list")) {
+                if (nops > 0)
+                        return rtn_usage_error(name, "unexpected operand '%s'", ops[0]);
                 r = list(a.data_dir, &err);
-        } else if (!strcmp(verb, "bootstrap") && nops == 1 && valid) {
+        } else if (!strcmp(verb, "bootstrap")) {
+                if (nops != 1)
+                        return rtn_usage_error(name, "wants one NAME, got %d operands", nops);
                 a.how = RT_ROOTFS_BOOTSTRAP;
                 a.name = ops[0];
                 r = rt_rootfs_make(&a, &err);
-        } else if (!strcmp(verb, "import") && nops == 2) {
+        } else {
+                if (nops != 2)
+                        return rtn_usage_error(name, "wants FILE.tar[.zst] NAME, got %d operands",
+                                               nops);
                 a.how = RT_ROOTFS_IMPORT;
                 a.file = ops[0];
                 a.name = ops[1];
                 r = rt_rootfs_make(&a, &err);
-        } else {
-                fputs(rootfs_usage, stderr);
-                return 2;
         }
         if (r < 0) {
                 rtn_term_printf(stderr, "rtn rootfs %s: %s\n", verb, err.msg);
                 return err.code == EINVAL || err.code == EEXIST || err.code == EPERM ? 1 : 125;
         }
-        if (strcmp(verb, "list") != 0)
+        if (strcmp(verb, "list") != 0) {
+                cli_progress_line(&prog, "rootfs %s is ready", a.name);
                 printf("%s\n", a.name);
+        }
         return 0;
 }

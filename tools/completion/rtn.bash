@@ -3,16 +3,17 @@
 # package too (source it). The lists follow each verb's --help, and
 # tests/integration/cli_completion.sh fails when they drift apart.
 
-_rtn_verbs="exec serve probe commit log reflog diff reset rollback gc export import apply store rootfs pkg help version"
+_rtn_verbs="exec serve probe ps commit log reflog diff reset rollback gc export import apply store rootfs pkg help version"
 
 # The options a verb takes, as its --help lists them.
 _rtn_verb_options() {
         local store="--data-dir --env --help"
-        local spec="--setenv --upper-size --pids-max --memory-max --isolation"
+        local spec="--setenv --env-file --allow-ptrace --upper-size --pids-max --memory-max --isolation --allow-net --net-policy --publish --secret --secret-file --secret-header"
         case $1 in
         exec) echo "--rootfs --workspace --workspace-mode --bind --cwd --net --hostname --timeout $spec -t --tty --quiet --env --keep --commit -m --message --data-dir --help" ;;
-        serve) echo "--data-dir --env --rootfs --allow-host --workspace --workspace-mode --bind --hostname --net --timeout --max-output --http-tools $spec --help" ;;
+        serve) echo "--data-dir --env --rootfs --allow-host --workspace --workspace-mode --bind --hostname --net --timeout --max-output --http-tools --max-sandboxes --http --token-file --idle-timeout --max-sessions --allow-origin --http-public $spec --help" ;;
         probe) echo "--json" ;;
+        ps) echo "--all --data-dir --help" ;;
         commit) echo "$store -m --message --upper" ;;
         diff) echo "$store --upper" ;;
         apply) echo "$store --dry-run" ;;
@@ -66,8 +67,10 @@ _rtn_compgen() {
 _rtn_takes_value() {
         case $1 in
         --workspace | --cwd | --data-dir | --upper | --workspace-mode | --net | --isolation | \
-                --rootfs | --env | -o | --output | --bind | --hostname | --timeout | --setenv | \
-                --upper-size | --pids-max | --memory-max | --allow-host | --max-output | -m | \
+                --rootfs | --env | -o | --output | --bind | --hostname | --timeout | --setenv | --env-file | \
+                --upper-size | --pids-max | --memory-max | --allow-host | --max-output | --max-sandboxes | -m | \
+                --allow-net | --net-policy | --publish | --secret | --secret-file | --secret-header | --http | --token-file | --idle-timeout | \
+                --max-sessions | --allow-origin | \
                 --message | --reflog-days | --max-bytes | --suite | --variant | --mirror)
                 return 0 ;;
         esac
@@ -88,7 +91,7 @@ _rtn_value() {
                 _rtn_compgen -W "host $(_rtn_names rootfs)" -- "$cur"
                 _rtn_compgen -d -- "$cur" ;;
         --env) _rtn_compgen -W "$(_rtn_names envs)" -- "$cur" ;;
-        -o | --output | --bind) _rtn_compgen -f -- "$cur" ;;
+        -o | --output | --bind | --env-file | --net-policy) _rtn_compgen -f -- "$cur" ;;
         esac
         return 0
 }

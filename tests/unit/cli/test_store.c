@@ -1,7 +1,8 @@
 /* The CLI verbs: exit codes, what they print, and that they honour --data-dir/--env. */
 #include "tests/unit/store/helpers.h"
 
-#include "cli/store.h"
+#include "cli/cli.h"
+#include "common/usage.h"
 
 TestSuite(rt_cmd, .init = t_setup, .fini = t_teardown);
 
@@ -92,23 +93,33 @@ Test(rt_cmd, user_errors_exit_1) {
         cr_assert_eq(
                 run(out, sizeof out, rt_cmd_rollback, ARGV("rollback", "--data-dir", dd, "abcdef")),
                 1);
-        cr_assert_eq(run(out, sizeof out, rt_cmd_rollback, ARGV("rollback", "--data-dir", dd)), 1);
-        cr_assert_eq(run(out, sizeof out, rt_cmd_gc,
-                         ARGV("gc", "--data-dir", dd, "--reflog-days", "-1")),
-                     1);
+
         cr_assert_eq(
                 run(out, sizeof out, rt_cmd_log, ARGV("log", "--data-dir", dd, "--env", "../x")),
                 1);
-        /* Without --upper, commit takes the pending changes (rtn exec --keep); an operand is
-         * still a usage error. */
-        cr_assert_eq(run(out, sizeof out, rt_cmd_commit, ARGV("commit", "--data-dir", dd, "extra")),
-                     1);
         cr_assert_eq(run(out, sizeof out, rt_cmd_commit, ARGV("commit", "--data-dir", dd)), 0);
         cr_assert(strstr(out, "nothing to commit"), "%s", out);
-        cr_assert_eq(run(out, sizeof out, rt_cmd_store, ARGV("store", "--data-dir", dd, "frob")),
-                     1);
         cr_assert_eq(run(out, sizeof out, rt_cmd_import,
                          ARGV("import", "--data-dir", dd, "/nonexistent.tar.zst")),
                      1);
+        free(dd);
+}
+
+/* Usage errors exit RTN_EXIT_USAGE (docs/rtn.1, Conventions), before the store is opened. */
+Test(rt_cmd, usage_errors_exit_125) {
+        char out[4096];
+        char *dd = strdup(t_path("data"));
+        cr_assert_eq(run(out, sizeof out, rt_cmd_rollback, ARGV("rollback", "--data-dir", dd)),
+                     RTN_EXIT_USAGE);
+        cr_assert_eq(run(out, sizeof out, rt_cmd_gc,
+                         ARGV("gc", "--data-dir", dd, "--reflog-days", "-1")),
+                     RTN_EXIT_USAGE);
+        /* Without --upper, commit takes the pending changes (rtn exec --keep); an operand is
+         * still a usage error. */
+        cr_assert_eq(run(out, sizeof out, rt_cmd_commit, ARGV("commit", "--data-dir", dd, "extra")),
+                     RTN_EXIT_USAGE);
+        cr_assert_eq(run(out, sizeof out, rt_cmd_store, ARGV("store", "--data-dir", dd, "frob")),
+                     RTN_EXIT_USAGE);
+        cr_assert_eq(access(dd, F_OK), -1, "a usage error created the data dir");
         free(dd);
 }

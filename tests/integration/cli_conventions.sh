@@ -1,0 +1,149 @@
+#!/usr/bin/env bash
+# One convention for every verb and sub-verb (rtn(1), CONVENTIONS): --help and -h print the
+# usage on stdout and exit 0; a usage error (a bogus option, a missing or extra operand)
+# prints "rtn VERB: MESSAGE" and "Try 'rtn VERB --help'." on stderr, nothing on stdout, and
+# exits 125. The verbs are read from cli/main.c's table where the sources are here (else the
+# completion's list), the sub-verbs from each verb's usage lines, so a new one cannot drift.
+. "$(dirname "$0")/../lib.sh"
+t_need_rtn
+. "$T_ROOT/tests/cli_lib.sh"
+
+# The verbs of cli/main.c's verbs[] table (and mcp's serve), one a line.
+conv_verbs() {
+        if [ -f "$T_ROOT/cli/main.c" ]; then
+                sed -n '/^static const struct verb verbs\[\]/,/^};/p' "$T_ROOT/cli/main.c" |
+                        grep -oE '\{"[a-z][a-z0-9-]*"' | tr -d '{"'
+        elif [ -f "$CLI_BASH_COMPLETION" ]; then
+                cli_verbs
+        fi
+}
+
+# VERB's sub-verbs: the lowercase words after "rtn VERB" on its usage lines.
+conv_subverbs() {
+        "$RTN" "$1" --help 2>/dev/null |
+                sed -nE "s/^(usage:| +)[[:space:]]*rtn $1 ([a-z][a-z0-9-]*)([[:space:]].*)?\$/\\2/p" |
+                sort -u
+}
+
+# The words of every verb and sub-verb, "exec", "rootfs bootstrap", ..., one a line.
+conv_all() {
+        local v s
+        for v in $(conv_verbs); do
+                echo "$v"
+                for s in $(conv_subverbs "$v"); do
+                        echo "$v $s"
+                done
+        done
+}
+
+# Checks the last command was a usage error of "rtn WORDS".
+conv_usage_error() {
+        local words=$1
+        t_exit_is 125
+        [ ! -s "$T_OUT_FILE" ] || t_fail "wrote to stdout: $(head -c 200 "$T_OUT_FILE"): $(t_last)"
+        local first last
+        first=$(head -n 1 "$T_ERR_FILE")
+        last=$(tail -n 1 "$T_ERR_FILE")
+        [[ $first == "rtn $words: "* ]] || t_fail "first line is not 'rtn $words: ...': '$first': $(t_last)"
+        [ "$last" = "Try 'rtn $words --help'." ] || t_fail "last line is '$last': $(t_last)"
+}
+
+table_is_read() {
+        local n
+        [ -n "$(conv_verbs)" ] || t_skip "neither cli/main.c nor the completion is in this copy of the tests"
+        n=$(conv_all | wc -l)
+        [ "$n" -ge 15 ] || t_fail "only $n verbs found: $(conv_all | tr '\n' ,)"
+        conv_all | grep -qx 'rootfs bootstrap' || t_fail "rootfs's sub-verbs not found"
+        conv_all | grep -qx 'pkg install' || t_fail "pkg's sub-verbs not found"
+        conv_all | grep -qx 'store verify' || t_fail "store's sub-verbs not found"
+}
+t_run table_is_read table_is_read
+
+help_on_stdout_with_0() {
+        [ -n "$(conv_verbs)" ] || t_skip "no verb list in this copy of the tests"
+        local words bad='' opt first
+        while read -r words; do
+                for opt in --help -h; do
+                        # shellcheck disable=SC2086 # words are split on purpose
+                        t_cmd "$RTN" $words $opt
+                        first=$(head -n 1 "$T_OUT_FILE")
+                        if [ "$T_RC" != 0 ] || [ -s "$T_ERR_FILE" ] ||
+                                [[ $first != "usage: rtn ${words%% *}"* ]]; then
+                                bad+=" [rtn $words $opt: exit $T_RC, stdout '$first', stderr '$(head -c 100 "$T_ERR_FILE")']"
+                        fi
+                done
+        done < <(conv_all)
+        [ -z "$bad" ] || t_fail "help not on stdout with 0:$bad"
+}
+t_run help_on_stdout_with_0 help_on_stdout_with_0
+
+bogus_option_is_a_usage_error() {
+        [ -n "$(conv_verbs)" ] || t_skip "no verb list in this copy of the tests"
+        local words
+        while read -r words; do
+                # shellcheck disable=SC2086
+                t_cmd env RTN_DATA_DIR="$T_TMP/no-store" "$RTN" $words --bogus-option
+                conv_usage_error "$words"
+                t_stderr_has "--bogus-option"
+                # shellcheck disable=SC2086
+                t_cmd env RTN_DATA_DIR="$T_TMP/no-store" "$RTN" $words -Z
+                conv_usage_error "$words"
+        done < <(conv_all)
+        [ ! -e "$T_TMP/no-store" ] || t_fail "a usage error created the data dir"
+}
+t_run bogus_option_is_a_usage_error bogus_option_is_a_usage_error
+
+bad_operands_are_usage_errors() {
+        local v
+        # Verbs that take no operand, given one.
+        for v in log reflog diff reset apply gc commit; do
+                t_cmd "$RTN" "$v" extra-operand
+                conv_usage_error "$v"
+        done
+        # Verbs that need one, given none.
+        for v in rollback import export rootfs pkg store; do
+                t_cmd "$RTN" "$v"
+                conv_usage_error "$v"
+        done
+        t_cmd "$RTN" store frob
+        conv_usage_error store
+        t_cmd "$RTN" rootfs frob
+        conv_usage_error rootfs
+        t_cmd "$RTN" rootfs list extra
+        conv_usage_error "rootfs list"
+        t_cmd "$RTN" probe extra
+        conv_usage_error probe
+        t_cmd "$RTN" exec
+        conv_usage_error exec
+        t_cmd "$RTN" serve extra
+        conv_usage_error serve
+        t_cmd "$RTN" exec --timeout 0 -- true
+        conv_usage_error exec
+        t_stderr_has "--timeout"
+        t_cmd "$RTN" gc --reflog-days -1
+        conv_usage_error gc
+}
+t_run bad_operands_are_usage_errors bad_operands_are_usage_errors
+
+# rtn's own: no verb and an unknown verb are usage errors of "rtn".
+top_level_usage_errors() {
+        t_cmd "$RTN" frobnicate
+        t_exit_is 125
+        t_stderr_has "rtn: unknown command 'frobnicate'"
+        [ "$(tail -n 1 "$T_ERR_FILE")" = "Try 'rtn --help'." ] || t_fail "no Try line: $(cat "$T_ERR_FILE")"
+}
+t_run top_level_usage_errors top_level_usage_errors
+
+
+# No global options: one before the verb is a usage error that says where options go.
+option_before_the_verb() {
+        t_cmd "$RTN" --data-dir "$T_TMP/d" log
+        t_exit_is 125
+        t_stdout_is ""
+        t_stderr_has "rtn: unknown option '--data-dir': options follow the verb"
+        t_stderr_has "Try 'rtn --help'."
+        t_no_file "$T_TMP/d"
+}
+t_run option_before_the_verb option_before_the_verb
+
+t_done

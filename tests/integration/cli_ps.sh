@@ -1,0 +1,107 @@
+#!/usr/bin/env bash
+# `rtn ps`: the running sandboxes of this user (runtime/session/registry.c). rtn exec and
+# rtn serve appear while they run, with rtn's pid, kind, environment and command, and go when
+# they end; an entry a SIGKILLed rtn left, or one whose pid now is another process, is dropped
+# by the next listing; only the data dir in use unless --all. The registry lives in the
+# runtime dir, which no sandbox shows, and rtn refuses one that is not private.
+. "$(dirname "$0")/../lib.sh"
+t_need_rtn
+
+# A runtime dir of each case's own: suites run side by side, and every rtn of this user
+# registers in the same one.
+own_runtime_dir() {
+        export XDG_RUNTIME_DIR=$T_TMP/run
+        mkdir -m 700 "$XDG_RUNTIME_DIR"
+}
+
+registry() { echo "$XDG_RUNTIME_DIR/rtn/running"; }
+
+ps_has() { "$RTN" ps "${@:2}" | grep -q -- "$1"; }
+
+lists_exec_and_serve() {
+        own_runtime_dir
+        export RTN_DATA_DIR=$T_TMP/data
+        "$RTN" exec -- sleep 61.5 >/dev/null 2>&1 &
+        local ex=$!
+        sleep 30 | "$RTN" serve --env other >/dev/null 2>&1 &
+        local sv=$!
+        t_wait_for ps_has "sleep 61.5" || t_fail "rtn exec not listed: $("$RTN" ps 2>&1)"
+        t_wait_for ps_has "rtn serve --env other" || t_fail "rtn serve not listed: $("$RTN" ps 2>&1)"
+        t_exit_is 0 "$RTN" ps
+        grep -Eq "^$ex +exec +[0-9T:-]+Z +default +rtn exec -- sleep 61.5$" "$T_OUT_FILE" ||
+                t_fail "exec line: $(cat "$T_OUT_FILE")"
+        grep -Eq "^[0-9]+ +serve +[0-9T:-]+Z +other +rtn serve --env other$" "$T_OUT_FILE" ||
+                t_fail "serve line: $(cat "$T_OUT_FILE")"
+        head -n 1 "$T_OUT_FILE" | grep -q "^PID *KIND *SINCE *ENV *COMMAND" || t_fail "no header"
+        # another data dir's are not shown, but with --all
+        RTN_DATA_DIR=$T_TMP/other t_exit_is 0 "$RTN" ps
+        t_stdout_is ""
+        RTN_DATA_DIR=$T_TMP/other t_exit_is 0 "$RTN" ps --all
+        t_stdout_has "$T_TMP/data"
+        kill "$ex"
+        wait "$ex" 2>/dev/null
+        pkill -P $$ -x sleep 2>/dev/null
+        wait "$sv" 2>/dev/null
+        t_wait_for sh -c "! '$RTN' ps | grep -q rtn" || t_fail "still listed: $("$RTN" ps)"
+        [ -z "$(ls "$(registry)")" ] || t_fail "entries left: $(ls "$(registry)")"
+}
+
+stale_entries_dropped() {
+        own_runtime_dir
+        export RTN_DATA_DIR=$T_TMP/data
+        "$RTN" exec -- sleep 62.5 >/dev/null 2>&1 &
+        local ex=$!
+        t_wait_for ps_has "sleep 62.5" || t_fail "not listed"
+        kill -KILL "$ex"
+        wait "$ex" 2>/dev/null
+        ls "$(registry)" | grep -q "^$ex-" || t_fail "a SIGKILLed rtn left no entry to drop"
+        # a reused pid: our own shell, with another start time
+        printf 'kind=exec\nsince=1\nenv=fake\ndata_dir=%s\ncommand=rtn fake\n' "$RTN_DATA_DIR" \
+                >"$(registry)/$$-1"
+        t_exit_is 0 "$RTN" ps
+        t_stdout_is ""
+        [ -z "$(ls "$(registry)")" ] || t_fail "stale entries kept: $(ls "$(registry)")"
+}
+
+# The sandbox sees no registry (neither the runtime dir nor the fallbacks for root and
+# for a user without one), and a registry that others could write is refused.
+registry_out_of_reach() {
+        own_runtime_dir
+        export RTN_DATA_DIR=$T_TMP/data
+        t_exit_is 0 "$RTN" ps
+        local dir
+        dir=$(registry)
+        t_exec -- sh -c "ls -d '$dir' /run/rtn /tmp/rtn-$(id -u) 2>/dev/null; true"
+        t_exit_is 0
+        t_stdout_is ""
+        # nor may a bind or a workspace hold it (it would be the agent's to write)
+        t_exec --bind "$XDG_RUNTIME_DIR:/mnt/r" -- true
+        t_exit_is 125
+        t_stderr_has "refusing to bind $XDG_RUNTIME_DIR: it holds rtn's registry of running sandboxes"
+        t_exec --workspace "$XDG_RUNTIME_DIR/rtn" -- true
+        t_exit_is 125
+        t_stderr_has "it holds rtn's registry"
+        chmod 755 "$dir"
+        t_exit_is 1 "$RTN" ps
+        t_stderr_has "running is not a private directory"
+        chmod 700 "$dir"
+        ln -s /etc/passwd "$dir/$$-1"
+        t_exit_is 0 "$RTN" ps
+        t_stdout_is ""
+        rm -f "$dir/$$-1"
+}
+
+usage() {
+        t_exit_is 0 "$RTN" ps --help
+        t_stdout_has "usage: rtn ps"
+        t_exit_is 125 "$RTN" ps --bogus
+        t_stderr_has "Try 'rtn ps --help'."
+        t_exit_is 125 "$RTN" ps extra
+        t_stderr_has "rtn ps: unexpected operand 'extra'"
+}
+
+t_run lists_exec_and_serve lists_exec_and_serve
+t_run stale_entries_dropped stale_entries_dropped
+t_run registry_out_of_reach registry_out_of_reach
+t_run usage usage
+t_done
