@@ -31,6 +31,10 @@ const char *init_step_name(uint32_t step) {
         return "unknown step";
 }
 
+const char *init_step_subject(uint32_t step, const char *cmd, const char *cwd) {
+        return step == INIT_STEP_CHDIR && cwd ? cwd : cmd;
+}
+
 int init_check_msg(const void *buf, size_t len, uint32_t type, size_t min_size) {
         const struct init_msg_hdr *h = buf;
         if (len < sizeof *h || len < min_size)

@@ -87,6 +87,7 @@ struct init_config {
         uint32_t host_writable; /* bit i: writable[i] is a host directory (the workspace, a rw
                                    bind): writes there reach the host, and the provisioning
                                    policy may only read it */
+        uint32_t allow_ptrace; /* 1: agent commands may ptrace the sandbox's own processes */
         uint32_t nwritable;
         uint32_t nreadonly;
         struct init_limits limits;
@@ -229,6 +230,9 @@ int init_decode_config(const void *buf, size_t len, struct init_config_view *ret
 int init_check_msg(const void *buf, size_t len, uint32_t type, size_t min_size);
 
 const char *init_step_name(uint32_t step);
+/* What a failed step acted on, for its error: the working directory for INIT_STEP_CHDIR
+ * (chdir /nope, not chdir pwd), else the command. */
+const char *init_step_subject(uint32_t step, const char *cmd, const char *cwd);
 
 /* ---- the file server (init/file_server.c) ------------------------------------------------------
  * One long-lived child of rtn-init, confined exactly like an agent command (credentials,

@@ -14,19 +14,18 @@
 static const char *log_prog = "rtn";
 static enum rtn_log_level log_level = RTN_LOG_WARN;
 
-void rtn_log_init(const char *prog) {
+int rtn_log_init(const char *prog) {
+        static const char *const levels[] = {"debug", "info", "warn", "error"};
         log_prog = prog;
         const char *e = getenv("RTN_LOG");
-        if (!e)
-                return;
-        if (!strcmp(e, "debug"))
-                log_level = RTN_LOG_DEBUG;
-        else if (!strcmp(e, "info"))
-                log_level = RTN_LOG_INFO;
-        else if (!strcmp(e, "warn"))
-                log_level = RTN_LOG_WARN;
-        else if (!strcmp(e, "error"))
-                log_level = RTN_LOG_ERROR;
+        if (!e || !*e)
+                return 0;
+        for (size_t i = 0; i < sizeof levels / sizeof levels[0]; i++)
+                if (!strcmp(e, levels[i])) {
+                        log_level = (enum rtn_log_level)i;
+                        return 0;
+                }
+        return -EINVAL; /* a typo must not silently keep the default */
 }
 
 void rtn_log_set_level(enum rtn_log_level lvl) {

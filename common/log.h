@@ -4,7 +4,12 @@
 
 enum rtn_log_level { RTN_LOG_DEBUG, RTN_LOG_INFO, RTN_LOG_WARN, RTN_LOG_ERROR };
 
-void rtn_log_init(const char *prog);
+/* The values RTN_LOG accepts, for messages and --help. */
+#define RTN_LOG_LEVELS "debug, info, warn, error"
+
+/* Reads RTN_LOG (unset or empty: warn). -EINVAL when it names no level of RTN_LOG_LEVELS;
+ * the level then stays the default. */
+int rtn_log_init(const char *prog);
 void rtn_log_set_level(enum rtn_log_level lvl);
 enum rtn_log_level rtn_log_get_level(void);
 void rtn_log(enum rtn_log_level lvl, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

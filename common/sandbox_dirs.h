@@ -28,6 +28,10 @@
 #define RTN_DIR_BARE(d) d,
 #define RTN_DIR_ABS(d) "/" d,
 
+/* The name of a sandbox's agent that is not uid 0, in the sandbox's own /etc/passwd and
+ * /etc/group (runtime/sandbox/identity.c). */
+#define RTN_SANDBOX_USER "rtn"
+
 /* HOME of a sandbox's agent that is not uid 0 (uid 0's is /root). */
 #define RTN_SANDBOX_HOME "/home/rtn"
 

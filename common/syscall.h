@@ -71,6 +71,12 @@ static inline ssize_t sys_getdents64(int fd, void *buf, size_t len) {
 static inline pid_t sys_clone3(struct clone_args *args, size_t size) {
         return (pid_t)syscall(__NR_clone3, args, size);
 }
+/* A plain child with a pidfd through clone(2), for where a seccomp profile denies clone3:
+ * with CLONE_PIDFD the pidfd is written where parent_tid points (x86-64 argument order:
+ * flags, stack, parent_tid, child_tid, tls). */
+static inline pid_t sys_clone_pidfd(int *ret_pidfd) {
+        return (pid_t)syscall(__NR_clone, CLONE_PIDFD | SIGCHLD, 0, ret_pidfd, 0, 0);
+}
 
 static inline int sys_pivot_root(const char *new_root, const char *put_old) {
         return (int)syscall(__NR_pivot_root, new_root, put_old);

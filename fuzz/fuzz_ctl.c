@@ -49,7 +49,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                 fuzz_send(sv[1], &d, &held);
         }
         shutdown(sv[1], SHUT_WR);
-        struct rt_sandbox sb = {.pid = -1, .pidfd = -1, .ctl = sv[0], .gate_fd = -1};
+        struct rt_sandbox sb = {.pid = -1, .pidfd = -1, .ctl = sv[0], .gate_fd = -1, .net_fd = -1};
         struct rtn_error err = {0};
         int r;
         switch (which) {
@@ -79,7 +79,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         }
         case READ_SPAWNED: {
                 int master = -1;
-                r = rt_exec_await_spawned(&sb, "cmd", &master, &err);
+                r = rt_exec_await_spawned(&sb, "cmd", "/", &master, &err);
                 if (r != 0 && r != 125 && r != 126 && r != 127 && r >= 0)
                         abort();
                 if (r != 0 && master >= 0)

@@ -151,6 +151,11 @@ static int configure(void) {
                 return refuse(errno, INIT_STEP_CONFIG, "prctl PR_SET_CHILD_SUBREAPER");
         if (st.cfg.agent_uid != 0 && st.cfg.agent_drop_caps)
                 st.cfg.agent_drop_caps = 0; /* a non-root uid has no capabilities anyway */
+        /* Without a pid and a user namespace the host's processes of the caller's uid would
+         * be in reach (rtn refuses the combination; so does rtn-init). */
+        if (st.cfg.allow_ptrace && st.cfg.isolation == INIT_ISOLATION_LANDLOCK)
+                return refuse(EINVAL, INIT_STEP_CONFIG, "ptrace needs the sandbox's namespaces");
+        init_seccomp_allow_ptrace(st.cfg.allow_ptrace != 0);
         /* Inside the user namespace (root there): bound what any command can hold. Without
          * one (landlock mode) rtn-init runs as the caller and has nothing to bound. */
         if (st.cfg.isolation != INIT_ISOLATION_LANDLOCK && init_caps_limit_bounding(&err) < 0)

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <linux/capability.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -58,6 +59,8 @@ int init_landlock_enforce(int ruleset_fd, struct rtn_error *err);
  * (-EPERM) unless no_new_privs is already set, so the order above cannot be broken silently.
  * Blocked calls and their errnos: docs/policy.md. */
 int init_seccomp_install(enum init_policy policy, struct rtn_error *err);
+/* From the configuration: agent filters allow ptrace of the sandbox's own processes. */
+void init_seccomp_allow_ptrace(bool on);
 /* The file server's (init/file_server.c): the agent's plain filter with openat2 allowed, which it
  * resolves every path with (RESOLVE_IN_ROOT) and never passes a mode. */
 int init_seccomp_install_files(struct rtn_error *err);

@@ -16,10 +16,29 @@
 #include "common/syscall.h"
 #include "seccomp_filters.h" /* generated into $(O)/gen */
 
+/* --allow-ptrace (init_config.allow_ptrace): agent commands get the agent_trace filters,
+ * which differ from the agent's only in allowing ptrace and process_vm_readv/writev. */
+static bool allow_ptrace;
+
+void init_seccomp_allow_ptrace(bool on) {
+        allow_ptrace = on;
+}
+
 static int pick(enum init_policy policy, bool notify, struct sock_fprog *ret,
                 struct rtn_error *err) {
         switch (policy) {
         case INIT_POLICY_AGENT:
+                if (allow_ptrace) {
+                        ret->filter = (struct sock_filter
+                                               *)(notify ? init_seccomp_agent_trace_notify_filter
+                                                         : init_seccomp_agent_trace_filter);
+                        ret->len =
+                                (unsigned short)(notify ? ARRAY_SIZE(
+                                                                  init_seccomp_agent_trace_notify_filter)
+                                                        : ARRAY_SIZE(
+                                                                  init_seccomp_agent_trace_filter));
+                        return 0;
+                }
                 ret->filter = (struct sock_filter *)(notify ? init_seccomp_agent_notify_filter
                                                             : init_seccomp_agent_filter);
                 ret->len = (unsigned short)(notify ? ARRAY_SIZE(init_seccomp_agent_notify_filter)

@@ -197,11 +197,13 @@ static void setup_stdio(int efd, int *fds, size_t nfds, const char *pty_slave) {
 }
 
 int init_set_creds(const struct init_state *st, uint32_t policy, struct rtn_error *err) {
-        if (st->cfg.isolation == INIT_ISOLATION_LANDLOCK) {
-                /* No user namespace: we run as the caller (rtn refuses host root, but
-                 * should root get here, it gives up every capability). */
-                return geteuid() == 0 ? init_caps_drop_all(err) : 0;
-        }
+        /* No user namespace: commands run as the caller, or, when that is root, as the
+         * uid rtn chose that owns nothing (runtime/sandbox/landlock_only.c): root would own
+         * the system files, whose metadata Landlock does not guard. */
+        if (st->cfg.isolation == INIT_ISOLATION_LANDLOCK && geteuid() != 0)
+                return 0;
+        if (st->cfg.isolation == INIT_ISOLATION_LANDLOCK && st->cfg.agent_uid == 0)
+                return rtn_errx(err, EPERM, "no commands as root without a user namespace");
         uid_t uid = policy == INIT_POLICY_PROVISION ? 0 : st->cfg.agent_uid;
         gid_t gid = policy == INIT_POLICY_PROVISION ? 0 : st->cfg.agent_gid;
         /* Denied (EPERM) when rtn mapped a single id and wrote setgroups=deny. */

@@ -23,7 +23,7 @@
 const char *const mcp_versions[MCP_V_COUNT] = {"2024-11-05", "2025-03-26", "2025-06-18",
                                                "2025-11-25", "2026-07-28"};
 
-#define META_VERSION "io.modelcontextprotocol/protocolVersion"
+#define META_VERSION MCP_META_VERSION
 #define META_CLIENT_INFO "io.modelcontextprotocol/clientInfo"
 #define META_CLIENT_CAPS "io.modelcontextprotocol/clientCapabilities"
 #define META_LOG_LEVEL "io.modelcontextprotocol/logLevel"

@@ -19,6 +19,8 @@
 /* 2026-07-28 (basic/index, "Error Codes"): the requested version is not one we speak. */
 #define MCP_UNSUPPORTED_VERSION -32022
 
+/* The _meta key by which a request claims the 2026-07-28 envelope (era.c). */
+#define MCP_META_VERSION "io.modelcontextprotocol/protocolVersion"
 #define MCP_ID_MAX 256 /* bytes of a request id as JSON */
 #define MCP_METHOD_MAX 128 /* bytes of a method name */
 
@@ -71,6 +73,9 @@ void mcp_write_error(struct rtn_json_buf *b, const char *id, size_t id_len, int 
 void mcp_write_error_data(struct rtn_json_buf *b, const char *id, size_t id_len, int code,
                           const char *msg, const char *data_json);
 void mcp_write_result_open(struct rtn_json_buf *b, const char *id, size_t id_len);
+/* The id of a response written by the two above (raw JSON, "null" included), for a front end
+ * that relays them: 0, or -ENOMSG when line is no such response (a notification). */
+int mcp_response_id(const char *line, size_t len, const char **ret_id, size_t *ret_len);
 
 /* ---- protocol versions and eras (era.c) ------------------------------------------------ */
 

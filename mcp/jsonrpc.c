@@ -175,6 +175,28 @@ static void envelope(struct rtn_json_buf *b, const char *id, size_t id_len) {
                 rtn_json_null(b);
 }
 
+/* The reader of what envelope() wrote: a response starts {"jsonrpc":"2.0","id":ID, and its id
+ * is a string or a number as the request had it (or null). */
+int mcp_response_id(const char *line, size_t len, const char **ret_id, size_t *ret_len) {
+        static const char head[] = "{\"jsonrpc\":\"2.0\",\"id\":";
+        size_t hl = sizeof head - 1, i = hl;
+        if (len <= hl || memcmp(line, head, hl))
+                return -ENOMSG;
+        if (line[i] == '"') {
+                for (i++; i < len && line[i] != '"'; i++)
+                        if (line[i] == '\\')
+                                i++;
+                i++;
+        } else
+                while (i < len && line[i] != ',' && line[i] != '}')
+                        i++;
+        if (i >= len || line[i] != ',')
+                return -ENOMSG;
+        *ret_id = line + hl;
+        *ret_len = i - hl;
+        return 0;
+}
+
 void mcp_write_error_data(struct rtn_json_buf *b, const char *id, size_t id_len, int code,
                           const char *msg, const char *data_json) {
         envelope(b, id, id_len);

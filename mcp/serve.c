@@ -18,53 +18,62 @@
 #include "common/json.h"
 #include "common/log.h"
 #include "common/term.h"
+#include "common/usage.h"
 #include "common/loop.h"
 #include "common/initproto.h"
 #include "common/version.h"
 #include "netns/netns.h"
 #include "runtime/session/file_client.h"
+#include "runtime/session/registry.h"
 #include "mcp/tools/http.h"
 #include "mcp/offload.h"
 #include "runtime/rootfs/pkg.h"
 #include "runtime/rootfs/rootfs.h"
 #include "runtime/session/pending.h"
 #include "mcp/serve.h"
+#include "mcp/httpd/httpd.h"
 #include "runtime/session/wsover.h"
 
 /* ---- MCP backend ------------------------------------------------------------------------ */
 
 /* One row per tool of mcp/tools.c (tests/unit/mcp/test_serve.c checks that each has
- * one): the name the client calls, the handler that answers it. A family's handler (env_*,
- * file_*, http_*, the job queries) is told the name. */
+ * one): the name the client calls, the handler that answers it, and whether it acts on no
+ * sandbox (the rest act on the one their sandbox argument names, SERVE_DEFAULT_SANDBOX
+ * without it). The handlers of http_* and of the job queries serve a family and are told the
+ * name. */
 static const struct serve_tool serve_tools[] = {
-        {"shell_run", serve_shell_run},
-        {"shell_list", serve_shell_list},
-        {"python_exec", serve_python_exec},
-        {"shell_job_start", serve_job_start},
-        {"shell_job_status", serve_job_query},
-        {"shell_job_wait", serve_job_query},
-        {"shell_job_kill", serve_job_query},
-        {"shell_job_output", serve_job_output},
-        {"shell_job_list", serve_job_list},
-        {"pkg_query", serve_pkg_query},
-        {"pkg_install", serve_pkg_install},
-        {"env_status", serve_env_call},
-        {"env_diff", serve_env_call},
-        {"env_commit", serve_env_call},
-        {"env_snapshot_list", serve_env_call},
-        {"env_rollback", serve_env_call},
-        {"env_reset", serve_env_call},
-        {"env_discard", serve_env_call},
-        {"env_gc", serve_env_call},
-        {"workspace_apply", serve_env_call},
-        {"file_read", serve_files_call},
-        {"file_write", serve_files_call},
-        {"file_edit", serve_files_call},
-        {"file_list", serve_files_call},
-        {"file_search", serve_files_call},
-        {"bind_host_dir", serve_bind_call},
-        {"http_get", serve_http_call},
-        {"http_post", serve_http_call},
+        {"shell_run", serve_shell_run, false},
+        {"shell_list", serve_shell_list, false},
+        {"python_exec", serve_python_exec, false},
+        {"shell_job_start", serve_job_start, false},
+        {"shell_job_status", serve_job_query, false},
+        {"shell_job_wait", serve_job_query, false},
+        {"shell_job_kill", serve_job_query, false},
+        {"shell_job_output", serve_job_output, false},
+        {"shell_job_list", serve_job_list, false},
+        {"pkg_query", serve_pkg_query, false},
+        {"pkg_install", serve_pkg_install, false},
+        {"env_status", serve_env_status, false},
+        {"env_diff", serve_env_diff, false},
+        {"env_commit", serve_env_commit, false},
+        {"env_snapshot_list", serve_env_snapshot_list, false},
+        {"env_rollback", serve_env_rollback, false},
+        {"env_reset", serve_env_reset, false},
+        {"env_discard", serve_env_discard, false},
+        {"env_gc", serve_env_gc, false},
+        {"workspace_apply", serve_workspace_apply, false},
+        {"file_read", serve_file_read, false},
+        {"file_write", serve_file_write, false},
+        {"file_edit", serve_file_edit, false},
+        {"file_list", serve_file_list, false},
+        {"file_search", serve_file_search, false},
+        {"bind_host_dir", serve_bind_call, false},
+        {"http_get", serve_http_call, true},
+        {"http_post", serve_http_call, true},
+        {"sandbox_new", serve_sandbox_new, true},
+        {"sandbox_list", serve_sandbox_list, true},
+        {"sandbox_fork", serve_sandbox_fork, false},
+        {"sandbox_close", serve_sandbox_close, false},
 };
 
 const struct serve_tool *serve_tool_find(const char *name) {
@@ -75,77 +84,78 @@ const struct serve_tool *serve_tool_find(const char *name) {
 }
 
 static int op_call(void *ctx, struct mcp_call *call, const char *tool, const struct mcp_args *a) {
+        struct serve_hub *h = ctx;
         const struct serve_tool *t = serve_tool_find(tool);
-        if (t)
-                return t->call(ctx, call, tool, a);
-        mcp_call_finish_error(call, "%s is not available in this build of rtn yet", tool);
-        return 0;
+        if (!t) {
+                mcp_call_finish_error(call, "%s is not available in this build of rtn yet", tool);
+                return 0;
+        }
+        if (t->server)
+                return t->call(&h->tmpl, call, tool, a);
+        struct serve *sv = serve_sandbox_pick(h, call, a);
+        return sv ? t->call(sv, call, tool, a) : 0;
+}
+
+static bool cancel_in(struct serve *sv, struct mcp_call *call) {
+        return rt_http_cancel(sv->http, call) || rt_offload_cancel(sv->offload, call) ||
+               serve_job_cancel(sv, call);
 }
 
 static void op_cancel(void *ctx, struct mcp_call *call) {
-        struct serve *sv = ctx;
-        if (rt_http_cancel(sv->http, call) || rt_offload_cancel(sv->offload, call))
+        struct serve_hub *h = ctx;
+        if (cancel_in(&h->tmpl, call))
                 return;
-        if (serve_job_cancel(sv, call))
-                return;
+        for (size_t i = 0; i < h->n; i++)
+                if (cancel_in(h->sbs[i], call))
+                        return;
         struct rt_cmd *c = mcp_call_get_data(call);
         if (c)
                 rt_cmd_kill(c); /* its done callback finishes the call */
 }
 
-/* At exit, an overlay workspace's changes not applied become the environment's pending
- * changes, for rtn diff / rtn apply / rtn reset, unless it has some of its own. */
-static void keep_workspace_changes(struct serve *sv) {
-        char dir[4096];
-        int lock = -1;
-        struct rtn_error err = {0};
-        int r = rt_pending_open(sv->store, sv->env, dir, sizeof dir, &lock, &err);
-        if (r == 0)
-                r = rt_ws_move(sv->session_dir, rt_session_upper_fs(sv->sess), dir,
-                               rt_session_idmap(sv->sess), &err);
-        rtn_safe_close(lock);
-        if (r == 1)
-                fprintf(stderr,
-                        "rtn serve: the workspace changes not applied are kept as the pending "
-                        "changes of environment %s (rtn diff, rtn apply, rtn reset)\n",
-                        sv->env);
-        else if (r < 0)
-                fprintf(stderr, "rtn serve: the workspace changes not applied are lost: %s\n",
-                        err.msg);
+/* Every sandbox ends, oldest first: the first with unapplied overlay workspace changes has
+ * them kept as the environment's pending changes; a later one's are lost, and stderr says so
+ * (docs/tools.md, "Sandboxes"). */
+static void op_shutdown(void *ctx) {
+        struct serve_hub *h = ctx;
+        if (h->tmpl.gate)
+                netns_gate_detach(h->tmpl.gate); /* before the loop goes */
+        netns_publish_free(h->publish);
+        h->publish = NULL;
+        rt_http_shutdown(h->tmpl.http);
+        while (h->n > 0)
+                serve_sandbox_end(h->sbs[0], true);
 }
 
-static void op_shutdown(void *ctx) {
-        struct serve *sv = ctx;
-        if (sv->gate)
-                netns_gate_detach(sv->gate); /* before the loop goes */
-        rt_http_shutdown(sv->http);
-        rt_offload_shutdown(sv->offload);
-        serve_drop_jobs(sv);
-        rt_files_free(sv->files); /* pending file calls get their answers */
-        sv->files = NULL;
-        if (rt_session_idmap(sv->sess)) {
-                sv->idmap = *rt_session_idmap(sv->sess);
-                sv->have_idmap = true;
-        }
-        /* The sandbox first: no overlay may have the workspace's upper mounted while it is
-         * copied out; the tmpfs it is on goes with the session. */
-        rt_session_stop(sv->sess);
-        if (sv->session_dir && rt_session_spec(sv->sess)->workspace_mode == RT_WS_OVERLAY)
-                keep_workspace_changes(sv);
-        rt_session_free(sv->sess);
-        sv->sess = NULL;
+/* Where a published port's connection goes: the first sandbox (SERVE_DEFAULT_SANDBOX) as it
+ * is now (a reset starts a new one), by the pidfd of its rtn-init; -1 while none runs, and
+ * once sandbox_close has closed it. */
+static int publish_target(void *ud) {
+        struct serve_hub *h = ud;
+        struct serve *sv =
+                h->n > 0 && !strcmp(h->sbs[0]->handle, SERVE_DEFAULT_SANDBOX) ? h->sbs[0] : NULL;
+        return sv && sv->sess && rt_session_alive(sv->sess) ? rt_session_sandbox(sv->sess)->pidfd
+                                                            : -1;
 }
 
 static int op_attach(void *ctx, struct mcp_server *s) {
-        struct serve *sv = ctx;
+        struct serve_hub *h = ctx;
         struct rtn_error err = {0};
-        sv->srv = s;
-        sv->loop = mcp_server_loop(s);
-        int r = rt_session_new(sv->loop, &sv->scfg, &sv->sess, &err);
-        if (r == 0)
-                r = serve_load_layers(sv, &err);
-        if (r < 0)
+        struct serve *first;
+        h->tmpl.srv = s;
+        h->tmpl.loop = mcp_server_loop(s);
+        int r = serve_sandbox_open(h, NULL, NULL, &first, &err);
+        /* A bind's mount point is made as the sandbox starts, and a directory the agent cannot
+         * write (a read-only one of the workspace) refuses it: start the first sandbox now, so
+         * that fails the server's start instead of every call after it. */
+        if (r == 0 && h->tmpl.scfg.spec.nbinds > 0)
+                r = rt_session_ensure(first->sess, &err);
+        if (r == 0 && h->publish)
+                r = netns_publish_attach(h->publish, h->tmpl.loop, publish_target, h, &err);
+        if (r < 0) {
                 rtn_term_printf(stderr, "rtn serve: %s\n", err.msg);
+                h->attach_failed = true;
+        }
         return r;
 }
 
@@ -156,14 +166,16 @@ static const struct mcp_backend_ops serve_ops = {
         .shutdown = op_shutdown,
 };
 
+#define SERVE_STR_(x) #x
+#define SERVE_STR(x) SERVE_STR_(x)
 static const char serve_usage[] =
         "usage: rtn serve [OPTIONS]\n"
-        "MCP server on stdin/stdout: one persistent sandbox per server.\n"
+        "MCP server on stdin/stdout: one persistent sandbox, more by handle (sandbox_new).\n"
         "  --data-dir DIR        store (default $RTN_DATA_DIR, $XDG_DATA_HOME/rtn, "
         "~/.local/share/rtn)\n"
         "  --env NAME            environment whose tip the sandbox starts from (default: default)\n"
         "  --rootfs host|NAME|DIR  base filesystem (default host; NAME: rtn rootfs list)\n"
-        "  --allow-host HOST     let pkg_install reach HOST too (.example.org: all under it)\n"
+        "  --allow-host HOST     let pkg_install reach HOST too (.example.org: it and all below)\n"
         "  --workspace DIR       DIR at /workspace ('.' = the launch directory)\n"
         "  --workspace-mode live|overlay  live (default): the agent's writes to /workspace\n"
         "                        change DIR at once, and env_reset cannot undo them;\n"
@@ -171,16 +183,23 @@ static const char serve_usage[] =
         "                        env_reset drops them) until workspace_apply writes them to\n"
         "                        DIR; left unapplied at exit, they become the environment's\n"
         "                        pending changes (rtn diff, rtn apply, rtn reset)\n"
-        "  --bind SRC:DST[:ro|rw] bind a host path; repeatable\n"
+        "  --bind SRC:DST[:ro|rw] bind a host dir or file at DST, below /workspace or under\n"
+        "                        /mnt (default rw; a file ro only); '\\:' is a ':' of a\n"
+        "                        path, SRC may be relative; repeatable\n"
         "  --hostname NAME       hostname inside (default rtn)\n"
         "  --net loopback|none   network inside (default loopback)\n"
         "  --timeout SECS        default shell_run timeout (default 600)\n"
         "  --max-output BYTES    stdout/stderr kept per command (default 1048576)\n"
         "  --http-tools          offer http_get/http_post (they reach beyond the "
-        "sandbox)\n" RT_SPEC_USAGE
-        "environment: RTN_CGROUP=auto|always|never  a cgroup v2 child per sandbox where a\n"
-        "                        memory or pids controller can enforce its limit (auto, the\n"
-        "                        default), always, or never\n";
+        "sandbox)\n"
+        "  --max-sandboxes N     sandboxes open at once (sandbox_new, sandbox_fork; "
+        "default " SERVE_STR(
+                SERVE_SANDBOXES_DEFAULT) ")\n" MCP_HTTPD_USAGE RT_SPEC_USAGE
+                                         "environment: RTN_CGROUP=auto|always|never  a cgroup v2 "
+                                         "child per sandbox where a\n"
+                                         "                        memory or pids controller can "
+                                         "enforce its limit (auto, the\n"
+                                         "                        default), always, or never\n";
 
 struct serve_opts {
         const char *data_dir;
@@ -188,8 +207,9 @@ struct serve_opts {
         char *workspace_abs;
 };
 
-static int parse_serve(int argc, char **argv, struct serve *sv, struct serve_opts *so,
+static int parse_serve(int argc, char **argv, struct serve_hub *h, struct serve_opts *so,
                        struct rtn_error *err) {
+        struct serve *sv = &h->tmpl;
         static const struct option longopts[] = {{"data-dir", required_argument, NULL, 'd'},
                                                  {"env", required_argument, NULL, 'e'},
                                                  {"rootfs", required_argument, NULL, 'r'},
@@ -204,9 +224,11 @@ static int parse_serve(int argc, char **argv, struct serve *sv, struct serve_opt
                                                  {"allow-host", required_argument, NULL, 'a'},
                                                  RT_SPEC_LONGOPTS,
                                                  {"workspace-mode", required_argument, NULL, 'M'},
+                                                 {"max-sandboxes", required_argument, NULL, 'S'},
                                                  {0}};
         struct rt_spec *sp = &sv->scfg.spec;
         int c, r;
+        rtn_usage_prog(argv, "serve");
         optind = 1;
         while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
                 char *end;
@@ -222,6 +244,8 @@ static int parse_serve(int argc, char **argv, struct serve *sv, struct serve_opt
                         sp->rootfs = optarg;
                         break;
                 case 'w':
+                        if (!optarg[0])
+                                return rtn_errx(err, EINVAL, "--workspace wants a directory");
                         if (!(so->workspace_abs = realpath(optarg, NULL)))
                                 return rtn_err(err, errno, "--workspace %s", optarg);
                         sp->workspace = so->workspace_abs;
@@ -246,12 +270,21 @@ static int parse_serve(int argc, char **argv, struct serve *sv, struct serve_opt
                                 return rtn_errx(err, EINVAL, "bad --%s value %s",
                                                 c == 'T' ? "timeout" : "max-output", optarg);
                         if (c == 'T')
-                                sv->scfg.default_timeout_ms = v * 1000;
+                                sv->scfg.default_timeout_usec = v * 1000000;
                         else
                                 sv->scfg.max_output = (size_t)v;
                         break;
                 case 'x':
                         so->flags |= MCP_TOOLS_HTTP;
+                        break;
+                case 'S':
+                        errno = 0;
+                        v = strtoull(optarg, &end, 10);
+                        if (errno || *end || v == 0 || v > SERVE_SANDBOXES_MAX)
+                                return rtn_errx(err, EINVAL,
+                                                "bad --max-sandboxes value %s (1 to %d)", optarg,
+                                                SERVE_SANDBOXES_MAX);
+                        h->max = (unsigned)v;
                         break;
                 case 'M':
                         if ((r = rt_parse_ws_mode(sp, optarg, err)) < 0)
@@ -268,16 +301,19 @@ static int parse_serve(int argc, char **argv, struct serve *sv, struct serve_opt
                 default:
                         if ((r = rt_spec_opt(c, optarg, sp, &sv->spec_opts, err)) < 0)
                                 return r;
-                        if (r == 0)
-                                return rtn_errx(err, EINVAL, "see 'rtn serve --help'");
+                        if (r == 0) { /* getopt said what */
+                                rtn_err_clear(err);
+                                err->code = EINVAL;
+                                return -EINVAL;
+                        }
                         break;
                 }
         }
         if (optind < argc)
                 return rtn_errx(err, EINVAL, "unexpected argument '%s'", argv[optind]);
-        return store_env_valid(sv->env) < 0
-                       ? rtn_errx(err, EINVAL, "invalid environment name '%s'", sv->env)
-                       : 0;
+        if ((r = rt_spec_opts_check(sp, &sv->spec_opts, err)) < 0)
+                return r;
+        return store_env_check(sv->env, err);
 }
 
 /* What the agent is told in initialize: which paths are the user's own files, changed at
@@ -290,9 +326,17 @@ static void serve_instructions(const struct rt_spec *sp, char *buf, size_t len) 
                 return;
         }
         fputs("rtn gives you one persistent Linux sandbox: shell_run and the file tools share its "
-              "filesystem, background jobs (shell_job_*) share its loopback network. The sandbox "
-              "has no network except loopback; pkg_install installs packages through a gate. ",
+              "filesystem, background jobs (shell_job_*) share its loopback network. ",
               f);
+        if (sp->net_proxy)
+                fputs("The sandbox has no network except loopback and an HTTP(S) proxy (set in "
+                      "http_proxy, https_proxy and the like) that reaches only the hosts the user "
+                      "allowed (env_status lists them); there is no DNS, and a refused request is "
+                      "reported in the result's network_denied. ",
+                      f);
+        else
+                fputs("The sandbox has no network except loopback. ", f);
+        fputs("pkg_install installs packages through a gate. ", f);
         if (!sp->workspace)
                 fputs("/workspace is a directory of the sandbox. Nothing you change survives "
                       "unless you env_commit it; env_reset goes back to the last commit.",
@@ -324,6 +368,10 @@ static void serve_instructions(const struct rt_spec *sp, char *buf, size_t len) 
         }
         fputs(any ? "; a write there changes the host at once." : "", f);
         fputs(" Directories added with bind_host_dir are live too; env_status lists them all.", f);
+        fputs(" To try things in parallel, sandbox_fork copies a sandbox's files (not its "
+              "processes) into a new one and sandbox_new opens a fresh one; every tool takes the "
+              "handle as its sandbox argument (default sb-1).",
+              f);
         if (fclose(f) != 0)
                 buf[len - 1] = '\0';
 }
@@ -335,80 +383,87 @@ int mcp_cmd_serve(int argc, char **argv) {
          * kept for the next result instead (mallopt(3)). */
         (void)mallopt(M_MMAP_THRESHOLD, 32 << 20);
         (void)mallopt(M_TRIM_THRESHOLD, 64 << 20);
-        struct serve sv = {.env = STORE_DEFAULT_ENV, .session_lock = -1};
+        /* --http: the Streamable HTTP front end (mcp/httpd/), which runs one `rtn serve` on
+         * stdio, with the other options, per MCP session. */
+        if (mcp_httpd_requested(argc, argv))
+                return mcp_httpd_cmd(argc, argv);
+        static struct serve_hub h = {.max = SERVE_SANDBOXES_DEFAULT, .next = 1};
+        struct serve *sv = &h.tmpl; /* the settings every sandbox starts from */
+        *sv = (struct serve){.hub = &h, .env = STORE_DEFAULT_ENV, .session_lock = -1};
         struct serve_opts so = {0};
         struct rtn_error err = {0};
         struct mcp_config cfg;
-        rt_spec_init(&sv.scfg.spec);
-        init_limits_default(&sv.scfg.spec.limits);
+        rt_spec_init(&sv->scfg.spec);
+        init_limits_default(&sv->scfg.spec.limits);
         _cleanup_free_ char *rootfs = NULL;
-        int r = parse_serve(argc, argv, &sv, &so, &err);
-        const char *rootfs_arg = sv.scfg.spec.rootfs;
+        int r = parse_serve(argc, argv, &h, &so, &err);
+        bool usage = r < 0; /* a usage error: docs/rtn.1, CONVENTIONS */
+        const char *rootfs_arg = sv->scfg.spec.rootfs;
         if (r == 0)
-                r = rt_rootfs_resolve(so.data_dir, sv.scfg.spec.rootfs, &rootfs, &err);
+                r = rt_rootfs_resolve(so.data_dir, sv->scfg.spec.rootfs, &rootfs, &err);
         if (r == 0 && rootfs) {
-                sv.rootfs_path = sv.scfg.spec.rootfs = rootfs;
-                sv.scfg.spec.gate = true;
-                r = rt_pkg_gate_new(rootfs, sv.allow_hosts, sv.nallow, &sv.gate, &err);
+                sv->rootfs_path = sv->scfg.spec.rootfs = rootfs;
+                sv->scfg.spec.gate = true;
+                r = rt_pkg_gate_new(rootfs, sv->allow_hosts, sv->nallow, &sv->gate, &err);
         }
         if (r == 0)
-                r = store_open(so.data_dir, &sv.store, &err);
+                r = store_open(so.data_dir, &sv->store, &err);
         /* An environment runs on the base it was made on (docs/store.md, "Bases"). */
-        if (r == 0 && (r = rt_rootfs_identity(sv.rootfs_path, &sv.base, &err)) == 0)
-                r = store_base_check(sv.store, sv.env, &sv.base, false, &err);
-        if (r == 0 && (r = rt_spec_check(&sv.scfg.spec, &err)) == 0)
-                r = rt_binds_check(&sv.scfg.spec, store_data_dir(sv.store), &err);
-        if (r == 0)
-                r = store_session_new(sv.store, &sv.session_dir, &sv.session_lock, &err);
+        if (r == 0 && (r = rt_rootfs_identity(sv->rootfs_path, &sv->base, &err)) == 0)
+                r = store_base_check(sv->store, sv->env, &sv->base, false, &err);
+        if (r == 0 && (r = rt_spec_check(&sv->scfg.spec, &err)) == 0)
+                r = rt_binds_check(&sv->scfg.spec, store_data_dir(sv->store), &err);
+        /* Listening now: a port in use fails the start, not a connection later. */
+        if (r == 0 && sv->spec_opts.npublish)
+                r = netns_publish_new(sv->spec_opts.publish, sv->spec_opts.npublish, &h.publish,
+                                      &err);
         if (r < 0) {
-                rtn_term_printf(stderr, "rtn serve: %s\n", err.msg);
+                if (usage)
+                        (void)(err.msg[0] ? rtn_usage_error("serve", "%s", err.msg)
+                                          : rtn_usage_error("serve", NULL));
+                else
+                        rtn_term_printf(stderr, "rtn serve: %s\n", err.msg);
                 goto out;
         }
-        sv.rootfs = rootfs_arg ? rootfs_arg : "host";
-        sv.scfg.session_dir = sv.session_dir;
-        sv.scfg.opts = &sv.spec_opts;
+        struct rtn_error reg = {0}; /* for `rtn ps`; best effort */
+        if (rt_registry_add("serve", sv->env, store_data_dir(sv->store), argc, argv, &reg) < 0)
+                log_debug("not in the registry of running sandboxes: %s", reg.msg);
+        sv->rootfs = rootfs_arg ? rootfs_arg : "host";
+        sv->scfg.opts = &sv->spec_opts;
         struct rt_limit_warnings warn;
-        rt_spec_opts_limits(&sv.scfg.spec, &sv.spec_opts, &warn);
+        rt_spec_opts_limits(&sv->scfg.spec, &sv->spec_opts, &warn);
         if (warn.memory[0])
                 fprintf(stderr, "rtn serve: warning: %s\n", warn.memory);
         if (warn.pids[0])
                 fprintf(stderr, "rtn serve: warning: %s\n", warn.pids);
-        if (sv.scfg.spec.isolation != INIT_ISOLATION_FULL)
+        if (sv->spec_opts.isolation_auto[0])
+                fprintf(stderr, "rtn serve: WARNING: %s\n", sv->spec_opts.isolation_auto);
+        if (sv->scfg.spec.isolation != INIT_ISOLATION_FULL)
                 fprintf(stderr, "rtn serve: WARNING: %s\n",
-                        rt_isolation_warning(sv.scfg.spec.isolation));
+                        rt_isolation_warning(sv->scfg.spec.isolation));
         mcp_config_init(&cfg);
         cfg.tool_flags = so.flags;
-        if (sv.scfg.spec.workspace_mode == RT_WS_OVERLAY)
+        if (sv->scfg.spec.workspace_mode == RT_WS_OVERLAY)
                 cfg.tool_flags |= MCP_TOOLS_WS_OVERLAY;
         static char instructions[8192];
-        serve_instructions(&sv.scfg.spec, instructions, sizeof instructions);
+        serve_instructions(&sv->scfg.spec, instructions, sizeof instructions);
         cfg.instructions = instructions;
         cfg.server_name = "rtn";
         cfg.server_version = RTN_VERSION;
-        r = mcp_serve_main(&cfg, &serve_ops, &sv, &err);
-        if (r < 0)
+        r = mcp_serve_main(&cfg, &serve_ops, &h, &err);
+        if (r < 0 && !h.attach_failed)
                 rtn_term_printf(stderr, "rtn serve: %s\n", err.msg);
 out:
-        if (sv.session_dir) {
-                /* The session's upper dies with it: only commits persist. */
-                char *slash = strrchr(sv.session_dir, '/');
-                if (slash) {
-                        *slash = '\0';
-                        struct rtn_error e2 = {0};
-                        if (rt_remove_tree(sv.have_idmap ? &sv.idmap : NULL, sv.session_dir,
-                                           slash + 1, &e2) < 0)
-                                rtn_term_printf(stderr, "rtn serve: %s\n", e2.msg);
-                }
-        }
-        rtn_safe_close(sv.session_lock);
-        free(sv.session_dir);
+        while (h.n > 0) /* a server that never ran its loop */
+                serve_sandbox_end(h.sbs[0], false);
+        free(h.sbs);
         free(so.workspace_abs);
-        netns_gate_free(sv.gate);
-        rt_http_free(sv.http);
-        rt_offload_free(sv.offload);
-        serve_bind_free(&sv);
-        store_stack_free(&sv.stack);
-        if (sv.store)
-                store_close(sv.store);
-        return r < 0 ? 1 : 0;
+        netns_gate_free(sv->gate);
+        netns_publish_free(h.publish);
+        netns_policy_free(&sv->spec_opts.net);
+        netns_secrets_free(&sv->spec_opts.secrets);
+        rt_http_free(sv->http);
+        if (sv->store)
+                store_close(sv->store);
+        return usage ? RTN_EXIT_USAGE : r < 0 ? 1 : 0;
 }

@@ -11,8 +11,14 @@
 
 #define SERVE_MAX_JOBS 64
 #define SERVE_MAX_WAITERS 8
+/* Sandboxes one server keeps open at once: --max-sandboxes, its default and its ceiling. */
+#define SERVE_SANDBOXES_DEFAULT 16
+#define SERVE_SANDBOXES_MAX 1024
+/* The handle of the first sandbox, the one a call without a sandbox argument acts on. */
+#define SERVE_DEFAULT_SANDBOX "sb-1"
 
 struct serve;
+struct serve_hub;
 struct rt_files;
 struct rt_offload;
 
@@ -24,7 +30,12 @@ struct serve_job {
         struct rtn_loop_source *wait_timers[SERVE_MAX_WAITERS];
 };
 
+/* One sandbox of `rtn serve` (handle "sb-N"), with the server's settings copied in from the
+ * hub's template: what the tools act on. */
 struct serve {
+        struct serve_hub *hub;
+        char handle[16]; /* "sb-N"; "" for the hub's template */
+        char *own_env; /* env when the sandbox chose its own (sandbox_new from) */
         struct mcp_server *srv;
         struct rtn_loop *loop;
         struct store *store;
@@ -41,7 +52,6 @@ struct serve {
         const char *allow_hosts[32]; /* --allow-host */
         size_t nallow;
         struct netns_gate *gate; /* provisioning proxy (rootfs bases only) */
-        pid_t gate_pid; /* sandbox whose gate listener is being served */
         struct rt_http *http; /* http_get/http_post (mcp/tools/http.c), lazily */
         struct rt_files *files; /* the sandbox's file server, made on first use */
         struct rt_offload *offload; /* threads for walks of the upper, made on first use */
@@ -55,7 +65,45 @@ struct serve {
 };
 
 struct netns_gate;
+struct netns_denial;
 struct rt_http;
+
+/* The server: its settings (a template no tool runs a sandbox in: the store, the env, the
+ * base, the gate, http_*'s client) and its open sandboxes. */
+struct serve_hub {
+        struct serve tmpl;
+        struct serve **sbs; /* open, oldest first: sbs[0] is sb-1 while it is open */
+        size_t n;
+        unsigned max; /* --max-sandboxes */
+        unsigned next; /* the next handle's number; handles are never reused */
+        pid_t gate_pid; /* sandbox whose gate listener is being served */
+        struct serve *installing; /* the sandbox whose pkg_install runs (one gate), or NULL */
+        struct netns_publish *publish; /* --publish's listeners (to sb-1), or NULL */
+        bool attach_failed; /* op_attach said why on stderr: nothing to add */
+};
+
+/* Opens a sandbox on the server's environment (from NULL), an environment's tip or a commit
+ * (sandbox_new), or as a copy of src (sandbox_fork; from ignored) into *ret (tools/sandbox.c). */
+int serve_sandbox_open(struct serve_hub *h, const char *from, struct serve *src, struct serve **ret,
+                       struct rtn_error *err);
+/* Ends a sandbox: its calls are answered, its processes killed, its upper and session dir
+ * dropped; keep_ws first keeps an overlay workspace's unapplied changes as the environment's
+ * pending ones (rtn serve's exit). */
+void serve_sandbox_end(struct serve *sv, bool keep_ws);
+/* The sandbox a call names (its sandbox argument, else SERVE_DEFAULT_SANDBOX); NULL after
+ * answering the call with an error that names the handle. */
+struct serve *serve_sandbox_pick(struct serve_hub *h, struct mcp_call *call,
+                                 const struct mcp_args *a);
+
+/* The proxy's refusals while c ran (c done, an agent command), merged, into out[0..max);
+ * *ret_more: those that did not fit (tools/shell.c). */
+size_t serve_net_denied(const struct rt_cmd *c, struct netns_denial *out, size_t max,
+                        uint64_t *ret_more);
+/* key: [{host, port, reason, count}...] and key_more when more > 0. */
+void serve_json_denials(struct rtn_json_buf *b, const char *key, const struct netns_denial *d,
+                        size_t n, uint64_t more);
+/* network_denied (and network_denied_more) of a command's result, when it has any. */
+void serve_json_net(struct rtn_json_buf *b, const struct rt_cmd *c);
 
 /* A row of rtn serve's tool table (mcp/serve.c): the handler of one tool of mcp/tools.c.
  * It finishes the call (now or later) and returns 0, or < 0 to have the server answer with
@@ -64,6 +112,7 @@ struct serve_tool {
         const char *name;
         int (*call)(struct serve *sv, struct mcp_call *call, const char *tool,
                     const struct mcp_args *args);
+        bool server; /* acts on no sandbox: called with the hub's template */
 };
 /* The row of the tool named name, NULL if there is none. */
 const struct serve_tool *serve_tool_find(const char *name);
@@ -88,11 +137,29 @@ SERVE_TOOL_FN(serve_pkg_install);
 SERVE_TOOL_FN(serve_pkg_query);
 /* http_get, http_post (tools/http.c). */
 SERVE_TOOL_FN(serve_http_call);
-/* Environment tools, env_* and workspace_apply (tools/env.c). */
-SERVE_TOOL_FN(serve_env_call);
-/* File tools, file_* (tools/files.c), and bind_host_dir (tools/bind.c). */
-SERVE_TOOL_FN(serve_files_call);
+/* The environment tools, env_* and workspace_apply (tools/env.c). */
+SERVE_TOOL_FN(serve_env_status);
+SERVE_TOOL_FN(serve_env_diff);
+SERVE_TOOL_FN(serve_env_commit);
+SERVE_TOOL_FN(serve_env_snapshot_list);
+SERVE_TOOL_FN(serve_env_rollback);
+SERVE_TOOL_FN(serve_env_reset);
+SERVE_TOOL_FN(serve_env_discard);
+SERVE_TOOL_FN(serve_env_gc);
+SERVE_TOOL_FN(serve_workspace_apply);
+/* The file tools, file_* (tools/files.c), and bind_host_dir (tools/bind.c). */
+SERVE_TOOL_FN(serve_file_read);
+SERVE_TOOL_FN(serve_file_write);
+SERVE_TOOL_FN(serve_file_edit);
+SERVE_TOOL_FN(serve_file_list);
+SERVE_TOOL_FN(serve_file_search);
 SERVE_TOOL_FN(serve_bind_call);
+/* sandbox_new, sandbox_list (called with the template), sandbox_fork, sandbox_close
+ * (tools/sandbox.c). */
+SERVE_TOOL_FN(serve_sandbox_new);
+SERVE_TOOL_FN(serve_sandbox_list);
+SERVE_TOOL_FN(serve_sandbox_fork);
+SERVE_TOOL_FN(serve_sandbox_close);
 
 /* Starts o in the session for call under its policy and answers the call with the result
  * when the command ends (tools/shell.c; pkg_query runs its query through it). */

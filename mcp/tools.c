@@ -50,13 +50,24 @@ static const char *const encodings[] = {"text", "base64", NULL};
 #define A_PATH(req, what)                                                                          \
         { "path", MCP_ARG_STRING, req, 1, 4096, NULL, what }
 
-static const struct mcp_arg_spec shell_run_args[] = {A_COMMAND, A_CWD, A_TIMEOUT, A_ENV, A_STDIN};
-static const struct mcp_arg_spec job_start_args[] = {A_COMMAND, A_CWD, A_ENV, A_TIMEOUT};
-static const struct mcp_arg_spec job_id_args[] = {A_JOB_ID};
+/* Every tool that acts on a sandbox takes it by handle; without one, the server's first. */
+#define A_SANDBOX                                                                                  \
+        {                                                                                          \
+                "sandbox", MCP_ARG_STRING, false, 1, 64, NULL,                                     \
+                        "Handle of the sandbox to act on (sandbox_list; default sb-1, the "        \
+                        "server's first)."                                                         \
+        }
+
+static const struct mcp_arg_spec sandbox_args[] = {A_SANDBOX};
+static const struct mcp_arg_spec shell_run_args[] = {A_COMMAND, A_CWD,   A_TIMEOUT,
+                                                     A_ENV,     A_STDIN, A_SANDBOX};
+static const struct mcp_arg_spec job_start_args[] = {A_COMMAND, A_CWD, A_ENV, A_TIMEOUT, A_SANDBOX};
+static const struct mcp_arg_spec job_id_args[] = {A_JOB_ID, A_SANDBOX};
 static const struct mcp_arg_spec job_wait_args[] = {
         A_JOB_ID,
         {"timeout", MCP_ARG_INT, true, 0, 3600, NULL,
          "Seconds to wait for the job to end; 0 only looks."},
+        A_SANDBOX,
 };
 static const struct mcp_arg_spec job_output_args[] = {
         A_JOB_ID,
@@ -64,34 +75,40 @@ static const struct mcp_arg_spec job_output_args[] = {
          "Byte offset in the job's output to read from (next_offset of the previous read)."},
         {"tail", MCP_ARG_INT, false, 1, 1 * MIB, NULL,
          "Return only the last TAIL bytes of the output kept."},
+        A_SANDBOX,
 };
 static const struct mcp_arg_spec commit_args[] = {
         {"message", MCP_ARG_STRING, true, 1, 4096, NULL, "Commit message."},
         {"rebase", MCP_ARG_BOOL, false, 0, 0, NULL,
          "Commit on the environment's current tip even if it moved since the sandbox started "
          "(another server committed or rolled back); refused otherwise."},
+        A_SANDBOX,
 };
 static const struct mcp_arg_spec rollback_args[] = {
         {"commit_id", MCP_ARG_STRING, true, 1, 128, NULL,
          "Commit to make the environment's tip (a full id or a unique prefix)."},
+        A_SANDBOX,
 };
 static const struct mcp_arg_spec pkg_install_args[] = {
         {"packages", MCP_ARG_STRV, true, 1, 64, NULL,
          "Package names (no options: a name starting with '-' is refused)."},
         {"timeout", MCP_ARG_INT, false, 1, 86400, NULL, "Seconds before the install is stopped."},
+        A_SANDBOX,
 };
 static const struct mcp_arg_spec pkg_query_args[] = {
         {"args", MCP_ARG_STRV, true, 1, 32, NULL,
          "A read-only query: apt-cache policy|show|search|depends ARGS or dpkg -l|-L|-S ARGS, "
          "e.g. [\"apt-cache\", \"policy\", \"jq\"]."},
+        A_SANDBOX,
 };
 static const struct mcp_arg_spec bind_args[] = {
         {"host_path", MCP_ARG_STRING, true, 1, 4096, NULL,
          "Host directory to bind: a non-hidden directory under your home, or one the user named "
-         "with --bind. No symlinks on the way."},
+         "with --bind. No symlinks on the way. A regular file there may be bound \"ro\"."},
         {"mount_point", MCP_ARG_STRING, true, 1, 4096, NULL,
          "Where it appears inside: under /workspace or /mnt."},
         {"mode", MCP_ARG_STRING, true, 2, 2, bind_modes, "\"ro\" read-only or \"rw\" read-write."},
+        A_SANDBOX,
 };
 static const struct mcp_arg_spec file_read_args[] = {
         A_PATH(true, "File to read, inside the sandbox."),
@@ -99,6 +116,7 @@ static const struct mcp_arg_spec file_read_args[] = {
         {"limit", MCP_ARG_INT, false, 1, 100000, NULL, "Number of lines to return (default 2000)."},
         {"encoding", MCP_ARG_STRING, false, 4, 6, encodings,
          "\"text\" (default; binary files are refused) or \"base64\" for the raw bytes."},
+        A_SANDBOX,
 };
 static const struct mcp_arg_spec file_write_args[] = {
         A_PATH(true, "File to write, inside the sandbox."),
@@ -106,6 +124,7 @@ static const struct mcp_arg_spec file_write_args[] = {
         {"create_only", MCP_ARG_BOOL, false, 0, 0, NULL, "Fail if the file exists."},
         {"mode", MCP_ARG_STRING, false, 3, 4, NULL,
          "Octal permission bits for a new file, e.g. \"0644\" (an existing file keeps its mode)."},
+        A_SANDBOX,
 };
 static const struct mcp_arg_spec file_edit_args[] = {
         A_PATH(true, "File to edit, inside the sandbox."),
@@ -113,6 +132,7 @@ static const struct mcp_arg_spec file_edit_args[] = {
          "Exact text to replace; must occur exactly once unless replace_all."},
         {"new_string", MCP_ARG_STRING, true, 0, 4 * MIB, NULL, "Replacement text."},
         {"replace_all", MCP_ARG_BOOL, false, 0, 0, NULL, "Replace every occurrence."},
+        A_SANDBOX,
 };
 static const struct mcp_arg_spec file_list_args[] = {
         A_PATH(true, "Directory to list, inside the sandbox."),
@@ -120,6 +140,7 @@ static const struct mcp_arg_spec file_list_args[] = {
          "Levels to descend (default 1; 0 = the entry itself)."},
         {"glob", MCP_ARG_STRING, false, 1, 1024, NULL,
          "Only names matching this fnmatch(3) pattern."},
+        A_SANDBOX,
 };
 static const struct mcp_arg_spec file_search_args[] = {
         {"pattern", MCP_ARG_STRING, true, 1, 4096, NULL, "POSIX extended regular expression."},
@@ -128,16 +149,19 @@ static const struct mcp_arg_spec file_search_args[] = {
          "Only files whose name matches this pattern."},
         {"max_matches", MCP_ARG_INT, false, 1, 10000, NULL,
          "Stop after this many matches (default 200)."},
+        A_SANDBOX,
 };
 static const struct mcp_arg_spec apply_args[] = {
         {"dry_run", MCP_ARG_BOOL, false, 0, 0, NULL,
          "Only report what would be written and what refused; write nothing."},
+        A_SANDBOX,
 };
 static const struct mcp_arg_spec python_args[] = {
         {"code", MCP_ARG_STRING, true, 1, 1 * MIB, NULL,
          "Python 3 source, run with the sandbox's python3."},
         A_TIMEOUT,
         A_STDIN,
+        A_SANDBOX,
 };
 #define A_URL                                                                                      \
         {                                                                                          \
@@ -157,6 +181,14 @@ static const struct mcp_arg_spec python_args[] = {
                 "timeout", MCP_ARG_INT, false, 1, 300, NULL,                                       \
                         "Seconds for the whole request (default 30)."                              \
         }
+static const struct mcp_arg_spec sandbox_new_args[] = {
+        {"from", MCP_ARG_STRING, false, 1, 128, NULL,
+         "An environment with commits (the sandbox commits to it) or a commit id or unique "
+         "prefix (env_snapshot_list) to start from; default: the server's environment's tip."},
+};
+static const struct mcp_arg_spec sandbox_close_args[] = {
+        {"sandbox", MCP_ARG_STRING, true, 1, 64, NULL, "Handle of the sandbox to close."},
+};
 static const struct mcp_arg_spec http_get_args[] = {A_URL, A_HEADERS, A_HTIMEOUT, A_MAXB};
 static const struct mcp_arg_spec http_post_args[] = {
         A_URL,     {"body", MCP_ARG_STRING, true, 0, 4 * MIB, NULL, "Request body."},
@@ -181,15 +213,19 @@ static const struct mcp_arg_spec http_post_args[] = {
 #define BLOCKED_PROPS "\"blocked\":{\"type\":\"array\",\"items\":{\"type\":\"object\"," \
         "\"properties\":{" P_STR("syscall") "," P_INT("pid") "," P_STR("comm") "," P_INT("count") "}," \
         "\"required\":[\"syscall\",\"pid\",\"comm\",\"count\"]}}," P_INT("blocked_more")
-#define RUN_PROPS P_INTN("exit_code") "," P_INTN("signal") "," P_STR("stdout") "," P_STR("stderr") \
+#define DENIED_ITEM "{\"type\":\"object\",\"properties\":{" P_STR("host") "," P_INT("port") "," \
+        P_STR("reason") "," P_INT("count") "},\"required\":[\"host\",\"port\",\"reason\",\"count\"]}"
+#define NET_PROPS P_ARR("network_denied", DENIED_ITEM) "," P_INT("network_denied_more")
+#define RUN_PROPS NET_PROPS "," P_INTN("exit_code") "," P_INTN("signal") "," P_STR("stdout") "," P_STR("stderr") \
         "," P_BOOL("stdout_truncated") "," P_BOOL("stderr_truncated") "," P_BOOL("timed_out") \
-        "," P_INT("duration_ms") "," BLOCKED_PROPS "," P_BOOL("sandbox_restarted")
+        "," P_INT("duration_ms") "," BLOCKED_PROPS "," P_BOOL("sandbox_restarted") "," \
+        P_BOOL("stdout_utf8_replaced") "," P_BOOL("stderr_utf8_replaced")
 #define RUN_REQ "\"exit_code\",\"signal\",\"stdout\",\"stderr\",\"stdout_truncated\"," \
         "\"stderr_truncated\",\"timed_out\",\"duration_ms\""
 #define JOB_PROPS P_STR("job_id") "," P_STR("command") "," \
         "\"state\":{\"type\":\"string\",\"enum\":[\"running\",\"exited\",\"killed\",\"timed_out\"]}," \
         P_INTN("exit_code") "," P_INTN("signal") "," P_INT("duration_ms") "," P_INT("output_bytes") \
-        "," BLOCKED_PROPS
+        "," BLOCKED_PROPS "," NET_PROPS
 #define JOB_REQ "\"job_id\",\"state\""
 
 static const char out_run[] = O(RUN_PROPS, RUN_REQ);
@@ -199,18 +235,20 @@ static const char out_job[] = O(JOB_PROPS, JOB_REQ);
 static const char out_job_wait[] = O(JOB_PROPS "," P_BOOL("timed_out_waiting"), JOB_REQ);
 static const char out_job_output[] =
         O(P_STR("job_id") "," P_STR("output") "," P_INT("offset") "," P_INT("next_offset") "," P_INT(
-                  "dropped_bytes") "," P_BOOL("truncated") "," P_STR("state"),
+                  "dropped_bytes") "," P_BOOL("truncated") "," P_BOOL("output_utf8_replaced") "," P_STR("state"),
           "\"job_id\",\"output\",\"offset\",\"next_offset\"");
 static const char out_job_list[] = O(P_ARR("jobs", O(JOB_PROPS, JOB_REQ)), "\"jobs\"");
 #define HOST_DIR O(P_STR("mount_point") "," P_STR("host_path") ",\"mode\":{\"type\":\"string\",\"enum\":" \
         "[\"live\",\"overlay\"]},\"access\":{\"type\":\"string\",\"enum\":[\"ro\",\"rw\"]}," P_STR("git") "," \
         P_STRS("protected") "," P_INT("protected_count") "," P_INT("pinned_dirs") "," P_INT("pending_changes") "," \
         P_STR("note"), "\"mount_point\",\"host_path\",\"mode\",\"access\",\"note\"")
+#define PUBLISHED O(P_STR("address") "," P_INT("host_port") "," P_INT("sandbox_port"), \
+        "\"address\",\"host_port\",\"sandbox_port\"")
 static const char out_env_status[] =
         O(P_STR("env") "," P_STR("base") "," P_STRN("tip") "," P_STRS("layers") "," P_INT(
                   "upper_bytes") "," P_STRS("dirty_files") "," P_BOOL("dirty_truncated") "," P_INT("running_jobs")
                   "," P_ARR("host_dirs", HOST_DIR) "," P_OBJ("isolation") "," P_STR("workspace_mode") ","
-                  P_STRS("live_paths") "," P_OBJ("limits"),
+                  P_STRS("live_paths") "," P_OBJ("limits") "," P_OBJ("network") "," P_ARR("published", PUBLISHED),
           "\"env\",\"base\",\"tip\",\"layers\",\"running_jobs\",\"isolation\"");
 #define WS_CHANGE P_STR("path") ",\"change\":{\"type\":\"string\",\"enum\":[\"added\",\"modified\",\"deleted\"]}"
 static const char out_apply[] =
@@ -234,7 +272,8 @@ static const char out_gc[] = O(P_INT("removed_layers") "," P_INT("removed_commit
 static const char out_diff[] = O(P_STRS("added") "," P_STRS("modified") "," P_STRS("deleted") "," P_BOOL(
                                          "truncated"),
                                  "\"added\",\"modified\",\"deleted\"");
-static const char out_pkg_install[] = O(P_STRS("packages") "," RUN_PROPS, "\"packages\"," RUN_REQ);
+static const char out_pkg_install[] =
+        O(P_STRS("packages") "," P_BOOL("already_installed") "," RUN_PROPS, "\"packages\",\"already_installed\"," RUN_REQ);
 static const char out_bind[] = O(P_STR("host_path") "," P_STR("mount_point") "," P_STR("mode"),
                                  "\"host_path\",\"mount_point\",\"mode\"");
 static const char out_file_read[] =
@@ -256,6 +295,15 @@ static const char out_http[] =
                                                    "body_encoding") "," P_BOOL("truncated") "," P_INT("duration_ms"),
           "\"url\",\"status\",\"headers\",\"body\",\"body_encoding\",\"truncated\"");
 
+#define SANDBOX_PROPS P_STR("sandbox") "," P_STR("env") "," P_STRN("base_commit")
+static const char out_sandbox[] =
+        O(SANDBOX_PROPS "," P_STR("forked_from") "," P_STR("note"), "\"sandbox\",\"env\",\"base_commit\"");
+static const char out_sandbox_list[] =
+        O(P_ARR("sandboxes", O(SANDBOX_PROPS "," P_BOOL("default") "," P_BOOL("running") "," P_INT("running_jobs"),
+                               "\"sandbox\",\"env\",\"base_commit\",\"default\",\"running\",\"running_jobs\""))
+          "," P_INT("max_sandboxes"), "\"sandboxes\",\"max_sandboxes\"");
+static const char out_sandbox_close[] = O(P_STR("sandbox") "," P_INT("killed_jobs"), "\"sandbox\",\"killed_jobs\"");
+
 /* clang-format on */
 
 /* ---- the table ------------------------------------------------------------------------- */
@@ -267,26 +315,28 @@ static const struct mcp_tool tools[] = {
          "kept for later calls; env_reset drops them unless committed, except in live host "
          "directories (env_status live_paths), where a write changes the user's files at once.",
          ARGS(shell_run_args), out_run, H_RUN, 0},
-        {"shell_list", "List commands", "List the executables on PATH inside the sandbox.", NOARGS,
-         out_shell_list, H_READ, 0},
+        {"shell_list", "List commands", "List the executables on PATH inside the sandbox.",
+         ARGS(sandbox_args), out_shell_list, H_READ, 0},
         {"env_status", "Environment status",
          "Show the sandbox environment: base, layer stack, tip commit, size of uncommitted changes "
          "and the dirty files, running jobs, which isolation layers are active, the resource "
          "limits (room for changes, memory, tasks) and --setenv names, and the host directories "
          "bound in (host_dirs: live or overlay, ro or rw; live_paths: where a write changes the "
-         "host at once and env_reset cannot undo it).",
-         NOARGS, out_env_status, H_READ, 0},
+         "host at once and env_reset cannot undo it), and the ports published to the host "
+         "(published: a server on the sandbox's loopback at sandbox_port is reached from the "
+         "host at address:host_port).",
+         ARGS(sandbox_args), out_env_status, H_READ, 0},
         {"env_reset", "Reset the sandbox",
          "Kill every process in the sandbox and drop all uncommitted changes, back to the tip "
          "commit, an overlay workspace's pending /workspace changes included. Writes to live "
          "host directories (env_status live_paths) are on the host already: a reset cannot undo "
          "them.",
-         NOARGS, out_drop, MCP_HINT_DESTRUCTIVE | MCP_HINT_IDEMPOTENT, 0},
+         ARGS(sandbox_args), out_drop, MCP_HINT_DESTRUCTIVE | MCP_HINT_IDEMPOTENT, 0},
         {"env_discard", "Discard uncommitted changes",
          "Drop the uncommitted file changes (the overlay's upper layer, an overlay workspace's "
          "pending /workspace changes included); jobs are stopped first. Live host directories "
          "are not touched.",
-         NOARGS, out_drop, MCP_HINT_DESTRUCTIVE | MCP_HINT_IDEMPOTENT, 0},
+         ARGS(sandbox_args), out_drop, MCP_HINT_DESTRUCTIVE | MCP_HINT_IDEMPOTENT, 0},
         {"env_commit", "Commit the sandbox",
          "Save the uncommitted changes as a new commit (a content-addressed layer) that survives "
          "server restarts. Refused while commands run, and when the environment's tip moved "
@@ -297,7 +347,7 @@ static const struct mcp_tool tools[] = {
         {"env_snapshot_list", "List commits",
          "List the environment's commits, newest first, and its reflog: every tip it had in the "
          "last 30 days, which env_rollback accepts too.",
-         NOARGS, out_snapshots, H_READ, 0},
+         ARGS(sandbox_args), out_snapshots, H_READ, 0},
         {"env_rollback", "Roll back to a commit",
          "Make an earlier commit, or a tip from the reflog (env_snapshot_list), the tip and "
          "restart the sandbox on it; uncommitted changes are dropped. An overlay workspace's "
@@ -306,12 +356,12 @@ static const struct mcp_tool tools[] = {
         {"env_gc", "Collect garbage",
          "Delete layers and commits that no environment's tip or reflog reaches and no running "
          "sandbox uses.",
-         NOARGS, out_gc, MCP_HINT_DESTRUCTIVE | MCP_HINT_IDEMPOTENT, 0},
+         ARGS(sandbox_args), out_gc, MCP_HINT_DESTRUCTIVE | MCP_HINT_IDEMPOTENT, 0},
         {"env_diff", "Show uncommitted changes",
          "List files added, modified and deleted since the tip commit, and an overlay "
          "workspace's pending /workspace changes against the user's directory. Writes to live "
          "host directories are not listed: they are on the host already.",
-         NOARGS, out_diff, H_READ, 0},
+         ARGS(sandbox_args), out_diff, H_READ, 0},
         {"pkg_install", "Install packages",
          "Install distribution packages into the sandbox with its package manager, through rtn's "
          "network gate (package mirrors only). Kept only if committed.",
@@ -332,9 +382,9 @@ static const struct mcp_tool tools[] = {
          "Read a job's combined output from offset (or its last tail bytes).",
          ARGS(job_output_args), out_job_output, H_READ, 0},
         {"shell_job_kill", "Kill a job", "Kill a job and everything it started.", ARGS(job_id_args),
-         out_job, MCP_HINT_DESTRUCTIVE | MCP_HINT_IDEMPOTENT, 0},
-        {"shell_job_list", "List jobs", "List the session's jobs, running and finished.", NOARGS,
-         out_job_list, H_READ, 0},
+         out_job_wait, MCP_HINT_DESTRUCTIVE | MCP_HINT_IDEMPOTENT, 0},
+        {"shell_job_list", "List jobs", "List the session's jobs, running and finished.",
+         ARGS(sandbox_args), out_job_list, H_READ, 0},
         {"bind_host_dir", "Bind a host directory",
          "Make a host directory (a user data directory) appear inside the running sandbox, "
          "read-only or read-write. The bind is live: a write changes the user's files at once "
@@ -366,6 +416,23 @@ static const struct mcp_tool tools[] = {
          "while commands run; the sandbox restarts at the next call.",
          ARGS(apply_args), out_apply, MCP_HINT_DESTRUCTIVE | MCP_HINT_IDEMPOTENT,
          MCP_TOOLS_WS_OVERLAY},
+        {"sandbox_new", "Open a sandbox",
+         "Open another sandbox, on the environment's tip or on the environment or commit named "
+         "by from, and return its handle. Pass the handle as the sandbox argument of any tool "
+         "to act on it; calls without one act on sb-1. At most --max-sandboxes are open.",
+         ARGS(sandbox_new_args), out_sandbox, 0, 0},
+        {"sandbox_fork", "Fork a sandbox",
+         "Open a new sandbox holding a copy of a sandbox's files as they are now: its "
+         "uncommitted changes and an overlay workspace's pending /workspace changes. Running "
+         "processes and jobs are not copied. Later writes on either side stay its own; live "
+         "host directories are the same host files in both.",
+         ARGS(sandbox_args), out_sandbox, 0, 0},
+        {"sandbox_list", "List sandboxes", "List the open sandboxes and their handles.", NOARGS,
+         out_sandbox_list, H_READ, 0},
+        {"sandbox_close", "Close a sandbox",
+         "Kill a sandbox's processes and drop everything it did not commit (an overlay "
+         "workspace's unapplied changes included); its handle is refused afterwards.",
+         ARGS(sandbox_close_args), out_sandbox_close, MCP_HINT_DESTRUCTIVE, 0},
         {"http_get", "HTTP GET",
          "Fetch a public URL from the host side. Private, loopback, link-local and metadata "
          "addresses are refused, on every redirect too.",

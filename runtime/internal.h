@@ -68,6 +68,16 @@ struct rt_upper_msg {
 /* Child side, between clone3 and fexecve: build the root, pivot, exec rtn-init. Never
  * returns on success; on failure fills err. */
 int rt_child_build_root(const struct rt_plan *plan, struct rtn_error *err);
+/* The sandbox's passwd, group, hostname and hosts on the stage (runtime/sandbox/identity.c):
+ * rt_identity_make writes them, rt_identity_lower names their directory (a lower layer of
+ * /etc just above the base), rt_identity_bind binds hostname and hosts read-only over the
+ * new root's. */
+int rt_identity_make(const struct rt_plan *plan, struct rtn_error *err);
+const char *rt_identity_lower(void);
+int rt_identity_bind(const char *newroot, struct rtn_error *err);
+/* --secret (spec.ca_pem): writes the trust store the sandbox sees at RT_CA_BUNDLE to path
+ * (in the skeleton layer, so it is never a change of the sandbox's). */
+int rt_identity_ca_bundle(const struct rt_plan *plan, const char *path, struct rtn_error *err);
 int rt_child_exec_init(const struct rt_plan *plan, struct rtn_error *err);
 
 /* The walk of a live host bind for what the host runs by itself (runtime/sandbox/protect.c): fn
@@ -110,12 +120,17 @@ const char *rt_fdpath(char buf[32], int fd);
  * oom_score_adj 1000, so under memory pressure the kernel kills the sandbox first
  * (runtime/sandbox/limits.c). */
 int rt_child_limits(const struct rt_plan *plan, struct rtn_error *err);
+/* Once /proc is mounted: where pid_max could not be written through the host's /proc
+ * (read-only in a container), through fresh_proc (the sandbox's own procfs, still writable;
+ * NULL when the host's had to be bound), else RLIMIT_NPROC = spec->pids_max. */
+int rt_child_pid_max_late(const struct rt_plan *plan, const char *fresh_proc,
+                          struct rtn_error *err);
 
 /* Per-user kernel budgets (runtime/sandbox/budget.c): rtn's shares, read once; the child writes
  * them into its user namespace once it is inside root; rtn's soft rlimits that the kernel copies
  * into a new user namespace's budget are lowered to the share around clone3. */
 const struct rt_budgets *rt_budgets_get(void);
-int rt_child_budgets(const struct rt_plan *plan, struct rtn_error *err);
+int rt_child_budgets(const struct rt_plan *plan, const char *proc, struct rtn_error *err);
 #define RT_SHARED_RLIMITS 3
 struct rt_rlimit_saved {
         struct rlimit saved[RT_SHARED_RLIMITS];
@@ -148,13 +163,13 @@ struct rt_session;
 int rt_session_attach(struct rt_session *s, const struct rt_sandbox *sb, struct rtn_error *err);
 
 /* rtn exec's command (id 1) as rtn-init reports it (cli/exec.c). await_spawned reads
- * the spawn reply: 0 with *ret_master the pty master (or -1); on SPAWN_FAILED the exit code
- * rtn exec uses (127 not found, 126 cannot execute, 125 another step), with err saying
- * why; < 0 when the sandbox ended or sent anything else. read_ctl reads one event: EXITED
- * sets *wait_status and returns 1, BLOCKED fills *blocked (emptied when malformed), anything
- * else is ignored (0); -1 when the sandbox is gone. */
+ * the spawn reply (the error names cmd, or cwd when the chdir failed): 0 with *ret_master the pty
+ * master (or -1); on SPAWN_FAILED the exit code rtn exec uses (127 not found, 126 cannot execute,
+ * 125 another step), with err saying why; < 0 when the sandbox ended or sent anything else.
+ * read_ctl reads one event: EXITED sets *wait_status and returns 1, BLOCKED fills *blocked (emptied
+ * when malformed), anything else is ignored (0); -1 when the sandbox is gone. */
 struct rt_blocked;
-int rt_exec_await_spawned(struct rt_sandbox *sb, const char *cmd, int *ret_master,
+int rt_exec_await_spawned(struct rt_sandbox *sb, const char *cmd, const char *cwd, int *ret_master,
                           struct rtn_error *err);
 int rt_exec_read_ctl(struct rt_sandbox *sb, int *wait_status, struct rt_blocked *blocked);
 

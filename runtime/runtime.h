@@ -20,6 +20,11 @@
  * is 301 (RESERVED_PIDS + 1). */
 #define RT_DEFAULT_PIDS_MAX 4096
 #define RT_MIN_PIDS_MAX 301
+/* The uid (and gid) root's commands run as in the Landlock-only mode, where no user namespace
+ * can map root away (runtime/sandbox/landlock_only.c): owns nothing, has no passwd entry, and
+ * lies just above the block of subordinate ids root's full sandboxes use without an
+ * /etc/subuid entry (0x70000000 + 65536). */
+#define RT_LANDLOCK_ROOT_UID 0x70010000u
 
 /* How --workspace reaches /workspace (docs/architecture.md, "The workspace"): live, a
  * read-write bind (writes are on the host at once), or overlay, the host dir as the lower
@@ -34,6 +39,8 @@ struct rt_bind {
         const char *src; /* host path */
         const char *dst; /* absolute path inside */
         bool rw;
+        bool mode_given; /* :ro or :rw was written (a file is ro unless asked; rw refused) */
+        bool file; /* set by rt_binds_check: src is a regular file, bound read-only */
         uint64_t dev, ino; /* set by rt_binds_check: src must still be this directory */
 };
 
@@ -85,6 +92,10 @@ struct rt_spec {
         enum init_isolation isolation;
         struct init_limits limits;
         bool gate; /* open the provisioning gate (init/gate.c) at start */
+        bool allow_ptrace; /* --allow-ptrace: agent commands may trace the sandbox's own */
+        bool net_proxy; /* --allow-net: a listener for the agent's proxy in the sandbox's
+                           netns (rt_sandbox.net_fd; netns/gate.c serves it) */
+        const char *ca_pem; /* --secret: the gate's CA certificate, installed in RT_CA_BUNDLE */
 };
 
 /* What a sandbox's live read-write host binds protect (runtime/sandbox/protect.c): per bind, the
@@ -99,9 +110,26 @@ struct rt_protect_bind {
         uint32_t nlisted; /* the first of the protected paths, relative to the bind's top: */
         char list[RT_PROTECT_LIST]; /* nlisted NUL-terminated strings */
 };
+/* Where the host forbids the usual way (a container: /proc masked, /proc/sys read-only), what
+ * the child did instead (runtime/sandbox/limits.c, mount.c; docs/containers.md). */
+enum rt_proc_kind {
+        RT_PROC_FRESH, /* a procfs of the sandbox's own pid namespace */
+        RT_PROC_HOST, /* the kernel refused one (masked /proc): the host's /proc, bound */
+};
+enum rt_pids_route {
+        RT_PIDS_PID_MAX, /* the pid namespace's pid_max */
+        RT_PIDS_NPROC, /* pid_max could not be written: RLIMIT_NPROC per uid inside */
+};
+struct rt_setup_report {
+        enum rt_proc_kind proc;
+        enum rt_pids_route pids;
+        bool budgets_lost; /* /proc/sys/user/max_* could not be written (read-only) */
+        char ro_dirs[64]; /* host dirs bound read-only, not overlaid ("/etc"), or "" */
+};
 struct rt_protect_report {
         uint32_t n; /* binds[0..n): the workspace first, then rw binds in order */
         struct rt_protect_bind binds[RT_MAX_BINDS + 1];
+        struct rt_setup_report setup; /* beside it in the page the child shares with rtn */
 };
 
 /* A sandbox's cgroup: a child of rtn's own cgroup, entered by clone3 (CLONE_INTO_CGROUP). */
@@ -125,6 +153,8 @@ struct rt_sandbox {
         bool remove_workspace; /* --isolation landlock without --workspace: ours to remove */
         int gate_fd; /* the gate's listener (spec.gate), else -1 */
         uint16_t gate_port;
+        int net_fd; /* the agent's proxy listener (spec.net_proxy), else -1 */
+        uint16_t net_port; /* its port on 127.0.0.1 inside; 0 when there is none */
         struct rt_cgroup cgroup; /* the sandbox's own cgroup v2 (cgroup.on), if any */
         struct rt_protect_report *protect; /* shared with its child; NULL in landlock mode */
         int upper_fs; /* the kept upper this start made (spec.upper_keep), the caller's to
@@ -151,13 +181,23 @@ struct rt_hostpath_policy {
         bool agent;
 };
 struct rt_hostpath {
-        int fd; /* O_PATH|O_DIRECTORY, opened without crossing a symlink */
+        int fd; /* O_PATH, opened without crossing a symlink */
         uint64_t dev, ino;
+        bool file; /* a regular file (else a directory; nothing else is taken) */
 };
 int rt_hostpath_check(const char *path, const struct rt_hostpath_policy *pol,
                       struct rt_hostpath *ret, struct rtn_error *err);
-/* bind_host_dir's mount points: canonical, strictly below /workspace, or /mnt and below. */
+/* Mount points of --bind and bind_host_dir: canonical, strictly below /workspace, or /mnt
+ * and below. */
 int rt_mount_point_check(const char *dst, struct rtn_error *err);
+/* A bind's path as given (in place, into cap bytes): a trailing '/', '.' components and
+ * doubled '/' dropped; a relative path (src only: rel_ok) made absolute from the cwd. '..'
+ * is refused: below it a symlink would mean another place than the text says. */
+/* Records whether b's source is a file (rt_hostpath.file): a file is bound read-only, and
+ * an explicit :rw for one is refused. */
+int rt_bind_file_mode(struct rt_bind *b, bool file, struct rtn_error *err);
+int rt_bind_path_clean(char *path, size_t cap, bool rel_ok, const char *what,
+                       struct rtn_error *err);
 /* Checks the user's --workspace and --bind sources (policy not agent: the same refusals and
  * messages for both) and records their identity. */
 int rt_binds_check(struct rt_spec *spec, const char *data_dir, struct rtn_error *err);
@@ -240,8 +280,25 @@ struct rt_limit_warnings {
  * lost and why ("" when nothing); pids only when the caller asked for a pid limit. The first
  * call sets up cgroups for the process (removes stale sandbox cgroups, enables controllers). */
 void rt_limits_choose(struct rt_spec *spec, bool pids_asked, struct rt_limit_warnings *ret);
+/* Whether this host denies the user namespace a sandbox starts with (runtime/sandbox/isolation.c);
+ * why in why. */
+bool rt_userns_denied(char *why, size_t len);
+/* Inside a container (rtn probe): its engine ("podman", "docker", "kubernetes", another's
+ * `container` variable, or NULL outside one), whether mounts over paths of /proc keep the
+ * sandbox from a procfs of its own, and the engine's flags that would give rtn more here,
+ * given whether user namespaces are denied and why (rt_userns_denied). */
+struct rt_container {
+        const char *engine;
+        bool proc_masked;
+        const char *unlock[2];
+        size_t n;
+};
+void rt_container_probe(struct rt_container *c, bool userns_denied, const char *why);
 /* Names a weaker isolation mode on stderr ("" for the full sandbox). */
 const char *rt_isolation_warning(enum init_isolation iso);
+/* What a started sandbox's child had to do otherwise (NULL-safe): a sentence for stderr and
+ * the MCP log, "" when nothing. */
+const char *rt_setup_warning(const struct rt_sandbox *sb);
 /* Kills the whole sandbox (if alive) and reaps rtn-init; safe to call twice. */
 void rt_sandbox_destroy(struct rt_sandbox *sb);
 /* For a sandbox whose processes are known to be gone but PID 1 (rtn-init reported the exit
@@ -251,8 +308,29 @@ void rt_sandbox_destroy(struct rt_sandbox *sb);
  * (rt_cgroup_release). Without a pid namespace it is rt_sandbox_destroy. */
 void rt_sandbox_release(struct rt_sandbox *sb);
 
-/* Fills a default command environment (PATH, HOME, USER, LANG/TERM passed from the host),
- * then KEY=VALUE overrides. Strings point into storage owned by buf. */
+/* The variables that point an agent's tools at the proxy (docs/network.md, "What each tool
+ * honours"): curl, wget, git, pip, cargo, go and apt read the lower- or upper-case *_proxy
+ * variables; npm reads its npm_config_* settings; Node's own fetch reads them with
+ * NODE_USE_ENV_PROXY. The sandbox's loopback stays direct (no_proxy), since servers an agent
+ * starts live there. */
+#define RT_PROXY_VARS                                                                              \
+        "http_proxy", "https_proxy", "HTTP_PROXY", "HTTPS_PROXY", "all_proxy", "ALL_PROXY",        \
+                "npm_config_proxy", "npm_config_https_proxy"
+#define RT_NO_PROXY_VARS "no_proxy", "NO_PROXY"
+#define RT_NO_PROXY_LIST "localhost,127.0.0.1,::1"
+/* With --secret: the trust store inside (the base's system bundle and the gate's CA, written
+ * by runtime/sandbox/identity.c into the skeleton layer: /etc may be the host's, read-only,
+ * in a container), and the variables that point tools at it: OpenSSL (curl,
+ * git, Python's ssl, go), requests and pip, curl, Node (npm), git, pip, cargo. */
+#define RT_CA_BUNDLE "/run/rtn/ca-certificates.crt"
+#define RT_CA_BUNDLE_BASE "ssl/certs/ca-certificates.crt" /* the base's, below its etc/ */
+#define RT_CA_BUNDLE_VARS                                                                          \
+        "SSL_CERT_FILE", "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE", "NODE_EXTRA_CA_CERTS",            \
+                "GIT_SSL_CAINFO", "PIP_CERT", "CARGO_HTTP_CAINFO"
+
+/* Fills a default command environment (PATH, HOME, USER, LANG/TERM passed from the host,
+ * and for an agent command of a sandbox with a proxy, the variables that point the tools at
+ * it: RT_PROXY_VARS), then KEY=VALUE overrides. Strings point into storage owned by buf. */
 #define RT_ENV_MAX 128
 struct rt_env {
         char *vars[RT_ENV_MAX + 1];
@@ -262,6 +340,9 @@ struct rt_env {
 };
 void rt_env_default(struct rt_env *env, const struct rt_sandbox *sb, uint32_t policy, bool tty);
 int rt_env_set(struct rt_env *env, const char *kv, struct rtn_error *err);
+/* --secret: NAME=rtn-placeholder-NAME for each secret, and RT_CA_BUNDLE_VARS = RT_CA_BUNDLE. */
+struct netns_secrets;
+int rt_env_secrets(struct rt_env *env, const struct netns_secrets *ss, struct rtn_error *err);
 
 /* Control-socket helpers. rt_sandbox_spawn sends one SPAWN (fds: stdin, stdout, stderr, or
  * none for a pty). rt_sandbox_recv reads one event into buf (fds into fds[], up to *nfds). */

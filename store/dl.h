@@ -85,6 +85,7 @@ extern struct store_crypto_fns store_crypto_fns;
         X(archive_write_free) \
         X(archive_write_header) \
         X(archive_write_new) \
+        X(archive_write_open_fd) \
         X(archive_write_open_filename) \
         X(archive_write_set_format_pax_restricted) \
         X(archive_read_data) \
@@ -92,6 +93,7 @@ extern struct store_crypto_fns store_crypto_fns;
         X(archive_read_free) \
         X(archive_read_new) \
         X(archive_read_next_header) \
+        X(archive_read_open_fd) \
         X(archive_read_open_filename) \
         X(archive_read_support_filter_zstd) \
         X(archive_read_support_format_tar)
@@ -161,6 +163,7 @@ bool store_dl_archive(void);
 #define archive_write_free (store_archive_fns.archive_write_free)
 #define archive_write_header (store_archive_fns.archive_write_header)
 #define archive_write_open_filename (store_archive_fns.archive_write_open_filename)
+#define archive_write_open_fd (store_archive_fns.archive_write_open_fd)
 #define archive_write_set_format_pax_restricted                                                    \
         (store_archive_fns.archive_write_set_format_pax_restricted)
 #define archive_read_data (store_archive_fns.archive_read_data)
@@ -168,6 +171,7 @@ bool store_dl_archive(void);
 #define archive_read_free (store_archive_fns.archive_read_free)
 #define archive_read_next_header (store_archive_fns.archive_read_next_header)
 #define archive_read_open_filename (store_archive_fns.archive_read_open_filename)
+#define archive_read_open_fd (store_archive_fns.archive_read_open_fd)
 #define archive_read_support_filter_zstd (store_archive_fns.archive_read_support_filter_zstd)
 #define archive_read_support_format_tar (store_archive_fns.archive_read_support_format_tar)
 #endif

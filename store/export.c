@@ -179,32 +179,83 @@ static int export_chain(struct store *s, struct exp *x, const char *tip) {
         return r;
 }
 
-static int open_archive(struct exp *x, const char *path) {
+static int open_archive(struct exp *x, int fd, const char *path) {
         x->a = archive_write_new();
         if (!x->a)
                 return rtn_err(x->err, ENOMEM, "export");
         if (archive_write_add_filter_zstd(x->a) != ARCHIVE_OK ||
             archive_write_set_format_pax_restricted(x->a) != ARCHIVE_OK ||
-            archive_write_open_filename(x->a, path) != ARCHIVE_OK)
+            archive_write_open_fd(x->a, fd) != ARCHIVE_OK)
                 return arc_err(x, path);
+        return 0;
+}
+
+/* Where the archive goes: stdout for "-"; else a file made unnamed in out_path's directory
+ * (O_TMPFILE) and named by finish_out only once complete, so an export killed half-way
+ * (SIGINT) leaves nothing behind. A filesystem without O_TMPFILE gets the named temp file
+ * tmp instead (*ret_named). */
+static int open_out(const char *out_path, const char *tmp, bool *ret_named, struct rtn_error *err) {
+        if (!strcmp(out_path, "-")) {
+                int fd = fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3);
+                return fd < 0 ? rtn_err(err, errno, "export to stdout") : fd;
+        }
+        _cleanup_free_ char *dir = strdup(out_path);
+        if (!dir)
+                return rtn_err(err, ENOMEM, "export");
+        char *slash = strrchr(dir, '/');
+        const char *d = !slash ? "." : slash == dir ? "/" : (*slash = '\0', dir);
+        int fd = open(d, O_TMPFILE | O_WRONLY | O_CLOEXEC, 0666);
+        if (fd >= 0 || (errno != EOPNOTSUPP && errno != EISDIR))
+                return fd >= 0 ? fd
+                               : rtn_err(err, errno, "export to %s: directory %s", out_path, d);
+        *ret_named = true;
+        fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+        return fd >= 0 ? fd : rtn_err(err, errno, "export to %s: create %s", out_path, tmp);
+}
+
+/* Gives the complete archive its name: out_path, replaced in one rename. */
+static int finish_out(int fd, const char *out_path, const char *tmp, bool named,
+                      struct rtn_error *err) {
+        if (!strcmp(out_path, "-"))
+                return 0;
+        if (fsync(fd) < 0)
+                return rtn_err(err, errno, "write %s", out_path);
+        if (!named) {
+                char proc[64];
+                snprintf(proc, sizeof proc, "/proc/self/fd/%d", fd);
+                (void)unlink(tmp); /* a leftover of a crashed export of this pid */
+                if (linkat(AT_FDCWD, proc, AT_FDCWD, tmp, AT_SYMLINK_FOLLOW) < 0)
+                        return rtn_err(err, errno, "export to %s: name %s", out_path, tmp);
+        }
+        if (rename(tmp, out_path) < 0)
+                return rtn_err(err, errno, "rename %s to %s", tmp, out_path);
         return 0;
 }
 
 int store_export(struct store *s, const char *env, const char *name, const char *out_path,
                  struct rtn_error *err) {
         char tip[STORE_ID_SIZE];
-        struct exp x = {.err = err, .buf = malloc(COPY_BUF)};
+        struct exp x = {.err = err};
         _cleanup_free_ char *tmp = NULL;
-        if (!x.buf || asprintf(&tmp, "%s.tmp.%d", out_path, (int)getpid()) < 0) {
-                free(x.buf);
+        bool named = false;
+        if (asprintf(&tmp, "%s.tmp.%d", out_path, (int)getpid()) < 0)
                 return rtn_err(err, ENOMEM, "export");
-        }
         int r = store_lock(s, false);
-        if (r < 0) {
-                free(x.buf);
+        if (r < 0)
                 return rtn_err(err, r, "lock store");
+        /* The commit first: an unknown id creates nothing. */
+        if ((r = store_resolve(s, env, name, tip, err)) < 0) {
+                store_unlock(s);
+                return r;
         }
-        if ((r = store_resolve(s, env, name, tip, err)) >= 0 && (r = open_archive(&x, tmp)) >= 0)
+        _cleanup_close_ int fd = open_out(out_path, tmp, &named, err);
+        if (fd < 0) {
+                store_unlock(s);
+                return fd;
+        }
+        if (!(x.buf = malloc(COPY_BUF)))
+                r = rtn_err(err, ENOMEM, "export");
+        if (r >= 0 && (r = open_archive(&x, fd, out_path)) >= 0)
                 r = export_chain(s, &x, tip);
         store_unlock(s);
         if (x.a && archive_write_close(x.a) != ARCHIVE_OK && r >= 0)
@@ -212,9 +263,9 @@ int store_export(struct store *s, const char *env, const char *name, const char 
         if (x.a)
                 archive_write_free(x.a);
         free(x.buf);
-        if (r >= 0 && rename(tmp, out_path) < 0)
-                r = rtn_err(err, errno, "rename %s to %s", tmp, out_path);
-        if (r < 0)
+        if (r >= 0)
+                r = finish_out(fd, out_path, tmp, named, err);
+        if (r < 0 && strcmp(out_path, "-"))
                 (void)unlink(tmp);
         return r < 0 ? r : 0;
 }

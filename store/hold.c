@@ -131,6 +131,23 @@ int store_stack_get(struct store *s, const char *env, struct store_stack *ret,
         return rtn_errx(err, EAGAIN, "the tip of '%s' keeps moving while its layers are read", env);
 }
 
+int store_stack_of(struct store *s, const char *id, struct store_stack *ret,
+                   struct rtn_error *err) {
+        struct store_stack st = {0};
+        if (id[0]) {
+                snprintf(st.tip, sizeof st.tip, "%s", id);
+                int r = store_layers_of(s, st.tip, &st.paths, &st.n, err);
+                if (r < 0)
+                        return r;
+                if ((r = hold_all(s, &st)) < 0) {
+                        store_stack_free(&st);
+                        return rtn_err(err, r, "hold the layers of %s", id);
+                }
+        }
+        *ret = st;
+        return 0;
+}
+
 int store_upper_claim(const char *upper_path, int *ret_fd, struct rtn_error *err) {
         char p[PATH_MAX];
         int n = snprintf(p, sizeof p, "%s/..", upper_path);

@@ -42,6 +42,7 @@ struct imp {
         struct archive *a;
         struct rtn_error *err;
         int rootfd; /* tmp/import.* */
+        int in_fd; /* the archive, closed after m.a is freed */
         char name[128]; /* its name under tmp/ */
         uint64_t max, used;
         size_t entries;
@@ -356,22 +357,37 @@ static int one_entry(struct imp *m, struct archive_entry *ae) {
         return refuse(m, path, "not part of an rtn export (absolute path, '..' or unknown name)");
 }
 
+/* What libarchive could not read: the file is no (complete) rtn export, which the user can
+ * fix (EBADMSG), unless reading itself failed. */
+static int not_export(struct imp *m, const char *path) {
+        int e = archive_errno(m->a);
+        if (e == EIO || e == ENOMEM || e == ENOSPC)
+                return arc_err(m, path);
+        return rtn_errx(m->err, EBADMSG, "%s is not an rtn export: %s", path,
+                        archive_error_string(m->a));
+}
+
 static int unpack(struct imp *m, const char *in_path) {
+        /* Opened here, not by libarchive, so a missing file says why (strerror). */
+        int fd = m->in_fd = open(in_path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+                return rtn_err(m->err, errno, "open %s", in_path);
         m->a = archive_read_new();
         if (!m->a)
                 return rtn_err(m->err, ENOMEM, "import");
         /* Only what export writes: pax tar, zstd or uncompressed. */
         if (archive_read_support_filter_zstd(m->a) != ARCHIVE_OK ||
-            archive_read_support_format_tar(m->a) != ARCHIVE_OK ||
-            archive_read_open_filename(m->a, in_path, 1 << 16) != ARCHIVE_OK)
+            archive_read_support_format_tar(m->a) != ARCHIVE_OK)
                 return arc_err(m, in_path);
+        if (archive_read_open_fd(m->a, fd, 1 << 16) != ARCHIVE_OK)
+                return not_export(m, in_path);
         struct archive_entry *ae;
         int r, ar;
         while ((ar = archive_read_next_header(m->a, &ae)) == ARCHIVE_OK)
                 if ((r = one_entry(m, ae)) < 0)
                         return r;
         if (ar != ARCHIVE_EOF)
-                return arc_err(m, in_path);
+                return not_export(m, in_path);
         if (!m->tip[0])
                 return refuse(m, in_path, "no rtn-export entry: not an rtn export");
         return 0;
@@ -521,6 +537,7 @@ int store_import(struct store *s, const char *env, const char *in_path, uint64_t
         struct imp m = {.s = s,
                         .err = err,
                         .rootfd = -1,
+                        .in_fd = -1,
                         .max = max_bytes ? max_bytes : STORE_IMPORT_MAX_BYTES};
         int r = store_lock(s, true);
         if (r < 0)
@@ -535,6 +552,7 @@ int store_import(struct store *s, const char *env, const char *in_path, uint64_t
         }
         if (m.a)
                 archive_read_free(m.a);
+        rtn_safe_close(m.in_fd);
         rtn_safe_close(m.rootfd);
         (void)store_rm_rf_at(s->tmpfd, m.name);
         store_unlock(s);

@@ -142,6 +142,17 @@ int store_env_valid(const char *env) {
         return 0;
 }
 
+int store_env_check(const char *env, struct rtn_error *err) {
+        if (store_env_valid(env) == 0)
+                return 0;
+        return rtn_errx(err, EINVAL, "invalid environment name '%s' (1-%d of A-Z a-z 0-9 . _ -)%s",
+                        env ? env : "", STORE_ENV_MAX,
+                        env && strchr(env, '=')
+                                ? "; --env names a store environment, a variable is --setenv "
+                                  "NAME=VALUE"
+                                : "");
+}
+
 void store_env_line(const char *id, char ret[STORE_ID_SIZE + 1]) {
         snprintf(ret, STORE_ID_SIZE + 1, "%s\n", id);
 }

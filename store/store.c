@@ -93,6 +93,19 @@ void store_close(struct store *s) {
         free(s);
 }
 
+/* Opens the parts of an existing data dir without creating or changing anything. */
+static int open_parts_ro(struct store *s) {
+        int *fds[] = {&s->layersfd, &s->commitsfd,  &s->envsfd,
+                      &s->tmpfd,    &s->sessionsfd, &s->locksfd};
+        const char *names[] = {"layers", "commits", "envs", "tmp", "sessions", "locks"};
+        for (size_t i = 0; i < ARRAY_SIZE(fds); i++)
+                if ((*fds[i] = openat(s->dirfd, names[i],
+                                      O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
+                        return negative_errno();
+        s->lockfd = openat(s->dirfd, "lock", O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+        return s->lockfd < 0 ? negative_errno() : 0;
+}
+
 static int open_parts(struct store *s) {
         struct {
                 int *fd;
@@ -111,7 +124,14 @@ static int open_parts(struct store *s) {
         return s->lockfd < 0 ? negative_errno() : 0;
 }
 
-int store_open(const char *data_dir, struct store **ret, struct rtn_error *err) {
+/* Whether store_open made a store in data_dir: its lock file is the last part it makes. */
+static bool store_made(const char *data_dir) {
+        char lock[PATH_MAX];
+        int n = snprintf(lock, sizeof lock, "%s/lock", data_dir);
+        return n < 0 || (size_t)n >= sizeof lock || access(lock, F_OK) == 0 || errno != ENOENT;
+}
+
+static int open_store(const char *data_dir, bool ro, struct store **ret, struct rtn_error *err) {
         char def[PATH_MAX];
         if (!data_dir) {
                 int r = store_default_dir(def, sizeof def, err);
@@ -121,7 +141,13 @@ int store_open(const char *data_dir, struct store **ret, struct rtn_error *err) 
         }
         /* Create the data dir only when it is missing (one stat, not a mkdir per component). */
         struct stat st;
-        int r = stat(data_dir, &st) < 0 && errno == ENOENT ? mkdir_p(data_dir) : 0;
+        int r = 0;
+        if (ro && !store_made(data_dir)) {
+                *ret = NULL; /* no store yet: an empty one, which nothing had to create */
+                return 0;
+        }
+        if (!ro)
+                r = stat(data_dir, &st) < 0 && errno == ENOENT ? mkdir_p(data_dir) : 0;
         if (r < 0)
                 return rtn_err(err, r, "create data dir %s", data_dir);
         struct store *s = calloc(1, sizeof *s);
@@ -135,9 +161,13 @@ int store_open(const char *data_dir, struct store **ret, struct rtn_error *err) 
                 goto fail;
         }
         s->dirfd = open(s->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (s->dirfd < 0 || (r = open_parts(s)) < 0) {
+        if (s->dirfd < 0 || (r = ro ? open_parts_ro(s) : open_parts(s)) < 0) {
                 r = rtn_err(err, s->dirfd < 0 ? errno : -r, "open data dir %s", s->dir);
                 goto fail;
+        }
+        if (ro) { /* a leftover under tmp/ is no name a reader follows: the next writer's */
+                *ret = s;
+                return 0;
         }
         if ((r = recover(s)) < 0) {
                 r = rtn_err(err, r, "recover %s/tmp", s->dir);
@@ -148,6 +178,14 @@ int store_open(const char *data_dir, struct store **ret, struct rtn_error *err) 
 fail:
         store_close(s);
         return r;
+}
+
+int store_open(const char *data_dir, struct store **ret, struct rtn_error *err) {
+        return open_store(data_dir, false, ret, err);
+}
+
+int store_open_ro(const char *data_dir, struct store **ret, struct rtn_error *err) {
+        return open_store(data_dir, true, ret, err);
 }
 
 const char *store_data_dir(const struct store *s) {

@@ -97,11 +97,18 @@ int store_default_dir(char *buf, size_t len, struct rtn_error *err);
  * long enough to remove half-written state left by a killed writer, and returns a handle.
  * data_dir NULL means store_default_dir(). */
 int store_open(const char *data_dir, struct store **ret, struct rtn_error *err);
+/* For a reader (rtn log, rtn diff): creates, recovers and writes nothing, so a read-only
+ * data dir serves; *ret is NULL when there is no store there yet (an empty one). The lock
+ * file is open read-only, which shared locks need no more. */
+int store_open_ro(const char *data_dir, struct store **ret, struct rtn_error *err);
 void store_close(struct store *s);
 const char *store_data_dir(const struct store *s);
 
 /* Checks an environment name: 1-64 of [A-Za-z0-9._-], not starting with '.' or '-'. */
 int store_env_valid(const char *env);
+/* The same for a name the user gave: the error says the rule, and that --env is not a
+ * variable when the name looks like NAME=VALUE. */
+int store_env_check(const char *env, struct rtn_error *err);
 
 /* Hashes the tree under dirfd into its layer id. Fails with EINVAL on an entry a layer may
  * not hold (a device node other than a 0:0 whiteout). */
@@ -154,6 +161,9 @@ bool store_xattr_covered(const char *name);
  * the tip and the lock is noticed and the stack read again. */
 int store_stack_get(struct store *s, const char *env, struct store_stack *ret,
                     struct rtn_error *err);
+/* The same for commit id (a full id; "" gives an empty stack): the layers a sandbox started
+ * from it, or forked from one that did, runs on. -ESTALE when gc took them meanwhile. */
+int store_stack_of(struct store *s, const char *id, struct store_stack *ret, struct rtn_error *err);
 void store_stack_free(struct store_stack *st);
 
 /* env's recorded base into ret; -ENOENT when it has none. */
@@ -209,7 +219,9 @@ int store_gc_expire(struct store *s, int64_t expire_sec, struct store_gc_stats *
  * problem and ret_stats->bad counts them all. */
 int store_verify(struct store *s, struct store_verify_stats *ret_stats, struct rtn_error *err);
 
-/* Writes the chain from commit name (see store_resolve) down to its root as a .tar.zst. */
+/* Writes the chain from commit name (see store_resolve) down to its root as a .tar.zst to
+ * out_path ("-": stdout), which appears only complete: nothing is left of an export killed
+ * half-way. */
 int store_export(struct store *s, const char *env, const char *name, const char *out_path,
                  struct rtn_error *err);
 

@@ -289,6 +289,8 @@ static const struct ratio ratios[] = {
          "exec_commit_1_file_b", 0},
         {"exec_commit_large_vs_compare", "exec --commit large / --compare", "exec_commit_large",
          "exec_commit_large_b", 0},
+        {"net_proxy_vs_direct", "100 MiB download via proxy / direct", "net_proxy", "net_direct",
+         0},
 };
 
 static void machine(char *kernel, size_t kl, char *cpu, size_t cl) {
@@ -400,7 +402,7 @@ static void print_table(const struct bench_opts *o, const char *kernel, const ch
 static const char usage[] =
         "usage: bench [--rtn PATH] [--compare PATH] [--json] [--runs N] [--iters N] [--calls N]\n"
         "             [--commit-mb N] [--small-files N] [--tmp DIR] [--only GROUPS] [-v]\n"
-        "groups: spawn exec bwrap serve commit (comma-separated)\n";
+        "groups: spawn exec bwrap serve fork commit net (comma-separated)\n";
 
 static int num(const char *s, int lo, int hi) {
         char *end;
@@ -502,10 +504,14 @@ int main(int argc, char **argv) {
         bench_cold(&o);
         if (bench_want(&o, "serve"))
                 bench_serve(&o);
+        if (bench_want(&o, "fork"))
+                bench_fork(&o);
         if (bench_want(&o, "commit"))
                 bench_commit(&o);
         if (bench_want(&o, "commit"))
                 bench_exec_commit(&o);
+        if (bench_want(&o, "net"))
+                bench_net(&o);
         char *rm[] = {"rm", "-rf", "--", data, NULL};
         (void)bench_run(rm, -1, -1, 2);
         char kernel[128], cpu[128];

@@ -8,7 +8,7 @@
 #include <sys/types.h>
 
 #define BENCH_MAX_RUNS 64
-#define BENCH_MAX_RESULTS 48
+#define BENCH_MAX_RESULTS 64
 
 struct bench_opts {
         const char *rtn; /* the rtn binary under test */
@@ -55,6 +55,10 @@ void bench_log(const struct bench_opts *o, const char *fmt, ...)
 
 /* Measurement groups: each adds its results, or skips them with a reason. */
 void bench_serve(const struct bench_opts *o); /* bench_mcp.c: shell_run, ping, RSS */
+/* bench_mcp.c: sandbox_fork of 10 MB and 1 GB against a cold shell_run, 100 forks' RSS */
+void bench_fork(const struct bench_opts *o);
 void bench_commit(const struct bench_opts *o); /* bench_commit.c: commit vs sha256sum */
+/* bench_net.c: a 100 MiB download through the agent's proxy against the same without */
+void bench_net(const struct bench_opts *o);
 /* bench_commit.c: rtn exec --commit end to end, beside --compare's */
 void bench_exec_commit(const struct bench_opts *o);

@@ -4,7 +4,10 @@
  * response line with its id). Per run, on a fresh server: peak and current RSS once it has
  * initialized (idle, no sandbox yet), the first shell_run (which starts the sandbox), the RSS
  * that sandbox added (the server and every process below it, rtn-init included), p50/p99
- * of shell_run `true` and `echo x`, and ping round trips per second. */
+ * of shell_run `true` and `echo x`, and ping round trips per second. The fork group: on a
+ * fresh server, the cold first shell_run, sandbox_fork of a sandbox holding 10 MB and 1 GB
+ * of changes (their ratio to that cold start), and 100 forks open at once and then running,
+ * with the RSS of the server and everything below it. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -28,7 +31,7 @@ struct client {
         long next_id;
 };
 
-static int client_start(const struct bench_opts *o, struct client *c) {
+static int client_start_args(const struct bench_opts *o, struct client *c, char *const *extra) {
         int in[2], out[2];
         if (pipe2(in, O_CLOEXEC) < 0)
                 return -errno;
@@ -38,7 +41,9 @@ static int client_start(const struct bench_opts *o, struct client *c) {
                 close(in[1]);
                 return e;
         }
-        char *argv[] = {(char *)o->rtn, "serve", NULL};
+        char *argv[16] = {(char *)o->rtn, "serve"};
+        for (int i = 0; extra && extra[i] && i < 13; i++)
+                argv[2 + i] = extra[i];
         c->pid = bench_spawn(argv, in[0], out[1], o->verbose ? 2 : -1);
         close(in[0]);
         close(out[1]);
@@ -47,6 +52,10 @@ static int client_start(const struct bench_opts *o, struct client *c) {
         c->len = c->consumed = 0;
         c->next_id = 1;
         return c->pid < 0 ? (int)c->pid : 0;
+}
+
+static int client_start(const struct bench_opts *o, struct client *c) {
+        return client_start_args(o, c, NULL);
 }
 
 static void client_stop(struct client *c) {
@@ -310,5 +319,112 @@ void bench_serve(const struct bench_opts *o) {
                         return;
                 }
                 bench_log(o, "serve: run %d/%d done", run + 1, o->runs);
+        }
+}
+
+/* ---- sandbox_fork ----------------------------------------------------------------------- */
+
+#define FORKS_ALIVE 100
+
+/* One tools/call that must succeed; its time in ms, or < 0. */
+static double timed_tool(struct client *c, const char *params, const char *what) {
+        double t0 = bench_now();
+        char *r = client_call(c, "tools/call", params);
+        double dt = (bench_now() - t0) * 1e3;
+        if (!r || strstr(r, "\"isError\":true")) {
+                fprintf(stderr, "bench: %s failed: %.300s\n", what, r ? r : "no answer");
+                return -1;
+        }
+        return dt;
+}
+
+static int fork_sized(struct client *c, int mb, const char *key, const char *label, double cold) {
+        char p[512];
+        snprintf(p, sizeof p,
+                 "{\"name\":\"shell_run\",\"arguments\":{\"command\":\"rm -f /var/tmp/fill; "
+                 "head -c %dM /dev/urandom > /var/tmp/fill\",\"timeout\":600}}",
+                 mb);
+        if (timed_tool(c, p, "fill the sandbox") < 0)
+                return -EPROTO;
+        double dt = timed_tool(c, "{\"name\":\"sandbox_fork\",\"arguments\":{}}", label);
+        if (dt < 0)
+                return -EPROTO;
+        bench_add(bench_result(key, label, "ms"), dt);
+        char k[48], l[64];
+        snprintf(k, sizeof k, "%s_ratio", key);
+        snprintf(l, sizeof l, "%s / cold run", label);
+        bench_add(bench_result(k, l, "x"), dt / cold);
+        return timed_tool(c,
+                          "{\"name\":\"shell_run\",\"arguments\":{\"command\":\"rm -f "
+                          "/var/tmp/fill\"}}",
+                          "empty the sandbox") < 0
+                       ? -EPROTO
+                       : 0;
+}
+
+static int close_sandbox(struct client *c, int n) {
+        char p[128];
+        snprintf(p, sizeof p, "{\"name\":\"sandbox_close\",\"arguments\":{\"sandbox\":\"sb-%d\"}}",
+                 n);
+        return timed_tool(c, p, "sandbox_close") < 0 ? -EPROTO : 0;
+}
+
+static int fork_run(const struct bench_opts *o, struct client *c) {
+        int r = client_init(c);
+        if (r < 0)
+                return r;
+        long idle_rss = status_kb(c->pid, "VmRSS:");
+        double cold = timed_tool(c, call_true, "first shell_run");
+        if (cold < 0)
+                return -EPROTO;
+        bench_add(bench_result("fork_cold_first", "shell_run true, cold (fork run)", "ms"), cold);
+        if ((r = fork_sized(c, 10, "fork_10mb", "sandbox_fork, 10 MB changed", cold)) < 0 ||
+            (r = close_sandbox(c, 2)) < 0 ||
+            (r = fork_sized(c, 1024, "fork_1gb", "sandbox_fork, 1 GB changed", cold)) < 0 ||
+            (r = close_sandbox(c, 3)) < 0)
+                return r;
+        long base_rss = tree_rss_kb(c->pid);
+        double t0 = bench_now();
+        for (int i = 0; i < FORKS_ALIVE; i++)
+                if (timed_tool(c, "{\"name\":\"sandbox_fork\",\"arguments\":{}}", "fork") < 0)
+                        return -EPROTO;
+        bench_add(bench_result("forks_100_each", "sandbox_fork x100, mean per fork", "ms"),
+                  (bench_now() - t0) * 1e3 / FORKS_ALIVE);
+        bench_add(bench_result("forks_100_rss", "RSS, 100 forks open", "MiB"),
+                  (tree_rss_kb(c->pid) - idle_rss) / 1024.0);
+        for (int i = 0; i < FORKS_ALIVE; i++) {
+                char p[160];
+                snprintf(p, sizeof p,
+                         "{\"name\":\"shell_run\",\"arguments\":{\"command\":\"true\","
+                         "\"sandbox\":\"sb-%d\"}}",
+                         4 + i);
+                if (timed_tool(c, p, "shell_run in a fork") < 0)
+                        return -EPROTO;
+        }
+        bench_add(bench_result("forks_100_running_rss", "RSS, 100 forks running", "MiB"),
+                  (tree_rss_kb(c->pid) - idle_rss) / 1024.0);
+        bench_add(bench_result("forks_one_running_rss", "RSS, 1 sandbox running (fork run)", "MiB"),
+                  (base_rss - idle_rss) / 1024.0);
+        return 0;
+}
+
+void bench_fork(const struct bench_opts *o) {
+        if (!bench_rtn_has(o, "serve")) {
+                bench_skip("fork", "sandbox_fork", "this rtn has no serve verb yet");
+                return;
+        }
+        /* 1 GB of changes and its copy: room beyond the default 2 GiB upper. */
+        char *const args[] = {"--upper-size", "3G", "--max-sandboxes", "128", NULL};
+        static struct client c;
+        for (int run = 0; run < o->runs; run++) {
+                int r = client_start_args(o, &c, args);
+                if (r == 0)
+                        r = fork_run(o, &c);
+                client_stop(&c);
+                if (r < 0) {
+                        fprintf(stderr, "bench: fork run %d: %s\n", run + 1, strerror(-r));
+                        return;
+                }
+                bench_log(o, "fork: run %d/%d done", run + 1, o->runs);
         }
 }

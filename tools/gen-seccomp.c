@@ -63,6 +63,7 @@
 enum kind {
         K_ALLOW, /* allowed unconditionally */
         K_EPERM, /* denied: dangerous or privileged; EPERM like a missing capability */
+        K_TRACE, /* EPERM, but allowed to the agent of a sandbox made with --allow-ptrace */
         K_ENOSYS, /* denied as "not implemented" so libc and tools fall back */
         K_IOCTL, /* allowed but TIOCSTI/TIOCLINUX → EPERM */
         K_CLONE, /* allowed unless a CLONE_NEW* flag is set → EPERM */
@@ -79,6 +80,7 @@ enum kind {
 /* Which filter is being built: the checks on set-id modes and openat2 differ. */
 enum policy {
         P_AGENT, /* agent commands */
+        P_AGENT_TRACE, /* the same with ptrace of the sandbox's own processes (--allow-ptrace) */
         P_FILES, /* the file server: the agent's, but openat2 allowed */
         P_PROVISION, /* apt and dpkg: no mode checks */
 };
@@ -93,7 +95,9 @@ static enum kind effective(enum kind k) {
         case K_OPENAT:
                 return policy == P_PROVISION ? K_ALLOW : k;
         case K_OPENAT2:
-                return policy == P_AGENT ? K_ENOSYS : K_ALLOW;
+                return policy == P_AGENT || policy == P_AGENT_TRACE ? K_ENOSYS : K_ALLOW;
+        case K_TRACE:
+                return policy == P_AGENT_TRACE ? K_ALLOW : K_EPERM;
         case K_ALLOW:
         case K_EPERM:
         case K_ENOSYS:
@@ -182,15 +186,18 @@ static const char *const allow_names[] = {
 };
 
 /* Denied with EPERM in every policy (docs/policy.md, "seccomp"), and a few of the same kind. */
+/* What strace and gdb need of another process: EPERM like eperm_names, but allowed by the
+ * agent_trace filters (docs/policy.md, "--allow-ptrace"). */
+static const char *const trace_names[] = {"ptrace", "process_vm_readv", "process_vm_writev"};
+
 static const char *const eperm_names[] = {
         /* namespaces and mounts: the sandbox's walls */
         "setns", "mount", "umount", "umount2", "pivot_root", "chroot", "fsopen", "fsconfig",
         "fsmount", "fspick", "open_tree", "open_tree_attr", "move_mount", "mount_setattr",
         /* kernel keyrings: not namespaced */
         "keyctl", "add_key", "request_key",
-        /* other processes' memory and fds */
-        "ptrace", "process_vm_readv", "process_vm_writev", "pidfd_getfd", "kcmp",
-        "process_madvise",
+        /* other processes' memory and fds (ptrace and process_vm_*: trace_names) */
+        "pidfd_getfd", "kcmp", "process_madvise",
         /* large kernel attack surface */
         "bpf", "perf_event_open", "userfaultfd", "io_uring_setup", "io_uring_enter",
         "io_uring_register", "fanotify_init", "fanotify_mark",
@@ -302,6 +309,8 @@ static void emit_open(struct prog *p, unsigned flags, unsigned mode) {
         ret(p, deny_action);
 }
 
+static const char *kind_name(enum kind k);
+
 static void emit_block(struct prog *p, enum kind declared) {
         enum kind k = effective(declared);
         static const uint32_t personas[] = {0x0 /* PER_LINUX */, 0x8 /* PER_LINUX32 */,
@@ -357,8 +366,9 @@ static void emit_block(struct prog *p, enum kind declared) {
         case K_OPENAT:
                 emit_open(p, k == K_OPEN ? 1 : 2, k == K_OPEN ? 2 : 3);
                 break;
-        case K_OPENAT2: /* effective() never leaves it */
-                fprintf(stderr, "gen-seccomp: openat2 not resolved\n");
+        case K_OPENAT2: /* effective() never leaves these */
+        case K_TRACE:
+                fprintf(stderr, "gen-seccomp: %s not resolved\n", kind_name(k));
                 exit(1);
         }
 }
@@ -425,6 +435,8 @@ static void build_table(void) {
                 add(allow_names[i], K_ALLOW);
         for (size_t i = 0; i < sizeof eperm_names / sizeof *eperm_names; i++)
                 add(eperm_names[i], K_EPERM);
+        for (size_t i = 0; i < sizeof trace_names / sizeof *trace_names; i++)
+                add(trace_names[i], K_TRACE);
         for (size_t i = 0; i < sizeof enosys_names / sizeof *enosys_names; i++)
                 add(enosys_names[i], K_ENOSYS);
         for (size_t i = 0; i < sizeof special / sizeof *special; i++)
@@ -661,6 +673,8 @@ static const char *kind_name(enum kind k) {
                 return "agent: allow; creating with a set-id mode EPERM";
         case K_OPENAT2:
                 return "agent: ENOSYS; file server, provision: allow";
+        case K_TRACE:
+                return "EPERM; agent of --allow-ptrace: allow";
         }
         return "?";
 }
@@ -729,6 +743,7 @@ int main(int argc, char **argv) {
                 const char *name;
                 bool notify; /* a reporting variant too */
         } out[] = {{P_AGENT, "agent", true},
+                   {P_AGENT_TRACE, "agent_trace", true},
                    {P_PROVISION, "provision", true},
                    {P_FILES, "files", false}};
         for (size_t i = 0; i < sizeof out / sizeof *out; i++) {

@@ -266,14 +266,15 @@ trap cleanup EXIT
 
 # Copies what the unprivileged runs execute to a world-readable temp dir: the built binaries
 # and helpers, the unit binaries, the shell suites with their library and the MCP client,
-# and the man page and completions the CLI suites check against rtn.
+# and the man page, completions, docs and manifests the CLI and doc suites check against rtn.
 stage_tree() {
         STAGE=$(mktemp -d /tmp/rtn-test-stage.XXXXXX) || return 1
         mkdir -p "$STAGE/tools" "$STAGE/docs" "$STAGE/build/tests" "$STAGE/build-san/tests" ||
                 return 1
         cp tools/test.sh "$STAGE/tools/" &&
                 cp -a tools/completion "$STAGE/tools/" &&
-                cp docs/rtn.1 "$STAGE/docs/" &&
+                cp docs/rtn.1 docs/*.md "$STAGE/docs/" && cp README.md "$STAGE/" &&
+                cp -a deploy "$STAGE/" &&
                 cp -a tests "$STAGE/" &&
                 cp build/rtn "$STAGE/build/" &&
                 cp build-san/rtn "$STAGE/build-san/" &&

@@ -83,18 +83,31 @@ int serve_bind_call(struct serve *sv, struct mcp_call *call, const char *tool,
             mcp_args_str(a, "mode", &mode) < 0)
                 goto out;
         r = 0;
-        if (check(sv, host, dst, &hp, &err) < 0) {
+        /* The same spelling --bind takes: a trailing '/' and '.' components dropped. */
+        char hbuf[4096], dbuf[4096];
+        snprintf(hbuf, sizeof hbuf, "%s", host);
+        snprintf(dbuf, sizeof dbuf, "%s", dst);
+        struct rt_bind nb = {.rw = !strcmp(mode, "rw"), .mode_given = true, .src = hbuf};
+        if (rt_bind_path_clean(hbuf, sizeof hbuf, false, "host_path", &err) < 0 ||
+            rt_bind_path_clean(dbuf, sizeof dbuf, false, "mount_point", &err) < 0 ||
+            check(sv, hbuf, dbuf, &hp, &err) < 0) {
                 mcp_call_finish_error(call, "bind_host_dir: %s", err.msg);
                 goto out;
         }
         close(hp.fd);
+        if (rt_bind_file_mode(&nb, hp.file, &err) < 0) {
+                mcp_call_finish_error(call, "bind_host_dir: %s", err.msg);
+                goto out;
+        }
         struct rt_spec *spec = rt_session_spec(sv->sess);
         struct rt_bind *b = &spec->binds[spec->nbinds];
         memset(b, 0, sizeof *b);
-        if ((r = keep_str(sv, host, &b->src)) < 0 || (r = keep_str(sv, dst, &b->dst)) < 0)
+        if ((r = keep_str(sv, hbuf, &b->src)) < 0 || (r = keep_str(sv, dbuf, &b->dst)) < 0)
                 goto out;
         r = 0;
-        b->rw = !strcmp(mode, "rw");
+        b->rw = nb.rw;
+        b->file = nb.file;
+        b->mode_given = true;
         b->dev = hp.dev;
         b->ino = hp.ino;
         spec->nbinds++;
@@ -107,8 +120,8 @@ int serve_bind_call(struct serve *sv, struct mcp_call *call, const char *tool,
         }
         struct rtn_json_buf j = RTN_JSON_BUF_INIT(0);
         rtn_json_obj_begin(&j);
-        rtn_json_kv_str(&j, "host_path", host);
-        rtn_json_kv_str(&j, "mount_point", dst);
+        rtn_json_kv_str(&j, "host_path", b->src);
+        rtn_json_kv_str(&j, "mount_point", b->dst);
         rtn_json_kv_str(&j, "mode", b->rw ? "rw" : "ro");
         rtn_json_obj_end(&j);
         mcp_call_finish_json(call, &j, NULL, false);

@@ -161,6 +161,33 @@ static int count_cb(enum rt_ws_change what, const char *path, void *ud) {
 
 /* The resource options the session's sandboxes get (rtn serve --upper-size, --memory-max,
  * --pids-max, --setenv; runtime/sandbox/specopt.h), and how each is enforced. */
+/* network: the rules the proxy admits, where it listens inside, and every refusal so far
+ * (docs/network.md, "Reports"). */
+static void json_network(struct rtn_json_buf *b, struct serve *sv) {
+        struct netns_gate *g = rt_session_gate(sv->sess);
+        const struct rt_sandbox *sb = rt_session_sandbox(sv->sess);
+        rtn_json_key(b, "network");
+        rtn_json_obj_begin(b);
+        rtn_json_kv_str(b, "mode", g ? "proxy" : sv->scfg.spec.net_none ? "none" : "loopback");
+        rtn_json_key(b, "allow");
+        rtn_json_arr_begin(b);
+        char rule[300];
+        for (size_t i = 0; netns_policy_describe(&sv->spec_opts.net, i, rule, sizeof rule); i++)
+                rtn_json_str(b, rule);
+        rtn_json_arr_end(b);
+        if (g && rt_session_alive(sv->sess) && sb->net_port) {
+                char url[40];
+                snprintf(url, sizeof url, "http://127.0.0.1:%u", sb->net_port);
+                rtn_json_kv_str(b, "proxy", url);
+        }
+        struct netns_denial d[32];
+        uint64_t more = 0;
+        size_t n = g ? netns_gate_denials(g, NETNS_GATE_ALL, 0, d, 32, &more) : 0;
+        rtn_json_kv_int(b, "denied_total", (int64_t)(g ? netns_gate_seq(g) : 0));
+        serve_json_denials(b, "denied", d, n, more);
+        rtn_json_obj_end(b);
+}
+
 static void json_limits(struct rtn_json_buf *b, const struct serve *sv) {
         const struct rt_spec *sp = &sv->scfg.spec;
         rtn_json_key(b, "limits");
@@ -182,10 +209,32 @@ static void json_limits(struct rtn_json_buf *b, const struct serve *sv) {
         rtn_json_arr_begin(b);
         for (size_t i = 0; i < sv->spec_opts.nsetenv; i++) {
                 const char *kv = sv->spec_opts.setenv[i];
-                rtn_json_strf(b, "%.*s", (int)strcspn(kv, "="), kv);
+                size_t len = strcspn(kv, "="), j = 0;
+                /* each name once, where it was first set (a later setting wins its value) */
+                while (j < i && (strncmp(sv->spec_opts.setenv[j], kv, len + 1) != 0))
+                        j++;
+                if (j == i)
+                        rtn_json_strf(b, "%.*s", (int)len, kv);
         }
         rtn_json_arr_end(b);
         rtn_json_obj_end(b);
+}
+
+/* --publish: the host's ADDR:HOSTPORT forwarded to each port of the sandbox's loopback; the
+ * ports go to the first sandbox alone (mcp/serve.c, publish_target). */
+static void json_published(struct rtn_json_buf *b, const struct serve *sv) {
+        bool first = !strcmp(sv->handle, SERVE_DEFAULT_SANDBOX);
+        rtn_json_key(b, "published");
+        rtn_json_arr_begin(b);
+        for (size_t i = 0; first && i < sv->spec_opts.npublish; i++) {
+                const struct netns_port *pt = &sv->spec_opts.publish[i];
+                rtn_json_obj_begin(b);
+                rtn_json_kv_str(b, "address", pt->addr);
+                rtn_json_kv_int(b, "host_port", pt->host_port);
+                rtn_json_kv_int(b, "sandbox_port", pt->sandbox_port);
+                rtn_json_obj_end(b);
+        }
+        rtn_json_arr_end(b);
 }
 
 int64_t serve_ws_pending(struct serve *sv) {
@@ -255,6 +304,12 @@ static void status_done(struct walk_job *j) {
         enum init_isolation iso = sv->scfg.spec.isolation;
         rtn_json_kv_str(&b, "mode", rt_isolation_name(iso));
         rtn_json_kv_bool(&b, "degraded", iso != INIT_ISOLATION_FULL);
+        /* Chosen by rtn where user namespaces are denied (docs/containers.md), and what a
+         * container made the sandbox do otherwise; "" when neither. */
+        rtn_json_kv_bool(&b, "automatic", sv->spec_opts.isolation_auto[0] != '\0');
+        rtn_json_kv_str(&b, "reason", sv->spec_opts.isolation_auto);
+        rtn_json_kv_str(&b, "container_fallback",
+                        rt_session_alive(sv->sess) ? rt_setup_warning(sb) : "");
         rtn_json_kv_str(&b, "namespaces",
                         iso == INIT_ISOLATION_LANDLOCK ? "none"
                                                        : "user mount pid net ipc uts cgroup");
@@ -263,6 +318,7 @@ static void status_done(struct walk_job *j) {
                         : sv->scfg.spec.net_none       ? "none"
                                                        : "loopback");
         rtn_json_kv_bool(&b, "seccomp", true);
+        rtn_json_kv_bool(&b, "allow_ptrace", sv->scfg.spec.allow_ptrace);
         rtn_json_kv_bool(&b, "no_new_privs", true);
         rtn_json_kv_int(&b, "landlock_abi", rt_session_alive(sv->sess) ? sb->landlock_abi : 0);
         rtn_json_kv_str(&b, "id_mapping",
@@ -275,6 +331,8 @@ static void status_done(struct walk_job *j) {
         rtn_json_obj_end(&b);
         json_live_paths(&b, sv);
         json_limits(&b, sv);
+        json_network(&b, sv);
+        json_published(&b, sv);
         rtn_json_obj_end(&b);
         finish_json(j->call, &b);
 }
@@ -368,7 +426,8 @@ static bool refuse_busy(struct serve *sv, struct mcp_call *call, const char *wha
         return true;
 }
 
-static int env_commit(struct serve *sv, struct mcp_call *call, const struct mcp_args *a) {
+int serve_env_commit(struct serve *sv, struct mcp_call *call, const char *tool,
+                     const struct mcp_args *a) {
         _cleanup_free_ char *msg = NULL;
         struct rtn_error err = {0};
         char id[STORE_ID_SIZE], buf[4200];
@@ -404,7 +463,16 @@ static int env_commit(struct serve *sv, struct mcp_call *call, const struct mcp_
         struct store_commit_info info = {0};
         struct rtn_json_buf b = RTN_JSON_BUF_INIT(0);
         rtn_json_obj_begin(&b);
-        if (id[0] && store_commit_read(sv->store, id, &info, buf, sizeof buf, &err) == 0) {
+        if (committed == 1) { /* nothing new: no commit was made, the tip stays */
+                rtn_json_kv_str(&b, "commit_id", id);
+                rtn_json_kv_str(&b, "layer_id", "");
+                rtn_json_key(&b, "parent");
+                rtn_json_null(&b);
+                rtn_json_kv_str(&b, "message",
+                                id[0] ? "nothing to commit: the sandbox has no changes since "
+                                        "the tip (commit_id), which stays"
+                                      : "nothing to commit: the sandbox has no changes");
+        } else if (id[0] && store_commit_read(sv->store, id, &info, buf, sizeof buf, &err) == 0) {
                 rtn_json_kv_str(&b, "commit_id", info.id);
                 rtn_json_kv_str(&b, "layer_id", info.layer);
                 rtn_json_key(&b, "parent");
@@ -463,7 +531,8 @@ static int reflog_cb(const struct store_reflog_entry *e, void *ud) {
         return b->err ? 1 : 0;
 }
 
-static int env_snapshots(struct serve *sv, struct mcp_call *call) {
+int serve_env_snapshot_list(struct serve *sv, struct mcp_call *call, const char *tool,
+                            const struct mcp_args *a) {
         struct rtn_error err = {0};
         struct rtn_json_buf b = RTN_JSON_BUF_INIT(0);
         rtn_json_obj_begin(&b);
@@ -488,7 +557,8 @@ static int env_snapshots(struct serve *sv, struct mcp_call *call) {
         return 0;
 }
 
-static int env_rollback(struct serve *sv, struct mcp_call *call, const struct mcp_args *a) {
+int serve_env_rollback(struct serve *sv, struct mcp_call *call, const char *tool,
+                       const struct mcp_args *a) {
         _cleanup_free_ char *target = NULL;
         struct rtn_error err = {0};
         char prev[STORE_ID_SIZE] = "", id[STORE_ID_SIZE];
@@ -551,7 +621,8 @@ static int env_drop(struct serve *sv, struct mcp_call *call, bool reset) {
         return 0;
 }
 
-static int env_gc(struct serve *sv, struct mcp_call *call) {
+int serve_env_gc(struct serve *sv, struct mcp_call *call, const char *tool,
+                 const struct mcp_args *a) {
         struct rtn_error err = {0};
         struct store_gc_stats st = {0};
         if (rt_store_gc(rt_session_idmap(sv->sess), sv->store, STORE_REFLOG_EXPIRE_SEC, &st, &err) <
@@ -598,7 +669,8 @@ static int apply_cb(enum rt_ws_change what, const char *path, const char *reason
 /* workspace_apply: quiesce as a commit does, stop the sandbox (the overlay must not be
  * mounted while its upper and lower change), write the changes, and let the next call start
  * a sandbox on what is left pending. */
-static int workspace_apply(struct serve *sv, struct mcp_call *call, const struct mcp_args *a) {
+int serve_workspace_apply(struct serve *sv, struct mcp_call *call, const char *tool,
+                          const struct mcp_args *a) {
         bool dry = false;
         struct rtn_error err = {0};
         (void)mcp_args_bool(a, "dry_run", &dry);
@@ -640,22 +712,22 @@ static int workspace_apply(struct serve *sv, struct mcp_call *call, const struct
         return 0;
 }
 
-int serve_env_call(struct serve *sv, struct mcp_call *call, const char *tool,
+int serve_env_status(struct serve *sv, struct mcp_call *call, const char *tool,
+                     const struct mcp_args *a) {
+        return start_walk(sv, call, true);
+}
+
+int serve_env_diff(struct serve *sv, struct mcp_call *call, const char *tool,
                    const struct mcp_args *a) {
-        if (!strcmp(tool, "env_status") || !strcmp(tool, "env_diff"))
-                return start_walk(sv, call, !strcmp(tool, "env_status"));
-        if (!strcmp(tool, "env_commit"))
-                return env_commit(sv, call, a);
-        if (!strcmp(tool, "env_snapshot_list"))
-                return env_snapshots(sv, call);
-        if (!strcmp(tool, "env_rollback"))
-                return env_rollback(sv, call, a);
-        if (!strcmp(tool, "env_reset") || !strcmp(tool, "env_discard"))
-                return env_drop(sv, call, !strcmp(tool, "env_reset"));
-        if (!strcmp(tool, "env_gc"))
-                return env_gc(sv, call);
-        if (!strcmp(tool, "workspace_apply"))
-                return workspace_apply(sv, call, a);
-        mcp_call_finish_error(call, "unknown environment tool %s", tool);
-        return 0;
+        return start_walk(sv, call, false);
+}
+
+int serve_env_reset(struct serve *sv, struct mcp_call *call, const char *tool,
+                    const struct mcp_args *a) {
+        return env_drop(sv, call, true);
+}
+
+int serve_env_discard(struct serve *sv, struct mcp_call *call, const char *tool,
+                      const struct mcp_args *a) {
+        return env_drop(sv, call, false);
 }

@@ -84,6 +84,11 @@ static struct fctx *fctx_new(struct serve *sv, struct mcp_call *call, const stru
 static int send_op(struct fctx *c, struct rt_files_op *op, rt_files_fn fn) {
         struct rtn_error err = {0};
         op->path = c->path;
+        int r;
+        if (!c->sv->files && (r = rt_files_new(c->sv->loop, c->sv->sess, &c->sv->files)) < 0) {
+                finish_error(c, "file server: %s", strerror(-r));
+                return 0;
+        }
         if (rt_files_call(c->sv->files, op, fn, c, &err) < 0) {
                 finish_error(c, "file request failed: %s", err.msg);
                 return 0;
@@ -193,7 +198,8 @@ static void read_done(void *ud, const struct rt_files_reply *r) {
                 read_text(c, data, n, size, cut);
 }
 
-static int tool_read(struct serve *sv, struct mcp_call *call, const struct mcp_args *a) {
+int serve_file_read(struct serve *sv, struct mcp_call *call, const char *tool,
+                    const struct mcp_args *a) {
         struct fctx *c = fctx_new(sv, call, a, "path");
         if (!c)
                 return -ENOMEM;
@@ -210,6 +216,11 @@ static int tool_read(struct serve *sv, struct mcp_call *call, const struct mcp_a
 
 static void write_done(void *ud, const struct rt_files_reply *r) {
         struct fctx *c = ud;
+        if (r->error == ENOENT && !c->old_s) /* file_write makes no directories */
+                return finish_error(c,
+                                    "%s; file_write does not create directories: make them "
+                                    "first (shell_run mkdir -p)",
+                                    r->message[0] ? r->message : strerror(r->error));
         if (r->error)
                 return finish_error(c, "%s", r->message[0] ? r->message : strerror(r->error));
         struct rtn_json_buf b = RTN_JSON_BUF_INIT(0);
@@ -225,7 +236,8 @@ static void write_done(void *ud, const struct rt_files_reply *r) {
         finish(c, &b);
 }
 
-static int tool_write(struct serve *sv, struct mcp_call *call, const struct mcp_args *a) {
+int serve_file_write(struct serve *sv, struct mcp_call *call, const char *tool,
+                     const struct mcp_args *a) {
         _cleanup_free_ char *content = NULL, *mode = NULL;
         bool create_only = false;
         if (mcp_args_str(a, "content", &content) < 0)
@@ -300,7 +312,8 @@ static void edit_read_done(void *ud, const struct rt_files_reply *r) {
         send_op(c, &op, write_done);
 }
 
-static int tool_edit(struct serve *sv, struct mcp_call *call, const struct mcp_args *a) {
+int serve_file_edit(struct serve *sv, struct mcp_call *call, const char *tool,
+                    const struct mcp_args *a) {
         struct fctx *c = fctx_new(sv, call, a, "path");
         if (!c)
                 return -ENOMEM;
@@ -469,23 +482,12 @@ static int tool_walk(struct serve *sv, struct mcp_call *call, const struct mcp_a
         return send_op(c, &op, search ? search_done : list_done);
 }
 
-int serve_files_call(struct serve *sv, struct mcp_call *call, const char *tool,
-                     const struct mcp_args *a) {
-        if (!sv->files) {
-                int r = rt_files_new(sv->loop, sv->sess, &sv->files);
-                if (r < 0)
-                        return r;
-        }
-        if (!strcmp(tool, "file_read"))
-                return tool_read(sv, call, a);
-        if (!strcmp(tool, "file_write"))
-                return tool_write(sv, call, a);
-        if (!strcmp(tool, "file_edit"))
-                return tool_edit(sv, call, a);
-        if (!strcmp(tool, "file_list"))
-                return tool_walk(sv, call, a, false);
-        if (!strcmp(tool, "file_search"))
-                return tool_walk(sv, call, a, true);
-        mcp_call_finish_error(call, "unknown file tool %s", tool);
-        return 0;
+int serve_file_list(struct serve *sv, struct mcp_call *call, const char *tool,
+                    const struct mcp_args *a) {
+        return tool_walk(sv, call, a, false);
+}
+
+int serve_file_search(struct serve *sv, struct mcp_call *call, const char *tool,
+                      const struct mcp_args *a) {
+        return tool_walk(sv, call, a, true);
 }

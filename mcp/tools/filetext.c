@@ -60,7 +60,8 @@ int rt_text_number_lines(const char *data, size_t n, uint64_t offset, uint64_t l
                                         t.len += (size_t)k;
                                         memcpy(t.content + t.len, p, len);
                                         t.len += len;
-                                        t.content[t.len++] = '\n';
+                                        if (nl) /* none the file lacks */
+                                                t.content[t.len++] = '\n';
                                         t.lines_returned++;
                                 }
                         }

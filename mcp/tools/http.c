@@ -48,7 +48,7 @@ struct req {
         char *url, *body;
         bool post;
         char **headers;
-        uint64_t timeout_ms, max_bytes, start_ms, end_ms;
+        uint64_t timeout_usec, max_bytes, start_usec, end_usec;
         atomic_bool cancel;
         /* results, written by the thread only */
         long status;
@@ -154,7 +154,7 @@ static int parse_url(const char *url, char *host, size_t hl, uint16_t *port) {
 
 /* One hop: resolve and pin, then perform. Returns the CURLcode, or -1 with r->err set. */
 static int hop(struct req *r, CURL *e, const struct curl_fns *c, const char *url, bool post,
-               uint64_t left_ms) {
+               uint64_t left_usec) {
         char host[300], pin[400], abuf[64];
         uint16_t port;
         struct rtn_error err = {0};
@@ -177,7 +177,7 @@ static int hop(struct req *r, CURL *e, const struct curl_fns *c, const char *url
         r->truncated = false;
         c->setopt(e, CURLOPT_URL, url);
         c->setopt(e, CURLOPT_RESOLVE, res);
-        c->setopt(e, CURLOPT_TIMEOUT_MS, (long)left_ms);
+        c->setopt(e, CURLOPT_TIMEOUT_MS, (long)((left_usec + 999) / 1000));
         c->setopt(e, CURLOPT_HTTPGET, 1L);
         if (post) {
                 c->setopt(e, CURLOPT_POSTFIELDS, r->body);
@@ -224,12 +224,12 @@ static void run_req(struct req *r) {
         url = strdup(r->url);
         bool post = r->post;
         for (int n = 0; url; n++) {
-                uint64_t used = rt_now_ms() - r->start_ms;
-                if (used >= r->timeout_ms) {
+                uint64_t used = rt_now_usec() - r->start_usec;
+                if (used >= r->timeout_usec) {
                         snprintf(r->err, sizeof r->err, "timed out");
                         break;
                 }
-                int cc = hop(r, e, c, url, post, r->timeout_ms - used);
+                int cc = hop(r, e, c, url, post, r->timeout_usec - used);
                 if (cc < 0)
                         break;
                 if (cc != CURLE_OK && !(cc == CURLE_WRITE_ERROR && r->truncated)) {
@@ -258,7 +258,7 @@ out:
         if (e)
                 c->cleanup(e);
         c->slist_free_all(hl);
-        r->end_ms = rt_now_ms();
+        r->end_usec = rt_now_usec();
 }
 
 static void *req_main(void *arg) {
@@ -380,7 +380,7 @@ static void finish_req(struct req *r) {
         }
         rtn_json_kv_str(&b, "body_encoding", text ? "text" : "base64");
         rtn_json_kv_bool(&b, "truncated", r->truncated);
-        rtn_json_kv_int(&b, "duration_ms", (int64_t)(r->end_ms - r->start_ms));
+        rtn_json_kv_int(&b, "duration_ms", (int64_t)((r->end_usec - r->start_usec) / 1000));
         rtn_json_obj_end(&b);
         mcp_call_finish_json(r->call, &b, NULL, false);
 }
@@ -447,9 +447,9 @@ int rt_http_start(struct rt_http **hp, struct rtn_loop *loop, struct mcp_call *c
         q->post = post;
         (void)mcp_args_int(a, "timeout", &t);
         (void)mcp_args_int(a, "max_bytes", &mb);
-        q->timeout_ms = (uint64_t)t * 1000;
+        q->timeout_usec = (uint64_t)t * 1000000;
         q->max_bytes = (uint64_t)mb;
-        q->start_ms = rt_now_ms();
+        q->start_usec = rt_now_usec();
         atomic_init(&q->cancel, false);
         if (mcp_args_str(a, "url", &q->url) < 0 ||
             (post && mcp_args_str(a, "body", &q->body) < 0)) {

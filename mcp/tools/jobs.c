@@ -12,7 +12,7 @@
 #include "common/loop.h"
 #include "mcp/serve.h"
 
-#define JOB_DEFAULT_TIMEOUT_MS (24ULL * 3600 * 1000)
+#define JOB_DEFAULT_TIMEOUT_USEC (24ULL * 3600 * 1000 * 1000)
 #define JOB_LOG_MAX (4u << 20)
 
 static const char *job_state(const struct rt_cmd *c) {
@@ -43,11 +43,12 @@ static void json_job(struct rtn_json_buf *b, const struct serve_job *j) {
                 rtn_json_int(b, rt_cmd_signal(c));
         else
                 rtn_json_null(b);
-        uint64_t end = c->done ? c->end_ms : rt_now_ms();
-        rtn_json_kv_int(b, "duration_ms", (int64_t)(end - c->start_ms));
+        uint64_t end = c->done ? c->end_usec : rt_now_usec();
+        rtn_json_kv_int(b, "duration_ms", (int64_t)((end - c->start_usec) / 1000));
         rtn_json_kv_int(b, "output_bytes", (int64_t)c->out.total);
         if (c->done && c->blocked.total > 0)
                 rt_blocked_json(b, &c->blocked);
+        serve_json_net(b, c);
 }
 
 static void answer_job(struct mcp_call *call, const struct serve_job *j, int waiting) {
@@ -107,7 +108,7 @@ static struct serve_job *job_slot(struct serve *sv) {
                 struct serve_job *j = &sv->jobs[i];
                 if (!j->cmd)
                         return j;
-                if (j->cmd->done && (!old || j->cmd->end_ms < old->cmd->end_ms))
+                if (j->cmd->done && (!old || j->cmd->end_usec < old->cmd->end_usec))
                         old = j;
         }
         if (old)
@@ -133,7 +134,7 @@ int serve_job_start(struct serve *sv, struct mcp_call *call, const char *tool,
         struct rt_cmd_opts o = {.policy = INIT_POLICY_AGENT,
                                 .command = cmd,
                                 .job = true,
-                                .timeout_ms = JOB_DEFAULT_TIMEOUT_MS,
+                                .timeout_usec = JOB_DEFAULT_TIMEOUT_USEC,
                                 .max_output = JOB_LOG_MAX};
         serve_read_run_args(a, &o, &cwd, &env, &in);
         int r = rt_session_run(sv->sess, &o, job_done, j, &j->cmd, &err);
@@ -231,6 +232,8 @@ int serve_job_output(struct serve *sv, struct mcp_call *call, const char *tool,
         rtn_json_kv_int(&b, "next_offset", (int64_t)(from + len));
         rtn_json_kv_int(&b, "dropped_bytes", (int64_t)dropped);
         rtn_json_kv_bool(&b, "truncated", from + len < o->total);
+        if (o->data && !rtn_utf8_valid(o->data + start, len)) /* JSON text is UTF-8 */
+                rtn_json_kv_bool(&b, "output_utf8_replaced", true);
         rtn_json_kv_str(&b, "state", job_state(j->cmd));
         rtn_json_obj_end(&b);
         mcp_call_finish_json(call, &b, NULL, false);

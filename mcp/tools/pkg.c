@@ -18,7 +18,7 @@
 #include "mcp/serve.h"
 
 #define PKG_PROGRESS_USEC (3ULL * 1000 * 1000)
-#define PKG_DEFAULT_TIMEOUT_MS (30ULL * 60 * 1000)
+#define PKG_DEFAULT_TIMEOUT_USEC (30ULL * 60 * 1000 * 1000)
 
 struct pkg_ctx {
         struct serve *sv;
@@ -46,7 +46,7 @@ static void on_progress(struct rtn_loop *l, struct rtn_loop_source *t, void *ud)
         struct pkg_ctx *pc = ud;
         char line[200];
         last_line(&pc->cmd->out, line, sizeof line);
-        double secs = (double)(rt_now_ms() - pc->cmd->start_ms) / 1000.0;
+        double secs = (double)(rt_now_usec() - pc->cmd->start_usec) / 1e6;
         mcp_call_progress(pc->call, secs, 0, line[0] ? line : "installing");
 }
 
@@ -65,9 +65,16 @@ static void stderr_notes(const struct pkg_ctx *pc, int code, char *buf, size_t l
 
 static void pkg_done(struct rt_cmd *c, void *ud) {
         struct pkg_ctx *pc = ud;
+        if (pc->sv->hub->installing == pc->sv)
+                pc->sv->hub->installing = NULL;
         if (pc->progress)
                 rtn_loop_timer_cancel(pc->sv->loop, pc->progress);
         int code = rt_cmd_exit_code(c);
+        bool already = code == RT_PKG_EXIT_UNCHANGED; /* nothing ran, nothing changed */
+        if (already) {
+                c->wait_status = 0;
+                code = 0;
+        }
         struct rtn_json_buf b = RTN_JSON_BUF_INIT(0);
         rtn_json_obj_begin(&b);
         rtn_json_key(&b, "packages");
@@ -75,6 +82,7 @@ static void pkg_done(struct rt_cmd *c, void *ud) {
         for (size_t i = 0; i < pc->n; i++)
                 rtn_json_str(&b, pc->names[i]);
         rtn_json_arr_end(&b);
+        rtn_json_kv_bool(&b, "already_installed", already);
         char notes[2048];
         stderr_notes(pc, code, notes, sizeof notes);
         serve_json_run(&b, c, notes); /* provisioning runs under the same seccomp filter */
@@ -86,13 +94,13 @@ static void pkg_done(struct rt_cmd *c, void *ud) {
         free(pc);
 }
 
-static int start_install(struct serve *sv, struct pkg_ctx *pc, uint64_t timeout_ms,
+static int start_install(struct serve *sv, struct pkg_ctx *pc, uint64_t timeout_usec,
                          struct rtn_error *err) {
         int r = rt_session_ensure(sv->sess, err);
         if (r < 0)
                 return r;
         const struct rt_sandbox *sb = rt_session_sandbox(sv->sess);
-        if ((r = rt_pkg_gate_attach(sv->gate, sv->loop, sb, &sv->gate_pid, err)) < 0)
+        if ((r = rt_pkg_gate_attach(sv->gate, sv->loop, sb, &sv->hub->gate_pid, err)) < 0)
                 return r;
         _cleanup_free_ char *cmd = NULL;
         if ((r = rt_pkg_command(pc->names, pc->n, sb->gate_port, sb->idmap.mode, &cmd)) < 0)
@@ -101,7 +109,7 @@ static int start_install(struct serve *sv, struct pkg_ctx *pc, uint64_t timeout_
         struct rt_cmd_opts o = {.command = cmd,
                                 .cwd = "/",
                                 .policy = INIT_POLICY_PROVISION,
-                                .timeout_ms = timeout_ms};
+                                .timeout_usec = timeout_usec};
         return rt_session_run(sv->sess, &o, pkg_done, pc, &pc->cmd, err);
 }
 
@@ -125,8 +133,14 @@ int serve_pkg_install(struct serve *sv, struct mcp_call *call, const char *tool,
                              "pkg_install needs a rootfs base with a package "
                              "manager; this server runs on the host's (start it with --rootfs "
                              "NAME, see rtn rootfs bootstrap)");
+        else if (sv->hub->installing && sv->hub->installing != sv)
+                /* One gate per server, serving one sandbox's listener at a time. */
+                r = rtn_errx(&err, EBUSY,
+                             "an install runs in sandbox %s; one sandbox installs at a time, "
+                             "try again when it has ended",
+                             sv->hub->installing->handle);
         else if ((r = rt_pkg_validate(pc->names, pc->n, &err)) == 0)
-                r = start_install(sv, pc, t > 0 ? (uint64_t)t * 1000 : PKG_DEFAULT_TIMEOUT_MS,
+                r = start_install(sv, pc, t > 0 ? (uint64_t)t * 1000000 : PKG_DEFAULT_TIMEOUT_USEC,
                                   &err);
         if (r < 0) {
                 mcp_call_finish_error(call, "pkg_install: %s", err.msg);
@@ -135,6 +149,7 @@ int serve_pkg_install(struct serve *sv, struct mcp_call *call, const char *tool,
                 return 0;
         }
         mcp_call_set_data(call, pc->cmd);
+        sv->hub->installing = sv;
         if (mcp_call_wants_progress(call))
                 (void)rtn_loop_add_timer(sv->loop, PKG_PROGRESS_USEC, PKG_PROGRESS_USEC,
                                          on_progress, pc, &pc->progress);
@@ -201,6 +216,17 @@ int serve_pkg_query(struct serve *sv, struct mcp_call *call, const char *tool,
         size_t n = 0;
         if (mcp_args_strv(a, "args", &v, &n) < 0)
                 return -EINVAL;
+        if (!sv->gate) { /* the host base: /var, and so dpkg's database, is not inside */
+                mcp_strv_free(v);
+                mcp_call_finish_error(call,
+                                      "pkg_query needs a rootfs base with a package database; "
+                                      "this server runs on the host's, whose /var/lib/dpkg "
+                                      "is not in the sandbox, so any answer would be wrong "
+                                      "(the host's /usr programs are all there: shell_list "
+                                      "lists them; start the server with --rootfs NAME for "
+                                      "packages)");
+                return 0;
+        }
         if (!pkg_query_allowed(v, n)) {
                 mcp_strv_free(v);
                 mcp_call_finish_error(call,

@@ -24,6 +24,46 @@ struct run_ctx {
         bool restarted; /* this command started a fresh sandbox after rtn-init died */
 };
 
+#define NET_DENIED_MAX 16
+
+size_t serve_net_denied(const struct rt_cmd *c, struct netns_denial *out, size_t max,
+                        uint64_t *ret_more) {
+        struct netns_gate *g = rt_session_gate(c->s);
+        *ret_more = 0;
+        if (!g || !c->done || c->policy != INIT_POLICY_AGENT)
+                return 0;
+        return netns_gate_denials(g, c->net_seq, c->net_end_seq, out, max, ret_more);
+}
+
+void serve_json_denials(struct rtn_json_buf *b, const char *key, const struct netns_denial *d,
+                        size_t n, uint64_t more) {
+        rtn_json_key(b, key);
+        rtn_json_arr_begin(b);
+        for (size_t i = 0; i < n; i++) {
+                rtn_json_obj_begin(b);
+                rtn_json_kv_str(b, "host", d[i].host);
+                rtn_json_kv_int(b, "port", d[i].port);
+                rtn_json_kv_str(b, "reason", d[i].reason);
+                rtn_json_kv_int(b, "count", (int64_t)d[i].count);
+                rtn_json_obj_end(b);
+        }
+        rtn_json_arr_end(b);
+        if (more) {
+                char k[64];
+                snprintf(k, sizeof k, "%s_more", key);
+                rtn_json_kv_int(b, k, (int64_t)more);
+        }
+}
+
+/* network_denied: what the proxy refused while the command ran (docs/network.md). */
+void serve_json_net(struct rtn_json_buf *b, const struct rt_cmd *c) {
+        struct netns_denial d[NET_DENIED_MAX];
+        uint64_t more = 0;
+        size_t n = serve_net_denied(c, d, NET_DENIED_MAX, &more);
+        if (n || more)
+                serve_json_denials(b, "network_denied", d, n, more);
+}
+
 void serve_json_run(struct rtn_json_buf *b, const struct rt_cmd *c, const char *stderr_extra) {
         int sig = rt_cmd_signal(c);
         rtn_json_kv_int(b, "exit_code", rt_cmd_exit_code(c));
@@ -36,24 +76,36 @@ void serve_json_run(struct rtn_json_buf *b, const struct rt_cmd *c, const char *
         rtn_json_strn(b, c->out.data ? c->out.data : "", c->out.len);
         rtn_json_key(b, "stderr");
         if (c->spawn_errno) {
-                rtn_json_strf(b, "rtn: %s /bin/sh: %s", init_step_name(c->spawn_step),
+                rtn_json_strf(b, "rtn: %s %s: %s", init_step_name(c->spawn_step),
+                              init_step_subject(c->spawn_step, "/bin/sh", c->cwd),
                               strerror(c->spawn_errno));
         } else {
                 rtn_json_strf(b, "%.*s%s", (int)c->err.len, c->err.data ? c->err.data : "",
                               stderr_extra ? stderr_extra : "");
         }
+        /* JSON text is UTF-8: bytes that are not become U+FFFD, and the result says so. */
+        if (c->out.data && !rtn_utf8_valid(c->out.data, c->out.len))
+                rtn_json_kv_bool(b, "stdout_utf8_replaced", true);
+        if (!c->spawn_errno && c->err.data && !rtn_utf8_valid(c->err.data, c->err.len))
+                rtn_json_kv_bool(b, "stderr_utf8_replaced", true);
         rtn_json_kv_bool(b, "stdout_truncated", c->out.total > c->out.len);
         rtn_json_kv_bool(b, "stderr_truncated", c->err.total > c->err.len);
         rtn_json_kv_bool(b, "timed_out", c->timed_out);
-        rtn_json_kv_int(b, "duration_ms", (int64_t)(c->end_ms - c->start_ms));
+        rtn_json_kv_int(b, "duration_ms", (int64_t)((c->end_usec - c->start_usec) / 1000));
         if (c->blocked.total > 0)
                 rt_blocked_json(b, &c->blocked);
+        serve_json_net(b, c);
 }
 
-/* The report's lines ("rtn: blocked mount(2) by pid 7 (mount): EPERM"), one per record, for
- * the result's second text content; NULL when nothing was blocked. */
-static char *blocked_note(const struct rt_blocked *bl) {
-        if (bl->total == 0)
+/* The report's lines ("rtn: blocked mount(2) by pid 7 (mount): EPERM"), one per record,
+ * then one per kind of network refusal, for the result's second text content; NULL when
+ * nothing was blocked or refused. */
+static char *blocked_note(const struct rt_cmd *c) {
+        const struct rt_blocked *bl = &c->blocked;
+        struct netns_denial d[NET_DENIED_MAX];
+        uint64_t more = 0;
+        size_t nd = serve_net_denied(c, d, NET_DENIED_MAX, &more);
+        if (bl->total == 0 && nd == 0 && more == 0)
                 return NULL;
         char *note = NULL;
         size_t size = 0;
@@ -61,8 +113,16 @@ static char *blocked_note(const struct rt_blocked *bl) {
         if (!f)
                 return NULL;
         char line[256];
-        for (uint32_t i = 0; rt_blocked_line(bl, i, line, sizeof line) >= 0; i++)
+        uint32_t i = 0;
+        for (; bl->total && rt_blocked_line(bl, i, line, sizeof line) >= 0; i++)
                 fprintf(f, "%srtn: %s", i ? "\n" : "", line);
+        for (size_t k = 0; k < nd; k++, i++)
+                fprintf(f, "%srtn: network denied %s:%u: %s (%llu time%s)", i ? "\n" : "",
+                        d[k].host, d[k].port, d[k].reason, (unsigned long long)d[k].count,
+                        d[k].count == 1 ? "" : "s");
+        if (more)
+                fprintf(f, "%srtn: network denied %llu more request%s", i ? "\n" : "",
+                        (unsigned long long)more, more == 1 ? "" : "s");
         if (fclose(f) != 0) {
                 free(note);
                 return NULL;
@@ -89,7 +149,7 @@ static void run_done(struct rt_cmd *c, void *ud) {
                 if (rc->restarted)
                         rtn_json_kv_bool(&b, "sandbox_restarted", true);
                 rtn_json_obj_end(&b);
-                _cleanup_free_ char *note = blocked_note(&c->blocked);
+                _cleanup_free_ char *note = blocked_note(c);
                 mcp_call_finish_json(rc->call, &b, note, false);
         }
         /* The command cannot outlive its call: free it after the callback returns. */
@@ -101,7 +161,7 @@ static void run_done(struct rt_cmd *c, void *ud) {
 static void on_progress(struct rtn_loop *l, struct rtn_loop_source *t, void *ud) {
         struct run_ctx *rc = ud;
         char msg[64];
-        uint64_t secs = (rt_now_ms() - rc->cmd->start_ms) / 1000;
+        uint64_t secs = (rt_now_usec() - rc->cmd->start_usec) / 1000000;
         snprintf(msg, sizeof msg, "running for %llu s", (unsigned long long)secs);
         mcp_call_progress(rc->call, (double)secs, 0, msg);
 }
@@ -113,7 +173,7 @@ int serve_read_run_args(const struct mcp_args *a, struct rt_cmd_opts *o, char **
         if (mcp_args_str(a, "cwd", cwd) == 0)
                 o->cwd = *cwd;
         if (mcp_args_int(a, "timeout", &t) == 0)
-                o->timeout_ms = (uint64_t)t * 1000;
+                o->timeout_usec = (uint64_t)t * 1000000;
         if (mcp_args_map(a, "env", "=", env) == 0)
                 o->env = *env;
         if (mcp_args_str(a, "stdin", in) == 0) {
@@ -194,7 +254,7 @@ int serve_python_exec(struct serve *sv, struct mcp_call *call, const char *tool,
         };
         int64_t t;
         if (mcp_args_int(a, "timeout", &t) == 0)
-                o.timeout_ms = (uint64_t)t * 1000;
+                o.timeout_usec = (uint64_t)t * 1000000;
         if (mcp_args_str(a, "stdin", &in) == 0) {
                 o.stdin_data = in;
                 o.stdin_len = strlen(in);

@@ -66,28 +66,58 @@ int rt_pkg_validate(char *const *names, size_t n, struct rtn_error *err) {
         return 0;
 }
 
+/* Names are validated (rt_pkg_validate): no quote can occur in them, the quoting is belt
+ * and braces. */
+static void put_names(FILE *f, char *const *names, size_t n, bool quoted) {
+        for (size_t i = 0; i < n; i++)
+                fprintf(f, quoted ? " '%s'" : " %s", names[i]);
+}
+
 int rt_pkg_command(char *const *names, size_t n, uint16_t port, enum rt_idmode mode,
                    char **ret_cmd) {
-        size_t cap = 1024 + n * 210;
-        char *c = malloc(cap);
-        if (!c)
+        char *c = NULL;
+        size_t len = 0;
+        /* apt's lists, downloaded .debs and logs live in RT_PKG_APT_DIR for the length of the
+         * install and are removed after it, so a layer holds what was installed and nothing
+         * of the way there (what Dockerfiles get from rm -rf /var/lib/apt/lists). It is in
+         * /var, which only provisioning may write (docs/policy.md, "Agent rules"), not in
+         * /tmp, where a concurrent agent command could swap a .deb between its check and
+         * its unpacking. dpkg's own log goes nowhere. Every name given that is installed
+         * already (at the version given, if one is) means nothing to do: no apt-get, no
+         * write, exit RT_PKG_EXIT_UNCHANGED. */
+        FILE *f = open_memstream(&c, &len);
+        if (!f)
                 return -ENOMEM;
-        /* Names are validated: no quote can occur in them, the quoting is belt and braces. */
-        int len = snprintf(
-                c, cap,
-                "export DEBIAN_FRONTEND=noninteractive; "
+        fputs("export DEBIAN_FRONTEND=noninteractive; D=" RT_PKG_APT_DIR "; "
+              "installed() { for p; do case $p in */*) return 1;; esac; "
+              "s=$(dpkg-query -W -f='${db:Status-Abbrev}${Version}' \"${p%%=*}\" "
+              "2>/dev/null) || return 1; case $s in 'ii '*) ;; *) return 1;; esac; "
+              "case $p in *=*) [ \"${s#ii }\" = \"${p#*=}\" ] || return 1;; esac; done; }; "
+              "if installed",
+              f);
+        put_names(f, names, n, true);
+        fputs("; then echo 'rtn: already installed:", f);
+        put_names(f, names, n, false);
+        fprintf(f,
+                "; nothing to do' >&2; exit %d; fi; "
+                "rm -rf \"$D\" && mkdir -p \"$D/lists/partial\" \"$D/cache/archives/partial\" "
+                "\"$D/log\" || exit; "
                 "O='-o Acquire::http::Proxy=http://127.0.0.1:%u/ "
                 "-o Acquire::https::Proxy=http://127.0.0.1:%u/ "
                 "-o Acquire::Retries=1 -o Dpkg::Use-Pty=0 -o APT::Color=0 "
+                "-o Dir::State::Lists=" RT_PKG_APT_DIR "/lists "
+                "-o Dir::Cache=" RT_PKG_APT_DIR "/cache -o Dir::Log=" RT_PKG_APT_DIR "/log "
+                "-o Dpkg::Options::=--log=/dev/null "
                 "-o Dpkg::Options::=--force-confdef -o Dpkg::Options::=--force-confold%s'; "
                 "apt-get $O -q update && apt-get $O -q -y --no-install-recommends "
                 "install --",
-                port, port, mode == RT_IDMAP_SINGLE ? " -o APT::Sandbox::User=root" : "");
-        for (size_t i = 0; i < n && len > 0 && (size_t)len < cap; i++)
-                len += snprintf(c + len, cap - (size_t)len, " '%s'", names[i]);
-        if (len < 0 || (size_t)len >= cap) {
+                RT_PKG_EXIT_UNCHANGED, port, port,
+                mode == RT_IDMAP_SINGLE ? " -o APT::Sandbox::User=root" : "");
+        put_names(f, names, n, true);
+        fputs("; r=$?; rm -rf \"$D\"; exit $r", f);
+        if (fclose(f) != 0 || !c) {
                 free(c);
-                return -E2BIG;
+                return -ENOMEM;
         }
         *ret_cmd = c;
         return 0;

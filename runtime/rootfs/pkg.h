@@ -16,6 +16,12 @@
  * refused with -EINVAL naming the bad name. */
 int rt_pkg_validate(char *const *names, size_t n, struct rtn_error *err);
 
+/* Where an install keeps apt's lists, cache and logs while it runs; removed after. */
+#define RT_PKG_APT_DIR "/var/cache/rtn-apt"
+/* The install command's exit status when every package named is installed already and
+ * nothing was done (apt-get itself exits 0 or 100). */
+#define RT_PKG_EXIT_UNCHANGED 3
+
 /* The /bin/sh command that runs apt-get update and install of names (validated) with apt's
  * HTTP and HTTPS proxy set to 127.0.0.1:port (the gate), non-interactive. mode is the
  * sandbox's id mapping: with a single mapping apt's download sandbox user (_apt) does not

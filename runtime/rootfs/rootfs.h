@@ -48,5 +48,11 @@ int rt_rootfs_base(const char *data_dir, char **ret, struct rtn_error *err);
 struct rt_rootfs_make {
         enum { RT_ROOTFS_BOOTSTRAP, RT_ROOTFS_IMPORT } how;
         const char *data_dir, *name, *suite, *variant, *mirror, *file;
+        /* Called as each step begins ("download and unpack bookworm (minbase) with
+         * mmdebstrap", "unpack FILE", …), for the caller's progress lines; may be NULL. Each
+         * step is also logged at debug. */
+        void (*phase)(void *ud, const char *what);
+        void *phase_ud;
+        bool tool_output; /* let the bootstrap tool print its own progress (no --quiet) */
 };
 int rt_rootfs_make(const struct rt_rootfs_make *a, struct rtn_error *err);

@@ -15,6 +15,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +26,7 @@
 
 #include "common/cleanup.h"
 #include "common/io.h"
+#include "common/log.h"
 #include "runtime/rootfs/rootfs.h"
 #include "runtime/rootfs/internal.h"
 #include "runtime/runtime.h"
@@ -33,6 +35,20 @@
 #define VFS_CAP_REVISION_2 0x02000000
 #define VFS_CAP_REVISION_3 0x03000000
 #define XATTR_CAPS "security.capability"
+
+/* Tells the caller (and the debug log) that a step begins. */
+static void phase(const struct rt_rootfs_make *a, const char *fmt, ...)
+        __attribute__((format(printf, 2, 3)));
+static void phase(const struct rt_rootfs_make *a, const char *fmt, ...) {
+        char what[512];
+        va_list ap;
+        va_start(ap, fmt);
+        (void)vsnprintf(what, sizeof what, fmt, ap);
+        va_end(ap);
+        log_debug("rootfs %s: %s", a->name, what);
+        if (a->phase)
+                a->phase(a->phase_ud, what);
+}
 
 /* Runs argv, its output going to our stderr, stdin from in_fd (-1: ours) and dir_fd (-1:
  * none) as fd 3; returns the exit code or -errno. */
@@ -134,9 +150,11 @@ static int shift_tree(int dirfd, const char *name, uint32_t su, uint32_t sg, uns
 }
 
 /* After building as real root: hand the tree to the sandbox's root. */
-static int own_tree(const char *tmp, const struct rt_idmap *m, struct rtn_error *err) {
+static int own_tree(const struct rt_rootfs_make *a, const char *tmp, const struct rt_idmap *m,
+                    struct rtn_error *err) {
         if (m->mode != RT_IDMAP_ROOT)
                 return 0;
+        phase(a, "give the tree to the sandbox's ids (uid %u and up)", m->sub_uid);
         _cleanup_close_ int d = open(tmp, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (d < 0)
                 return rtn_err(err, errno, "open %s", tmp);
@@ -147,8 +165,8 @@ static int own_tree(const char *tmp, const struct rt_idmap *m, struct rtn_error 
  * its own /dev, and only real root could make them. tar reads the archive on stdin and writes
  * through /proc/self/fd/3, so it needs no access to the (private, caller-owned) paths leading
  * there: in the subordinate-range case it runs as a root that is not the caller. */
-static int import_tree(const char *tmp, const char *file, const struct rt_idmap *m,
-                       struct rtn_error *err) {
+static int import_tree(const struct rt_rootfs_make *a, const char *tmp, const char *file,
+                       const struct rt_idmap *m, struct rtn_error *err) {
         _cleanup_close_ int in = open(file, O_RDONLY | O_CLOEXEC);
         if (in < 0)
                 return rtn_err(err, errno, "open %s", file);
@@ -170,6 +188,7 @@ static int import_tree(const char *tmp, const char *file, const struct rt_idmap 
                         z = "--xz";
         }
         int r;
+        phase(a, "unpack %s", file);
         if (m->mode == RT_IDMAP_SUBID) {
                 /* Root of the range makes root/ itself (so it owns it) and everything below;
                  * let it into tmp, a private dir under the 0700 rootfs dir, meanwhile. */
@@ -222,15 +241,16 @@ static int import_tree(const char *tmp, const char *file, const struct rt_idmap 
                 return r;
         if (r != 0)
                 return rtn_errx(err, EIO, "tar exited %d extracting %s", r, file);
-        return own_tree(tmp, m, err);
+        return own_tree(a, tmp, m, err);
 }
 
 /* mmdebstrap writes a tarball (as real root, or inside a user namespace on the caller's
  * range), which import_tree then unpacks with the right owners. */
-static int bootstrap_tree(const char *tmp, const char *suite, const char *variant,
-                          const char *mirror, const struct rt_idmap *m, struct rtn_error *err) {
+static int bootstrap_tree(const struct rt_rootfs_make *a, const char *tmp, const struct rt_idmap *m,
+                          struct rtn_error *err) {
         char target[4096], var[64];
-        snprintf(var, sizeof var, "--variant=%s", variant);
+        const char *suite = a->suite, *mirror = a->mirror;
+        snprintf(var, sizeof var, "--variant=%s", a->variant);
         int r;
         if (m->mode == RT_IDMAP_SINGLE)
                 return rtn_errx(err, EPERM,
@@ -240,14 +260,16 @@ static int bootstrap_tree(const char *tmp, const char *suite, const char *varian
                                 "a tarball instead (rtn rootfs import FILE NAME)");
         if (have("mmdebstrap")) {
                 snprintf(target, sizeof target, "%s/base.tar", tmp);
-                char *argv[] = {"mmdebstrap",
-                                m->mode == RT_IDMAP_ROOT ? "--mode=root" : "--mode=unshare",
-                                var,
-                                "--quiet",
-                                (char *)suite,
-                                target,
-                                (char *)mirror,
-                                NULL};
+                char *argv[8] = {"mmdebstrap",
+                                 m->mode == RT_IDMAP_ROOT ? "--mode=root" : "--mode=unshare", var};
+                size_t k = 3;
+                if (!a->tool_output) /* else its "I:" lines and, on a terminal, its bar */
+                        argv[k++] = "--quiet";
+                argv[k++] = (char *)suite;
+                argv[k++] = target;
+                argv[k++] = (char *)mirror; /* NULL ends argv when there is none */
+                phase(a, "download and unpack %s (%s) with mmdebstrap from %s", suite, a->variant,
+                      mirror ? mirror : "its default mirror");
                 /* In unshare mode mmdebstrap builds the tree under $TMPDIR as the range's
                  * root, a subordinate id that cannot enter a private TMPDIR (a 0700 dir of
                  * the caller's): use the world-writable, sticky /var/tmp instead. */
@@ -263,15 +285,17 @@ static int bootstrap_tree(const char *tmp, const char *suite, const char *varian
                 }
                 free(saved);
                 if (r == 0) {
-                        r = import_tree(tmp, target, m, err);
+                        r = import_tree(a, tmp, target, m, err);
                         unlink(target);
                         return r;
                 }
         } else if (have("debootstrap") && m->mode == RT_IDMAP_ROOT) {
                 snprintf(target, sizeof target, "%s/root", tmp);
                 char *argv[] = {"debootstrap", var, (char *)suite, target, (char *)mirror, NULL};
+                phase(a, "download and unpack %s (%s) with debootstrap from %s", suite, a->variant,
+                      mirror ? mirror : "its default mirror");
                 if ((r = run(argv, -1, -1, err)) == 0)
-                        return own_tree(tmp, m, err);
+                        return own_tree(a, tmp, m, err);
         } else {
                 return rtn_errx(err, ENOENT,
                                 "neither mmdebstrap nor (as root) debootstrap is "
@@ -333,13 +357,14 @@ int rt_rootfs_make(const struct rt_rootfs_make *a, struct rtn_error *err) {
         remove_tmp(base, tmpname, &m);
         if (mkdir(tmp, 0700) < 0)
                 return rtn_err(err, errno, "create %s", tmp);
-        r = a->how == RT_ROOTFS_BOOTSTRAP
-                    ? bootstrap_tree(tmp, a->suite, a->variant, a->mirror, &m, err)
-                    : import_tree(tmp, a->file, &m, err);
+        r = a->how == RT_ROOTFS_BOOTSTRAP ? bootstrap_tree(a, tmp, &m, err)
+                                          : import_tree(a, tmp, a->file, &m, err);
         _cleanup_close_ int t = r < 0 ? -1 : open(tmp, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         _cleanup_close_ int root = t < 0 ? -1 : openat(t, "root", O_PATH | O_DIRECTORY | O_CLOEXEC);
         if (r >= 0 && root < 0)
                 r = rtn_err(err, errno, "open %s/root", tmp);
+        if (r >= 0)
+                phase(a, "record its stamp and move it into place");
         if (r >= 0 && (r = rt_rootfs_stamp(root, &stamp, err)) >= 0 &&
             (r = write_stamp(t, stamp)) < 0)
                 rtn_err(err, r, "write %s/stamp", tmp);

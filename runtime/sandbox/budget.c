@@ -71,17 +71,25 @@ const struct rt_budgets *rt_budgets_get(void) {
  * "other" bits of these files, which are none, so before setresuid root's child may not
  * write them). A file the kernel lacks or refuses (EPERM/EACCES: no CAP_SYS_RESOURCE in a
  * nested set-up) is skipped, as pid_max is; docs/security-invariants.md (10) says what is
- * lost then. */
-int rt_child_budgets(const struct rt_plan *p, struct rtn_error *err) {
+ * lost then. In a container /proc/sys is read-only (EROFS): they are written through the
+ * sandbox's fresh procfs instead (proc, from runtime/sandbox/mount.c), or, where the
+ * container forbids one, lost, which rtn says (rt_setup_warning). */
+int rt_child_budgets(const struct rt_plan *p, const char *proc, struct rtn_error *err) {
         const struct rt_budgets *b = p->budgets;
         for (size_t i = 0; b && i < b->n; i++) {
-                char path[64], val[24];
-                snprintf(path, sizeof path, SYSCTL_USER "/%s", b->b[i].name);
+                char path[96], val[24];
+                snprintf(path, sizeof path, "%s/sys/user/%s", proc, b->b[i].name);
                 snprintf(val, sizeof val, "%llu", b->b[i].max);
                 int r = rtn_write_file_at(AT_FDCWD, path, val);
+                if (r == -EROFS && p->protect) {
+                        p->protect->setup.budgets_lost = true;
+                        return 0;
+                }
                 if (r < 0 && r != -ENOENT && r != -EPERM && r != -EACCES)
                         return rtn_err(err, r, "set %s of the sandbox to %s", path, val);
         }
+        if (p->protect)
+                p->protect->setup.budgets_lost = false;
         return 0;
 }
 

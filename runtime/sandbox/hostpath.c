@@ -23,6 +23,7 @@
 #include "common/sandbox_dirs.h"
 #include "common/syscall.h"
 #include "runtime/runtime.h"
+#include "runtime/session/registry.h"
 
 static const char *const system_dirs[] = {RTN_HOST_SYSTEM_DIRS(RTN_DIR_ABS)};
 
@@ -138,6 +139,19 @@ static int check_data_dir(const char *p, const char *data_dir, struct rtn_error 
         return 0;
 }
 
+/* The registry of running sandboxes (runtime/session/registry.h) is what `rtn ps` shows:
+ * a sandbox that could write it could list what is not running. */
+static int check_registry(const char *p, struct rtn_error *err) {
+        char reg[600];
+        rt_registry_path(reg, sizeof reg);
+        if (is_under(p, reg) || is_under(reg, p))
+                return rtn_errx(err, EPERM,
+                                "refusing to bind %s: it holds rtn's registry of running "
+                                "sandboxes %s",
+                                p, reg);
+        return 0;
+}
+
 static bool below_home(const char *p, const char *home, const char *home_real) {
         return (home && is_under(p, home)) || (home_real[0] && is_under(p, home_real));
 }
@@ -164,7 +178,7 @@ static int check_policy(const char *p, const struct rt_hostpath_policy *pol,
             (is_under(p, "/root") && !mine) || !strcmp(p, "/home"))
                 return rtn_errx(err, EPERM, "refusing to bind %s: another user's home", p);
         if ((r = check_passwd_homes(p, home, home_real, err)) < 0 ||
-            (r = check_data_dir(p, pol->data_dir, err)) < 0 ||
+            (r = check_data_dir(p, pol->data_dir, err)) < 0 || (r = check_registry(p, err)) < 0 ||
             (home && (r = check_holds_home(p, home, err)) < 0) ||
             (home_real[0] && (r = check_holds_home(p, home_real, err)) < 0))
                 return r;
@@ -186,7 +200,7 @@ int rt_hostpath_check(const char *path, const struct rt_hostpath_policy *pol,
         int r = check_lexical(path, err);
         if (r < 0 || (r = check_policy(path, pol, err)) < 0)
                 return r;
-        struct open_how how = {.flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
+        struct open_how how = {.flags = O_PATH | O_CLOEXEC,
                                .resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS};
         _cleanup_close_ int fd = sys_openat2(AT_FDCWD, path, &how, sizeof how);
         if (fd < 0 && errno == ELOOP)
@@ -199,6 +213,12 @@ int rt_hostpath_check(const char *path, const struct rt_hostpath_policy *pol,
         struct stat st;
         if (fstat(fd, &st) < 0)
                 return rtn_err(err, errno, "stat %s", path);
+        /* A device, FIFO or socket bound in would reach the host's kernel objects. */
+        if (!S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode))
+                return rtn_errx(err, EINVAL,
+                                "refusing to bind %s: neither a directory nor a regular file",
+                                path);
+        ret->file = S_ISREG(st.st_mode);
         ret->dev = st.st_dev;
         ret->ino = st.st_ino;
         ret->fd = TAKE_FD(fd);
@@ -209,14 +229,14 @@ int rt_mount_point_check(const char *dst, struct rtn_error *err) {
         if (dst[0] != '/' || strlen(dst) > 1024)
                 return rtn_errx(err, EINVAL, "mount point must be an absolute path");
         for (const char *s = dst; *s; s++)
-                if (*s == ',' || *s == ':' || (unsigned char)*s < 0x20 ||
+                if (*s == ',' || (unsigned char)*s < 0x20 ||
                     (s[0] == '/' &&
                      (s[1] == '/' || (s[1] == '\0' && s != dst) ||
                       (s[1] == '.' && (s[2] == '/' || s[2] == '\0' ||
                                        (s[2] == '.' && (s[3] == '/' || s[3] == '\0')))))))
                         return rtn_errx(err, EINVAL,
                                         "mount point must be canonical, without ',' "
-                                        "':' or control characters: %s",
+                                        "or control characters: %s",
                                         dst);
         bool ws = is_under(dst, "/workspace") && strcmp(dst, "/workspace");
         if (!ws && !is_under(dst, "/mnt"))
@@ -224,6 +244,66 @@ int rt_mount_point_check(const char *dst, struct rtn_error *err) {
                                 "mount point %s: only below /workspace or under "
                                 "/mnt",
                                 dst);
+        return 0;
+}
+
+int rt_bind_file_mode(struct rt_bind *b, bool file, struct rtn_error *err) {
+        b->file = file;
+        if (!file)
+                return 0;
+        /* The agent owns what the caller owns: a writable file bind would let it chmod the
+         * host file, and nothing in a sandbox could stop that (Landlock has no right for
+         * it). Read-only, the mount refuses every change (EROFS) and, a mount point, it
+         * cannot be renamed over or removed (EBUSY). */
+        if (b->rw && b->mode_given)
+                return rtn_errx(err, EPERM,
+                                "refusing to bind the file %s read-write: a file is bound "
+                                "read-only (bind its directory to let the sandbox write it)",
+                                b->src);
+        b->rw = false;
+        return 0;
+}
+
+int rt_bind_path_clean(char *path, size_t cap, bool rel_ok, const char *what,
+                       struct rtn_error *err) {
+        char buf[4096], cwd[4096];
+        if (!path[0])
+                return rtn_errx(err, EINVAL, "%s is empty", what);
+        if (path[0] != '/') {
+                if (!rel_ok)
+                        return rtn_errx(err, EINVAL, "%s must be an absolute path: %s", what, path);
+                if (!getcwd(cwd, sizeof cwd))
+                        return rtn_err(err, errno, "%s %s: the current directory", what, path);
+        } else {
+                cwd[0] = '\0';
+        }
+        if ((size_t)snprintf(buf, sizeof buf, "%s/%s", cwd, path) >= sizeof buf)
+                return rtn_errx(err, ENAMETOOLONG, "%s too long", what);
+        char out[4096];
+        size_t o = 0;
+        for (char *c = buf, *next; c; c = next) {
+                next = strchr(c, '/');
+                if (next)
+                        *next++ = '\0';
+                if (!*c || !strcmp(c, "."))
+                        continue;
+                if (!strcmp(c, ".."))
+                        return rtn_errx(
+                                err, EINVAL,
+                                "%s %s: not canonical, '..' is not taken (name the directory "
+                                "without it)",
+                                what, path);
+                size_t n = strlen(c);
+                if (o + n + 2 > cap || o + n + 2 > sizeof out)
+                        return rtn_errx(err, ENAMETOOLONG, "%s too long", what);
+                out[o++] = '/';
+                memcpy(out + o, c, n);
+                o += n;
+        }
+        if (o == 0)
+                out[o++] = '/';
+        out[o] = '\0';
+        memcpy(path, out, o + 1);
         return 0;
 }
 
@@ -243,15 +323,23 @@ int rt_binds_check(struct rt_spec *spec, const char *data_dir, struct rtn_error 
                 if ((r = rt_hostpath_check(spec->workspace, &pol, &hp, err)) < 0)
                         return rtn_err_wrap(err, "--workspace %s", spec->workspace);
                 close(hp.fd);
+                if (hp.file)
+                        return rtn_errx(err, ENOTDIR, "--workspace %s: not a directory",
+                                        spec->workspace);
                 spec->workspace_dev = hp.dev;
                 spec->workspace_ino = hp.ino;
         }
         for (size_t i = 0; i < spec->nbinds; i++) {
-                if ((r = rt_hostpath_check(spec->binds[i].src, &pol, &hp, err)) < 0)
-                        return rtn_err_wrap(err, "--bind %s", spec->binds[i].src);
+                struct rt_bind *b = &spec->binds[i];
+                if ((r = rt_mount_point_check(b->dst, err)) < 0)
+                        return rtn_err_wrap(err, "--bind %s", b->src);
+                if ((r = rt_hostpath_check(b->src, &pol, &hp, err)) < 0)
+                        return rtn_err_wrap(err, "--bind %s", b->src);
                 close(hp.fd);
-                spec->binds[i].dev = hp.dev;
-                spec->binds[i].ino = hp.ino;
+                if ((r = rt_bind_file_mode(b, hp.file, err)) < 0)
+                        return rtn_err_wrap(err, "--bind %s", b->src);
+                b->dev = hp.dev;
+                b->ino = hp.ino;
         }
         return 0;
 }

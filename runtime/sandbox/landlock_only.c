@@ -6,11 +6,15 @@
  * git dirs and host-run files, runtime/sandbox/protect.c) and a private temp dir, signals and
  * abstract sockets scoped, TCP closed, and the seccomp allowlist.
  * What it cannot give (a private /tmp, hidden host processes, a private network for UDP,
- * throw-away writes) is listed in docs/security-invariants.md; rtn exec says so on stderr. */
+ * throw-away writes) is listed in docs/security-invariants.md; rtn exec says so on stderr.
+ * As root (a container that denies user namespaces) commands run as a uid that owns nothing
+ * (choose_agent). */
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <limits.h>
 #include <poll.h>
+#include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -95,6 +99,10 @@ static int start_init(struct rt_sandbox *sb, struct rtn_error *err) {
         struct clone_args ca = {
                 .flags = CLONE_PIDFD, .pidfd = (uint64_t)(uintptr_t)&pidfd, .exit_signal = SIGCHLD};
         pid_t pid = sys_clone3(&ca, sizeof ca);
+        /* A seccomp profile that denies clone3 (ENOSYS in Docker's, EPERM in one that denies
+         * user namespaces) may still let clone(2) make a plain child. */
+        if (pid < 0 && (errno == ENOSYS || errno == EPERM))
+                pid = sys_clone_pidfd(&pidfd);
         if (pid < 0) {
                 int e = errno;
                 close(sv[0]);
@@ -162,23 +170,71 @@ static int protect_workspace(const struct rt_spec *spec, const struct rt_sandbox
         return r;
 }
 
+/* Whether ID is one of this user namespace's (/proc/self/uid_map or gid_map): a chown or
+ * setuid to an id the namespace does not map fails with EINVAL. */
+static bool id_mapped(const char *map, unsigned id) {
+        FILE *f = fopen(map, "re");
+        if (!f)
+                return true; /* no map to read: the initial namespace maps every id */
+        unsigned long in, out, n;
+        bool ok = false;
+        while (!ok && fscanf(f, "%lu %lu %lu", &in, &out, &n) == 3)
+                ok = id >= in && id - in < n;
+        fclose(f);
+        return ok;
+}
+
+/* Host root owns the system files, and Landlock does not cover chmod, chown, utimes or
+ * xattrs: a confined root could still change their metadata. Without a user namespace to
+ * map it away, root's commands run as RT_LANDLOCK_ROOT_UID instead, a uid that owns nothing:
+ * no passwd entry, above rtn's own subordinate block (refused if the system names it). */
+static int choose_agent(struct rt_sandbox *sb, struct rtn_error *err) {
+        sb->idmap.mode = RT_IDMAP_SINGLE;
+        sb->idmap.agent_drop_caps = false;
+        if (geteuid() != 0) {
+                sb->idmap.agent_uid = geteuid();
+                sb->idmap.agent_gid = getegid();
+                return 0;
+        }
+        if (getpwuid(RT_LANDLOCK_ROOT_UID) || getgrgid(RT_LANDLOCK_ROOT_UID))
+                return rtn_errx(err, EEXIST,
+                                "--isolation landlock as root runs commands as uid %u, which "
+                                "must own nothing, but the system names it (passwd or group)",
+                                (unsigned)RT_LANDLOCK_ROOT_UID);
+        /* uid 0 of a user namespace that maps a single id (inside another sandbox, say) is
+         * an ordinary user outside and has no uid to give its commands. */
+        if (!id_mapped("/proc/self/uid_map", RT_LANDLOCK_ROOT_UID) ||
+            !id_mapped("/proc/self/gid_map", RT_LANDLOCK_ROOT_UID))
+                return rtn_errx(err, EINVAL,
+                                "--isolation landlock as root runs commands as uid %u, which "
+                                "this user namespace does not map (its root is another user "
+                                "outside, so there is no uid to run them as)",
+                                (unsigned)RT_LANDLOCK_ROOT_UID);
+        sb->idmap.agent_uid = RT_LANDLOCK_ROOT_UID;
+        sb->idmap.agent_gid = RT_LANDLOCK_ROOT_UID;
+        return 0;
+}
+
+/* Root's agent must be able to write its temp dir (and a workspace rtn made). */
+static int give_dirs(const struct rt_sandbox *sb, struct rtn_error *err) {
+        if (geteuid() != 0)
+                return 0;
+        if (chown(sb->host_tmp, sb->idmap.agent_uid, sb->idmap.agent_gid) < 0)
+                return rtn_err(err, errno, "chown %s", sb->host_tmp);
+        if (sb->remove_workspace &&
+            chown(sb->workspace, sb->idmap.agent_uid, sb->idmap.agent_gid) < 0)
+                return rtn_err(err, errno, "chown %s", sb->workspace);
+        return 0;
+}
+
 int rt_landlock_only_start(const struct rt_spec *spec, struct rt_sandbox *sb,
                            struct rtn_error *err) {
         int r;
-        /* Host root owns the system files, and Landlock does not cover chmod, chown, utimes
-         * or xattrs: a confined root could still change their metadata. No user namespace
-         * means no other uid to run as, so refuse. */
-        if (geteuid() == 0)
-                return rtn_errx(err, EPERM,
-                                "--isolation landlock will not run as root: without "
-                                "a user namespace the command would own the host's system "
-                                "files; run rtn as an unprivileged user");
         sb->isolation = INIT_ISOLATION_LANDLOCK;
-        sb->idmap.mode = RT_IDMAP_SINGLE;
-        sb->idmap.agent_uid = geteuid();
-        sb->idmap.agent_gid = getegid();
-        sb->idmap.agent_drop_caps = false;
-        if ((r = setup_dirs(spec, sb, err)) < 0 || (r = start_init(sb, err)) < 0)
+        if ((r = choose_agent(sb, err)) < 0)
+                return r;
+        if ((r = setup_dirs(spec, sb, err)) < 0 || (r = give_dirs(sb, err)) < 0 ||
+            (r = start_init(sb, err)) < 0)
                 goto fail;
         struct init_ready ready;
         if ((r = rt_recv_typed(sb, &ready, sizeof ready, INIT_MSG_READY, "rtn-init start", err)) <

@@ -3,26 +3,59 @@
  * writer (kernel/pid_sysctl.h, commit "pid: allow pid_max to be set per pid namespace"), and
  * the child is PID 1 of a fresh one, holding CAP_SYS_ADMIN in its owning user namespace; a
  * namespace's pid_max caps how many tasks can exist in it at once, whatever uid they run as
- * (RLIMIT_NPROC would count per uid, host-wide). Memory: oom_score_adj 1000 makes the sandbox
- * the OOM killer's first choice; a hard cap is the sandbox cgroup's memory.max where cgroup v2
- * has the memory controller for us (runtime/sandbox/cgroup.c), else RLIMIT_AS per process. */
+ * (RLIMIT_NPROC would count per uid, host-wide). In a container /proc/sys is mounted
+ * read-only (EROFS): the write is tried again through the sandbox's fresh procfs before it is
+ * made read-only (rt_child_pid_max_late), and where the container forbids a fresh procfs
+ * too, RLIMIT_NPROC stands in (docs/containers.md): set on the child, it is inherited by
+ * rtn-init and every command, and the kernel counts it per uid of the sandbox's own user
+ * namespace (ucounts), so the caller's other processes do not count against it.
+ * Memory: oom_score_adj 1000 makes the sandbox the OOM killer's first choice; a hard cap is
+ * the sandbox cgroup's memory.max where cgroup v2 has the memory controller for us
+ * (runtime/sandbox/cgroup.c), else RLIMIT_AS per process. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <sys/resource.h>
 
 #include "common/io.h"
 #include "runtime/internal.h"
 
-int rt_child_limits(const struct rt_plan *p, struct rtn_error *err) {
-        char val[32];
+static int write_pid_max(const struct rt_plan *p, const char *proc) {
+        char val[32], path[64];
         snprintf(val, sizeof val, "%u", p->spec->pids_max);
-        int r = rtn_write_file_at(AT_FDCWD, "/proc/sys/kernel/pid_max", val);
-        /* Before 6.14 the file is the host's and not ours to write (EPERM/EACCES): go on;
-         * rtn probe and docs/security-invariants.md say what is lost. */
-        if (r < 0 && r != -EPERM && r != -EACCES)
-                return rtn_err(err, r, "set pid_max of the sandbox to %s", val);
+        snprintf(path, sizeof path, "%s/sys/kernel/pid_max", proc);
+        return rtn_write_file_at(AT_FDCWD, path, val);
+}
+
+static void report_pids(const struct rt_plan *p, enum rt_pids_route route) {
+        if (p->protect)
+                p->protect->setup.pids = route;
+}
+
+int rt_child_limits(const struct rt_plan *p, struct rtn_error *err) {
+        int r = write_pid_max(p, "/proc");
+        /* Before 6.14 the file is the host's and not ours to write (EPERM/EACCES); in a
+         * container it is read-only (EROFS): the fresh procfs gets a second try. */
+        if (r < 0 && r != -EPERM && r != -EACCES && r != -EROFS)
+                return rtn_err(err, r, "set pid_max of the sandbox to %u", p->spec->pids_max);
+        report_pids(p, r == 0 ? RT_PIDS_PID_MAX : RT_PIDS_NPROC);
         r = rtn_write_file_at(AT_FDCWD, "/proc/self/oom_score_adj", "1000");
         if (r < 0)
                 return rtn_err(err, r, "set oom_score_adj of the sandbox");
+        return 0;
+}
+
+int rt_child_pid_max_late(const struct rt_plan *p, const char *fresh_proc, struct rtn_error *err) {
+        if (!p->protect || p->protect->setup.pids == RT_PIDS_PID_MAX)
+                return 0;
+        if (fresh_proc && write_pid_max(p, fresh_proc) == 0) {
+                report_pids(p, RT_PIDS_PID_MAX);
+                return 0;
+        }
+        struct rlimit rl = {p->spec->pids_max, p->spec->pids_max};
+        if (setrlimit(RLIMIT_NPROC, &rl) < 0)
+                return rtn_err(err, errno, "set RLIMIT_NPROC of the sandbox to %u",
+                               p->spec->pids_max);
+        report_pids(p, RT_PIDS_NPROC);
         return 0;
 }

@@ -78,6 +78,23 @@ static int mkdir_owned(const char *path, mode_t mode, uid_t uid, gid_t gid, stru
         return 0;
 }
 
+/* A bind's mount point: a directory, or for a file bind an empty file in its directory. */
+static int make_mountpoint(char *path, bool file) {
+        if (!file)
+                return mkdir_p(path, 0755);
+        char *slash = strrchr(path, '/');
+        *slash = '\0';
+        int r = slash == path ? 0 : mkdir_p(path, 0755);
+        *slash = '/';
+        if (r < 0)
+                return r;
+        int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+        if (fd < 0)
+                return errno == EEXIST ? 0 : negative_errno();
+        close(fd);
+        return 0;
+}
+
 static const char *const skel_dirs[] = {RTN_SKELETON_DIRS(RTN_DIR_BARE)};
 
 static bool under_workspace(const char *dst) {
@@ -101,6 +118,10 @@ static int build_skel(const struct rt_plan *p, struct rtn_error *err) {
                 if (mkdir(path, 0755) < 0 && errno != EEXIST)
                         return rtn_err(err, errno, "create skeleton %s", path);
         }
+        if (p->spec->ca_pem && mkdir(SKEL "/run/rtn", 0755) < 0)
+                return rtn_err(err, errno, "create skeleton /run/rtn");
+        if (p->spec->ca_pem && (r = rt_identity_ca_bundle(p, SKEL RT_CA_BUNDLE, err)) < 0)
+                return r;
         const struct rt_idmap *m = p->idmap;
         if (chmod(SKEL "/root", 0700) < 0 || chmod(SKEL "/var/tmp", 01777) < 0)
                 return rtn_err(err, errno, "chmod skeleton");
@@ -114,7 +135,7 @@ static int build_skel(const struct rt_plan *p, struct rtn_error *err) {
                 if ((p->workspace_fd >= 0 || p->workspace_tree >= 0) && under_workspace(dst))
                         continue; /* created in the bound host dir at bind time */
                 snprintf(path, sizeof path, SKEL "%s", dst);
-                if ((r = mkdir_p(path, 0755)) < 0)
+                if ((r = make_mountpoint(path, p->spec->binds[i].file)) < 0)
                         return rtn_err(err, r, "create mountpoint %s", dst);
         }
         return 0;
@@ -268,6 +289,40 @@ static int mount_kept_upper(const struct rt_plan *p, struct rtn_error *err) {
         return 0;
 }
 
+/* A host dir with mounts over entries in it that the kernel locked (a container runtime's
+ * /etc/hosts, /etc/resolv.conf, /etc/hostname; a volume below /usr) cannot be an overlay's
+ * lower layer (fs/namespace.c, clone_private_mount: EINVAL), nor be bound without them. It
+ * is bound with them instead, recursively and read-only: agent commands could not write it
+ * anyway (Landlock gives / read and execute only), provisioning cannot change it, and no
+ * committed layer can be stacked on it, which is refused rather than hidden. rtn says so
+ * (rt_setup_warning; docs/containers.md). */
+static int bind_locked_dir(const struct rt_plan *p, const struct rt_hostdir *h, const char *dst,
+                           const char *shown, struct rtn_error *err) {
+        if (p->nlayers)
+                return rtn_errx(err, EINVAL,
+                                "%s has the container's mounts over files in it, so the "
+                                "environment's committed layers cannot be stacked on it; use "
+                                "another --env or a --rootfs",
+                                shown);
+        *err = (struct rtn_error){0};
+        _cleanup_close_ int tree = sys_open_tree(
+                h->fd, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE | AT_EMPTY_PATH);
+        if (tree < 0)
+                return rtn_err(err, errno, "clone %s with the mounts in it", shown);
+        struct mount_attr a = {.attr_set =
+                                       MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV};
+        if (sys_mount_setattr(tree, "", AT_EMPTY_PATH | AT_RECURSIVE, &a, sizeof a) < 0)
+                return rtn_err(err, errno, "make %s read-only", shown);
+        if (sys_move_mount(tree, "", AT_FDCWD, dst, MOVE_MOUNT_F_EMPTY_PATH) < 0)
+                return rtn_err(err, errno, "attach %s", shown);
+        if (p->protect) {
+                struct rt_setup_report *s = &p->protect->setup;
+                size_t len = strlen(s->ro_dirs);
+                snprintf(s->ro_dirs + len, sizeof s->ro_dirs - len, "%s%s", len ? " " : "", shown);
+        }
+        return 0;
+}
+
 static int mount_root(const struct rt_plan *p, struct rtn_error *err) {
         char upper[40], work[64], bottom[96], dst[64], fdp[32];
         const char *wbase = STAGE "/work";
@@ -301,14 +356,23 @@ static int mount_root(const struct rt_plan *p, struct rtn_error *err) {
                 snprintf(shown, sizeof shown, "/%s", h->name);
                 if (!plain && mkdir_p(dst, 0755) < 0)
                         return rtn_err(err, errno, "mkdir %s", dst);
-                if ((r = mount_overlay(p, h->name, rt_fdpath(fdp, h->fd), u, w, dst, shown, err)) <
-                    0)
+                /* The sandbox's identity files sit between the layers and the host's /etc. */
+                if (strcmp(h->name, "etc") == 0)
+                        snprintf(bottom, sizeof bottom, "%s:%s", rt_identity_lower(),
+                                 rt_fdpath(fdp, h->fd));
+                else
+                        rt_fdpath(bottom, h->fd);
+                r = mount_overlay(p, h->name, bottom, u, w, dst, shown, err);
+                if (r == -EINVAL)
+                        r = bind_locked_dir(p, h, dst, shown, err);
+                if (r < 0)
                         return r;
         }
         if (plain)
                 return 0;
         if (p->base_fd >= 0)
-                snprintf(bottom, sizeof bottom, SKEL ":%s", rt_fdpath(fdp, p->base_fd));
+                snprintf(bottom, sizeof bottom, SKEL ":" RT_STAGE "/id:%s",
+                         rt_fdpath(fdp, p->base_fd));
         else
                 snprintf(bottom, sizeof bottom, SKEL);
         snprintf(work, sizeof work, "%s/root", wbase);
@@ -326,10 +390,28 @@ static int mount_root(const struct rt_plan *p, struct rtn_error *err) {
         return 0;
 }
 
-static int mount_proc(struct rtn_error *err) {
+/* A fresh procfs of the sandbox's pid namespace. The kernel refuses one in a user namespace
+ * unless the procfs already mounted is fully visible (fs/namespace.c, mount_too_revealing):
+ * container runtimes mask paths of theirs (/proc/kcore, /proc/keys... under bind mounts), so
+ * in a default container it fails with EPERM. Then the host's /proc is bound instead, its
+ * masks and read-only parts with it (MS_REC; the kernel locks them): commands see the
+ * host's processes, which they can neither signal nor trace (another pid namespace,
+ * seccomp), and the blocked-call report may miss the names of callers (rtn-init reads them
+ * from /proc by its own pids). rtn says so; docs/containers.md has what each mode costs. */
+static int mount_proc(const struct rt_plan *p, struct rtn_error *err) {
         int r = do_mount("proc", NEWROOT "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL,
                          "/proc", err);
-        if (r < 0)
+        bool fresh = r == 0;
+        if (r == -EPERM || r == -EACCES) {
+                *err = (struct rtn_error){0};
+                r = do_mount("/proc", NEWROOT "/proc", NULL, MS_BIND | MS_REC, NULL, "/proc", err);
+                if (r == 0 && p->protect)
+                        p->protect->setup.proc = RT_PROC_HOST;
+        }
+        if (r < 0 || (r = rt_child_pid_max_late(p, fresh ? NEWROOT "/proc" : NULL, err)) < 0)
+                return r;
+        if (fresh && p->protect && p->protect->setup.budgets_lost &&
+            (r = rt_child_budgets(p, NEWROOT "/proc", err)) < 0)
                 return r;
         /* As bwrap does: kernel knobs stay read-only even where the userns would allow a write
          * (net sysctls of our own netns are harmless, but nothing needs them). */
@@ -389,7 +471,8 @@ static int mount_dev(struct rtn_error *err) {
  * workspace is the agent's, and a symlink it planted there in an earlier run (sub -> /etc,
  * sub -> ../../etc) must not redirect the next sandbox's bind onto a system dir or, through
  * mkdir, onto a host path. Returns an O_PATH fd to mount onto via /proc/self/fd. */
-static int open_bind_dst(const struct rt_plan *p, const char *dst, struct rtn_error *err) {
+static int open_bind_dst(const struct rt_plan *p, const char *dst, bool file,
+                         struct rtn_error *err) {
         _cleanup_close_ int root = open(NEWROOT, O_PATH | O_DIRECTORY | O_CLOEXEC);
         if (root < 0)
                 return rtn_err(err, errno, "open new root");
@@ -410,7 +493,7 @@ static int open_bind_dst(const struct rt_plan *p, const char *dst, struct rtn_er
                         setfsgid(p->idmap->agent_gid);
                         setfsuid(p->idmap->agent_uid);
                 }
-                int r = mkdir_p(path, 0755);
+                int r = make_mountpoint(path, file);
                 if (as_agent) {
                         setfsuid(0);
                         setfsgid(0);
@@ -426,6 +509,13 @@ static int open_bind_dst(const struct rt_plan *p, const char *dst, struct rtn_er
                                 dst);
         if (fd < 0)
                 return rtn_err(err, errno, "bind destination %s", dst);
+        struct stat st;
+        if (fstat(fd, &st) < 0 || S_ISDIR(st.st_mode) == file) {
+                close(fd);
+                return rtn_errx(err, file ? EISDIR : ENOTDIR,
+                                "bind destination %s: the source is a %s, the mount point is not",
+                                dst, file ? "file" : "directory");
+        }
         return fd;
 }
 
@@ -527,9 +617,9 @@ static int mount_bind(const struct rt_plan *p, size_t i, int *stand_in, struct r
         const struct rt_bind *b = &p->spec->binds[i];
         char dst[4200];
         int r;
-        _cleanup_close_ int dfd = open_bind_dst(p, b->dst, err);
-        if (dfd < 0)
-                return dfd;
+        _cleanup_close_ int dfd = open_bind_dst(p, b->dst, b->file, err);
+        if (dfd < 0) /* name the bind: a mount point the agent cannot make is the user's */
+                return rtn_err_wrap(err, "bind %s", b->src);
         uint64_t attrs = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;
         if (!b->rw)
                 attrs |= MOUNT_ATTR_RDONLY;
@@ -582,8 +672,9 @@ int rt_child_build_root(const struct rt_plan *p, struct rtn_error *err) {
                 return r;
         if (mkdir(SKEL, 0755) < 0 || mkdir(NEWROOT, 0755) < 0 || mkdir(STAGE "/work", 0700) < 0)
                 return rtn_err(err, errno, "create stage dirs");
-        if ((r = build_skel(p, err)) < 0 || (r = mount_root(p, err)) < 0 ||
-            (r = mount_proc(err)) < 0 || (r = mount_dev(err)) < 0)
+        if ((r = rt_identity_make(p, err)) < 0 || (r = build_skel(p, err)) < 0 ||
+            (r = mount_root(p, err)) < 0 || (r = rt_identity_bind(NEWROOT, err)) < 0 ||
+            (r = mount_proc(p, err)) < 0 || (r = mount_dev(err)) < 0)
                 return r;
         snprintf(opts, sizeof opts, "mode=1777,size=%llu",
                  (unsigned long long)p->spec->upper_bytes);

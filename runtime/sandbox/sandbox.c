@@ -26,6 +26,7 @@
 
 #include "common/cleanup.h"
 #include "common/io.h"
+#include "common/log.h"
 #include "common/sandbox_dirs.h"
 #include "common/syscall.h"
 #include "netns/netns.h"
@@ -205,10 +206,13 @@ static __attribute__((noreturn)) void child_main(struct rt_plan *p) {
                 child_fail(p->ctl_fd, &err, INIT_STEP_CONFIG);
         if (child_creds(p, &err) < 0)
                 child_fail(p->ctl_fd, &err, INIT_STEP_CREDS);
-        if (rt_child_budgets(p, &err) < 0)
+        if (rt_child_budgets(p, "/proc", &err) < 0)
                 child_fail(p->ctl_fd, &err, INIT_STEP_CONFIG);
         const char *hn = p->spec->hostname ? p->spec->hostname : RT_DEFAULT_HOSTNAME;
-        if (sethostname(hn, strlen(hn)) < 0) {
+        /* A container's seccomp profile may refuse sethostname (EPERM) even in our own UTS
+         * namespace: the default name then stays the container's; one the user asked for
+         * fails the start. */
+        if (sethostname(hn, strlen(hn)) < 0 && (errno != EPERM || p->spec->hostname)) {
                 rtn_err(&err, errno, "sethostname %s", hn);
                 child_fail(p->ctl_fd, &err, INIT_STEP_CONFIG);
         }
@@ -341,6 +345,7 @@ int rt_config_send(struct rt_sandbox *sb, const struct rt_spec *s, const char *c
                 .agent_gid = sb->idmap.agent_gid,
                 .agent_drop_caps = sb->idmap.agent_drop_caps,
                 .host_writable = host,
+                .allow_ptrace = s->allow_ptrace,
                 .limits = s->limits,
         };
         _cleanup_free_ char *buf = malloc(INIT_MSG_MAX);
@@ -426,8 +431,31 @@ struct netns_job {
         int userns_fd;
         int ctl;
         bool lo_up;
+        bool proxy; /* open the agent's proxy listener (spec.net_proxy) */
         int send_error; /* set by the helper: the errno of its send, 0 when it went */
+        int proxy_fd; /* set by the helper: the listener, in rtn's fd table, or -1 */
+        uint16_t proxy_port;
 };
+
+/* The listener of the agent's proxy (--allow-net; netns/gate.c serves it): TCP on
+ * 127.0.0.1, ephemeral port, in the namespace the helper has just made, before any command
+ * runs there, so no agent process can hold the port first. */
+static int proxy_listen(struct netns_job *j, struct rtn_error *err) {
+        int s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+        socklen_t len = sizeof a;
+        if (s < 0)
+                return rtn_err(err, errno, "agent proxy: socket");
+        if (bind(s, (struct sockaddr *)&a, sizeof a) < 0 || listen(s, 128) < 0 ||
+            getsockname(s, (struct sockaddr *)&a, &len) < 0) {
+                int e = errno;
+                close(s);
+                return rtn_err(err, e, "agent proxy: listen on 127.0.0.1");
+        }
+        j->proxy_fd = s;
+        j->proxy_port = ntohs(a.sin_port);
+        return 0;
+}
 
 #define NETNS_STACK_SIZE (64 * 1024)
 
@@ -442,12 +470,16 @@ static int netns_helper(void *arg) {
                 rtn_err(&err, errno, "create the network namespace");
         else if (j->lo_up && netns_lo_up(&err) < 0)
                 ;
+        else if (j->proxy && proxy_listen(j, &err) < 0)
+                ;
         else if ((fd = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC)) < 0)
                 rtn_err(&err, errno, "open the new network namespace");
         m.error = err.code;
         snprintf(m.message, sizeof m.message, "%s", err.msg);
         ssize_t n = rtn_send_msg(j->ctl, &m, sizeof m, fd >= 0 ? &fd : NULL, fd >= 0 ? 1 : 0);
         j->send_error = n < 0 ? (int)-n : 0; /* our memory is the caller's (CLONE_VM) */
+        if (fd >= 0)
+                close(fd); /* the fd table is the caller's too (CLONE_FILES) */
         /* Returned, not _exit()ed: clone(2)'s wrapper then ends just this task, and nothing
          * noreturn runs on this stack (which ASan, not knowing it, would warn about). */
         return 0;
@@ -457,23 +489,32 @@ static int netns_helper(void *arg) {
  * child is gone before it could be told (EPIPE: its own SETUP_FAILED, read next, says why);
  * or a negative errno when no helper could run or its message could not be sent (ENOBUFS,
  * ETOOMANYREFS...): the child, still waiting for it, is then destroyed with the sandbox. */
-static int make_netns(const struct rt_sandbox *sb, const struct rt_spec *spec, int userns_fd,
+static int make_netns(struct rt_sandbox *sb, const struct rt_spec *spec, int userns_fd,
                       struct rtn_error *err) {
         /* One stack for all starts: sandboxes are started from rtn's main thread only. */
         static char *stack_top;
         if (!stack_top && !(stack_top = rtn_stack_new(NETNS_STACK_SIZE)))
                 return rtn_err(err, errno, "map the network helper's stack");
-        struct netns_job j = {.userns_fd = userns_fd, .ctl = sb->ctl, .lo_up = !spec->net_none};
-        /* exit_signal 0: no SIGCHLD for rtn serve's loop; reaped here with __WALL. */
-        pid_t pid = clone(netns_helper, stack_top, CLONE_VM | CLONE_VFORK, &j);
+        struct netns_job j = {.userns_fd = userns_fd,
+                              .ctl = sb->ctl,
+                              .lo_up = !spec->net_none,
+                              .proxy = spec->net_proxy,
+                              .proxy_fd = -1};
+        /* exit_signal 0: no SIGCHLD for rtn serve's loop; reaped here with __WALL. CLONE_FILES:
+         * the proxy's listener lands in rtn's own fd table. */
+        pid_t pid = clone(netns_helper, stack_top, CLONE_VM | CLONE_VFORK | CLONE_FILES, &j);
         if (pid < 0)
                 return rtn_err(err, errno, "start the network helper");
         int st;
         while (waitpid(pid, &st, __WALL) < 0)
                 if (errno != EINTR)
                         return rtn_err(err, errno, "wait for the network helper");
-        if (!WIFEXITED(st))
+        if (!WIFEXITED(st)) {
+                rtn_safe_close(j.proxy_fd);
                 return rtn_errx(err, EPIPE, "the network helper was killed");
+        }
+        sb->net_fd = j.proxy_fd;
+        sb->net_port = j.proxy_port;
         if (j.send_error == EPIPE || j.send_error == ECONNRESET)
                 return 1;
         if (j.send_error != 0)
@@ -682,6 +723,7 @@ int rt_sandbox_start_queued(const struct rt_spec *spec, struct rt_sandbox *ret, 
                                 .ctl = -1,
                                 .isolation = spec->isolation,
                                 .gate_fd = -1,
+                                .net_fd = -1,
                                 .upper_fs = -1};
         int r;
         if (spec->isolation == INIT_ISOLATION_LANDLOCK) {
@@ -693,6 +735,10 @@ int rt_sandbox_start_queued(const struct rt_spec *spec, struct rt_sandbox *ret, 
         struct rt_plan p;
         if ((r = plan_prepare(spec, &sb, &p, err)) < 0)
                 return r;
+        static const char *const modes[] = {"single uid", "subordinate range", "root's range"};
+        log_debug("sandbox: base %s, %s id mapping, agent uid %u; clone3 into new namespaces",
+                  spec->rootfs ? spec->rootfs : "host", modes[sb.idmap.mode],
+                  (unsigned)sb.idmap.agent_uid);
         if ((r = rt_cgroup_create(spec, &sb.cgroup, err)) == 0)
                 r = start_child(&sb, &p, err);
         _cleanup_close_ int init_fd = TAKE_FD(p.init_fd);
@@ -702,12 +748,17 @@ int rt_sandbox_start_queued(const struct rt_spec *spec, struct rt_sandbox *ret, 
                 unmap_protect(&sb);
                 return r;
         }
+        log_debug("sandbox: child pid %d; writing its id maps, then GO, rtn-init's memfd and "
+                  "the loopback-only network namespace",
+                  (int)sb.pid);
         if ((r = child_go(&sb, spec, init_fd, err)) < 0 ||
             (r = init_handshake(&sb, spec, queue, arg, err)) < 0) {
                 rt_sandbox_destroy(&sb);
                 sb.upper_fs = rtn_safe_close(sb.upper_fs);
                 return r;
         }
+        log_debug("sandbox %d: rtn-init configured (Landlock ABI %d)", (int)sb.pid,
+                  sb.landlock_abi);
         *ret = sb;
         return 0;
 }
@@ -715,6 +766,7 @@ int rt_sandbox_start_queued(const struct rt_spec *spec, struct rt_sandbox *ret, 
 void rt_sandbox_destroy(struct rt_sandbox *sb) {
         sb->ctl = rtn_safe_close(sb->ctl);
         sb->gate_fd = rtn_safe_close(sb->gate_fd);
+        sb->net_fd = rtn_safe_close(sb->net_fd);
         if (sb->isolation == INIT_ISOLATION_LANDLOCK) {
                 rt_landlock_only_destroy(sb); /* no pid namespace: SIGKILL would orphan the jobs */
                 return;
@@ -740,6 +792,7 @@ void rt_sandbox_release(struct rt_sandbox *sb) {
         }
         sb->ctl = rtn_safe_close(sb->ctl);
         sb->gate_fd = rtn_safe_close(sb->gate_fd);
+        sb->net_fd = rtn_safe_close(sb->net_fd);
         if (sb->pidfd >= 0)
                 (void)sys_pidfd_send_signal(sb->pidfd, SIGKILL, NULL, 0);
         rt_cgroup_release(&sb->cgroup, sb->pidfd);
@@ -764,6 +817,10 @@ int rt_sandbox_spawn(struct rt_sandbox *sb, uint64_t id, uint32_t flags, uint32_
         ssize_t n = rtn_send_msg(sb->ctl, buf, (size_t)len, fds, fds ? 3 : 0);
         if (n < 0)
                 return rtn_err(err, (int)n, "send spawn request");
+        log_debug("sandbox %d: spawn %llu (%s policy) in %s: %s", (int)sb->pid,
+                  (unsigned long long)id,
+                  policy == INIT_POLICY_PROVISION ? "provisioning" : "agent", cwd ? cwd : "/",
+                  argv[0]);
         return 0;
 }
 

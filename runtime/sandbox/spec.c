@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "common/sandbox_dirs.h"
+#include "netns/netns.h"
 #include "runtime/runtime.h"
 
 void rt_spec_init(struct rt_spec *spec) {
@@ -27,9 +28,9 @@ static int check_abs_path(const char *p, const char *what, struct rtn_error *err
         for (const char *s = p; *s; s++) {
                 if (s[0] == '/' && s[1] == '.' && s[2] == '.' && (s[3] == '/' || s[3] == '\0'))
                         return rtn_errx(err, EINVAL, "%s may not contain '..': %s", what, p);
-                if (s[0] == ',' || s[0] == ':' || (unsigned char)s[0] < 0x20)
+                if (s[0] == ',' || (unsigned char)s[0] < 0x20)
                         return rtn_errx(err, EINVAL,
-                                        "%s may not contain ',' ':' or control "
+                                        "%s may not contain ',' or control "
                                         "characters: %s",
                                         what, p);
         }
@@ -43,6 +44,12 @@ int rt_spec_check(const struct rt_spec *spec, struct rtn_error *err) {
                                 getenv("RTN_CGROUP"));
         if (spec->nbinds > RT_MAX_BINDS)
                 return rtn_errx(err, E2BIG, "at most %d binds", RT_MAX_BINDS);
+        if (spec->net_none && spec->net_proxy)
+                return rtn_errx(err, EINVAL, "--net none leaves no way out for --allow-net");
+        if (spec->net_proxy && spec->isolation == INIT_ISOLATION_LANDLOCK)
+                return rtn_errx(err, EOPNOTSUPP,
+                                "--allow-net needs the sandbox's network namespace: not with "
+                                "--isolation landlock");
         for (size_t i = 0; i < spec->nbinds; i++) {
                 const char *d = spec->binds[i].dst;
                 if ((r = check_abs_path(d, "bind destination", err)) < 0)
@@ -70,6 +77,10 @@ int rt_spec_check(const struct rt_spec *spec, struct rtn_error *err) {
                 return rtn_errx(err, EINVAL, "pids max must be %d..%u", RT_MIN_PIDS_MAX, 1u << 22);
         if (spec->workspace_mode == RT_WS_OVERLAY && !spec->workspace)
                 return rtn_errx(err, EINVAL, "--workspace-mode overlay needs --workspace DIR");
+        if (spec->allow_ptrace && spec->isolation == INIT_ISOLATION_LANDLOCK)
+                return rtn_errx(err, EINVAL,
+                                "--allow-ptrace needs the sandbox's namespaces: with "
+                                "--isolation landlock the host's processes would be in reach");
         if (spec->workspace_mode == RT_WS_OVERLAY && spec->isolation == INIT_ISOLATION_LANDLOCK)
                 return rtn_errx(err, EINVAL,
                                 "--isolation landlock has no overlay: --workspace-mode "
@@ -118,6 +129,20 @@ static bool env_value_ok(const char *v) {
         return true;
 }
 
+static const char *const proxy_vars[] = {RT_PROXY_VARS};
+static const char *const no_proxy_vars[] = {RT_NO_PROXY_VARS};
+static const char *const ca_vars[] = {RT_CA_BUNDLE_VARS};
+
+static void env_proxy(struct rt_env *env, uint16_t port) {
+        char url[40];
+        snprintf(url, sizeof url, "http://127.0.0.1:%u", port);
+        for (size_t i = 0; i < sizeof proxy_vars / sizeof proxy_vars[0]; i++)
+                env_put(env, proxy_vars[i], url);
+        for (size_t i = 0; i < sizeof no_proxy_vars / sizeof no_proxy_vars[0]; i++)
+                env_put(env, no_proxy_vars[i], RT_NO_PROXY_LIST);
+        env_put(env, "NODE_USE_ENV_PROXY", "1");
+}
+
 void rt_env_default(struct rt_env *env, const struct rt_sandbox *sb, uint32_t policy, bool tty) {
         env->n = 0;
         env->used = 0;
@@ -130,6 +155,8 @@ void rt_env_default(struct rt_env *env, const struct rt_sandbox *sb, uint32_t po
         env_put(env, "SHELL", "/bin/sh");
         if (sb->isolation == INIT_ISOLATION_LANDLOCK)
                 env_put(env, "TMPDIR", sb->host_tmp); /* /tmp is the host's, not writable */
+        if (policy == INIT_POLICY_AGENT && sb->net_port)
+                env_proxy(env, sb->net_port);
         const char *term = getenv("TERM");
         env_put(env, "TERM", tty && term && env_value_ok(term) ? term : "dumb");
         for (size_t i = 0; i < sizeof env_pass / sizeof env_pass[0]; i++) {
@@ -137,6 +164,19 @@ void rt_env_default(struct rt_env *env, const struct rt_sandbox *sb, uint32_t po
                 if (v && env_value_ok(v))
                         env_put(env, env_pass[i], v);
         }
+}
+
+int rt_env_secrets(struct rt_env *env, const struct netns_secrets *ss, struct rtn_error *err) {
+        char v[NETNS_SECRET_NAME_MAX + sizeof NETNS_SECRET_PLACEHOLDER_PREFIX];
+        for (size_t i = 0; i < ss->n; i++) {
+                snprintf(v, sizeof v, NETNS_SECRET_PLACEHOLDER_PREFIX "%s", ss->s[i].name);
+                if (env_put(env, ss->s[i].name, v) < 0)
+                        return rtn_errx(err, E2BIG, "environment too large");
+        }
+        for (size_t i = 0; i < sizeof ca_vars / sizeof ca_vars[0]; i++)
+                if (env_put(env, ca_vars[i], RT_CA_BUNDLE) < 0)
+                        return rtn_errx(err, E2BIG, "environment too large");
+        return 0;
 }
 
 int rt_env_set(struct rt_env *env, const char *kv, struct rtn_error *err) {
@@ -174,25 +214,68 @@ const char *rt_ws_mode_name(enum rt_ws_mode m) {
         return m == RT_WS_OVERLAY ? "overlay" : "live";
 }
 
+/* SRC:DST[:ro|rw], where "\\:" is a ':' of a path and "\\\\" a backslash. Splits at the
+ * unescaped ':'s into dst's fields, unescaping; returns the number of fields (at most 3) or -1
+ * for a backslash before anything else. */
+static int split_bind(const char *arg, char *fields[3], size_t cap) {
+        int n = 0;
+        size_t o = 0;
+        for (const char *s = arg;; s++) {
+                if (*s == '\\') {
+                        if (s[1] != ':' && s[1] != '\\')
+                                return -1;
+                        s++;
+                } else if (*s == ':' || *s == '\0') {
+                        fields[n][o] = '\0';
+                        if (*s == '\0' || ++n == 3)
+                                return *s ? 4 : n + 1;
+                        o = 0;
+                        continue;
+                }
+                if (o + 1 < cap)
+                        fields[n][o++] = *s;
+        }
+}
+
+/* The binds' paths, cleaned (rt_bind_path_clean): the spec keeps pointers into it for as
+ * long as the process runs. */
+static char bind_text[RT_MAX_BINDS][3][4096];
+
 int rt_parse_bind(struct rt_spec *s, char *arg, struct rtn_error *err) {
         if (s->nbinds >= RT_MAX_BINDS)
                 return rtn_errx(err, E2BIG, "at most %d --bind options", RT_MAX_BINDS);
         struct rt_bind *b = &s->binds[s->nbinds];
-        char *dst = strchr(arg, ':');
-        if (!dst || dst == arg)
-                return rtn_errx(err, EINVAL, "--bind wants SRC:DST[:ro|rw], got %s", arg);
-        *dst++ = '\0';
-        char *mode = strchr(dst, ':');
+        char **f = (char *[3]){bind_text[s->nbinds][0], bind_text[s->nbinds][1],
+                               bind_text[s->nbinds][2]};
+        if (strlen(arg) >= sizeof bind_text[0][0])
+                return rtn_errx(err, ENAMETOOLONG, "--bind %.64s...: too long", arg);
+        int n = split_bind(arg, f, sizeof bind_text[0][0]);
+        if (n < 0)
+                return rtn_errx(err, EINVAL,
+                                "--bind %s: a backslash escapes only ':' (\\:) or itself "
+                                "(\\\\)",
+                                arg);
+        if (n < 2 || n > 3 || !f[0][0] || !f[1][0])
+                return rtn_errx(err, EINVAL,
+                                "--bind wants SRC:DST[:ro|rw] (a ':' in a path is written "
+                                "\\:), got %s",
+                                arg);
         b->rw = true;
-        if (mode) {
-                *mode++ = '\0';
-                if (!strcmp(mode, "ro"))
+        b->mode_given = n == 3;
+        if (n == 3) {
+                if (!strcmp(f[2], "ro"))
                         b->rw = false;
-                else if (strcmp(mode, "rw") != 0)
-                        return rtn_errx(err, EINVAL, "--bind mode must be ro or rw, got %s", mode);
+                else if (strcmp(f[2], "rw") != 0)
+                        return rtn_errx(err, EINVAL, "--bind mode must be ro or rw, got %s", f[2]);
         }
-        b->src = arg;
-        b->dst = dst;
+        int r;
+        if ((r = rt_bind_path_clean(f[0], sizeof bind_text[0][0], true, "--bind source", err)) <
+                    0 ||
+            (r = rt_bind_path_clean(f[1], sizeof bind_text[0][0], false, "--bind mount point",
+                                    err)) < 0)
+                return r;
+        b->src = f[0];
+        b->dst = f[1];
         s->nbinds++;
         return 0;
 }

@@ -1,8 +1,15 @@
 /* The sandbox options `rtn exec` and `rtn serve` share: their parsing, checks and the
  * environment they give commands (runtime/sandbox/specopt.h). */
 #include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/cleanup.h"
+#include "common/io.h"
 
 #include "runtime/sandbox/specopt.h"
 
@@ -48,17 +55,115 @@ const char *rt_isolation_name(enum init_isolation iso) {
         }
 }
 
-static int parse_setenv(const char *arg, struct rt_spec_opts *o, struct rtn_error *err) {
+/* Adds K=V, checked now, so a bad one stops the command before anything starts. */
+static int add_setenv(const char *kv, struct rt_spec_opts *o, struct rtn_error *err) {
         if (o->nsetenv >= RT_ENV_MAX)
-                return rtn_errx(err, E2BIG, "too many --setenv options");
-        /* Checked now, so a bad one stops the command before anything starts. */
+                return rtn_errx(err, E2BIG, "more than %d --setenv settings", RT_ENV_MAX);
         static struct rt_env probe;
         probe.n = probe.used = 0;
         probe.vars[0] = NULL;
-        int r = rt_env_set(&probe, arg, err);
+        int r = rt_env_set(&probe, kv, err);
         if (r < 0)
                 return r;
-        o->setenv[o->nsetenv++] = arg;
+        o->setenv[o->nsetenv++] = kv;
+        return 0;
+}
+
+/* K alone: K=<rtn's own value of K>, kept in o->store. */
+static int setenv_from_host(const char *name, size_t len, struct rt_spec_opts *o, const char *where,
+                            struct rtn_error *err) {
+        char key[256];
+        if (len == 0 || len >= sizeof key)
+                return rtn_errx(err, EINVAL, "%s: environment name empty or too long", where);
+        memcpy(key, name, len);
+        key[len] = '\0';
+        const char *v = getenv(key);
+        if (!v)
+                return rtn_errx(err, ENOENT,
+                                "%s: %s is not set in rtn's environment (give K=V to set a value)",
+                                where, key);
+        size_t need = len + 1 + strlen(v) + 1;
+        if (need > sizeof o->store - o->used)
+                return rtn_errx(err, E2BIG, "%s: environment settings too large", where);
+        char *kv = o->store + o->used;
+        snprintf(kv, need, "%s=%s", key, v);
+        int r = add_setenv(kv, o, err);
+        if (r >= 0)
+                o->used += need;
+        return r;
+}
+
+static int parse_setenv(const char *arg, struct rt_spec_opts *o, struct rtn_error *err) {
+        if (!strchr(arg, '='))
+                return setenv_from_host(arg, strlen(arg), o, "--setenv", err);
+        return add_setenv(arg, o, err);
+}
+
+/* One line of an env file, docker's format (docker run --env-file): leading blanks dropped,
+ * '#' starts a comment line, K=V sets V as written (quotes included), K alone takes rtn's
+ * value; a name with a blank in it is refused. */
+static int env_file_line(char *line, struct rt_spec_opts *o, const char *where,
+                         struct rtn_error *err) {
+        while (*line == ' ' || *line == '\t')
+                line++;
+        size_t len = strlen(line);
+        if (len && line[len - 1] == '\r')
+                line[--len] = '\0';
+        if (!*line || *line == '#')
+                return 0;
+        char *eq = strchr(line, '=');
+        size_t klen = eq ? (size_t)(eq - line) : len;
+        if (strcspn(line, " \t") < klen)
+                return rtn_errx(err, EINVAL, "%s: name '%.*s' has a blank in it", where, (int)klen,
+                                line);
+        if (!eq)
+                return setenv_from_host(line, klen, o, where, err);
+        if (len + 1 > sizeof o->store - o->used)
+                return rtn_errx(err, E2BIG, "%s: environment settings too large", where);
+        char *kv = memcpy(o->store + o->used, line, len + 1);
+        char msg[sizeof err->msg];
+        int r = add_setenv(kv, o, err);
+        if (r < 0) {
+                snprintf(msg, sizeof msg, "%s", err->msg);
+                return rtn_errx(err, -r, "%s: %s", where, msg);
+        }
+        o->used += len + 1;
+        return 0;
+}
+
+#define ENV_FILE_MAX (1u << 20)
+
+/* FILE is the user's, like any path on the command line: a pipe (`--env-file <(...)`) is
+ * read as a file is, to its end, at most ENV_FILE_MAX bytes. */
+static int parse_env_file(const char *path, struct rt_spec_opts *o, struct rtn_error *err) {
+        _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
+        struct stat st;
+        if (fd < 0 || fstat(fd, &st) < 0)
+                return rtn_err(err, errno, "--env-file %s", path);
+        if (S_ISDIR(st.st_mode))
+                return rtn_errx(err, EISDIR, "--env-file %s: is a directory", path);
+        _cleanup_free_ char *buf = malloc(ENV_FILE_MAX + 1);
+        if (!buf)
+                return rtn_errx(err, ENOMEM, "--env-file %s: out of memory", path);
+        ssize_t n = rtn_read_full(fd, buf, ENV_FILE_MAX + 1);
+        if (n < 0)
+                return rtn_err(err, (int)-n, "--env-file %s: read", path);
+        if (n > ENV_FILE_MAX)
+                return rtn_errx(err, EFBIG, "--env-file %s: larger than 1 MiB", path);
+        buf[n] = '\0';
+        if (strlen(buf) != (size_t)n)
+                return rtn_errx(err, EINVAL, "--env-file %s: has a NUL byte", path);
+        char where[320];
+        unsigned lineno = 0;
+        for (char *line = buf, *next; line; line = next) {
+                next = strchr(line, '\n');
+                if (next)
+                        *next++ = '\0';
+                snprintf(where, sizeof where, "--env-file %s, line %u", path, ++lineno);
+                int r = env_file_line(line, o, where, err);
+                if (r < 0)
+                        return r;
+        }
         return 0;
 }
 
@@ -72,6 +177,8 @@ int rt_spec_opt(int c, const char *arg, struct rt_spec *s, struct rt_spec_opts *
                 break;
         case RT_OPT_MEMORY_MAX:
                 r = rt_parse_size(arg, "--memory-max", &s->memory_bytes, err);
+                if (r >= 0 && s->memory_bytes == 0) /* a limit nothing can run under */
+                        return rtn_errx(err, EINVAL, "--memory-max wants a size above 0");
                 break;
         case RT_OPT_PIDS_MAX:
                 if ((r = rt_parse_size(arg, "--pids-max", &v, err)) < 0)
@@ -83,9 +190,46 @@ int rt_spec_opt(int c, const char *arg, struct rt_spec *s, struct rt_spec_opts *
                 break;
         case RT_OPT_ISOLATION:
                 r = parse_isolation(arg, s, err);
+                o->isolation_asked = true;
                 break;
         case RT_OPT_SETENV:
                 r = parse_setenv(arg, o, err);
+                break;
+        case RT_OPT_ENV_FILE:
+                r = parse_env_file(arg, o, err);
+                break;
+        case RT_OPT_ALLOW_PTRACE:
+                s->allow_ptrace = true;
+                r = 0;
+                break;
+        case RT_OPT_ALLOW_NET:
+                if ((r = netns_policy_add(&o->net, arg, err)) < 0)
+                        rtn_err_wrap(err, "--allow-net");
+                s->net_proxy = true;
+                break;
+        case RT_OPT_NET_POLICY:
+                r = netns_policy_load(&o->net, arg, err);
+                s->net_proxy = true;
+                break;
+        case RT_OPT_SECRET:
+        case RT_OPT_SECRET_FILE:
+                if ((r = netns_secret_add(&o->secrets, arg, c == RT_OPT_SECRET_FILE, err)) < 0)
+                        return r;
+                /* The secret's host is allowed by it (ports 80 and 443). */
+                if ((r = netns_policy_add(&o->net, o->secrets.s[o->secrets.n - 1].host, err)) < 0)
+                        return rtn_err_wrap(err, "--secret");
+                s->net_proxy = true;
+                break;
+        case RT_OPT_SECRET_HEADER:
+                r = netns_secret_header(&o->secrets, arg, err);
+                break;
+        case RT_OPT_PUBLISH:
+                if (o->npublish >= NETNS_PUBLISH_MAX)
+                        return rtn_errx(err, E2BIG, "--publish: at most %d ports",
+                                        NETNS_PUBLISH_MAX);
+                if ((r = netns_port_parse(arg, &o->publish[o->npublish], err)) < 0)
+                        return rtn_err_wrap(err, "--publish");
+                o->npublish++;
                 break;
         default:
                 return 0;
@@ -93,8 +237,50 @@ int rt_spec_opt(int c, const char *arg, struct rt_spec *s, struct rt_spec_opts *
         return r < 0 ? r : 1;
 }
 
-void rt_spec_opts_limits(struct rt_spec *spec, const struct rt_spec_opts *o,
+int rt_spec_opts_check(const struct rt_spec *spec, const struct rt_spec_opts *o,
+                       struct rtn_error *err) {
+        if (o->npublish && spec->net_none)
+                return rtn_errx(err, EINVAL,
+                                "--publish needs the sandbox's loopback: not with --net none");
+        /* That mode shares the host's network: a server inside listens on the host already. */
+        if (o->npublish && spec->isolation == INIT_ISOLATION_LANDLOCK)
+                return rtn_errx(
+                        err, EINVAL,
+                        "--publish needs a network namespace: not with --isolation landlock "
+                        "(its commands use the host's network directly)");
+        return 0;
+}
+
+void rt_spec_opts_isolation(struct rt_spec *spec, struct rt_spec_opts *o) {
+        /* The strongest isolation the host allows: named --isolation full fails closed. */
+        char why[256];
+        o->isolation_auto[0] = '\0';
+        /* Not for options that need the namespaces (the Landlock mode refuses them): in that
+         * mode commands use the host's network, so --allow-net would widen to everything. */
+        const char *needs = spec->net_proxy      ? "--allow-net"
+                            : o->npublish        ? "--publish"
+                            : spec->allow_ptrace ? "--allow-ptrace"
+                                                 : NULL;
+        if (spec->isolation == INIT_ISOLATION_FULL && !o->isolation_asked && needs &&
+            rt_userns_denied(why, sizeof why)) {
+                snprintf(o->isolation_auto, sizeof o->isolation_auto,
+                         "user namespaces are denied here (%s), and %s needs them: the sandbox "
+                         "will not start (rtn probe names what would allow them)",
+                         why, needs);
+        } else if (spec->isolation == INIT_ISOLATION_FULL && !o->isolation_asked &&
+                   rt_userns_denied(why, sizeof why)) {
+                spec->isolation = INIT_ISOLATION_LANDLOCK;
+                snprintf(o->isolation_auto, sizeof o->isolation_auto,
+                         "user namespaces are denied here (%s): rtn chose --isolation landlock "
+                         "by itself (--isolation full refuses instead; rtn probe names what "
+                         "would allow them)",
+                         why);
+        }
+}
+
+void rt_spec_opts_limits(struct rt_spec *spec, struct rt_spec_opts *o,
                          struct rt_limit_warnings *ret) {
+        rt_spec_opts_isolation(spec, o);
         /* No pid namespace in the Landlock-only mode: RLIMIT_NPROC (per uid, counting the
          * caller's other processes too) is the only process limit there is. */
         if (spec->isolation == INIT_ISOLATION_LANDLOCK && spec->limits.nproc == 0)
@@ -109,6 +295,9 @@ int rt_spec_opts_env(const struct rt_spec_opts *o, struct rt_env *env, const str
         for (size_t i = 0; o && policy == INIT_POLICY_AGENT && i < o->nsetenv; i++)
                 if ((r = rt_env_set(env, o->setenv[i], err)) < 0)
                         return r;
+        if (policy == INIT_POLICY_AGENT && sb->net_port && o && o->secrets.n &&
+            (r = rt_env_secrets(env, &o->secrets, err)) < 0)
+                return r;
         for (size_t i = 0; extra && extra[i]; i++)
                 if ((r = rt_env_set(env, extra[i], err)) < 0)
                         return r;

@@ -23,15 +23,17 @@
 #include "common/syscall.h"
 #include "common/initproto.h"
 #include "runtime/internal.h"
+#include "netns/netns.h"
 #include "runtime/session/session.h"
 #include "store/store.h"
 #include "runtime/sandbox/specopt.h"
 #include "runtime/session/upper.h"
 #include "runtime/session/wsover.h"
+#include "runtime/session/wsstate.h"
 
-#define GRACE_MS 100
+#define GRACE_USEC (100ULL * 1000)
 #define MAX_LINGER 64
-#define DEFAULT_TIMEOUT_MS (10ULL * 60 * 1000)
+#define DEFAULT_TIMEOUT_USEC (10ULL * 60 * 1000 * 1000)
 #define DEFAULT_MAX_OUTPUT (1u << 20)
 
 struct rt_session {
@@ -54,14 +56,15 @@ struct rt_session {
         int linger[MAX_LINGER]; /* pipes still held by background processes, -1 free */
         const struct rt_session_listener *listener;
         void *listener_ud;
+        struct netns_gate *gate; /* the agent's proxy (--allow-net), or NULL */
 };
 
 static void session_lost(struct rt_session *s, bool unexpected);
 
-uint64_t rt_now_ms(void) {
+uint64_t rt_now_usec(void) {
         struct timespec ts;
         clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+        return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
 }
 
 int rt_rm_rf_at(int at, const char *name) {
@@ -109,13 +112,15 @@ int rt_session_new(struct rtn_loop *loop, const struct rt_session_config *cfg,
                 return rtn_err(err, ENOMEM, "session");
         s->loop = loop;
         s->cfg = *cfg;
-        s->sb.pidfd = s->sb.ctl = s->sb.gate_fd = -1;
+        s->sb.pidfd = s->sb.ctl = s->sb.gate_fd = s->sb.net_fd = -1;
         s->next_id = 1;
-        if (!s->cfg.default_timeout_ms)
-                s->cfg.default_timeout_ms = DEFAULT_TIMEOUT_MS;
+        if (!s->cfg.default_timeout_usec)
+                s->cfg.default_timeout_usec = DEFAULT_TIMEOUT_USEC;
         if (!s->cfg.max_output)
                 s->cfg.max_output = DEFAULT_MAX_OUTPUT;
         s->upper_fs = -1;
+        for (int i = 0; i < MAX_LINGER; i++)
+                s->linger[i] = -1;
         int r = -ENOMEM;
         if (!(s->dir = strdup(cfg->session_dir))) {
                 rtn_err(err, ENOMEM, "session");
@@ -124,9 +129,19 @@ int rt_session_new(struct rtn_loop *loop, const struct rt_session_config *cfg,
         s->cfg.session_dir = s->dir;
         if ((r = ensure_dir(s->dir, err)) < 0)
                 goto fail;
+        if (cfg->spec.net_proxy && cfg->opts &&
+            (r = netns_gate_new_policy(&cfg->opts->net, &s->gate, err)) < 0)
+                goto fail;
+        /* The gate's CA is the session's: each sandbox_new gets one of its own. */
+        if (s->gate && cfg->opts->secrets.n &&
+            (r = netns_gate_set_secrets(s->gate, &cfg->opts->secrets, err)) < 0)
+                goto fail;
+        if (s->gate)
+                s->cfg.spec.ca_pem = netns_gate_ca_pem(s->gate);
         *ret = s;
         return 0;
 fail:
+        netns_gate_free(s->gate);
         free(s->dir);
         free(s);
         return r;
@@ -156,9 +171,50 @@ int rt_session_commit(struct rt_session *s, struct store *st, const char *env,
                 (void)store_tip(st, env, ret_id, NULL);
                 return 1;
         }
+        log_debug("session: commit its changes to environment %s", env);
         int r = rt_upper_commit(&s->idmap, st, env, s->upper_fs, s->dir, o, ret_id, err);
         if (r >= 0)
                 drop_committed(s);
+        return r;
+}
+
+/* A fork's tmpfs is made by its own first sandbox, as every kept upper is (a tmpfs needs no
+ * privilege in the sandbox's user namespace, and the trusted side has none of its own);
+ * that sandbox is stopped at once and the source's changes copied in while nothing has the
+ * new tmpfs mounted. Nothing is shared afterwards: each has its own tmpfs, session dir and
+ * workspace record. */
+int rt_session_fork(struct rt_session *src, const struct rt_session_config *cfg,
+                    struct rt_session **ret, struct rtn_error *err) {
+        struct rt_session *s;
+        int r = rt_session_new(src->loop, cfg, &s, err);
+        if (r < 0)
+                return r;
+        if ((r = rt_session_set_layers(s, src->layers, src->nlayers)) < 0) {
+                rtn_err(err, r, "layer stack");
+                goto fail;
+        }
+        if (src->upper_fs >= 0 && s->cfg.spec.isolation != INIT_ISOLATION_LANDLOCK) {
+                if ((r = rt_session_ensure(s, err)) < 0)
+                        goto fail;
+                rt_session_stop(s);
+                if ((r = rt_upper_clone(&src->idmap, src->upper_fs, s->upper_fs, err)) < 0)
+                        goto fail;
+        }
+        struct rt_ws_state st;
+        if (s->cfg.spec.workspace_mode == RT_WS_OVERLAY && rt_ws_state_read(src->dir, &st) == 0) {
+                /* The source's record: what counts as a conflict dates from its start. */
+                char ws[4200];
+                snprintf(ws, sizeof ws, "%s/" RT_WS_DIR, s->dir);
+                r = mkdir(ws, 0700) < 0 && errno != EEXIST ? rtn_err(err, errno, "create %s", ws)
+                                                           : rt_ws_state_write(s->dir, &st, err);
+                rt_ws_state_free(&st);
+                if (r < 0)
+                        goto fail;
+        }
+        *ret = s;
+        return 0;
+fail:
+        rt_session_free(s);
         return r;
 }
 
@@ -274,6 +330,9 @@ static void on_stream(struct rtn_loop *l, int fd, uint32_t ev, void *ud) {
         for (int i = 0; i < 16; i++) {
                 ssize_t n = read(fd, buf, sizeof buf);
                 if (n > 0) {
+                        struct rt_cmd *c = st->cmd;
+                        if (c->output_fn)
+                                c->output_fn(c, st->buf == &c->err, buf, (size_t)n, c->output_ud);
                         outbuf_add(st->buf, buf, (size_t)n);
                         continue;
                 }
@@ -304,7 +363,8 @@ static void finish(struct rt_cmd *c) {
         if (c->done)
                 return;
         c->done = true;
-        c->end_ms = rt_now_ms();
+        c->end_usec = rt_now_usec();
+        c->net_end_seq = c->s->gate ? netns_gate_seq(c->s->gate) : 0;
         if (c->timer) {
                 rtn_loop_timer_cancel(c->s->loop, c->timer);
                 c->timer = NULL;
@@ -336,8 +396,7 @@ static void cmd_check_done(struct rt_cmd *c) {
                 finish(c);
                 return;
         }
-        if (!c->grace &&
-            rtn_loop_add_timer(c->s->loop, GRACE_MS * 1000, 0, on_grace, c, &c->grace) < 0)
+        if (!c->grace && rtn_loop_add_timer(c->s->loop, GRACE_USEC, 0, on_grace, c, &c->grace) < 0)
                 finish(c);
 }
 
@@ -457,6 +516,13 @@ int rt_session_attach(struct rt_session *s, const struct rt_sandbox *sb, struct 
         if (r < 0) {
                 rt_sandbox_destroy(&s->sb);
                 return rtn_err(err, r, "watch sandbox control socket");
+        }
+        /* Each sandbox has a listener of its own: the proxy serves the newest. */
+        if (s->gate && s->sb.net_fd >= 0 &&
+            (r = netns_gate_attach(s->gate, s->loop, TAKE_FD(s->sb.net_fd))) < 0) {
+                rtn_loop_del_fd(s->loop, s->sb.ctl);
+                rt_sandbox_destroy(&s->sb);
+                return rtn_err(err, r, "serve the network proxy");
         }
         s->alive = true;
         /* The restart belongs to this call: a later one that finds the sandbox alive (a
@@ -583,7 +649,10 @@ static int open_stdin(struct rt_cmd *c, const struct rt_cmd_opts *o, int *ret_ch
 
 static struct rt_cmd *cmd_new(struct rt_session *s, const struct rt_cmd_opts *o) {
         struct rt_cmd *c = calloc(1, sizeof *c);
-        if (!c || !(c->command = strdup(o->command))) {
+        if (!c || !(c->command = strdup(o->command)) ||
+            !(c->cwd = strdup(o->cwd ? o->cwd : s->sb.workspace))) {
+                if (c)
+                        free(c->command);
                 free(c);
                 return NULL;
         }
@@ -591,11 +660,13 @@ static struct rt_cmd *cmd_new(struct rt_session *s, const struct rt_cmd_opts *o)
         c->id = s->next_id++;
         c->is_job = o->job;
         c->policy = o->policy;
+        c->output_fn = o->output_fn;
+        c->output_ud = o->output_ud;
         c->in_fd = c->sout.fd = c->serr.fd = -1;
         size_t max = o->max_output ? o->max_output : s->cfg.max_output;
         c->out.max = c->err.max = max;
         c->out.keep_tail = c->err.keep_tail = o->job;
-        c->start_ms = rt_now_ms();
+        c->start_usec = rt_now_usec();
         c->next = s->cmds;
         s->cmds = c;
         return c;
@@ -625,8 +696,8 @@ static int cmd_spawn(struct rt_cmd *c, const struct rt_cmd_opts *o, struct rtn_e
                              env.vars, fds, 0, 0, err);
         if (r < 0)
                 goto out;
-        uint64_t t = o->timeout_ms ? o->timeout_ms : s->cfg.default_timeout_ms;
-        if ((r = rtn_loop_add_timer(s->loop, t * 1000, 0, on_timeout, c, &c->timer)) < 0)
+        uint64_t t = o->timeout_usec ? o->timeout_usec : s->cfg.default_timeout_usec;
+        if ((r = rtn_loop_add_timer(s->loop, t, 0, on_timeout, c, &c->timer)) < 0)
                 rtn_err(err, r, "timer");
 out:
         for (int i = 0; i < 3; i++)
@@ -643,6 +714,7 @@ int rt_session_run(struct rt_session *s, const struct rt_cmd_opts *o, rt_cmd_don
                 struct rt_cmd *c = cmd_new(s, o);
                 if (!c)
                         return rtn_err(err, ENOMEM, "command");
+                c->net_seq = s->gate ? netns_gate_seq(s->gate) : 0;
                 if ((r = cmd_spawn(c, o, err)) == 0) {
                         c->done_fn = done_fn;
                         c->done_ud = ud;
@@ -680,6 +752,7 @@ void rt_cmd_free(struct rt_cmd *c) {
         free(c->err.data);
         free(c->in_data);
         free(c->command);
+        free(c->cwd);
         free(c);
 }
 
@@ -715,8 +788,13 @@ void rt_session_free(struct rt_session *s) {
                 free(s->layers[i]);
         free(s->layers);
         reset_upper(s);
+        netns_gate_free(s->gate);
         free(s->dir);
         free(s);
+}
+
+struct netns_gate *rt_session_gate(const struct rt_session *s) {
+        return s->gate;
 }
 
 const struct rt_idmap *rt_session_idmap(const struct rt_session *s) {

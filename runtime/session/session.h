@@ -22,6 +22,9 @@ struct rt_cmd;
 struct rt_spec_opts;
 
 typedef void (*rt_cmd_done_fn)(struct rt_cmd *c, void *userdata);
+/* Bytes a command wrote, as they arrive (err: on its stderr), before they are kept. */
+typedef void (*rt_cmd_output_fn)(struct rt_cmd *c, bool err, const char *p, size_t n,
+                                 void *userdata);
 
 struct rt_outbuf {
         char *data;
@@ -41,6 +44,7 @@ struct rt_cmd {
         struct rt_session *s;
         uint64_t id;
         char *command;
+        char *cwd; /* where it runs: a failed chdir names it */
         bool is_job;
         uint32_t policy;
         pid_t pid;
@@ -56,10 +60,14 @@ struct rt_cmd {
         uint32_t spawn_step;
         int wait_status;
         struct rt_blocked blocked; /* what seccomp blocked until the exit (n = total = 0) */
-        uint64_t start_ms, end_ms;
+        uint64_t net_seq, net_end_seq; /* the proxy's refusals when it started and when it
+                                          was done (netns_gate_seq): its own are between */
+        uint64_t start_usec, end_usec; /* CLOCK_MONOTONIC (rt_now_usec) */
         struct rtn_loop_source *timer, *grace;
         rt_cmd_done_fn done_fn;
         void *done_ud;
+        rt_cmd_output_fn output_fn;
+        void *output_ud;
         struct rt_cmd *next; /* session's list */
 };
 
@@ -69,22 +77,30 @@ struct rt_cmd_opts {
         char *const *env; /* extra KEY=VALUE, NULL-terminated, may be NULL */
         const char *stdin_data;
         size_t stdin_len;
-        uint64_t timeout_ms; /* 0: the session default */
+        uint64_t timeout_usec; /* 0: the session default */
         uint32_t policy; /* enum init_policy */
         size_t max_output; /* 0: the session default */
         bool job;
+        rt_cmd_output_fn output_fn; /* may be NULL; `rtn pkg install` streams apt's output */
+        void *output_ud;
 };
 
 struct rt_session_config {
         struct rt_spec spec; /* base spec: rootfs, workspace, binds, hostname, limits */
         const struct rt_spec_opts *opts; /* --setenv for agent commands; may be NULL */
         const char *session_dir; /* where a commit copies the upper; created if missing */
-        uint64_t default_timeout_ms;
+        uint64_t default_timeout_usec;
         size_t max_output;
 };
 
 int rt_session_new(struct rtn_loop *loop, const struct rt_session_config *cfg,
                    struct rt_session **ret, struct rtn_error *err);
+/* A new session (cfg, its own session_dir) on src's layers, holding a copy of src's
+ * uncommitted changes as they are now (its upper, an overlay workspace's changes and their
+ * record); src's commands go on and are not copied. Later writes on either side stay its
+ * own. */
+int rt_session_fork(struct rt_session *src, const struct rt_session_config *cfg,
+                    struct rt_session **ret, struct rtn_error *err);
 /* Ends the sandbox and every command (their done callbacks run), frees the session. The
  * session dir is left for the caller to remove or keep. */
 void rt_session_free(struct rt_session *s);
@@ -123,6 +139,9 @@ const struct rt_sandbox *rt_session_sandbox(const struct rt_session *s);
 bool rt_session_alive(const struct rt_session *s);
 /* The id mapping of the last sandbox, NULL before the first (for rt_remove_tree). */
 const struct rt_idmap *rt_session_idmap(const struct rt_session *s);
+/* The agent's proxy (--allow-net; netns/gate.c), NULL without one: its refusals since a
+ * command's net_seq are that command's network_denied. */
+struct netns_gate *rt_session_gate(const struct rt_session *s);
 /* Commands not yet done. */
 unsigned rt_session_running(const struct rt_session *s);
 
@@ -151,7 +170,8 @@ int rt_session_send(struct rt_session *s, const void *msg, size_t len, struct rt
  * strings must outlive the session); it takes effect at the next start. */
 struct rt_spec *rt_session_spec(struct rt_session *s);
 
-uint64_t rt_now_ms(void);
+/* CLOCK_MONOTONIC in microseconds. */
+uint64_t rt_now_usec(void);
 /* rm -rf of dirfd/name without following symlinks. */
 int rt_rm_rf_at(int dirfd, const char *name);
 

@@ -393,6 +393,57 @@ int rt_upper_commit(const struct rt_idmap *m, struct store *st, const char *env,
         return do_commit(&a, ret_id, STORE_ID_SIZE, err);
 }
 
+static int remove_at(int dir, const char *name);
+
+/* ---- clone: one kept tmpfs's changes into another's --------------------------------- */
+
+struct clone_call {
+        int from_fs, to_fs;
+};
+
+/* Replaces the tree named upper below dfd with a copy of the one below sfd (none: left
+ * empty). Everything overlayfs and the agent set is kept, user.* xattrs included, as the
+ * copy stays an upper. */
+static int clone_tree(int sfd, int dfd, struct rtn_error *err) {
+        struct stat st;
+        if (fstatat(sfd, "upper", &st, AT_SYMLINK_NOFOLLOW) < 0)
+                return errno == ENOENT ? 0 : rtn_err(err, errno, "stat the source's upper");
+        if (!S_ISDIR(st.st_mode))
+                return rtn_errx(err, ENOTDIR, "the source's upper is not a directory");
+        int r = remove_at(dfd, "upper");
+        if (r < 0)
+                return rtn_err(err, -r, "empty the copy's upper");
+        struct copy c;
+        r = copy_init(&c, dfd, err);
+        c.ws = true;
+        if (r == 0 && (r = rel_push(&c, "upper", &(size_t){0})) == 0)
+                r = copy_dir(sfd, dfd, "upper", &st, &c, 0);
+        copy_done(&c);
+        return r;
+}
+
+static int do_clone(void *arg, char *out, size_t outlen, struct rtn_error *err) {
+        struct clone_call *a = arg;
+        int r = clone_tree(a->from_fs, a->to_fs, err);
+        _cleanup_close_ int sws =
+                openat(a->from_fs, RT_WS_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        _cleanup_close_ int dws =
+                openat(a->to_fs, RT_WS_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (r == 0 && sws >= 0 && dws >= 0)
+                r = clone_tree(sws, dws, err);
+        return r;
+}
+
+int rt_upper_clone(const struct rt_idmap *m, int from_fs, int to_fs, struct rtn_error *err) {
+        struct clone_call a = {.from_fs = from_fs, .to_fs = to_fs};
+        /* A tmpfs made in a sandbox's user namespace stores only ids mapped there: for a
+         * caller with a range (root included, never mapped inside) the copy creates its
+         * files from a user namespace mapped the same. */
+        if (m && m->mode != RT_IDMAP_SINGLE)
+                return rt_userns_run(m, do_clone, &a, NULL, 0, err);
+        return do_clone(&a, NULL, 0, err);
+}
+
 /* ---- merge: an upper laid over the pending changes ----------------------------------- */
 
 /* rm -rf that first makes each directory writable and searchable (ours, or the helper's). */

@@ -74,4 +74,31 @@ uninstall_keeps_other_files() {
 }
 t_run uninstall_keeps_other_files uninstall_keeps_other_files
 
+# Where the target has AppArmor's directory, install adds the profile that lets the installed
+# rtn make user namespaces (Ubuntu 24.04), naming that binary; uninstall removes it. The
+# parser checks it: whole with AppArmor >= 4.0 (abi 4.0, the userns rule), else everything
+# but the 4.0-only lines.
+apparmor_profile() {
+        mkdir -p "$T_TMP/dest/etc/apparmor.d"
+        tree_make install DESTDIR="$T_TMP/dest" PREFIX=/opt/rtn
+        t_exit_is 0
+        local p=$T_TMP/dest/etc/apparmor.d/rtn
+        t_file_exists "$p"
+        t_true grep -q '^profile rtn /opt/rtn/bin/rtn flags=(unconfined) {$' "$p"
+        t_true grep -q '^  userns,$' "$p"
+        if command -v apparmor_parser >/dev/null && [ -d /etc/apparmor.d/tunables ]; then
+                if [ -e /etc/apparmor.d/abi/4.0 ]; then
+                        t_exit_is 0 apparmor_parser -Q -K "$p"
+                else
+                        t_note "apparmor_parser predates abi 4.0: checking all but the userns rule"
+                        sed -e 's|abi/4.0|abi/3.0|' -e '/^  userns,$/d' "$p" >"$T_TMP/rtn-3"
+                        t_exit_is 0 apparmor_parser -Q -K "$T_TMP/rtn-3"
+                fi
+        fi
+        tree_make uninstall DESTDIR="$T_TMP/dest" PREFIX=/opt/rtn
+        t_exit_is 0
+        t_no_file "$p"
+}
+t_run apparmor_profile apparmor_profile
+
 t_done

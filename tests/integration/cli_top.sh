@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # rtn's own options, before any verb: --version and version print "rtn VERSION" on stdout
 # with 0; --help, -h and help list every verb on stdout with 0; no verb prints the list on
-# stderr with 2; an unknown verb is named on stderr with 2 (as rtn(1) says).
+# stderr with 125; an unknown verb is named on stderr with 125 (as rtn(1) says).
 . "$(dirname "$0")/../lib.sh"
 t_need_rtn
 . "$T_ROOT/tests/cli_lib.sh"
@@ -47,7 +47,7 @@ t_run help_lists_every_verb_on_stdout help_lists_every_verb_on_stdout
 
 no_verb_is_a_usage_error() {
         t_cmd "$RTN"
-        t_exit_is 2
+        t_exit_is 125
         t_stdout_is ""
         t_stderr_has "usage: rtn COMMAND"
 }
@@ -57,7 +57,7 @@ unknown_verb_is_named_on_stderr() {
         local arg
         for arg in frobnicate --frobnicate; do
                 t_cmd "$RTN" "$arg" x
-                t_exit_is 2
+                t_exit_is 125
                 t_stdout_is ""
                 t_stderr_has "rtn: unknown command '$arg'"
         done

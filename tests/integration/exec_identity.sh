@@ -159,6 +159,97 @@ range_mapping_excludes_caller_root() {
                 t_fail "inside uid 1000 is not mapped: $(cat "$T_OUT_FILE")"
 }
 
+# The sandbox's own passwd, group, hostname and hosts (runtime/sandbox/identity.c): the agent
+# has a name (`rtn`, home /home/rtn; uid 0 is root), /etc/hostname is the hostname and
+# /etc/hosts resolves it and localhost, on the host base and on a rootfs whose passwd knows
+# only root.
+expected_inside_name() {
+        [ "$(expected_inside_uid)" = 1000 ] && echo rtn || echo root
+}
+
+IDENT_PROBE='whoami; id -un; id -gn; getent passwd "$(id -u)" | cut -d: -f6; cat /etc/hostname;
+getent hosts "$(hostname)" | { read -r a b; echo "$a"; }; getent hosts localhost >/dev/null && echo lo'
+
+identity_on_host_base() {
+        local name home
+        name=$(expected_inside_name)
+        [ "$name" = rtn ] && home=/home/rtn || home=/root
+        t_exit_is 0 "$RTN" exec --hostname box -- sh -c "$IDENT_PROBE"
+        t_stdout_is "$(printf '%s\n%s\n%s\n%s\nbox\n127.0.1.1\nlo' "$name" "$name" "$name" "$home")"
+        command -v python3 >/dev/null || t_skip "python3 not installed"
+        t_exit_is 0 "$RTN" exec -- python3 -c \
+                'import socket; print(socket.gethostbyname(socket.gethostname()))'
+        t_stdout_is 127.0.1.1
+}
+
+# A tree with sh, whoami, id, getent, hostname, cat and their libraries; its passwd knows
+# only root, as a bootstrapped rootfs's does.
+make_id_tree() {
+        local bin lib
+        mkdir -p tree/bin tree/etc tree/lib64 tree/lib/x86_64-linux-gnu
+        for bin in /bin/dash /usr/bin/whoami /usr/bin/id /usr/bin/getent /bin/hostname /bin/cat \
+                /usr/bin/cut; do
+                cp "$bin" "tree/bin/$(basename "$bin")"
+                for lib in $(ldd "$bin" | awk '$3 ~ /^\// {print $3} $1 ~ /^\/lib/ {print $1}'); do
+                        mkdir -p "tree$(dirname "$lib")"
+                        cp -n "$lib" "tree$lib"
+                done
+        done
+        mv tree/bin/dash tree/bin/sh
+        echo "root:x:0:0:root:/root:/bin/sh" >tree/etc/passwd
+        echo "root:x:0:" >tree/etc/group
+        echo "host-name" >tree/etc/hostname
+}
+
+identity_on_rootfs() {
+        export RTN_DATA_DIR=$T_TMP/data
+        make_id_tree
+        local name home
+        name=$(expected_inside_name)
+        [ "$name" = rtn ] && home=/home/rtn || home=/root
+        t_exit_is 0 "$RTN" exec --rootfs ./tree -- sh -c "$IDENT_PROBE"
+        t_stdout_is "$(printf '%s\n%s\n%s\n%s\nrtn\n127.0.1.1\nlo' "$name" "$name" "$name" "$home")"
+        [ "$(cat tree/etc/hostname)" = host-name ] || t_fail "the rootfs's /etc/hostname changed"
+}
+
+# The files are rtn's: a command cannot change them (not even the agent that is uid 0 inside,
+# who owns the sandbox's own directories), they are no change of the sandbox's, and the host's
+# are untouched.
+identity_files_are_read_only() {
+        export RTN_DATA_DIR=$T_TMP/data
+        local f before
+        before=$(stat -c '%i %s %Y' /etc/hosts /etc/hostname /etc/passwd)
+        for f in hosts hostname; do
+                t_exec -- sh -c "echo evil >/etc/$f"
+                [ "$T_RC" != 0 ] || t_fail "/etc/$f was written"
+                t_exec -- sh -c "chmod 666 /etc/$f || exit 3; echo done"
+                t_exit_is 3
+                t_exec -- sh -c "mv /etc/$f /tmp/x || exit 3"
+                t_exit_is 3
+        done
+        t_exit_is 0 "$RTN" exec --keep -- true
+        t_exit_is 0 "$RTN" diff
+        t_stdout_is ""
+        [ "$(stat -c '%i %s %Y' /etc/hosts /etc/hostname /etc/passwd)" = "$before" ] ||
+                t_fail "the host's identity files changed"
+}
+
+# rtn serve's sandbox has them too, and env_diff lists none of them as a change.
+identity_in_serve() {
+        command -v python3 >/dev/null || t_skip "python3 not installed"
+        export RTN_DATA_DIR=$T_TMP/data
+        printf '%s\n' 'shell_run {"command":"id -un; cat /etc/hostname; getent hosts rtn"}' \
+                'env_diff {}' >calls
+        t_exit_is 0 python3 "$T_ROOT/tests/integration/mcp_calls.py" calls -- "$RTN" serve
+        python3 - "$T_OUT_FILE" "$(expected_inside_name)" <<'PY' || t_fail "$(cat "$T_OUT_FILE")"
+import json, sys
+run, diff = [json.loads(l) for l in open(sys.argv[1])]
+out = run["result"]["stdout"].split()
+assert out[:3] == [sys.argv[2], "rtn", "127.0.1.1"], out
+assert diff["result"]["added"] == diff["result"]["modified"] == diff["result"]["deleted"] == [], diff
+PY
+}
+
 t_run pid1_is_rtn_init pid1_is_rtn_init
 t_run cmd_is_not_pid1 cmd_is_not_pid1
 t_run only_lo only_lo
@@ -170,4 +261,8 @@ t_run uid_as_documented uid_as_documented
 t_run no_id_maps_to_host_root no_id_maps_to_host_root
 t_run single_mapping_is_the_caller single_mapping_is_the_caller
 t_run range_mapping_excludes_caller_root range_mapping_excludes_caller_root
+t_run identity_on_host_base identity_on_host_base
+t_run identity_on_rootfs identity_on_rootfs
+t_run identity_files_are_read_only identity_files_are_read_only
+t_run identity_in_serve identity_in_serve
 t_done

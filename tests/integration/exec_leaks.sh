@@ -15,6 +15,14 @@ isolate_dirs() {
         chmod 700 "$XDG_RUNTIME_DIR"
 }
 
+# As root the caller's mount namespace is the host's, where suites running beside this one
+# (test network namespaces, podman) mount and unmount: count in a private copy of it, which
+# still holds every mount rtn would leave in its caller's namespace.
+own_mounts=()
+if [ "$(id -u)" = 0 ] && unshare -m --propagation private true 2>/dev/null; then
+        own_mounts=(unshare -m --propagation private)
+fi
+
 snapshot() {
         (cd "$T_TMP" && find tmpdir data run -mindepth 1 -printf '%p %y\n' 2>&1 | sort)
 }
@@ -26,7 +34,7 @@ runs_leave_nothing() {
         t_exit_is 0 "$RTN" exec -- true
         local before
         before=$(snapshot)
-        t_cmd "$helper" "$RUNS" "$RTN" exec -- sh -c 'echo x >/tmp/f; exit 0'
+        t_cmd "${own_mounts[@]}" "$helper" "$RUNS" "$RTN" exec -- sh -c 'echo x >/tmp/f; exit 0'
         [ "$T_RC" = 0 ] || t_fail "$(cat "$T_ERR_FILE" "$T_OUT_FILE" | head -c 800)"
         t_stdout_has "leftover_processes=0"
         local after
@@ -36,13 +44,15 @@ runs_leave_nothing() {
 }
 
 mounts_unchanged_in_caller() {
-        local before after i
-        before=$(wc -l </proc/self/mountinfo)
-        for i in $(seq 20); do
-                "$RTN" exec -- true </dev/null >/dev/null 2>&1 || t_fail "run $i failed"
-        done
-        after=$(wc -l </proc/self/mountinfo)
-        [ "$before" = "$after" ] || t_fail "mountinfo lines $before -> $after"
+        t_cmd "${own_mounts[@]}" bash -c '
+                before=$(wc -l </proc/self/mountinfo)
+                for i in $(seq 20); do
+                        "$1" exec -- true </dev/null >/dev/null 2>&1 || { echo "run $i failed"; exit 1; }
+                done
+                after=$(wc -l </proc/self/mountinfo)
+                [ "$before" = "$after" ] || { echo "mountinfo lines $before -> $after"; exit 1; }' \
+                _ "$RTN"
+        [ "$T_RC" = 0 ] || t_fail "$(cat "$T_OUT_FILE")"
 }
 
 sigkill_leaves_nothing() {

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # rtn exec -t: the command gets a pty from the sandbox's own devpts (never the host's
 # terminal), the host window size, an interactive shell works through it, and the host
-# terminal is back in canonical mode afterwards. script(1) provides the host terminal.
+# terminal is back in canonical mode afterwards; -t without a terminal on stdin is refused.
+# script(1) provides the host terminal.
 . "$(dirname "$0")/../lib.sh"
 t_need_rtn
 
@@ -34,4 +35,18 @@ no_host_tty_without_t() {
         return 0
 }
 t_run no_host_tty_without_t no_host_tty_without_t
+
+# A pipe or a file behind -t: the pty would echo the input and never pass its end, so the
+# command printed it twice and never ended. Refused before anything starts, as docker does.
+tty_without_a_terminal() {
+        t_cmd timeout 20 sh -c 'echo hi | "$0" exec -t -- cat' "$RTN"
+        t_exit_is 125
+        t_stdout_is ""
+        t_stderr_has "rtn exec: -t: the input device is not a TTY"
+        t_stderr_has "Try 'rtn exec --help'."
+        t_cmd timeout 20 "$RTN" exec -t -- cat # stdin /dev/null
+        t_exit_is 125
+        t_stderr_has "the input device is not a TTY"
+}
+t_run tty_refused_without_a_terminal tty_without_a_terminal
 t_done

@@ -77,15 +77,33 @@ probe_cgroup_mode() {
 }
 t_run probe_cgroup_mode probe_cgroup_mode
 
-probe_refused() {
+probe_in_sandbox() {
         # Its own dir: $T_TMP holds the data dir, which is never bound.
         mkdir "$T_TMP/bin"
         cp "$RTN" "$T_TMP/bin/rtn"
         chmod 755 "$T_TMP" "$T_TMP/bin" # the agent is not root: let it reach the binary
-        t_exec --bind "$T_TMP/bin:/mnt/rtn:ro" -- /mnt/rtn/rtn probe
-        t_exit_is 1
-        t_stdout_has "missing  sandbox"
-        t_stdout_has "rtn cannot run sandboxes here"
+        # The sandbox's seccomp filter refuses clone3: no user namespace, so rtn picks the
+        # Landlock mode by itself, as rtn exec there does, and probe says so, not that the
+        # full sandbox runs.
+        t_exec --bind "$T_TMP/bin:/mnt/rtn:ro" -- sh -c 'echo "uid=$(id -u)"; /mnt/rtn/rtn probe; echo "rc=$?"; /mnt/rtn/rtn exec -- true; echo "exec rc=$?"; /mnt/rtn/rtn exec --isolation full -- true; echo "full rc=$?"'
+        t_true grep -Eq '^missing +user namespaces +user namespaces are denied here \(clone3\(CLONE_NEWUSER\) fails with Function not implemented\): rtn chose --isolation landlock by itself' "$T_OUT_FILE"
+        t_true grep -Eq '^missing +isolation +landlock, picked by rtn by itself' "$T_OUT_FILE"
+        t_false grep -q "clone3 namespaces, id maps" "$T_OUT_FILE"
+        t_stdout_has "full rc=125"
+        if grep -qx uid=0 "$T_OUT_FILE"; then
+                # A single id mapped (no subordinate ids): the agent is uid 0 of a namespace
+                # with no other uid for the Landlock mode's commands; both say why.
+                t_stdout_has "rc=1"
+                t_true grep -Eq '^missing +sandbox +--isolation landlock as root runs commands as uid [0-9]+, which this user namespace does not map' "$T_OUT_FILE"
+                t_stdout_has "rtn cannot run sandboxes here"
+                t_stdout_has "exec rc=125"
+                t_stderr_has "which this user namespace does not map"
+        else
+                t_stdout_has "rc=0"
+                t_true grep -Eq '^ok +sandbox +no namespaces: ' "$T_OUT_FILE"
+                t_stdout_has "rtn can run sandboxes here."
+                t_stdout_has "exec rc=0"
+        fi
 }
-t_run probe_refused_inside_a_sandbox probe_refused
+t_run probe_landlock_inside_a_sandbox probe_in_sandbox
 t_done

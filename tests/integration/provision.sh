@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Provisioning as a user drives it: rootfs import/list and the stamp that notices a changed
 # base, package-name checks of `rtn pkg install`, and the issue's end-to-end case on a real
-# Debian minbase: bootstrap (mmdebstrap), serve it, pkg_install jq, use it, commit, restart
-# the server, still there; install again on another environment and reset without commit,
-# gone. The end-to-end case needs Debian's mirror (one retry per network step, each
+# Debian minbase: bootstrap (mmdebstrap); `rtn pkg install jq` streams apt's output and
+# commits the package without apt's lists, cache and logs, and again commits nothing; serve
+# it, pkg_install jq, use it, commit, restart the server, still there, pkg_install again
+# says so and leaves nothing to commit; install again on another environment and reset
+# without commit, gone. The end-to-end case needs Debian's mirror (one retry per network step, each
 # time-bounded) and mmdebstrap, and skips as a user without a subordinate id range, for whom
 # bootstrapping is refused by design (docs/bootstrap.md).
 . "$(dirname "$0")/../lib.sh"
@@ -27,7 +29,7 @@ pkg_names_refused() {
         local bad
         for bad in -oAPT::Get::Foo=1 --reinstall Jq 'a;b' 'x' 'jq=' 'jq:' '../jq' 'jq/'; do
                 t_cmd "$RTN" pkg install --rootfs nosuch -- "$bad"
-                [ "$T_RC" = 2 ] || t_fail "'$bad' accepted: $(t_last)"
+                [ "$T_RC" = 125 ] || t_fail "'$bad' accepted: $(t_last)"
         done
         t_stderr_has "is not a Debian package name"
         t_cmd "$RTN" pkg install --rootfs nosuch -- -oFoo
@@ -134,12 +136,73 @@ install_jq() { # ENV [EXTRA CALLS...]
         t_fail "pkg_install jq failed twice"
 }
 
+# Bytes under the store's layers (0 before the first). A partial du (files of subordinate
+# ids) is retried inside the range by as_owner: the last line is the whole count.
+layers_bytes() {
+        local n
+        n=$(as_owner du -sb "$RTN_DATA_DIR/layers" 2>/dev/null | tail -n 1 | cut -f1)
+        echo "${n:-0}"
+}
+
+# `rtn pkg install` from the command line: apt's output streams (its first line comes well
+# before the end), the commit holds the package and not apt's lists, cache or logs, and a
+# second install of it runs no apt, commits nothing and says so.
+cli_install_jq() { # ENV
+        local env=$1 try before after
+        before=$(layers_bytes)
+        # The command's stdout passed through, and how long before its end the first line came.
+        cat >timed.py <<'PY'
+import subprocess, sys, time
+t0 = time.monotonic()
+p = subprocess.Popen(sys.argv[1:], stdout=subprocess.PIPE)
+first = None
+for line in p.stdout:
+    if first is None:
+        first = time.monotonic()
+    sys.stdout.buffer.write(line)
+rc = p.wait()
+end = time.monotonic()
+print("first line %.1f s before the end" % (end - (first or end)), file=sys.stderr)
+sys.exit(rc)
+PY
+        for try in 1 2; do
+                T_CMD_TIMEOUT=600 t_cmd python3 timed.py "$RTN" pkg install --rootfs e2e \
+                        --env "$env" jq
+                [ "$T_RC" = 0 ] && break
+                t_note "pkg install attempt $try: $(tail -c 400 "$T_ERR_FILE")"
+        done
+        [ "$T_RC" = 0 ] || t_fail "rtn pkg install jq failed twice"
+        t_stdout_has "Setting up jq"
+        grep -q "^committed [0-9a-f]\{64\}$" "$T_OUT_FILE" || t_fail "no commit: $(tail -3 "$T_OUT_FILE")"
+        local ahead
+        ahead=$(sed -n 's/^first line \([0-9.]*\) s before the end$/\1/p' "$T_ERR_FILE")
+        python3 -c "import sys; sys.exit(0 if float('$ahead') >= 1.0 else 1)" ||
+                t_fail "apt's output came only at the end (first line $ahead s before it)"
+        local tip
+        tip=$(sed -n 's/^committed //p' "$T_OUT_FILE")
+        after=$(layers_bytes)
+        [ $((after - before)) -lt $((20 << 20)) ] ||
+                t_fail "the jq commit added $(((after - before) >> 20)) MiB of layers"
+        local junk
+        junk=$(as_owner find "$RTN_DATA_DIR/layers" \( -path '*/var/lib/apt/lists/*' \
+                -o -path '*/var/cache/apt/*' -o -path '*/var/cache/rtn-apt*' \
+                -o -path '*/var/log/apt/*' -o -path '*/var/log/dpkg.log' \) -print | head -5)
+        [ -z "$junk" ] || t_fail "apt's state in the layer: $junk"
+        # again: nothing to do, nothing committed, the same tip
+        T_CMD_TIMEOUT=300 t_exit_is 0 "$RTN" pkg install --rootfs e2e --env "$env" jq
+        t_stdout_is "unchanged $tip"
+        t_stderr_has "nothing changed, nothing committed"
+        t_exit_is 0 "$RTN" log --env "$env"
+        [ "$(wc -l <"$T_OUT_FILE")" = 1 ] || t_fail "a second commit: $(cat "$T_OUT_FILE")"
+}
+
 end_to_end_jq() {
         [ "$(mode)" = single ] && t_skip "bootstrapping needs root or a subordinate id range"
         export RTN_DATA_DIR=$T_TMP/data
         bootstrap_e2e
         t_exit_is 0 "$RTN" rootfs list
         t_stdout_has "deb.debian.org"
+        cli_install_jq cli
         # install, use, commit
         install_jq e2e 'env_commit {"message":"jq"}'
         [ "$(answer 2 'r["result"]["stdout"]')" = 42 ] || t_fail "jq did not run: $(sed -n 2p "$T_OUT_FILE")"
@@ -147,8 +210,13 @@ end_to_end_jq() {
                 t_fail "no progress notification during a long install"
         [ "$(answer 3 'r["isError"]')" = False ] || t_fail "commit: $(sed -n 3p "$T_OUT_FILE")"
         # a new server on the same environment still has it
-        serve_calls e2e 'shell_run {"command":"jq --version"}'
+        serve_calls e2e 'shell_run {"command":"jq --version"}' 'pkg_install {"packages":["jq"]}' \
+                'env_commit {"message":"again"}'
         [ "$(answer 1 'r["result"]["exit_code"]')" = 0 ] || t_fail "jq gone after restart: $(cat "$T_OUT_FILE")"
+        [ "$(answer 2 'r["result"]["already_installed"], r["result"]["exit_code"], r["isError"]')" = \
+                "(True, 0, False)" ] || t_fail "jq installed again: $(sed -n 2p "$T_OUT_FILE")"
+        [ "$(answer 3 'r["result"]["unchanged"]')" = True ] ||
+                t_fail "a commit after installing nothing: $(sed -n 3p "$T_OUT_FILE")"
         # another environment, with a host workspace (provisioning may only read it:
         # docs/security-invariants.md, 14): install, reset without commit, gone
         mkdir -p "$T_TMP/ws/src" && git init -q "$T_TMP/ws" && echo x >"$T_TMP/ws/src/f"

@@ -9,7 +9,7 @@ t_need_rtn
 commit_then_see() {
         t_exec --commit -- sh -c 'echo hi > /workspace/a'
         t_exit_is 0
-        t_stderr_has "rtn: committed"
+        t_stderr_has "rtn exec: committed"
         t_exec -- cat /workspace/a
         t_exit_is 0
         t_stdout_is hi

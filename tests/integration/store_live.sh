@@ -29,8 +29,8 @@ sig_dir() {
 
 commit_during_keep_is_refused() {
         sig_dir
-        bg_exec --keep --bind "$T_TMP/sig:/sig" -- \
-                sh -c 'echo 1 > /workspace/a; touch /sig/up; sleep 3; echo 2 > /workspace/b'
+        bg_exec --keep --bind "$T_TMP/sig:/mnt/sig" -- \
+                sh -c 'echo 1 > /workspace/a; touch /mnt/sig/up; sleep 3; echo 2 > /workspace/b'
         t_wait_for test -e sig/up || t_fail "the --keep run never wrote: $(cat bg.err)"
         t_exit_is 1 "$RTN" commit -m during
         t_stderr_has "in use by a running rtn exec --keep"
@@ -43,8 +43,8 @@ commit_during_keep_is_refused() {
 
 reset_during_keep_is_refused() {
         sig_dir
-        bg_exec --keep --bind "$T_TMP/sig:/sig" -- \
-                sh -c 'mkdir /workspace/d; echo 1 > /workspace/d/a; touch /sig/up; sleep 3; echo 2 > /workspace/d/b'
+        bg_exec --keep --bind "$T_TMP/sig:/mnt/sig" -- \
+                sh -c 'mkdir /workspace/d; echo 1 > /workspace/d/a; touch /mnt/sig/up; sleep 3; echo 2 > /workspace/d/b'
         t_wait_for test -e sig/up || t_fail "the --keep run never wrote: $(cat bg.err)"
         t_exit_is 1 "$RTN" reset
         t_stderr_has "in use"
@@ -61,8 +61,8 @@ reset_during_keep_is_refused() {
 # be refused by the session's lock.
 commit_of_a_running_sessions_upper_is_refused() {
         sig_dir
-        bg_exec --commit --bind "$T_TMP/sig:/sig" -- \
-                sh -c 'echo 1 > /workspace/a; touch /sig/up; sleep 3; echo 2 > /workspace/b'
+        bg_exec --commit --bind "$T_TMP/sig:/mnt/sig" -- \
+                sh -c 'echo 1 > /workspace/a; touch /mnt/sig/up; sleep 3; echo 2 > /workspace/b'
         t_wait_for test -e sig/up || t_fail "the sandbox never started: $(cat bg.err)"
         local sess
         sess=$(ls -d "$RTN_DATA_DIR"/sessions/*/ 2>/dev/null | head -n1)
@@ -71,7 +71,7 @@ commit_of_a_running_sessions_upper_is_refused() {
         t_exit_is 1 "$RTN" commit --upper "${sess%/}/upper" -m theft
         t_stderr_has "in use"
         bg_wait 0
-        grep -q "rtn: committed" bg.err || t_fail "the sandbox's own commit failed: $(cat bg.err)"
+        grep -q "rtn exec: committed" bg.err || t_fail "the sandbox's own commit failed: $(cat bg.err)"
         t_exit_is 0 "$RTN" store verify
         t_exec -- sh -c 'cat /workspace/a /workspace/b; ls /workspace'
         t_stdout_is "$(printf '1\n2\na\nb')"
@@ -87,7 +87,7 @@ gc_keeps_the_layers_of_a_running_sandbox() {
         a=$(awk '/ a$/ {print $1}' "$T_OUT_FILE")
         # It says when it runs (and has mounted its layers) through a bound dir.
         mkdir sig && chmod 777 sig
-        bg_exec --bind "$T_TMP/sig:/sig" -- sh -c 'touch /sig/up; sleep 3; cat /workspace/b'
+        bg_exec --bind "$T_TMP/sig:/mnt/sig" -- sh -c 'touch /mnt/sig/up; sleep 3; cat /workspace/b'
         t_wait_for test -e sig/up || t_fail "the sandbox never started: $(cat bg.err)"
         t_exit_is 0 "$RTN" rollback "$a"
         t_exit_is 0 "$RTN" gc --reflog-days 0

@@ -14,7 +14,7 @@ hold_then_host() {
         local kind=$1 bg rc=0
         shift
         sec_need_bin budget
-        "$RTN" exec --bind "$SEC_BIN:/opt/sec:ro" "$@" -- /opt/sec/budget hold "$kind" \
+        "$RTN" exec --bind "$SEC_BIN:/mnt/sec:ro" "$@" -- /mnt/sec/budget hold "$kind" \
                 >"$T_TMP/out" 2>&1 </dev/null &
         bg=$!
         T_CMD_TIMEOUT=30
@@ -57,7 +57,7 @@ shares_set() {
 # The agent cannot make namespaces at all (seccomp); the share stands behind that.
 userns_refused() {
         sec_need_bin budget
-        sec_exec -- /opt/sec/budget one userns
+        sec_exec -- /mnt/sec/budget one userns
         t_exit_is 1
         t_stdout_has "refused userns: Operation not permitted"
 }

@@ -62,7 +62,7 @@ read_data_dir() {
 
 # fswrite FILE DIR inside; every write path blocked; the host's copies untouched.
 write_system() {
-        sec_attack fswrite "$1" "$2"
+        sec_attack fswrite "$@"
 }
 
 # The sandbox's own files in the system dirs are gone at the next run, too.
@@ -77,8 +77,8 @@ bind_ro_stays_ro() {
         mkdir "$T_TMP/src"
         echo keep >"$T_TMP/src/f"
         host_snapshot "$T_TMP/src/f" "$T_TMP/src"
-        t_exec --bind "$T_TMP/src:/data:ro" -- sh -c 'echo x >/data/f; echo x >/data/g;
-                rm -f /data/f; mount -o remount,rw /data; echo x >/data/h; true'
+        t_exec --bind "$T_TMP/src:/mnt/data:ro" -- sh -c 'echo x >/mnt/data/f; echo x >/mnt/data/g;
+                rm -f /mnt/data/f; mount -o remount,rw /mnt/data; echo x >/mnt/data/h; true'
         t_stderr_has "Read-only file system"
         host_unchanged "$T_TMP/src/f" "$T_TMP/src"
         [ "$(ls -A "$T_TMP/src")" = f ] || t_fail "ro bind source changed: $(ls -A "$T_TMP/src")"
@@ -100,7 +100,7 @@ bind_symlink_planted() {
         done
         [ -z "$(ls -A "$T_TMP/target")" ] || t_fail "a mountpoint was created at the link target"
         # a real directory at the same place works
-        t_exec --bind "$T_TMP/src:/data/sub" -- cat /data/sub/f
+        t_exec --bind "$T_TMP/src:/mnt/data/sub" -- cat /mnt/data/sub/f
         t_exit_is 0
         t_stdout_is src
 }
@@ -110,10 +110,10 @@ bind_symlink_planted() {
 bind_swap_race() {
         mkdir -p "$T_TMP/src/d"
         host_snapshot
-        t_exec --bind "$T_TMP/src:/data" -- sh -c 'for i in 1 2 3 4 5 6 7 8 9 10; do
-                mv /data/d /data/d.old 2>/dev/null; ln -sfn /etc /data/d;
-                echo x >/data/d/rtn-race 2>/dev/null; rm -f /data/d; mv /data/d.old /data/d;
-        done; umount /data 2>&1; mount --bind /etc /data 2>&1; true'
+        t_exec --bind "$T_TMP/src:/mnt/data" -- sh -c 'for i in 1 2 3 4 5 6 7 8 9 10; do
+                mv /mnt/data/d /mnt/data/d.old 2>/dev/null; ln -sfn /etc /mnt/data/d;
+                echo x >/mnt/data/d/rtn-race 2>/dev/null; rm -f /mnt/data/d; mv /mnt/data/d.old /mnt/data/d;
+        done; umount /mnt/data 2>&1; mount --bind /etc /mnt/data 2>&1; true'
         host_unchanged
         t_no_file /etc/rtn-race
         t_file_exists "$T_TMP/src/d"
@@ -124,7 +124,8 @@ t_run read_other_homes read_other_homes
 t_run read_own_home read_own_home
 t_run read_data_dir read_data_dir
 t_run write_etc_passwd write_system /etc/passwd /etc/default
-t_run write_etc_hostname write_system /etc/hostname /etc/default
+t_run write_etc_hostname write_system -r /etc/hostname /etc/default
+t_run write_etc_hosts write_system -r /etc/hosts /etc/default
 t_run write_usr_bin write_system /usr/bin/env /usr/bin
 t_run write_usr_lib write_system /usr/lib/os-release /usr/lib
 t_run writes_vanish writes_vanish

@@ -1,9 +1,11 @@
-/* `fswrite FILE DIR`: every way to change a system file or directory from inside a sandbox:
+/* `fswrite [-r] FILE DIR`: every way to change a system file or directory from inside a sandbox:
  * open for writing, O_TRUNC, create, rename away and over, hard link, symlink, truncate,
  * chmod, chown, utimes, xattrs (user. and trusted.), unlink, mkdir, rmdir, and reopening an
  * O_PATH fd for writing through /proc/self/fd. FILE is an existing file and DIR an existing
  * directory the agent must not change. Each must fail with the errno named below; output
- * and exit status as in escape.c ("blocked"/"ESCAPED", 0 only when all were blocked). */
+ * and exit status as in escape.c ("blocked"/"ESCAPED", 0 only when all were blocked).
+ * -r: FILE is a read-only bind of its own (the sandbox's /etc/hostname and /etc/hosts), which
+ * the kernel checks before the owner (EROFS) and which no link may cross (EXDEV). */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -15,10 +17,11 @@
 
 static int failures;
 static const char *file, *dir;
+static int ro_mount;
 
 static void check(const char *name, int r, int want, int alt) {
         int e = errno;
-        if (r == -1 && (e == want || (alt && e == alt))) {
+        if (r == -1 && (e == want || (alt && e == alt) || (ro_mount && e == EROFS))) {
                 printf("blocked %s: %s\n", name, strerror(e));
                 return;
         }
@@ -46,8 +49,13 @@ static char *in_dir(const char *name) {
 }
 
 int main(int argc, char **argv) {
+        if (argc == 4 && strcmp(argv[1], "-r") == 0) {
+                ro_mount = 1;
+                argv++;
+                argc--;
+        }
         if (argc != 3) {
-                fprintf(stderr, "usage: fswrite FILE DIR\n");
+                fprintf(stderr, "usage: fswrite [-r] FILE DIR\n");
                 return 2;
         }
         file = argv[1];
@@ -67,7 +75,7 @@ int main(int argc, char **argv) {
                 close(src);
         check("rename_over", rename("rtn-fswrite-src", file), EACCES, EXDEV);
         unlink("rtn-fswrite-src");
-        check("link", link(file, in_dir("rtn-link")), EACCES, EPERM);
+        check("link", link(file, in_dir("rtn-link")), EACCES, ro_mount ? EXDEV : EPERM);
         check("symlink", symlink("/workspace", in_dir("rtn-symlink")), EACCES, 0);
         check("mkdir", mkdir(in_dir("rtn-dir"), 0755), EACCES, 0);
         check("mkfifo", mkfifo(in_dir("rtn-fifo"), 0644), EACCES, 0);

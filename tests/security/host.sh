@@ -27,14 +27,14 @@ stop_listener() {
 
 host_tcp() {
         start_listener
-        sec_exec -- /opt/sec/probe tcp "$(cat "$T_TMP/port")" ECONNREFUSED
+        sec_exec -- /mnt/sec/probe tcp "$(cat "$T_TMP/port")" ECONNREFUSED
         stop_listener
         t_exit_is 0
 }
 
 host_abstract_unix() {
         start_listener
-        sec_exec -- /opt/sec/probe abstract "$(cat "$T_TMP/abstract")" ECONNREFUSED
+        sec_exec -- /mnt/sec/probe abstract "$(cat "$T_TMP/abstract")" ECONNREFUSED
         stop_listener
         t_exit_is 0
 }
@@ -45,7 +45,7 @@ host_process() {
         sec_need_bin probe
         sleep 300 &
         local victim=$!
-        sec_exec -- /opt/sec/probe "$how" "$victim" "$want"
+        sec_exec -- /mnt/sec/probe "$how" "$victim" "$want"
         local alive=0
         kill -0 "$victim" 2>/dev/null && alive=1
         kill "$victim" 2>/dev/null

@@ -230,7 +230,7 @@ git_reads_inside() {
 # --isolation landlock (no mounts: Landlock keeps them read-only): the same attacks on a
 # repository, a nested one and an .envrc, as the caller on the host.
 landlock_mode_protects() {
-        [ "$(id -u)" != 0 ] || t_skip "--isolation landlock refuses root"
+        [ "$(id -u)" != 0 ] || t_skip "as root the agent is another uid than the workspace's owner (see landlock_mode.sh)"
         need_git
         mkdir -p "$T_TMP/ws/lib/src"
         mkrepo "$T_TMP/ws/lib/dep"
@@ -275,7 +275,7 @@ setid_syscalls() {
         sec_need_bin setid
         mkdir -p "$T_TMP/ws" "$T_TMP/b"
         sec_exec --workspace "$T_TMP/ws" --bind "$T_TMP/b:/mnt/b" -- sh -c \
-                '/opt/sec/setid /workspace && /opt/sec/setid /mnt/b'
+                '/mnt/sec/setid /workspace && /mnt/sec/setid /mnt/b'
         grep -q '^ESCAPED' "$T_OUT_FILE" && t_fail "$(grep '^ESCAPED' "$T_OUT_FILE" | head -3 | tr '\n' ' ')"
         t_exit_is 0
         t_stderr_has "blocked fchmod(2) by pid"

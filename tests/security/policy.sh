@@ -10,7 +10,7 @@ t_need_rtn
 
 first_instruction_confined() {
         sec_need_bin firstinsn
-        sec_exec -- /opt/sec/firstinsn
+        sec_exec -- /mnt/sec/firstinsn
         t_exit_is 0
         t_stdout_has "NoNewPrivs:	1"
         t_stdout_has "Seccomp:	2"

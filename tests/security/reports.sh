@@ -49,7 +49,7 @@ not_reported() {
 flood() {
         sec_need_bin notif
         local t0=$SECONDS
-        sec_exec -- /opt/sec/notif flood 100000
+        sec_exec -- /mnt/sec/notif flood 100000
         t_exit_is 0
         t_stdout_is "eperm 100000 of 100000"
         t_stderr_has "rtn: blocked mount(2) by pid "
@@ -71,7 +71,7 @@ capped() {
 
 nested_listener_busy() {
         sec_need_bin notif
-        sec_exec -- /opt/sec/notif nested
+        sec_exec -- /mnt/sec/notif nested
         t_exit_is 0
         t_stdout_has "listener: Device or resource busy"
         t_stdout_has "plain filter: installed"

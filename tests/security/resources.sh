@@ -12,19 +12,19 @@ fork_bomb() {
         sec_need_bin bomb
         local start end
         start=$(date +%s%N)
-        sec_exec --pids-max 1024 -- /opt/sec/bomb fork 100000
+        sec_exec --pids-max 1024 -- /mnt/sec/bomb fork 100000
         end=$(date +%s%N)
         t_exit_is 0
         t_stdout_has "Resource temporarily unavailable"
         # the bomb's children (sleeping in pause) are all gone with the sandbox
-        [ -z "$(t_host_pids /opt/sec/bomb fork 100000)" ] || t_fail "bomb processes left on the host"
+        [ -z "$(t_host_pids /mnt/sec/bomb fork 100000)" ] || t_fail "bomb processes left on the host"
         [ $(((end - start) / 1000000)) -lt 20000 ] || t_fail "the bomb took $(((end - start) / 1000000)) ms"
 }
 
 # With the default limit too, and the host answers while the bomb runs.
 fork_bomb_default_host_responsive() {
         sec_need_bin bomb
-        "$RTN" exec --bind "$SEC_BIN:/opt/sec:ro" -- /opt/sec/bomb fork 100000 \
+        "$RTN" exec --bind "$SEC_BIN:/mnt/sec:ro" -- /mnt/sec/bomb fork 100000 \
                 >"$T_TMP/out" 2>&1 </dev/null &
         local bg=$! t0 t1 rc=0
         sleep 0.3
@@ -68,7 +68,7 @@ memory_bomb() {
         local why
         why=$(cg_no_memory)
         [ -n "$why" ] || t_skip "the memory controller is available: memory.max applies (memory_bomb_cgroup)"
-        sec_exec --memory-max 256M -- /opt/sec/bomb mem 4096
+        sec_exec --memory-max 256M -- /mnt/sec/bomb mem 4096
         t_exit_is 0
         t_stdout_has "malloc failed"
         t_stderr_has "memory limit is RLIMIT_AS per process"
@@ -81,7 +81,7 @@ memory_bomb_cgroup() {
         local why
         why=$(cg_no_memory)
         [ -z "$why" ] || t_skip "memory.max cannot be set here: $why"
-        sec_exec --memory-max 256M -- /opt/sec/bomb mem 4096
+        sec_exec --memory-max 256M -- /mnt/sec/bomb mem 4096
         if grep -q "not a cgroup memory.max" "$T_ERR_FILE"; then
                 # listed and writable: only the no-internal-process rule may refuse it
                 grep -q "holds processes other than rtn" "$T_ERR_FILE" ||

@@ -1,7 +1,7 @@
 # shellcheck shell=bash
 # Shared by the tests/security suites, sourced after tests/lib.sh (named .bash so that
 # tools/test.sh, which runs tests/security/*.sh, does not run it as a suite). SEC_BIN is the directory of the attack programs built from tests/security/*.c; sec_exec runs
-# rtn exec with it bound read-only at /opt/sec. host_snapshot/host_unchanged record and
+# rtn exec with it bound read-only at /mnt/sec. host_snapshot/host_unchanged record and
 # compare what the attacks must never change on the host.
 SEC_BIN=$T_BIN/security
 
@@ -18,7 +18,7 @@ sec_host_has_ia32() {
 }
 
 sec_exec() {
-        t_exec --bind "$SEC_BIN:/opt/sec:ro" "$@"
+        t_exec --bind "$SEC_BIN:/mnt/sec:ro" "$@"
 }
 
 # Files and facts of the host that no attack may change: ownership, mode, size, times and
@@ -49,7 +49,7 @@ sec_attack() {
         shift
         sec_need_bin "$prog"
         host_snapshot
-        sec_exec -- "/opt/sec/$prog" "$@"
+        sec_exec -- "/mnt/sec/$prog" "$@"
         if grep -q '^ESCAPED' "$T_OUT_FILE" || [ "$T_RC" != 0 ]; then
                 t_fail "$(grep -v '^blocked' "$T_OUT_FILE" | head -3 | tr '\n' ' ') $(t_last)"
         fi

@@ -23,7 +23,7 @@ inherited_fds() {
         sec_need_bin escape
         echo secret >"$T_TMP/host-file"
         exec 7<"$T_TMP/host-file" 8>>"$T_TMP/host-file" 9<"$T_TMP"
-        sec_exec -- /opt/sec/escape inherited_fds
+        sec_exec -- /mnt/sec/escape inherited_fds
         exec 7<&- 8>&- 9<&-
         t_exit_is 0
         t_stdout_has "blocked inherited_fds"
@@ -36,7 +36,7 @@ sigsys_reported() {
         sec_need_bin "$1"
         [ "$1" = int80 ] && ! sec_host_has_ia32 &&
                 t_skip "the kernel has no ia32 emulation: int 0x80 faults outside the sandbox too"
-        sec_exec -- "/opt/sec/$1"
+        sec_exec -- "/mnt/sec/$1"
         t_exit_is $((128 + 31))
         t_stderr_has "killed by seccomp (SIGSYS)"
 }

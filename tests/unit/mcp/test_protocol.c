@@ -201,11 +201,11 @@ static int list_all(const char *version, unsigned flags, unsigned page) {
 }
 
 Test(h_tools_list, paginates_every_tool) {
-        cr_assert_eq(list_all("2025-06-18", 0, 5), 25);
+        cr_assert_eq(list_all("2025-06-18", 0, 5), 29);
         h_stop(&h);
-        cr_assert_eq(list_all("2025-06-18", MCP_TOOLS_HTTP, 4), 27);
+        cr_assert_eq(list_all("2025-06-18", MCP_TOOLS_HTTP, 4), 31);
         h_stop(&h);
-        cr_assert_eq(list_all("2025-06-18", MCP_TOOLS_HTTP, 100), 27);
+        cr_assert_eq(list_all("2025-06-18", MCP_TOOLS_HTTP, 100), 31);
         h_stop(&h);
 }
 

@@ -1,6 +1,7 @@
 /* rtn serve's tool table (mcp/serve.c) against the protocol's (mcp/tools.c): every tool the
  * server can list has a handler, so none answers "not available" by a missing row. */
 #include <criterion/criterion.h>
+#include <string.h>
 
 #include "mcp/internal.h"
 #include "mcp/serve.h"
@@ -17,4 +18,31 @@ Test(serve_tool_find, every_listed_tool_has_a_handler) {
                         cr_expect_not_null(row->call, "%s: handler is NULL", t->name);
         }
         cr_expect_null(serve_tool_find("no_such_tool"));
+}
+
+static const struct mcp_arg_spec *arg_of(const struct mcp_tool *t, const char *name) {
+        for (size_t i = 0; i < t->nargs; i++)
+                if (!strcmp(t->args[i].name, name))
+                        return &t->args[i];
+        return NULL;
+}
+
+/* A tool the server runs in a sandbox takes the sandbox argument it is picked by (optional:
+ * old clients name none; sandbox_close alone requires it), and one that acts on none (http_*,
+ * sandbox_new, sandbox_list) does not offer one it would ignore. */
+Test(serve_tool_find, sandbox_argument_matches_the_row) {
+        unsigned all = MCP_TOOLS_HTTP | MCP_TOOLS_WS_OVERLAY;
+        for (size_t i = 0; i < mcp_tool_count(all); i++) {
+                const struct mcp_tool *t = mcp_tool_at(all, i);
+                const struct serve_tool *row = serve_tool_find(t->name);
+                cr_assert_not_null(row, "%s", t->name);
+                const struct mcp_arg_spec *a = arg_of(t, "sandbox");
+                if (row->server) {
+                        cr_expect_null(a, "%s acts on no sandbox but takes one", t->name);
+                        continue;
+                }
+                cr_assert_not_null(a, "%s acts on a sandbox but cannot name it", t->name);
+                cr_expect_eq(a->type, MCP_ARG_STRING, "%s", t->name);
+                cr_expect_eq(a->required, !strcmp(t->name, "sandbox_close"), "%s", t->name);
+        }
 }

@@ -14,6 +14,7 @@ static const char *const design_tools[] = {
         "shell_job_kill",  "shell_job_list",   "bind_host_dir",     "file_read",
         "file_write",      "file_edit",        "file_list",         "file_search",
         "python_exec",     "http_get",         "http_post",         "workspace_apply",
+        "sandbox_new",     "sandbox_fork",     "sandbox_list",      "sandbox_close",
 };
 #define ALL_TOOLS (MCP_TOOLS_HTTP | MCP_TOOLS_WS_OVERLAY)
 

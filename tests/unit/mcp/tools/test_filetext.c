@@ -33,6 +33,16 @@ Test(rt_text_number_lines, offset_and_limit) {
         free(t.content);
 }
 
+Test(rt_text_number_lines, no_newline_the_file_lacks) {
+        struct rt_text_lines t = number("a\nb", 1, 2000, 1 << 20);
+        cr_assert_str_eq(t.content, "     1\ta\n     2\tb");
+        cr_assert_eq(t.total_lines, 2);
+        free(t.content);
+        t = number("only", 1, 2000, 1 << 20);
+        cr_assert_str_eq(t.content, "     1\tonly");
+        free(t.content);
+}
+
 Test(rt_text_number_lines, offset_past_end) {
         struct rt_text_lines t = number("a\n", 5, 10, 1 << 20);
         cr_assert_str_eq(t.content, "");

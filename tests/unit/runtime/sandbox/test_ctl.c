@@ -20,7 +20,8 @@ struct peer {
 
 static void peer_open(struct peer *p) {
         cr_assert_eq(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, p->sv), 0);
-        p->sb = (struct rt_sandbox){.pid = -1, .pidfd = -1, .ctl = p->sv[0], .gate_fd = -1};
+        p->sb = (struct rt_sandbox){
+                .pid = -1, .pidfd = -1, .ctl = p->sv[0], .gate_fd = -1, .net_fd = -1};
 }
 
 static void peer_close(struct peer *p) {
@@ -50,7 +51,7 @@ Test(rt_exec_await_spawned, empty_datagram_with_fd_leaks_nothing) {
         cr_assert_eq(pipe2(pipefd, O_CLOEXEC), 0);
         peer_say(&p, "", 0, pipefd[0]);
         close(pipefd[0]);
-        cr_assert_lt(rt_exec_await_spawned(&p.sb, "cmd", &master, &err), 0);
+        cr_assert_lt(rt_exec_await_spawned(&p.sb, "cmd", "/", &master, &err), 0);
         cr_assert_eq(master, -1);
         cr_assert_not(reader_open(pipefd[1]), "the fd that came with the datagram is open");
         close(pipefd[1]);

@@ -44,7 +44,7 @@ static void setup(struct fixture *x) {
         cr_assert_eq(rt_session_new(x->loop, &cfg, &x->s, &err), 0, "%s", err.msg);
         int sv[2];
         cr_assert_eq(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv), 0);
-        struct rt_sandbox sb = {.pid = -1, .pidfd = -1, .ctl = sv[0], .gate_fd = -1};
+        struct rt_sandbox sb = {.pid = -1, .pidfd = -1, .ctl = sv[0], .gate_fd = -1, .net_fd = -1};
         cr_assert_eq(rt_session_attach(x->s, &sb, &err), 0, "%s", err.msg);
         x->init = sv[1];
         x->srv = -1;

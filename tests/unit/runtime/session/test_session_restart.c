@@ -37,7 +37,7 @@ Test(rt_session_run, restarts_when_the_spawn_meets_a_dead_init) {
         struct rtn_loop *loop;
         cr_assert_eq(rtn_loop_new(&loop), 0);
         struct rt_session_config cfg = {
-                .session_dir = dir, .default_timeout_ms = 30000, .max_output = 1 << 16};
+                .session_dir = dir, .default_timeout_usec = 30000000, .max_output = 1 << 16};
         rt_spec_init(&cfg.spec);
         init_limits_default(&cfg.spec.limits);
         struct rt_session *s;

@@ -1,6 +1,6 @@
-/* The upper dir's clean-up before a commit (rt_upper_prune) and its removal (rt_rm_rf_at):
- * both act on a tree the agent made, so neither may follow a symlink out of it, and removal
- * must not depend on how deep the agent made it. */
+/* The upper dir's clean-up before a commit (rt_upper_prune), its removal (rt_rm_rf_at) and
+ * its copy into a fork's (rt_upper_clone): all act on a tree the agent made, so none may
+ * follow a symlink out of it, and removal must not depend on how deep the agent made it. */
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -9,9 +9,11 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include "runtime/session/session.h"
+#include "runtime/session/upper.h"
 
 static char top[256];
 
@@ -37,6 +39,7 @@ static void teardown(void) {
 
 TestSuite(rt_upper_prune, .init = setup, .fini = teardown);
 TestSuite(rt_rm_rf_at, .init = setup, .fini = teardown);
+TestSuite(rt_upper_clone, .init = setup, .fini = teardown);
 
 /* upper/var is a symlink to a host dir holding an empty "tmp": pruning the skeleton's
  * var/tmp must not rmdir it; the skeleton's own empty dirs still go, real changes stay. */
@@ -93,4 +96,66 @@ Test(rt_rm_rf_at, symlinks_are_not_followed) {
         close(top_fd);
         struct stat st;
         cr_assert_eq(stat(at("keep/f"), &st), 0);
+}
+
+static void put(const char *rel, const char *text) {
+        int fd = open(at(rel), O_CREAT | O_TRUNC | O_WRONLY | O_CLOEXEC, 0640);
+        cr_assert_geq(fd, 0, "%s", rel);
+        cr_assert_eq(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+        close(fd);
+}
+
+static const char *get(const char *rel) {
+        static char buf[64];
+        int fd = open(at(rel), O_RDONLY | O_CLOEXEC);
+        ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof buf - 1);
+        if (fd >= 0)
+                close(fd);
+        buf[n < 0 ? 0 : n] = '\0';
+        return n < 0 ? NULL : buf;
+}
+
+/* A fork's tmpfs (to) gets the source's upper/ and ws/upper as they are, in place of what it
+ * had: files, a symlink as a link (never followed), hard links as links, an overlay mark;
+ * afterwards a write on either side does not reach the other (no inode is shared). */
+Test(rt_upper_clone, copies_both_uppers_and_shares_nothing) {
+        const char *dirs[] = {"from", "from/upper", "from/upper/d", "from/ws",    "from/ws/upper",
+                              "to",   "to/upper",   "to/ws",        "to/ws/upper"};
+        for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++)
+                cr_assert_eq(mkdir(at(dirs[i]), 0755), 0, "%s", dirs[i]);
+        put("from/upper/a", "src\n");
+        cr_assert_eq(link(at("from/upper/a"), at("from/upper/d/a2")), 0);
+        cr_assert_eq(symlink("/etc/passwd", at("from/upper/d/link")), 0);
+        bool marks = setxattr(at("from/upper/d"), "user.overlay.opaque", "y", 1, 0) == 0;
+        put("from/ws/upper/w", "ws\n");
+        put("to/upper/stale", "old\n");
+        put("to/ws/upper/stale", "old\n");
+        int from = open(at("from"), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        int to = open(at("to"), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        struct rtn_error err = {0};
+        cr_assert_eq(rt_upper_clone(NULL, from, to, &err), 0, "%s", err.msg);
+        close(from);
+        close(to);
+
+        struct stat a, a2, st;
+        cr_assert_str_eq(get("to/upper/a"), "src\n");
+        cr_assert_str_eq(get("to/ws/upper/w"), "ws\n");
+        cr_assert_null(get("to/upper/stale"), "what the fork's upper held is gone");
+        cr_assert_null(get("to/ws/upper/stale"));
+        char target[64] = "";
+        cr_assert_eq(readlink(at("to/upper/d/link"), target, sizeof target - 1), 11);
+        cr_assert_str_eq(target, "/etc/passwd");
+        cr_assert_eq(lstat(at("to/upper/a"), &a), 0);
+        cr_assert_eq(lstat(at("to/upper/d/a2"), &a2), 0);
+        cr_assert_eq(a.st_ino, a2.st_ino, "a hard link stays one file");
+        cr_assert_eq(a.st_mode & 07777, 0640);
+        if (marks)
+                cr_assert_eq(getxattr(at("to/upper/d"), "user.overlay.opaque", target, 1), 1);
+        cr_assert_eq(lstat(at("from/upper/a"), &st), 0);
+        cr_assert_neq(st.st_ino, a.st_ino);
+
+        put("to/upper/a", "fork\n");
+        put("from/ws/upper/w", "source\n");
+        cr_assert_str_eq(get("from/upper/a"), "src\n", "the fork's write reached the source");
+        cr_assert_str_eq(get("to/ws/upper/w"), "ws\n", "the source's write reached the fork");
 }
