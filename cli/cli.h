@@ -21,3 +21,4 @@ int rt_cmd_export(int argc, char **argv);
 int rt_cmd_import(int argc, char **argv);
 int rt_cmd_store(int argc, char **argv);
 int rt_cmd_ps(int argc, char **argv);
+int rt_cmd_env(int argc, char **argv);

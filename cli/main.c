@@ -30,8 +30,9 @@ static const char usage[] =
         "  log | rollback ID | gc     history, move the tip, garbage-collect\n"
         "  reflog                     every tip the environment had (30 days)\n"
         "  export ID -o FILE.tar.zst | import FILE   move commit chains between stores\n"
+        "  env list | env rm NAME...  the environments; remove one with its history\n"
         "  store verify               recheck every layer and commit against its id\n"
-        "  rootfs bootstrap|import|list   Debian base filesystems for --rootfs NAME\n"
+        "  rootfs bootstrap|import|list|rm   Debian base filesystems for --rootfs NAME\n"
         "  pkg install --rootfs NAME PKG...  install packages through the gate and commit them\n"
         "  help                       this text\n"
         "  version                    print the version\n"
@@ -49,7 +50,7 @@ static const struct verb verbs[] = {
         {"reflog", rt_cmd_reflog}, {"diff", rt_cmd_diff},     {"reset", rt_cmd_reset},
         {"gc", rt_cmd_gc},         {"export", rt_cmd_export}, {"import", rt_cmd_import},
         {"store", rt_cmd_store},   {"rootfs", rt_cmd_rootfs}, {"pkg", rt_cmd_pkg},
-        {"apply", rt_cmd_apply},   {"ps", rt_cmd_ps},
+        {"apply", rt_cmd_apply},   {"ps", rt_cmd_ps},         {"env", rt_cmd_env},
 };
 
 int main(int argc, char **argv) {

@@ -32,17 +32,9 @@ struct ps_opts {
         size_t shown;
 };
 
-/* Paths compare by their real path when there is one (a data dir named through a link). */
-static bool same_dir(const char *a, const char *b) {
-        char ra[PATH_MAX], rb[PATH_MAX];
-        if (realpath(a, ra) && realpath(b, rb))
-                return !strcmp(ra, rb);
-        return !strcmp(a, b);
-}
-
 static void print_one(const struct rt_running *r, void *arg) {
         struct ps_opts *o = arg;
-        if (!o->all && !same_dir(r->data_dir, o->data_dir))
+        if (!o->all && !rt_registry_same_dir(r->data_dir, o->data_dir))
                 return;
         char when[32];
         time_t t = (time_t)r->since;

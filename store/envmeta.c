@@ -451,3 +451,83 @@ int store_base_forget(struct store *s, const char *env, struct rtn_error *err) {
         store_unlock(s);
         return r < 0 ? rtn_err(err, r, "forget the base of '%s'", env) : 0;
 }
+
+/* ---- the environments themselves ------------------------------------------------------- */
+
+static int cmp_names(const void *a, const void *b) {
+        return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int store_env_list(struct store *s, char ***ret_names, size_t *ret_n, struct rtn_error *err) {
+        DIR *d = store_opendir_at(s->envsfd);
+        if (!d)
+                return rtn_err(err, errno, "list environments");
+        char **v = NULL;
+        size_t n = 0;
+        int r = 0;
+        struct dirent *de;
+        while ((de = readdir(d))) {
+                /* A tip names an environment; so does a base record alone (one whose only
+                 * changes are pending, rtn exec --keep's). */
+                char name[STORE_ENV_MAX + 1];
+                const char *p = de->d_name;
+                size_t len = strlen(p);
+                if (store_env_valid(p) == 0) {
+                        snprintf(name, sizeof name, "%s", p);
+                } else if (p[0] == '.' && len > 6 && !strcmp(p + len - 5, ".base") &&
+                           len - 6 <= STORE_ENV_MAX) {
+                        memcpy(name, p + 1, len - 6);
+                        name[len - 6] = '\0';
+                        char tip[STORE_ID_SIZE];
+                        if (store_env_valid(name) < 0 || store_env_get(s, name, tip) != -ENOENT)
+                                continue; /* listed under its tip */
+                } else {
+                        continue;
+                }
+                char **nv = realloc(v, (n + 1) * sizeof *nv);
+                if (!nv || !(nv[n] = strdup(name))) {
+                        v = nv ? nv : v;
+                        r = rtn_err(err, ENOMEM, "list environments");
+                        break;
+                }
+                v = nv;
+                n++;
+        }
+        closedir(d);
+        if (r < 0) {
+                store_free_paths(v, n);
+                return r;
+        }
+        if (n > 1)
+                qsort(v, n, sizeof *v, cmp_names);
+        *ret_names = v;
+        *ret_n = n;
+        return 0;
+}
+
+int store_env_remove(struct store *s, const char *env, struct rtn_error *err) {
+        char reflog[STORE_ENV_MAX + 16], base[STORE_ENV_MAX + 16], tip[STORE_ID_SIZE];
+        if (store_env_valid(env) < 0 || meta_name(reflog, sizeof reflog, env, "reflog") < 0 ||
+            meta_name(base, sizeof base, env, "base") < 0)
+                return rtn_errx(err, EINVAL, "invalid environment name '%s'", env ? env : "");
+        int r = store_lock(s, true);
+        if (r < 0)
+                return rtn_err(err, r, "lock store");
+        r = store_env_get(s, env, tip);
+        if (r == -ENOENT)
+                r = faccessat(s->envsfd, base, F_OK, AT_SYMLINK_NOFOLLOW) == 0 ? 0 : -ENOENT;
+        /* Reflog, then base, then tip: a crash between leaves a state the store already
+         * knows (a tip without reflog entries, an environment without a base record). */
+        const char *names[] = {reflog, base, env};
+        for (size_t i = 0; r == 0 && i < ARRAY_SIZE(names); i++)
+                if (unlinkat(s->envsfd, names[i], 0) < 0 && errno != ENOENT)
+                        r = negative_errno();
+        if (r == 0)
+                r = store_fsync_dir(s->envsfd);
+        store_unlock(s);
+        if (r == -ENOENT)
+                return rtn_errx(err, ENOENT, "no environment '%s'", env);
+        if (r < 0)
+                return rtn_err(err, r, "remove environment '%s'", env);
+        return 0;
+}

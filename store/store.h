@@ -176,6 +176,13 @@ int store_base_check(struct store *s, const char *env, const struct store_base *
                      struct rtn_error *err);
 /* Drops env's base record if env has no commits (its pending changes were dropped). */
 int store_base_forget(struct store *s, const char *env, struct rtn_error *err);
+/* The environments: every name with a tip or a base record, sorted; free with
+ * store_free_paths. */
+int store_env_list(struct store *s, char ***ret_names, size_t *ret_n, struct rtn_error *err);
+/* Removes env's tip, reflog and base record under the writer lock (-ENOENT when it has
+ * none): its name is free again, and what only it reached goes at the next gc. Pending
+ * changes (runtime/session/pending.h) are the caller's to drop first. */
+int store_env_remove(struct store *s, const char *env, struct rtn_error *err);
 
 /* Walks env's history from the tip to the root. cb returning non-zero stops the walk and
  * that value is returned. */

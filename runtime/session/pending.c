@@ -18,6 +18,7 @@
 #include "runtime/session/pending.h"
 #include "runtime/session/session.h"
 #include "runtime/session/upper.h"
+#include "runtime/session/wsover.h"
 
 int rt_pending_path(struct store *s, const char *env, const char *sub, char *buf, size_t len) {
         int n = snprintf(buf, len, "%s/pending/%s%s%s", store_data_dir(s), env, sub ? "/" : "",
@@ -111,6 +112,22 @@ int rt_pending_reset(struct store *s, const char *env, const struct rt_idmap *m,
         _cleanup_close_ int lk = -1;
         int r = claim(s, env, false, &lk, err);
         return r < 0 ? r : reset_held(s, env, m, err);
+}
+
+int rt_pending_remove(struct store *s, const char *env, const struct rt_idmap *m,
+                      struct rtn_error *err) {
+        _cleanup_close_ int lk = -1;
+        char dir[4096], root[4096];
+        int r = claim(s, env, false, &lk, err);
+        if (r == 0)
+                r = reset_held(s, env, m, err);
+        if (r == 0 && rt_pending_path(s, env, NULL, dir, sizeof dir) == 0 &&
+            access(dir, F_OK) == 0 && (r = rt_ws_drop(dir, NULL, m, err)) == 0) {
+                /* The lock goes with the dir while held: nothing can claim it meanwhile. */
+                snprintf(root, sizeof root, "%s/pending", store_data_dir(s));
+                r = rt_remove_tree(m, root, env, err);
+        }
+        return r;
 }
 
 int rt_pending_commit(struct store *s, const char *env, const char *msg, const struct rt_idmap *m,

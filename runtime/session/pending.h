@@ -19,6 +19,10 @@ bool rt_pending_exists(struct store *s, const char *env);
  * running rtn exec --keep holds them. */
 int rt_pending_reset(struct store *s, const char *env, const struct rt_idmap *m,
                      struct rtn_error *err);
+/* Drops them and the rest of pending/<env> (an overlay workspace's record, the lock): for
+ * an environment that is being removed. -EBUSY while held. */
+int rt_pending_remove(struct store *s, const char *env, const struct rt_idmap *m,
+                      struct rtn_error *err);
 /* Commits them: 0 committed, 1 nothing to commit (ret_id: the tip, "" when none). lock: the
  * pending lock the caller holds (rt_pending_open), or -1 to take it (-EBUSY while held). */
 int rt_pending_commit(struct store *s, const char *env, const char *msg, const struct rt_idmap *m,

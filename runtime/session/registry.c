@@ -14,6 +14,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -270,4 +271,11 @@ int rt_registry_list(void (*fn)(const struct rt_running *r, void *arg), void *ar
         for (size_t i = 0; i < n; i++)
                 fn(&all[i], arg);
         return 0;
+}
+
+bool rt_registry_same_dir(const char *a, const char *b) {
+        char ra[PATH_MAX], rb[PATH_MAX];
+        if (realpath(a, ra) && realpath(b, rb))
+                return !strcmp(ra, rb);
+        return !strcmp(a, b);
 }

@@ -29,6 +29,9 @@ int rt_registry_add(const char *kind, const char *env, const char *data_dir, int
  * is another process now, judged by its start time). */
 int rt_registry_list(void (*fn)(const struct rt_running *r, void *arg), void *arg,
                      struct rtn_error *err);
+/* Whether two data dirs are one: by their real paths when there are (one named through a
+ * link), else as written. */
+bool rt_registry_same_dir(const char *a, const char *b);
 /* The registry's directory: $XDG_RUNTIME_DIR/rtn/running, else /run/rtn/running for root,
  * else /tmp/rtn-UID/running; made 0700 and refused unless it is ours. */
 int rt_registry_dir(char *buf, size_t len, bool create, struct rtn_error *err);

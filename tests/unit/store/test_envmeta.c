@@ -341,3 +341,62 @@ ParameterizedTest(size_t *i, store_base, refuses_malformed) {
         cr_assert(strstr(err.msg, "malformed base"), "%s", err.msg);
         store_close(s);
 }
+
+TestSuite(store_envs, .init = t_setup, .fini = t_teardown);
+
+/* Listed: every name with a tip or a base record alone, sorted, never a meta file; removed:
+ * tip, reflog and base go, the name starts afresh, and gc then frees what only it held. */
+Test(store_envs, listed_and_removed) {
+        struct store *s = t_open("data");
+        char a[STORE_ID_SIZE], b[STORE_ID_SIZE], tip[STORE_ID_SIZE];
+        struct rtn_error err = {0};
+        struct store_base got;
+        char **names;
+        size_t n;
+        t_commit_files(s, "zeta", "z", a, (const char *[]){"z=1", NULL});
+        t_commit_files(s, "alpha", "a", b, (const char *[]){"a=1", NULL});
+        cr_assert_eq(store_base_check(s, "alpha", &deb, true, &err), 0, "%s", err.msg);
+        cr_assert_eq(store_base_check(s, "kept", &deb, true, &err), 0, "%s", err.msg);
+        cr_assert_eq(store_env_list(s, &names, &n, &err), 0, "%s", err.msg);
+        cr_assert_eq(n, 3);
+        cr_assert_str_eq(names[0], "alpha");
+        cr_assert_str_eq(names[1], "kept");
+        cr_assert_str_eq(names[2], "zeta");
+        store_free_paths(names, n);
+
+        cr_assert_eq(store_env_remove(s, "alpha", &err), 0, "%s", err.msg);
+        cr_assert_eq(store_env_remove(s, "kept", &err), 0, "%s", err.msg);
+        cr_assert_eq(store_tip(s, "alpha", tip, &err), -ENOENT);
+        cr_assert_eq(store_base_get(s, "alpha", &got, &err), -ENOENT);
+        cr_assert_eq(access(t_path("data/envs/.alpha.reflog"), F_OK), -1);
+        cr_assert_eq(store_env_list(s, &names, &n, &err), 0, "%s", err.msg);
+        cr_assert_eq(n, 1);
+        cr_assert_str_eq(names[0], "zeta");
+        store_free_paths(names, n);
+        struct store_gc_stats st;
+        cr_assert_eq(store_gc(s, &st, &err), 0, "%s", err.msg);
+        cr_assert_eq(st.commits, 1);
+        cr_assert_eq(st.layers, 1);
+        cr_assert(!exists("commits", b));
+        cr_assert(exists("commits", a));
+        /* the name starts afresh: another base is fine now */
+        cr_assert_eq(store_base_check(s, "alpha", &host, true, &err), 0, "%s", err.msg);
+        store_close(s);
+}
+
+Test(store_envs, refused) {
+        struct store *s = t_open("data");
+        struct rtn_error err = {0};
+        cr_assert_eq(store_env_remove(s, "nope", &err), -ENOENT);
+        cr_assert_str_eq(err.msg, "no environment 'nope'");
+        cr_assert_eq(store_env_remove(s, "../x", &err), -EINVAL);
+        cr_assert_eq(store_env_remove(s, ".x", &err), -EINVAL);
+        /* a meta file's name is never an environment's */
+        t_write("data/envs/.ghost.reflog", "rtn-reflog 1\n");
+        char **names;
+        size_t n;
+        cr_assert_eq(store_env_list(s, &names, &n, &err), 0, "%s", err.msg);
+        cr_assert_eq(n, 0);
+        store_free_paths(names, n);
+        store_close(s);
+}
