@@ -56,3 +56,6 @@ struct rt_rootfs_make {
         bool tool_output; /* let the bootstrap tool print its own progress (no --quiet) */
 };
 int rt_rootfs_make(const struct rt_rootfs_make *a, struct rtn_error *err);
+/* Removes <data>/rootfs/NAME (renamed out of use first; a tree on a subordinate range is
+ * removed from inside it). Whether anything still uses it is the caller's to check. */
+int rt_rootfs_remove(const char *data_dir, const char *name, struct rtn_error *err);

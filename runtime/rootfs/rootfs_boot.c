@@ -374,3 +374,35 @@ int rt_rootfs_make(const struct rt_rootfs_make *a, struct rtn_error *err) {
                 remove_tmp(base, tmpname, &m);
         return r;
 }
+
+int rt_rootfs_remove(const char *data_dir, const char *name, struct rtn_error *err) {
+        struct rt_idmap m;
+        _cleanup_free_ char *base = NULL;
+        char gone[96];
+        int r;
+        if (!rt_rootfs_name_valid(name))
+                return rtn_errx(err, EINVAL, "invalid rootfs name '%s' (1-64 of A-Za-z0-9._-)",
+                                name);
+        if ((r = rt_rootfs_base(data_dir, &base, err)) < 0)
+                return r;
+        _cleanup_close_ int d = open(base, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        struct stat st;
+        if (d < 0 && errno != ENOENT)
+                return rtn_err(err, errno, "open %s", base);
+        if (d < 0 || fstatat(d, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+                return rtn_errx(err, ENOENT, "no rootfs %s (rtn rootfs list)", name);
+        if (!S_ISDIR(st.st_mode))
+                return rtn_errx(err, ENOTDIR, "%s/%s is not a rootfs", base, name);
+        if ((r = rt_idmap_choose(&m, err)) < 0)
+                return r;
+        /* Out of use by its name at once (a start now fails as for a missing one), then
+         * removed as a failed bootstrap's work is: from inside the range that owns it. */
+        snprintf(gone, sizeof gone, ".%s.rm", name);
+        remove_tmp(base, gone, &m);
+        if (renameat(d, name, d, gone) < 0)
+                return rtn_err(err, errno, "rename %s/%s", base, name);
+        remove_tmp(base, gone, &m);
+        if (faccessat(d, gone, F_OK, AT_SYMLINK_NOFOLLOW) == 0)
+                return rtn_errx(err, EIO, "could not remove all of %s/%s", base, gone);
+        return 0;
+}

@@ -69,8 +69,9 @@ completes_values_and_sub_verbs() {
         reply_is $'loopback\nnone' rtn exec --net ''
         reply_is overlay rtn serve --workspace-mode o
         reply_is $'full\nlandlock\nnamespaces' rtn exec --isolation ''
-        reply_is $'bootstrap\nimport\nlist' rtn rootfs ''
-        reply_is $'bootstrap\nimport\nlist' rtn rootfs --data-dir /nonexistent ''
+        reply_is $'bootstrap\nimport\nlist\nrm' rtn rootfs ''
+        reply_is $'bootstrap\nimport\nlist\nrm' rtn rootfs --data-dir /nonexistent ''
+        reply_is $'list\nrm' rtn env ''
         reply_is verify rtn store ''
         reply_is install rtn pkg --rootfs x ''
         # After `--`, rtn exec completes a command, then its arguments' files.
@@ -88,6 +89,8 @@ completes_names_from_the_data_dir() {
         echo x >other/envs/elsewhere
         reply_is work rtn log --env ''
         reply_is elsewhere rtn log --data-dir other --env ''
+        reply_is work rtn env rm ''
+        reply_is deb rtn rootfs rm ''
         complete_words rtn exec --rootfs '' | grep -qx deb || t_fail "rootfs deb does not complete"
         complete_words rtn exec --rootfs '' | grep -qx host || t_fail "rootfs host does not complete"
 }

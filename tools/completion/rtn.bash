@@ -3,7 +3,7 @@
 # package too (source it). The lists follow each verb's --help, and
 # tests/integration/cli_completion.sh fails when they drift apart.
 
-_rtn_verbs="exec serve probe ps commit log reflog diff reset rollback gc export import apply store rootfs pkg help version"
+_rtn_verbs="exec serve probe ps env commit log reflog diff reset rollback gc export import apply store rootfs pkg help version"
 
 # The options a verb takes, as its --help lists them.
 _rtn_verb_options() {
@@ -21,7 +21,8 @@ _rtn_verb_options() {
         export) echo "$store -o --output" ;;
         import) echo "$store --max-bytes" ;;
         log | reflog | reset | rollback | store) echo "$store" ;;
-        rootfs) echo "--suite --variant --mirror --data-dir --help" ;;
+        rootfs) echo "--suite --variant --mirror --force --data-dir --help" ;;
+        env) echo "--data-dir --help" ;;
         pkg) echo "--rootfs --env --allow-host --timeout --data-dir --help" ;;
         esac
 }
@@ -133,9 +134,18 @@ _rtn() {
         case $verb in
         rootfs)
                 if [[ -z $first ]]; then
-                        _rtn_compgen -W "bootstrap import list" -- "$cur"
+                        _rtn_compgen -W "bootstrap import list rm" -- "$cur"
                 elif [[ $first == import ]]; then
                         _rtn_compgen -f -- "$cur"
+                elif [[ $first == rm ]]; then
+                        _rtn_compgen -W "$(_rtn_names rootfs)" -- "$cur"
+                fi
+                ;;
+        env)
+                if [[ -z $first ]]; then
+                        _rtn_compgen -W "list rm" -- "$cur"
+                elif [[ $first == rm ]]; then
+                        _rtn_compgen -W "$(_rtn_names envs)" -- "$cur"
                 fi
                 ;;
         store) [[ -z $first ]] && _rtn_compgen -W "verify" -- "$cur" ;;
