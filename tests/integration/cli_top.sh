@@ -54,13 +54,15 @@ no_verb_is_a_usage_error() {
 t_run no_verb_is_a_usage_error no_verb_is_a_usage_error
 
 unknown_verb_is_named_on_stderr() {
-        local arg
-        for arg in frobnicate --frobnicate; do
-                t_cmd "$RTN" "$arg" x
-                t_exit_is 125
-                t_stdout_is ""
-                t_stderr_has "rtn: unknown command '$arg'"
-        done
+        t_cmd "$RTN" frobnicate x
+        t_exit_is 125
+        t_stdout_is ""
+        t_stderr_has "rtn: unknown command 'frobnicate'"
+        # rtn has no global options: one before the verb says where options go
+        t_cmd "$RTN" --frobnicate x
+        t_exit_is 125
+        t_stdout_is ""
+        t_stderr_has "rtn: unknown option '--frobnicate': options follow the verb (rtn VERB [OPTIONS])"
 }
 t_run unknown_verb_is_named_on_stderr unknown_verb_is_named_on_stderr
 
