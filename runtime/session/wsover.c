@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "common/cleanup.h"
@@ -45,10 +46,26 @@ static bool pending(const char *dir) {
         return any;
 }
 
-/* A fresh record whose time is now, with what an earlier run left in dir/ws/ (an empty upper,
- * a work dir) removed. CLOCK_REALTIME_COARSE is the clock inode times are taken from
- * (current_time(); a fine-grained ctime is never below it), so a host change made after this
- * call has a ctime at or past it. */
+/* The start of a record: the first value of the coarse clock at or past the fine-grained
+ * now. Inode times come from the coarse clock or, on filesystems with multigrain timestamps
+ * (Linux 6.13 on), from a finer clock that runs ahead of it, but never below it; the coarse
+ * clock lags the real time by up to a tick. So a host change made before this call, however
+ * fine its ctime, is below the value, and one made after it returns is at or past it. Costs
+ * up to a tick (1-10 ms) at each fresh start; bounded, should the clock be stepped back. */
+static struct timespec coarse_past_now(void) {
+        struct timespec now, t;
+        clock_gettime(CLOCK_REALTIME, &now);
+        for (int i = 0; i < 200; i++) {
+                clock_gettime(CLOCK_REALTIME_COARSE, &t);
+                if (t.tv_sec > now.tv_sec || (t.tv_sec == now.tv_sec && t.tv_nsec >= now.tv_nsec))
+                        return t;
+                nanosleep(&(struct timespec){.tv_nsec = 250 * 1000}, NULL);
+        }
+        return now;
+}
+
+/* A fresh record whose time is now (coarse_past_now), with what an earlier run left in dir/ws/
+ * (an empty upper, a work dir) removed. */
 static int fresh(const char *dir, const char *host, const struct stat *hs, const struct rt_idmap *m,
                  struct rtn_error *err) {
         char ws[4200];
@@ -67,7 +84,7 @@ static int fresh(const char *dir, const char *host, const struct stat *hs, const
         if (strlen(abs) >= sizeof st.host)
                 return rtn_errx(err, ENAMETOOLONG, "workspace path too long");
         strcpy(st.host, abs);
-        clock_gettime(CLOCK_REALTIME_COARSE, &st.since);
+        st.since = coarse_past_now();
         return rt_ws_state_write(dir, &st, err);
 }
 

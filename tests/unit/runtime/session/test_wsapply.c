@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "runtime/session/wsover.h"
 #include "runtime/session/wswalk.h"
 
 static char dir[256], host[300], pend[300], upper[320];
@@ -264,6 +265,26 @@ Test(rt_ws_apply, conflicts_and_own_writes) {
         s = (struct seen){0};
         cr_assert_eq(rt_ws_apply(pend, NULL, false, on_change, &s, &err), 1, "%s", err.msg);
         cr_assert_str_eq(get(host, "b"), "again\n");
+}
+
+/* A host file written a moment before the start is the start's state, not a conflict:
+ * its multigrain ctime may run ahead of the coarse clock (Linux 6.13 on), so the record's
+ * time must be the coarse clock once it has passed the start. Repeated, as ticks fall where
+ * they fall. */
+Test(rt_ws_apply, written_just_before_the_start_is_no_conflict) {
+        struct rtn_error err = {0};
+        for (int i = 0; i < 20; i++) {
+                char want[16];
+                put(host, "a", "user\n", 0644);
+                cr_assert_eq(rt_ws_prepare(pend, NULL, host, NULL, &err), 0, "%s", err.msg);
+                mk(pend, RT_WS_DIR "/upper"); /* the sandbox's overlay makes it */
+                snprintf(want, sizeof want, "agent %d\n", i);
+                put(upper, "a", want, 0644);
+                struct seen s = {0};
+                int r = rt_ws_apply(pend, NULL, false, on_change, &s, &err);
+                cr_assert_eq(r, 0, "round %d: %d refused: %s %s", i, r, s.lines[0], err.msg);
+                cr_assert_str_eq(get(host, "a"), want);
+        }
 }
 
 Test(rt_ws_apply, dry_run_writes_nothing) {
