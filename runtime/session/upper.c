@@ -107,19 +107,15 @@ static bool copied(const struct copy *c, const char *k) {
         return store_xattr_covered(k) || (c->ws && !strncmp(k, "user.", 5));
 }
 
+static bool copied_cb(const char *k, const void *c) {
+        return copied(c, k);
+}
+
+/* All of them, however large: a value or list cut short would change what the copy holds,
+ * and one the agent made larger than a fixed buffer would fail every fork and commit. */
 static int copy_xattrs(int from, int to, struct copy *c) {
-        char names[8192], value[8192];
-        ssize_t n = flistxattr(from, names, sizeof names);
-        if (n < 0)
-                return errno == ENOTSUP ? 0 : rtn_err(c->err, errno, "list xattrs of %s", c->rel);
-        for (char *k = names; k < names + n; k += strlen(k) + 1) {
-                if (!copied(c, k))
-                        continue;
-                ssize_t len = fgetxattr(from, k, value, sizeof value);
-                if (len < 0 || fsetxattr(to, k, value, (size_t)len, 0) < 0)
-                        return rtn_err(c->err, errno, "copy xattr %s of %s", k, c->rel);
-        }
-        return 0;
+        int r = store_xattrs_copy(from, to, copied_cb, c, c->err);
+        return r < 0 ? rtn_err_wrap(c->err, "%s", c->rel) : 0;
 }
 
 /* Owner, mode (after the owner: chown clears set-id bits) and times of a copied entry. */
@@ -465,14 +461,17 @@ static bool is_opaque(int fd) {
  * replace the user's on the pending one; overlayfs's own markers there stay (an opaque
  * pending directory stays opaque under a plain upper one). */
 static int merge_meta(int u, int p, struct copy *c) {
-        char names[8192];
-        ssize_t n = flistxattr(p, names, sizeof names);
-        for (char *k = names; n > 0 && k < names + n; k += strlen(k) + 1)
+        _cleanup_free_ char *names = NULL;
+        size_t n;
+        int r = store_xattr_names(p, &names, &n);
+        if (r < 0)
+                return rtn_err(c->err, r, "list xattrs of pending %s", c->rel);
+        for (char *k = names; k < names + n; k += strlen(k) + 1)
                 if (copied(c, k) && strncmp(k, "user.overlay.", 13) != 0 &&
                     fgetxattr(u, k, NULL, 0) < 0)
                         (void)fremovexattr(p, k);
         struct stat st;
-        int r = copy_xattrs(u, p, c);
+        r = copy_xattrs(u, p, c);
         if (r == 0 && fstat(u, &st) < 0)
                 r = rtn_err(c->err, errno, "stat %s", c->rel);
         return r < 0 ? r : copy_meta(p, &st, c);
