@@ -257,8 +257,8 @@ static int copy_entries(int sfd, int dfd, struct copy *c, unsigned depth) {
 static int copy_dir(int sdir, int ddir, const char *name, const struct stat *st, struct copy *c,
                     unsigned depth) {
         if (depth > MAX_DEPTH)
-                return rtn_errx(c->err, ELOOP, "%s is more than %d directories deep", c->rel,
-                                MAX_DEPTH);
+                return rtn_errx(c->err, ELOOP, "more than %d directories deep: %s", MAX_DEPTH,
+                                c->rel);
         if (mkdirat(ddir, name, 0700) < 0)
                 return rtn_err(c->err, errno, "create %s", c->rel);
         _cleanup_close_ int s = openat(sdir, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -508,8 +508,8 @@ static int merge_entry(int u, int p, const char *name, struct copy *c, unsigned 
 
 static int merge_dir(int u, int p, struct copy *c, unsigned depth) {
         if (depth > MAX_DEPTH)
-                return rtn_errx(c->err, ELOOP, "%s is more than %d directories deep", c->rel,
-                                MAX_DEPTH);
+                return rtn_errx(c->err, ELOOP, "more than %d directories deep: %s", MAX_DEPTH,
+                                c->rel);
         DIR *d = fdopendir(fcntl(u, F_DUPFD_CLOEXEC, 3));
         if (!d)
                 return rtn_err(c->err, errno, "read %s", c->rel);

@@ -297,6 +297,7 @@ def swap():
             if not r:
                 has(e, f"upper{home}/s/", "the error names the entry that changed")
                 refused += 1
+                note(e[:200])
                 continue
             copied += 1
             sb = r["sandbox"]
