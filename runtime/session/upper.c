@@ -10,9 +10,10 @@
  * The tree is the agent's: nothing is followed (O_NOFOLLOW, *at() from directory fds), a
  * FIFO cannot block an open (O_NONBLOCK, and the type is checked on the fd), holes stay holes
  * (SEEK_DATA), hard links stay links (a file linked 1000 times is written once), and the
- * depth and path length are bounded. For a caller with a subordinate range the work runs in
- * a user namespace mapped like the sandbox (rt_userns_run), whose root may create files of
- * every mapped owner. */
+ * depth and path length are bounded, and xattrs are copied whole. For a caller with a
+ * subordinate range the work runs in a user namespace mapped like the sandbox
+ * (rt_userns_run), whose root may create files of every mapped owner; a fork's copy
+ * (rt_upper_clone) runs there for every caller. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -432,12 +433,15 @@ static int do_clone(void *arg, char *out, size_t outlen, struct rtn_error *err) 
 
 int rt_upper_clone(const struct rt_idmap *m, int from_fs, int to_fs, struct rtn_error *err) {
         struct clone_call a = {.from_fs = from_fs, .to_fs = to_fs};
-        /* A tmpfs made in a sandbox's user namespace stores only ids mapped there: for a
-         * caller with a range (root included, never mapped inside) the copy creates its
-         * files from a user namespace mapped the same. */
-        if (m && m->mode != RT_IDMAP_SINGLE)
-                return rt_userns_run(m, do_clone, &a, NULL, 0, err);
-        return do_clone(&a, NULL, 0, err);
+        /* Always from a user namespace mapped like the sandbox, whatever the mapping: a tmpfs
+         * made in a sandbox's user namespace stores only ids mapped there, and the copy of a
+         * tree the agent wrote acts with the sandbox's rights (its root's CAP_DAC_OVERRIDE
+         * over the mapped ids, so a 000 file or directory is copied, not refused) and never
+         * with rtn's own: with a single-id mapping, rtn's process is the host user with all
+         * its groups. */
+        if (!m)
+                return rtn_errx(err, EINVAL, "no id mapping for the copy");
+        return rt_userns_run(m, do_clone, &a, NULL, 0, err);
 }
 
 /* ---- merge: an upper laid over the pending changes ----------------------------------- */
