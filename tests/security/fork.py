@@ -16,6 +16,8 @@ from mcp_serve import Serve  # noqa: E402
 
 RTN = sys.argv[1]
 TMP = os.getcwd()
+# Unique to this run, so the host-side pid lookups find only this run's sleeps.
+SLEEP = [str(470000000 + os.getpid() * 10 + i) for i in range(3)]
 FORK_MAX_S = 90  # a fork is one sandbox start and a copy: a blocked copy would hang for good
 
 
@@ -105,7 +107,6 @@ def walk(d, rel):
         out.append(e)
         if stat.S_ISDIR(st.st_mode):
             walk(p, r)
-    st = os.lstat(d)
 sys.setrecursionlimit(10000)
 walk(root, ".")
 print(json.dumps(out))
@@ -374,12 +375,12 @@ def apart():
         sb3 = s.call("sandbox_new")["sandbox"]
         s.call("shell_job_start", command="exec python3 -c \"$LISTEN\" rtn-fork-listener", env={"LISTEN": LISTEN_PY})
         sh(s, "for i in $(seq 100); do test -e /tmp/listening && exit 0; sleep 0.1; done; exit 1")
-        s.call("shell_job_start", command="exec sleep 4711")
+        s.call("shell_job_start", command="exec sleep " + SLEEP[0])
         sh(s, "echo after-sb1 >$HOME/secret-sb1; echo t >/tmp/secret-sb1; echo m >/dev/shm/secret-sb1; "
            "echo w >/workspace/secret-sb1")
         time.sleep(0.3)
-        pids = host_pids(["sleep", "4711"])
-        eq(len(pids), 1, "sb-1's sleep 4711 seen from the host")
+        pids = host_pids(["sleep", SLEEP[0]])
+        eq(len(pids), 1, "sb-1's sleep seen from the host")
         for sb in (sb2, sb3):
             sh(s, f"echo {sb} >$HOME/secret-{sb}; echo {sb} >/workspace/secret-{sb}", sandbox=sb)
             r = sh(s, f"python3 - {pids[0]}", sandbox=sb, stdin=PROBE_PY)
@@ -388,7 +389,7 @@ def apart():
             eq(p["unix"], "Connection refused", f"{sb}: connect to sb-1's abstract socket")
             eq(p["kill"], "No such process", f"{sb}: kill -0 of sb-1's process by its host pid")
             eq(p["kill9"], "No such process", f"{sb}: kill -9 of sb-1's process by its host pid")
-            seen = [c for c in p["procs"] if "4711" in c or "rtn-fork-listener" in c]
+            seen = [c for c in p["procs"] if SLEEP[0] in c or "rtn-fork-listener" in c]
             eq(seen, [], f"{sb}: sb-1's processes in its /proc")
             out = sh(s, "ls $HOME /tmp /dev/shm /workspace; find / -xdev -name 'secret-*' 2>/dev/null; exit 0",
                      sandbox=sb)["stdout"]
@@ -401,7 +402,7 @@ def apart():
         eq(sh(s, f"ls $HOME/secret-{sb3} $HOME/shared-before 2>&1; exit 0", sandbox=sb2)["stdout"],
            f"ls: cannot access '{home}/secret-{sb3}': No such file or directory\n{home}/shared-before\n",
            "sb-2 has what sb-1 had at the fork and nothing of sb-3")
-        eq(len(host_pids(["sleep", "4711"])), 1, "sb-1's sleep after the attacks")
+        eq(len(host_pids(["sleep", SLEEP[0]])), 1, "sb-1's sleep after the attacks")
         r = sh(s, "cat /tmp/listening && echo up")
         has(r["stdout"], "up", "sb-1's listener")
     finally:
@@ -413,7 +414,7 @@ def running():
     so, its /proc has none of them, and the source's go on."""
     s = serve()
     try:
-        s.call("shell_job_start", command="exec sleep 4712")
+        s.call("shell_job_start", command="exec sleep " + SLEEP[1])
         job = s.call("shell_job_start", command="while :; do date +%s%N >$HOME/ticker; sleep 0.05; done")["job_id"]
         sh(s, "for i in $(seq 100); do test -e $HOME/ticker && exit 0; sleep 0.1; done; exit 1")
         r = s.call("sandbox_fork")
@@ -421,11 +422,11 @@ def running():
         sb = r["sandbox"]
         eq(s.call("shell_job_list", sandbox=sb)["jobs"], [], f"{sb}'s jobs")
         out = sh(s, "ps -eo args", sandbox=sb)["stdout"]
-        assert "4712" not in out and "ticker" not in out, f"the fork runs the source's processes: {out}"
+        assert SLEEP[1] not in out and "ticker" not in out, f"the fork runs the source's processes: {out}"
         t1 = sh(s, "cat $HOME/ticker", sandbox=sb)["stdout"]
         time.sleep(0.5)
         eq(sh(s, "cat $HOME/ticker", sandbox=sb)["stdout"], t1, "the fork's copy of a file the source writes")
-        eq(len(host_pids(["sleep", "4712"])), 1, "the source's sleep 4712 after the fork")
+        eq(len(host_pids(["sleep", SLEEP[1]])), 1, "the source's sleep after the fork")
         st = s.call("shell_job_status", job_id=job)
         eq(st["state"], "running", "the source's job after the fork")
     finally:
@@ -438,19 +439,19 @@ def closed():
     s = serve()
     try:
         sb = fork_ok(s)
-        s.call("shell_job_start", sandbox=sb, command="exec sleep 4713")
+        s.call("shell_job_start", sandbox=sb, command="exec sleep " + SLEEP[2])
         sh(s, "true", sandbox=sb)
         time.sleep(0.3)
-        eq(len(host_pids(["sleep", "4713"])), 1, f"{sb}'s sleep")
+        eq(len(host_pids(["sleep", SLEEP[2]])), 1, f"{sb}'s sleep")
         s.call("sandbox_close", sandbox=sb)
         for tool, args in (("shell_run", {"command": "true"}), ("file_read", {"path": "/etc/hostname"}),
                            ("sandbox_fork", {}), ("env_status", {}), ("sandbox_close", {})):
             has(s.error(tool, sandbox=sb, **args), f"sandbox {sb} was closed", f"{tool} on the closed {sb}")
         for _ in range(50):
-            if not host_pids(["sleep", "4713"]):
+            if not host_pids(["sleep", SLEEP[2]]):
                 break
             time.sleep(0.1)
-        eq(host_pids(["sleep", "4713"]), [], f"the closed {sb}'s processes")
+        eq(host_pids(["sleep", SLEEP[2]]), [], f"the closed {sb}'s processes")
         nxt = fork_ok(s)
         assert nxt != sb, f"the closed handle {sb} was given again"
         eq(sorted(x["sandbox"] for x in s.call("sandbox_list")["sandboxes"]), sorted(["sb-1", nxt]), "sandbox_list")
