@@ -156,6 +156,16 @@ void store_free_paths(char **paths, size_t n);
  * of inodes and file handles. What copies an upper keeps the same ones. */
 bool store_xattr_covered(const char *name);
 
+/* The names of fd's xattrs ("a\0b\0"), in a buffer sized from the kernel's answer (at most
+ * XATTR_LIST_MAX); free() *ret_list. A filesystem without xattrs gives an empty list. */
+int store_xattr_names(int fd, char **ret_list, size_t *ret_len);
+
+/* Copies onto fd to the xattrs of fd from that want(name, arg) accepts (NULL: the covered
+ * ones), however many and large the kernel allows (values up to XATTR_SIZE_MAX): nothing is
+ * cut, and a failure names the xattr. */
+int store_xattrs_copy(int from, int to, bool (*want)(const char *name, const void *arg),
+                      const void *arg, struct rtn_error *err);
+
 /* The layer stack of env's tip (as store_layer_stack) with the tip it comes from, each layer
  * held (struct store_stack) until store_stack_free. A layer gc removes between the read of
  * the tip and the lock is noticed and the stack read again. */

@@ -128,19 +128,41 @@ static ssize_t xget(int fd, const char *p, const char *name, void *buf, size_t l
         return fd >= 0 ? fgetxattr(fd, name, buf, len) : lgetxattr(p, name, buf, len);
 }
 
+/* A list (name NULL) or a value of fd, or of path p when fd < 0, into a buffer sized from the
+ * kernel's answer (a list up to XATTR_LIST_MAX, a value up to XATTR_SIZE_MAX; beyond, the
+ * kernel says E2BIG). The tree may be live: a list or value that grew between the two calls
+ * (ERANGE) is asked for again. */
+static ssize_t xread(int fd, const char *p, const char *name, char **ret) {
+        for (int tries = 0; tries < 8; tries++) {
+                ssize_t n = name ? xget(fd, p, name, NULL, 0) : xlist(fd, p, NULL, 0);
+                if (n < 0)
+                        return negative_errno();
+                char *b = malloc(n ? (size_t)n : 1);
+                if (!b)
+                        return -ENOMEM;
+                ssize_t m = name ? xget(fd, p, name, b, (size_t)n) : xlist(fd, p, b, (size_t)n);
+                if (m >= 0) {
+                        *ret = b;
+                        return m;
+                }
+                int e = errno;
+                free(b);
+                if (e != ERANGE)
+                        return -e;
+        }
+        return -ERANGE;
+}
+
 static int xattr_add(int fd, const char *p, const char *name, struct store_xattr *x) {
-        char val[XATTR_SIZE_MAX];
-        ssize_t vl = xget(fd, p, name, val, sizeof val);
+        char *val = NULL;
+        ssize_t vl = xread(fd, p, name, &val);
         if (vl < 0)
-                return errno == ENODATA ? 0 : negative_errno();
-        x->name = strdup(name);
-        x->value = malloc(vl ? (size_t)vl : 1);
-        if (!x->name || !x->value) {
-                free(x->name);
-                free(x->value);
+                return vl == -ENODATA ? 0 : (int)vl;
+        if (!(x->name = strdup(name))) {
+                free(val);
                 return -ENOMEM;
         }
-        memcpy(x->value, val, (size_t)vl);
+        x->value = val;
         x->len = (size_t)vl;
         return 1;
 }
@@ -152,10 +174,10 @@ int store_xattrs_read(int fd, int dirfd, const char *name, struct store_xattr **
         char p[64 + NAME_MAX];
         if (fd < 0)
                 snprintf(p, sizeof p, "/proc/self/fd/%d/%s", dirfd, name);
-        char list[XATTR_LIST_MAX];
-        ssize_t n = xlist(fd, p, list, sizeof list);
+        _cleanup_free_ char *list = NULL;
+        ssize_t n = xread(fd, p, NULL, &list);
         if (n < 0)
-                return errno == ENOTSUP ? (*ret = NULL, *ret_n = 0, 0) : negative_errno();
+                return n == -ENOTSUP ? (*ret = NULL, *ret_n = 0, 0) : (int)n;
         struct store_xattr *x = NULL;
         size_t cnt = 0;
         for (char *k = list; k < list + n; k += strlen(k) + 1) {
@@ -178,6 +200,43 @@ int store_xattrs_read(int fd, int dirfd, const char *name, struct store_xattr **
                 qsort(x, cnt, sizeof *x, cmp_xattr);
         *ret = x;
         *ret_n = cnt;
+        return 0;
+}
+
+int store_xattr_names(int fd, char **ret_list, size_t *ret_len) {
+        char *list = NULL;
+        ssize_t n = xread(fd, NULL, NULL, &list);
+        if (n == -ENOTSUP) {
+                n = 0;
+                if (!(list = calloc(1, 1)))
+                        return -ENOMEM;
+        }
+        if (n < 0)
+                return (int)n;
+        *ret_list = list;
+        *ret_len = (size_t)n;
+        return 0;
+}
+
+int store_xattrs_copy(int from, int to, bool (*want)(const char *name, const void *arg),
+                      const void *arg, struct rtn_error *err) {
+        _cleanup_free_ char *list = NULL;
+        size_t n;
+        int r = store_xattr_names(from, &list, &n);
+        if (r < 0)
+                return rtn_err(err, r, "list xattrs");
+        for (char *k = list; k < list + n; k += strlen(k) + 1) {
+                if (want ? !want(k, arg) : !store_xattr_covered(k))
+                        continue;
+                _cleanup_free_ char *v = NULL;
+                ssize_t len = xread(from, NULL, k, &v);
+                if (len == -ENODATA)
+                        continue; /* removed since the list was read */
+                if (len < 0)
+                        return rtn_err(err, (int)len, "read xattr %s", k);
+                if (fsetxattr(to, k, v, (size_t)len, 0) < 0)
+                        return rtn_err(err, errno, "write xattr %s (%zd bytes)", k, len);
+        }
         return 0;
 }
 

@@ -10,9 +10,10 @@
  * The tree is the agent's: nothing is followed (O_NOFOLLOW, *at() from directory fds), a
  * FIFO cannot block an open (O_NONBLOCK, and the type is checked on the fd), holes stay holes
  * (SEEK_DATA), hard links stay links (a file linked 1000 times is written once), and the
- * depth and path length are bounded. For a caller with a subordinate range the work runs in
- * a user namespace mapped like the sandbox (rt_userns_run), whose root may create files of
- * every mapped owner. */
+ * depth and path length are bounded, and xattrs are copied whole. For a caller with a
+ * subordinate range the work runs in a user namespace mapped like the sandbox
+ * (rt_userns_run), whose root may create files of every mapped owner; a fork's copy
+ * (rt_upper_clone) runs there for every caller. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -107,19 +108,15 @@ static bool copied(const struct copy *c, const char *k) {
         return store_xattr_covered(k) || (c->ws && !strncmp(k, "user.", 5));
 }
 
+static bool copied_cb(const char *k, const void *c) {
+        return copied(c, k);
+}
+
+/* All of them, however large: a value or list cut short would change what the copy holds,
+ * and one the agent made larger than a fixed buffer would fail every fork and commit. */
 static int copy_xattrs(int from, int to, struct copy *c) {
-        char names[8192], value[8192];
-        ssize_t n = flistxattr(from, names, sizeof names);
-        if (n < 0)
-                return errno == ENOTSUP ? 0 : rtn_err(c->err, errno, "list xattrs of %s", c->rel);
-        for (char *k = names; k < names + n; k += strlen(k) + 1) {
-                if (!copied(c, k))
-                        continue;
-                ssize_t len = fgetxattr(from, k, value, sizeof value);
-                if (len < 0 || fsetxattr(to, k, value, (size_t)len, 0) < 0)
-                        return rtn_err(c->err, errno, "copy xattr %s of %s", k, c->rel);
-        }
-        return 0;
+        int r = store_xattrs_copy(from, to, copied_cb, c, c->err);
+        return r < 0 ? rtn_err_wrap(c->err, "%s", c->rel) : 0;
 }
 
 /* Owner, mode (after the owner: chown clears set-id bits) and times of a copied entry. */
@@ -261,8 +258,8 @@ static int copy_entries(int sfd, int dfd, struct copy *c, unsigned depth) {
 static int copy_dir(int sdir, int ddir, const char *name, const struct stat *st, struct copy *c,
                     unsigned depth) {
         if (depth > MAX_DEPTH)
-                return rtn_errx(c->err, ELOOP, "%s is more than %d directories deep", c->rel,
-                                MAX_DEPTH);
+                return rtn_errx(c->err, ELOOP, "more than %d directories deep: %s", MAX_DEPTH,
+                                c->rel);
         if (mkdirat(ddir, name, 0700) < 0)
                 return rtn_err(c->err, errno, "create %s", c->rel);
         _cleanup_close_ int s = openat(sdir, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -436,12 +433,15 @@ static int do_clone(void *arg, char *out, size_t outlen, struct rtn_error *err) 
 
 int rt_upper_clone(const struct rt_idmap *m, int from_fs, int to_fs, struct rtn_error *err) {
         struct clone_call a = {.from_fs = from_fs, .to_fs = to_fs};
-        /* A tmpfs made in a sandbox's user namespace stores only ids mapped there: for a
-         * caller with a range (root included, never mapped inside) the copy creates its
-         * files from a user namespace mapped the same. */
-        if (m && m->mode != RT_IDMAP_SINGLE)
-                return rt_userns_run(m, do_clone, &a, NULL, 0, err);
-        return do_clone(&a, NULL, 0, err);
+        /* Always from a user namespace mapped like the sandbox, whatever the mapping: a tmpfs
+         * made in a sandbox's user namespace stores only ids mapped there, and the copy of a
+         * tree the agent wrote acts with the sandbox's rights (its root's CAP_DAC_OVERRIDE
+         * over the mapped ids, so a 000 file or directory is copied, not refused) and never
+         * with rtn's own: with a single-id mapping, rtn's process is the host user with all
+         * its groups. */
+        if (!m)
+                return rtn_errx(err, EINVAL, "no id mapping for the copy");
+        return rt_userns_run(m, do_clone, &a, NULL, 0, err);
 }
 
 /* ---- merge: an upper laid over the pending changes ----------------------------------- */
@@ -465,14 +465,17 @@ static bool is_opaque(int fd) {
  * replace the user's on the pending one; overlayfs's own markers there stay (an opaque
  * pending directory stays opaque under a plain upper one). */
 static int merge_meta(int u, int p, struct copy *c) {
-        char names[8192];
-        ssize_t n = flistxattr(p, names, sizeof names);
-        for (char *k = names; n > 0 && k < names + n; k += strlen(k) + 1)
+        _cleanup_free_ char *names = NULL;
+        size_t n;
+        int r = store_xattr_names(p, &names, &n);
+        if (r < 0)
+                return rtn_err(c->err, r, "list xattrs of pending %s", c->rel);
+        for (char *k = names; k < names + n; k += strlen(k) + 1)
                 if (copied(c, k) && strncmp(k, "user.overlay.", 13) != 0 &&
                     fgetxattr(u, k, NULL, 0) < 0)
                         (void)fremovexattr(p, k);
         struct stat st;
-        int r = copy_xattrs(u, p, c);
+        r = copy_xattrs(u, p, c);
         if (r == 0 && fstat(u, &st) < 0)
                 r = rtn_err(c->err, errno, "stat %s", c->rel);
         return r < 0 ? r : copy_meta(p, &st, c);
@@ -509,8 +512,8 @@ static int merge_entry(int u, int p, const char *name, struct copy *c, unsigned 
 
 static int merge_dir(int u, int p, struct copy *c, unsigned depth) {
         if (depth > MAX_DEPTH)
-                return rtn_errx(c->err, ELOOP, "%s is more than %d directories deep", c->rel,
-                                MAX_DEPTH);
+                return rtn_errx(c->err, ELOOP, "more than %d directories deep: %s", MAX_DEPTH,
+                                c->rel);
         DIR *d = fdopendir(fcntl(u, F_DUPFD_CLOEXEC, 3));
         if (!d)
                 return rtn_err(c->err, errno, "read %s", c->rel);

@@ -1,6 +1,7 @@
 /* The upper dir's clean-up before a commit (rt_upper_prune), its removal (rt_rm_rf_at) and
  * its copy into a fork's (rt_upper_clone): all act on a tree the agent made, so none may
- * follow a symlink out of it, and removal must not depend on how deep the agent made it. */
+ * follow a symlink out of it, removal must not depend on how deep the agent made it, and
+ * the copy neither refuses what the sandbox could reach nor cuts an xattr. */
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -115,6 +116,16 @@ static const char *get(const char *rel) {
         return n < 0 ? NULL : buf;
 }
 
+/* The caller as inside root and nothing else: a sandbox's single-id mapping, which the
+ * helper user namespace of rt_upper_clone takes for every caller (root writes the map
+ * itself, as the caller may). */
+static const struct rt_idmap *caller_map(void) {
+        static struct rt_idmap m;
+        m = (struct rt_idmap){.mode = RT_IDMAP_SINGLE, .host_uid = geteuid(),
+                              .host_gid = getegid(), .count = 1, .agent_drop_caps = true};
+        return &m;
+}
+
 /* A fork's tmpfs (to) gets the source's upper/ and ws/upper as they are, in place of what it
  * had: files, a symlink as a link (never followed), hard links as links, an overlay mark;
  * afterwards a write on either side does not reach the other (no inode is shared). */
@@ -133,7 +144,8 @@ Test(rt_upper_clone, copies_both_uppers_and_shares_nothing) {
         int from = open(at("from"), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         int to = open(at("to"), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         struct rtn_error err = {0};
-        cr_assert_eq(rt_upper_clone(NULL, from, to, &err), 0, "%s", err.msg);
+        cr_assert_eq(rt_upper_clone(NULL, from, to, &err), -EINVAL, "the copy has no mapping");
+        cr_assert_eq(rt_upper_clone(caller_map(), from, to, &err), 0, "%s", err.msg);
         close(from);
         close(to);
 
@@ -158,4 +170,44 @@ Test(rt_upper_clone, copies_both_uppers_and_shares_nothing) {
         put("from/ws/upper/w", "source\n");
         cr_assert_str_eq(get("from/upper/a"), "src\n", "the fork's write reached the source");
         cr_assert_str_eq(get("to/ws/upper/w"), "ws\n", "the source's write reached the fork");
+}
+
+/* What the agent made unreadable to itself (a 000 file, a 000 directory) is copied with its
+ * mode: the copy runs as root of a user namespace mapped like the sandbox, whose
+ * CAP_DAC_OVERRIDE covers the sandbox's ids; an xattr past any small fixed buffer is copied
+ * whole. */
+Test(rt_upper_clone, odd_modes_and_large_xattrs) {
+        const char *dirs[] = {"from", "from/upper", "from/upper/closed", "to", "to/upper"};
+        for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++)
+                cr_assert_eq(mkdir(at(dirs[i]), 0755), 0, "%s", dirs[i]);
+        put("from/upper/closed/f", "in\n");
+        put("from/upper/none", "secret\n");
+        static char big[40000];
+        memset(big, 'x', sizeof big);
+        bool xattrs = setxattr(at("from/upper/none"), "user.big", big, sizeof big, 0) == 0;
+        cr_assert_eq(chmod(at("from/upper/none"), 0), 0);
+        cr_assert_eq(chmod(at("from/upper/closed"), 0), 0);
+        int from = open(at("from"), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        int to = open(at("to"), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        struct rtn_error err = {0};
+        int r = rt_upper_clone(caller_map(), from, to, &err);
+        close(from);
+        close(to);
+        cr_assert_eq(chmod(at("from/upper/closed"), 0755), 0);
+        cr_assert_eq(r, 0, "%s", err.msg);
+        struct stat st;
+        cr_assert_eq(lstat(at("to/upper/none"), &st), 0);
+        cr_assert_eq(st.st_mode & 07777, 0);
+        cr_assert_eq(lstat(at("to/upper/closed"), &st), 0);
+        cr_assert_eq(st.st_mode & 07777, 0);
+        cr_assert_eq(chmod(at("to/upper/closed"), 0755), 0);
+        cr_assert_eq(chmod(at("to/upper/none"), 0600), 0);
+        cr_assert_str_eq(get("to/upper/closed/f"), "in\n");
+        cr_assert_str_eq(get("to/upper/none"), "secret\n");
+        if (xattrs) {
+                static char back[sizeof big];
+                cr_assert_eq(getxattr(at("to/upper/none"), "user.big", back, sizeof back),
+                             (ssize_t)sizeof big);
+                cr_assert_eq(memcmp(back, big, sizeof big), 0);
+        }
 }
