@@ -121,8 +121,11 @@ static const char *get(const char *rel) {
  * itself, as the caller may). */
 static const struct rt_idmap *caller_map(void) {
         static struct rt_idmap m;
-        m = (struct rt_idmap){.mode = RT_IDMAP_SINGLE, .host_uid = geteuid(),
-                              .host_gid = getegid(), .count = 1, .agent_drop_caps = true};
+        m = (struct rt_idmap){.mode = RT_IDMAP_SINGLE,
+                              .host_uid = geteuid(),
+                              .host_gid = getegid(),
+                              .count = 1,
+                              .agent_drop_caps = true};
         return &m;
 }
 
