@@ -18,10 +18,11 @@ cannot have (a rootfs with a package manager, a public web server) are listed in
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
 import tempfile
+
+from testfs import rmtree
 
 SKIP = {
     "pkg_install": "needs a rootfs and Debian's mirror (tests/integration/provision.sh)",
@@ -29,15 +30,6 @@ SKIP = {
     "http_get": "needs a public web server",
     "http_post": "needs a public web server",
 }
-
-
-def rmtree(path):
-    """Removes path, also what a sandbox made there under a subordinate uid (which only a
-    user namespace mapping that range may delete, as tests/lib.sh's t_rmtree does)."""
-    shutil.rmtree(path, ignore_errors=True)
-    if os.path.exists(path):
-        subprocess.run(["unshare", "--map-root-user", "--map-auto", "rm", "-rf", "--", path],
-                       stderr=subprocess.DEVNULL)
 
 
 def parse(doc):

@@ -19,21 +19,13 @@ import os
 import pty
 import re
 import select
-import shutil
 import subprocess
 import sys
 import tempfile
 
+from testfs import rmtree
+
 FENCE = re.compile(r"^```console doctest\n(.*?)^```$", re.S | re.M)
-
-
-def rmtree(path):
-    """Removes path, also what a sandbox made there under a subordinate uid (which only a
-    user namespace mapping that range may delete, as tests/lib.sh's t_rmtree does)."""
-    shutil.rmtree(path, ignore_errors=True)
-    if os.path.exists(path):
-        subprocess.run(["unshare", "--map-root-user", "--map-auto", "rm", "-rf", "--", path],
-                       stderr=subprocess.DEVNULL)
 
 
 def examples(path):
