@@ -149,6 +149,16 @@ static ssize_t read_more(int fd, char *buf, size_t cap, size_t len) {
         }
 }
 
+/* Whether buf's len bytes hold a whole head (it ends at an empty line): NUL-terminates them
+ * and sets *ret_head_len to the head's length with its final CRLF CRLF. */
+static bool head_complete(char *buf, size_t len, size_t *ret_head_len) {
+        buf[len] = '\0';
+        char *end = strstr(buf, "\r\n\r\n");
+        if (end)
+                *ret_head_len = (size_t)(end + 4 - buf);
+        return end != NULL;
+}
+
 /* Reads until the end of the head; returns bytes read (head and maybe more) or -errno. */
 static ssize_t read_head(int fd, char *buf, size_t cap, size_t *ret_head_len) {
         size_t len = 0;
@@ -157,12 +167,8 @@ static ssize_t read_head(int fd, char *buf, size_t cap, size_t *ret_head_len) {
                 if (n < 0)
                         return n;
                 len += (size_t)n;
-                buf[len] = '\0';
-                char *end = strstr(buf, "\r\n\r\n");
-                if (end) {
-                        *ret_head_len = (size_t)(end + 4 - buf);
+                if (head_complete(buf, len, ret_head_len))
                         return (ssize_t)len;
-                }
         }
         return -E2BIG;
 }
@@ -510,12 +516,8 @@ static ssize_t tls_read_head(struct netns_tls_conn *c, char *buf, size_t *ret_he
                 if (n <= 0)
                         return n < 0 ? n : -ECONNRESET;
                 len += (size_t)n;
-                buf[len] = '\0';
-                char *end = strstr(buf, "\r\n\r\n");
-                if (end) {
-                        *ret_head_len = (size_t)(end + 4 - buf);
+                if (head_complete(buf, len, ret_head_len))
                         return (ssize_t)len;
-                }
         }
         return -E2BIG;
 }

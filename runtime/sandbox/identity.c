@@ -88,14 +88,22 @@ static bool line_names(const char *line, size_t len, const char *name) {
 }
 
 /* Writes head, then the base's lines that name neither root nor the agent (by name or id). */
-static int write_db(const struct rt_plan *p, const char *name, const char *head,
-                    struct rtn_error *err) {
+/* Makes the sandbox's /etc/NAME with text in it: the open fd, or -errno with err set. */
+static int create_etc(const char *name, const char *text, struct rtn_error *err) {
         char path[64];
         snprintf(path, sizeof path, ID_ETC "/%s", name);
-        _cleanup_close_ int out =
+        _cleanup_close_ int fd =
                 open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-        if (out < 0 || rtn_write_all(out, head, strlen(head)) < 0)
+        if (fd < 0 || rtn_write_all(fd, text, strlen(text)) < 0)
                 return rtn_err(err, errno, "write the sandbox's /etc/%s", name);
+        return TAKE_FD(fd);
+}
+
+static int write_db(const struct rt_plan *p, const char *name, const char *head,
+                    struct rtn_error *err) {
+        _cleanup_close_ int out = create_etc(name, head, err);
+        if (out < 0)
+                return out;
         size_t n = read_base(p, name);
         long agent = (long)p->idmap->agent_uid;
         for (size_t off = 0; off < n;) {
@@ -114,13 +122,8 @@ static int write_db(const struct rt_plan *p, const char *name, const char *head,
 }
 
 static int write_small(const char *name, const char *text, struct rtn_error *err) {
-        char path[64];
-        snprintf(path, sizeof path, ID_ETC "/%s", name);
-        _cleanup_close_ int fd =
-                open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-        if (fd < 0 || rtn_write_all(fd, text, strlen(text)) < 0)
-                return rtn_err(err, errno, "write the sandbox's /etc/%s", name);
-        return 0;
+        int fd = create_etc(name, text, err);
+        return fd < 0 ? fd : (close(fd), 0);
 }
 
 /* RT_CA_BUNDLE is the base's system bundle (copied as it is, at most CA_BASE_MAX bytes,
