@@ -28,6 +28,20 @@ static int print_ws_change(enum rt_ws_change what, const char *path, void *userd
         return 0;
 }
 
+struct diff_call {
+        struct store *s;
+        const char *env, *upper;
+};
+
+/* As the owner of what the agent wrote (rt_userns_as_owner): a directory it made unreadable
+ * is listed too. */
+static int do_diff(void *arg, char *out, size_t outlen, struct rtn_error *err) {
+        const struct diff_call *a = arg;
+        int r = store_diff(a->s, a->env, a->upper, print_change, NULL, err);
+        fflush(stdout);
+        return r;
+}
+
 static const struct cli_store_verb diff_verb = {
         .name = "diff",
         .shorts = "",
@@ -63,8 +77,11 @@ int rt_cmd_diff(int argc, char **argv) {
                 rt_pending_path(s, o.env, "upper", pending, sizeof pending);
                 upper = pending;
         }
-        if (upper)
-                r = store_diff(s, o.env, upper, print_change, NULL, &err);
+        struct rt_idmap m;
+        const struct rt_idmap *mp = NULL;
+        if (upper && (r = cli_store_idmap(&m, &mp, &err)) == 0)
+                r = rt_userns_as_owner(mp, do_diff, &(struct diff_call){s, o.env, upper}, NULL, 0,
+                                       &err);
         /* The overlay workspace's pending changes (rtn exec --keep --workspace-mode overlay),
          * against the host dir. */
         if (r == 0 && !o.upper && rt_pending_path(s, o.env, NULL, pending, sizeof pending) == 0)

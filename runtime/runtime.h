@@ -215,15 +215,21 @@ int rt_idmap_write(const struct rt_idmap *m, pid_t child, struct rtn_error *err)
 int rt_remove_tree(const struct rt_idmap *m, const char *dir, const char *name,
                    struct rtn_error *err);
 
-/* Runs fn in a forked child that is root of a fresh user namespace mapped like a SUBID
- * sandbox (m), with file creation as the caller and owners reported as host ids to the
+/* Runs fn in a forked child that is root of a fresh user namespace mapped like a sandbox
+ * (m), with file creation as the caller and owners reported as host ids to the
  * store. fn's return value, error and up to 255 bytes of out come back. */
 typedef int (*rt_userns_fn)(void *arg, char *out, size_t outlen, struct rtn_error *err);
 int rt_userns_run(const struct rt_idmap *m, rt_userns_fn fn, void *arg, char *out, size_t outlen,
                   struct rtn_error *err);
 
-/* Store operations that read or remove what sandboxes wrote: through rt_userns_run for a
- * SUBID mapping (m), directly otherwise (m NULL or another mode). */
+/* fn as the owner of what a sandbox mapped by m wrote, with its root's CAP_DAC_OVERRIDE over
+ * the mapped ids, so a mode the agent set (a 000 directory) stops nothing: through
+ * rt_userns_run for a SUBID or SINGLE mapping (SINGLE: directly where no user namespace can
+ * be made), directly for host root (m NULL or ROOT). */
+int rt_userns_as_owner(const struct rt_idmap *m, rt_userns_fn fn, void *arg, char *out,
+                       size_t outlen, struct rtn_error *err);
+
+/* Store operations that read or remove what sandboxes wrote, through rt_userns_as_owner. */
 struct store;
 struct store_commit_opts;
 struct store_gc_stats;

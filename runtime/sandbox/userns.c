@@ -11,6 +11,7 @@
 #include <fcntl.h>
 #include <linux/securebits.h>
 #include <sched.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/fsuid.h>
@@ -39,11 +40,16 @@ static uint32_t to_host(uint32_t inside, uint32_t sub, uint32_t self) {
 
 static const struct rt_idmap *view_map;
 
+/* A single-id mapping maps inside root to the caller alone; anything else is unmapped. */
 static uint32_t view_uid(uint32_t id) {
+        if (view_map->mode == RT_IDMAP_SINGLE)
+                return id == 0 ? (uint32_t)view_map->host_uid : id;
         return to_host(id, view_map->sub_uid, (uint32_t)view_map->host_uid);
 }
 
 static uint32_t view_gid(uint32_t id) {
+        if (view_map->mode == RT_IDMAP_SINGLE)
+                return id == 0 ? (uint32_t)view_map->host_gid : id;
         return to_host(id, view_map->sub_gid, (uint32_t)view_map->host_gid);
 }
 
@@ -62,13 +68,16 @@ static __attribute__((noreturn)) void child(const struct rt_idmap *m, int in, in
                 view_map = m;
                 store_set_id_view(view_uid, view_gid);
                 res.r = fn(arg, res.out, sizeof res.out, &res.err);
+                fflush(NULL); /* what fn printed: _exit does not */
         }
         (void)rtn_write_all(out, &res, sizeof res);
         _exit(0);
 }
 
-int rt_userns_run(const struct rt_idmap *m, rt_userns_fn fn, void *arg, char *out, size_t outlen,
-                  struct rtn_error *err) {
+/* rt_userns_run; *ret_none (when given) says whether the helper failed because no user
+ * namespace could be made. */
+static int run(const struct rt_idmap *m, rt_userns_fn fn, void *arg, char *out, size_t outlen,
+               bool *ret_none, struct rtn_error *err) {
         int to_child[2], to_parent[2];
         if (pipe2(to_child, O_CLOEXEC) < 0)
                 return rtn_err(err, errno, "pipe");
@@ -91,9 +100,11 @@ int rt_userns_run(const struct rt_idmap *m, rt_userns_fn fn, void *arg, char *ou
         struct userns_result res;
         if (pid < 0)
                 r = rtn_err(err, errno, "fork");
-        else if (read(to_parent[0], &c, 1) != 1)
+        else if (read(to_parent[0], &c, 1) != 1) {
                 r = rtn_errx(err, EPERM, "cannot create a helper user namespace");
-        else if ((r = rt_idmap_write(m, pid, err)) == 0 && write(to_child[1], "G", 1) != 1)
+                if (ret_none)
+                        *ret_none = true;
+        } else if ((r = rt_idmap_write(m, pid, err)) == 0 && write(to_child[1], "G", 1) != 1)
                 r = rtn_err(err, errno, "start the helper");
         close(to_child[1]);
         if (r == 0 && rtn_read_full(to_parent[0], &res, sizeof res) != (ssize_t)sizeof res)
@@ -109,6 +120,24 @@ int rt_userns_run(const struct rt_idmap *m, rt_userns_fn fn, void *arg, char *ou
         if (out && outlen)
                 memcpy(out, res.out, outlen < sizeof res.out ? outlen : sizeof res.out);
         return res.r;
+}
+
+int rt_userns_run(const struct rt_idmap *m, rt_userns_fn fn, void *arg, char *out, size_t outlen,
+                  struct rtn_error *err) {
+        return run(m, fn, arg, out, outlen, NULL, err);
+}
+
+int rt_userns_as_owner(const struct rt_idmap *m, rt_userns_fn fn, void *arg, char *out,
+                       size_t outlen, struct rtn_error *err) {
+        if (!m || m->mode == RT_IDMAP_ROOT)
+                return fn(arg, out, outlen, err);
+        bool none = false;
+        int r = run(m, fn, arg, out, outlen, &none, err);
+        /* Where no user namespace can be made (the Landlock-only mode), a single-id caller
+         * still owns every file: it works as itself, refused only by modes it set. */
+        if (none && m->mode == RT_IDMAP_SINGLE)
+                return fn(arg, out, outlen, err);
+        return r;
 }
 
 /* ---- store operations that must see every file a sandbox wrote ------------------------ */
@@ -140,42 +169,30 @@ static int do_export(void *arg, char *out, size_t outlen, struct rtn_error *err)
         return store_export(a->st, a->env, a->msg, a->upper, err);
 }
 
-static bool needs_userns(const struct rt_idmap *m) {
-        return m && m->mode == RT_IDMAP_SUBID;
-}
-
 int rt_store_commit(const struct rt_idmap *m, struct store *st, const char *env, const char *upper,
                     const struct store_commit_opts *o, char ret_id[STORE_ID_SIZE],
                     struct rtn_error *err) {
         struct store_call a = {.st = st, .env = env, .upper = upper, .commit = o};
-        if (!needs_userns(m))
-                return store_commit_with(st, env, upper, o, ret_id, err);
         _Static_assert(STORE_ID_SIZE <= 255, "commit id fits the result");
-        return rt_userns_run(m, do_commit, &a, ret_id, STORE_ID_SIZE, err);
+        return rt_userns_as_owner(m, do_commit, &a, ret_id, STORE_ID_SIZE, err);
 }
 
 int rt_store_gc(const struct rt_idmap *m, struct store *st, int64_t expire,
                 struct store_gc_stats *ret, struct rtn_error *err) {
         struct store_call a = {.st = st, .expire = expire};
-        if (!needs_userns(m))
-                return store_gc_expire(st, expire, ret, err);
         _Static_assert(sizeof *ret <= 255, "gc stats fit the result");
-        return rt_userns_run(m, do_gc, &a, (char *)ret, sizeof *ret, err);
+        return rt_userns_as_owner(m, do_gc, &a, (char *)ret, sizeof *ret, err);
 }
 
 int rt_store_verify(const struct rt_idmap *m, struct store *st, struct store_verify_stats *ret,
                     struct rtn_error *err) {
         struct store_call a = {.st = st};
-        if (!needs_userns(m))
-                return store_verify(st, ret, err);
         _Static_assert(sizeof *ret <= 255, "verify stats fit the result");
-        return rt_userns_run(m, do_verify, &a, (char *)ret, sizeof *ret, err);
+        return rt_userns_as_owner(m, do_verify, &a, (char *)ret, sizeof *ret, err);
 }
 
 int rt_store_export(const struct rt_idmap *m, struct store *st, const char *env, const char *name,
                     const char *out_path, struct rtn_error *err) {
         struct store_call a = {.st = st, .env = env, .msg = name, .upper = out_path};
-        if (!needs_userns(m))
-                return store_export(st, env, name, out_path, err);
-        return rt_userns_run(m, do_export, &a, NULL, 0, err);
+        return rt_userns_as_owner(m, do_export, &a, NULL, 0, err);
 }

@@ -10,10 +10,10 @@
  * The tree is the agent's: nothing is followed (O_NOFOLLOW, *at() from directory fds), a
  * FIFO cannot block an open (O_NONBLOCK, and the type is checked on the fd), holes stay holes
  * (SEEK_DATA), hard links stay links (a file linked 1000 times is written once), and the
- * depth and path length are bounded, and xattrs are copied whole. For a caller with a
- * subordinate range the work runs in a user namespace mapped like the sandbox
- * (rt_userns_run), whose root may create files of every mapped owner; a fork's copy
- * (rt_upper_clone) runs there for every caller. */
+ * depth and path length are bounded, and xattrs are copied whole. For every caller but host
+ * root the work runs in a user namespace mapped like the sandbox (rt_userns_as_owner), whose
+ * root may create files of every mapped owner and read what the agent made unreadable (a
+ * 000 directory); a fork's copy (rt_upper_clone) runs there for every caller. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -385,9 +385,7 @@ int rt_upper_commit(const struct rt_idmap *m, struct store *st, const char *env,
         if (r < 0)
                 return r;
         struct commit_call a = {.st = st, .env = env, .dir = dir, .opts = o, .upper_fs = upper_fs};
-        if (m && m->mode == RT_IDMAP_SUBID)
-                return rt_userns_run(m, do_commit, &a, ret_id, STORE_ID_SIZE, err);
-        return do_commit(&a, ret_id, STORE_ID_SIZE, err);
+        return rt_userns_as_owner(m, do_commit, &a, ret_id, STORE_ID_SIZE, err);
 }
 
 static int remove_at(int dir, const char *name);
@@ -622,9 +620,7 @@ static int merge(const struct rt_idmap *m, int upper_fs, const char *pending, bo
         if (r < 0)
                 return r;
         struct merge_call a = {.pending = pending, .upper_fs = upper_fs, .root = root};
-        if (m && m->mode == RT_IDMAP_SUBID)
-                return rt_userns_run(m, do_merge, &a, NULL, 0, err);
-        return do_merge(&a, NULL, 0, err);
+        return rt_userns_as_owner(m, do_merge, &a, NULL, 0, err);
 }
 
 int rt_upper_merge(const struct rt_idmap *m, int upper_fs, const char *pending,

@@ -53,6 +53,34 @@ keep_room() {
         t_stdout_has "5242880 bytes"
 }
 
+# Modes the agent set stop none of it: a directory it made unreadable (000) and a file
+# in it are committed, kept, merged, listed, verified and exported, for every caller
+# (the work runs as the sandbox's root, in a user namespace mapped like the sandbox, also
+# for a caller without a subordinate range, whose rtn would otherwise be refused by them).
+unreadable_dirs() {
+        RTN_DATA_DIR=$T_TMP/data
+        t_exec --commit -m one -- sh -c 'mkdir $HOME/d && echo s > $HOME/d/f && chmod 000 $HOME/d'
+        t_exit_is 0
+        t_exec --keep -- sh -c 'mkdir $HOME/e && echo t > $HOME/e/f && chmod 000 $HOME/e'
+        t_exit_is 0
+        t_exec --keep -- sh -c 'chmod 700 $HOME/e && echo u >> $HOME/e/f && chmod 000 $HOME/e'
+        t_exit_is 0
+        t_exit_is 0 "$RTN" diff
+        t_stdout_has "/e/f"
+        t_exit_is 0 "$RTN" commit -m two
+        t_exec -- sh -c 'stat -c %a $HOME/d $HOME/e; chmod 700 $HOME/d $HOME/e; cat $HOME/d/f $HOME/e/f'
+        t_exit_is 0
+        t_stdout_is "0
+0
+s
+t
+u"
+        t_exit_is 0 "$RTN" store verify
+        t_exit_is 0 "$RTN" export -o "$T_TMP/x.tar.zst"
+        t_exit_is 0 "$RTN" gc
+}
+
 t_run exec_keep_layers keep_layers
 t_run exec_keep_room keep_room
+t_run exec_keep_unreadable_dirs unreadable_dirs
 t_done
