@@ -1,8 +1,8 @@
-/* `rtn serve`: an MCP stdio server (mcp/) whose backend is one persistent sandbox session
- * (runtime/session/session.c) on the store's environment. This file sets it up (options, the
- * session, the instructions) and holds the tool table; the tools are in mcp/tools/, one file
- * per family. Every tool failure is a result with isError and a sentence saying what to do;
- * nothing an agent sends ends the server. */
+/* `rtn serve`: an MCP stdio server (mcp/) whose backend is persistent sandbox sessions (sb-1,
+ * more by handle; runtime/session/session.c) on the store's environment. This file sets it up
+ * (options, the session, the instructions) and holds the tool table; the tools are in mcp/tools/,
+ * one file per family. Every tool failure is a result with isError and a sentence saying what to
+ * do; nothing an agent sends ends the server. */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>

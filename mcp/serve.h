@@ -1,5 +1,6 @@
-/* `rtn serve`: the MCP backend that gives an agent one persistent sandbox session. Shared by
- * mcp/serve.c (setup, the tool table) and the tools of mcp/tools/, one file per family. */
+/* `rtn serve`: the MCP backend that gives an agent persistent sandbox sessions (sb-1, and
+ * more by handle). Shared by mcp/serve.c (setup, the tool table) and the tools of mcp/tools/, one
+ * file per family. */
 #pragma once
 
 #include <stdbool.h>

@@ -39,7 +39,7 @@ cat "$marker" 2>&1 || true
 run -- cat "$marker"
 
 echo
-echo "== rtn serve: the MCP server an agent talks to (one persistent sandbox) =="
+echo "== rtn serve: the MCP server an agent talks to (persistent sandboxes, one to start) =="
 demo_data=$(mktemp -d)
 RTN_DATA_DIR=$demo_data python3 tools/mcp-demo.py "$rtn"
 rm -rf "$demo_data"
