@@ -32,15 +32,33 @@
 
 #define RT_HOSTMODE_GRACE_MS 5000
 
+/* The Landlock ABI that rules connect(2) to pathname unix sockets (LANDLOCK_ACCESS_FS_RESOLVE_UNIX,
+ * Linux 7.1); below it the host's sockets stay reachable and the warning says so. */
+#define RT_LANDLOCK_ABI_UNIX 9
+
 const char *rt_isolation_warning(enum init_isolation iso) {
+        static char buf[1024];
+        int abi;
         switch (iso) {
         case INIT_ISOLATION_LANDLOCK:
-                return "DEGRADED isolation (--isolation landlock): no namespaces, no overlay; "
-                       "the command runs on the host as you, confined by Landlock (reads the "
-                       "system dirs, writes only the workspace and a private temp dir, no TCP), "
-                       "seccomp and rlimits. Host processes are visible; writes to the "
-                       "workspace are not thrown away; its git dirs and host-run files stay "
-                       "read-only, and so do the directories that hold them.";
+                abi = sys_landlock_create_ruleset(NULL, 0, LANDLOCK_CREATE_RULESET_VERSION);
+                snprintf(buf, sizeof buf,
+                         "DEGRADED isolation (--isolation landlock): no namespaces, no overlay; "
+                         "the command runs on the host as you, confined by Landlock (reads the "
+                         "system dirs, writes only the workspace and a private temp dir, no TCP, "
+                         "no other terminal, no /dev/shm), seccomp (no UDP or raw sockets) and "
+                         "rlimits. There is no /workspace and /tmp is not writable: the command "
+                         "starts in the workspace's host path and gets its temp dir as TMPDIR. "
+                         "Host processes are visible; writes to the workspace are not thrown "
+                         "away; its git dirs and host-run files stay read-only, and so do the "
+                         "directories that hold them.");
+                if (abi < RT_LANDLOCK_ABI_UNIX)
+                        snprintf(buf + strlen(buf), sizeof buf - strlen(buf),
+                                 " The host's pathname unix sockets (the user's D-Bus, "
+                                 "docker.sock) can still be connected to: Landlock rules them "
+                                 "from ABI %d (Linux 7.1), and this kernel has ABI %d.",
+                                 RT_LANDLOCK_ABI_UNIX, abi < 0 ? 0 : abi);
+                return buf;
         case INIT_ISOLATION_NO_LANDLOCK:
                 return "DEGRADED isolation (--isolation namespaces): no Landlock; namespaces, "
                        "the read-only overlay and seccomp only.";
