@@ -4,9 +4,11 @@
  * in a full sandbox — rlimits, capabilities dropped (host root), no_new_privs, a Landlock
  * ruleset that reads only the host's system dirs and writes only the workspace (but for its
  * git dirs and host-run files, runtime/sandbox/protect.c) and a private temp dir, signals and
- * abstract sockets scoped, TCP closed, and the seccomp allowlist.
- * What it cannot give (a private /tmp, hidden host processes, a private network for UDP,
- * throw-away writes) is listed in docs/security-invariants.md; rtn exec says so on stderr.
+ * abstract sockets scoped, TCP closed, no host terminal or /dev/shm, and the seccomp
+ * allowlist with a second filter that leaves only TCP sockets of the network families.
+ * What it cannot give (a /workspace and a private /tmp, hidden host processes, throw-away
+ * writes, and below Landlock ABI 9 a wall around the host's pathname unix sockets) is listed
+ * in docs/security-invariants.md; rtn exec says so on stderr, with the paths it has instead.
  * As root (a container that denies user namespaces) commands run as a uid that owns nothing
  * (choose_agent). */
 #include <errno.h>
@@ -66,6 +68,24 @@ const char *rt_isolation_warning(enum init_isolation iso) {
         default:
                 return "";
         }
+}
+
+const char *rt_landlock_path(const struct rt_sandbox *sb, const char *path, bool relative,
+                             char *buf, size_t cap) {
+        static const char ws[] = "/workspace";
+        if (!path || !sb || sb->isolation != INIT_ISOLATION_LANDLOCK || !sb->workspace[0])
+                return path;
+        const char *rest;
+        if (strncmp(path, ws, sizeof ws - 1) == 0 &&
+            (path[sizeof ws - 1] == '\0' || path[sizeof ws - 1] == '/'))
+                rest = path + sizeof ws - 1;
+        else if (relative && path[0] != '/')
+                rest = path;
+        else
+                return path;
+        int n = snprintf(buf, cap, "%s%s%s", sb->workspace, rest[0] && rest[0] != '/' ? "/" : "",
+                         rest);
+        return n < 0 || (size_t)n >= cap ? NULL : buf;
 }
 
 /* rm -rf of a temp dir the command wrote: the store's remover, which never follows a symlink

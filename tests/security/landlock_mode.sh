@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # --isolation landlock, the named weaker mode without namespaces: it says so on stderr, and
 # Landlock, seccomp and rlimits alone still hold: host files outside the system dirs are
-# unreadable, only the workspace and a private temp dir are writable, TCP to a host listener
-# and the host's abstract sockets are refused, host processes cannot be signalled or traced,
-# the seccomp attacks fail as in a full sandbox, and the command's background processes die
-# with it.
+# unreadable, only the workspace and a private temp dir are writable, TCP to a host listener,
+# UDP, raw and other non-TCP sockets, the host's abstract sockets (and its pathname ones where
+# the kernel can rule them, else the warning names the gap), the user's other terminals and
+# the host's /dev/shm are refused, host processes cannot be signalled or traced, the seccomp
+# attacks fail as in a full sandbox, and the command's background processes die with it. With
+# no mounts, the command starts in the workspace's host path with its temp dir as TMPDIR.
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/seclib.bash"
 t_need_rtn
@@ -220,6 +222,33 @@ b = socket.socket(socket.AF_UNIX); b.connect(p); print(\"own-unix-ok\")'"
         [ ! -s "$T_TMP/accepted" ] || t_fail "the host listener accepted: $(cat "$T_TMP/accepted")"
 }
 
+# There are no mounts, so no /workspace and no private /tmp: the command starts in the
+# workspace's host path (a cwd of /workspace or below means it), gets a private temp dir
+# (0700, its own, removed at the end) as TMPDIR, and rtn exec names both on stderr.
+workspace_and_tmp_shape() {
+        need_ll_ws
+        mkdir "$T_TMP/ws/sub"
+        [ "$(id -u)" != 0 ] || chown "$LL_ROOT_UID:$LL_ROOT_UID" "$T_TMP/ws/sub"
+        local ws
+        ws=$(cd "$T_TMP/ws" && pwd -P)
+        ll_exec --workspace "$T_TMP/ws" -- sh -c 'echo "cwd=$PWD"; echo "tmp=$TMPDIR";
+                echo x >"$TMPDIR/f" && echo tmp-writable; stat -c "mode=%a uid=%u" "$TMPDIR";
+                test -e /workspace || echo no-workspace'
+        t_exit_is 0
+        t_stdout_has "cwd=$ws"
+        t_stdout_has tmp-writable
+        t_stdout_has "mode=700 uid=$(ll_uid)"
+        t_stdout_has no-workspace
+        local tmp
+        tmp=$(sed -n 's/^tmp=//p' "$T_OUT_FILE")
+        [ -n "$tmp" ] && [ ! -e "$tmp" ] || t_fail "the temp dir $tmp outlived the command"
+        t_stderr_has "there is no /workspace"
+        t_stderr_has "the command starts in the workspace $ws, with its private temp dir $tmp as TMPDIR"
+        ll_exec --workspace "$T_TMP/ws" --cwd /workspace/sub -- pwd
+        t_exit_is 0
+        t_stdout_has "$ws/sub"
+}
+
 first_instruction_confined() {
         need_landlock
         sec_need_bin firstinsn
@@ -270,6 +299,7 @@ t_run udp_raw_refused udp_raw_refused
 t_run other_terminals_refused other_terminals_refused
 t_run host_shm_refused host_shm_refused
 t_run host_unix_sockets host_unix_sockets
+t_run workspace_and_tmp_shape workspace_and_tmp_shape
 t_run first_instruction_confined first_instruction_confined
 t_run root_runs_as_unowned_uid root_runs_as_unowned_uid
 t_run refuses_namespace_options refuses_namespace_options
