@@ -33,8 +33,10 @@ int init_landlock_abi(void);
  * and bind nothing. flags:
  *   INIT_LANDLOCK_SCOPED  (ABI >= 6) abstract unix sockets and signals scoped to the domain;
  *   INIT_LANDLOCK_HOST    no mount/net namespace around us (--isolation landlock): read+exec
- *                         only on the host's system dirs and /proc instead of "/", and the
- *                         agent's TCP bind/connect handled with no rule (all denied).
+ *                         only on the host's system dirs and /proc instead of "/", the
+ *                         agent's TCP bind/connect handled with no rule (all denied), none
+ *                         of the host's /dev/ptmx, /dev/pts and /dev/shm, and (ABI >= 9)
+ *                         connect to pathname unix sockets only beneath paths[].
  * Fails with -EOPNOTSUPP/-ENOSYS when the kernel has no Landlock. */
 enum init_landlock_flags {
         INIT_LANDLOCK_SCOPED = 1u << 0,
