@@ -249,6 +249,23 @@ workspace_and_tmp_shape() {
         t_stdout_has "$ws/sub"
 }
 
+# The automatic mode, where a seccomp profile denies user namespaces (nouserns.c, as Docker's
+# does) and no --isolation was named, has the same walls and the same shape.
+automatic_mode_same_walls() {
+        need_ll_ws
+        sec_need_bin nouserns
+        local ws
+        ws=$(cd "$T_TMP/ws" && pwd -P)
+        t_cmd "$SEC_BIN/nouserns" "$RTN" exec --workspace "$T_TMP/ws" --cwd /workspace -- sh -c \
+                'pwd; ./probe udp 9 EACCES; ./probe open /dev/ptmx EACCES; ./probe diag - EACCES'
+        t_exit_is 0
+        t_stderr_has "rtn chose --isolation landlock by itself"
+        t_stderr_has "the command starts in the workspace $ws"
+        t_stdout_has "$ws"
+        grep '^ESCAPED' "$T_OUT_FILE" && t_fail "$(grep '^ESCAPED' "$T_OUT_FILE" | head -3)"
+        [ "$(grep -c '^blocked' "$T_OUT_FILE")" = 3 ] || t_fail "not every probe ran: $(t_last)"
+}
+
 first_instruction_confined() {
         need_landlock
         sec_need_bin firstinsn
@@ -300,6 +317,7 @@ t_run other_terminals_refused other_terminals_refused
 t_run host_shm_refused host_shm_refused
 t_run host_unix_sockets host_unix_sockets
 t_run workspace_and_tmp_shape workspace_and_tmp_shape
+t_run automatic_mode_same_walls automatic_mode_same_walls
 t_run first_instruction_confined first_instruction_confined
 t_run root_runs_as_unowned_uid root_runs_as_unowned_uid
 t_run refuses_namespace_options refuses_namespace_options
