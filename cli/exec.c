@@ -437,6 +437,13 @@ static int send_command(struct rt_sandbox *sb, void *arg, struct rtn_error *err)
         int r, fds[3], close_later[3] = {-1, -1, -1};
         if ((r = rt_spec_opts_env(&o->so, &env, sb, INIT_POLICY_AGENT, o->tty, NULL, err)) < 0)
                 return r;
+        /* No mounts in the Landlock mode: the places the command has are host paths. */
+        if (sb->isolation == INIT_ISOLATION_LANDLOCK)
+                rtn_term_printf(stderr,
+                                "rtn exec: there is no /workspace and /tmp is the host's (not "
+                                "writable): the command starts in the workspace %s, with its "
+                                "private temp dir %s as TMPDIR\n",
+                                sb->workspace, sb->host_tmp);
         uint16_t rows = 0, cols = 0;
         if (o->tty) {
                 struct winsize ws;

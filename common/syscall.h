@@ -2,7 +2,7 @@
  * with <linux/mount.h>). Every one is static inline, returns what the kernel returns with
  * errno set (-1 on failure), and falls back to ENOSYS when the build headers lack the number.
  * This is the only place raw syscall numbers appear (house style). Structures and constants
- * newer than the build's kernel headers (Landlock ABI 4-7) are defined here under rtn_ names
+ * newer than the build's kernel headers (Landlock ABI 4-9) are defined here under rtn_ names
  * so the binary can use them when the running kernel has them. */
 #pragma once
 
@@ -128,7 +128,7 @@ static inline int sys_fsmount(int fd, unsigned flags, unsigned attr_flags) {
         return (int)syscall(__NR_fsmount, fd, flags, attr_flags);
 }
 
-/* Landlock. The build headers stop at ABI 3; these mirror the kernel's uapi for ABI <= 7. */
+/* Landlock. The build headers stop at ABI 3; these mirror the kernel's uapi for ABI <= 9. */
 struct rtn_landlock_ruleset_attr {
         uint64_t handled_access_fs;
         uint64_t handled_access_net; /* ABI 4 */
@@ -145,6 +145,10 @@ struct rtn_landlock_net_port_attr {
 #endif
 #ifndef LANDLOCK_ACCESS_FS_IOCTL_DEV
 #define LANDLOCK_ACCESS_FS_IOCTL_DEV (1ULL << 15)
+#endif
+#ifndef LANDLOCK_ACCESS_FS_RESOLVE_UNIX /* ABI 9, Linux 7.1: connect/sendmsg to a pathname socket  \
+                                         */
+#define LANDLOCK_ACCESS_FS_RESOLVE_UNIX (1ULL << 16)
 #endif
 #ifndef LANDLOCK_RULE_NET_PORT
 #define LANDLOCK_RULE_NET_PORT 2

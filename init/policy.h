@@ -4,7 +4,8 @@
  *   credentials (init_caps_drop_bounding before a switch to a non-zero uid, then
  *   init_caps_check_none; init_caps_drop_all for an agent left at uid 0) →
  *   PR_SET_NO_NEW_PRIVS → init_landlock_enforce →
- *   init_seccomp_install (last) → execve.
+ *   [init_seccomp_install_host_net in --isolation landlock] → init_seccomp_install (last) →
+ *   execve.
  * init_landlock_prepare runs once in PID 1 after pivot_root; its ruleset fd is enforced by
  * every command. None of these allocate; all are fail-closed: any error is returned (and
  * described in err), and the caller must kill the command rather than exec it. */
@@ -32,8 +33,10 @@ int init_landlock_abi(void);
  * and bind nothing. flags:
  *   INIT_LANDLOCK_SCOPED  (ABI >= 6) abstract unix sockets and signals scoped to the domain;
  *   INIT_LANDLOCK_HOST    no mount/net namespace around us (--isolation landlock): read+exec
- *                         only on the host's system dirs and /proc instead of "/", and the
- *                         agent's TCP bind/connect handled with no rule (all denied).
+ *                         only on the host's system dirs and /proc instead of "/", the
+ *                         agent's TCP bind/connect handled with no rule (all denied), none
+ *                         of the host's /dev/ptmx, /dev/pts and /dev/shm, and (ABI >= 9)
+ *                         connect to pathname unix sockets only beneath paths[].
  * Fails with -EOPNOTSUPP/-ENOSYS when the kernel has no Landlock. */
 enum init_landlock_flags {
         INIT_LANDLOCK_SCOPED = 1u << 0,
@@ -59,6 +62,11 @@ int init_landlock_enforce(int ruleset_fd, struct rtn_error *err);
  * (-EPERM) unless no_new_privs is already set, so the order above cannot be broken silently.
  * Blocked calls and their errnos: docs/policy.md. */
 int init_seccomp_install(enum init_policy policy, struct rtn_error *err);
+/* --isolation landlock, before the agent's filter: the host's network is ruled by Landlock
+ * for TCP only, so this one lets socket(2) make TCP and NETLINK_ROUTE sockets of AF_INET,
+ * AF_INET6 and AF_NETLINK and refuses the rest of them (UDP, raw, ICMP, SCTP, MPTCP, other
+ * netlink families) with EACCES (tools/gen-seccomp.c, build_host_net). */
+int init_seccomp_install_host_net(struct rtn_error *err);
 /* From the configuration: agent filters allow ptrace of the sandbox's own processes. */
 void init_seccomp_allow_ptrace(bool on);
 /* The file server's (init/file_server.c): the agent's plain filter with openat2 allowed, which it

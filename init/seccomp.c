@@ -90,6 +90,12 @@ int init_seccomp_install_files(struct rtn_error *err) {
         return install_plain(&prog, "file server", err);
 }
 
+int init_seccomp_install_host_net(struct rtn_error *err) {
+        struct sock_fprog prog = {.filter = (struct sock_filter *)init_seccomp_host_net_filter,
+                                  .len = (unsigned short)ARRAY_SIZE(init_seccomp_host_net_filter)};
+        return install_plain(&prog, "host network", err);
+}
+
 int init_seccomp_install(enum init_policy policy, struct rtn_error *err) {
         struct sock_fprog prog;
         int r = pick(policy, false, &prog, err);

@@ -306,6 +306,8 @@ static __attribute__((noreturn)) void child(const struct child_args *a, int efd)
         if (st->cfg.isolation != INIT_ISOLATION_NO_LANDLOCK && init_landlock_enforce(ll, &err) < 0)
                 die(efd, INIT_STEP_LANDLOCK, err.code);
         int listener = -1;
+        if (st->cfg.isolation == INIT_ISOLATION_LANDLOCK && init_seccomp_install_host_net(&err) < 0)
+                die(efd, INIT_STEP_SECCOMP, err.code);
         if (a->notify ? init_seccomp_install_notify(policy, &listener, &err) < 0
                       : init_seccomp_install(policy, &err) < 0)
                 die(efd, INIT_STEP_SECCOMP, err.code);

@@ -319,10 +319,41 @@ static int parse_serve(int argc, char **argv, struct serve_hub *h, struct serve_
 /* What the agent is told in initialize: which paths are the user's own files, changed at
  * once (live), which are the user's files seen through the sandbox (overlay), and that
  * everything else is dropped by env_reset unless committed. */
+/* --isolation landlock has no mounts: no /workspace, no private /tmp, no network. The agent
+ * learns the host paths it has instead (env_status names them once the sandbox runs). */
+static void landlock_instructions(const struct rt_spec *sp, FILE *f) {
+        fputs("rtn runs your commands in its weaker Landlock mode: on the host itself, without "
+              "namespaces, confined by Landlock and seccomp. There is no /workspace directory "
+              "for commands: they start in the workspace, ",
+              f);
+        if (sp->workspace)
+                fprintf(f,
+                        "the user's directory %s itself (live: what you write, rename or delete "
+                        "there changes the user's files at once, and nothing can undo it)",
+                        sp->workspace);
+        else
+                fputs("a temporary directory removed when the sandbox ends", f);
+        fputs(", whose path env_status gives as isolation.workspace_dir; the file tools and a "
+              "cwd of /workspace or below mean that directory, and the tools take relative "
+              "paths from it. /tmp is the host's and not writable: use $TMPDIR, a private "
+              "temporary directory (isolation.tmp_dir), also your HOME. There is no network "
+              "(no TCP, no UDP), no new pseudo-terminal, no /dev/shm, and packages cannot be "
+              "installed; nothing you change is thrown away or can be rolled back. To work in "
+              "parallel, sandbox_new opens another sandbox; every tool takes the handle as its "
+              "sandbox argument (default sb-1).",
+              f);
+}
+
 static void serve_instructions(const struct rt_spec *sp, char *buf, size_t len) {
         FILE *f = fmemopen(buf, len, "w");
         if (!f) {
                 buf[0] = '\0';
+                return;
+        }
+        if (sp->isolation == INIT_ISOLATION_LANDLOCK) {
+                landlock_instructions(sp, f);
+                if (fclose(f) != 0)
+                        buf[len - 1] = '\0';
                 return;
         }
         fputs("rtn gives you one persistent Linux sandbox: shell_run and the file tools share its "

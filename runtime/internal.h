@@ -177,6 +177,13 @@ int rt_exec_read_ctl(struct rt_sandbox *sb, int *wait_status, struct rt_blocked 
 int rt_landlock_only_start(const struct rt_spec *spec, struct rt_sandbox *sb,
                            struct rtn_error *err);
 void rt_landlock_only_destroy(struct rt_sandbox *sb);
+/* --isolation landlock has no mounts: "/workspace" and the paths below it (and, with
+ * relative, a relative path, which the file tools take as one below it) name the same place
+ * under the workspace's host path, so the tools' defaults and an agent's habits hold there
+ * too. path itself in any other mode or for any other path, buf when rewritten, NULL when
+ * the result would not fit in cap. */
+const char *rt_landlock_path(const struct rt_sandbox *sb, const char *path, bool relative,
+                             char *buf, size_t cap);
 
 /* Parent side: the sandbox's cgroup (runtime/sandbox/cgroup.c). create makes rtn-<pid>-<n> with the
  * limits of spec when cgroup v2 is writable for us (ret->on false otherwise); destroy kills

@@ -300,7 +300,8 @@ struct rt_container {
         size_t n;
 };
 void rt_container_probe(struct rt_container *c, bool userns_denied, const char *why);
-/* Names a weaker isolation mode on stderr ("" for the full sandbox). */
+/* Names a weaker isolation mode on stderr ("" for the full sandbox), and what it leaves open
+ * on this kernel (a static buffer, rewritten by the next call). */
 const char *rt_isolation_warning(enum init_isolation iso);
 /* What a started sandbox's child had to do otherwise (NULL-safe): a sentence for stderr and
  * the MCP log, "" when nothing. */

@@ -28,7 +28,11 @@
  * cannot have a listener (seccomp(2): EBUSY when the stack already has one) or needs none
  * (the file server). The generator proves that mapping USER_NOTIF to ERRNO(EPERM) turns the
  * first variant into the second. With `names` it prints instead the table of the syscall
- * numbers that can be notified, which rtn uses to name them in its report. */
+ * numbers that can be notified, which rtn uses to name them in its report.
+ *
+ * A last, small program (init_seccomp_host_net_filter) is stacked on the agent's in
+ * --isolation landlock only: on the host's network it keeps socket(2) to TCP and
+ * NETLINK_ROUTE (build_host_net). */
 #define _GNU_SOURCE /* O_TMPFILE */
 #include <errno.h>
 #include <fcntl.h>
@@ -43,6 +47,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <netinet/in.h>
 #include <sys/socket.h>
 
 #ifndef CLONE_NEWTIME
@@ -554,6 +559,9 @@ static uint32_t run_prog(const struct prog *p, const struct seccomp_data *d) {
                 case BPF_LD | BPF_W | BPF_ABS:
                         memcpy(&a, (const char *)d + f->k, sizeof a);
                         continue;
+                case BPF_ALU | BPF_AND | BPF_K:
+                        a &= f->k;
+                        continue;
                 case BPF_RET | BPF_K:
                         return f->k;
                 case BPF_JMP | BPF_JA:
@@ -636,6 +644,85 @@ static void check_variants(const struct prog *notify, const struct prog *plain, 
                                 d.nr, n, p);
                         exit(1);
                 }
+        }
+}
+
+/* --isolation landlock's second filter, stacked on the agent's (the kernel runs both and the
+ * stricter action wins): on the host's network, where Landlock rules TCP only, socket(2) may
+ * make TCP (AF_INET/AF_INET6, SOCK_STREAM, protocol 0 or IPPROTO_TCP, whatever SOCK_NONBLOCK
+ * and SOCK_CLOEXEC say) and NETLINK_ROUTE sockets, and EACCES for the rest of those families:
+ * UDP, raw, ICMP, SCTP and MPTCP sockets, sock_diag and the other netlink families. AF_UNIX
+ * and the other families are left to the agent's filter. A foreign arch is left to it too (it
+ * kills). */
+#define SOCK_TYPE_MASK 0xfU
+#define NETLINK_ROUTE_PROTO 0U
+static void build_host_net(struct prog *p, uint32_t arch, int socket_nr) {
+        p->n = 0;
+        const uint32_t deny = ret_errno(EACCES);
+        emit(p, BPF_LD | BPF_W | BPF_ABS, 0, 0, offsetof(struct seccomp_data, arch));
+        emit(p, BPF_JMP | BPF_JEQ | BPF_K, 1, 0, arch);
+        ret(p, SECCOMP_RET_ALLOW);
+        emit(p, BPF_LD | BPF_W | BPF_ABS, 0, 0, offsetof(struct seccomp_data, nr));
+        emit(p, BPF_JMP | BPF_JEQ | BPF_K, 1, 0, (uint32_t)socket_nr);
+        ret(p, SECCOMP_RET_ALLOW);
+        emit(p, BPF_LD | BPF_W | BPF_ABS, 0, 0, arg_lo(0)); /* 6: the domain */
+        emit(p, BPF_JMP | BPF_JEQ | BPF_K, 3, 0, AF_INET); /* → 11 */
+        emit(p, BPF_JMP | BPF_JEQ | BPF_K, 2, 0, AF_INET6); /* → 11 */
+        emit(p, BPF_JMP | BPF_JEQ | BPF_K, 9, 0, AF_NETLINK); /* → 19 */
+        ret(p, SECCOMP_RET_ALLOW);
+        emit(p, BPF_LD | BPF_W | BPF_ABS, 0, 0, arg_lo(1)); /* 11: the type, flags masked */
+        emit(p, BPF_ALU | BPF_AND | BPF_K, 0, 0, SOCK_TYPE_MASK);
+        emit(p, BPF_JMP | BPF_JEQ | BPF_K, 0, 4, SOCK_STREAM); /* else → 18 */
+        emit(p, BPF_LD | BPF_W | BPF_ABS, 0, 0, arg_lo(2)); /* the protocol */
+        emit(p, BPF_JMP | BPF_JEQ | BPF_K, 1, 0, 0);
+        emit(p, BPF_JMP | BPF_JEQ | BPF_K, 0, 1, IPPROTO_TCP);
+        ret(p, SECCOMP_RET_ALLOW);
+        ret(p, deny); /* 18 */
+        emit(p, BPF_LD | BPF_W | BPF_ABS, 0, 0, arg_lo(2)); /* 19: the netlink family */
+        emit(p, BPF_JMP | BPF_JEQ | BPF_K, 0, 1, NETLINK_ROUTE_PROTO);
+        ret(p, SECCOMP_RET_ALLOW);
+        ret(p, deny);
+}
+
+/* Exits unless the host network filter decides these as documented (docs/policy.md). */
+static void check_host_net(const struct prog *p, uint32_t arch, int socket_nr) {
+        static const struct {
+                uint32_t domain, type, protocol;
+                bool allowed;
+        } cases[] = {
+                {AF_INET, SOCK_STREAM, 0, true},
+                {AF_INET6, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, IPPROTO_TCP, true},
+                {AF_INET, SOCK_DGRAM, 0, false},
+                {AF_INET6, SOCK_DGRAM | SOCK_CLOEXEC, IPPROTO_UDP, false},
+                {AF_INET, SOCK_RAW, IPPROTO_ICMP, false},
+                {AF_INET, SOCK_DGRAM, IPPROTO_ICMP, false},
+                {AF_INET, SOCK_STREAM, 262 /* IPPROTO_MPTCP */, false},
+                {AF_INET, SOCK_STREAM, 132 /* IPPROTO_SCTP */, false},
+                {AF_INET, SOCK_SEQPACKET, 0, false},
+                {AF_NETLINK, SOCK_RAW, NETLINK_ROUTE_PROTO, true},
+                {AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, 4 /* NETLINK_SOCK_DIAG */, false},
+                {AF_NETLINK, SOCK_RAW, 15 /* NETLINK_KOBJECT_UEVENT */, false},
+                {AF_UNIX, SOCK_DGRAM, 0, true},
+                {AF_PACKET, SOCK_RAW, 0, true}, /* the agent's filter refuses the family */
+        };
+        for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+                struct seccomp_data d = {.nr = socket_nr, .arch = arch};
+                d.args[0] = cases[i].domain | 0xdead000000000000ull;
+                d.args[1] = cases[i].type | 0xbeef000000000000ull;
+                d.args[2] = cases[i].protocol;
+                uint32_t got = run_prog(p, &d);
+                if ((got == SECCOMP_RET_ALLOW) != cases[i].allowed ||
+                    (!cases[i].allowed && got != ret_errno(EACCES))) {
+                        fprintf(stderr, "gen-seccomp: host network filter case %zu: 0x%08x\n", i,
+                                got);
+                        exit(1);
+                }
+        }
+        struct seccomp_data other = {
+                .nr = socket_nr + 1, .arch = arch, .args = {AF_INET, SOCK_DGRAM}};
+        if (run_prog(p, &other) != SECCOMP_RET_ALLOW) {
+                fprintf(stderr, "gen-seccomp: host network filter denies another syscall\n");
+                exit(1);
         }
 }
 
@@ -763,5 +850,13 @@ int main(int argc, char **argv) {
                 snprintf(name, sizeof name, "init_seccomp_%s_filter", out[i].name);
                 print_prog(name, &plain);
         }
+        int socket_nr = resolve("socket");
+        if (socket_nr < 0) {
+                fprintf(stderr, "gen-seccomp: no socket syscall on this architecture\n");
+                return 1;
+        }
+        build_host_net(&plain, arch, socket_nr);
+        check_host_net(&plain, arch, socket_nr);
+        print_prog("init_seccomp_host_net_filter", &plain);
         return ferror(stdout) ? 1 : 0;
 }

@@ -328,6 +328,11 @@ static void status_done(struct walk_job *j) {
                         : sb->idmap.mode == RT_IDMAP_SUBID  ? "subid"
                                                             : "root");
         rtn_json_kv_bool(&b, "sandbox_running", rt_session_alive(sv->sess));
+        /* Where the commands' workspace and temp dir are: host paths without mounts. */
+        bool host = iso == INIT_ISOLATION_LANDLOCK, alive = rt_session_alive(sv->sess);
+        rtn_json_kv_str(&b, "workspace_dir", !host ? "/workspace" : alive ? sb->workspace : "");
+        rtn_json_kv_str(&b, "tmp_dir", !host ? "/tmp" : alive ? sb->host_tmp : "");
+        rtn_json_kv_str(&b, "warning", rt_isolation_warning(iso));
         rtn_json_obj_end(&b);
         json_live_paths(&b, sv);
         json_limits(&b, sv);

@@ -4,9 +4,11 @@
  * in a full sandbox — rlimits, capabilities dropped (host root), no_new_privs, a Landlock
  * ruleset that reads only the host's system dirs and writes only the workspace (but for its
  * git dirs and host-run files, runtime/sandbox/protect.c) and a private temp dir, signals and
- * abstract sockets scoped, TCP closed, and the seccomp allowlist.
- * What it cannot give (a private /tmp, hidden host processes, a private network for UDP,
- * throw-away writes) is listed in docs/security-invariants.md; rtn exec says so on stderr.
+ * abstract sockets scoped, TCP closed, no host terminal or /dev/shm, and the seccomp
+ * allowlist with a second filter that leaves only TCP sockets of the network families.
+ * What it cannot give (a /workspace and a private /tmp, hidden host processes, throw-away
+ * writes, and below Landlock ABI 9 a wall around the host's pathname unix sockets) is listed
+ * in docs/security-invariants.md; rtn exec says so on stderr, with the paths it has instead.
  * As root (a container that denies user namespaces) commands run as a uid that owns nothing
  * (choose_agent). */
 #include <errno.h>
@@ -32,15 +34,33 @@
 
 #define RT_HOSTMODE_GRACE_MS 5000
 
+/* The Landlock ABI that rules connect(2) to pathname unix sockets (LANDLOCK_ACCESS_FS_RESOLVE_UNIX,
+ * Linux 7.1); below it the host's sockets stay reachable and the warning says so. */
+#define RT_LANDLOCK_ABI_UNIX 9
+
 const char *rt_isolation_warning(enum init_isolation iso) {
+        static char buf[1024];
+        int abi;
         switch (iso) {
         case INIT_ISOLATION_LANDLOCK:
-                return "DEGRADED isolation (--isolation landlock): no namespaces, no overlay; "
-                       "the command runs on the host as you, confined by Landlock (reads the "
-                       "system dirs, writes only the workspace and a private temp dir, no TCP), "
-                       "seccomp and rlimits. Host processes are visible; writes to the "
-                       "workspace are not thrown away; its git dirs and host-run files stay "
-                       "read-only, and so do the directories that hold them.";
+                abi = sys_landlock_create_ruleset(NULL, 0, LANDLOCK_CREATE_RULESET_VERSION);
+                snprintf(buf, sizeof buf,
+                         "DEGRADED isolation (--isolation landlock): no namespaces, no overlay; "
+                         "the command runs on the host as you, confined by Landlock (reads the "
+                         "system dirs, writes only the workspace and a private temp dir, no TCP, "
+                         "no other terminal, no /dev/shm), seccomp (no UDP or raw sockets) and "
+                         "rlimits. There is no /workspace and /tmp is not writable: the command "
+                         "starts in the workspace's host path and gets its temp dir as TMPDIR. "
+                         "Host processes are visible; writes to the workspace are not thrown "
+                         "away; its git dirs and host-run files stay read-only, and so do the "
+                         "directories that hold them.");
+                if (abi < RT_LANDLOCK_ABI_UNIX)
+                        snprintf(buf + strlen(buf), sizeof buf - strlen(buf),
+                                 " The host's pathname unix sockets (the user's D-Bus, "
+                                 "docker.sock) can still be connected to: Landlock rules them "
+                                 "from ABI %d (Linux 7.1), and this kernel has ABI %d.",
+                                 RT_LANDLOCK_ABI_UNIX, abi < 0 ? 0 : abi);
+                return buf;
         case INIT_ISOLATION_NO_LANDLOCK:
                 return "DEGRADED isolation (--isolation namespaces): no Landlock; namespaces, "
                        "the read-only overlay and seccomp only.";
@@ -48,6 +68,24 @@ const char *rt_isolation_warning(enum init_isolation iso) {
         default:
                 return "";
         }
+}
+
+const char *rt_landlock_path(const struct rt_sandbox *sb, const char *path, bool relative,
+                             char *buf, size_t cap) {
+        static const char ws[] = "/workspace";
+        if (!path || !sb || sb->isolation != INIT_ISOLATION_LANDLOCK || !sb->workspace[0])
+                return path;
+        const char *rest;
+        if (strncmp(path, ws, sizeof ws - 1) == 0 &&
+            (path[sizeof ws - 1] == '\0' || path[sizeof ws - 1] == '/'))
+                rest = path + sizeof ws - 1;
+        else if (relative && path[0] != '/')
+                rest = path;
+        else
+                return path;
+        int n = snprintf(buf, cap, "%s%s%s", sb->workspace, rest[0] && rest[0] != '/' ? "/" : "",
+                         rest);
+        return n < 0 || (size_t)n >= cap ? NULL : buf;
 }
 
 /* rm -rf of a temp dir the command wrote: the store's remover, which never follows a symlink

@@ -11,6 +11,7 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <linux/nsfs.h>
+#include <limits.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -807,6 +808,9 @@ int rt_sandbox_spawn(struct rt_sandbox *sb, uint64_t id, uint32_t flags, uint32_
         /* Spawn requests go out from rtn's main thread only (the gate's threads never send
          * one); a static buffer spares every spawn a 128 KiB mmap/munmap. */
         static char buf[INIT_MSG_MAX];
+        char host_cwd[PATH_MAX];
+        if (!(cwd = rt_landlock_path(sb, cwd, false, host_cwd, sizeof host_cwd)))
+                return rtn_errx(err, ENAMETOOLONG, "working directory too long");
         ssize_t len = init_encode_spawn(buf, INIT_MSG_MAX, id, flags, policy, cwd, argv, envp, rows,
                                         cols);
         if (len == -E2BIG)

@@ -13,6 +13,7 @@
 #include "common/cleanup.h"
 #include "common/io.h"
 #include "common/loop.h"
+#include "runtime/internal.h"
 #include "runtime/session/file_client.h"
 #include "runtime/session/session.h"
 
@@ -272,6 +273,9 @@ int rt_files_call(struct rt_files *f, const struct rt_files_op *op, rt_files_fn 
                 return rtn_err(err, ENOMEM, "file request");
         }
         p->fd = -1;
+        char host[INIT_FILES_PATH_MAX];
+        const char *path =
+                rt_landlock_path(rt_session_sandbox(f->s), op->path, true, host, sizeof host);
         struct init_files_req fixed = {
                 .hdr = {.type = op->op, .id = ++f->next_id},
                 .flags = op->flags,
@@ -281,8 +285,9 @@ int rt_files_call(struct rt_files *f, const struct rt_files_op *op, rt_files_fn 
                 .expect_dev = op->expect_dev,
                 .expect_ino = op->expect_ino,
         };
-        ssize_t len = init_encode_files_req(p->msg, INIT_FILES_REQ_MAX, &fixed, op->path,
-                                            op->pattern, op->glob);
+        ssize_t len = path ? init_encode_files_req(p->msg, INIT_FILES_REQ_MAX, &fixed, path,
+                                                   op->pattern, op->glob)
+                           : -ENAMETOOLONG;
         if (len < 0 || (op->fd >= 0 && (p->fd = fcntl(op->fd, F_DUPFD_CLOEXEC, 3)) < 0)) {
                 int e = len < 0 ? (int)len : negative_errno();
                 pending_free(p);

@@ -83,6 +83,18 @@ def landlock():
        ("landlock", True, "none", "host", "none"), "landlock mode")
     eq((st["layers"], st["upper_bytes"], st["dirty_files"]), ([], 0, []), "no overlay")
     eq(s.call("env_commit", message="x")["unchanged"], True, "nothing to commit")
+    # No mounts: env_status names the host paths the commands have instead of /workspace and
+    # /tmp, and the tools' /workspace (and relative paths, and a cwd below it) mean the
+    # workspace's host path.
+    where = out(s, 'echo "$PWD $TMPDIR"')
+    iso = s.call("env_status")["isolation"]
+    eq(where, f'{iso["workspace_dir"]} {iso["tmp_dir"]}',
+       "env_status names the workspace and temp dir")
+    assert "unix sockets" in iso["warning"] or iso["landlock_abi"] >= 9, iso["warning"]
+    out(s, "mkdir sub")
+    s.call("file_write", path="/workspace/sub/a.txt", content="hi")
+    eq(s.sh("cat a.txt", cwd="/workspace/sub")["stdout"], "hi", "a cwd below /workspace")
+    eq(s.call("file_read", path="sub/a.txt")["content"].split("\t")[-1], "hi", "relative path")
 
 
 def env_by_name():

@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # --isolation landlock, the named weaker mode without namespaces: it says so on stderr, and
 # Landlock, seccomp and rlimits alone still hold: host files outside the system dirs are
-# unreadable, only the workspace and a private temp dir are writable, TCP to a host listener
-# and the host's abstract sockets are refused, host processes cannot be signalled or traced,
-# the seccomp attacks fail as in a full sandbox, and the command's background processes die
-# with it.
+# unreadable, only the workspace and a private temp dir are writable, TCP to a host listener,
+# UDP, raw and other non-TCP sockets, the host's abstract sockets (and its pathname ones where
+# the kernel can rule them, else the warning names the gap), the user's other terminals and
+# the host's /dev/shm are refused, host processes cannot be signalled or traced, the seccomp
+# attacks fail as in a full sandbox, and the command's background processes die with it. With
+# no mounts, the command starts in the workspace's host path with its temp dir as TMPDIR.
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/seclib.bash"
 t_need_rtn
@@ -102,6 +104,168 @@ background_dies_with_command() {
         [ -z "$(t_host_pids sleep 313)$(t_host_pids sleep 314)" ] || t_fail "background processes survived"
 }
 
+# The uid the commands run as: the caller, or for host root the one that owns nothing
+# (RT_LANDLOCK_ROOT_UID). The cases below make their host objects that uid's, so that file
+# modes let it in and only the sandbox can keep it out.
+LL_ROOT_UID=1879113728
+ll_uid() {
+        if [ "$(id -u)" = 0 ]; then echo "$LL_ROOT_UID"; else id -u; fi
+}
+
+# Landlock here or skip, as any caller; then a workspace with the probe in it.
+need_ll_ws() {
+        sec_need_bin probe
+        ll_exec -- true
+        grep -q "needs Landlock" "$T_ERR_FILE" && t_skip "kernel has no Landlock"
+        t_exit_is 0
+        mkdir "$T_TMP/ws"
+        cp "$SEC_BIN/probe" "$T_TMP/ws/"
+        chmod 755 "$T_TMP"
+        chmod -R a+rX "$T_TMP/ws"
+        [ "$(id -u)" != 0 ] || chown -R "$LL_ROOT_UID:$LL_ROOT_UID" "$T_TMP/ws"
+}
+
+# No UDP, raw, ICMP, MPTCP or sock_diag socket on the host's network, where Landlock rules
+# TCP only: seccomp refuses them at socket(2) (EACCES), whatever flags the type carries. A
+# UDP listener on the host's loopback receives nothing.
+udp_raw_refused() {
+        need_ll_ws
+        sec_need_bin hostlisten
+        "$SEC_BIN/hostlisten" "$T_TMP" &
+        local l=$!
+        t_wait_for test -s "$T_TMP/port" || t_fail "listener did not start"
+        local tcp udp
+        tcp=$(cat "$T_TMP/port") udp=$(cat "$T_TMP/udpport")
+        ll_exec --workspace "$T_TMP/ws" -- sh -c "./probe udp $udp EACCES; ./probe udp6 $udp EACCES;
+                ./probe raw - EACCES; ./probe ping - EACCES; ./probe mptcp $tcp EACCES;
+                ./probe diag - EACCES; ./probe tcp $tcp EACCES; true"
+        sleep 0.2
+        kill "$l"
+        wait "$l" 2>/dev/null
+        grep '^ESCAPED' "$T_OUT_FILE" && t_fail "$(grep '^ESCAPED' "$T_OUT_FILE" | head -3)"
+        [ "$(grep -c '^blocked' "$T_OUT_FILE")" = 7 ] || t_fail "not every probe ran: $(t_last)"
+        [ ! -s "$T_TMP/accepted" ] || t_fail "the host listener got: $(cat "$T_TMP/accepted")"
+}
+
+# The host's /dev/pts holds every terminal of the user: the command keeps only the one rtn
+# gives it (stdio, /dev/tty) and can open neither another pty by name nor a new one.
+other_terminals_refused() {
+        need_ll_ws
+        python3 -c 'import os, pty, sys, time
+m, s = pty.openpty()
+os.fchmod(s, 0o666)
+print(os.ttyname(s), flush=True)
+time.sleep(60)' >"$T_TMP/pty" &
+        local p=$!
+        t_wait_for test -s "$T_TMP/pty" || t_fail "no host pty"
+        local pts
+        pts=$(cat "$T_TMP/pty")
+        ll_exec --workspace "$T_TMP/ws" -- sh -c "./probe open $pts EACCES; ./probe open /dev/ptmx EACCES;
+                echo INJECTED >$pts; true"
+        kill "$p"
+        wait "$p" 2>/dev/null
+        grep '^ESCAPED' "$T_OUT_FILE" && t_fail "$(grep '^ESCAPED' "$T_OUT_FILE" | head -3)"
+        [ "$(grep -c '^blocked' "$T_OUT_FILE")" = 2 ] || t_fail "not every probe ran: $(t_last)"
+        t_stderr_has "Permission denied"
+        # its own terminal still works: stdio, /dev/tty and its ioctls
+        command -v script >/dev/null || return 0
+        t_cmd script -qec "$RTN exec --isolation landlock -t --workspace $T_TMP/ws -- sh -c 'stty size >/dev/null && echo tty-ok >/dev/tty'" /dev/null
+        t_stdout_has tty-ok
+}
+
+# The host's /dev/shm holds other programs' POSIX shared memory: neither readable nor
+# writable, so nothing is read there and nothing left behind.
+host_shm_refused() {
+        need_ll_ws
+        local name=rtn-ll-test-$$
+        printf 'shm-secret' >"/dev/shm/$name"
+        chmod 600 "/dev/shm/$name"
+        chown "$(ll_uid)" "/dev/shm/$name"
+        ll_exec --workspace "$T_TMP/ws" -- sh -c "./probe open /dev/shm/$name EACCES;
+                ./probe create /dev/shm/$name.new EACCES; cat /dev/shm/$name; ls /dev/shm; true"
+        local left=0
+        [ -e "/dev/shm/$name.new" ] && left=1
+        rm -f "/dev/shm/$name" "/dev/shm/$name.new"
+        grep '^ESCAPED' "$T_OUT_FILE" && t_fail "$(grep '^ESCAPED' "$T_OUT_FILE" | head -3)"
+        [ "$(grep -c '^blocked' "$T_OUT_FILE")" = 2 ] || t_fail "not every probe ran: $(t_last)"
+        t_false grep -q shm-secret "$T_OUT_FILE"
+        [ "$left" = 0 ] || t_fail "the command left a file in the host's /dev/shm"
+}
+
+# Unix sockets of host services: an abstract one is scoped away (ABI >= 6); a pathname one
+# outside the writable dirs is refused where Landlock can rule it (ABI >= 9, Linux 7.1), and
+# below that the warning names the gap. The command's own sockets keep working.
+host_unix_sockets() {
+        need_ll_ws
+        sec_need_bin hostlisten
+        "$SEC_BIN/hostlisten" "$T_TMP" &
+        local l=$!
+        t_wait_for test -s "$T_TMP/port" || t_fail "listener did not start"
+        chmod 666 "$T_TMP/sock" 2>/dev/null
+        ll_exec --workspace "$T_TMP/ws" -- sh -c "./probe abstract $(cat "$T_TMP/abstract") EPERM;
+                ./probe unix $T_TMP/sock EACCES; python3 -c 'import os, socket
+p = os.environ[\"TMPDIR\"] + \"/s\"
+a = socket.socket(socket.AF_UNIX); a.bind(p); a.listen()
+b = socket.socket(socket.AF_UNIX); b.connect(p); print(\"own-unix-ok\")'"
+        sleep 0.2
+        kill "$l"
+        wait "$l" 2>/dev/null
+        [ -S "$T_TMP/sock" ] || t_fail "no pathname socket (is $T_TMP too long?)"
+        t_stdout_has own-unix-ok
+        t_stdout_has "blocked abstract"
+        grep -q unix "$T_TMP/accepted" && t_fail "the abstract listener accepted"
+        if grep -q "pathname unix sockets.*can still be connected to: Landlock rules them from ABI 9" \
+                "$T_ERR_FILE"; then
+                return 0 # the kernel cannot rule them, and the warning says so
+        fi
+        grep '^ESCAPED' "$T_OUT_FILE" && t_fail "$(grep '^ESCAPED' "$T_OUT_FILE" | head -3)"
+        [ ! -s "$T_TMP/accepted" ] || t_fail "the host listener accepted: $(cat "$T_TMP/accepted")"
+}
+
+# There are no mounts, so no /workspace and no private /tmp: the command starts in the
+# workspace's host path (a cwd of /workspace or below means it), gets a private temp dir
+# (0700, its own, removed at the end) as TMPDIR, and rtn exec names both on stderr.
+workspace_and_tmp_shape() {
+        need_ll_ws
+        mkdir "$T_TMP/ws/sub"
+        [ "$(id -u)" != 0 ] || chown "$LL_ROOT_UID:$LL_ROOT_UID" "$T_TMP/ws/sub"
+        local ws
+        ws=$(cd "$T_TMP/ws" && pwd -P)
+        ll_exec --workspace "$T_TMP/ws" -- sh -c 'echo "cwd=$PWD"; echo "tmp=$TMPDIR";
+                echo x >"$TMPDIR/f" && echo tmp-writable; stat -c "mode=%a uid=%u" "$TMPDIR";
+                test -e /workspace || echo no-workspace'
+        t_exit_is 0
+        t_stdout_has "cwd=$ws"
+        t_stdout_has tmp-writable
+        t_stdout_has "mode=700 uid=$(ll_uid)"
+        t_stdout_has no-workspace
+        local tmp
+        tmp=$(sed -n 's/^tmp=//p' "$T_OUT_FILE")
+        [ -n "$tmp" ] && [ ! -e "$tmp" ] || t_fail "the temp dir $tmp outlived the command"
+        t_stderr_has "there is no /workspace"
+        t_stderr_has "the command starts in the workspace $ws, with its private temp dir $tmp as TMPDIR"
+        ll_exec --workspace "$T_TMP/ws" --cwd /workspace/sub -- pwd
+        t_exit_is 0
+        t_stdout_has "$ws/sub"
+}
+
+# The automatic mode, where a seccomp profile denies user namespaces (nouserns.c, as Docker's
+# does) and no --isolation was named, has the same walls and the same shape.
+automatic_mode_same_walls() {
+        need_ll_ws
+        sec_need_bin nouserns
+        local ws
+        ws=$(cd "$T_TMP/ws" && pwd -P)
+        t_cmd "$SEC_BIN/nouserns" "$RTN" exec --workspace "$T_TMP/ws" --cwd /workspace -- sh -c \
+                'pwd; ./probe udp 9 EACCES; ./probe open /dev/ptmx EACCES; ./probe diag - EACCES'
+        t_exit_is 0
+        t_stderr_has "rtn chose --isolation landlock by itself"
+        t_stderr_has "the command starts in the workspace $ws"
+        t_stdout_has "$ws"
+        grep '^ESCAPED' "$T_OUT_FILE" && t_fail "$(grep '^ESCAPED' "$T_OUT_FILE" | head -3)"
+        [ "$(grep -c '^blocked' "$T_OUT_FILE")" = 3 ] || t_fail "not every probe ran: $(t_last)"
+}
+
 first_instruction_confined() {
         need_landlock
         sec_need_bin firstinsn
@@ -148,6 +312,12 @@ t_run fswrite_system fswrite_system
 t_run syscalls_blocked syscalls_blocked
 t_run host_network_and_processes host_network_and_processes
 t_run background_dies_with_command background_dies_with_command
+t_run udp_raw_refused udp_raw_refused
+t_run other_terminals_refused other_terminals_refused
+t_run host_shm_refused host_shm_refused
+t_run host_unix_sockets host_unix_sockets
+t_run workspace_and_tmp_shape workspace_and_tmp_shape
+t_run automatic_mode_same_walls automatic_mode_same_walls
 t_run first_instruction_confined first_instruction_confined
 t_run root_runs_as_unowned_uid root_runs_as_unowned_uid
 t_run refuses_namespace_options refuses_namespace_options

@@ -418,6 +418,20 @@ static int check_host_mode(int fd, void *arg) {
                 CHILD_EXPECT_ERRNO(fd, tcp_connect(c->other_port), EACCES);
                 CHILD_EXPECT_ERRNO(fd, tcp_bind_any(), EACCES);
         }
+        /* The host's terminals and shared memory are every user's: not granted. /dev/tty
+         * (this process's own terminal, if any) and /dev/null are. */
+        if (access("/dev/ptmx", F_OK) == 0)
+                CHILD_EXPECT_ERRNO(fd, open("/dev/ptmx", O_RDWR | O_NOCTTY | O_CLOEXEC), EACCES);
+        if (access("/dev/pts", F_OK) == 0)
+                CHILD_EXPECT_ERRNO(fd, open("/dev/pts", O_RDONLY | O_DIRECTORY | O_CLOEXEC),
+                                   EACCES);
+        if (access("/dev/shm", F_OK) == 0)
+                CHILD_EXPECT_ERRNO(fd,
+                                   open("/dev/shm/rtn-ll-test", O_RDWR | O_CREAT | O_CLOEXEC, 0600),
+                                   EACCES);
+        f = open("/dev/null", O_RDWR | O_CLOEXEC);
+        CHILD_CHECK(fd, f >= 0, "open /dev/null");
+        close(f);
         return 0;
 }
 
