@@ -1,20 +1,23 @@
 #!/usr/bin/env bash
 # What `make test` runs. In order: the layer check (tools/check-layers.sh); install missing
-# dependencies (tools/install-deps.sh, then
-# the MCP client's npm packages); build normally (build/) and with
-# SANITIZE=address,undefined (build-san/); run every unit binary build-san/tests/unit-*,
-# every fuzz corpus replay build-san/fuzz/*-replay over fuzz/corpus/<target>/, and the
-# shell suites tests/integration/*.sh and tests/security/*.sh against build/rtn. As root it
-# then runs the unit, integration and security suites again as two unprivileged users,
-# rtntest (no subordinate id range) and rtnsub (with one), made by tools/test-users.sh. The
-# tree may sit where those users cannot enter, so what they execute is first copied to a
-# world-readable temp dir, and each user gets its own HOME, TMPDIR, XDG_RUNTIME_DIR and
-# RTN_DATA_DIR. Counts come from each runner (criterion's TAP report, the `# t:` line of
-# tests/lib.sh); the last line is the total: `N passed, N failed, N skipped`. Exit 0 only
-# when nothing failed.
+# dependencies (tools/install-deps.sh, then the MCP client's npm packages); build normally
+# (build/) and with SANITIZE=address,undefined (build-san/); then the test parts:
+#   units  every unit binary build-san/tests/unit-*
+#   fuzz   every fuzz corpus replay build-san/fuzz/*-replay over fuzz/corpus/<target>/
+#   shell  the shell suites tests/integration/*.sh and tests/security/*.sh against build/rtn
+#   san    the rtn serve and store suites again against build-san/rtn
+# As root they run again as two unprivileged users, rtntest (no subordinate id range) and
+# rtnsub (with one), made by tools/test-users.sh. The tree may sit where those users cannot
+# enter, so what they execute is first copied to a world-readable temp dir, and each run gets
+# its own HOME, TMPDIR, XDG_RUNTIME_DIR and RTN_DATA_DIR (each case of a suite has its own
+# data dir as well, tests/lib.sh), so the streams are independent and run concurrently
+# (RTN_TEST_STREAMS=1 runs them one after another); each stream's output is printed whole
+# when it ends, then the wall time of every stream and the ten slowest suites. Counts come
+# from each runner (criterion's TAP report, the `# t:` line of tests/lib.sh); the last line
+# is the total: `N passed, N failed, N skipped`. Exit 0 only when nothing failed.
 #
 #   tools/test.sh [--no-deps] [--no-build] [--no-unpriv]
-#   tools/test.sh --suites      (internal: run unit+integration+security from this tree as is)
+#   tools/test.sh --suites PART...   (internal: run these parts from this tree as is)
 set -uo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -60,7 +63,7 @@ abort() {
 # tests are "ok ... # SKIP". A non-zero exit with no failing test (a crash of the runner
 # itself) still counts as one failure.
 run_unit() {
-        local bin=$1 name tap out rc=0
+        local bin=$1 name tap out rc=0 t0=$SECONDS
         name=$(basename "$bin")
         tap=$(mktemp)
         echo "-- $name"
@@ -89,6 +92,7 @@ run_unit() {
                 echo "FAIL $name ran no test"
                 f=1
         fi
+        echo "# time: $((SECONDS - t0)) $name"
         add "$p" "$f" "$s" "$name"
 }
 
@@ -124,11 +128,12 @@ run_fuzz_replay() {
 # One shell suite using tests/lib.sh; its last "# t: passed=N failed=N skipped=N" line has
 # the counts. No such line, or a non-zero exit with no failure counted, is one failure.
 run_suite() {
-        local file=$1 out rc=0
+        local file=$1 out rc=0 t0=$SECONDS
         out=$(mktemp)
         echo "-- $file"
         timeout -k 10 "$SUITE_TIMEOUT" bash "$file" </dev/null 2>&1 | tee "$out"
         rc=${PIPESTATUS[0]}
+        echo "# time: $((SECONDS - t0)) $file"
         local line p f s
         line=$(grep '^# t: passed=' "$out" | tail -n 1)
         rm -f "$out"
@@ -186,15 +191,28 @@ run_sanitized_suites() {
         rm -rf "$logs"
 }
 
-# --suites: the part that runs again as each unprivileged user, from the staged copy.
+run_fuzz_replays() {
+        local b
+        for b in build-san/fuzz/*-replay; do
+                [ -x "$b" ] && run_fuzz_replay "$b"
+        done
+}
+
+# --suites PART...: one stream, run from this tree as whoever runs it. Its last lines carry
+# what the stream's starter adds up: the totals and the names of what failed.
 if [ "${1:-}" = --suites ]; then
+        shift
         echo "as $(id -un) (uid $(id -u)) in $ROOT"
-        section "unit (build-san)"
-        run_units
-        section "integration and security"
-        run_shell_suites
-        section "rtn serve and store suites (build-san/rtn)"
-        run_sanitized_suites
+        for part in "$@"; do
+                case $part in
+                units) section "unit (build-san)" && run_units ;;
+                fuzz) section "fuzz corpus replay (build-san)" && run_fuzz_replays ;;
+                shell) section "integration and security (build/rtn)" && run_shell_suites ;;
+                san) section "rtn serve and store suites (build-san/rtn)" && run_sanitized_suites ;;
+                *) abort "unknown part $part" ;;
+                esac
+        done
+        printf '# failed in: %s\n' "${FAILURES[*]}"
         printf '# totals: passed=%d failed=%d skipped=%d\n' "$PASSED" "$FAILED" "$SKIPPED"
         [ "$FAILED" = 0 ]
         exit
@@ -241,24 +259,12 @@ if [ -n "$DO_BUILD" ]; then
 fi
 [ -x build/rtn ] || abort "build/rtn missing"
 
-section "unit (build-san)"
-run_units
-
-section "fuzz corpus replay (build-san)"
-for b in build-san/fuzz/*-replay; do
-        [ -x "$b" ] && run_fuzz_replay "$b"
-done
-
-section "integration and security (build/rtn as $(id -un))"
-run_shell_suites
-
-section "rtn serve and store suites (build-san/rtn as $(id -un))"
-run_sanitized_suites
-
 STAGE=
+LOGS=
 USER_DIRS=()
 cleanup() {
         [ -n "$STAGE" ] && rm -rf "$STAGE"
+        [ -n "$LOGS" ] && rm -rf "$LOGS"
         local d
         for d in "${USER_DIRS[@]}"; do rm -rf "$d"; done
 }
@@ -284,47 +290,100 @@ stage_tree() {
         chmod -R a+rX,go-w "$STAGE"
 }
 
-run_as() {
-        local user=$1 home out rc=0
+# One stream as an unprivileged user, from the staged copy, with a HOME of its own.
+as_user() { # user part...
+        local user=$1 home
+        shift
         home=$(mktemp -d /tmp/rtn-test-home.XXXXXX) || return 1
-        USER_DIRS+=("$home")
         mkdir -p "$home/tmp" "$home/data" "$home/run"
         chown -R "$user:$user" "$home"
         chmod 700 "$home" "$home/run"
-        out=$(mktemp)
-        (cd "$STAGE" && setpriv --reuid="$user" --regid="$user" --init-groups -- \
+        echo "$home" >>"$LOGS/homes"
+        cd "$STAGE" && setpriv --reuid="$user" --regid="$user" --init-groups -- \
                 env -i PATH=/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin LANG=C.UTF-8 \
                 USER="$user" LOGNAME="$user" HOME="$home" TMPDIR="$home/tmp" \
                 XDG_RUNTIME_DIR="$home/run" RTN_DATA_DIR="$home/data" \
                 UBSAN_OPTIONS="$UBSAN_OPTIONS" RTN_SUITE_TIMEOUT="$SUITE_TIMEOUT" \
-                bash "$STAGE/tools/test.sh" --suites) 2>&1 | tee "$out"
-        rc=${PIPESTATUS[0]}
-        local line p f s
-        line=$(grep '^# totals: passed=' "$out" | tail -n 1)
-        rm -f "$out"
-        if [ -z "$line" ]; then
-                echo "FAIL suites as $user: exited $rc without totals"
-                add 0 1 0 "as-$user"
-                return
-        fi
-        read -r p f s < <(sed -E 's/.*passed=([0-9]+) failed=([0-9]+) skipped=([0-9]+).*/\1 \2 \3/' <<<"$line")
-        [ "$rc" != 0 ] && [ "$f" = 0 ] && f=1
-        add "$p" "$f" "$s" "as-$user"
+                bash "$STAGE/tools/test.sh" --suites "$@"
 }
+
+# One stream as root, from the tree, with a TMPDIR and XDG_RUNTIME_DIR of its own (rtn ps
+# lists the sandboxes of one runtime dir: another stream's are not this one's to see).
+as_root() { # part...
+        local home
+        home=$(mktemp -d /tmp/rtn-test-home.XXXXXX) || return 1
+        mkdir -p "$home/tmp" "$home/run"
+        chmod 700 "$home/run"
+        echo "$home" >>"$LOGS/homes"
+        TMPDIR="$home/tmp" XDG_RUNTIME_DIR="$home/run" bash tools/test.sh --suites "$@"
+}
+
+STREAMS=()
+declare -A STREAM_PID STREAM_START STREAM_TIME
+# start_stream NAME CMD...: runs CMD in the background, its output to $LOGS/NAME.
+start_stream() {
+        local name=$1
+        shift
+        STREAMS+=("$name")
+        STREAM_START[$name]=$SECONDS
+        "$@" >"$LOGS/$name" 2>&1 </dev/null &
+        STREAM_PID[$name]=$!
+        [ "${RTN_TEST_STREAMS:-}" = 1 ] && wait "${STREAM_PID[$name]}"
+}
+
+# Waits for every stream, prints each one's output whole, then adds up its counts.
+finish_streams() {
+        local name rc line p f s
+        for name in "${STREAMS[@]}"; do
+                rc=0
+                wait "${STREAM_PID[$name]}" || rc=$?
+                STREAM_TIME[$name]=$((SECONDS - ${STREAM_START[$name]}))
+                section "$name (${STREAM_TIME[$name]} s)"
+                cat "$LOGS/$name"
+                line=$(grep '^# totals: passed=' "$LOGS/$name" | tail -n 1)
+                if [ -z "$line" ]; then
+                        echo "FAIL stream $name: exited $rc without totals"
+                        add 0 1 0 "$name"
+                        continue
+                fi
+                read -r p f s < <(sed -E 's/.*passed=([0-9]+) failed=([0-9]+) skipped=([0-9]+).*/\1 \2 \3/' <<<"$line")
+                [ "$rc" != 0 ] && [ "$f" = 0 ] && f=1
+                add "$p" "$f" "$s" "$(grep '^# failed in: ' "$LOGS/$name" | tail -n 1 | cut -c14- | sed "s|[^ ][^ ]*|$name:&|g")"
+        done
+        section "wall time"
+        for name in "${STREAMS[@]}"; do
+                printf '%6d s  %s\n' "${STREAM_TIME[$name]}" "$name"
+        done
+        echo "the ten slowest:"
+        for name in "${STREAMS[@]}"; do
+                sed -n "s|^# time: \([0-9]*\) \(.*\)|\1 $name:\2|p" "$LOGS/$name"
+        done | sort -rn | head -n 10 | awk '{ printf "%6d s  %s\n", $1, $2 }'
+}
+
+LOGS=$(mktemp -d /tmp/rtn-test-logs.XXXXXX) || abort "mktemp"
+chmod 755 "$LOGS"
+start_stream "root: unit and fuzz" as_root units fuzz
+start_stream "root: integration and security" as_root shell
+start_stream "root: sanitized rtn" as_root san
 
 if [ -n "$DO_UNPRIV" ]; then
         if [ "$(id -u)" != 0 ]; then
                 section "unprivileged runs: skipped (need root to switch users)"
                 add 0 0 1
         else
-                section "unprivileged users"
                 tools/test-users.sh || abort "tools/test-users.sh"
                 stage_tree || abort "staging the tests in a world-readable temp dir"
+                # One stream per user: its suites share the user's per-user kernel counts
+                # (processes, user namespaces), which a suite's fork bomb or budget test
+                # fills on purpose.
                 for u in rtntest rtnsub; do
-                        section "as $u"
-                        run_as "$u"
+                        start_stream "$u" as_user "$u" units shell san
                 done
         fi
+fi
+finish_streams
+if [ -f "$LOGS/homes" ]; then
+        while read -r d; do USER_DIRS+=("$d"); done <"$LOGS/homes"
 fi
 
 summary
