@@ -307,13 +307,15 @@ bool netns_http_host_is(const struct netns_http_req *q, const char *host, uint16
 
 /* Whether field f stays behind at the gate: Host (rtn writes its own), the framing (rtn
  * writes Content-Length from the parse), the hop-by-hop fields (RFC 9110 7.6.1: Connection,
- * those it names, Proxy-*, Keep-Alive, TE, Upgrade), and for a host with a secret any field
+ * those it names, Proxy-*, Keep-Alive, TE, Upgrade, Trailer, and "close", which rtn's
+ * Connection names), and for a host with a secret any field
  * of a secret's name (the sandbox's placeholder). */
 static bool dropped(const struct netns_http_req *q, const struct netns_http_field *f,
                     const struct netns_secrets *ss, const char *canon) {
+        /* "close" too: rtn's own `Connection: close` makes a field of that name hop-by-hop */
         static const char *const drop[] = {"host",       "content-length", "transfer-encoding",
                                            "connection", "keep-alive",     "te",
-                                           "upgrade",    "trailer"};
+                                           "upgrade",    "trailer",        "close"};
         bool ok;
         for (size_t i = 0; i < sizeof drop / sizeof drop[0]; i++)
                 if (name_is(f, drop[i]))

@@ -124,7 +124,7 @@ void netns_gate_refuse(struct netns_gate *g, const char *host, uint16_t port, co
 /* The head of a request as it goes upstream (netns/http.c), written from the parse q: the
  * request line in origin-form, `Host: host[:port]` (no port when it is def), q's fields but
  * Host, the framing and the hop-by-hop ones (Connection and what it names, Proxy-*,
- * Keep-Alive, TE, Upgrade, Trailer), Content-Length from the parse, `Connection: close`;
+ * Keep-Alive, TE, Upgrade, Trailer, "close"), Content-Length from the parse, `Connection: close`;
  * with inject, every secret of host replaces any field of its name. Into a malloc'd *ret;
  * its length, or -ENOMEM. Free it with netns_http_head_free, which wipes it. */
 struct netns_secrets;

@@ -161,7 +161,7 @@ Test(netns_http, upstream_head_written_from_the_parse) {
         cr_assert_eq(parse("POST http://a.test:8080?x HTTP/1.1\r\nHost: A.test:8080\r\n"
                            "X-One: 1\r\nConnection: keep-alive, X-Hop\r\nX-Hop: gone\r\n"
                            "Proxy-Authorization: Basic x\r\nKeep-Alive: 5\r\nTE: trailers\r\n"
-                           "Upgrade: h2c\r\nContent-Length: 007\r\nx-two:\t2 \r\n\r\n",
+                           "Upgrade: h2c\r\nContent-Length: 007\r\nx-two:\t2 \r\nclose: 1\r\n\r\n",
                            why, sizeof why),
                      0, "%s", why);
         ssize_t n = netns_http_upstream_head(&none, &q, q.host, q.port, 80, false, &out);
