@@ -15,12 +15,12 @@
  * connects to exactly the address it checked. What follows is held to that host: a plain
  * HTTP request's Host header must name it, and what goes upstream is the head rtn writes
  * from the parse (netns_http_upstream_head, `Connection: close`) and no more client bytes
- * than its Content-Length; a request pipelined behind it is read once the answer is done and
- * decided as the first was. A CONNECT tunnel carries only TLS whose ClientHello names the
- * CONNECT host (netns/tls.c), so no other name is reached at a shared address and no raw
- * TCP leaves. A host with a secret (--secret, netns/secret.c) is intercepted: its plain
- * requests get the secret's header (netns/http.c), and its tunnels are answered with TLS
- * under the gate's own CA, each request inside held as a plain one is and sent on over
+ * than its Content-Length; a request pipelined behind it is read once the answer is done,
+ * decided as the first was and, refused or not, never sent on. A CONNECT tunnel carries only TLS
+ * whose ClientHello names the CONNECT host (netns/tls.c), so no other name is reached at a shared
+ * address and no raw TCP leaves. A host with a secret (--secret, netns/secret.c) is intercepted:
+ * its plain requests get the secret's header (netns/http.c), and its tunnels are answered with TLS
+ * under the gate's own CA, the request inside held as a plain one is and sent on over
  * verified TLS (netns/intercept.c). Every refusal is kept (host, port, reason) for the
  * reports of the command that made it (netns/denials.c). */
 #include <errno.h>
@@ -424,10 +424,11 @@ static size_t keep_rest(char *buf, size_t n, size_t head_len, uint64_t body) {
 
 /* One request inside an intercepted tunnel, read after the len bytes of buf and held as a
  * plain one is: origin-form, its one Host naming the CONNECT host, a body only as
- * Content-Length; sent over a new verified TLS connection upstream with the secret's
- * header. The bytes left in buf after it, or -1 when the tunnel is done. */
+ * Content-Length; with forward, sent over a new verified TLS connection upstream with the
+ * secret's header (a request pipelined behind the first is only checked: see serve_conn).
+ * The bytes left in buf after it, or -1 when the tunnel is done. */
 static ssize_t intercept_request(struct netns_gate *g, struct netns_tls_conn *cl,
-                                 const struct request *q, char *buf, size_t len) {
+                                 const struct request *q, char *buf, size_t len, bool forward) {
         char why[400];
         size_t head_len = 0;
         uint64_t body = 0;
@@ -454,6 +455,8 @@ static ssize_t intercept_request(struct netns_gate *g, struct netns_tls_conn *cl
                 refuse(g, -1, cl, q->host, q->port, code, why);
                 return -1;
         }
+        if (!forward)
+                return -1;
         _cleanup_close_ int up = connect_to(&q->addr, q->addr_len);
         if (up < 0) {
                 snprintf(why, sizeof why, "connect to %s:%u: %s", q->host, q->port, strerror(-up));
@@ -481,8 +484,8 @@ static ssize_t intercept_request(struct netns_gate *g, struct netns_tls_conn *cl
 }
 
 /* CONNECT to a host with a secret: TLS with the sandbox's client under the gate's leaf for
- * the host (its SNI checked), then its requests, each read and held on its own (a request
- * pipelined behind another is read once the first is answered). */
+ * the host (its SNI checked), then its request, and one pipelined behind it checked once the
+ * first is answered, as serve_conn does. */
 static void serve_intercept(struct netns_gate *g, int fd, const struct request *q, char *buf) {
         char why[400];
         struct netns_tls_conn *cl = NULL;
@@ -492,10 +495,9 @@ static void serve_intercept(struct netns_gate *g, int fd, const struct request *
                         netns_gate_refuse(g, q->host, q->port, why);
                 return;
         }
-        ssize_t len = 0;
-        do
-                len = intercept_request(g, cl, q, buf, (size_t)len);
-        while (len > 0 || (len == 0 && netns_tls_pending(cl)));
+        ssize_t len = intercept_request(g, cl, q, buf, 0, true);
+        if (len > 0 || (len == 0 && netns_tls_pending(cl)))
+                (void)intercept_request(g, cl, q, buf, (size_t)len, false);
         netns_tls_close(cl);
 }
 
@@ -562,9 +564,11 @@ static bool more_from(int fd, size_t len) {
         return len > 0 || (poll(&p, 1, 0) == 1 && recv(fd, &c, 1, MSG_PEEK) == 1);
 }
 
-/* The requests of one connection, each parsed, decided and answered before the next is read
- * (netns/http.c): a request pipelined behind another is held to the parse and the policy as
- * the first was. */
+/* The request of one connection, parsed, decided and answered; then a request the client
+ * pipelined behind it is read, parsed and decided as the first was: refused and reported
+ * when the first would have been, and otherwise not sent on, as the connection ends there
+ * (an answer may run to the connection's end, and nothing may follow it; the client sends
+ * the request again on a connection of its own, as it does when any server closes). */
 static void serve_conn(struct netns_gate *g, int fd, char *buf, size_t cap) {
         char why[400];
         ssize_t len = 0;
@@ -583,6 +587,8 @@ static void serve_conn(struct netns_gate *g, int fd, char *buf, size_t cap) {
                         refuse(g, fd, NULL, q.host, q.port, code, why);
                         return;
                 }
+                if (!first)
+                        return;
                 if (q.is_connect) {
                         memmove(buf, buf + head_len, (size_t)n - head_len);
                         serve_tunnel(g, fd, buf, cap, (size_t)n - head_len, &q);

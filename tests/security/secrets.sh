@@ -185,8 +185,8 @@ EOS
 # obs-fold, "Host :", two Hosts, a Host that is not the target's, Content-Length beside
 # Transfer-Encoding, a second request on the connection after a good one or after a body) are
 # refused with 400 and reported, over plain HTTP and inside an intercepted tunnel, and no
-# server ever serves evil.test (invariant 26); two good requests on one connection are both
-# served.
+# server ever serves evil.test (invariant 26); of two good requests on one connection the
+# first is answered and the second, checked, is not sent on (the connection ends).
 head_attacks() {
         need_netns
         cat >run.sh <<EOS
@@ -206,7 +206,7 @@ EOS
                 t_fail "a second request: $(grep "^second_request" "$T_OUT_FILE")"
         [ "$(grep -c "^body_then_request: 200,400 vhosts=secret.test\$" "$T_OUT_FILE")" = 2 ] ||
                 t_fail "a request after a body: $(grep "^body_then_request" "$T_OUT_FILE")"
-        [ "$(grep -c "^two_good: 200,200 vhosts=secret.test,secret.test\$" "$T_OUT_FILE")" = 2 ] ||
+        [ "$(grep -c "^two_good: 200 vhosts=secret.test\$" "$T_OUT_FILE")" = 2 ] ||
                 t_fail "two good requests: $(grep "^two_good" "$T_OUT_FILE")"
         local p why
         for p in 80 443; do
@@ -218,8 +218,8 @@ EOS
                 done
         done
         t_false grep -q "evil.test" "$T_TMP/log1"
-        [ "$(grep -c "^Authorization: Bearer $VALUE" "$T_TMP/log1")" = 4 ] ||
-                t_fail "the secret did not go with the 4 good requests: $(cat "$T_TMP/log1")"
+        [ "$(grep -c "^Authorization: Bearer $VALUE" "$T_TMP/log1")" = 3 ] ||
+                t_fail "the secret did not go with the 3 first requests: $(cat "$T_TMP/log1")"
 }
 
 # Inside, the value is nowhere: not in any process's environment or command line, not in
