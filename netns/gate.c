@@ -3,24 +3,26 @@
  * pkg_install (init/gate.c), and the agent's proxy the network helper makes in the sandbox's
  * own netns when --allow-net is given (runtime/sandbox/sandbox.c). The listener sits on
  * rtn's event loop (or rtn exec's poll), and each accepted connection gets a detached thread
- * that reads one request head, decides, and then relays bytes with poll(2). Blocking
+ * that reads a request head, decides, and then relays bytes with poll(2). Blocking
  * getaddrinfo and connect stay off the loop that way, and a stalled server cannot stall
  * ping or cancellation.
  *
- * The decision (gate_verdict, one per request): the request is `CONNECT host:port` or an
- * absolute-form `GET http://host[:port]/...`; the policy (netns/policy.c) must admit host and
- * port, an address only when a rule is that address; the name is resolved here
- * (netns_resolve: public unicast only) and the proxy connects to exactly the address it
- * checked. What follows is held to that host: a plain HTTP request's Host header must name
- * it, and the request goes upstream with `Connection: close` and no more client bytes than
- * its Content-Length, so no second request with another Host rides the same connection; a
- * CONNECT tunnel carries only TLS whose ClientHello names the CONNECT host (netns/tls.c), so
- * no other name is reached at a shared address and no raw TCP leaves. A host with a secret
- * (--secret, netns/secret.c) is intercepted: its plain requests get the secret's header
- * (netns/http.c), and its tunnels are answered with TLS under the gate's own CA, their one
- * request held as a plain one is and sent on over verified TLS (netns/intercept.c). Every
- * refusal is kept (host, port, reason) for the reports of the command that made it
- * (netns/denials.c). */
+ * The decision (decide, one per request): the head is parsed once, strictly
+ * (netns_http_parse, netns/http.c: what any server could read another way is refused with
+ * 400); the request is `CONNECT host:port` or an absolute-form `GET http://host[:port]/...`;
+ * the policy (netns/policy.c) must admit host and port, an address only when a rule is that
+ * address; the name is resolved here (netns_resolve: public unicast only) and the proxy
+ * connects to exactly the address it checked. What follows is held to that host: a plain
+ * HTTP request's Host header must name it, and what goes upstream is the head rtn writes
+ * from the parse (netns_http_upstream_head, `Connection: close`) and no more client bytes
+ * than its Content-Length; a request pipelined behind it is read once the answer is done,
+ * decided as the first was and, refused or not, never sent on. A CONNECT tunnel carries only TLS
+ * whose ClientHello names the CONNECT host (netns/tls.c), so no other name is reached at a shared
+ * address and no raw TCP leaves. A host with a secret (--secret, netns/secret.c) is intercepted:
+ * its plain requests get the secret's header (netns/http.c), and its tunnels are answered with TLS
+ * under the gate's own CA, the request inside held as a plain one is and sent on over
+ * verified TLS (netns/intercept.c). Every refusal is kept (host, port, reason) for the
+ * reports of the command that made it (netns/denials.c). */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -133,6 +135,21 @@ static void reply(int fd, int code, const char *status, const char *body) {
         (void)send_all(fd, buf, format_reply(buf, sizeof buf, code, status, body));
 }
 
+static const char *status_text(int code) {
+        switch (code) {
+        case 400:
+                return "Bad Request";
+        case 411:
+                return "Length Required";
+        case 431:
+                return "Request Header Fields Too Large";
+        case 502:
+                return "Bad Gateway";
+        default:
+                return "Forbidden";
+        }
+}
+
 /* Reads more of a connection into buf[*len..cap) within HEAD_TIMEOUT_MS: bytes read, or
  * -errno (-ECONNRESET at EOF). */
 static ssize_t read_more(int fd, char *buf, size_t cap, size_t len) {
@@ -149,110 +166,24 @@ static ssize_t read_more(int fd, char *buf, size_t cap, size_t len) {
         }
 }
 
-/* Whether buf's len bytes hold a whole head (it ends at an empty line): NUL-terminates them
- * and sets *ret_head_len to the head's length with its final CRLF CRLF. */
-static bool head_complete(char *buf, size_t len, size_t *ret_head_len) {
-        buf[len] = '\0';
-        char *end = strstr(buf, "\r\n\r\n");
-        if (end)
-                *ret_head_len = (size_t)(end + 4 - buf);
-        return end != NULL;
+/* Whether buf's len bytes hold a whole head by any server's reading (netns_http_head_end):
+ * sets *ret_head_len to its length. */
+static bool head_complete(const char *buf, size_t len, size_t *ret_head_len) {
+        return (*ret_head_len = netns_http_head_end(buf, len)) > 0;
 }
 
-/* Reads until the end of the head; returns bytes read (head and maybe more) or -errno. */
-static ssize_t read_head(int fd, char *buf, size_t cap, size_t *ret_head_len) {
-        size_t len = 0;
-        while (len < cap - 1) {
-                ssize_t n = read_more(fd, buf, cap - 1, len);
+/* Reads until the end of the head, buf holding len bytes already; returns the bytes in buf
+ * (the head and maybe more) or -errno (-E2BIG past HEAD_MAX). */
+static ssize_t read_head(int fd, char *buf, size_t len, size_t *ret_head_len) {
+        while (!head_complete(buf, len, ret_head_len)) {
+                if (len >= HEAD_MAX)
+                        return -E2BIG;
+                ssize_t n = read_more(fd, buf, HEAD_MAX, len);
                 if (n < 0)
                         return n;
                 len += (size_t)n;
-                if (head_complete(buf, len, ret_head_len))
-                        return (ssize_t)len;
         }
-        return -E2BIG;
-}
-
-/* Splits "host[:port]" (host may be a [v6] literal) in place. */
-static int split_hostport(char *hp, uint16_t def, char **ret_host, uint16_t *ret_port) {
-        char *colon = hp[0] == '[' ? strchr(hp, ']') : hp;
-        if (!colon)
-                return -EINVAL;
-        colon = strchr(colon, ':');
-        unsigned long port = def;
-        if (colon) {
-                char *end;
-                *colon = '\0';
-                if (colon[1] < '0' || colon[1] > '9')
-                        return -EINVAL;
-                port = strtoul(colon + 1, &end, 10);
-                if (*end || port == 0 || port > 65535)
-                        return -EINVAL;
-        }
-        if (hp[0] == '\0')
-                return -EINVAL;
-        *ret_host = hp;
-        *ret_port = (uint16_t)port;
-        return 0;
-}
-
-int netns_gate_parse_target(char *head, bool *ret_connect, char **ret_host, uint16_t *ret_port) {
-        char *sp1 = strchr(head, ' '), *eol = strstr(head, "\r\n");
-        if (!sp1 || !eol || sp1 > eol)
-                return -EINVAL;
-        char *sp2 = memchr(sp1 + 1, ' ', (size_t)(eol - sp1 - 1));
-        if (!sp2)
-                return -EINVAL;
-        size_t tl = (size_t)(sp2 - sp1 - 1);
-        char *t = strndup(sp1 + 1, tl);
-        if (!t)
-                return -ENOMEM;
-        *ret_connect = (size_t)(sp1 - head) == 7 && !strncmp(head, "CONNECT", 7);
-        char *hp = t;
-        if (!*ret_connect) {
-                if (strncasecmp(t, "http://", 7) != 0) {
-                        free(t);
-                        return -EPROTONOSUPPORT;
-                }
-                hp = t + 7;
-                hp[strcspn(hp, "/?#")] = '\0';
-                if (strchr(hp, '@')) { /* userinfo: never forwarded, never trusted */
-                        free(t);
-                        return -EINVAL;
-                }
-        }
-        char *host;
-        int r = split_hostport(hp, *ret_connect ? 443 : 80, &host, ret_port);
-        if (r == 0 && !(*ret_host = strdup(host)))
-                r = -ENOMEM;
-        free(t);
-        return r;
-}
-
-int netns_http_host(const char *head, char *buf, size_t len) {
-        int found = 0;
-        const char *line = strstr(head, "\r\n");
-        while (line && line[2] != '\r' && line[2] != '\0') {
-                line += 2;
-                const char *eol = strstr(line, "\r\n");
-                if (!eol)
-                        break;
-                if (!strncasecmp(line, "host:", 5)) {
-                        if (found++)
-                                return -EINVAL; /* two Host headers: which one counts? */
-                        const char *v = line + 5, *e = eol;
-                        while (v < e && (*v == ' ' || *v == '\t'))
-                                v++;
-                        while (e > v && (e[-1] == ' ' || e[-1] == '\t'))
-                                e--;
-                        if ((size_t)(e - v) >= len || memchr(v, '\r', (size_t)(e - v)))
-                                return -EINVAL; /* a bare CR: another line to some */
-                        memcpy(buf, v, (size_t)(e - v));
-                        buf[e - v] = '\0';
-                }
-                line = eol;
-        }
-        return found;
+        return (ssize_t)len;
 }
 
 /* The per-host decision every request gets before a byte goes upstream. REFUSE with why
@@ -310,8 +241,10 @@ static int connect_to(const struct sockaddr_storage *a, socklen_t len) {
 }
 
 /* Copies both ways until both sides are done or nothing moves for IDLE_TIMEOUT_MS. At most
- * a_limit bytes go from a to b (UINT64_MAX: no limit); a is not read past it. */
-void netns_relay(int a, int b, uint64_t a_limit) {
+ * a_limit bytes go from a to b (UINT64_MAX: no limit); a is not read past it. With keep_a,
+ * it returns as soon as b has ended and leaves a open (a request's answer is complete).
+ * Returns what is left of a_limit. */
+static uint64_t relay(int a, int b, uint64_t a_limit, bool keep_a) {
         struct pollfd p[2] = {{.fd = a, .events = POLLIN}, {.fd = b, .events = POLLIN}};
         char buf[65536];
         int open_dirs = 2;
@@ -324,7 +257,7 @@ void netns_relay(int a, int b, uint64_t a_limit) {
                 if (n < 0 && errno == EINTR)
                         continue;
                 if (n <= 0)
-                        return;
+                        return a_limit;
                 for (int i = 0; i < 2; i++) {
                         if (p[i].fd < 0 || !(p[i].revents & (POLLIN | POLLHUP | POLLERR)))
                                 continue;
@@ -336,11 +269,13 @@ void netns_relay(int a, int b, uint64_t a_limit) {
                         if (k < 0 && errno == EINTR)
                                 continue;
                         if (k > 0 && send_all(to, buf, (size_t)k) < 0)
-                                return; /* the other side is gone: drop both */
+                                return a_limit; /* the other side is gone: drop both */
                         if (k < 0)
-                                return;
+                                return a_limit;
                         if (i == 0 && k > 0 && a_limit != UINT64_MAX)
                                 a_limit -= (uint64_t)k;
+                        if (k == 0 && i == 1 && keep_a)
+                                return a_limit;
                         if (k == 0 || (i == 0 && a_limit == 0)) {
                                 if (k == 0)
                                         (void)shutdown(to, SHUT_WR);
@@ -349,82 +284,11 @@ void netns_relay(int a, int b, uint64_t a_limit) {
                         }
                 }
         }
+        return a_limit;
 }
 
-/* "host[:port]" of a Host header against the request's target (def: the scheme's port). */
-static bool same_host(const char *hv, const char *host, uint16_t port, uint16_t def) {
-        char tmp[300], a[256], b[256];
-        union netns_ip ip;
-        int fa = 0, fb = 0;
-        uint16_t hport = 0;
-        char *hh = NULL;
-        snprintf(tmp, sizeof tmp, "%s", hv);
-        if (split_hostport(tmp, def, &hh, &hport) < 0 || hport != port)
-                return false;
-        if (netns_host_canon(hh, a, sizeof a, &ip, &fa) < 0 ||
-            netns_host_canon(host, b, sizeof b, &ip, &fb) < 0)
-                return false;
-        return fa == fb && !strcmp(a, b);
-}
-
-/* A plain HTTP request's head, held to its target: one Host header naming the target (or
- * none, HTTP/1.0), a body only as Content-Length (its length in *ret_body), never chunked:
- * the gate must know where the request ends, since what follows it is not forwarded. */
-static int check_http_head(const char *head, const char *host, uint16_t port, bool tls,
-                           uint64_t *ret_body, char *why, size_t wl) {
-        char hv[300];
-        int r = netns_http_host(head, hv, sizeof hv);
-        if (r < 0)
-                return snprintf(why, wl, "two Host headers, or an overlong one"), -EACCES;
-        if (r == 0 && tls) /* inside TLS only the Host header names the target */
-                return snprintf(why, wl, "a request to %.100s without a Host header", host),
-                       -EACCES;
-        if (r == 1 && !same_host(hv, host, port, tls ? 443 : 80))
-                return snprintf(why, wl, "the Host header names %.100s, not %.100s", hv, host),
-                       -EACCES;
-        uint64_t body = 0;
-        int ncl = 0;
-        for (const char *line = strstr(head, "\r\n"); line && line[2] != '\r';
-             line = strstr(line + 2, "\r\n")) {
-                const char *h = line + 2;
-                size_t name = strcspn(h, ":\r\n");
-                /* Folded lines, blanks before the colon and bare CRs (RFC 9112 2.2, 5.1,
-                 * 5.2): a lenient server might read a second Host out of them. */
-                if (h[0] == ' ' || h[0] == '\t' || h[name] != ':' || strcspn(h, " \t") < name ||
-                    strcspn(h, "\r") < (size_t)(strstr(h, "\r\n") - h))
-                        return snprintf(why, wl, "a malformed header line"), -EACCES;
-                if (!strncasecmp(h, "transfer-encoding:", 18))
-                        return snprintf(why, wl, "a chunked request body (send Content-Length)"),
-                               -EACCES;
-                if (!strncasecmp(h, "content-length:", 15)) {
-                        char *end;
-                        const char *v = h + 15 + strspn(h + 15, " \t");
-                        errno = 0;
-                        unsigned long long n = strtoull(v, &end, 10);
-                        if (ncl++ || v[0] < '0' || v[0] > '9' || errno ||
-                            (*end != '\r' && *end != ' ' && *end != '\t'))
-                                return snprintf(why, wl, "a malformed Content-Length"), -EACCES;
-                        body = n;
-                }
-        }
-        *ret_body = body;
-        return 0;
-}
-
-/* Sends the request upstream, then the part of its body already read; the rest of the body
- * is relayed. */
-static int send_http_head(const struct netns_gate *g, int up, const char *buf, size_t n,
-                          size_t head_len, uint64_t body, const char *host, uint16_t port,
-                          bool inject) {
-        char *h = NULL;
-        ssize_t hl =
-                netns_http_upstream_head(&g->secrets, buf, head_len, host, port, true, inject, &h);
-        int r = hl < 0 ? (int)hl : send_all(up, h, (size_t)hl);
-        netns_http_head_free(h, hl > 0 ? (size_t)hl : 0);
-        size_t extra = n - head_len;
-        if (r == 0 && extra > 0)
-                r = send_all(up, buf + head_len, extra < body ? extra : (size_t)body);
-        return r;
+void netns_relay(int a, int b, uint64_t a_limit) {
+        (void)relay(a, b, a_limit, false);
 }
 
 /* After `200 Connection established`: the client's ClientHello must name the CONNECT host
@@ -466,120 +330,162 @@ static int check_sni(int fd, char *buf, size_t cap, size_t *ret_len, const char 
 
 struct request {
         bool is_connect;
-        char *host;
+        char host[256];
         uint16_t port;
         uint64_t body;
         bool intercept; /* a host with a secret */
         struct sockaddr_storage addr;
         socklen_t addr_len;
+        struct netns_http_req h; /* the parse; it points into the connection's buffer */
 };
 
-/* Everything decided from the head alone; *why says what was refused. */
-static int decide(struct netns_gate *g, char *head, struct request *q, char *why, size_t wl) {
+/* What the parse h says of the request's body and its Host, held to host:port (def: the
+ * port a Host without one means): 0, or the status to refuse it with and why. Shared by the
+ * requests of the sandbox's connection and those inside an intercepted tunnel. */
+static int check_held(const struct netns_http_req *h, const char *host, uint16_t port, uint16_t def,
+                      uint64_t *ret_body, char *why, size_t wl) {
+        if (h->chunked)
+                return snprintf(why, wl, "a chunked request body (send Content-Length)"), 411;
+        if (h->hostv && !netns_http_host_is(h, host, port, def))
+                return snprintf(why, wl, "the Host header names %.*s, not %.100s",
+                                (int)(h->hostl > 100 ? 100 : h->hostl), h->hostv, host),
+                       400;
+        *ret_body = h->has_cl ? h->content_length : 0;
+        return 0;
+}
+
+/* Everything decided from the head buf[0..head_len) alone: 0, or the status to refuse it
+ * with (*why says why; q->host names the target when one was read). */
+static int decide(struct netns_gate *g, const char *buf, size_t head_len, struct request *q,
+                  char *why, size_t wl) {
         struct rtn_error err = {0};
-        int r = netns_gate_parse_target(head, &q->is_connect, &q->host, &q->port);
-        if (r == -EPROTONOSUPPORT)
-                return snprintf(why, wl, "only http:// requests and CONNECT are proxied"), r;
+        int r = netns_http_parse(buf, head_len, &q->h, why, wl);
+        snprintf(q->host, sizeof q->host, "%s", q->h.host[0] ? q->h.host : "?");
+        q->port = q->h.port;
         if (r < 0)
-                return snprintf(why, wl, "malformed request"), r;
+                return 400;
+        if (q->h.form == NETNS_HTTP_ORIGIN)
+                return snprintf(why, wl, "only http:// requests and CONNECT are proxied"), 400;
+        q->is_connect = q->h.form == NETNS_HTTP_AUTHORITY;
+        if (q->is_connect && (q->h.has_cl || q->h.chunked))
+                return snprintf(why, wl, "a CONNECT with a body"), 400;
+        if ((r = check_held(&q->h, q->host, q->port, q->is_connect ? q->port : 80, &q->body, why,
+                            wl)))
+                return r;
         switch (gate_verdict(g, q->host, q->port, why, wl)) {
         case NETNS_VERDICT_REFUSE:
-                return -EACCES;
+                return 403;
         case NETNS_VERDICT_INTERCEPT:
                 q->intercept = true;
                 break;
         case NETNS_VERDICT_TUNNEL:
                 break;
         }
-        if (!q->is_connect &&
-            (r = check_http_head(head, q->host, q->port, false, &q->body, why, wl)) < 0)
-                return r;
-        if ((r = netns_resolve(q->host, q->port, &q->addr, &q->addr_len, &err)) < 0)
-                snprintf(why, wl, "%s", err.msg);
-        return r;
+        if (netns_resolve(q->host, q->port, &q->addr, &q->addr_len, &err) < 0)
+                return snprintf(why, wl, "%s", err.msg), 403;
+        return 0;
 }
 
-/* A refusal inside an intercepted tunnel: recorded, and answered over the client's TLS. */
-static void refuse_tls(struct netns_gate *g, struct netns_tls_conn *c, const struct request *q,
-                       int code, const char *status, const char *why) {
+/* A refusal: recorded, and answered (over the client's TLS when c is set). */
+static void refuse(struct netns_gate *g, int fd, struct netns_tls_conn *c, const char *host,
+                   uint16_t port, int code, const char *why) {
         char msg[600], buf[768];
-        netns_gate_refuse(g, q->host, q->port, why);
+        netns_gate_refuse(g, host, port, why);
         snprintf(msg, sizeof msg, "rtn gate refused: %s", why);
-        (void)netns_tls_write(c, buf, format_reply(buf, sizeof buf, code, status, msg));
+        size_t n = format_reply(buf, sizeof buf, code, status_text(code), msg);
+        if (c)
+                (void)netns_tls_write(c, buf, n);
+        else
+                (void)send_all(fd, buf, n);
 }
 
-/* Reads the head of the request inside an intercepted tunnel into buf (HEAD_MAX at most). */
-static ssize_t tls_read_head(struct netns_tls_conn *c, char *buf, size_t *ret_head_len) {
-        size_t len = 0;
-        while (len < HEAD_MAX - 1) {
-                ssize_t n = netns_tls_read(c, buf + len, HEAD_MAX - 1 - len);
+/* Reads the head of a request inside an intercepted tunnel into buf (HEAD_MAX at most),
+ * after the len bytes there. */
+static ssize_t tls_read_head(struct netns_tls_conn *c, char *buf, size_t len,
+                             size_t *ret_head_len) {
+        while (!head_complete(buf, len, ret_head_len)) {
+                if (len >= HEAD_MAX)
+                        return -E2BIG;
+                ssize_t n = netns_tls_read(c, buf + len, HEAD_MAX - len);
                 if (n <= 0)
                         return n < 0 ? n : -ECONNRESET;
                 len += (size_t)n;
-                if (head_complete(buf, len, ret_head_len))
-                        return (ssize_t)len;
         }
-        return -E2BIG;
+        return (ssize_t)len;
 }
 
-/* The request inside an intercepted tunnel, held as a plain one is: origin-form, its one
- * Host header naming the CONNECT host (a second request would have to come on a new
- * connection, and is checked again there), a body only as Content-Length. */
-static int check_inner(char *head, const struct request *q, uint64_t *ret_body, char *why,
-                       size_t wl) {
-        const char *sp1 = strchr(head, ' '), *eol = strstr(head, "\r\n");
-        if (!sp1 || sp1 > eol || sp1[1] != '/')
-                return snprintf(why, wl,
-                                "a request inside the tunnel to %.100s that is not in "
-                                "origin-form (GET /path)",
-                                q->host),
-                       -EACCES;
-        return check_http_head(head, q->host, q->port, true, ret_body, why, wl);
+/* The bytes after a request in buf[0..n): its body's first part, then the start of the next
+ * request, moved to buf's start; their count. */
+static size_t keep_rest(char *buf, size_t n, size_t head_len, uint64_t body) {
+        size_t extra = n - head_len, b = extra < body ? extra : (size_t)body;
+        memmove(buf, buf + head_len + b, extra - b);
+        return extra - b;
 }
 
-/* The one request of an intercepted tunnel: read and checked, then sent over a verified
- * TLS connection upstream with the secret's header. */
-static void intercept_request(struct netns_gate *g, struct netns_tls_conn *cl,
-                              const struct request *q, char *buf) {
+/* One request inside an intercepted tunnel, read after the len bytes of buf and held as a
+ * plain one is: origin-form, its one Host naming the CONNECT host, a body only as
+ * Content-Length; with forward, sent over a new verified TLS connection upstream with the
+ * secret's header (a request pipelined behind the first is only checked: see serve_conn).
+ * The bytes left in buf after it, or -1 when the tunnel is done. */
+static ssize_t intercept_request(struct netns_gate *g, struct netns_tls_conn *cl,
+                                 const struct request *q, char *buf, size_t len, bool forward) {
         char why[400];
         size_t head_len = 0;
         uint64_t body = 0;
-        ssize_t n = tls_read_head(cl, buf, &head_len);
-        if (n < 0)
-                return;
-        _cleanup_free_ char *head = strndup(buf, head_len);
-        if (!head)
-                return;
-        if (check_inner(head, q, &body, why, sizeof why) < 0) {
-                refuse_tls(g, cl, q, 403, "Forbidden", why);
-                return;
+        struct netns_http_req h;
+        ssize_t n = tls_read_head(cl, buf, len, &head_len);
+        int code = 0;
+        if (n == -E2BIG)
+                code = 431, snprintf(why, sizeof why, "a request head over %d bytes", HEAD_MAX);
+        else if (n < 0)
+                return -1;
+        else if (netns_http_parse(buf, head_len, &h, why, sizeof why) < 0)
+                code = 400;
+        else if (h.form != NETNS_HTTP_ORIGIN)
+                code = 400, snprintf(why, sizeof why,
+                                     "a request inside the tunnel to %.100s that is not in "
+                                     "origin-form (GET /path)",
+                                     q->host);
+        else if (!h.hostv)
+                code = 400,
+                snprintf(why, sizeof why, "a request to %.100s without a Host header", q->host);
+        else
+                code = check_held(&h, q->host, q->port, 443, &body, why, sizeof why);
+        if (code) {
+                refuse(g, -1, cl, q->host, q->port, code, why);
+                return -1;
         }
+        if (!forward)
+                return -1;
         _cleanup_close_ int up = connect_to(&q->addr, q->addr_len);
         if (up < 0) {
                 snprintf(why, sizeof why, "connect to %s:%u: %s", q->host, q->port, strerror(-up));
-                refuse_tls(g, cl, q, 502, "Bad Gateway", why);
-                return;
+                refuse(g, -1, cl, q->host, q->port, 502, why);
+                return -1;
         }
         struct netns_tls_conn *up_tls = NULL;
         if (netns_tls_connect(g->icpt, up, q->host, &up_tls, why, sizeof why) < 0) {
-                refuse_tls(g, cl, q, 502, "Bad Gateway", why);
-                return;
+                refuse(g, -1, cl, q->host, q->port, 502, why);
+                return -1;
         }
         char *out = NULL;
-        ssize_t ol = netns_http_upstream_head(&g->secrets, buf, head_len, q->host, q->port, false,
-                                              true, &out);
-        uint64_t extra = (uint64_t)n - head_len;
+        ssize_t ol = netns_http_upstream_head(&g->secrets, &h, q->host, q->port, 443, true, &out);
+        uint64_t extra = (uint64_t)n - head_len, left = 1;
         if (extra > body)
                 extra = body;
         if (ol > 0 && netns_tls_write(up_tls, out, (size_t)ol) == 0 &&
             (!extra || netns_tls_write(up_tls, buf + head_len, (size_t)extra) == 0))
-                netns_tls_relay(cl, up_tls, body - extra);
+                left = netns_tls_relay(cl, up_tls, body - extra);
         netns_http_head_free(out, ol > 0 ? (size_t)ol : 0);
         netns_tls_close(up_tls);
+        if (left) /* the body did not come whole, or the answer did not */
+                return -1;
+        return (ssize_t)keep_rest(buf, (size_t)n, head_len, body);
 }
 
 /* CONNECT to a host with a secret: TLS with the sandbox's client under the gate's leaf for
- * the host (its SNI checked), then the request. */
+ * the host (its SNI checked), then its request, and one pipelined behind it checked once the
+ * first is answered, as serve_conn does. */
 static void serve_intercept(struct netns_gate *g, int fd, const struct request *q, char *buf) {
         char why[400];
         struct netns_tls_conn *cl = NULL;
@@ -589,66 +495,106 @@ static void serve_intercept(struct netns_gate *g, int fd, const struct request *
                         netns_gate_refuse(g, q->host, q->port, why);
                 return;
         }
-        intercept_request(g, cl, q, buf);
+        ssize_t len = intercept_request(g, cl, q, buf, 0, true);
+        if (len > 0 || (len == 0 && netns_tls_pending(cl)))
+                (void)intercept_request(g, cl, q, buf, (size_t)len, false);
         netns_tls_close(cl);
 }
 
-static void serve_conn(struct netns_gate *g, int fd, char *buf, size_t cap) {
-        size_t head_len = 0;
-        ssize_t n = read_head(fd, buf, HEAD_MAX, &head_len);
-        if (n <= 0)
-                return;
-        struct request q = {0};
-        char why[400], msg[600];
-        _cleanup_free_ char *head = strndup(buf, head_len);
-        int r = head ? decide(g, head, &q, why, sizeof why) : -ENOMEM;
-        _cleanup_free_ char *host = q.host;
-        if (r < 0 && r != -ENOMEM) {
-                netns_gate_refuse(g, host ? host : "?", q.port, why);
-                snprintf(msg, sizeof msg, "rtn gate refused: %s", why);
-                reply(fd, 403, "Forbidden", msg);
+/* A CONNECT the gate admitted: the ClientHello is checked before anything reaches upstream
+ * (or, for a host with a secret, the TLS is the gate's). buf holds len bytes after the head. */
+static void serve_tunnel(struct netns_gate *g, int fd, char *buf, size_t cap, size_t len,
+                         const struct request *q) {
+        static const char ok[] = "HTTP/1.1 200 Connection established\r\n\r\n";
+        char why[400];
+        if (q->intercept && len > 0) { /* bytes OpenSSL would not see */
+                netns_gate_refuse(g, q->host, q->port, "TLS sent before the tunnel was open");
                 return;
         }
-        if (r < 0)
+        if (send_all(fd, ok, sizeof ok - 1) < 0)
                 return;
-        if (q.is_connect) {
-                /* The ClientHello is checked before anything reaches upstream. */
-                static const char ok[] = "HTTP/1.1 200 Connection established\r\n\r\n";
-                size_t len = (size_t)n - head_len;
-                memmove(buf, buf + head_len, len);
-                if (q.intercept && len > 0) { /* bytes OpenSSL would not see */
-                        netns_gate_refuse(g, host, q.port, "TLS sent before the tunnel was open");
-                        return;
-                }
-                if (send_all(fd, ok, sizeof ok - 1) < 0)
-                        return;
-                if (q.intercept) {
-                        serve_intercept(g, fd, &q, buf);
-                        return;
-                }
-                if ((r = check_sni(fd, buf, cap, &len, host, why, sizeof why)) < 0) {
-                        if (r == -EACCES)
-                                netns_gate_refuse(g, host, q.port, why);
-                        return; /* the tunnel is open: all the client learns is its end */
-                }
-                n = (ssize_t)len;
-                head_len = 0;
+        if (q->intercept) {
+                serve_intercept(g, fd, q, buf);
+                return;
         }
-        _cleanup_close_ int up = connect_to(&q.addr, q.addr_len);
-        if (up < 0 && !q.is_connect) {
-                snprintf(msg, sizeof msg, "rtn gate: connect to %s:%u: %s", host, q.port,
+        int r = check_sni(fd, buf, cap, &len, q->host, why, sizeof why);
+        if (r < 0) {
+                if (r == -EACCES)
+                        netns_gate_refuse(g, q->host, q->port, why);
+                return; /* the tunnel is open: all the client learns is its end */
+        }
+        _cleanup_close_ int up = connect_to(&q->addr, q->addr_len);
+        if (up >= 0 && send_all(up, buf, len) == 0)
+                netns_relay(fd, up, UINT64_MAX);
+}
+
+/* A plain HTTP request the gate admitted: the head rtn writes from the parse, then exactly
+ * the body its Content-Length says, then the answer until the server ends it. The bytes of
+ * buf[0..n) after the request stay in buf; their count, or -1 when the connection is done. */
+static ssize_t serve_plain(struct netns_gate *g, int fd, char *buf, size_t n, size_t head_len,
+                           const struct request *q) {
+        char msg[600];
+        _cleanup_close_ int up = connect_to(&q->addr, q->addr_len);
+        if (up < 0) {
+                snprintf(msg, sizeof msg, "rtn gate: connect to %s:%u: %s", q->host, q->port,
                          strerror(-up));
                 reply(fd, 502, "Bad Gateway", msg);
+                return -1;
         }
-        if (up < 0)
-                return;
-        if (!q.is_connect) {
-                uint64_t extra = (uint64_t)n - head_len, rest = q.body > extra ? q.body - extra : 0;
-                if (send_http_head(g, up, buf, (size_t)n, head_len, q.body, host, q.port,
-                                   q.intercept) == 0)
-                        netns_relay(fd, up, rest);
-        } else if (send_all(up, buf, (size_t)n) == 0) {
-                netns_relay(fd, up, UINT64_MAX);
+        char *h = NULL;
+        ssize_t hl = netns_http_upstream_head(&g->secrets, &q->h, q->host, q->port, 80,
+                                              q->intercept, &h);
+        int r = hl < 0 ? (int)hl : send_all(up, h, (size_t)hl);
+        netns_http_head_free(h, hl > 0 ? (size_t)hl : 0);
+        uint64_t extra = (uint64_t)n - head_len;
+        if (extra > q->body)
+                extra = q->body;
+        if (r == 0 && extra > 0)
+                r = send_all(up, buf + head_len, (size_t)extra);
+        if (r < 0 || relay(fd, up, q->body - extra, true) > 0)
+                return -1;
+        return (ssize_t)keep_rest(buf, n, head_len, q->body);
+}
+
+/* Whether the client has sent more than the request just answered: len bytes of it kept, or
+ * more to read now. A client that waits for an answer's end gets it as the connection's. */
+static bool more_from(int fd, size_t len) {
+        struct pollfd p = {.fd = fd, .events = POLLIN};
+        char c;
+        return len > 0 || (poll(&p, 1, 0) == 1 && recv(fd, &c, 1, MSG_PEEK) == 1);
+}
+
+/* The request of one connection, parsed, decided and answered; then a request the client
+ * pipelined behind it is read, parsed and decided as the first was: refused and reported
+ * when the first would have been, and otherwise not sent on, as the connection ends there
+ * (an answer may run to the connection's end, and nothing may follow it; the client sends
+ * the request again on a connection of its own, as it does when any server closes). */
+static void serve_conn(struct netns_gate *g, int fd, char *buf, size_t cap) {
+        char why[400];
+        ssize_t len = 0;
+        for (bool first = true; len >= 0 && (first || more_from(fd, (size_t)len)); first = false) {
+                size_t head_len = 0;
+                ssize_t n = read_head(fd, buf, (size_t)len, &head_len);
+                if (n == -E2BIG) {
+                        snprintf(why, sizeof why, "a request head over %d bytes", HEAD_MAX);
+                        refuse(g, fd, NULL, "?", 0, 431, why);
+                }
+                if (n <= 0)
+                        return;
+                struct request q = {0};
+                int code = decide(g, buf, head_len, &q, why, sizeof why);
+                if (code) {
+                        refuse(g, fd, NULL, q.host, q.port, code, why);
+                        return;
+                }
+                if (!first)
+                        return;
+                if (q.is_connect) {
+                        memmove(buf, buf + head_len, (size_t)n - head_len);
+                        serve_tunnel(g, fd, buf, cap, (size_t)n - head_len, &q);
+                        return;
+                }
+                len = serve_plain(g, fd, buf, (size_t)n, head_len, &q);
         }
 }
 

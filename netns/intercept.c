@@ -383,7 +383,7 @@ int netns_tls_write(struct netns_tls_conn *c, const void *buf, size_t len) {
 
 /* Copies both ways as netns_relay does, record by record: what OpenSSL holds decrypted
  * already (SSL_pending) is served before poll(2) is asked. */
-void netns_tls_relay(struct netns_tls_conn *a, struct netns_tls_conn *b, uint64_t a_limit) {
+uint64_t netns_tls_relay(struct netns_tls_conn *a, struct netns_tls_conn *b, uint64_t a_limit) {
         struct netns_tls_conn *c[2] = {a, b};
         bool open[2] = {a_limit > 0, true};
         char buf[16384];
@@ -399,7 +399,7 @@ void netns_tls_relay(struct netns_tls_conn *a, struct netns_tls_conn *b, uint64_
                         if (n < 0 && errno == EINTR)
                                 continue;
                         if (n <= 0)
-                                return;
+                                return a_limit;
                         ready = p[0].revents ? 0 : 1;
                 }
                 size_t want = sizeof buf;
@@ -407,19 +407,25 @@ void netns_tls_relay(struct netns_tls_conn *a, struct netns_tls_conn *b, uint64_
                         want = (size_t)a_limit;
                 ssize_t k = netns_tls_read(c[ready], buf, want);
                 if (k < 0 && ready == 1)
-                        return;
+                        return a_limit;
                 if (k > 0 && netns_tls_write(c[1 - ready], buf, (size_t)k) < 0)
-                        return;
+                        return a_limit;
                 if (ready == 0 && k > 0 && a_limit != UINT64_MAX)
                         a_limit -= (uint64_t)k;
-                if (k <= 0 || (ready == 0 && a_limit == 0)) {
+                if (ready == 1 && k <= 0)
+                        return a_limit; /* the answer is complete; a stays open */
+                if (k <= 0 || a_limit == 0) {
                         if (k <= 0)
-                                (void)shutdown(c[1 - ready]->fd, SHUT_WR);
-                        open[ready] = false;
-                        if (ready == 1)
-                                return; /* the answer is complete: one request a connection */
+                                (void)shutdown(b->fd, SHUT_WR);
+                        open[0] = false;
                 }
         }
+        return a_limit;
+}
+
+bool netns_tls_pending(struct netns_tls_conn *c) {
+        struct pollfd p = {.fd = c->fd, .events = POLLIN};
+        return F.SSL_pending(c->ssl) > 0 || poll(&p, 1, 0) == 1;
 }
 
 void netns_tls_close(struct netns_tls_conn *c) {

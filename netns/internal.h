@@ -10,17 +10,44 @@
 
 #include "common/err.h"
 
-/* The gate's reading of a request head from inside the sandbox (netns/gate.c): the request
- * line is `CONNECT host[:port]` (port 443 by default) or `METHOD http://host[:port]/...`
- * (80), host maybe a [v6] literal, no userinfo, port 1-65535 (the policy decides which).
- * *ret_host is malloc'd. -EINVAL malformed, -EPROTONOSUPPORT another scheme, -ENOMEM. head
- * is NUL-terminated; it is not changed. */
-int netns_gate_parse_target(char *head, bool *ret_connect, char **ret_host, uint16_t *ret_port);
+/* ---- the gate's one reading of a request head (netns/http.c) --------------------------
+ * RFC 9112 held strictly: lines end in CRLF (no bare CR or LF), no obs-fold, field names are
+ * tokens with no blank before the colon, values hold no CTL but HTAB, at most one Host (and
+ * one for HTTP/1.1 but CONNECT), one Content-Length of digits, Transfer-Encoding only with
+ * chunked last and never beside Content-Length, HTTP/1.0 or HTTP/1.1 only. The target is
+ * origin-form
+ * ("/..."), absolute-form ("http://host[:port]/...", no userinfo, 80 by default) or, for
+ * CONNECT only, authority-form ("host:port"). Pointers of the result point into the head. */
+#define NETNS_HTTP_FIELDS_MAX 100
+struct netns_http_field {
+        const char *name, *value; /* value without surrounding blanks */
+        size_t nl, vl;
+};
+enum netns_http_form { NETNS_HTTP_ORIGIN, NETNS_HTTP_ABSOLUTE, NETNS_HTTP_AUTHORITY };
+struct netns_http_req {
+        const char *method, *target, *path; /* path: origin-form's path and query */
+        size_t ml, tl, pl;
+        int minor; /* HTTP/1.minor */
+        enum netns_http_form form;
+        char host[256]; /* absolute- and authority-form: the target's host, [v6] bracketed */
+        uint16_t port;
+        const char *hostv; /* the Host field's value, or NULL */
+        size_t hostl;
+        bool has_cl, chunked;
+        uint64_t content_length;
+        size_t head_len, nfields;
+        struct netns_http_field f[NETNS_HTTP_FIELDS_MAX];
+};
 
-/* The value of the one Host header of a request head (NUL-terminated, ending in an empty
- * line), copied into buf without surrounding blanks: 1; 0 when there is none; -EINVAL
- * when there are two or more, or the value does not fit (netns/gate.c). */
-int netns_http_host(const char *head, char *buf, size_t len);
+/* The length of the head at the start of buf up to its first empty line by any server's
+ * reading (LF CRLF or LF LF): 0 when there is none yet. */
+size_t netns_http_head_end(const char *buf, size_t len);
+/* Parses the head buf[0..len) (len from netns_http_head_end). 0; -EINVAL with why for a head
+ * that breaks the grammar above; -EPROTONOSUPPORT for a target of another scheme. */
+int netns_http_parse(const char *buf, size_t len, struct netns_http_req *q, char *why, size_t wl);
+/* Whether q's Host names host:port (def: the port a Host without one means). */
+bool netns_http_host_is(const struct netns_http_req *q, const char *host, uint16_t port,
+                        uint16_t def);
 
 /* The server name of the TLS ClientHello at the start of buf (netns/tls.c): 0 with the
  * name in ret ("" when the client sent none); -EAGAIN when more bytes are needed;
@@ -56,8 +83,11 @@ int netns_tls_connect(struct netns_intercept *t, int fd, const char *host,
 /* Bytes read (0 at the peer's end) or -EIO. */
 ssize_t netns_tls_read(struct netns_tls_conn *c, void *buf, size_t len);
 int netns_tls_write(struct netns_tls_conn *c, const void *buf, size_t len);
-/* netns_relay between two TLS connections; returns when b (the upstream) has ended. */
-void netns_tls_relay(struct netns_tls_conn *a, struct netns_tls_conn *b, uint64_t a_limit);
+/* netns_relay between two TLS connections; returns when b (the upstream) has ended, leaving a
+ * open (its next request may follow), with what is left of a_limit. */
+uint64_t netns_tls_relay(struct netns_tls_conn *a, struct netns_tls_conn *b, uint64_t a_limit);
+/* Whether c has more to read now (decrypted already, or on its socket). */
+bool netns_tls_pending(struct netns_tls_conn *c);
 /* Sends close_notify and frees c (not its fd). NULL is fine. */
 void netns_tls_close(struct netns_tls_conn *c);
 
@@ -91,11 +121,14 @@ struct netns_gate {
  * command that made it, the totals for env_status (netns/denials.c). */
 void netns_gate_refuse(struct netns_gate *g, const char *host, uint16_t port, const char *why);
 
-/* The head of a request as it goes upstream (netns/http.c): buf[0..head_len) is the client's
- * head (checked); absolute: its target is absolute-form (plain HTTP), else origin-form
- * (inside TLS); with inject, every secret of host replaces any header of its name. Into a
- * malloc'd *ret; its length, or -ENOMEM. Free it with netns_http_head_free, which wipes it. */
-ssize_t netns_http_upstream_head(const struct netns_secrets *ss, const char *buf, size_t head_len,
-                                 const char *host, uint16_t port, bool absolute, bool inject,
+/* The head of a request as it goes upstream (netns/http.c), written from the parse q: the
+ * request line in origin-form, `Host: host[:port]` (no port when it is def), q's fields but
+ * Host, the framing and the hop-by-hop ones (Connection and what it names, Proxy-*,
+ * Keep-Alive, TE, Upgrade, Trailer, "close"), Content-Length from the parse, `Connection: close`;
+ * with inject, every secret of host replaces any field of its name. Into a malloc'd *ret;
+ * its length, or -ENOMEM. Free it with netns_http_head_free, which wipes it. */
+struct netns_secrets;
+ssize_t netns_http_upstream_head(const struct netns_secrets *ss, const struct netns_http_req *q,
+                                 const char *host, uint16_t port, uint16_t def, bool inject,
                                  char **ret);
 void netns_http_head_free(char *h, size_t len);

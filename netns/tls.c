@@ -4,7 +4,9 @@
  * read; nothing is decrypted or changed. Every length is checked against what encloses it:
  * the record, the handshake message, the extension block, the extension, the name list.
  * The handshake message may span several records (RFC 8446 5.1), so fragments of
- * handshake records are gathered first, up to NETNS_TLS_HELLO_MAX bytes. */
+ * handshake records are gathered first, up to NETNS_TLS_HELLO_MAX bytes; a record that holds
+ * more than the hello, a server_name list of more than one entry and a name of other
+ * characters than a host name's are refused (docs/network.md, "What the gate refuses"). */
 #include <errno.h>
 #include <string.h>
 
@@ -40,33 +42,33 @@ static int gather(const uint8_t *buf, size_t len, uint8_t *out, size_t *ret_len)
                                 return -EPROTO;
                 }
                 if (need && have >= need) {
+                        if (have > need)
+                                return -EPROTO; /* more in the hello's record: not a hello */
                         *ret_len = need;
                         return 0;
                 }
         }
 }
 
-/* The server_name extension's body: a list of (type, name); the host_name entry. */
+/* The server_name extension's body: a list of exactly one host_name entry (RFC 6066 3 allows
+ * one of each type, and host_name is the only type): a server that reads the first entry and
+ * one that reads the last must see the same name. The name is letters, digits, '-', '.' and
+ * '_' (what netns_host_canon then judges); anything else is refused, never guessed. */
 static int sni_from_ext(const uint8_t *p, size_t len, char *ret, size_t rlen) {
-        if (len < 2 || be16(p) != len - 2)
+        if (len < 5 || be16(p) != len - 2 || p[2] != 0)
                 return -EPROTO;
-        size_t off = 2;
-        while (off + 3 <= len) {
-                unsigned type = p[off];
-                size_t nl = be16(p + off + 1);
-                off += 3;
-                if (nl > len - off)
+        size_t nl = be16(p + 3);
+        if (nl == 0 || nl != len - 5 || nl >= rlen)
+                return -EPROTO; /* empty, truncated, or a second entry after it */
+        for (size_t i = 0; i < nl; i++) {
+                uint8_t c = p[5 + i];
+                if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                      c == '-' || c == '.' || c == '_'))
                         return -EPROTO;
-                if (type == 0) {
-                        if (nl == 0 || nl >= rlen || memchr(p + off, '\0', nl))
-                                return -EPROTO;
-                        memcpy(ret, p + off, nl);
-                        ret[nl] = '\0';
-                        return 1;
-                }
-                off += nl;
         }
-        return off == len ? 0 : -EPROTO;
+        memcpy(ret, p + 5, nl);
+        ret[nl] = '\0';
+        return 1;
 }
 
 int netns_tls_sni(const uint8_t *buf, size_t len, char *ret, size_t rlen) {

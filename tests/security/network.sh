@@ -87,13 +87,14 @@ connect_through_an_allowed_host() {
         t_stdout_has "blocked connect_in_tunnel"
         t_stdout_has "blocked connect_refused_host_header_allowed"
         t_stderr_has "network denied $MIRROR:443: a CONNECT tunnel to $MIRROR carries TLS only"
-        t_stderr_has "network denied $NPMREG:443: $NPMREG is not on the allowlist"
+        t_stderr_has "network denied $NPMREG:443: the Host header names $MIRROR:443, not $NPMREG"
 }
 
 host_header_differs() {
         probe host_header
         t_stdout_has "blocked host_header"
-        t_stdout_has "blocked pipelined_second_host: 1 responses"
+        t_stdout_has "blocked pipelined_second_host: answers "
+        t_stderr_has "network denied $NPMREG:80: $NPMREG is not on the allowlist"
         t_stderr_has "network denied $MIRROR:80: the Host header names $NPMREG, not $MIRROR"
 }
 

@@ -1,5 +1,6 @@
-"""Servers of the tests' own for tests/security/secrets.sh: they answer every request with its
-request line and headers as the body, so the test sees what reached them. With CERT and KEY
+"""Servers of the tests' own for tests/security/secrets.sh: they answer every request with the
+virtual host they read it for (vhost=, the first Host, as http.server reads it: a bare LF ends
+a line) and its request line and headers as the body, so the test sees what reached them. With CERT and KEY
 the server speaks TLS. Every request is also appended to the file $SECRET_LOG when it is set,
 so a test sees what reached a server whose answer never came back.
 
@@ -18,7 +19,7 @@ class Echo(http.server.BaseHTTPRequestHandler):
     def answer(self):
         n = int(self.headers.get("Content-Length") or 0)
         body = self.rfile.read(n) if n else b""
-        text = f"{self.requestline}\n{self.headers}".encode() + b"body=" + body + b"\n"
+        text = f"vhost={self.headers.get('Host')}\n{self.requestline}\n{self.headers}".encode() + b"body=" + body + b"\n"
         if os.environ.get("SECRET_LOG"):
             with open(os.environ["SECRET_LOG"], "ab") as f:
                 f.write(text)

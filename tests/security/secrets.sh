@@ -6,7 +6,8 @@
 # inside the tunnel, an absolute-form request for another host naming the secret's host in
 # Host, a plain request to another host), an upstream certificate that is refused (wrong
 # name, unknown CA) fails the request and is reported before the secret is sent, an SNI that
-# differs and a tunnel that carries no TLS are refused, the value is nowhere inside (the
+# differs and a tunnel that carries no TLS are refused, a request head some server would read
+# otherwise than the gate (a bare LF, a second Host, a second request) is refused, the value is nowhere inside (the
 # environment and command lines of every process, the files rtn puts there, the CA bundle,
 # which carries no key), bad values fail before anything runs, and rtn without --secret
 # does not load OpenSSL.
@@ -180,6 +181,47 @@ EOS
         [ ! -s "$T_TMP/log1" ] || t_fail "a request reached the server: $(cat "$T_TMP/log1")"
 }
 
+# The heads some server reads otherwise than the gate (head_attacks.py: a bare LF or CR, an
+# obs-fold, "Host :", two Hosts, a Host that is not the target's, Content-Length beside
+# Transfer-Encoding, a second request on the connection after a good one or after a body) are
+# refused with 400 and reported, over plain HTTP and inside an intercepted tunnel, and no
+# server ever serves evil.test (invariant 26); of two good requests on one connection the
+# first is answered and the second, checked, is not sent on (the connection ends).
+head_attacks() {
+        need_netns
+        cat >run.sh <<EOS
+\$RUN --allow-net secret.test --bind $T_ROOT/tests/security:/mnt/t:ro -- \
+        python3 /mnt/t/head_attacks.py plain
+\$RUN --secret TOK@secret.test --bind $T_ROOT/tests/security:/mnt/t:ro -- \
+        python3 /mnt/t/head_attacks.py tunnel
+EOS
+        in_test_netns run.sh
+        local c
+        for c in bare_lf bare_lf_field bare_lf_only bare_cr obs_fold space_colon dup_host \
+                host_differs cl_te; do
+                [ "$(grep -c "^$c: 400 vhosts=\$" "$T_OUT_FILE")" = 2 ] ||
+                        t_fail "$c was not refused twice: $(grep "^$c:" "$T_OUT_FILE") $(t_last)"
+        done
+        [ "$(grep -c "^second_request: 200,400 vhosts=secret.test\$" "$T_OUT_FILE")" = 2 ] ||
+                t_fail "a second request: $(grep "^second_request" "$T_OUT_FILE")"
+        [ "$(grep -c "^body_then_request: 200,400 vhosts=secret.test\$" "$T_OUT_FILE")" = 2 ] ||
+                t_fail "a request after a body: $(grep "^body_then_request" "$T_OUT_FILE")"
+        [ "$(grep -c "^two_good: 200 vhosts=secret.test\$" "$T_OUT_FILE")" = 2 ] ||
+                t_fail "two good requests: $(grep "^two_good" "$T_OUT_FILE")"
+        local p why
+        for p in 80 443; do
+                for why in "a line that does not end in CRLF (a bare LF)" "a bare CR inside a line" \
+                        "a folded header line (obs-fold)" "whitespace before a header's colon" \
+                        "two Host headers" "the Host header names evil.test, not secret.test" \
+                        "both Content-Length and Transfer-Encoding"; do
+                        t_stderr_has "rtn: network denied secret.test:$p: $why"
+                done
+        done
+        t_false grep -q "evil.test" "$T_TMP/log1"
+        [ "$(grep -c "^Authorization: Bearer $VALUE" "$T_TMP/log1")" = 3 ] ||
+                t_fail "the secret did not go with the 3 first requests: $(cat "$T_TMP/log1")"
+}
+
 # Inside, the value is nowhere: not in any process's environment or command line, not in
 # the files rtn puts there; the CA bundle holds certificates only (no key), the gate's CA
 # last. Needs no network: runs as every user.
@@ -258,6 +300,7 @@ t_run secret_header_template secret_header_template
 t_run secret_other_hosts secret_other_hosts
 t_run secret_upstream_refused secret_upstream_refused
 t_run secret_tunnel_checks secret_tunnel_checks
+t_run head_attacks head_attacks
 t_run secret_never_inside secret_never_inside
 t_run secret_bad_values secret_bad_values
 t_run openssl_only_with_secret openssl_only_with_secret
