@@ -10,7 +10,8 @@
  * The decision (gate_verdict, one per request): the request is `CONNECT host:port` or an
  * absolute-form `GET http://host[:port]/...`; the policy (netns/policy.c) must admit host and
  * port, an address only when a rule is that address; the name is resolved here
- * (netns_resolve: public unicast only) and the proxy connects to exactly the address it
+ * (netns_resolve_policy: public unicast only, and none of this machine's own addresses
+ * unless a rule ADDR:PORT names it) and the proxy connects to exactly the address it
  * checked. What follows is held to that host: a plain HTTP request's Host header must name
  * it, and the request goes upstream with `Connection: close` and no more client bytes than
  * its Content-Length, so no second request with another Host rides the same connection; a
@@ -494,7 +495,8 @@ static int decide(struct netns_gate *g, char *head, struct request *q, char *why
         if (!q->is_connect &&
             (r = check_http_head(head, q->host, q->port, false, &q->body, why, wl)) < 0)
                 return r;
-        if ((r = netns_resolve(q->host, q->port, &q->addr, &q->addr_len, &err)) < 0)
+        if ((r = netns_resolve_policy(q->host, q->port, &g->policy, &q->addr, &q->addr_len, &err)) <
+            0)
                 snprintf(why, wl, "%s", err.msg);
         return r;
 }

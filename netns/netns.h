@@ -36,6 +36,12 @@ int netns_addr_check(const struct sockaddr *sa, socklen_t len, const char **ret_
 int netns_resolve(const char *host, uint16_t port, struct sockaddr_storage *ret, socklen_t *ret_len,
                   struct rtn_error *err);
 
+/* Whether sa (IPv4 or IPv6) is assigned to an interface of this machine's network namespace
+ * now, comparing an IPv4-mapped or -compatible IPv6 address as the IPv4 address it embeds:
+ * 1 yes, 0 no, -errno when the interfaces' addresses cannot be read (getifaddrs(3), called
+ * each time, so an address added after rtn started counts). */
+int netns_addr_own(const struct sockaddr *sa);
+
 /* A host name as the gate and the HTTP tools accept it: 1-253 of [A-Za-z0-9.-], no leading
  * '-' or '.', or a bracketed IPv6 literal. */
 bool netns_host_valid(const char *host);
@@ -82,6 +88,17 @@ int netns_policy_load(struct netns_policy *p, const char *path, struct rtn_error
 void netns_policy_free(struct netns_policy *p);
 /* Whether some rule admits host (as a request names it) on port. */
 bool netns_policy_allows(const struct netns_policy *p, const char *host, uint16_t port);
+/* Whether a rule is the address of sa with an explicit port, port: the one kind of rule
+ * that admits an address of this machine (netns_resolve_policy). */
+bool netns_policy_names_addr(const struct netns_policy *p, const struct sockaddr *sa,
+                             uint16_t port);
+/* netns_resolve for the gate: an address assigned to an interface of this machine (rtn's
+ * network namespace; netns_addr_own, read at each call) is refused too, as loopback is, so an
+ * allowed name that resolves to it cannot reach a service the host listens with on 0.0.0.0
+ * or [::] and keeps from the outside by a firewall; unless p has a rule ADDR:PORT that
+ * names that address with that port explicitly. */
+int netns_resolve_policy(const char *host, uint16_t port, const struct netns_policy *p,
+                         struct sockaddr_storage *ret, socklen_t *ret_len, struct rtn_error *err);
 /* Rule i written back as HOST[:PORT] into buf; 0 past the last rule. */
 size_t netns_policy_describe(const struct netns_policy *p, size_t i, char *buf, size_t len);
 /* host as rules and requests are compared: an address (bracketed IPv6, or any form

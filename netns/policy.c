@@ -9,6 +9,7 @@
  * when the sandbox starts: nothing an agent can call adds a rule. */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <netinet/in.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -236,6 +237,22 @@ bool netns_policy_allows(const struct netns_policy *p, const char *host, uint16_
                         return true;
                 if (r->domain && hl > rl + 1 && canon[hl - rl - 1] == '.' &&
                     !strcmp(canon + hl - rl, r->host))
+                        return true;
+        }
+        return false;
+}
+
+bool netns_policy_names_addr(const struct netns_policy *p, const struct sockaddr *sa,
+                             uint16_t port) {
+        const void *a = NULL;
+        if (sa->sa_family == AF_INET)
+                a = &((const struct sockaddr_in *)(const void *)sa)->sin_addr;
+        else if (sa->sa_family == AF_INET6)
+                a = &((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr;
+        for (size_t i = 0; a && i < p->n; i++) {
+                const struct netns_rule *r = &p->rules[i];
+                if (r->family == sa->sa_family && r->port && r->port == port &&
+                    !memcmp(&r->ip, a, r->family == AF_INET ? 4 : 16))
                         return true;
         }
         return false;

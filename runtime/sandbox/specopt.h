@@ -61,7 +61,8 @@ enum {
         "                        (strace, gdb); never rtn-init nor anything outside\n"             \
         "  --allow-net HOST      let the agent's commands reach HOST through rtn's proxy: a\n"     \
         "                        name, .domain (it and every name below), IPv4 or [IPv6]\n"        \
-        "                        address, :PORT (default 80 and 443); repeatable\n"                \
+        "                        address, :PORT (default 80 and 443); an address of this\n"        \
+        "                        machine only as ADDR:PORT; repeatable\n"                          \
         "  --net-policy FILE     the same rules from FILE, one a line (docs/network.md)\n"         \
         "  --secret NAME@HOST    add the header 'Authorization: Bearer VALUE' to the agent's\n"    \
         "                        requests for HOST (allowed by it; HTTPS intercepted with a\n"     \

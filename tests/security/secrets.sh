@@ -14,8 +14,8 @@
 # The servers (secret_servers.py: echo the request's head back, and log it) listen on
 # addresses of the documentation range in a test network namespace, with names given to them
 # by an /etc/hosts of a private mount namespace that rtn runs in; rtn verifies their
-# certificates against the test's CA through SSL_CERT_FILE. Making the namespace needs root:
-# as another user those cases skip, saying so.
+# certificates against the test's CA through SSL_CERT_FILE. Root makes the namespaces with
+# unshare -nm, another user inside a user namespace of its own (unshare -rnm).
 . "$(dirname "$0")/../lib.sh"
 t_need_rtn
 
@@ -24,7 +24,6 @@ VALUE=s3cr3t-$RANDOM-value
 export SERVERS VALUE
 
 need_netns() {
-        [ "$(id -u)" = 0 ] || t_skip "a test network namespace needs root"
         command -v ip >/dev/null || t_skip "no ip(8) to set up the test network"
         command -v openssl >/dev/null || t_skip "no openssl(1) to make the test certificates"
         command -v curl >/dev/null || t_skip "no curl"
@@ -34,12 +33,22 @@ need_netns() {
 # secret.test (TLS on 443, its certificate from the test CA; plain HTTP on 80), also named
 # evil.test and wrongname.test; 203.0.113.2 serves unknown.test (TLS, another CA) on 443.
 # Requests are logged in $T_TMP/log1 and $T_TMP/log2. In the script, $RUN is rtn exec with
-# the test CA trusted and TOK=$VALUE in its environment.
+# the test CA trusted and TOK=$VALUE in its environment, and the servers' addresses, which
+# are this machine's, allowed by the rules ADDR:PORT that admit them (docs/network.md).
 in_test_netns() {
         python3 "$SERVERS" certs "$T_TMP" || t_fail "could not make the test certificates"
         printf '203.0.113.1 secret.test evil.test wrongname.test\n203.0.113.2 unknown.test\n' \
                 >hosts
-        t_cmd unshare -n -m bash -c '
+        # A user makes the namespaces inside a user namespace of its own, and runs rtn as
+        # itself again in a nested one (with one id, as rtn cannot map a range there).
+        local -a wrap=(unshare -n -m)
+        AS_USER=
+        if [ "$(id -u)" != 0 ]; then
+                wrap=(unshare -rnm)
+                AS_USER="unshare -U --map-user=$(id -u) --map-group=$(id -g) env RTN_NO_SUBID=1"
+        fi
+        export AS_USER
+        t_cmd "${wrap[@]}" bash -c '
                 ip link set lo up && ip addr add 203.0.113.1/32 dev lo &&
                         ip addr add 203.0.113.2/32 dev lo || exit 1
                 mount --bind "$T_TMP/hosts" /etc/hosts || exit 1
@@ -54,7 +63,10 @@ in_test_netns() {
                                 sleep 0.1
                         done
                 done
-                RUN="env TOK=$VALUE SSL_CERT_FILE=$T_TMP/testca.crt $RTN exec"
+                # The servers listen on addresses of this (test) machine: admitted as such
+                OWN="--allow-net 203.0.113.1:443 --allow-net 203.0.113.1:80"
+                OWN="$OWN --allow-net 203.0.113.2:443"
+                RUN="$AS_USER env TOK=$VALUE SSL_CERT_FILE=$T_TMP/testca.crt $RTN exec $OWN"
                 . "$0"
                 kill %1 %2 %3' "$1"
 }
@@ -65,8 +77,9 @@ export T_TMP
 secret_serve() {
         need_netns
         cat >run.sh <<EOS
-env TOK=$VALUE SSL_CERT_FILE=$T_TMP/testca.crt RTN_DATA_DIR=$T_TMP/data \
-        python3 $T_ROOT/tests/security/secret_serve.py "$RTN" --secret TOK@secret.test
+\$AS_USER env TOK=$VALUE SSL_CERT_FILE=$T_TMP/testca.crt RTN_DATA_DIR=$T_TMP/data \
+        python3 $T_ROOT/tests/security/secret_serve.py "$RTN" --secret TOK@secret.test \
+        --allow-net 203.0.113.1:443
 EOS
         in_test_netns run.sh
         t_stdout_has "inside=rtn-placeholder-TOK"
