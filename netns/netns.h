@@ -131,7 +131,9 @@ struct netns_secrets {
 };
 /* Adds NAME@HOST (the value: rtn's environment variable NAME) or, from_file,
  * NAME@HOST=FILE (FILE's content without its last newline). The value is printable ASCII,
- * at most NETNS_SECRET_VALUE_MAX bytes. -EINVAL/-ENOENT/-E2BIG with err saying why. */
+ * at most NETNS_SECRET_VALUE_MAX bytes. -EINVAL/-ENOENT/-EEXIST/-E2BIG with err saying why;
+ * err never holds the value, nor a part of arg that failed its check (it may be the value,
+ * given by mistake). */
 int netns_secret_add(struct netns_secrets *ss, const char *arg, bool from_file,
                      struct rtn_error *err);
 /* NAME=TEMPLATE ("X-Api-Key: {}") for the secrets named NAME added before. */

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# --secret (docs/network.md, "Secrets"; docs/security-invariants.md, invariant 23): the gate
+# --secret (docs/network.md, "Secrets"; docs/security-invariants.md, invariant 24): the gate
 # adds the secret's header to requests for its host, over plain HTTP and inside HTTPS it
 # intercepts with the sandbox's own CA, while commands see only a placeholder; and the
 # attacks: the secret never reaches another host (a Host header that names another host
@@ -8,8 +8,8 @@
 # name, unknown CA) fails the request and is reported before the secret is sent, an SNI that
 # differs and a tunnel that carries no TLS are refused, the value is nowhere inside (the
 # environment and command lines of every process, the files rtn puts there, the CA bundle,
-# which carries no key), bad values fail before anything runs, and rtn without --secret
-# does not load OpenSSL.
+# which carries no key), bad values fail before anything runs and no error of rtn exec or
+# rtn serve echoes a token given by mistake, and rtn without --secret does not load OpenSSL.
 #
 # The servers (secret_servers.py: echo the request's head back, and log it) listen on
 # addresses of the documentation range in a test network namespace, with names given to them
@@ -222,32 +222,86 @@ secret_never_inside() {
 secret_bad_values() {
         t_cmd env -u TOK "$RTN" exec --secret TOK@secret.test -- true
         t_exit_is 125
-        t_stderr_has "TOK is not set in rtn's environment"
+        t_stderr_has "--secret (secret #1, for secret.test): its NAME is not set in rtn's environment"
         t_cmd env TOK="$(printf 'a\r\nX-Evil: 1')" "$RTN" exec --secret TOK@secret.test -- true
         t_exit_is 125
         t_stderr_has "control character"
         t_false grep -q "X-Evil" "$T_ERR_FILE"
         t_cmd "$RTN" exec --secret "TOK@secret.test=$VALUE" -- true
         t_exit_is 125
-        t_stderr_has "NAME@HOST"
+        t_stderr_has "wants NAME@HOST"
         t_false grep -q "$VALUE" "$T_ERR_FILE"
         t_cmd env TOK=x "$RTN" exec --secret TOK@203.0.113.9 -- true
         t_exit_is 125
         t_stderr_has "is not a host name"
         t_cmd "$RTN" exec --secret-file TOK@secret.test="$T_TMP/none" -- true
         t_exit_is 125
-        t_stderr_has "--secret-file $T_TMP/none"
+        t_stderr_has "--secret-file (secret #1, for secret.test): open its FILE: No such file"
         t_cmd env TOK=x "$RTN" exec --secret TOK@secret.test --secret-header 'TOK=NoColon {}' \
                 -- true
         t_exit_is 125
         t_stderr_has "the template is 'Header-Name: text'"
         t_cmd "$RTN" exec --secret-header 'TOK=X-Key: {}' -- true
         t_exit_is 125
-        t_stderr_has "no --secret or --secret-file names TOK before it"
+        t_stderr_has "no --secret or --secret-file before it has its NAME"
         printf '%s\n' "$VALUE" >"$T_TMP/tok"
         t_cmd "$RTN" exec --secret-file TOK@secret.test="$T_TMP/tok" -- sh -c 'echo $TOK'
         t_exit_is 0
         t_stdout_is "rtn-placeholder-TOK"
+}
+
+# No spelling of a mistake echoes a secret: the value given where a NAME, HOST, FILE or
+# TEMPLATE belongs, a value with '=', a bad host, an unset, empty or CR/LF-carrying variable,
+# the same secret twice, a token as a rule of --allow-net or of a policy file. Each fails
+# before anything runs, names the option's position, and the token appears in neither
+# stdout nor stderr, of rtn exec and of rtn serve.
+secret_never_echoed() {
+        local tok=ghp_$RANDOM${RANDOM}Zq9xW2vB7nK4mT8rY1cL5dH3jF6sA0
+        printf 'deb.debian.org\n%s@api.example.org\n' "$tok" >policy
+        local -a cases=(
+                "--secret GH_TOKEN=$tok@api.example.org"
+                "--secret $tok@api.example.org"
+                "--secret $tok"
+                "--secret TOK@$tok"
+                "--secret TOK@api.example.org=$tok"
+                "--secret TOK@http://$tok"
+                "--secret-file TOK@api.example.org=$tok"
+                "--secret-file TOK@$tok=/dev/null"
+                "--secret TOK@api.example.org --secret-header 'TOK=Authorization: Bearer $tok'"
+                "--secret TOK@api.example.org --secret-header '$tok=X-Key: {}'"
+                "--secret TOK@api.example.org --secret-header TOK:$tok"
+                "--secret TOK@api.example.org --secret TOK@api.example.org"
+                "--secret EMPTY@api.example.org"
+                "--secret NL@api.example.org"
+                "--secret CR@api.example.org"
+                "--allow-net $tok@api.example.org"
+                "--allow-net GH_TOKEN=$tok"
+                "--net-policy policy"
+        )
+        local c verb
+        local -a args tail
+        for c in "${cases[@]}"; do
+                eval "args=($c)"
+                for verb in exec serve; do
+                        tail=()
+                        [ "$verb" = serve ] || tail=(-- true)
+                        t_cmd env TOK="$tok" EMPTY= NL="$tok$(printf '\nX-Evil: 1')" \
+                                CR="$(printf 'a\r')$tok" "$RTN" "$verb" "${args[@]}" "${tail[@]}"
+                        [ "$T_RC" != 0 ] || t_fail "rtn $verb $c: accepted"
+                        [ -s "$T_ERR_FILE" ] || t_fail "rtn $verb $c: no message"
+                        ! grep -q "$tok" "$T_OUT_FILE" "$T_ERR_FILE" ||
+                                t_fail "rtn $verb $c echoed the token: $(cat "$T_ERR_FILE")"
+                        ! grep -q "X-Evil" "$T_OUT_FILE" "$T_ERR_FILE" ||
+                                t_fail "rtn $verb $c echoed a header: $(cat "$T_ERR_FILE")"
+                done
+        done
+        t_cmd env TOK="$tok" "$RTN" exec --secret "GH_TOKEN=$tok@api.example.org" -- true
+        t_stderr_has "rtn exec: --secret (secret #1) wants NAME@HOST"
+        t_cmd env TOK="$tok" "$RTN" exec --secret "TOK@a.example.org" --secret "$tok@b.example.org" \
+                -- true
+        t_stderr_has "--secret (secret #2, for b.example.org): its NAME is not set"
+        t_cmd "$RTN" exec --net-policy policy -- true
+        t_stderr_has "policy:2: the rule has a character no host name"
 }
 
 # OpenSSL is loaded when a secret is configured, and not otherwise.
@@ -273,5 +327,6 @@ t_run secret_upstream_refused secret_upstream_refused
 t_run secret_tunnel_checks secret_tunnel_checks
 t_run secret_never_inside secret_never_inside
 t_run secret_bad_values secret_bad_values
+t_run secret_never_echoed secret_never_echoed
 t_run openssl_only_with_secret openssl_only_with_secret
 t_done
