@@ -465,6 +465,22 @@ static int check_sni(int fd, char *buf, size_t cap, size_t *ret_len, const char 
         return 0;
 }
 
+/* A plain http:// request for a host with a secret: no server proves there that it is the
+ * host, so the secret goes only where every secret of the host says NAME@http://HOST. */
+static int cleartext_ok(const struct netns_gate *g, const char *host, char *why, size_t wl) {
+        char canon[256];
+        union netns_ip ip;
+        int family = 0;
+        if (netns_host_canon(host, canon, sizeof canon, &ip, &family) == 0 &&
+            netns_secrets_cleartext(&g->secrets, canon))
+                return 0;
+        snprintf(why, wl,
+                 "plain http:// to %.100s, which has a secret: use https:// (--secret "
+                 "NAME@http://HOST sends it unverified)",
+                 host);
+        return -EACCES;
+}
+
 struct request {
         bool is_connect;
         char *host;
@@ -488,6 +504,8 @@ static int decide(struct netns_gate *g, char *head, struct request *q, char *why
                 return -EACCES;
         case NETNS_VERDICT_INTERCEPT:
                 q->intercept = true;
+                if (!q->is_connect && (r = cleartext_ok(g, q->host, why, wl)) < 0)
+                        return r;
                 break;
         case NETNS_VERDICT_TUNNEL:
                 break;

@@ -114,6 +114,8 @@ int netns_host_canon(const char *host, char *buf, size_t len, union netns_ip *re
 #define NETNS_SECRET_VALUE_MAX 8192
 #define NETNS_SECRET_HEADER_MAX 256
 #define NETNS_SECRET_HEADER_DEFAULT "Authorization: Bearer {}"
+/* The prefix of HOST that lets a secret go over plain HTTP too, to whatever answers there. */
+#define NETNS_SECRET_CLEARTEXT "http://"
 
 /* One --secret: the header line (its template, "{}" the value) the gate adds to requests
  * for host, replacing any header of that name the sandbox sent. Agent commands see
@@ -124,16 +126,17 @@ struct netns_secret {
         char host[256]; /* a name, canonical (netns_host_canon) */
         char header[NETNS_SECRET_HEADER_MAX]; /* "Authorization: Bearer {}" */
         char *value; /* malloc'd; wiped when freed */
+        bool cleartext; /* written NAME@http://HOST: also sent over plain HTTP, unverified */
 };
 struct netns_secrets {
         struct netns_secret s[NETNS_SECRETS_MAX];
         size_t n;
 };
 /* Adds NAME@HOST (the value: rtn's environment variable NAME) or, from_file,
- * NAME@HOST=FILE (FILE's content without its last newline). The value is printable ASCII,
- * at most NETNS_SECRET_VALUE_MAX bytes. -EINVAL/-ENOENT/-EEXIST/-E2BIG with err saying why;
- * err never holds the value, nor a part of arg that failed its check (it may be the value,
- * given by mistake). */
+ * NAME@HOST=FILE (FILE's content without its last newline); HOST written http://HOST also
+ * lets it go over plain HTTP. The value is printable ASCII, at most NETNS_SECRET_VALUE_MAX
+ * bytes. -EINVAL/-ENOENT/-EEXIST/-E2BIG with err saying why; err never holds the value, nor
+ * a part of arg that failed its check (it may be the value, given by mistake). */
 int netns_secret_add(struct netns_secrets *ss, const char *arg, bool from_file,
                      struct rtn_error *err);
 /* NAME=TEMPLATE ("X-Api-Key: {}") for the secrets named NAME added before. */
@@ -142,6 +145,8 @@ int netns_secrets_copy(const struct netns_secrets *src, struct netns_secrets *ds
 void netns_secrets_free(struct netns_secrets *ss);
 /* Whether some secret is for host (canonical). */
 bool netns_secrets_for(const struct netns_secrets *ss, const char *host);
+/* Whether every secret for host (canonical) may go over plain HTTP (NAME@http://HOST). */
+bool netns_secrets_cleartext(const struct netns_secrets *ss, const char *host);
 /* The header line of s with its value and CRLF into buf: its length, 0 when it does not fit. */
 size_t netns_secret_line(const struct netns_secret *s, char *buf, size_t len);
 /* The length of its header's name. */

@@ -2,17 +2,19 @@
  * of --secret NAME@HOST (the value from rtn's environment variable NAME),
  * --secret-file NAME@HOST=FILE (the value from FILE) and --secret-header NAME=TEMPLATE (the
  * header line, "{}" standing for the value; Authorization: Bearer {} by default), and the
- * header line the gate sends. The value never comes from the command line, where ps(1)
- * shows it, and it is checked here for what would let it end a header line early (CR, LF,
- * NUL, other controls): a value that split the line would add headers of its own. No error
- * shows the value, nor a part of an argument before it passed its check (a NAME, HOST, FILE
- * or TEMPLATE that fails may be the value, given by mistake): errors name the option and
- * its position instead. */
+ * header line the gate sends. HOST written http://HOST lets the secret go over plain HTTP
+ * too, where no server proves it is HOST; without it only a verified TLS server gets it.
+ * The value never comes from the command line, where ps(1) shows it, and it is checked here
+ * for what would let it end a header line early (CR, LF, NUL, other controls): a value that
+ * split the line would add headers of its own. No error shows the value, nor a part of an
+ * argument before it passed its check (a NAME, HOST, FILE or TEMPLATE that fails may be the
+ * value, given by mistake): errors name the option and its position instead. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -96,8 +98,8 @@ int netns_secret_add(struct netns_secrets *ss, const char *arg, bool from_file,
         /* Nothing of arg is shown: it may be a value someone tried to pass. */
         if (!at || (from_file && !eq) || (!from_file && strchr(arg, '=')))
                 return rtn_errx(err, EINVAL, "%s wants %s (the argument is not shown)", what,
-                                from_file ? "NAME@HOST=FILE"
-                                          : "NAME@HOST (the value is rtn's "
+                                from_file ? "NAME@[http://]HOST=FILE"
+                                          : "NAME@[http://]HOST (the value is rtn's "
                                             "environment variable NAME, never an argument)");
         struct netns_secret *s = &ss->s[ss->n];
         memset(s, 0, sizeof *s);
@@ -109,6 +111,10 @@ int netns_secret_add(struct netns_secrets *ss, const char *arg, bool from_file,
                                 what);
         memcpy(s->name, arg, nl);
         const char *h = at + 1;
+        if (!strncasecmp(h, NETNS_SECRET_CLEARTEXT, strlen(NETNS_SECRET_CLEARTEXT))) {
+                s->cleartext = true;
+                h += strlen(NETNS_SECRET_CLEARTEXT);
+        }
         char host[300];
         size_t hl = eq ? (size_t)(eq - h) : strlen(h);
         snprintf(host, sizeof host, "%.*s", (int)(hl < 299 ? hl : 299), h);
@@ -138,8 +144,8 @@ int netns_secret_add(struct netns_secrets *ss, const char *arg, bool from_file,
                                         "shown, as it may be a value; or use --secret-file "
                                         "NAME@HOST=FILE)",
                                         what);
-                snprintf(what, sizeof what, "%s %s@%s (secret #%zu)", opt, s->name, s->host,
-                         ss->n + 1);
+                snprintf(what, sizeof what, "%s %s@%s%s (secret #%zu)", opt, s->name,
+                         s->cleartext ? NETNS_SECRET_CLEARTEXT : "", s->host, ss->n + 1);
                 r = set_value(s, v, strlen(v), what, err);
         }
         if (r == 0)
@@ -210,6 +216,13 @@ bool netns_secrets_for(const struct netns_secrets *ss, const char *host) {
                 if (!strcmp(ss->s[i].host, host))
                         return true;
         return false;
+}
+
+bool netns_secrets_cleartext(const struct netns_secrets *ss, const char *host) {
+        for (size_t i = 0; i < ss->n; i++)
+                if (!strcmp(ss->s[i].host, host) && !ss->s[i].cleartext)
+                        return false;
+        return true;
 }
 
 size_t netns_secret_line(const struct netns_secret *s, char *buf, size_t len) {

@@ -1,15 +1,17 @@
 #!/usr/bin/env bash
 # --secret (docs/network.md, "Secrets"; docs/security-invariants.md, invariant 24): the gate
-# adds the secret's header to requests for its host, over plain HTTP and inside HTTPS it
-# intercepts with the sandbox's own CA, while commands see only a placeholder; and the
-# attacks: the secret never reaches another host (a Host header that names another host
-# inside the tunnel, an absolute-form request for another host naming the secret's host in
-# Host, a plain request to another host), an upstream certificate that is refused (wrong
-# name, unknown CA) fails the request and is reported before the secret is sent, an SNI that
-# differs and a tunnel that carries no TLS are refused, the value is nowhere inside (the
-# environment and command lines of every process, the files rtn puts there, the CA bundle,
-# which carries no key), bad values fail before anything runs and no error of rtn exec or
-# rtn serve echoes a token given by mistake, and rtn without --secret does not load OpenSSL.
+# adds the secret's header to requests for its host inside HTTPS it intercepts with the
+# sandbox's own CA, and over plain HTTP only when the secret is written NAME@http://HOST,
+# while commands see only a placeholder; and the attacks: plain http:// to the host without
+# that is refused before a byte leaves, the secret never reaches another host (a Host header
+# that names another host inside the tunnel, an absolute-form request for another host
+# naming the secret's host in Host, a plain request to another host), an upstream
+# certificate that is refused (wrong name, unknown CA) fails the request and is reported
+# before the secret is sent, an SNI that differs and a tunnel that carries no TLS are
+# refused, the value is nowhere inside (the environment and command lines of every process,
+# the files rtn puts there, the CA bundle, which carries no key), bad values fail before
+# anything runs and no error of rtn exec or rtn serve echoes a token given by mistake, and
+# rtn without --secret does not load OpenSSL.
 #
 # The servers (secret_servers.py: echo the request's head back, and log it) listen on
 # addresses of the documentation range in a test network namespace, with names given to them
@@ -88,12 +90,13 @@ EOS
         t_stdout_has "ca-differs: True"
 }
 
-# The header arrives upstream with the real value over HTTPS and plain HTTP, replacing the
-# placeholder the command sent; inside, TOK is the placeholder.
+# The header arrives upstream with the real value over HTTPS, and over plain HTTP when the
+# secret is written NAME@http://HOST, replacing the placeholder the command sent; inside, TOK
+# is the placeholder.
 secret_injected() {
         need_netns
         cat >run.sh <<'EOS'
-$RUN --secret TOK@secret.test -- sh -c '
+$RUN --secret TOK@http://secret.test -- sh -c '
         echo "inside=$TOK"
         curl -sS https://secret.test/tls -H "Authorization: Bearer $TOK"
         curl -sS http://secret.test/plain'
@@ -105,6 +108,35 @@ EOS
         [ "$(grep -c "^Authorization: Bearer $VALUE\$" "$T_OUT_FILE")" = 2 ] ||
                 t_fail "the secret did not arrive twice: $(cat "$T_OUT_FILE" "$T_ERR_FILE")"
         t_false grep -q "rtn-placeholder" "$T_TMP/log1"
+}
+
+# Over plain HTTP no server proves it is the host: without NAME@http://HOST the request is
+# refused (403, reported, naming the option that allows it) and nothing reaches the server,
+# in every spelling of the host, and while another secret of the host allows it.
+secret_plain_http_refused() {
+        need_netns
+        cat >run.sh <<'EOS'
+$RUN --secret TOK@secret.test -- sh -c '
+        curl -sS http://secret.test/plain; echo
+        curl -sS http://SECRET.test.:80/dot; echo'
+OTHER=x $RUN --secret TOK@http://secret.test --secret OTHER@secret.test -- \
+        curl -sS http://secret.test/two
+EOS
+        in_test_netns run.sh
+        [ "$(grep -c "rtn gate refused: plain http:// to" "$T_OUT_FILE")" = 3 ] ||
+                t_fail "plain http:// not refused 3 times: $(cat "$T_OUT_FILE" "$T_ERR_FILE")"
+        t_stdout_has "(--secret NAME@http://HOST sends it unverified)"
+        t_stderr_has "rtn: network denied secret.test:80: plain http:// to secret.test, which has a secret"
+        [ ! -s "$T_TMP/log1" ] || t_fail "a request reached the server: $(cat "$T_TMP/log1")"
+}
+
+# The same refusal needs no server (it comes before the name is resolved): as every user.
+secret_plain_http_any_user() {
+        t_cmd env TOK="$VALUE" "$RTN" exec --secret TOK@secret.test -- \
+                curl -sS http://secret.test/
+        t_stdout_has "rtn gate refused: plain http:// to secret.test, which has a secret"
+        t_stderr_has "rtn: network denied secret.test:80: plain http:// to secret.test"
+        t_false grep -q "$VALUE" "$T_OUT_FILE" "$T_ERR_FILE"
 }
 
 # --secret-header names another header; a header of the sandbox's with that name is replaced.
@@ -229,7 +261,7 @@ secret_bad_values() {
         t_false grep -q "X-Evil" "$T_ERR_FILE"
         t_cmd "$RTN" exec --secret "TOK@secret.test=$VALUE" -- true
         t_exit_is 125
-        t_stderr_has "wants NAME@HOST"
+        t_stderr_has "wants NAME@[http://]HOST"
         t_false grep -q "$VALUE" "$T_ERR_FILE"
         t_cmd env TOK=x "$RTN" exec --secret TOK@203.0.113.9 -- true
         t_exit_is 125
@@ -296,7 +328,7 @@ secret_never_echoed() {
                 done
         done
         t_cmd env TOK="$tok" "$RTN" exec --secret "GH_TOKEN=$tok@api.example.org" -- true
-        t_stderr_has "rtn exec: --secret (secret #1) wants NAME@HOST"
+        t_stderr_has "rtn exec: --secret (secret #1) wants NAME@[http://]HOST"
         t_cmd env TOK="$tok" "$RTN" exec --secret "TOK@a.example.org" --secret "$tok@b.example.org" \
                 -- true
         t_stderr_has "--secret (secret #2, for b.example.org): its NAME is not set"
@@ -321,6 +353,8 @@ openssl_only_with_secret() {
 
 t_run secret_injected secret_injected
 t_run secret_serve secret_serve
+t_run secret_plain_http_refused secret_plain_http_refused
+t_run secret_plain_http_any_user secret_plain_http_any_user
 t_run secret_header_template secret_header_template
 t_run secret_other_hosts secret_other_hosts
 t_run secret_upstream_refused secret_upstream_refused

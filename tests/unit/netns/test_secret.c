@@ -1,5 +1,6 @@
-/* --secret, --secret-file and --secret-header (netns/secret.c): no error shows the value or
- * a part of the argument that failed its check, in every malformed spelling: the value given
+/* --secret, --secret-file and --secret-header (netns/secret.c): HOST written http://HOST lets
+ * a secret go over plain HTTP (netns_secrets_cleartext), and no error shows the value or a
+ * part of the argument that failed its check, in every malformed spelling: the value given
  * with '=', as the NAME, as the HOST, as the FILE or in the TEMPLATE, an unset, empty or
  * CR/LF-carrying variable, the same secret twice. */
 #include <criterion/criterion.h>
@@ -15,6 +16,22 @@
 static int add(struct netns_secrets *ss, const char *arg, bool from_file, struct rtn_error *err) {
         *err = (struct rtn_error){0};
         return netns_secret_add(ss, arg, from_file, err);
+}
+
+Test(netns_secret, cleartext_only_when_every_secret_of_the_host_says_so) {
+        struct netns_secrets ss = {0};
+        struct rtn_error err;
+        setenv("RTN_T_A", "a", 1);
+        setenv("RTN_T_B", "b", 1);
+        cr_assert_eq(add(&ss, "RTN_T_A@HTTP://Api.Example.org", false, &err), 0, "%s", err.msg);
+        cr_assert_str_eq(ss.s[0].host, "api.example.org");
+        cr_assert(ss.s[0].cleartext);
+        cr_assert(netns_secrets_cleartext(&ss, "api.example.org"));
+        cr_assert_eq(add(&ss, "RTN_T_B@api.example.org", false, &err), 0, "%s", err.msg);
+        cr_assert_not(ss.s[1].cleartext);
+        cr_assert_not(netns_secrets_cleartext(&ss, "api.example.org"));
+        cr_assert_eq(add(&ss, "RTN_T_A@https://x.example.org", false, &err), -EINVAL);
+        netns_secrets_free(&ss);
 }
 
 Test(netns_secret, errors_never_show_a_value) {
