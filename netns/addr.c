@@ -9,6 +9,8 @@
  * 203.0.113/24, 2001:db8::/32) are not refused: they reach neither the host nor its LAN,
  * and test networks and intercepting resolvers do hand them out for real hosts. */
 #include <arpa/inet.h>
+#include <errno.h>
+#include <ifaddrs.h>
 #include <netdb.h>
 #include <stdio.h>
 #include <string.h>
@@ -124,8 +126,56 @@ bool netns_host_valid(const char *host) {
                n;
 }
 
-int netns_resolve(const char *host, uint16_t port, struct sockaddr_storage *ret, socklen_t *ret_len,
-                  struct rtn_error *err) {
+/* The IPv4 address an IPv4-mapped (::ffff:a.b.c.d) or -compatible (::a.b.c.d) IPv6 address
+ * embeds. */
+static bool embedded_v4(const struct in6_addr *a, struct in_addr *ret) {
+        static const uint8_t mapped[12] = {[10] = 0xff, [11] = 0xff}, compat[12];
+        if (memcmp(a->s6_addr, mapped, 12) && memcmp(a->s6_addr, compat, 12))
+                return false;
+        memcpy(&ret->s_addr, a->s6_addr + 12, 4);
+        return true;
+}
+
+/* Whether a (one address, either family) is the interface address b. */
+static bool same_addr(const struct sockaddr *a, const struct sockaddr *b) {
+        struct in_addr a4, b4;
+        bool av4 = a->sa_family == AF_INET, bv4 = b->sa_family == AF_INET;
+        if (av4)
+                a4 = ((const struct sockaddr_in *)(const void *)a)->sin_addr;
+        else if (!embedded_v4(&((const struct sockaddr_in6 *)(const void *)a)->sin6_addr, &a4))
+                a4.s_addr = 0;
+        else
+                av4 = true;
+        if (bv4)
+                b4 = ((const struct sockaddr_in *)(const void *)b)->sin_addr;
+        else if (embedded_v4(&((const struct sockaddr_in6 *)(const void *)b)->sin6_addr, &b4))
+                bv4 = true;
+        if (av4 || bv4)
+                return av4 && bv4 && a4.s_addr == b4.s_addr;
+        return !memcmp(&((const struct sockaddr_in6 *)(const void *)a)->sin6_addr,
+                       &((const struct sockaddr_in6 *)(const void *)b)->sin6_addr, 16);
+}
+
+int netns_addr_own(const struct sockaddr *sa) {
+        if (!sa || (sa->sa_family != AF_INET && sa->sa_family != AF_INET6))
+                return -EAFNOSUPPORT;
+        struct ifaddrs *ifs;
+        if (getifaddrs(&ifs) < 0)
+                return negative_errno();
+        int own = 0;
+        for (struct ifaddrs *i = ifs; i && !own; i = i->ifa_next)
+                if (i->ifa_addr &&
+                    (i->ifa_addr->sa_family == AF_INET || i->ifa_addr->sa_family == AF_INET6))
+                        own = same_addr(sa, i->ifa_addr);
+        freeifaddrs(ifs);
+        return own;
+}
+
+/* The first address of host that passes the filter; with own_check, an address of this
+ * machine too, unless exempt (may be NULL) has a rule ADDR:PORT that names it. */
+static int resolve(const char *host, uint16_t port, bool own_check,
+                   const struct netns_policy *exempt, struct sockaddr_storage *ret,
+                   socklen_t *ret_len, struct rtn_error *err) {
         char name[256], serv[8], abuf[INET6_ADDRSTRLEN + 2];
         if (!netns_host_valid(host))
                 return rtn_errx(err, EINVAL, "invalid host name '%.100s'", host);
@@ -145,15 +195,44 @@ int netns_resolve(const char *host, uint16_t port, struct sockaddr_storage *ret,
         for (struct addrinfo *ai = res; ai; ai = ai->ai_next) {
                 if (ai->ai_addrlen > sizeof *ret)
                         continue;
-                if (netns_addr_check(ai->ai_addr, ai->ai_addrlen, &why) == 0) {
-                        memcpy(ret, ai->ai_addr, ai->ai_addrlen);
-                        *ret_len = ai->ai_addrlen;
-                        r = 0;
-                        break;
+                netns_addr_str(ai->ai_addr, abuf, sizeof abuf);
+                if (netns_addr_check(ai->ai_addr, ai->ai_addrlen, &why) < 0) {
+                        r = rtn_errx(err, EACCES, "%s resolves to %s, a refused address (%s)", name,
+                                     abuf, why);
+                        continue;
                 }
-                r = rtn_errx(err, EACCES, "%s resolves to %s, a refused address (%s)", name,
-                             netns_addr_str(ai->ai_addr, abuf, sizeof abuf), why);
+                int own = own_check ? netns_addr_own(ai->ai_addr) : 0;
+                if (own > 0 && exempt && netns_policy_names_addr(exempt, ai->ai_addr, port))
+                        own = 0;
+                if (own < 0) {
+                        r = rtn_errx(err, EACCES,
+                                     "%s resolves to %s; this machine's addresses could not be "
+                                     "read to tell whether it is one of them",
+                                     name, abuf);
+                        continue;
+                }
+                if (own > 0) {
+                        r = rtn_errx(err, EACCES,
+                                     "%s resolves to %s, an address of this machine (only "
+                                     "--allow-net %s:%u admits it)",
+                                     name, abuf, abuf, port);
+                        continue;
+                }
+                memcpy(ret, ai->ai_addr, ai->ai_addrlen);
+                *ret_len = ai->ai_addrlen;
+                r = 0;
+                break;
         }
         freeaddrinfo(res);
         return r;
+}
+
+int netns_resolve(const char *host, uint16_t port, struct sockaddr_storage *ret, socklen_t *ret_len,
+                  struct rtn_error *err) {
+        return resolve(host, port, false, NULL, ret, ret_len, err);
+}
+
+int netns_resolve_policy(const char *host, uint16_t port, const struct netns_policy *p,
+                         struct sockaddr_storage *ret, socklen_t *ret_len, struct rtn_error *err) {
+        return resolve(host, port, true, p, ret, ret_len, err);
 }

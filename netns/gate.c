@@ -11,8 +11,9 @@
  * (netns_http_parse, netns/http.c: what any server could read another way is refused with
  * 400); the request is `CONNECT host:port` or an absolute-form `GET http://host[:port]/...`;
  * the policy (netns/policy.c) must admit host and port, an address only when a rule is that
- * address; the name is resolved here (netns_resolve: public unicast only) and the proxy
- * connects to exactly the address it checked. What follows is held to that host: a plain
+ * address; the name is resolved here (netns_resolve_policy: public unicast only, and none of this
+ * machine's own addresses unless a rule ADDR:PORT names it) and the proxy connects to
+ * exactly the address it checked. What follows is held to that host: a plain
  * HTTP request's Host header must name it, and what goes upstream is the head rtn writes
  * from the parse (netns_http_upstream_head, `Connection: close`) and no more client bytes
  * than its Content-Length; a request pipelined behind it is read once the answer is done,
@@ -328,6 +329,22 @@ static int check_sni(int fd, char *buf, size_t cap, size_t *ret_len, const char 
         return 0;
 }
 
+/* A plain http:// request for a host with a secret: no server proves there that it is the
+ * host, so the secret goes only where every secret of the host says NAME@http://HOST. */
+static int cleartext_ok(const struct netns_gate *g, const char *host, char *why, size_t wl) {
+        char canon[256];
+        union netns_ip ip;
+        int family = 0;
+        if (netns_host_canon(host, canon, sizeof canon, &ip, &family) == 0 &&
+            netns_secrets_cleartext(&g->secrets, canon))
+                return 0;
+        snprintf(why, wl,
+                 "plain http:// to %.100s, which has a secret: use https:// (--secret "
+                 "NAME@http://HOST sends it unverified)",
+                 host);
+        return -EACCES;
+}
+
 struct request {
         bool is_connect;
         char host[256];
@@ -377,11 +394,13 @@ static int decide(struct netns_gate *g, const char *buf, size_t head_len, struct
                 return 403;
         case NETNS_VERDICT_INTERCEPT:
                 q->intercept = true;
+                if (!q->is_connect && cleartext_ok(g, q->host, why, wl) < 0)
+                        return 403;
                 break;
         case NETNS_VERDICT_TUNNEL:
                 break;
         }
-        if (netns_resolve(q->host, q->port, &q->addr, &q->addr_len, &err) < 0)
+        if (netns_resolve_policy(q->host, q->port, &g->policy, &q->addr, &q->addr_len, &err) < 0)
                 return snprintf(why, wl, "%s", err.msg), 403;
         return 0;
 }

@@ -36,6 +36,12 @@ int netns_addr_check(const struct sockaddr *sa, socklen_t len, const char **ret_
 int netns_resolve(const char *host, uint16_t port, struct sockaddr_storage *ret, socklen_t *ret_len,
                   struct rtn_error *err);
 
+/* Whether sa (IPv4 or IPv6) is assigned to an interface of this machine's network namespace
+ * now, comparing an IPv4-mapped or -compatible IPv6 address as the IPv4 address it embeds:
+ * 1 yes, 0 no, -errno when the interfaces' addresses cannot be read (getifaddrs(3), called
+ * each time, so an address added after rtn started counts). */
+int netns_addr_own(const struct sockaddr *sa);
+
 /* A host name as the gate and the HTTP tools accept it: 1-253 of [A-Za-z0-9.-], no leading
  * '-' or '.', or a bracketed IPv6 literal. */
 bool netns_host_valid(const char *host);
@@ -82,6 +88,17 @@ int netns_policy_load(struct netns_policy *p, const char *path, struct rtn_error
 void netns_policy_free(struct netns_policy *p);
 /* Whether some rule admits host (as a request names it) on port. */
 bool netns_policy_allows(const struct netns_policy *p, const char *host, uint16_t port);
+/* Whether a rule is the address of sa with an explicit port, port: the one kind of rule
+ * that admits an address of this machine (netns_resolve_policy). */
+bool netns_policy_names_addr(const struct netns_policy *p, const struct sockaddr *sa,
+                             uint16_t port);
+/* netns_resolve for the gate: an address assigned to an interface of this machine (rtn's
+ * network namespace; netns_addr_own, read at each call) is refused too, as loopback is, so an
+ * allowed name that resolves to it cannot reach a service the host listens with on 0.0.0.0
+ * or [::] and keeps from the outside by a firewall; unless p has a rule ADDR:PORT that
+ * names that address with that port explicitly. */
+int netns_resolve_policy(const char *host, uint16_t port, const struct netns_policy *p,
+                         struct sockaddr_storage *ret, socklen_t *ret_len, struct rtn_error *err);
 /* Rule i written back as HOST[:PORT] into buf; 0 past the last rule. */
 size_t netns_policy_describe(const struct netns_policy *p, size_t i, char *buf, size_t len);
 /* host as rules and requests are compared: an address (bracketed IPv6, or any form
@@ -97,6 +114,8 @@ int netns_host_canon(const char *host, char *buf, size_t len, union netns_ip *re
 #define NETNS_SECRET_VALUE_MAX 8192
 #define NETNS_SECRET_HEADER_MAX 256
 #define NETNS_SECRET_HEADER_DEFAULT "Authorization: Bearer {}"
+/* The prefix of HOST that lets a secret go over plain HTTP too, to whatever answers there. */
+#define NETNS_SECRET_CLEARTEXT "http://"
 
 /* One --secret: the header line (its template, "{}" the value) the gate adds to requests
  * for host, replacing any header of that name the sandbox sent. Agent commands see
@@ -107,14 +126,17 @@ struct netns_secret {
         char host[256]; /* a name, canonical (netns_host_canon) */
         char header[NETNS_SECRET_HEADER_MAX]; /* "Authorization: Bearer {}" */
         char *value; /* malloc'd; wiped when freed */
+        bool cleartext; /* written NAME@http://HOST: also sent over plain HTTP, unverified */
 };
 struct netns_secrets {
         struct netns_secret s[NETNS_SECRETS_MAX];
         size_t n;
 };
 /* Adds NAME@HOST (the value: rtn's environment variable NAME) or, from_file,
- * NAME@HOST=FILE (FILE's content without its last newline). The value is printable ASCII,
- * at most NETNS_SECRET_VALUE_MAX bytes. -EINVAL/-ENOENT/-E2BIG with err saying why. */
+ * NAME@HOST=FILE (FILE's content without its last newline); HOST written http://HOST also
+ * lets it go over plain HTTP. The value is printable ASCII, at most NETNS_SECRET_VALUE_MAX
+ * bytes. -EINVAL/-ENOENT/-EEXIST/-E2BIG with err saying why; err never holds the value, nor
+ * a part of arg that failed its check (it may be the value, given by mistake). */
 int netns_secret_add(struct netns_secrets *ss, const char *arg, bool from_file,
                      struct rtn_error *err);
 /* NAME=TEMPLATE ("X-Api-Key: {}") for the secrets named NAME added before. */
@@ -123,6 +145,8 @@ int netns_secrets_copy(const struct netns_secrets *src, struct netns_secrets *ds
 void netns_secrets_free(struct netns_secrets *ss);
 /* Whether some secret is for host (canonical). */
 bool netns_secrets_for(const struct netns_secrets *ss, const char *host);
+/* Whether every secret for host (canonical) may go over plain HTTP (NAME@http://HOST). */
+bool netns_secrets_cleartext(const struct netns_secrets *ss, const char *host);
 /* The header line of s with its value and CRLF into buf: its length, 0 when it does not fit. */
 size_t netns_secret_line(const struct netns_secret *s, char *buf, size_t len);
 /* The length of its header's name. */

@@ -9,6 +9,7 @@
  * when the sandbox starts: nothing an agent can call adds a rule. */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <netinet/in.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -95,14 +96,29 @@ static int parse_port(const char *s, uint16_t *ret) {
         return 0;
 }
 
-/* "HOST[:PORT]" into r; what is wrong goes to err, naming the rule. */
+/* Whether a rule that failed its check may be shown in the message: only when it is made of
+ * what host names, addresses and ports are made of. Anything else (a token pasted where a
+ * host belongs, "NAME=VALUE@host") may be a secret, and errors then name the rule's place
+ * (the option, or FILE:LINE) instead. */
+static bool rule_showable(const char *spec) {
+        size_t n = strlen(spec);
+        return strspn(spec,
+                      "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-:[]*") == n;
+}
+
+/* "HOST[:PORT]" into r; what is wrong goes to err, naming the rule when rule_showable. */
 static int parse_rule(const char *spec, struct netns_rule *r, struct rtn_error *err) {
         char tmp[300];
         size_t n = strlen(spec);
         if (n == 0)
                 return rtn_errx(err, EINVAL, "empty host");
         if (n >= sizeof tmp)
-                return rtn_errx(err, EINVAL, "host too long: %.40s...", spec);
+                return rtn_errx(err, EINVAL, "the rule is longer than %zu bytes (not shown)",
+                                sizeof tmp - 1);
+        if (!rule_showable(spec))
+                return rtn_errx(err, EINVAL,
+                                "the rule has a character no host name, address or port has "
+                                "(HOST[:PORT]; the rule is not shown, as it may be a secret)");
         memcpy(tmp, spec, n + 1);
         if (tmp[0] != '[' && strchr(tmp, ':') != strrchr(tmp, ':'))
                 return rtn_errx(err, EINVAL, "'%s': write an IPv6 address in brackets, [ADDR]:PORT",
@@ -236,6 +252,22 @@ bool netns_policy_allows(const struct netns_policy *p, const char *host, uint16_
                         return true;
                 if (r->domain && hl > rl + 1 && canon[hl - rl - 1] == '.' &&
                     !strcmp(canon + hl - rl, r->host))
+                        return true;
+        }
+        return false;
+}
+
+bool netns_policy_names_addr(const struct netns_policy *p, const struct sockaddr *sa,
+                             uint16_t port) {
+        const void *a = NULL;
+        if (sa->sa_family == AF_INET)
+                a = &((const struct sockaddr_in *)(const void *)sa)->sin_addr;
+        else if (sa->sa_family == AF_INET6)
+                a = &((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr;
+        for (size_t i = 0; a && i < p->n; i++) {
+                const struct netns_rule *r = &p->rules[i];
+                if (r->family == sa->sa_family && r->port && r->port == port &&
+                    !memcmp(&r->ip, a, r->family == AF_INET ? 4 : 16))
                         return true;
         }
         return false;

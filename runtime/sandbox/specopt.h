@@ -61,13 +61,16 @@ enum {
         "                        (strace, gdb); never rtn-init nor anything outside\n"             \
         "  --allow-net HOST      let the agent's commands reach HOST through rtn's proxy: a\n"     \
         "                        name, .domain (it and every name below), IPv4 or [IPv6]\n"        \
-        "                        address, :PORT (default 80 and 443); repeatable\n"                \
+        "                        address, :PORT (default 80 and 443); an address of this\n"        \
+        "                        machine only as ADDR:PORT; repeatable\n"                          \
         "  --net-policy FILE     the same rules from FILE, one a line (docs/network.md)\n"         \
         "  --secret NAME@HOST    add the header 'Authorization: Bearer VALUE' to the agent's\n"    \
         "                        requests for HOST (allowed by it; HTTPS intercepted with a\n"     \
-        "                        CA of the sandbox's own), VALUE being rtn's environment\n"        \
-        "                        variable NAME; commands see a placeholder in NAME; repeatable\n"  \
-        "  --secret-file NAME@HOST=FILE\n"                                                         \
+        "                        CA of the sandbox's own, the server verified), VALUE being\n"     \
+        "                        rtn's environment variable NAME; commands see a placeholder\n"    \
+        "                        in NAME; plain http:// to HOST is refused unless written\n"       \
+        "                        NAME@http://HOST (then sent unverified); repeatable\n"            \
+        "  --secret-file NAME@[http://]HOST=FILE\n"                                                \
         "                        the same with VALUE read from FILE (its last newline dropped)\n"  \
         "  --secret-header NAME=TEMPLATE\n"                                                        \
         "                        the header for the secrets named NAME before, {} the value\n"     \

@@ -178,6 +178,70 @@ policy_file_and_bad_rules() {
         t_stderr_has "--net none leaves no way out for --allow-net"
 }
 
+# The machine's own addresses (docs/security-invariants.md, invariant 23): an allowed name
+# that resolves to an address of one of this machine's interfaces must not reach a service
+# the host listens with on 0.0.0.0 or [::], IPv4 and IPv6, CONNECT and plain HTTP, and an
+# address added after rtn started counts; only a rule ADDR:PORT that names it admits it.
+# The machine is a network namespace of the test's own (root: unshare -nm; a user:
+# unshare -rnm, rtn then run as the user again in a nested user namespace) with a veth
+# device carrying 203.0.113.50 and 2001:db8::50, a server on [::]:8080, and an /etc/hosts
+# that gives the names own.test, own6.test and later.test (203.0.113.51, added while rtn
+# runs) to them.
+own_addresses_refused() {
+        command -v ip >/dev/null || t_skip "no ip(8) to make the test network"
+        command -v curl >/dev/null || t_skip "no curl"
+        printf '%s\n' '127.0.0.1 localhost' '203.0.113.50 own.test' '2001:db8::50 own6.test' \
+                '203.0.113.51 later.test' >hosts
+        local -a wrap=(unshare -nm) run=("$RTN")
+        if [ "$(id -u)" != 0 ]; then
+                wrap=(unshare -rnm)
+                run=(unshare -U --map-user="$(id -u)" --map-group="$(id -g)" env RTN_NO_SUBID=1
+                        "$RTN")
+        fi
+        cat >inner.sh <<'EOS'
+set -e
+ip link set lo up
+ip link add own0 type veth peer name own1
+ip link set own0 up
+ip link set own1 up
+ip addr add 203.0.113.50/32 dev own0
+ip addr add 2001:db8::50/128 dev own0 nodad
+mount --bind hosts /etc/hosts
+python3 -m http.server --bind :: 8080 >/dev/null 2>&1 &
+for _ in $(seq 100); do (exec 3<>/dev/tcp/203.0.113.50/8080) 2>/dev/null && break; sleep 0.1; done
+"$@" exec --allow-net own.test:8080 --allow-net own6.test:8080 --allow-net later.test:8080 \
+        -- sh -c '
+        code() { curl -sS -o /dev/null -w "%{http_code}" "$@" 2>/dev/null; }
+        echo "v4 $(code http://own.test:8080/)"
+        echo "v6 $(code http://own6.test:8080/)"
+        echo "tls $(curl -sS -o /dev/null -w "%{http_connect}" https://own.test:8080/ 2>/dev/null)"
+        echo "first $(code http://later.test:8080/)"
+        for _ in $(seq 100); do
+                c=$(code http://later.test:8080/); [ "$c" = 502 ] || break; sleep 0.1
+        done
+        echo "later $c"' >out 2>err &
+for _ in $(seq 300); do grep -q "^first" out && break; sleep 0.1; done
+ip addr add 203.0.113.51/32 dev own0
+wait $!
+cat out; cat err >&2
+"$@" exec --quiet --allow-net own.test:8080 --allow-net 203.0.113.50:8080 -- sh -c '
+        curl -sS -o /dev/null -w "named %{http_code}\n" http://own.test:8080/
+        curl -sS -o /dev/null -w "literal %{http_code}\n" http://203.0.113.50:8080/'
+kill %1
+EOS
+        t_cmd "${wrap[@]}" bash inner.sh "${run[@]}"
+        t_stdout_has "v4 403"
+        t_stdout_has "v6 403"
+        t_stdout_has "tls 403" # the answer to CONNECT
+        t_stdout_has "first 502"
+        t_stdout_has "later 403"
+        t_stdout_has "named 200"
+        t_stdout_has "literal 200"
+        t_stderr_has "network denied own.test:8080: own.test resolves to 203.0.113.50, an address of this machine (only --allow-net 203.0.113.50:8080 admits it)"
+        t_stderr_has "network denied own6.test:8080: own6.test resolves to [2001:db8::50], an address of this machine"
+        t_stderr_has "network denied later.test:8080: later.test resolves to 203.0.113.51, an address of this machine"
+}
+
 t_run curl_allowed_and_refused curl_allowed_and_refused
 t_run quiet_drops_the_report quiet_drops_the_report
 t_run npm_allowed_and_refused npm_allowed_and_refused
@@ -190,4 +254,5 @@ t_run dns_to_any_address dns_to_any_address
 t_run noproxy_goes_nowhere noproxy_goes_nowhere
 t_run loopback_only_by_default loopback_only_by_default
 t_run policy_file_and_bad_rules policy_file_and_bad_rules
+t_run own_addresses_refused own_addresses_refused
 t_done

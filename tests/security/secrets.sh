@@ -1,22 +1,24 @@
 #!/usr/bin/env bash
-# --secret (docs/network.md, "Secrets"; docs/security-invariants.md, invariant 23): the gate
-# adds the secret's header to requests for its host, over plain HTTP and inside HTTPS it
-# intercepts with the sandbox's own CA, while commands see only a placeholder; and the
-# attacks: the secret never reaches another host (a Host header that names another host
-# inside the tunnel, an absolute-form request for another host naming the secret's host in
-# Host, a plain request to another host), an upstream certificate that is refused (wrong
-# name, unknown CA) fails the request and is reported before the secret is sent, an SNI that
-# differs and a tunnel that carries no TLS are refused, a request head some server would read
-# otherwise than the gate (a bare LF, a second Host, a second request) is refused, the value is nowhere inside (the
-# environment and command lines of every process, the files rtn puts there, the CA bundle,
-# which carries no key), bad values fail before anything runs, and rtn without --secret
-# does not load OpenSSL.
+# --secret (docs/network.md, "Secrets"; docs/security-invariants.md, invariant 24): the gate
+# adds the secret's header to requests for its host inside HTTPS it intercepts with the
+# sandbox's own CA, and over plain HTTP only when the secret is written NAME@http://HOST,
+# while commands see only a placeholder; and the attacks: plain http:// to the host without
+# that is refused before a byte leaves, the secret never reaches another host (a Host header
+# that names another host inside the tunnel, an absolute-form request for another host
+# naming the secret's host in Host, a plain request to another host), an upstream
+# certificate that is refused (wrong name, unknown CA) fails the request and is reported
+# before the secret is sent, an SNI that differs and a tunnel that carries no TLS are
+# refused, a request head some server would read otherwise than the gate (a bare LF, a
+# second Host, a second request) is refused, the value is nowhere inside (the environment and command lines of every process,
+# the files rtn puts there, the CA bundle, which carries no key), bad values fail before
+# anything runs and no error of rtn exec or rtn serve echoes a token given by mistake, and
+# rtn without --secret does not load OpenSSL.
 #
 # The servers (secret_servers.py: echo the request's head back, and log it) listen on
 # addresses of the documentation range in a test network namespace, with names given to them
 # by an /etc/hosts of a private mount namespace that rtn runs in; rtn verifies their
-# certificates against the test's CA through SSL_CERT_FILE. Making the namespace needs root:
-# as another user those cases skip, saying so.
+# certificates against the test's CA through SSL_CERT_FILE. Root makes the namespaces with
+# unshare -nm, another user inside a user namespace of its own (unshare -rnm).
 . "$(dirname "$0")/../lib.sh"
 t_need_rtn
 
@@ -25,7 +27,6 @@ VALUE=s3cr3t-$RANDOM-value
 export SERVERS VALUE
 
 need_netns() {
-        [ "$(id -u)" = 0 ] || t_skip "a test network namespace needs root"
         command -v ip >/dev/null || t_skip "no ip(8) to set up the test network"
         command -v openssl >/dev/null || t_skip "no openssl(1) to make the test certificates"
         command -v curl >/dev/null || t_skip "no curl"
@@ -35,12 +36,22 @@ need_netns() {
 # secret.test (TLS on 443, its certificate from the test CA; plain HTTP on 80), also named
 # evil.test and wrongname.test; 203.0.113.2 serves unknown.test (TLS, another CA) on 443.
 # Requests are logged in $T_TMP/log1 and $T_TMP/log2. In the script, $RUN is rtn exec with
-# the test CA trusted and TOK=$VALUE in its environment.
+# the test CA trusted and TOK=$VALUE in its environment, and the servers' addresses, which
+# are this machine's, allowed by the rules ADDR:PORT that admit them (docs/network.md).
 in_test_netns() {
         python3 "$SERVERS" certs "$T_TMP" || t_fail "could not make the test certificates"
         printf '203.0.113.1 secret.test evil.test wrongname.test\n203.0.113.2 unknown.test\n' \
                 >hosts
-        t_cmd unshare -n -m bash -c '
+        # A user makes the namespaces inside a user namespace of its own, and runs rtn as
+        # itself again in a nested one (with one id, as rtn cannot map a range there).
+        local -a wrap=(unshare -n -m)
+        AS_USER=
+        if [ "$(id -u)" != 0 ]; then
+                wrap=(unshare -rnm)
+                AS_USER="unshare -U --map-user=$(id -u) --map-group=$(id -g) env RTN_NO_SUBID=1"
+        fi
+        export AS_USER
+        t_cmd "${wrap[@]}" bash -c '
                 ip link set lo up && ip addr add 203.0.113.1/32 dev lo &&
                         ip addr add 203.0.113.2/32 dev lo || exit 1
                 mount --bind "$T_TMP/hosts" /etc/hosts || exit 1
@@ -55,7 +66,10 @@ in_test_netns() {
                                 sleep 0.1
                         done
                 done
-                RUN="env TOK=$VALUE SSL_CERT_FILE=$T_TMP/testca.crt $RTN exec"
+                # The servers listen on addresses of this (test) machine: admitted as such
+                OWN="--allow-net 203.0.113.1:443 --allow-net 203.0.113.1:80"
+                OWN="$OWN --allow-net 203.0.113.2:443"
+                RUN="$AS_USER env TOK=$VALUE SSL_CERT_FILE=$T_TMP/testca.crt $RTN exec $OWN"
                 . "$0"
                 kill %1 %2 %3' "$1"
 }
@@ -66,8 +80,9 @@ export T_TMP
 secret_serve() {
         need_netns
         cat >run.sh <<EOS
-env TOK=$VALUE SSL_CERT_FILE=$T_TMP/testca.crt RTN_DATA_DIR=$T_TMP/data \
-        python3 $T_ROOT/tests/security/secret_serve.py "$RTN" --secret TOK@secret.test
+\$AS_USER env TOK=$VALUE SSL_CERT_FILE=$T_TMP/testca.crt RTN_DATA_DIR=$T_TMP/data \
+        python3 $T_ROOT/tests/security/secret_serve.py "$RTN" --secret TOK@secret.test \
+        --allow-net 203.0.113.1:443
 EOS
         in_test_netns run.sh
         t_stdout_has "inside=rtn-placeholder-TOK"
@@ -76,12 +91,13 @@ EOS
         t_stdout_has "ca-differs: True"
 }
 
-# The header arrives upstream with the real value over HTTPS and plain HTTP, replacing the
-# placeholder the command sent; inside, TOK is the placeholder.
+# The header arrives upstream with the real value over HTTPS, and over plain HTTP when the
+# secret is written NAME@http://HOST, replacing the placeholder the command sent; inside, TOK
+# is the placeholder.
 secret_injected() {
         need_netns
         cat >run.sh <<'EOS'
-$RUN --secret TOK@secret.test -- sh -c '
+$RUN --secret TOK@http://secret.test -- sh -c '
         echo "inside=$TOK"
         curl -sS https://secret.test/tls -H "Authorization: Bearer $TOK"
         curl -sS http://secret.test/plain'
@@ -93,6 +109,35 @@ EOS
         [ "$(grep -c "^Authorization: Bearer $VALUE\$" "$T_OUT_FILE")" = 2 ] ||
                 t_fail "the secret did not arrive twice: $(cat "$T_OUT_FILE" "$T_ERR_FILE")"
         t_false grep -q "rtn-placeholder" "$T_TMP/log1"
+}
+
+# Over plain HTTP no server proves it is the host: without NAME@http://HOST the request is
+# refused (403, reported, naming the option that allows it) and nothing reaches the server,
+# in every spelling of the host, and while another secret of the host allows it.
+secret_plain_http_refused() {
+        need_netns
+        cat >run.sh <<'EOS'
+$RUN --secret TOK@secret.test -- sh -c '
+        curl -sS http://secret.test/plain; echo
+        curl -sS http://SECRET.test.:80/dot; echo'
+OTHER=x $RUN --secret TOK@http://secret.test --secret OTHER@secret.test -- \
+        curl -sS http://secret.test/two
+EOS
+        in_test_netns run.sh
+        [ "$(grep -c "rtn gate refused: plain http:// to" "$T_OUT_FILE")" = 3 ] ||
+                t_fail "plain http:// not refused 3 times: $(cat "$T_OUT_FILE" "$T_ERR_FILE")"
+        t_stdout_has "(--secret NAME@http://HOST sends it unverified)"
+        t_stderr_has "rtn: network denied secret.test:80: plain http:// to secret.test, which has a secret"
+        [ ! -s "$T_TMP/log1" ] || t_fail "a request reached the server: $(cat "$T_TMP/log1")"
+}
+
+# The same refusal needs no server (it comes before the name is resolved): as every user.
+secret_plain_http_any_user() {
+        t_cmd env TOK="$VALUE" "$RTN" exec --secret TOK@secret.test -- \
+                curl -sS http://secret.test/
+        t_stdout_has "rtn gate refused: plain http:// to secret.test, which has a secret"
+        t_stderr_has "rtn: network denied secret.test:80: plain http:// to secret.test"
+        t_false grep -q "$VALUE" "$T_OUT_FILE" "$T_ERR_FILE"
 }
 
 # --secret-header names another header; a header of the sandbox's with that name is replaced.
@@ -251,32 +296,86 @@ secret_never_inside() {
 secret_bad_values() {
         t_cmd env -u TOK "$RTN" exec --secret TOK@secret.test -- true
         t_exit_is 125
-        t_stderr_has "TOK is not set in rtn's environment"
+        t_stderr_has "--secret (secret #1, for secret.test): its NAME is not set in rtn's environment"
         t_cmd env TOK="$(printf 'a\r\nX-Evil: 1')" "$RTN" exec --secret TOK@secret.test -- true
         t_exit_is 125
         t_stderr_has "control character"
         t_false grep -q "X-Evil" "$T_ERR_FILE"
         t_cmd "$RTN" exec --secret "TOK@secret.test=$VALUE" -- true
         t_exit_is 125
-        t_stderr_has "NAME@HOST"
+        t_stderr_has "wants NAME@[http://]HOST"
         t_false grep -q "$VALUE" "$T_ERR_FILE"
         t_cmd env TOK=x "$RTN" exec --secret TOK@203.0.113.9 -- true
         t_exit_is 125
         t_stderr_has "is not a host name"
         t_cmd "$RTN" exec --secret-file TOK@secret.test="$T_TMP/none" -- true
         t_exit_is 125
-        t_stderr_has "--secret-file $T_TMP/none"
+        t_stderr_has "--secret-file (secret #1, for secret.test): open its FILE: No such file"
         t_cmd env TOK=x "$RTN" exec --secret TOK@secret.test --secret-header 'TOK=NoColon {}' \
                 -- true
         t_exit_is 125
         t_stderr_has "the template is 'Header-Name: text'"
         t_cmd "$RTN" exec --secret-header 'TOK=X-Key: {}' -- true
         t_exit_is 125
-        t_stderr_has "no --secret or --secret-file names TOK before it"
+        t_stderr_has "no --secret or --secret-file before it has its NAME"
         printf '%s\n' "$VALUE" >"$T_TMP/tok"
         t_cmd "$RTN" exec --secret-file TOK@secret.test="$T_TMP/tok" -- sh -c 'echo $TOK'
         t_exit_is 0
         t_stdout_is "rtn-placeholder-TOK"
+}
+
+# No spelling of a mistake echoes a secret: the value given where a NAME, HOST, FILE or
+# TEMPLATE belongs, a value with '=', a bad host, an unset, empty or CR/LF-carrying variable,
+# the same secret twice, a token as a rule of --allow-net or of a policy file. Each fails
+# before anything runs, names the option's position, and the token appears in neither
+# stdout nor stderr, of rtn exec and of rtn serve.
+secret_never_echoed() {
+        local tok=ghp_$RANDOM${RANDOM}Zq9xW2vB7nK4mT8rY1cL5dH3jF6sA0
+        printf 'deb.debian.org\n%s@api.example.org\n' "$tok" >policy
+        local -a cases=(
+                "--secret GH_TOKEN=$tok@api.example.org"
+                "--secret $tok@api.example.org"
+                "--secret $tok"
+                "--secret TOK@$tok"
+                "--secret TOK@api.example.org=$tok"
+                "--secret TOK@http://$tok"
+                "--secret-file TOK@api.example.org=$tok"
+                "--secret-file TOK@$tok=/dev/null"
+                "--secret TOK@api.example.org --secret-header 'TOK=Authorization: Bearer $tok'"
+                "--secret TOK@api.example.org --secret-header '$tok=X-Key: {}'"
+                "--secret TOK@api.example.org --secret-header TOK:$tok"
+                "--secret TOK@api.example.org --secret TOK@api.example.org"
+                "--secret EMPTY@api.example.org"
+                "--secret NL@api.example.org"
+                "--secret CR@api.example.org"
+                "--allow-net $tok@api.example.org"
+                "--allow-net GH_TOKEN=$tok"
+                "--net-policy policy"
+        )
+        local c verb
+        local -a args tail
+        for c in "${cases[@]}"; do
+                eval "args=($c)"
+                for verb in exec serve; do
+                        tail=()
+                        [ "$verb" = serve ] || tail=(-- true)
+                        t_cmd env TOK="$tok" EMPTY= NL="$tok$(printf '\nX-Evil: 1')" \
+                                CR="$(printf 'a\r')$tok" "$RTN" "$verb" "${args[@]}" "${tail[@]}"
+                        [ "$T_RC" != 0 ] || t_fail "rtn $verb $c: accepted"
+                        [ -s "$T_ERR_FILE" ] || t_fail "rtn $verb $c: no message"
+                        ! grep -q "$tok" "$T_OUT_FILE" "$T_ERR_FILE" ||
+                                t_fail "rtn $verb $c echoed the token: $(cat "$T_ERR_FILE")"
+                        ! grep -q "X-Evil" "$T_OUT_FILE" "$T_ERR_FILE" ||
+                                t_fail "rtn $verb $c echoed a header: $(cat "$T_ERR_FILE")"
+                done
+        done
+        t_cmd env TOK="$tok" "$RTN" exec --secret "GH_TOKEN=$tok@api.example.org" -- true
+        t_stderr_has "rtn exec: --secret (secret #1) wants NAME@[http://]HOST"
+        t_cmd env TOK="$tok" "$RTN" exec --secret "TOK@a.example.org" --secret "$tok@b.example.org" \
+                -- true
+        t_stderr_has "--secret (secret #2, for b.example.org): its NAME is not set"
+        t_cmd "$RTN" exec --net-policy policy -- true
+        t_stderr_has "policy:2: the rule has a character no host name"
 }
 
 # OpenSSL is loaded when a secret is configured, and not otherwise.
@@ -296,6 +395,8 @@ openssl_only_with_secret() {
 
 t_run secret_injected secret_injected
 t_run secret_serve secret_serve
+t_run secret_plain_http_refused secret_plain_http_refused
+t_run secret_plain_http_any_user secret_plain_http_any_user
 t_run secret_header_template secret_header_template
 t_run secret_other_hosts secret_other_hosts
 t_run secret_upstream_refused secret_upstream_refused
@@ -303,5 +404,6 @@ t_run secret_tunnel_checks secret_tunnel_checks
 t_run head_attacks head_attacks
 t_run secret_never_inside secret_never_inside
 t_run secret_bad_values secret_bad_values
+t_run secret_never_echoed secret_never_echoed
 t_run openssl_only_with_secret openssl_only_with_secret
 t_done

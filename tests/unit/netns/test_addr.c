@@ -120,3 +120,25 @@ Test(netns_resolve, invalid_names_refused) {
         int r = netns_resolve("name.invalid", 80, &ss, &len, &err);
         cr_assert(r == -ENOENT || r == -EHOSTUNREACH, "got %d", r); /* EAI_AGAIN offline */
 }
+
+/* This machine's own addresses: loopback is always one (lo), in every spelling; a
+ * documentation address no interface has is not. */
+static int own(const char *s) {
+        struct sockaddr_in in = {.sin_family = AF_INET};
+        struct sockaddr_in6 in6 = {.sin6_family = AF_INET6};
+        if (inet_pton(AF_INET, s, &in.sin_addr) == 1)
+                return netns_addr_own((struct sockaddr *)&in);
+        cr_assert_eq(inet_pton(AF_INET6, s, &in6.sin6_addr), 1, "bad test address %s", s);
+        return netns_addr_own((struct sockaddr *)&in6);
+}
+
+Test(netns_addr_own, loopback_in_every_spelling) {
+        cr_assert_eq(own("127.0.0.1"), 1);
+        cr_assert_eq(own("::1"), 1);
+        cr_assert_eq(own("::ffff:127.0.0.1"), 1);
+        cr_assert_eq(own("::127.0.0.1"), 1);
+        cr_assert_eq(own("198.51.100.254"), 0);
+        cr_assert_eq(own("2001:db8::fe"), 0);
+        struct sockaddr un = {.sa_family = AF_UNIX};
+        cr_assert_eq(netns_addr_own(&un), -EAFNOSUPPORT);
+}

@@ -1,5 +1,6 @@
 /* The network policy's parser and matcher (netns/policy.c): the rules --allow-net and
  * --net-policy take, the errors a bad one gets, and what a rule admits. */
+#include <arpa/inet.h>
 #include <criterion/criterion.h>
 #include <criterion/parameterized.h>
 #include <string.h>
@@ -45,7 +46,7 @@ struct bad {
 };
 static const struct bad bad_cases[] = {
         {"", "empty host"},
-        {"bad host", "is not a host name"},
+        {"bad host", "a character no host name"},
         {"*.example.org", "write a domain as .example.org"},
         {".org", "too wide"},
         {"x.example:0", "1-65535"},
@@ -54,7 +55,8 @@ static const struct bad bad_cases[] = {
         {".203.0.113.7", "an address cannot be a domain"},
         {"2001:db8::1", "in brackets"},
         {"-x.example", "is not a host name"},
-        {"x_y.example", "is not a host name"},
+        {"x_y.example", "a character no host name"},
+        {"GH_TOKEN=ghp_x1@example.org", "not shown, as it may be a secret"},
 };
 #define NBAD (sizeof bad_cases / sizeof bad_cases[0])
 
@@ -72,6 +74,31 @@ ParameterizedTest(int *i, netns_policy, bad_rules) {
         cr_assert_eq(netns_policy_add(&p, b->rule, &err), -EINVAL, "%s", b->rule);
         cr_assert(strstr(err.msg, b->msg), "'%s': %s", b->rule, err.msg);
         cr_assert_eq(p.n, 0);
+        if (strchr(b->rule, '_'))
+                cr_assert_null(strstr(err.msg, b->rule + 2), "echoed: %s", err.msg);
+}
+
+/* Only a rule that is the address with that port, written out, admits an address of this
+ * machine (netns_resolve_policy). */
+Test(netns_policy, names_addr_only_with_its_port) {
+        struct netns_policy p = {0};
+        struct rtn_error err = {0};
+        static const char *const rules[] = {"203.0.113.7:8080", "203.0.113.8", "[2001:db8::1]:443",
+                                            "own.example:8080"};
+        for (size_t i = 0; i < 4; i++)
+                cr_assert_eq(netns_policy_add(&p, rules[i], &err), 0, "%s", err.msg);
+        struct sockaddr_in a = {.sin_family = AF_INET};
+        struct sockaddr_in6 b = {.sin6_family = AF_INET6};
+        inet_pton(AF_INET, "203.0.113.7", &a.sin_addr);
+        cr_assert(netns_policy_names_addr(&p, (struct sockaddr *)&a, 8080));
+        cr_assert_not(netns_policy_names_addr(&p, (struct sockaddr *)&a, 80));
+        inet_pton(AF_INET, "203.0.113.8", &a.sin_addr); /* no port written: not enough */
+        cr_assert_not(netns_policy_names_addr(&p, (struct sockaddr *)&a, 80));
+        inet_pton(AF_INET6, "2001:db8::1", &b.sin6_addr);
+        cr_assert(netns_policy_names_addr(&p, (struct sockaddr *)&b, 443));
+        inet_pton(AF_INET6, "::ffff:203.0.113.7", &b.sin6_addr);
+        cr_assert_not(netns_policy_names_addr(&p, (struct sockaddr *)&b, 8080));
+        netns_policy_free(&p);
 }
 
 Test(netns_policy, file_lines_comments_and_errors) {
