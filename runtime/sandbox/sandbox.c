@@ -603,6 +603,8 @@ static void close_trees(struct rt_plan *p) {
         p->workspace_tree = rtn_safe_close(p->workspace_tree);
         for (size_t i = 0; i < RT_MAX_BINDS; i++)
                 p->bind_trees[i] = rtn_safe_close(p->bind_trees[i]);
+        rt_protect_lists_free(p->listed);
+        p->listed = NULL;
 }
 
 int rt_sandbox_start(const struct rt_spec *spec, struct rt_sandbox *ret, struct rtn_error *err) {
@@ -657,7 +659,9 @@ static int plan_prepare(const struct rt_spec *spec, struct rt_sandbox *sb, struc
                                 &sb->idmap, err)) < 0) ||
             (sb->idmap.mode == RT_IDMAP_ROOT && spec->workspace &&
              (r = workspace_tree(spec, p, err)) < 0) ||
-            (r = bind_trees(spec, p, err)) < 0 || (r = p->init_fd = rt_init_memfd_new(err)) < 0) {
+            (r = bind_trees(spec, p, err)) < 0 ||
+            (r = rt_protect_lists(spec, &p->listed, err)) < 0 ||
+            (r = p->init_fd = rt_init_memfd_new(err)) < 0) {
                 close_trees(p);
                 unmap_protect(sb);
                 return r;
