@@ -31,6 +31,7 @@
 #include "common/syscall.h"
 #include "netns/netns.h"
 #include "runtime/internal.h"
+#include "runtime/session/wsgit.h"
 #include "runtime/session/wsover.h"
 
 #define RT_GO 'G'
@@ -655,8 +656,10 @@ static int plan_prepare(const struct rt_spec *spec, struct rt_sandbox *sb, struc
         p->home = sb->home;
         char wsroot[32];
         if ((spec->workspace && spec->workspace_mode == RT_WS_OVERLAY && spec->ws_dir &&
-             (r = rt_ws_prepare(spec->ws_dir, rt_ws_root(wsroot, spec->upper_fs), spec->workspace,
-                                &sb->idmap, err)) < 0) ||
+             ((r = rt_ws_prepare(spec->ws_dir, rt_ws_root(wsroot, spec->upper_fs), spec->workspace,
+                                 &sb->idmap, err)) < 0 ||
+              (r = rt_ws_protect_save(spec->ws_dir, spec->workspace, spec->protect, spec->nprotect,
+                                      err)) < 0)) ||
             (sb->idmap.mode == RT_IDMAP_ROOT && spec->workspace &&
              (r = workspace_tree(spec, p, err)) < 0) ||
             (r = bind_trees(spec, p, err)) < 0 ||

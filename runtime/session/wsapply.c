@@ -593,7 +593,7 @@ int rt_ws_apply(const char *dir, const char *root, bool dry_run, rt_ws_apply_fn 
         a->gid = top.st_gid;
         a->fn = fn;
         a->ud = ud;
-        if ((r = ws_git_paths(st.host, upper, &a->git, err)) < 0) {
+        if ((r = ws_git_paths(dir, st.host, upper, &a->git, err)) < 0) {
                 rtn_err_wrap(err, "apply the workspace's changes");
                 goto out;
         }

@@ -15,6 +15,8 @@ command -v git >/dev/null || {
         exit 0
 }
 
+OV_OPTS=()
+
 # A repository at $WS with one commit, a HOME of the case's own (its .gitconfig is the global
 # configuration rtn reads too), and the program the agent plants: it leaves $MARK.
 setup() {
@@ -56,7 +58,7 @@ live() {
 overlay() {
         local script=$1 cmd=$2 p
         shift 2
-        t_exec --keep --quiet --workspace "$WS" --workspace-mode overlay -- sh -c "$script"
+        t_exec --keep --quiet --workspace "$WS" --workspace-mode overlay "${OV_OPTS[@]}" -- sh -c "$script"
         t_exit_is 0
         t_cmd timeout 60 "$RTN" apply
         t_exit_is 1
@@ -179,9 +181,11 @@ landlock_mode() {
         owner_git "git status; git commit -q --allow-empty -m x"
 }
 
-# --protect PATH: the user's own, live and (refused with that reason) overlay.
+# --protect PATH: the user's own, live and (refused with that reason) overlay, where a later
+# rtn apply still knows it.
 user_protect() {
         setup
+        OV_OPTS=(--protect "$WS/deploy")
         mkdir -p "$WS/deploy"
         echo ok >"$WS/deploy/run.sh"
         t_exec --workspace "$WS" --protect deploy -- sh -c 'echo evil >deploy/run.sh; echo x >deploy/new; echo ok >other; echo SCRIPT-ENDED'
@@ -192,6 +196,9 @@ user_protect() {
         t_exec --workspace "$WS" --protect /etc -- true
         t_exit_is 125
         t_stderr_has "not below the workspace"
+        overlay 'echo evil >deploy/run.sh; echo ok >other2' "true" deploy
+        [ "$(cat "$WS/deploy/run.sh")" = ok ] || t_fail "deploy/run.sh changed by apply"
+        t_file_exists "$WS/other2"
 }
 
 t_run hooks_path hooks_path
