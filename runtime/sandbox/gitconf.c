@@ -173,7 +173,6 @@ struct ctx {
         const char *worktree; /* the repository's: relative paths of hooks and commands */
         const char *file; /* the config file being read */
         unsigned depth;
-        int failed;
 };
 
 /* abs, if it lies in the bound directory and is not on the name list already, into the list. */
@@ -469,11 +468,10 @@ int rt_gitconf_paths(const char *top, const struct rt_gitconf_reader *rd, struct
         bool whole = false;
         int r = rt_protect_walk(fd, top, found_cb, f, &whole, err);
         char path[2 * PATH_MAX];
-        if (r >= 0 && whole)
-                r = read_repo(&c, top, NULL);
+        /* a bind that is a git dir itself is read-only whole: nothing more to name */
         if (r >= 0 && !whole)
                 r = read_enclosing(&c);
-        for (size_t i = 0; r >= 0 && i < f->n; i++) {
+        for (size_t i = 0; r >= 0 && !whole && i < f->n; i++) {
                 const char *base = strrchr(f->rel[i], '/');
                 base = base ? base + 1 : f->rel[i];
                 snprintf(path, sizeof path, "%s/%s", top, f->rel[i]);

@@ -63,7 +63,14 @@ static int extended_sect(struct parser *p, int c) {
                 p->sect[p->sect_len++] = (char)c;
         }
         p->sect[p->sect_len] = '\0';
-        return next_char(p) == ']' ? 0 : -EINVAL;
+        /* [a.b "c"]: git's key is a.b.c.NAME, whose section is a and subsection b.c */
+        char *dot = strchr(p->sect, '.');
+        if (dot) {
+                p->sect[p->sub_off - 1] = '.';
+                *dot = '\0';
+                p->sub_off = (size_t)(dot - p->sect) + 1;
+        }
+        return next_char(p) == ']' && p->sect[0] ? 0 : -EINVAL;
 }
 
 /* After '[': the section's name, lower-cased, and its subsection. */
@@ -91,7 +98,7 @@ static int section(struct parser *p) {
                 *dot = '\0';
                 p->sub_off = (size_t)(dot - p->sect) + 1;
         }
-        return p->sect_len ? 0 : -EINVAL;
+        return p->sect[0] ? 0 : -EINVAL;
 }
 
 /* A value, from after '=' to the end of its line. */

@@ -320,6 +320,16 @@ static int apply_cb(void *arg, const char *rel, enum rt_protect_kind kind, struc
         return 0;
 }
 
+/* Whether an entry of list before the one at upto lies below dir: dir is pinned already. */
+static bool pinned_before(const struct rt_pathlist *list, const char *upto, const char *dir) {
+        size_t off = 0, n = strlen(dir);
+        const char *rel, *why;
+        while (rt_pathlist_next(list, &off, &rel, &why) && rel != upto)
+                if (!strncmp(rel, dir, n) && rel[n] == '/')
+                        return true;
+        return false;
+}
+
 /* The paths git's configuration and --protect name (runtime/sandbox/gitconf.h), made ready by
  * rtn before clone3 (each exists, or ends at a symlink): every directory on the way pinned,
  * then the path itself read-only, or the stand-in over it when it is a symlink. */
@@ -332,7 +342,8 @@ static int protect_listed(struct bind_ctx *c, const struct rt_pathlist *list,
         while (r >= 0 && rt_pathlist_next(list, &off, &rel, &why)) {
                 for (const char *s = strchr(rel, '/'); r >= 0 && s; s = strchr(s + 1, '/')) {
                         snprintf(dir, sizeof dir, "%.*s", (int)(s - rel), rel);
-                        r = apply_cb(c, dir, RT_PROTECT_PIN, err);
+                        if (!pinned_before(list, rel, dir))
+                                r = apply_cb(c, dir, RT_PROTECT_PIN, err);
                 }
                 struct stat st;
                 if (r >= 0 && fstatat(c->top, rel, &st, AT_SYMLINK_NOFOLLOW) < 0)

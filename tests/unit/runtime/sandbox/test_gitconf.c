@@ -40,6 +40,7 @@ Test(rt_gitconf_parse, sections_and_keys) {
         cr_assert_str_eq(parse("[diff.X]\ntextconv=a\n", &r), "diff.x.textconv=a|"); /* legacy */
         cr_assert_str_eq(parse("[a \"q\\\"\\\\z\"]\nk=v\n", &r), "a.q\"\\z.k=v|");
         cr_assert_str_eq(parse("[core] pager = less\n", &r), "core.pager=less|");
+        cr_assert_str_eq(parse("[Diff.A \"B\"]\nk=v\n", &r), "diff.a.B.k=v|"); /* fuzz_gitconf */
         cr_assert_str_eq(parse("[core]\nbare\n", &r), "core.bare=(null)|");
         cr_assert_str_eq(parse("\xef\xbb\xbf[core]\r\npager = p\r\n", &r), "core.pager=p|");
 }
@@ -70,6 +71,8 @@ Test(rt_gitconf_parse, errors_stop_after_what_parsed) {
         parse("[a]\n1k = v\n", &r);
         cr_assert_eq(r, -EINVAL);
         parse("[", &r);
+        cr_assert_eq(r, -EINVAL);
+        parse("[.x]\nk=v\n", &r);
         cr_assert_eq(r, -EINVAL);
 }
 
