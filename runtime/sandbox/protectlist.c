@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -54,9 +55,10 @@ bool rt_pathlist_next(const struct rt_pathlist *l, size_t *off, const char **ret
         return true;
 }
 
-/* Whether a, of n bytes, is b or an ancestor of b (component-wise). */
+/* Whether a, of n bytes, is b or an ancestor of b (component-wise), without regard to ASCII
+ * case as the name list (on a casefold filesystem `.GitHooks` is `.githooks`). */
 static bool is_prefix(const char *a, size_t n, const char *b) {
-        return !strncmp(a, b, n) && (b[n] == '\0' || b[n] == '/' || n == 0);
+        return !strncasecmp(a, b, n) && (b[n] == '\0' || b[n] == '/' || n == 0);
 }
 
 const char *rt_pathlist_match(const struct rt_pathlist *l, const char *rel, bool dir) {

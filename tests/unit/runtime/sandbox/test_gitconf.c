@@ -195,6 +195,7 @@ Test(rt_pathlist_match, below_and_above) {
         cr_assert_str_eq(rt_pathlist_match(&l, "tools/mon.sh/x", false), "why");
         cr_assert_str_eq(rt_pathlist_match(&l, "tools", false), "why"); /* a link there */
         cr_assert_null(rt_pathlist_match(&l, "tools", true)); /* a directory may be made */
+        cr_assert_str_eq(rt_pathlist_match(&l, "Tools/MON.sh", false), "why"); /* casefold */
         cr_assert_null(rt_pathlist_match(&l, "tools/mon", false));
         cr_assert_null(rt_pathlist_match(&l, "tool", false));
         rt_pathlist_free(&l);
