@@ -47,6 +47,9 @@ struct rt_plan {
         int ctl_fd; /* child's end of the control socket */
         const char *home; /* HOME inside for agent commands */
         struct rt_protect_report *protect; /* shared with rtn: what rt_protect_bind made */
+        /* What git's configuration and --protect name in each live bind (runtime/sandbox/
+         * gitconf.h), made before clone3: [0] the workspace, [1 + i] binds[i] */
+        struct rt_pathlist *listed;
 };
 
 /* The network namespace, sent to the child right behind GO (runtime/sandbox/sandbox.c, make_netns):
@@ -96,10 +99,19 @@ int rt_protect_walk(int top, const char *shown, rt_protect_fn fn, void *arg, boo
                     struct rtn_error *err);
 /* Child side: protects what the host runs by itself in the read-write host bind attached at
  * path (shown: its mount point inside) with read-only bind mounts of each entry and pins of
- * the directories on the way (runtime/sandbox/protect.c); stand_in caches the empty file mounted
- * over protected symlinks (-1 at first; the caller closes it). ret says what was made. */
-int rt_protect_bind(const char *path, const char *shown, int *stand_in, struct rt_protect_bind *ret,
-                    struct rtn_error *err);
+ * the directories on the way (runtime/sandbox/protect.c), then the paths of listed (git's
+ * configuration and --protect: runtime/sandbox/gitconf.h; may be NULL); stand_in caches the empty
+ * file mounted over protected symlinks (-1 at first; the caller closes it). ret says what was made.
+ */
+struct rt_pathlist;
+/* Parent side (runtime/sandbox/protectlist.c): the lists of plan.listed, for the live workspace
+ * and each rw bind, or an error that says which path could not be protected; freed with
+ * rt_protect_lists_free. rt_protect_check refuses a --protect path outside them all. */
+int rt_protect_lists(const struct rt_spec *spec, struct rt_pathlist **ret, struct rtn_error *err);
+void rt_protect_lists_free(struct rt_pathlist *lists);
+int rt_protect_check(const struct rt_spec *spec, struct rtn_error *err);
+int rt_protect_bind(const char *path, const char *shown, const struct rt_pathlist *listed,
+                    int *stand_in, struct rt_protect_bind *ret, struct rtn_error *err);
 
 /* Parent side: a sealed memfd holding rtn-init (runtime/sandbox/initfd.c): made in one go, or
  * created empty before clone3 and filled and sealed once the child holds it. The child

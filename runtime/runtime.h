@@ -12,6 +12,7 @@
 #include "common/initproto.h"
 
 #define RT_MAX_BINDS 32
+#define RT_PROTECT_PATHS_MAX 32 /* --protect */
 #define RT_MAX_LAYERS 512
 #define RT_DEFAULT_HOSTNAME "rtn"
 #define RT_DEFAULT_UPPER_BYTES (2ULL << 30) /* tmpfs upper and /tmp: 2 GiB each */
@@ -82,6 +83,10 @@ struct rt_spec {
         const char *ws_dir; /* a session dir or an environment's pending changes, or NULL */
         struct rt_bind binds[RT_MAX_BINDS];
         size_t nbinds;
+        /* --protect: more paths of the workspace or a rw bind kept read-only, as git's
+         * configuration's are (runtime/sandbox/gitconf.h) */
+        const char *const *protect;
+        size_t nprotect;
         const char *hostname;
         bool net_none; /* leave lo down */
         uint64_t upper_bytes; /* size of the tmpfs upper (and of /tmp) */

@@ -14,7 +14,9 @@ static const char live_note[] =
         "live: writes reach the host directory at once and env_reset cannot undo them. "
         "Every git dir (.git) and every file host programs run by themselves (.envrc, .vscode, "
         ".mcp.json, shell rc files ...) present when the sandbox started is read-only and cannot "
-        "be moved or replaced, nor can the directories holding them; ones the agent creates "
+        "be moved or replaced, nor can the directories holding them, and so is every path the "
+        "repositories' git configuration names as a program or more configuration (hooks, "
+        "included files, filters, aliases) and every --protect path; ones the agent creates "
         "(a new .git, .envrc, .vscode ...) are not protected in live mode and reach the host";
 
 static const struct rt_protect_bind *find(const struct rt_sandbox *sb, const char *dst) {
@@ -59,7 +61,8 @@ static void one(struct rtn_json_buf *b, const struct rt_sandbox *sb, bool alive,
 static const char overlay_note[] =
         "overlay: writes stay in the sandbox; env_diff lists them, env_reset drops them, and "
         "workspace_apply writes them to the host directory, refusing set-id files, device "
-        "nodes, symlinks that leave it, the files host programs run by themselves and files "
+        "nodes, symlinks that leave it, the files host programs run by themselves, the paths "
+        "git's configuration (as it will be once applied) and --protect name, and files "
         "changed on the host meanwhile";
 
 /* An overlay workspace (runtime/session/wsover.h): nothing to protect inside, changes pending. */

@@ -30,6 +30,7 @@
 #include "common/io.h"
 #include "common/syscall.h"
 #include "runtime/internal.h"
+#include "runtime/sandbox/gitconf.h"
 #include "store/store.h"
 
 #define RT_HOSTMODE_GRACE_MS 5000
@@ -205,6 +206,15 @@ static int protect_workspace(const struct rt_spec *spec, const struct rt_sandbox
         int r = rt_protect_walk(top, sb->workspace, readonly_cb, ro, &whole, err);
         if (r >= 0 && whole && !(ro->paths[ro->n++] = strdup(sb->workspace)))
                 r = rtn_err(err, ENOMEM, "protect %s", sb->workspace);
+        /* what git's configuration and --protect name (runtime/sandbox/gitconf.h) */
+        struct rt_pathlist *lists = NULL;
+        if (r >= 0 && !whole && (r = rt_protect_lists(spec, &lists, err)) >= 0) {
+                size_t off = 0;
+                const char *rel, *why;
+                while (r >= 0 && rt_pathlist_next(&lists[0], &off, &rel, &why))
+                        r = readonly_cb(ro, rel, RT_PROTECT_RO, err);
+        }
+        rt_protect_lists_free(lists);
         return r;
 }
 

@@ -19,6 +19,7 @@
 #include "common/sandbox_dirs.h"
 #include "common/syscall.h"
 #include "runtime/internal.h"
+#include "runtime/sandbox/gitconf.h"
 #include "runtime/session/wsover.h"
 
 /* bwrap uses /tmp as its base path too: in our private mount ns, hiding the host's /tmp
@@ -610,7 +611,8 @@ static int mount_workspace(const struct rt_plan *p, int *stand_in, struct rtn_er
         } else {
                 return 0;
         }
-        return rt_protect_bind(NEWROOT "/workspace", "/workspace", stand_in, protect_slot(p), err);
+        return rt_protect_bind(NEWROOT "/workspace", "/workspace", p->listed ? &p->listed[0] : NULL,
+                               stand_in, protect_slot(p), err);
 }
 
 static int mount_bind(const struct rt_plan *p, size_t i, int *stand_in, struct rtn_error *err) {
@@ -635,7 +637,9 @@ static int mount_bind(const struct rt_plan *p, size_t i, int *stand_in, struct r
                 return r;
         }
         snprintf(dst, sizeof dst, NEWROOT "%s", b->dst);
-        return b->rw ? rt_protect_bind(dst, b->dst, stand_in, protect_slot(p), err) : 0;
+        return b->rw ? rt_protect_bind(dst, b->dst, p->listed ? &p->listed[1 + i] : NULL, stand_in,
+                                       protect_slot(p), err)
+                     : 0;
 }
 
 static int mount_binds(const struct rt_plan *p, struct rtn_error *err) {

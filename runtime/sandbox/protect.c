@@ -23,7 +23,11 @@
  * handler): the walk works in an anonymous mapping and fixed arrays. It is bounded
  * (WALK_ENTRIES_MAX entries, WALK_DEPTH_MAX levels, PROTECT_MAX mounts) and fails closed
  * beyond: the sandbox does not start. What it made is reported to rtn (env_status) in
- * struct rt_protect_bind. --isolation landlock, which has no mounts, runs the same walk
+ * struct rt_protect_bind.
+ * 4. What git's configuration and the user's --protect name (runtime/sandbox/gitconf.h), a
+ *    list rtn made before clone3, is pinned and made read-only the same way, after the walk.
+ *
+ * --isolation landlock, which has no mounts, runs the same walk
  * (rt_protect_walk) in rtn and hands what it found to rtn-init as Landlock exceptions
  * (runtime/sandbox/landlock_only.c). */
 #include <dirent.h>
@@ -38,6 +42,7 @@
 
 #include "common/cleanup.h"
 #include "common/syscall.h"
+#include "runtime/sandbox/gitconf.h"
 #include "runtime/sandbox/hostrun.h"
 #include "runtime/internal.h"
 
@@ -315,8 +320,43 @@ static int apply_cb(void *arg, const char *rel, enum rt_protect_kind kind, struc
         return 0;
 }
 
-int rt_protect_bind(const char *path, const char *shown, int *stand_in, struct rt_protect_bind *ret,
-                    struct rtn_error *err) {
+/* Whether an entry of list before the one at upto lies below dir: dir is pinned already. */
+static bool pinned_before(const struct rt_pathlist *list, const char *upto, const char *dir) {
+        size_t off = 0, n = strlen(dir);
+        const char *rel, *why;
+        while (rt_pathlist_next(list, &off, &rel, &why) && rel != upto)
+                if (!strncmp(rel, dir, n) && rel[n] == '/')
+                        return true;
+        return false;
+}
+
+/* The paths git's configuration and --protect name (runtime/sandbox/gitconf.h), made ready by
+ * rtn before clone3 (each exists, or ends at a symlink): every directory on the way pinned,
+ * then the path itself read-only, or the stand-in over it when it is a symlink. */
+static int protect_listed(struct bind_ctx *c, const struct rt_pathlist *list,
+                          struct rtn_error *err) {
+        size_t off = 0;
+        const char *rel, *why;
+        char dir[PATH_MAX];
+        int r = 0;
+        while (r >= 0 && rt_pathlist_next(list, &off, &rel, &why)) {
+                for (const char *s = strchr(rel, '/'); r >= 0 && s; s = strchr(s + 1, '/')) {
+                        snprintf(dir, sizeof dir, "%.*s", (int)(s - rel), rel);
+                        if (!pinned_before(list, rel, dir))
+                                r = apply_cb(c, dir, RT_PROTECT_PIN, err);
+                }
+                struct stat st;
+                if (r >= 0 && fstatat(c->top, rel, &st, AT_SYMLINK_NOFOLLOW) < 0)
+                        r = rtn_err(err, errno, "protect %s/%s (%s)", c->shown, rel, why);
+                if (r >= 0)
+                        r = apply_cb(c, rel, S_ISLNK(st.st_mode) ? RT_PROTECT_LINK : RT_PROTECT_RO,
+                                     err);
+        }
+        return r;
+}
+
+int rt_protect_bind(const char *path, const char *shown, const struct rt_pathlist *listed,
+                    int *stand_in, struct rt_protect_bind *ret, struct rtn_error *err) {
         memset(ret, 0, sizeof *ret);
         snprintf(ret->mount_point, sizeof ret->mount_point, "%s", shown);
         _cleanup_close_ int top = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -325,6 +365,8 @@ int rt_protect_bind(const char *path, const char *shown, int *stand_in, struct r
         struct bind_ctx c = {.top = top, .stand_in = stand_in, .shown = shown, .report = ret};
         bool whole = false;
         int r = rt_protect_walk(top, shown, apply_cb, &c, &whole, err);
+        if (r >= 0 && !whole && listed)
+                r = protect_listed(&c, listed, err);
         if (r >= 0 && whole) {
                 /* The bind is a git dir itself (a bare repository): all of it read-only. */
                 struct mount_attr a = {.attr_set = MOUNT_ATTR_RDONLY};

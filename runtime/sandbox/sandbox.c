@@ -32,6 +32,7 @@
 #include "common/syscall.h"
 #include "netns/netns.h"
 #include "runtime/internal.h"
+#include "runtime/session/wsgit.h"
 #include "runtime/session/wsover.h"
 
 #define RT_GO 'G'
@@ -604,6 +605,8 @@ static void close_trees(struct rt_plan *p) {
         p->workspace_tree = rtn_safe_close(p->workspace_tree);
         for (size_t i = 0; i < RT_MAX_BINDS; i++)
                 p->bind_trees[i] = rtn_safe_close(p->bind_trees[i]);
+        rt_protect_lists_free(p->listed);
+        p->listed = NULL;
 }
 
 int rt_sandbox_start(const struct rt_spec *spec, struct rt_sandbox *ret, struct rtn_error *err) {
@@ -654,11 +657,15 @@ static int plan_prepare(const struct rt_spec *spec, struct rt_sandbox *sb, struc
         p->home = sb->home;
         char wsroot[32];
         if ((spec->workspace && spec->workspace_mode == RT_WS_OVERLAY && spec->ws_dir &&
-             (r = rt_ws_prepare(spec->ws_dir, rt_ws_root(wsroot, spec->upper_fs), spec->workspace,
-                                &sb->idmap, err)) < 0) ||
+             ((r = rt_ws_prepare(spec->ws_dir, rt_ws_root(wsroot, spec->upper_fs), spec->workspace,
+                                 &sb->idmap, err)) < 0 ||
+              (r = rt_ws_protect_save(spec->ws_dir, spec->workspace, spec->protect, spec->nprotect,
+                                      err)) < 0)) ||
             (sb->idmap.mode == RT_IDMAP_ROOT && spec->workspace &&
              (r = workspace_tree(spec, p, err)) < 0) ||
-            (r = bind_trees(spec, p, err)) < 0 || (r = p->init_fd = rt_init_memfd_new(err)) < 0) {
+            (r = bind_trees(spec, p, err)) < 0 ||
+            (r = rt_protect_lists(spec, &p->listed, err)) < 0 ||
+            (r = p->init_fd = rt_init_memfd_new(err)) < 0) {
                 close_trees(p);
                 unmap_protect(sb);
                 return r;

@@ -198,6 +198,16 @@ int rt_spec_opt(int c, const char *arg, struct rt_spec *s, struct rt_spec_opts *
         case RT_OPT_ENV_FILE:
                 r = parse_env_file(arg, o, err);
                 break;
+        case RT_OPT_PROTECT:
+                if (s->nprotect >= RT_PROTECT_PATHS_MAX)
+                        return rtn_errx(err, E2BIG, "--protect: at most %d paths",
+                                        RT_PROTECT_PATHS_MAX);
+                if (!*arg)
+                        return rtn_errx(err, EINVAL, "--protect wants a path");
+                o->protect[s->nprotect++] = arg;
+                s->protect = o->protect;
+                r = 0;
+                break;
         case RT_OPT_ALLOW_PTRACE:
                 s->allow_ptrace = true;
                 r = 0;

@@ -25,6 +25,7 @@ enum {
         RT_OPT_SECRET,
         RT_OPT_SECRET_FILE,
         RT_OPT_SECRET_HEADER,
+        RT_OPT_PROTECT,
 };
 
 /* Entries for a command's struct option table. */
@@ -40,8 +41,9 @@ enum {
                 {"net-policy", required_argument, NULL, RT_OPT_NET_POLICY},                        \
                 {"publish", required_argument, NULL, RT_OPT_PUBLISH},                              \
                 {"secret", required_argument, NULL, RT_OPT_SECRET},                                \
-                {"secret-file", required_argument, NULL, RT_OPT_SECRET_FILE}, {                    \
-                "secret-header", required_argument, NULL, RT_OPT_SECRET_HEADER                     \
+                {"secret-file", required_argument, NULL, RT_OPT_SECRET_FILE},                      \
+                {"secret-header", required_argument, NULL, RT_OPT_SECRET_HEADER}, {                \
+                "protect", required_argument, NULL, RT_OPT_PROTECT                                 \
         }
 
 #define RT_SPEC_USAGE                                                                              \
@@ -79,6 +81,9 @@ enum {
         "                        forward connections to ADDR:HOSTPORT on the host (ADDR\n"         \
         "                        127.0.0.1 by default) to SANDBOXPORT on the sandbox's\n"          \
         "                        loopback; repeatable (docs/network.md)\n"                         \
+        "  --protect PATH        keep PATH (relative to the workspace, or absolute below it or\n"  \
+        "                        a read-write --bind) read-only inside, and refused by rtn\n"      \
+        "                        apply, as the files git's configuration names are; repeatable\n"  \
         "  --isolation MODE      full (default); landlock: no namespaces, Landlock+seccomp "       \
         "only;\n"                                                                                  \
         "                        namespaces: no Landlock (both weaker, reported on stderr).\n"     \
@@ -95,6 +100,7 @@ struct rt_spec_opts {
         struct netns_secrets secrets; /* --secret, --secret-file, --secret-header */
         struct netns_port publish[NETNS_PUBLISH_MAX]; /* --publish */
         size_t npublish;
+        const char *protect[RT_PROTECT_PATHS_MAX]; /* --protect, in spec.protect */
         bool isolation_asked; /* --isolation given: no automatic choice */
         char isolation_auto[320]; /* why rtn chose the Landlock mode by itself, or "" */
 };

@@ -23,6 +23,7 @@
 
 #include "common/cleanup.h"
 #include "runtime/sandbox/hostrun.h"
+#include "runtime/session/wsgit.h"
 #include "runtime/session/wswalk.h"
 
 struct apply {
@@ -39,6 +40,7 @@ struct apply {
         rt_ws_apply_fn fn;
         void *ud;
         char why[512]; /* a reason formatted for refuse */
+        struct rt_pathlist git; /* what git's configuration names, once applied (wsgit.h) */
 };
 
 static int refuse(struct apply *a, enum rt_ws_change what, const char *fmt, ...)
@@ -98,7 +100,7 @@ static const char *subtree_refusal(struct apply *a, int hdir, const char *name, 
                 const struct rt_hostrun *h = prev < 0 ? NULL : rt_hostrun_match(a->p.buf);
                 if (prev < 0)
                         why = "a path below it is too long";
-                else if (h)
+                else if (h || rt_pathlist_match(&a->git, a->p.buf, true))
                         why = "it holds a file host programs run by themselves";
                 else if (fstatat(d, v[i], &sb, AT_SYMLINK_NOFOLLOW) < 0)
                         why = "its host directory cannot be read";
@@ -162,8 +164,11 @@ static const char *link_refusal(struct apply *a, const char *target) {
                 s += strspn(s, "/");
         }
         const struct rt_hostrun *h = rt_hostrun_match(norm);
+        const char *git = rt_pathlist_match(&a->git, norm, true);
+        if (!h && git)
+                snprintf(a->why, sizeof a->why, "a symlink into a protected path: %s", git);
         if (!h)
-                return NULL;
+                return git ? a->why : NULL;
         snprintf(a->why, sizeof a->why, "a symlink into %s, which is protected: %s", h->name,
                  h->why);
         return a->why;
@@ -372,8 +377,11 @@ static const char *type_refusal(enum ws_type t) {
 /* A host entry an opaque directory hides, or a whiteout's: deleted after the checks. */
 static int apply_delete(struct apply *a, int hdir, const char *name, const struct stat *hst) {
         const struct rt_hostrun *h = rt_hostrun_match(a->p.buf);
+        const char *git = rt_pathlist_match(&a->git, a->p.buf, false);
         if (h)
                 return refuse(a, RT_WS_DELETED, "protected (%s): %s", h->name, h->why);
+        if (git)
+                return refuse(a, RT_WS_DELETED, "protected: %s", git);
         const char *why = host_refusal(a, hdir, name, hst, false);
         if (why)
                 return refuse(a, RT_WS_DELETED, "%s", why);
@@ -486,6 +494,9 @@ static int apply_one(struct apply *a, int udir, int hdir, const char *name, unsi
         const struct rt_hostrun *h = rt_hostrun_match(a->p.buf);
         if (h)
                 return refuse(a, what, "protected (%s): %s", h->name, h->why);
+        const char *git = rt_pathlist_match(&a->git, a->p.buf, e.type == WS_DIR);
+        if (git)
+                return refuse(a, what, "protected: %s", git);
         const char *t = type_refusal(e.type);
         if (t)
                 return refuse(a, what, "%s", t);
@@ -582,6 +593,10 @@ int rt_ws_apply(const char *dir, const char *root, bool dry_run, rt_ws_apply_fn 
         a->gid = top.st_gid;
         a->fn = fn;
         a->ud = ud;
+        if ((r = ws_git_paths(dir, st.host, upper, &a->git, err)) < 0) {
+                rtn_err_wrap(err, "apply the workspace's changes");
+                goto out;
+        }
         r = apply_dir(a, upper, host, false, 0);
         if (r < 0)
                 rtn_err(err, r, "apply the workspace's changes to %s", st.host);
@@ -597,6 +612,8 @@ int rt_ws_apply(const char *dir, const char *root, bool dry_run, rt_ws_apply_fn 
         if (r >= 0)
                 r = a->refused;
 out:
+        if (a)
+                rt_pathlist_free(&a->git);
         free(a);
         close(host);
         close(upper);

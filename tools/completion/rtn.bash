@@ -8,7 +8,7 @@ _rtn_verbs="exec serve probe ps env commit log reflog diff reset rollback gc exp
 # The options a verb takes, as its --help lists them.
 _rtn_verb_options() {
         local store="--data-dir --env --help"
-        local spec="--setenv --env-file --allow-ptrace --upper-size --pids-max --memory-max --isolation --allow-net --net-policy --publish --secret --secret-file --secret-header"
+        local spec="--setenv --env-file --allow-ptrace --upper-size --pids-max --memory-max --isolation --allow-net --net-policy --publish --secret --secret-file --secret-header --protect"
         case $1 in
         exec) echo "--rootfs --workspace --workspace-mode --bind --cwd --net --hostname --timeout $spec -t --tty --quiet --env --keep --commit -m --message --data-dir --help" ;;
         serve) echo "--data-dir --env --rootfs --allow-host --workspace --workspace-mode --bind --hostname --net --timeout --max-output --http-tools --max-sandboxes --http --token-file --idle-timeout --max-sessions --allow-origin --http-public $spec --help" ;;

@@ -1,0 +1,216 @@
+#!/usr/bin/env bash
+# Protection that follows git's configuration (docs/security-invariants.md, 13 and 16). A
+# repository's own configuration can point git at files of the work tree: hooks
+# (core.hooksPath), more configuration (include.path, includeIf, config.worktree), programs
+# (core.fsmonitor, filter drivers, textconv, aliases, the pager). The agent plants a program
+# there; the owner's next git command must not run it, whether the workspace is live (the
+# write fails) or an overlay whose changes `rtn apply` writes back (refused, with the reason).
+# Each case is checked by running the real git as the owner afterwards. --protect PATH adds the
+# user's own paths the same way.
+. "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/seclib.bash"
+t_need_rtn
+command -v git >/dev/null || {
+        echo "skip gitconf.sh: git is not installed"
+        exit 0
+}
+
+OV_OPTS=()
+
+# A repository at $WS with one commit, a HOME of the case's own (its .gitconfig is the global
+# configuration rtn reads too), and the program the agent plants: it leaves $MARK.
+setup() {
+        export HOME=$T_TMP/home GIT_CONFIG_NOSYSTEM=1
+        mkdir -p "$HOME"
+        printf '[user]\n\tname = t\n\temail = t@t\n[safe]\n\tdirectory = *\n' >"$HOME/.gitconfig"
+        WS=$T_TMP/ws
+        MARK=$T_TMP/PWNED
+        git init -q "$WS" && echo a >"$WS/a.txt" && git -C "$WS" add a.txt &&
+                git -C "$WS" commit -q -m init || t_fail "git init"
+}
+
+# plant PATH...: the agent's script that writes the marking program at each PATH (relative
+# to /workspace), making its directories.
+plant() {
+        local p s=
+        for p in "$@"; do
+                s="$s mkdir -p \$(dirname $p) 2>/dev/null; printf '#!/bin/sh\ntouch $MARK\n' >$p && chmod +x $p;"
+        done
+        echo "$s true"
+}
+
+# owner_git CMD: the owner's git in $WS afterwards (under a terminal, for the pager); the
+# planted program must not have run.
+owner_git() {
+        (cd "$WS" && script -qec "$1" /dev/null >/dev/null 2>&1 </dev/null) || true
+        t_no_file "$MARK"
+}
+
+# live SCRIPT CMD: SCRIPT in a live workspace (to its end), then the owner's CMD.
+live() {
+        t_exec --workspace "$WS" -- sh -c "$1; echo SCRIPT-ENDED"
+        t_stdout_has SCRIPT-ENDED
+        owner_git "$2"
+}
+
+# overlay SCRIPT CMD PATH...: SCRIPT in an overlay workspace, its changes kept; rtn apply
+# refuses each PATH as protected by what names it; then the owner's CMD.
+overlay() {
+        local script=$1 cmd=$2 p
+        shift 2
+        t_exec --keep --quiet --workspace "$WS" --workspace-mode overlay "${OV_OPTS[@]}" -- sh -c "$script"
+        t_exit_is 0
+        t_cmd timeout 60 "$RTN" apply
+        t_exit_is 1
+        for p in "$@"; do
+                grep -F " /workspace/$p: " "$T_OUT_FILE" | grep -qE "protected: (git's|--protect)" ||
+                        t_fail "/workspace/$p not refused as protected: $(cat "$T_OUT_FILE")"
+        done
+        owner_git "$cmd"
+}
+
+# both SCRIPT CMD PATH...: the same attack through a live and an overlay workspace.
+both() {
+        local snap=$T_TMP/snap
+        cp -a "$WS" "$snap"
+        live "$1" "$2"
+        rm -rf "$WS" && mv "$snap" "$WS"
+        overlay "$@"
+}
+
+# The husky layout: core.hooksPath=.githooks, which does not exist yet.
+hooks_path() {
+        setup
+        git -C "$WS" config core.hooksPath .githooks
+        both "$(plant .githooks/pre-commit)" "git commit -q --allow-empty -m x" .githooks
+}
+
+# core.hooksPath as an absolute path inside the workspace, the directory there already.
+hooks_path_absolute() {
+        setup
+        mkdir -p "$WS/hooks"
+        git -C "$WS" config core.hooksPath "$WS/hooks"
+        both "$(plant hooks/pre-commit)" "git commit -q --allow-empty -m x" hooks
+}
+
+# include.path=../tools/git.conf: the agent writes core.fsmonitor into the included file.
+include_fsmonitor() {
+        setup
+        mkdir -p "$WS/tools"
+        : >"$WS/tools/git.conf"
+        git -C "$WS" config include.path ../tools/git.conf
+        both "$(plant mon.sh); printf '[core]\n\tfsmonitor = ./mon.sh\n' >tools/git.conf" \
+                "git status" tools/git.conf
+}
+
+# core.hooksPath set by an included file (lower case, legacy section form).
+hooks_path_included() {
+        setup
+        mkdir -p "$WS/conf"
+        printf '[CORE]\n  HooksPath = "./.husky" ; husky\n' >"$WS/conf/git.conf"
+        printf '[include]\n\tpath = ../conf/git.conf\n' >>"$WS/.git/config"
+        both "$(plant .husky/pre-commit)" "git commit -q --allow-empty -m x" .husky
+}
+
+# includeIf "gitdir:..." from the global configuration names a file in the workspace.
+include_if_gitdir() {
+        setup
+        mkdir -p "$WS/cfg"
+        printf '[includeIf "gitdir:%s/"]\n\tpath = %s/cfg/extra.conf\n' "$WS" "$WS" >>"$HOME/.gitconfig"
+        both "$(plant run.sh); printf '[alias]\n\tst = !./run.sh\n' >cfg/extra.conf" "git st" \
+                cfg/extra.conf
+}
+
+# A worktree's config.worktree (extensions.worktreeConfig) names its hooks.
+worktree_config() {
+        setup
+        git -C "$WS" config extensions.worktreeConfig true
+        git -C "$WS" worktree add -q "$WS/wt" 2>/dev/null || t_fail "git worktree add"
+        git -C "$WS/wt" config --worktree core.hooksPath hooks-wt
+        local snap=$T_TMP/snap
+        live "$(plant wt/hooks-wt/pre-commit)" "cd wt && git commit -q --allow-empty -m x"
+        overlay "$(plant wt/hooks-wt/pre-commit)" "cd wt && git commit -q --allow-empty -m x" \
+                wt/hooks-wt
+}
+
+# core.fsmonitor as a path of the work tree.
+fsmonitor_path() {
+        setup
+        mkdir -p "$WS/tools"
+        git -C "$WS" config core.fsmonitor tools/mon.sh
+        both "$(plant tools/mon.sh)" "git status" tools/mon.sh
+}
+
+# A clean filter that .gitattributes selects, in a directory that does not exist yet.
+filter_clean() {
+        setup
+        git -C "$WS" config filter.x.clean ./scripts/clean
+        echo '*.txt filter=x' >"$WS/.gitattributes"
+        echo b >"$WS/a.txt"
+        both "$(plant scripts/clean)" "git add -A" scripts/clean
+}
+
+# An alias that runs a program of the work tree.
+alias_bang() {
+        setup
+        mkdir -p "$WS/tools"
+        git -C "$WS" config alias.st '!./tools/st'
+        both "$(plant tools/st)" "git st" tools/st
+}
+
+# The pager, and a textconv driver.
+pager_textconv() {
+        setup
+        git -C "$WS" config core.pager ./p
+        git -C "$WS" config diff.x.textconv "sh ./conv"
+        echo '*.txt diff=x' >"$WS/.gitattributes"
+        echo b >"$WS/a.txt"
+        both "$(plant p conv)" "git -p log; git diff" p
+        grep -qF " /workspace/conv: " "$T_OUT_FILE" || t_fail "conv not refused"
+}
+
+# --isolation landlock (no mounts: Landlock keeps the paths read-only), as the caller.
+landlock_mode() {
+        [ "$(id -u)" != 0 ] || t_skip "as root the agent is another uid than the workspace's owner (see landlock_mode.sh)"
+        setup
+        mkdir -p "$WS/tools"
+        git -C "$WS" config core.hooksPath .githooks
+        git -C "$WS" config core.fsmonitor tools/mon.sh
+        t_exec --isolation landlock --workspace "$WS" -- sh -c "$(plant .githooks/pre-commit tools/mon.sh); echo SCRIPT-ENDED"
+        t_stdout_has SCRIPT-ENDED
+        owner_git "git status; git commit -q --allow-empty -m x"
+}
+
+# --protect PATH: the user's own, live and (refused with that reason) overlay, where a later
+# rtn apply still knows it.
+user_protect() {
+        setup
+        OV_OPTS=(--protect "$WS/deploy")
+        mkdir -p "$WS/deploy"
+        echo ok >"$WS/deploy/run.sh"
+        t_exec --workspace "$WS" --protect deploy -- sh -c 'echo evil >deploy/run.sh; echo x >deploy/new; echo ok >other; echo SCRIPT-ENDED'
+        t_stdout_has SCRIPT-ENDED
+        [ "$(cat "$WS/deploy/run.sh")" = ok ] || t_fail "deploy/run.sh changed"
+        t_no_file "$WS/deploy/new"
+        t_file_exists "$WS/other"
+        t_exec --workspace "$WS" --protect /etc -- true
+        t_exit_is 125
+        t_stderr_has "not below the workspace"
+        overlay 'echo evil >deploy/run.sh; echo ok >other2' "true" deploy
+        [ "$(cat "$WS/deploy/run.sh")" = ok ] || t_fail "deploy/run.sh changed by apply"
+        t_file_exists "$WS/other2"
+}
+
+t_run hooks_path hooks_path
+t_run hooks_path_absolute hooks_path_absolute
+t_run include_fsmonitor include_fsmonitor
+t_run hooks_path_included hooks_path_included
+t_run include_if_gitdir include_if_gitdir
+t_run worktree_config worktree_config
+t_run fsmonitor_path fsmonitor_path
+t_run filter_clean filter_clean
+t_run alias_bang alias_bang
+t_run pager_textconv pager_textconv
+t_run landlock_mode landlock_mode
+t_run user_protect user_protect
+t_done
