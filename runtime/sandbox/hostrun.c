@@ -51,7 +51,8 @@ const struct rt_hostrun rt_hostrun_names[] = {
         /* git hook frameworks: once installed as hooks, they read their commands from here */
         {".pre-commit-config.yaml", "pre-commit",
          "pre-commit runs the hooks it names on git commit"},
-        {"lefthook*", "lefthook", "lefthook runs the commands it names on git commit and push"},
+        {"lefthook.*", "lefthook", "lefthook runs the commands it names on git commit and push"},
+        {"lefthook-local.*", "lefthook", "lefthook runs the commands it names on git commit"},
         {".lefthook*", "lefthook", "lefthook runs the commands and scripts it names on git commit"},
         {".husky", "husky", "husky's git hooks run the scripts there on git commit and push"},
         {".overcommit.yml", "overcommit", "overcommit runs the hooks it names on git commit"},

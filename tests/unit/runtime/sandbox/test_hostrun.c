@@ -81,8 +81,8 @@ Test(rt_hostrun_match, known_files) {
         static const char *const cases[][2] = {
                 {"sub/deeper/.git/hooks/pre-commit", ".git"},
                 {".pre-commit-config.yaml", ".pre-commit-config.yaml"},
-                {"lefthook.yml", "lefthook*"},
-                {"pkg/lefthook-local.yml", "lefthook*"},
+                {"lefthook.yml", "lefthook.*"},
+                {"pkg/lefthook-local.yml", "lefthook-local.*"},
                 {".lefthook.yml", ".lefthook*"},
                 {".lefthook/pre-commit/x.sh", ".lefthook*"},
                 {".husky/pre-commit", ".husky"},
@@ -173,5 +173,6 @@ Test(rt_hostrun_name, lengths) {
         cr_assert_not_null(rt_hostrun_name(".gitx", 4));
         cr_assert_null(rt_hostrun_name(".git", 3));
         cr_assert_not_null(rt_hostrun_name("LEFTHOOK.yml", 12));
+        cr_assert_null(rt_hostrun_name("lefthook", 8)); /* the npm package, not its config */
         cr_assert_null(rt_hostrun_name("config.toml", 11)); /* only with .cargo/ before it */
 }
