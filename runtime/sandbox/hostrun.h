@@ -21,6 +21,9 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <time.h>
+
+#include "common/err.h"
 
 struct rt_hostrun {
         const char *name; /* the pattern, e.g. ".git" or ".cargo/config*" */
@@ -51,3 +54,11 @@ const struct rt_hostrun *rt_hostrun_match(const char *rel);
  * registry's file through it from anywhere the link points. The entry, or NULL. */
 const struct rt_hostrun *rt_hostrun_on_way(const char *dir, size_t dir_len, const char *name,
                                            size_t name_len);
+
+/* The registry's files (and git dirs) in the host directory dir, walked whole as a live bind
+ * is, whose status changed at or after since: what a command made in a live workspace, which
+ * the walk at its start could not protect. fn gets each path (relative to dir) and its entry;
+ * non-zero from it stops the walk and is returned. */
+typedef int (*rt_hostrun_found_fn)(const char *rel, const struct rt_hostrun *h, void *ud);
+int rt_hostrun_since(const char *dir, const struct timespec *since, rt_hostrun_found_fn fn,
+                     void *ud, struct rtn_error *err);

@@ -259,6 +259,25 @@ hostrun_families() {
         t_no_file "$mark"
 }
 
+# What live mode cannot stop: a registry file the agent creates where there was none reaches
+# the host (a read-only bind needs a file to cover). rtn exec names each one when the command
+# ends, with the tool that reads it, and none that was there before and left alone.
+hostrun_created_live() {
+        command -v python3 >/dev/null || t_skip "python3 is not installed"
+        local ws=$T_TMP/ws site=.venv/lib/python3.11/site-packages
+        mkdir -p "$ws/$site" "$ws/src"
+        echo '[tools]' >"$ws/mise.toml"
+        echo '# old' >"$ws/$site/old.pth"
+        in_sandbox --workspace "$ws" -- "printf 'repos: []\n' >.pre-commit-config.yaml;
+                echo 'import os' >$site/new.pth; mkdir -p sub/.cargo; echo '[build]' >sub/.cargo/config.toml;
+                echo x >src/main.c"
+        t_stderr_has "WARNING: the command made or changed /workspace/.pre-commit-config.yaml, which a host program runs by itself (.pre-commit-config.yaml: pre-commit runs"
+        t_stderr_has "WARNING: the command made or changed /workspace/$site/new.pth, which"
+        t_stderr_has "WARNING: the command made or changed /workspace/sub/.cargo/config.toml, which"
+        grep -q 'old.pth\|mise.toml\|main.c' "$T_ERR_FILE" && t_fail "named what it did not make: $(cat "$T_ERR_FILE")"
+        true
+}
+
 # The same protections hold in a read-write --bind.
 git_in_rw_bind() {
         need_git
@@ -378,6 +397,7 @@ t_run git_gitfile git_gitfile
 t_run git_cousins git_cousins
 t_run hostrun_files hostrun_files
 t_run hostrun_families hostrun_families
+t_run hostrun_created_live hostrun_created_live
 t_run git_in_rw_bind git_in_rw_bind
 t_run git_reads_inside git_reads_inside
 t_run landlock_mode_protects landlock_mode_protects
