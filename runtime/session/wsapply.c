@@ -70,6 +70,9 @@ static const struct rt_hostrun *on_way(const struct apply *a) {
         return rt_hostrun_on_way(a->p.buf, dlen, name, strlen(name));
 }
 
+static int refuse(struct apply *a, enum rt_ws_change what, const char *fmt, ...)
+        __attribute__((format(printf, 3, 4)));
+
 /* Reports a refusal of the entry at a->p; returns 1 (one refusal) for the callers to add. */
 static int refuse(struct apply *a, enum rt_ws_change what, const char *fmt, ...) {
         char why[sizeof a->why];
