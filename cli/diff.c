@@ -86,9 +86,8 @@ static int side_fd(const struct rt_ws_side *sd) {
 /* One line of diff's output: what the agent wrote is escaped (common/term.h), tabs kept. */
 static void print_line(const char *line, size_t n) {
         for (size_t i = 0; i <= n;) {
-                size_t seg = strcspn(line + i, "\t");
-                if (seg > n - i)
-                        seg = n - i;
+                const char *tab = memchr(line + i, '\t', n - i);
+                size_t seg = tab ? (size_t)(tab - line) - i : n - i;
                 char *buf = NULL;
                 size_t cap = rtn_term_escape(line + i, seg, 0, NULL, 0) + 1;
                 if ((buf = malloc(cap))) {
