@@ -1,16 +1,22 @@
-/* `rtn apply [--dry-run]`: writes the overlay workspace's pending changes to its host dir. */
+/* `rtn apply [--dry-run] [--allow-protected PATH...]`: writes the overlay workspace's pending
+ * changes to its host dir. Only here, on the user's command line, can a file of the registry of
+ * host-run files be written (runtime/sandbox/hostrun.h): workspace_apply, which the agent calls,
+ * has no such argument. */
 #include "cli/cli.h"
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "common/cleanup.h"
+#include "common/usage.h"
 #include "runtime/session/pending.h"
 #include "runtime/session/wsover.h"
 #include "cli/storeopts.h"
 
 struct apply_out {
-        unsigned applied, refused;
+        unsigned applied, refused, protected;
         bool dry_run;
 };
 
@@ -25,6 +31,7 @@ static int print_applied(enum rt_ws_change what, const char *path, const char *r
                 return 0;
         }
         o->refused++;
+        o->protected += !strncmp(reason, "protected (", 11) || strstr(reason, "protected:");
         printf("refused %c ", (char)what);
         if (cli_print_path("/workspace/", path) < 0)
                 return -ENOMEM;
@@ -35,23 +42,59 @@ static int print_applied(enum rt_ws_change what, const char *path, const char *r
 static const struct cli_store_verb apply_verb = {
         .name = "apply",
         .shorts = "",
-        .longopts = "dry-run",
+        .longopts = "dry-run allow-protected",
         .usage = "usage: rtn apply [--data-dir DIR] [--env NAME] [--dry-run]\n"
+                 "                 [--allow-protected PATH...]\n"
                  "Writes the pending /workspace changes to the workspace's host dir.\n"
-                 "  --dry-run             list what would be written, write "
-                 "nothing\n" CLI_STORE_OPTS_USAGE,
+                 "  --dry-run             list what would be written, write nothing\n"
+                 "  --allow-protected PATH...\n"
+                 "                        also write these files that host programs run\n"
+                 "                        (refused as protected), and what is below them;\n"
+                 "                        review them first with rtn diff "
+                 "PATH\n" CLI_STORE_OPTS_USAGE,
         .min_ops = 0,
-        .max_ops = 0,
+        .max_ops = 4096,
         .operand = "",
 };
+
+static int apply(const struct cli_store_opts *op, const char *const *allow, size_t nallow);
 
 int rt_cmd_apply(int argc, char **argv) {
         struct cli_store_opts o;
         struct rtn_error err = {0};
-        struct store *s;
         int code = cli_store_parse(argc, argv, &apply_verb, &o);
         if (code >= 0)
                 return code;
+        int nallow = argc - o.positional;
+        if (nallow && !o.allow_protected)
+                return rtn_usage_error("apply", "unexpected operand '%s'", argv[o.positional]);
+        if (!nallow && o.allow_protected)
+                return rtn_usage_error("apply", "--allow-protected wants the paths to write");
+        const char **allow = calloc((size_t)nallow + 1, sizeof *allow);
+        for (int i = 0; allow && i < nallow; i++)
+                if (!(allow[i] = cli_ws_path(argv[o.positional + i]))) {
+                        code = rtn_usage_error("apply", "'%s' is not a path in the workspace",
+                                               argv[o.positional + i]);
+                        for (int j = 0; j < i; j++)
+                                free((char *)allow[j]);
+                        free(allow);
+                        return code;
+                }
+        if (!allow) {
+                rtn_errx(&err, ENOMEM, "out of memory");
+                return cli_store_fail(&o, &err);
+        }
+        code = apply(&o, allow, (size_t)nallow);
+        for (int i = 0; i < nallow; i++)
+                free((char *)allow[i]);
+        free(allow);
+        return code;
+}
+
+static int apply(const struct cli_store_opts *op, const char *const *allow, size_t nallow) {
+        struct cli_store_opts o = *op;
+        struct rtn_error err = {0};
+        struct store *s;
         if (cli_store_open(&o, false, &s, &err) < 0)
                 return cli_store_fail(&o, &err);
         /* The pending changes' lock: no rtn exec --keep has the overlay mounted meanwhile. */
@@ -61,7 +104,8 @@ int rt_cmd_apply(int argc, char **argv) {
         struct apply_out out = {.dry_run = o.dry_run};
         if (r == 0) {
                 (void)rt_ws_host(dir, host, sizeof host);
-                r = rt_ws_apply(dir, NULL, o.dry_run, print_applied, &out, &err);
+                r = rt_ws_apply_allow(dir, NULL, o.dry_run, allow, nallow, print_applied, &out,
+                                      &err);
         }
         rtn_safe_close(lock);
         store_close(s);
@@ -75,5 +119,11 @@ int rt_cmd_apply(int argc, char **argv) {
                         o.dry_run ? "would be written to" : "written to", host, out.refused,
                         out.refused ? " (left pending: rtn diff lists them, rtn reset drops them)"
                                     : "");
+        if (out.protected)
+                fprintf(stderr,
+                        "rtn apply: %u refused as protected: files host programs run by "
+                        "themselves. Review one with rtn diff PATH; write it with "
+                        "rtn apply --allow-protected PATH\n",
+                        out.protected);
         return out.refused ? 1 : 0;
 }

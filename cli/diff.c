@@ -1,9 +1,21 @@
-/* `rtn diff [--upper DIR]`: the pending changes, against the environment's tip and, for the
- * overlay workspace, against its host dir. */
+/* `rtn diff [--upper DIR] [PATH...]`: the pending changes, against the environment's tip and,
+ * for the overlay workspace, against its host dir; with PATHs, what the overlay workspace's
+ * changes at those paths hold, as diff(1) -u shows it, for the user to review before
+ * writing one that rtn apply refused. */
 #include "cli/cli.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "common/cleanup.h"
+#include "common/usage.h"
+#include "common/term.h"
 
 #include "runtime/session/pending.h"
 #include "runtime/session/session.h"
@@ -46,14 +58,116 @@ static const struct cli_store_verb diff_verb = {
         .name = "diff",
         .shorts = "",
         .longopts = "upper",
-        .usage = "usage: rtn diff [--data-dir DIR] [--env NAME] [--upper DIR]\n"
+        .usage = "usage: rtn diff [--data-dir DIR] [--env NAME] [--upper DIR] [PATH...]\n"
                  "Lists the pending changes: A added, M modified, D deleted, then the path.\n"
+                 "With PATHs, shows the overlay workspace's changes there (a file, or all in a\n"
+                 "directory) as diff -u does, host side first.\n"
                  "  --upper DIR           list the changes in the upper directory DIR "
                  "instead\n" CLI_STORE_OPTS_USAGE,
         .min_ops = 0,
-        .max_ops = 0,
+        .max_ops = 4096,
         .operand = "",
 };
+
+/* A side as an fd diff(1) can read: the file, or a memfd holding the text (empty: none). */
+static int side_fd(const struct rt_ws_side *sd) {
+        if (sd && sd->fd >= 0)
+                return dup(sd->fd);
+        int fd = memfd_create("rtn-diff", MFD_CLOEXEC);
+        if (fd >= 0 && sd && *sd->text &&
+            (write(fd, sd->text, strlen(sd->text)) < 0 || write(fd, "\n", 1) < 0 ||
+             lseek(fd, 0, SEEK_SET) < 0)) {
+                close(fd);
+                return -1;
+        }
+        return fd;
+}
+
+/* One line of diff's output: what the agent wrote is escaped (common/term.h), tabs kept. */
+static void print_line(const char *line, size_t n) {
+        for (size_t i = 0; i <= n;) {
+                const char *tab = memchr(line + i, '\t', n - i);
+                size_t seg = tab ? (size_t)(tab - line) - i : n - i;
+                char *buf = NULL;
+                size_t cap = rtn_term_escape(line + i, seg, 0, NULL, 0) + 1;
+                if ((buf = malloc(cap))) {
+                        rtn_term_escape(line + i, seg, 0, buf, cap);
+                        fputs(buf, stdout);
+                        free(buf);
+                }
+                i += seg + 1;
+                if (i <= n)
+                        putchar('\t');
+        }
+        putchar('\n');
+}
+
+/* diff -u of the two sides, its output escaped onto stdout. */
+static int show_change(enum rt_ws_change what, const char *path, const struct rt_ws_side *host,
+                       const struct rt_ws_side *upper, void *ud) {
+        char la[4200], lb[4200];
+        snprintf(la, sizeof la, "a/workspace/%s", path);
+        snprintf(lb, sizeof lb, "b/workspace/%s", path);
+        _cleanup_close_ int a = side_fd(host), b = side_fd(upper);
+        int pipefd[2];
+        if (a < 0 || b < 0 || pipe2(pipefd, O_CLOEXEC) < 0)
+                return -errno;
+        fflush(stdout);
+        pid_t pid = fork();
+        if (pid == 0) {
+                if (dup2(a, 100) < 0 || dup2(b, 101) < 0 || dup2(pipefd[1], 1) < 0)
+                        _exit(127);
+                execlp("diff", "diff", "-u", "--label", la, "--label", lb, "/dev/fd/100",
+                       "/dev/fd/101", (char *)NULL);
+                _exit(127);
+        }
+        close(pipefd[1]);
+        if (pid < 0) {
+                close(pipefd[0]);
+                return -errno;
+        }
+        printf("%c ", (char)what);
+        cli_print_path("/workspace/", path);
+        putchar('\n');
+        FILE *f = fdopen(pipefd[0], "r");
+        char *line = NULL;
+        size_t cap = 0;
+        ssize_t n;
+        while (f && (n = getline(&line, &cap, f)) > 0)
+                print_line(line, (size_t)n - (line[n - 1] == '\n'));
+        free(line);
+        if (f)
+                fclose(f);
+        else
+                close(pipefd[0]);
+        int status = 0;
+        while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+                ;
+        if (!WIFEXITED(status) || WEXITSTATUS(status) > 1)
+                return WIFEXITED(status) && WEXITSTATUS(status) == 127 ? -ENOEXEC : -EIO;
+        return 0;
+}
+
+/* rtn diff PATH...: each path's changes in the overlay workspace, shown whole. */
+static int show_paths(struct store *s, const struct cli_store_opts *o, char **paths, int n,
+                      struct rtn_error *err) {
+        char pending[4096];
+        if (!s || rt_pending_path(s, o->env, NULL, pending, sizeof pending) < 0)
+                return rtn_errx(err, ENOENT, "no pending workspace changes");
+        for (int i = 0; i < n; i++) {
+                const char *p = cli_ws_path(paths[i]);
+                if (!p)
+                        return rtn_errx(err, EINVAL, "'%s' is not a path in the workspace",
+                                        paths[i]);
+                int r = rt_ws_show(pending, NULL, p, show_change, NULL, err);
+                free((char *)p);
+                if (r == -ENOEXEC || (r < 0 && err->code == ENOEXEC))
+                        return rtn_errx(err, ENOEXEC, "diff(1) could not run: is it installed?");
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
 
 int rt_cmd_diff(int argc, char **argv) {
         struct cli_store_opts o;
@@ -67,6 +181,14 @@ int rt_cmd_diff(int argc, char **argv) {
         if (!s && o.upper) {
                 rtn_errx(&err, ENOENT, "no store yet: nothing to compare %s with", o.upper);
                 return cli_store_fail(&o, &err);
+        }
+        if (argc > o.positional) {
+                if (o.upper)
+                        return rtn_usage_error("diff", "--upper takes no PATH");
+                int r = show_paths(s, &o, argv + o.positional, argc - o.positional, &err);
+                if (s)
+                        store_close(s);
+                return r < 0 ? cli_store_fail(&o, &err) : 0;
         }
         if (!s) /* no store, so nothing pending */
                 return 0;

@@ -33,6 +33,7 @@
 #include "cli/pump.h"
 #include "runtime/rootfs/rootfs.h"
 #include "runtime/runtime.h"
+#include "runtime/sandbox/hostrun.h"
 #include "runtime/session/pending.h"
 #include "runtime/session/session.h"
 #include "runtime/session/wsover.h"
@@ -640,6 +641,30 @@ static void report_pending(const char *pending, const char *workspace) {
                         n, n == 1 ? "" : "s", workspace);
 }
 
+static int warn_hostrun(const char *rel, const struct rt_hostrun *h, void *ud) {
+        unsigned *n = ud;
+        if ((*n)++ < 32)
+                rtn_term_printf(stderr,
+                                "rtn exec: WARNING: the command made or changed /workspace/%s, "
+                                "which a host program runs by itself (%s: %s); review it\n",
+                                rel, h->name, h->why);
+        return 0;
+}
+
+/* A live workspace: the files of the registry of host-run files the command made, which the
+ * walk at the start could not make read-only (docs/security-invariants.md, 13). */
+static void report_hostrun(const char *workspace, const struct timespec *started) {
+        struct rtn_error err = {0};
+        unsigned n = 0;
+        if (rt_hostrun_since(workspace, started, warn_hostrun, &n, &err) < 0)
+                rtn_term_printf(stderr,
+                                "rtn exec: WARNING: could not look for files host programs run "
+                                "that the command made: %s\n",
+                                err.msg);
+        else if (n > 32)
+                fprintf(stderr, "rtn exec: WARNING: %u more such files\n", n - 32);
+}
+
 /* One line per system call the filter blocked (docs/policy.md, "Visibility"), after the
  * command's own output, on stderr only. */
 static void report_blocked(const struct rt_blocked *b) {
@@ -747,6 +772,8 @@ int rt_cmd_exec(int argc, char **argv) {
         if (r == 0 && o.so.npublish)
                 r = netns_publish_new(o.so.publish, o.so.npublish, &publish, &err);
         struct queued q = {&run, &o};
+        struct timespec started; /* coarse, as the ctimes report_hostrun compares with it */
+        clock_gettime(CLOCK_REALTIME_COARSE, &started);
         if (r == 0)
                 r = rt_sandbox_start_queued(&o.spec, &run.sb, send_command, &q, &err);
         if (r == 0)
@@ -784,6 +811,8 @@ int rt_cmd_exec(int argc, char **argv) {
         }
         if (o.spec.workspace_mode == RT_WS_OVERLAY && o.keep && !o.quiet)
                 report_pending(es.pending, o.spec.workspace);
+        if (o.spec.workspace && o.spec.workspace_mode == RT_WS_LIVE)
+                report_hostrun(o.spec.workspace, &started);
         report_violation(run.wait_status, o.argv[0]);
         if (!o.quiet) {
                 report_blocked(&run.blocked);

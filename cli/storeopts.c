@@ -17,7 +17,15 @@
 
 #define REFLOG_DAYS_MAX 36500
 
-enum { OPT_DATA_DIR = 256, OPT_ENV, OPT_UPPER, OPT_MAX_BYTES, OPT_DRY_RUN, OPT_REFLOG_DAYS };
+enum {
+        OPT_DATA_DIR = 256,
+        OPT_ENV,
+        OPT_UPPER,
+        OPT_MAX_BYTES,
+        OPT_DRY_RUN,
+        OPT_REFLOG_DAYS,
+        OPT_ALLOW_PROTECTED
+};
 
 /* The options every store verb takes, then the verb's own (cli_store_verb.longopts). */
 static const struct option common_longopts[] = {
@@ -32,6 +40,7 @@ static const struct option verb_longopts[] = {
         {"max-bytes", required_argument, NULL, OPT_MAX_BYTES},
         {"dry-run", no_argument, NULL, OPT_DRY_RUN},
         {"reflog-days", required_argument, NULL, OPT_REFLOG_DAYS},
+        {"allow-protected", no_argument, NULL, OPT_ALLOW_PROTECTED},
 };
 
 #define NCOMMON (sizeof common_longopts / sizeof common_longopts[0])
@@ -84,6 +93,9 @@ static int set_opt(const struct cli_store_verb *v, int c, struct cli_store_opts 
                 return -1;
         case OPT_DRY_RUN:
                 o->dry_run = true;
+                return -1;
+        case OPT_ALLOW_PROTECTED:
+                o->allow_protected = true;
                 return -1;
         case OPT_REFLOG_DAYS: {
                 long d = strtol(optarg, &end, 10);
@@ -190,4 +202,38 @@ int cli_print_path(const char *prefix, const char *path) {
                 return -ENOMEM;
         rtn_term_fputs(stdout, abs, RTN_TERM_QUOTE);
         return 0;
+}
+
+const char *cli_ws_path(const char *arg) {
+        static const char top[] = "/workspace";
+        const char *p = arg;
+        if (!strncmp(p, top, sizeof top - 1) && (!p[sizeof top - 1] || p[sizeof top - 1] == '/'))
+                p += sizeof top - 1;
+        size_t n = 0;
+        for (const char *c = p; *c;) {
+                c += strspn(c, "/");
+                size_t len = strcspn(c, "/");
+                if (len == 2 && !strncmp(c, "..", 2))
+                        return NULL;
+                n += len && !(len == 1 && *c == '.');
+                c += len;
+        }
+        if (!n)
+                return NULL;
+        char *out = strdup(p), *w = out;
+        if (!out)
+                return NULL;
+        for (const char *c = p; *c;) {
+                c += strspn(c, "/");
+                size_t len = strcspn(c, "/");
+                if (len && !(len == 1 && *c == '.')) {
+                        if (w != out)
+                                *w++ = '/';
+                        memmove(w, c, len);
+                        w += len;
+                }
+                c += len;
+        }
+        *w = '\0';
+        return out;
 }

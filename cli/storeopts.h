@@ -27,6 +27,7 @@ struct cli_store_opts {
         const char *data_dir, *env, *msg, *upper, *out;
         unsigned long long max_bytes;
         bool dry_run;
+        bool allow_protected; /* rtn apply: write the protected paths its operands name */
         int64_t reflog_expire; /* seconds */
         int positional; /* index of the first operand in argv */
 };
@@ -50,6 +51,11 @@ int cli_store_env_known(const struct cli_store_opts *o, struct store *s, struct 
 int cli_store_idmap(struct rt_idmap *m, const struct rt_idmap **ret, struct rtn_error *err);
 /* Prints prefix then path to stdout, quoted where it holds anything but text. */
 int cli_print_path(const char *prefix, const char *path);
+
+/* A path of the overlay workspace as the user gives it (`.envrc`, `/workspace/.vscode/`,
+ * `./a//b`) as rtn's walks name it (`a/b`): malloc'd, or NULL for a path that is empty,
+ * climbs with "..", or when memory runs out. */
+const char *cli_ws_path(const char *arg);
 
 /* The lines every store verb's --help ends with. */
 #define CLI_STORE_OPTS_USAGE                                                                       \

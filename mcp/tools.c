@@ -411,8 +411,10 @@ static const struct mcp_tool tools[] = {
          "Write the pending /workspace changes of an overlay workspace to the user's directory "
          "on the host. Refused and left pending, each with its reason: setuid/setgid files, "
          "device nodes, FIFOs and sockets, symlinks that leave the workspace, files host "
-         "programs run by themselves (.git, shell rc files, .envrc, editor and agent settings), "
-         "and files the user changed on the host since the sandbox started (conflicts). Refused "
+         "programs run by themselves (.git, hook frameworks' configs, shell and language "
+         "start-up files, .envrc, editor and agent settings: only the user can write those, "
+         "with rtn apply --allow-protected), and files the user changed on the host since the "
+         "sandbox started (conflicts). Refused "
          "while commands run; the sandbox restarts at the next call.",
          ARGS(apply_args), out_apply, MCP_HINT_DESTRUCTIVE | MCP_HINT_IDEMPOTENT,
          MCP_TOOLS_WS_OVERLAY},

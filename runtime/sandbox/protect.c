@@ -4,8 +4,11 @@
  * the agent runs, so nothing races the walk but the host itself.
  *
  * 1. A walk of the whole bound tree (getdents64, never following a symlink) finds every
- *    entry named on the list of runtime/sandbox/hostrun.h at any depth (a repository's `.git`,
- *    directory or gitfile, `.envrc`, `.vscode`, ...), every directory that is a git dir
+ *    entry the registry of runtime/sandbox/hostrun.h matches at any depth (a repository's
+ *    `.git`, directory or gitfile, `.envrc`, `.vscode`, `.cargo/config.toml`, a venv's
+ *    `.pth` files in `site-packages`, ...) and every symlink where a longer pattern is on its way
+ * (a
+ *    `.cargo` that points elsewhere), every directory that is a git dir
  *    itself (HEAD plus commondir, or objects/ and refs/: a bare repository, a separate git
  *    dir, a worktree's or submodule's git dir that a gitfile names) and every directory the
  *    sandbox cannot read (it might hold one). It does not descend into what it protects.
@@ -164,6 +167,15 @@ static bool is_git_dir(const char *list, size_t len) {
         return head && (common || (objects && refs));
 }
 
+/* Whether name, in the directory being read, is on the registry of runtime/sandbox/hostrun.h
+ * (a path pattern ending there: `.cargo/config.toml`, `site-packages/x.pth`), or is a symlink
+ * where a longer pattern is on its way (`.cargo` -> elsewhere). */
+static bool hostrun_at(const struct walk *w, const char *name, unsigned char t) {
+        size_t dlen = w->level_len[w->depth], nlen = strlen(name);
+        return rt_hostrun_at(w->rel, dlen, name, nlen) ||
+               (t == DT_LNK && rt_hostrun_on_way(w->rel, dlen, name, nlen));
+}
+
 static int walk_dir(struct walk *w, int fd, bool *ret_git_dir);
 
 static int walk_child(struct walk *w, int dirfd, const char *name) {
@@ -208,7 +220,7 @@ static int walk_dir(struct walk *w, int fd, bool *ret_git_dir) {
                         const char *name = w->arena + off + 1;
                         unsigned char t = type_of(fd, name, (unsigned char)w->arena[off]);
                         off += strlen(name) + 2;
-                        if (rt_hostrun_name(name, strlen(name)))
+                        if (hostrun_at(w, name, t))
                                 r = protect_entry(w, name,
                                                   t == DT_LNK ? RT_PROTECT_LINK : RT_PROTECT_RO);
                         else if (t == DT_DIR)

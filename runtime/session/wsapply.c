@@ -39,9 +39,44 @@ struct apply {
         bool changed; /* something was written: the record is saved */
         rt_ws_apply_fn fn;
         void *ud;
+        const char *const *allow; /* paths the user named: their protection is lifted */
+        size_t nallow;
         char why[512]; /* a reason formatted for refuse */
         struct rt_pathlist git; /* what git's configuration names, once applied (wsgit.h) */
 };
+
+/* Whether the user named path, or a directory above it, to be written although protected. */
+static bool allowed(const struct apply *a, const char *path) {
+        for (size_t i = 0; i < a->nallow; i++) {
+                size_t n = strlen(a->allow[i]);
+                if (!strncmp(path, a->allow[i], n) && (path[n] == '\0' || path[n] == '/'))
+                        return true;
+        }
+        return false;
+}
+
+/* The registry's entry that protects path (runtime/sandbox/hostrun.h), unless allowed. */
+static const struct rt_hostrun *protected(const struct apply *a, const char *path) {
+        const struct rt_hostrun *h = rt_hostrun_match(path);
+        return h && !allowed(a, path) ? h : NULL;
+}
+
+/* What git's configuration says of path (below a named directory too when dir), unless
+ * allowed: the reason, or NULL. */
+static const char *git_protected(const struct apply *a, const char *path, bool dir) {
+        return allowed(a, path) ? NULL : rt_pathlist_match(&a->git, path, dir);
+}
+
+/* A symlink at a->p where a longer pattern of the registry is on its way (`.cargo`, a venv's
+ * `site-packages`): the host would read the protected file through it from wherever it points. */
+static const struct rt_hostrun *on_way(const struct apply *a) {
+        const char *slash = strrchr(a->p.buf, '/');
+        size_t dlen = slash ? (size_t)(slash - a->p.buf) : 0;
+        const char *name = slash ? slash + 1 : a->p.buf;
+        if (allowed(a, a->p.buf))
+                return NULL;
+        return rt_hostrun_on_way(a->p.buf, dlen, name, strlen(name));
+}
 
 static int refuse(struct apply *a, enum rt_ws_change what, const char *fmt, ...)
         __attribute__((format(printf, 3, 4)));
@@ -97,10 +132,10 @@ static const char *subtree_refusal(struct apply *a, int hdir, const char *name, 
         for (size_t i = 0; !why && i < n; i++) {
                 int prev = ws_path_push(&a->p, v[i]);
                 struct stat sb;
-                const struct rt_hostrun *h = prev < 0 ? NULL : rt_hostrun_match(a->p.buf);
+                const struct rt_hostrun *h = prev < 0 ? NULL : protected(a, a->p.buf);
                 if (prev < 0)
                         why = "a path below it is too long";
-                else if (h || rt_pathlist_match(&a->git, a->p.buf, true))
+                else if (h || git_protected(a, a->p.buf, true))
                         why = "it holds a file host programs run by themselves";
                 else if (fstatat(d, v[i], &sb, AT_SYMLINK_NOFOLLOW) < 0)
                         why = "its host directory cannot be read";
@@ -163,8 +198,8 @@ static const char *link_refusal(struct apply *a, const char *target) {
                 s += n;
                 s += strspn(s, "/");
         }
-        const struct rt_hostrun *h = rt_hostrun_match(norm);
-        const char *git = rt_pathlist_match(&a->git, norm, true);
+        const struct rt_hostrun *h = protected(a, norm);
+        const char *git = git_protected(a, norm, true);
         if (!h && git)
                 snprintf(a->why, sizeof a->why, "a symlink into a protected path: %s", git);
         if (!h)
@@ -376,8 +411,8 @@ static const char *type_refusal(enum ws_type t) {
 
 /* A host entry an opaque directory hides, or a whiteout's: deleted after the checks. */
 static int apply_delete(struct apply *a, int hdir, const char *name, const struct stat *hst) {
-        const struct rt_hostrun *h = rt_hostrun_match(a->p.buf);
-        const char *git = rt_pathlist_match(&a->git, a->p.buf, false);
+        const struct rt_hostrun *h = protected(a, a->p.buf);
+        const char *git = git_protected(a, a->p.buf, false);
         if (h)
                 return refuse(a, RT_WS_DELETED, "protected (%s): %s", h->name, h->why);
         if (git)
@@ -491,12 +526,15 @@ static int apply_one(struct apply *a, int udir, int hdir, const char *name, unsi
         }
         if (ws_name_bad(name))
                 return refuse(a, what, "a control character in its name");
-        const struct rt_hostrun *h = rt_hostrun_match(a->p.buf);
+        const struct rt_hostrun *h = protected(a, a->p.buf);
         if (h)
                 return refuse(a, what, "protected (%s): %s", h->name, h->why);
-        const char *git = rt_pathlist_match(&a->git, a->p.buf, e.type == WS_DIR);
+        const char *git = git_protected(a, a->p.buf, e.type == WS_DIR);
         if (git)
                 return refuse(a, what, "protected: %s", git);
+        if (e.type == WS_LNK && (h = on_way(a)))
+                return refuse(a, what, "a symlink where %s is looked up, which is protected: %s",
+                              h->name, h->why);
         const char *t = type_refusal(e.type);
         if (t)
                 return refuse(a, what, "%s", t);
@@ -573,6 +611,11 @@ static int apply_dir(struct apply *a, int udir, int hdir, bool opaque, unsigned 
 
 int rt_ws_apply(const char *dir, const char *root, bool dry_run, rt_ws_apply_fn fn, void *ud,
                 struct rtn_error *err) {
+        return rt_ws_apply_allow(dir, root, dry_run, NULL, 0, fn, ud, err);
+}
+
+int rt_ws_apply_allow(const char *dir, const char *root, bool dry_run, const char *const *allow,
+                      size_t nallow, rt_ws_apply_fn fn, void *ud, struct rtn_error *err) {
         struct rt_ws_state st = {0};
         int host, upper;
         int r = ws_open(dir, root, &st, &host, &upper, err);
@@ -593,6 +636,8 @@ int rt_ws_apply(const char *dir, const char *root, bool dry_run, rt_ws_apply_fn 
         a->gid = top.st_gid;
         a->fn = fn;
         a->ud = ud;
+        a->allow = allow;
+        a->nallow = nallow;
         if ((r = ws_git_paths(dir, st.host, upper, &a->git, err)) < 0) {
                 rtn_err_wrap(err, "apply the workspace's changes");
                 goto out;

@@ -69,7 +69,8 @@ int rt_ws_diff(const char *dir, const char *root, rt_ws_diff_fn fn, void *ud,
 /* Writes the pending changes to the host dir and drops from the upper what was written.
  * Refused, and left pending, with the reason given to fn: setuid/setgid files, device nodes,
  * FIFOs and sockets, symlinks that leave the workspace or point at an absolute path, the
- * files host programs run by themselves (runtime/sandbox/hostrun.h) and what lies below them, names
+ * files host programs run by themselves (runtime/sandbox/hostrun.h) and what lies below them,
+ * a symlink where one of them would be looked up (`.cargo`), names
  * with control characters, and conflicts: a host file changed (its ctime) since the record's
  * time unless rt_ws_apply wrote it so. reason is NULL for a change applied. dry_run writes
  * nothing and reports what would happen. Returns the number of refusals, or -errno with err
@@ -78,6 +79,29 @@ typedef int (*rt_ws_apply_fn)(enum rt_ws_change what, const char *path, const ch
                               void *ud);
 int rt_ws_apply(const char *dir, const char *root, bool dry_run, rt_ws_apply_fn fn, void *ud,
                 struct rtn_error *err);
+/* rt_ws_apply, with the registry's protection lifted from the nallow paths of allow (relative
+ * to the workspace, no leading or trailing '/') and what lies below them; every other check
+ * holds. Only the user on the command line names them (rtn apply --allow-protected): never an
+ * argument the agent controls, which would let it approve its own hooks. */
+int rt_ws_apply_allow(const char *dir, const char *root, bool dry_run, const char *const *allow,
+                      size_t nallow, rt_ws_apply_fn fn, void *ud, struct rtn_error *err);
+
+/* One side of a pending change rt_ws_show gives: a regular file open for reading (fd >= 0,
+ * closed after the callback), or text saying what is there instead (a symlink's target). */
+struct rt_ws_side {
+        int fd;
+        char text[4160];
+};
+
+/* The pending changes at path (relative to the workspace) and below it, one file at a time,
+ * in path order: host is its side on the host dir (NULL: none), upper what apply would write
+ * (NULL: a deletion). For a reader to review a change apply refused; -ENOENT in err when
+ * nothing is pending at path. */
+typedef int (*rt_ws_show_fn)(enum rt_ws_change what, const char *path,
+                             const struct rt_ws_side *host, const struct rt_ws_side *upper,
+                             void *ud);
+int rt_ws_show(const char *dir, const char *root, const char *path, rt_ws_show_fn fn, void *ud,
+               struct rtn_error *err);
 
 /* Keeps a session's pending changes (its record in from, its upper on the tmpfs upper_fs) as
  * to's (an environment's pending dir, on from's filesystem), when to has none: the upper is

@@ -95,8 +95,9 @@ t_run bogus_option_is_a_usage_error bogus_option_is_a_usage_error
 
 bad_operands_are_usage_errors() {
         local v
-        # Verbs that take no operand, given one.
-        for v in log reflog diff reset apply gc commit; do
+        # Verbs that take no operand, given one (rtn diff takes paths to show; rtn apply only
+        # with --allow-protected).
+        for v in log reflog reset apply gc commit; do
                 t_cmd "$RTN" "$v" extra-operand
                 conv_usage_error "$v"
         done

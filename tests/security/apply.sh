@@ -137,6 +137,83 @@ protected_files() {
 }
 t_run protected_files protected_files
 
+# The registry of host-run files by family (runtime/sandbox/hostrun.h): a hook framework's
+# config, a venv's .pth, a debugger's init file, a tool's own config one directory down, an
+# editor's and a language's start-up files, an environment manager's. Each is refused with
+# its tool's reason and left pending, and the host's next ordinary action (a commit with the
+# hook framework installed, starting the project's Python, gdb) runs none of it. rtn diff
+# PATH shows a refused file; only rtn apply --allow-protected PATH writes it.
+hostrun_families() {
+        command -v git >/dev/null || t_skip "git is not installed"
+        command -v python3 >/dev/null || t_skip "python3 is not installed"
+        mkproj
+        git -C "$P" init -q || t_fail "git init"
+        # pre-commit, installed: its hook runs the entries of the work tree's config.
+        printf '#!/bin/sh\nsed -n "s/^ *entry: //p" .pre-commit-config.yaml | sh\n' \
+                >"$P/.git/hooks/pre-commit"
+        chmod +x "$P/.git/hooks/pre-commit"
+        printf 'repos: []\n' >"$P/.pre-commit-config.yaml"
+        # A venv of the project's Python.
+        local py ver site mark=$T_TMP/PWNED
+        py=$(python3 -c 'import sys; print(sys.executable)')
+        ver=$(python3 -c 'import sys; print("python%d.%d" % sys.version_info[:2])')
+        site=.venv/lib/$ver/site-packages
+        mkdir -p "$P/.venv/bin" "$P/$site"
+        printf 'home = %s\n' "$(dirname "$py")" >"$P/.venv/pyvenv.cfg"
+        ln -s "$py" "$P/.venv/bin/python3"
+        "$P/.venv/bin/python3" -c 'import sys; assert sys.prefix.endswith(".venv"), sys.prefix' ||
+                t_skip "this python3 does not run a hand-made venv"
+        ov "cd /workspace && printf '  - entry: touch $mark\n' >>.pre-commit-config.yaml &&
+                echo 'import os; open(\"$mark\", \"w\")' >$site/evil.pth &&
+                echo 'shell touch $mark' >.gdbinit && mkdir -p .cargo x &&
+                printf '[build]\nrustc-wrapper = \"/tmp/w\"\n' >.cargo/config.toml &&
+                echo 'yarnPath: ./x/y.js' >.yarnrc.yml && echo '((nil . ((eval . (x)))))' >.dir-locals.el &&
+                echo 'system(\"id\")' >.irbrc && printf '[hooks]\nenter = \"id\"\n' >mise.toml &&
+                echo 'pre-commit: {commands: {x: {run: id}}}' >lefthook.yml &&
+                mkdir -p y && echo '[build]' >y/config.toml && ln -s y .CarGo && echo ok >fine"
+        t_cmd timeout 60 "$RTN" apply
+        t_exit_is 1
+        local p
+        for p in .pre-commit-config.yaml "$site/evil.pth" .gdbinit .yarnrc.yml \
+                .dir-locals.el .irbrc mise.toml lefthook.yml; do
+                grep -q "^refused [AMD] /workspace/$p: protected (" "$T_OUT_FILE" ||
+                        t_fail "/workspace/$p not refused as protected: $(cat "$T_OUT_FILE")"
+        done
+        t_stdout_has "refused A /workspace/.cargo/config.toml: protected (.cargo/config*): cargo runs"
+        t_stdout_has "refused A /workspace/.CarGo: a symlink where .cargo/config* is looked up"
+        t_stdout_has "refused M /workspace/.pre-commit-config.yaml: protected (.pre-commit-config.yaml): pre-commit runs"
+        t_stderr_has "rtn apply --allow-protected PATH"
+        t_file_exists "$P/fine"
+        for p in "$site/evil.pth" .gdbinit .cargo/config.toml .yarnrc.yml .irbrc .CarGo; do
+                t_no_file "$P/$p"
+        done
+        # The host's next ordinary actions.
+        (cd "$P" && git add fine && git -c user.name=t -c user.email=t@t commit -qm x) ||
+                t_fail "the host's git commit failed"
+        "$P/.venv/bin/python3" -c pass
+        if command -v gdb >/dev/null; then
+                (cd "$P" && gdb -nh -batch -iex 'set auto-load safe-path /' >/dev/null 2>&1)
+        fi
+        t_no_file "$mark"
+        # The user reviews one, and writes it by naming it; the rest stays refused.
+        t_cmd "$RTN" diff /workspace/.gdbinit
+        t_exit_is 0
+        t_stdout_has "A /workspace/.gdbinit"
+        t_stdout_has "+shell touch $mark"
+        t_cmd "$RTN" diff .cargo
+        t_stdout_has '+rustc-wrapper = "/tmp/w"'
+        t_cmd "$RTN" apply .irbrc
+        t_exit_is 125
+        t_cmd timeout 60 "$RTN" apply --allow-protected ./.irbrc /workspace/.cargo/
+        t_exit_is 1
+        t_stdout_has "A /workspace/.irbrc"
+        t_stdout_has "A /workspace/.cargo/config.toml"
+        t_stdout_has "refused A /workspace/.gdbinit: protected"
+        [ "$(cat "$P/.irbrc")" = 'system("id")' ] || t_fail ".irbrc not written"
+        t_no_file "$P/.gdbinit"
+}
+t_run hostrun_families hostrun_families
+
 # A host file changed since the sandbox started is a conflict, not an overwrite: modified,
 # deleted, or below a directory the agent deleted.
 conflicts() {

@@ -209,6 +209,75 @@ hostrun_files() {
         t_file_exists "$T_TMP/ws/new-file" # the rest of the workspace stays writable
 }
 
+# The registry by family (runtime/sandbox/hostrun.h), present at start: a hook framework's
+# config, a venv's .pth and pyvenv.cfg, a debugger's init file, a tool's config one directory
+# down, an editor's, a language's and an environment manager's files. None can be written,
+# removed or moved away with its directory, and the host's next ordinary action (a commit with
+# the hook framework installed, starting the project's Python, gdb) runs nothing of the agent's.
+hostrun_families() {
+        need_git
+        command -v python3 >/dev/null || t_skip "python3 is not installed"
+        local ws=$T_TMP/ws mark=$T_TMP/PWNED py ver site
+        printf '#!/bin/sh\nsed -n "s/^ *entry: //p" .pre-commit-config.yaml | sh\n' >"$ws/.git/hooks/pre-commit"
+        chmod +x "$ws/.git/hooks/pre-commit"
+        py=$(python3 -c 'import sys; print(sys.executable)')
+        ver=$(python3 -c 'import sys; print("python%d.%d" % sys.version_info[:2])')
+        site=.venv/lib/$ver/site-packages
+        mkdir -p "$ws/.venv/bin" "$ws/$site" "$ws/.cargo" "$ws/app"
+        printf 'home = %s\n' "$(dirname "$py")" >"$ws/.venv/pyvenv.cfg"
+        ln -s "$py" "$ws/.venv/bin/python3"
+        echo '# nothing' >"$ws/$site/setup.pth"
+        printf 'repos: []\n' >"$ws/.pre-commit-config.yaml"
+        echo '# gdb' >"$ws/.gdbinit"
+        echo '[build]' >"$ws/.cargo/config.toml"
+        echo 'nodeLinker: pnp' >"$ws/.yarnrc.yml"
+        echo '()' >"$ws/app/.dir-locals.el"
+        echo '# irb' >"$ws/app/.irbrc"
+        echo '[tools]' >"$ws/mise.toml"
+        local before
+        before=$(cd "$ws" && find . -path ./.git -prune -o -printf '%p %s %m %l\n' | sort)
+        in_sandbox --workspace "$ws" -- "printf '  - entry: touch $mark\n' >>.pre-commit-config.yaml;
+                echo 'import os; open(\"$mark\", \"w\")' >>$site/setup.pth; rm -f $site/setup.pth;
+                echo 'python=/tmp' >.venv/pyvenv.cfg; echo 'shell touch $mark' >>.gdbinit;
+                echo 'runner = \"x\"' >>.cargo/config.toml; mv .cargo c2; rm -rf .cargo;
+                echo 'yarnPath: x.js' >.yarnrc.yml; echo x >app/.dir-locals.el; echo x >app/.irbrc;
+                mv app app2; echo '[hooks]' >>mise.toml; mv .venv v2; mv $site s2; echo ok >new-file"
+        t_stderr_has "Read-only file system"
+        local after
+        # mv across the protections' mounts copies (EXDEV) and leaves the originals: the copies
+        # are nothing a host program reads.
+        after=$(cd "$ws" && find . -path ./.git -prune -o ! -name new-file -printf '%p %s %m %l\n' |
+                grep -v '^\./\(c2\|app2\|v2\|s2\)' | sort)
+        [ "$after" = "$before" ] || t_fail "protected files changed: $(diff <(echo "$before") <(echo "$after") | tr '\n' ' ')"
+        t_file_exists "$ws/new-file"
+        (cd "$ws" && git add new-file && git -c user.name=t -c user.email=t@t commit -qm x) ||
+                t_fail "the host's git commit failed"
+        "$ws/.venv/bin/python3" -c pass
+        if command -v gdb >/dev/null; then
+                (cd "$ws" && gdb -nh -batch -iex 'set auto-load safe-path /' >/dev/null 2>&1)
+        fi
+        t_no_file "$mark"
+}
+
+# What live mode cannot stop: a registry file the agent creates where there was none reaches
+# the host (a read-only bind needs a file to cover). rtn exec names each one when the command
+# ends, with the tool that reads it, and none that was there before and left alone.
+hostrun_created_live() {
+        command -v python3 >/dev/null || t_skip "python3 is not installed"
+        local ws=$T_TMP/ws site=.venv/lib/python3.11/site-packages
+        mkdir -p "$ws/$site" "$ws/src"
+        echo '[tools]' >"$ws/mise.toml"
+        echo '# old' >"$ws/$site/old.pth"
+        in_sandbox --workspace "$ws" -- "printf 'repos: []\n' >.pre-commit-config.yaml;
+                echo 'import os' >$site/new.pth; mkdir -p sub/.cargo; echo '[build]' >sub/.cargo/config.toml;
+                echo x >src/main.c"
+        t_stderr_has "WARNING: the command made or changed /workspace/.pre-commit-config.yaml, which a host program runs by itself (.pre-commit-config.yaml: pre-commit runs"
+        t_stderr_has "WARNING: the command made or changed /workspace/$site/new.pth, which"
+        t_stderr_has "WARNING: the command made or changed /workspace/sub/.cargo/config.toml, which"
+        grep -q 'old.pth\|mise.toml\|main.c' "$T_ERR_FILE" && t_fail "named what it did not make: $(cat "$T_ERR_FILE")"
+        true
+}
+
 # The same protections hold in a read-write --bind.
 git_in_rw_bind() {
         need_git
@@ -327,6 +396,8 @@ t_run git_nested_parent_moved git_nested_parent_moved
 t_run git_gitfile git_gitfile
 t_run git_cousins git_cousins
 t_run hostrun_files hostrun_files
+t_run hostrun_families hostrun_families
+t_run hostrun_created_live hostrun_created_live
 t_run git_in_rw_bind git_in_rw_bind
 t_run git_reads_inside git_reads_inside
 t_run landlock_mode_protects landlock_mode_protects

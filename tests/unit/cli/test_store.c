@@ -2,6 +2,7 @@
 #include "tests/unit/store/helpers.h"
 
 #include "cli/cli.h"
+#include "cli/storeopts.h"
 #include "common/usage.h"
 
 TestSuite(rt_cmd, .init = t_setup, .fini = t_teardown);
@@ -122,4 +123,26 @@ Test(rt_cmd, usage_errors_exit_125) {
                      RTN_EXIT_USAGE);
         cr_assert_eq(access(dd, F_OK), -1, "a usage error created the data dir");
         free(dd);
+}
+
+/* The paths rtn diff PATH and rtn apply --allow-protected PATH take, as the walks name them;
+ * nothing that climbs out or names the whole workspace. */
+Test(cli_ws_path, spellings) {
+        static const char *const ok[][2] = {
+                {".envrc", ".envrc"},
+                {"/workspace/.envrc", ".envrc"},
+                {"/workspace/.vscode/", ".vscode"},
+                {"./a//b/./c", "a/b/c"},
+                {"/a/b", "a/b"},
+                {"/workspaces/x", "workspaces/x"},
+        };
+        for (size_t i = 0; i < sizeof ok / sizeof *ok; i++) {
+                char *p = (char *)cli_ws_path(ok[i][0]);
+                cr_assert(p && !strcmp(p, ok[i][1]), "%s: %s", ok[i][0], p ? p : "NULL");
+                free(p);
+        }
+        static const char *const bad[] = {
+                "", "/", ".", "/workspace", "/workspace/", "..", "a/../b", "/workspace/../etc"};
+        for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
+                cr_assert_null(cli_ws_path(bad[i]), "%s", bad[i]);
 }

@@ -1,0 +1,49 @@
+/* rt_hostrun_since (runtime/sandbox/hostrun.h): the registry's files a command made or changed
+ * in a live host directory while it ran. The walk at a sandbox's start makes read-only only
+ * what exists (runtime/sandbox/protect.c); a file the agent creates where there was none
+ * reaches the host, and this says so afterwards. The same walk, run in rtn: its records of
+ * protected entries and git dirs, each judged by its ctime, which no user can set. */
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/cleanup.h"
+#include "runtime/internal.h"
+#include "runtime/sandbox/hostrun.h"
+
+static const struct rt_hostrun git_dir = {"(a git dir)", "git", "git runs its hooks and config"};
+
+struct since {
+        int top;
+        struct timespec since;
+        rt_hostrun_found_fn fn;
+        void *ud;
+};
+
+static bool at_or_after(const struct timespec *a, const struct timespec *b) {
+        return a->tv_sec > b->tv_sec || (a->tv_sec == b->tv_sec && a->tv_nsec >= b->tv_nsec);
+}
+
+static int found(void *arg, const char *rel, enum rt_protect_kind kind, struct rtn_error *err) {
+        struct since *s = arg;
+        struct stat st;
+        (void)err;
+        if (kind != RT_PROTECT_RO && kind != RT_PROTECT_LINK)
+                return 0;
+        if (fstatat(s->top, rel, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+            !at_or_after(&st.st_ctim, &s->since))
+                return 0;
+        const struct rt_hostrun *h = rt_hostrun_match(rel);
+        return s->fn(rel, h ? h : &git_dir, s->ud);
+}
+
+int rt_hostrun_since(const char *dir, const struct timespec *since, rt_hostrun_found_fn fn,
+                     void *ud, struct rtn_error *err) {
+        _cleanup_close_ int top = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (top < 0)
+                return rtn_err(err, errno, "open %s", dir);
+        struct since s = {.top = top, .since = *since, .fn = fn, .ud = ud};
+        bool whole = false;
+        return rt_protect_walk(top, dir, found, &s, &whole, err);
+}
