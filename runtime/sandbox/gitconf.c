@@ -175,7 +175,8 @@ struct ctx {
         unsigned depth;
 };
 
-/* abs, if it lies in the bound directory and is not on the name list already, into the list. */
+/* abs, if it lies in the bound directory and the registry's walk does not protect it
+ * already, into the list. */
 static int add_inside(struct ctx *c, const char *abs, const char *why) {
         if (strncmp(abs, c->top, c->top_len) ||
             (abs[c->top_len] != '/' && abs[c->top_len] != '\0' && c->top_len > 1))
@@ -183,8 +184,8 @@ static int add_inside(struct ctx *c, const char *abs, const char *why) {
         const char *rel = abs + c->top_len;
         while (*rel == '/')
                 rel++;
-        if (rt_hostrun_match(rel))
-                return 0; /* inside a git dir or another listed name: protected already */
+        if (rt_pathlist_covered(c->top, rel))
+                return 0; /* an existing git dir or registry entry: protected already */
         if (!*rel)
                 return rtn_errx(c->err, EINVAL,
                                 "%s names %s itself as a program or config of git's: rtn would "

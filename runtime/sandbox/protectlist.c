@@ -75,6 +75,15 @@ const char *rt_pathlist_match(const struct rt_pathlist *l, const char *rel, bool
         return NULL;
 }
 
+bool rt_pathlist_covered(const char *top, const char *rel) {
+        char path[2 * PATH_MAX];
+        struct stat st;
+        if (!rt_hostrun_match(rel))
+                return false;
+        snprintf(path, sizeof path, "%s/%s", top, rel);
+        return fstatat(AT_FDCWD, path, &st, AT_SYMLINK_NOFOLLOW) == 0;
+}
+
 /* ---- the user's paths, and what the child needs ---------------------------------------- */
 
 int rt_gitconf_user_paths(const char *top, const char *inside, const char *const *paths, size_t n,
@@ -106,7 +115,8 @@ int rt_gitconf_user_paths(const char *top, const char *inside, const char *const
                                         "instead",
                                         paths[i], inside);
                 matched++;
-                if (!rt_hostrun_match(rel) && rt_pathlist_add(list, rel, "--protect names it") < 0)
+                if (!rt_pathlist_covered(top, rel) &&
+                    rt_pathlist_add(list, rel, "--protect names it") < 0)
                         return rtn_err(err, ENOMEM, "--protect %s", paths[i]);
         }
         return matched;

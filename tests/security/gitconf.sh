@@ -103,13 +103,22 @@ include_fsmonitor() {
                 "git status" tools/git.conf
 }
 
-# core.hooksPath set by an included file (lower case, legacy section form).
+# core.hooksPath set by an included file (upper case, a comment after the value), to a
+# directory that is on no registry (husky's own .husky is: that would be refused by name).
 hooks_path_included() {
         setup
         mkdir -p "$WS/conf"
-        printf '[CORE]\n  HooksPath = "./.husky" ; husky\n' >"$WS/conf/git.conf"
+        printf '[CORE]\n  HooksPath = "./.hooks-ci" ; ci\n' >"$WS/conf/git.conf"
         printf '[include]\n\tpath = ../conf/git.conf\n' >>"$WS/.git/config"
-        both "$(plant .husky/pre-commit)" "git commit -q --allow-empty -m x" .husky
+        both "$(plant .hooks-ci/pre-commit)" "git commit -q --allow-empty -m x" .hooks-ci
+}
+
+# core.hooksPath naming husky's .husky, which the registry lists but which does not exist at
+# the start: a read-only bind needs something to cover, so git's list still makes it.
+hooks_path_registry_absent() {
+        setup
+        git -C "$WS" config core.hooksPath .husky
+        live "$(plant .husky/pre-commit)" "git commit -q --allow-empty -m x"
 }
 
 # includeIf "gitdir:..." from the global configuration names a file in the workspace.
@@ -205,6 +214,7 @@ t_run hooks_path hooks_path
 t_run hooks_path_absolute hooks_path_absolute
 t_run include_fsmonitor include_fsmonitor
 t_run hooks_path_included hooks_path_included
+t_run hooks_path_registry_absent hooks_path_registry_absent
 t_run include_if_gitdir include_if_gitdir
 t_run worktree_config worktree_config
 t_run fsmonitor_path fsmonitor_path
