@@ -433,14 +433,14 @@ int mcp_cmd_serve(int argc, char **argv) {
         struct rt_limit_warnings warn;
         rt_spec_opts_limits(&sv->scfg.spec, &sv->spec_opts, &warn);
         if (warn.memory[0])
-                fprintf(stderr, "rtn serve: warning: %s\n", warn.memory);
+                rtn_term_printf(stderr, "rtn serve: warning: %s\n", warn.memory);
         if (warn.pids[0])
-                fprintf(stderr, "rtn serve: warning: %s\n", warn.pids);
+                rtn_term_printf(stderr, "rtn serve: warning: %s\n", warn.pids);
         if (sv->spec_opts.isolation_auto[0])
-                fprintf(stderr, "rtn serve: WARNING: %s\n", sv->spec_opts.isolation_auto);
+                rtn_term_printf(stderr, "rtn serve: WARNING: %s\n", sv->spec_opts.isolation_auto);
         if (sv->scfg.spec.isolation != INIT_ISOLATION_FULL)
-                fprintf(stderr, "rtn serve: WARNING: %s\n",
-                        rt_isolation_warning(sv->scfg.spec.isolation));
+                rtn_term_printf(stderr, "rtn serve: WARNING: %s\n",
+                                rt_isolation_warning(sv->scfg.spec.isolation));
         mcp_config_init(&cfg);
         cfg.tool_flags = so.flags;
         if (sv->scfg.spec.workspace_mode == RT_WS_OVERLAY)
