@@ -705,7 +705,8 @@ int rt_cmd_exec(int argc, char **argv) {
         if (parse_opts(argc, argv, &o, &err) < 0)
                 return err.msg[0] ? rtn_usage_error("exec", "%s", err.msg)
                                   : rtn_usage_error("exec", NULL);
-        if (rt_rootfs_resolve(NULL, o.spec.rootfs, &rootfs, &err) < 0) {
+        if (rt_tmpfs_check(&o.spec, 1, NULL, 0, &err) < 0 ||
+            rt_rootfs_resolve(NULL, o.spec.rootfs, &rootfs, &err) < 0) {
                 rtn_term_printf(stderr, "rtn exec: %s\n", err.msg);
                 return EXIT_RTN;
         }

@@ -399,6 +399,9 @@ int mcp_cmd_serve(int argc, char **argv) {
         int r = parse_serve(argc, argv, &h, &so, &err);
         bool usage = r < 0; /* a usage error: docs/rtn.1, CONVENTIONS */
         const char *rootfs_arg = sv->scfg.spec.rootfs;
+        char tmpfs_warn[512] = "";
+        if (r == 0) /* the tmpfs all sandboxes may hold, against the machine's memory */
+                r = rt_tmpfs_check(&sv->scfg.spec, h.max, tmpfs_warn, sizeof tmpfs_warn, &err);
         if (r == 0)
                 r = rt_rootfs_resolve(so.data_dir, sv->scfg.spec.rootfs, &rootfs, &err);
         if (r == 0 && rootfs) {
@@ -436,6 +439,8 @@ int mcp_cmd_serve(int argc, char **argv) {
                 rtn_term_printf(stderr, "rtn serve: warning: %s\n", warn.memory);
         if (warn.pids[0])
                 rtn_term_printf(stderr, "rtn serve: warning: %s\n", warn.pids);
+        if (tmpfs_warn[0])
+                rtn_term_printf(stderr, "rtn serve: warning: %s\n", tmpfs_warn);
         if (sv->spec_opts.isolation_auto[0])
                 rtn_term_printf(stderr, "rtn serve: WARNING: %s\n", sv->spec_opts.isolation_auto);
         if (sv->scfg.spec.isolation != INIT_ISOLATION_FULL)

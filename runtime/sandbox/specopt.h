@@ -51,7 +51,8 @@ enum {
         "                        # comments, blank lines; values taken as written)\n"              \
         "  --upper-size BYTES    room for the sandbox's changes (its upper layer, a tmpfs, an\n"   \
         "                        overlay workspace's included) and for /tmp, each (default 2G;\n"  \
-        "                        K M G); a write beyond fails with ENOSPC inside\n"                \
+        "                        K M G); a write beyond fails with ENOSPC inside; more\n"          \
+        "                        than the machine's memory is refused\n"                           \
         "  --pids-max N          tasks that may exist in the sandbox at once (default 4096,\n"     \
         "                        at least 301; cgroup v2 pids.max when available, and the\n"       \
         "                        pid_max)\n"                                                       \
