@@ -539,9 +539,11 @@ static int open_store(struct exec_opts *o, struct exec_store *es, struct rtn_err
                                          "commits",
                                          data_dir, env)
                               : 0;
-        if ((r = store_open(data_dir, &es->st, err)) < 0 ||
-            (r = rt_env_stack(es->st, env, o->spec.rootfs, o->keep, &es->base, &es->stack, err)) <
-                    0)
+        if ((r = store_open(data_dir, &es->st, err)) < 0)
+                return r;
+        store_set_max(es->st, o->so.store_max);
+        if ((r = rt_env_stack(es->st, env, o->spec.rootfs, o->keep, &es->base, &es->stack, err)) <
+            0)
                 return r;
         o->spec.layers = (const char *const *)es->stack.paths;
         o->spec.nlayers = es->stack.n;

@@ -409,8 +409,8 @@ int mcp_cmd_serve(int argc, char **argv) {
                 sv->scfg.spec.gate = true;
                 r = rt_pkg_gate_new(rootfs, sv->allow_hosts, sv->nallow, &sv->gate, &err);
         }
-        if (r == 0)
-                r = store_open(so.data_dir, &sv->store, &err);
+        if (r == 0 && (r = store_open(so.data_dir, &sv->store, &err)) == 0)
+                store_set_max(sv->store, sv->spec_opts.store_max);
         /* An environment runs on the base it was made on (docs/store.md, "Bases"). */
         if (r == 0 && (r = rt_rootfs_identity(sv->rootfs_path, &sv->base, &err)) == 0)
                 r = store_base_check(sv->store, sv->env, &sv->base, false, &err);
