@@ -11,6 +11,7 @@
 
 #include "common/cleanup.h"
 #include "common/usage.h"
+#include "common/term.h"
 #include "runtime/session/pending.h"
 #include "runtime/session/wsover.h"
 #include "cli/storeopts.h"
@@ -35,7 +36,7 @@ static int print_applied(enum rt_ws_change what, const char *path, const char *r
         printf("refused %c ", (char)what);
         if (cli_print_path("/workspace/", path) < 0)
                 return -ENOMEM;
-        printf(": %s\n", reason);
+        rtn_term_printf(stdout, ": %s\n", reason);
         return 0;
 }
 
@@ -114,7 +115,8 @@ static int apply(const struct cli_store_opts *op, const char *const *allow, size
         if (out.applied + out.refused == 0)
                 fprintf(stderr, "rtn apply: no pending workspace changes\n");
         else
-                fprintf(stderr, "rtn apply: %s%u change%s %s %s; %u refused%s\n",
+                rtn_term_printf(
+                        stderr, "rtn apply: %s%u change%s %s %s; %u refused%s\n",
                         o.dry_run ? "dry run: " : "", out.applied, out.applied == 1 ? "" : "s",
                         o.dry_run ? "would be written to" : "written to", host, out.refused,
                         out.refused ? " (left pending: rtn diff lists them, rtn reset drops them)"

@@ -4,6 +4,7 @@
 
 #include <stdio.h>
 
+#include "common/term.h"
 #include "runtime/session/pending.h"
 #include "cli/storeopts.h"
 
@@ -52,8 +53,8 @@ int rt_cmd_commit(int argc, char **argv) {
         if (r < 0)
                 return cli_store_fail(&o, &err);
         if (r == 1)
-                printf("nothing to commit%s%s\n", id[0] ? ", tip " : "", id);
+                rtn_term_printf(stdout, "nothing to commit%s%s\n", id[0] ? ", tip " : "", id);
         else
-                printf("%s\n", id);
+                rtn_term_printf(stdout, "%s\n", id);
         return 0;
 }

@@ -83,7 +83,8 @@ static int side_fd(const struct rt_ws_side *sd) {
         return fd;
 }
 
-/* One line of diff's output: what the agent wrote is escaped (common/term.h), tabs kept. */
+/* One line of diff's output: what the agent wrote is escaped (common/term.h), tabs kept; the
+ * escaped text is rtn's own. */
 static void print_line(const char *line, size_t n) {
         for (size_t i = 0; i <= n;) {
                 const char *tab = memchr(line + i, '\t', n - i);
@@ -92,7 +93,7 @@ static void print_line(const char *line, size_t n) {
                 size_t cap = rtn_term_escape(line + i, seg, 0, NULL, 0) + 1;
                 if ((buf = malloc(cap))) {
                         rtn_term_escape(line + i, seg, 0, buf, cap);
-                        fputs(buf, stdout);
+                        fputs(buf, stdout); /* rtn's own text */
                         free(buf);
                 }
                 i += seg + 1;

@@ -62,7 +62,8 @@ static int list(struct store *s, struct rtn_error *err) {
         if (r < 0)
                 return r;
         if (n)
-                printf("%-24s %-12s %-20s %-21s %s\n", "NAME", "TIP", "BASE", "CHANGED", "PENDING");
+                rtn_term_printf(stdout, "%-24s %-12s %-20s %-21s %s\n", "NAME", "TIP", "BASE",
+                                "CHANGED", "PENDING");
         for (size_t i = 0; i < n; i++) {
                 char tip[STORE_ID_SIZE], when[32] = "-", short_id[13] = "-";
                 struct store_commit_info c;
@@ -80,8 +81,8 @@ static int list(struct store *s, struct rtn_error *err) {
                 if (store_base_get(s, names[i], &b, &ignored) < 0)
                         snprintf(b.label, sizeof b.label, "-");
                 /* Names and labels are checked text (store_env_valid, printable ASCII). */
-                printf("%-24s %-12s %-20s %-21s %s\n", names[i], short_id, b.label, when,
-                       rt_pending_exists(s, names[i]) ? "yes" : "no");
+                rtn_term_printf(stdout, "%-24s %-12s %-20s %-21s %s\n", names[i], short_id, b.label,
+                                when, rt_pending_exists(s, names[i]) ? "yes" : "no");
         }
         store_free_paths(names, n);
         return 0;
@@ -169,7 +170,7 @@ int rt_cmd_env(int argc, char **argv) {
                         ret = ret ? ret : c;
                         continue;
                 }
-                printf("%s\n", argv[i]);
+                rtn_term_printf(stdout, "%s\n", argv[i]);
         }
         store_close(s);
         return ret;

@@ -205,7 +205,7 @@ static int parse_opts(int argc, char **argv, struct exec_opts *o, struct rtn_err
                                 return r;
                         break;
                 case 'h':
-                        fputs(exec_usage, stdout);
+                        fputs(exec_usage, stdout); /* rtn's own text */
                         exit(0);
                 default:
                         if ((r = rt_spec_opt(c, optarg, &o->spec, &o->so, err)) < 0)
@@ -547,9 +547,11 @@ static int open_store(struct exec_opts *o, struct exec_store *es, struct rtn_err
                                          "commits",
                                          data_dir, env)
                               : 0;
-        if ((r = store_open(data_dir, &es->st, err)) < 0 ||
-            (r = rt_env_stack(es->st, env, o->spec.rootfs, o->keep, &es->base, &es->stack, err)) <
-                    0)
+        if ((r = store_open(data_dir, &es->st, err)) < 0)
+                return r;
+        store_set_max(es->st, o->so.store_max);
+        if ((r = rt_env_stack(es->st, env, o->spec.rootfs, o->keep, &es->base, &es->stack, err)) <
+            0)
                 return r;
         o->spec.layers = (const char *const *)es->stack.paths;
         o->spec.nlayers = es->stack.n;
@@ -603,7 +605,7 @@ static int commit_upper(struct exec_opts *o, struct exec_store *es, const struct
         if (r == 1)
                 fprintf(stderr, "rtn exec: nothing to commit\n");
         else
-                fprintf(stderr, "rtn exec: committed %s\n", id);
+                rtn_term_printf(stderr, "rtn exec: committed %s\n", id);
         return 0;
 }
 
@@ -632,9 +634,10 @@ static void report_pending(const char *pending, const char *workspace) {
         struct rtn_error err = {0};
         unsigned n = 0;
         if (rt_ws_diff(pending, NULL, count_change, &n, &err) < 0)
-                fprintf(stderr, "rtn exec: %s\n", err.msg);
+                rtn_term_printf(stderr, "rtn exec: %s\n", err.msg);
         else if (n > 0)
-                fprintf(stderr,
+                rtn_term_printf(
+                        stderr,
                         "rtn exec: %u pending change%s to %s (rtn diff lists, rtn apply writes, "
                         "rtn "
                         "reset drops them)\n",
@@ -698,8 +701,8 @@ static void report_denied(struct netns_gate *g) {
                                 d[i].port, d[i].reason, (unsigned long long)d[i].count,
                                 d[i].count == 1 ? "" : "s"); /* names the agent's */
         if (more)
-                fprintf(stderr, "rtn: network denied %llu more request%s\n",
-                        (unsigned long long)more, more == 1 ? "" : "s");
+                rtn_term_printf(stderr, "rtn: network denied %llu more request%s\n",
+                                (unsigned long long)more, more == 1 ? "" : "s");
 }
 
 /* The agent's proxy for --allow-net: made before the sandbox, served once it runs. */
@@ -736,7 +739,8 @@ int rt_cmd_exec(int argc, char **argv) {
         if (parse_opts(argc, argv, &o, &err) < 0)
                 return err.msg[0] ? rtn_usage_error("exec", "%s", err.msg)
                                   : rtn_usage_error("exec", NULL);
-        if (rt_rootfs_resolve(NULL, o.spec.rootfs, &rootfs, &err) < 0) {
+        if (rt_tmpfs_check(&o.spec, 1, NULL, 0, &err) < 0 ||
+            rt_rootfs_resolve(NULL, o.spec.rootfs, &rootfs, &err) < 0) {
                 rtn_term_printf(stderr, "rtn exec: %s\n", err.msg);
                 return EXIT_RTN;
         }
@@ -744,13 +748,14 @@ int rt_cmd_exec(int argc, char **argv) {
         struct rt_limit_warnings warn;
         rt_spec_opts_limits(&o.spec, &o.so, &warn);
         if (warn.memory[0])
-                fprintf(stderr, "rtn exec: warning: %s\n", warn.memory);
+                rtn_term_printf(stderr, "rtn exec: warning: %s\n", warn.memory);
         if (warn.pids[0])
-                fprintf(stderr, "rtn exec: warning: %s\n", warn.pids);
+                rtn_term_printf(stderr, "rtn exec: warning: %s\n", warn.pids);
         if (o.so.isolation_auto[0])
-                fprintf(stderr, "rtn exec: WARNING: %s\n", o.so.isolation_auto);
+                rtn_term_printf(stderr, "rtn exec: WARNING: %s\n", o.so.isolation_auto);
         if (o.spec.isolation != INIT_ISOLATION_FULL)
-                fprintf(stderr, "rtn exec: WARNING: %s\n", rt_isolation_warning(o.spec.isolation));
+                rtn_term_printf(stderr, "rtn exec: WARNING: %s\n",
+                                rt_isolation_warning(o.spec.isolation));
         if (o.spec.workspace_mode == RT_WS_OVERLAY && !o.keep && !o.quiet)
                 fprintf(stderr, "rtn exec: the overlay workspace's changes are discarded when the "
                                 "command ends (--keep keeps them for rtn apply)\n");
@@ -790,7 +795,7 @@ int rt_cmd_exec(int argc, char **argv) {
                 return r > 0 ? r : EXIT_RTN;
         }
         if (rt_setup_warning(&run.sb)[0] && !o.quiet)
-                fprintf(stderr, "rtn: warning: %s\n", rt_setup_warning(&run.sb));
+                rtn_term_printf(stderr, "rtn: warning: %s\n", rt_setup_warning(&run.sb));
         run.wait_end = o.spec.upper_keep;
         es.upper_fs = TAKE_FD(run.sb.upper_fs);
         event_loop(&run);
@@ -799,7 +804,7 @@ int rt_cmd_exec(int argc, char **argv) {
         restore_tty();
         int code = rt_exit_code(run.wait_status);
         if (o.keep && rt_upper_merge(&run.sb.idmap, es.upper_fs, es.pending, &err) < 0) {
-                fprintf(stderr, "rtn exec: the changes were not kept: %s\n", err.msg);
+                rtn_term_printf(stderr, "rtn exec: the changes were not kept: %s\n", err.msg);
                 code = EXIT_RTN;
         } else if (run.timed_out) {
                 fprintf(stderr, "rtn exec: timed out after %lu s\n", o.timeout);

@@ -4,6 +4,7 @@
 
 #include <stdio.h>
 
+#include "common/term.h"
 #include "cli/storeopts.h"
 
 static const struct cli_store_verb import_verb = {
@@ -33,6 +34,6 @@ int rt_cmd_import(int argc, char **argv) {
         store_close(s);
         if (r < 0)
                 return cli_store_fail(&o, &err);
-        printf("%s\n", tip);
+        rtn_term_printf(stdout, "%s\n", tip);
         return 0;
 }

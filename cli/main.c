@@ -60,11 +60,11 @@ int main(int argc, char **argv) {
         }
         if (argc < 2 || !strcmp(argv[1], "help") || !strcmp(argv[1], "--help") ||
             !strcmp(argv[1], "-h")) {
-                fputs(usage, argc < 2 ? stderr : stdout);
+                fputs(usage, argc < 2 ? stderr : stdout); /* rtn's own text */
                 return argc < 2 ? RTN_EXIT_USAGE : 0;
         }
         if (!strcmp(argv[1], "version") || !strcmp(argv[1], "--version")) {
-                printf("rtn %s\n", RTN_VERSION);
+                rtn_term_printf(stdout, "rtn %s\n", RTN_VERSION);
                 return 0;
         }
         for (size_t i = 0; i < sizeof verbs / sizeof verbs[0]; i++)

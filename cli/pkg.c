@@ -216,7 +216,7 @@ static int cli_commit(struct cli *c, const struct pkg_opts *o, struct rtn_error 
         cli_progress_line(&c->prog, "committing to environment %s", o->env);
         int r = rt_session_commit(c->sess, c->store, o->env, &co, id, err);
         if (r >= 0)
-                printf("%s %s\n", r == 1 ? "unchanged" : "committed", id);
+                rtn_term_printf(stdout, "%s %s\n", r == 1 ? "unchanged" : "committed", id);
         return r;
 }
 
@@ -225,7 +225,7 @@ static void cli_unchanged(struct cli *c, const struct pkg_opts *o) {
         char tip[STORE_ID_SIZE] = "";
         (void)store_tip(c->store, o->env, tip, NULL);
         fprintf(stderr, "rtn pkg install: nothing changed, nothing committed\n");
-        printf("unchanged %s\n", tip);
+        rtn_term_printf(stdout, "unchanged %s\n", tip);
 }
 
 int rt_cmd_pkg(int argc, char **argv) {
@@ -258,7 +258,7 @@ int rt_cmd_pkg(int argc, char **argv) {
                 rtn_term_printf(stderr, "rtn pkg install: %s\n", why);
         if (r == 0 && c.cmd && code != 0 &&
             rt_session_sandbox(c.sess)->idmap.mode == RT_IDMAP_SINGLE)
-                fprintf(stderr, "rtn pkg install: %s\n", rt_pkg_single_uid_note);
+                rtn_term_printf(stderr, "rtn pkg install: %s\n", rt_pkg_single_uid_note);
         if (r == 0 && c.cmd && code == 0 && (r = cli_commit(&c, &o, &err)) < 0)
                 code = 125;
         if (r < 0)

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "common/cleanup.h"
+#include "common/term.h"
 #include "common/io.h"
 #include "common/json.h"
 #include "common/syscall.h"
@@ -343,8 +344,8 @@ static void print_json(void) {
         }
         rtn_json_kv_bool(&b, "can_run", can_run);
         rtn_json_obj_end(&b);
-        if (!b.err)
-                puts(b.data);
+        if (!b.err) /* the JSON writer escapes every control character */
+                puts(b.data); /* rtn's own text */
         rtn_json_buf_free(&b);
 }
 
@@ -395,11 +396,12 @@ int rt_cmd_probe(int argc, char **argv) {
                 print_json();
         } else {
                 for (size_t i = 0; i < nchecks; i++)
-                        printf("%-8s %-22s %s\n", checks[i].ok ? "ok" : "missing", checks[i].name,
-                               checks[i].detail);
-                printf("%s\n",
-                       can_run ? "rtn can run sandboxes here."
-                               : "rtn cannot run sandboxes here: see the missing lines above.");
+                        rtn_term_printf(stdout, "%-8s %-22s %s\n", checks[i].ok ? "ok" : "missing",
+                                        checks[i].name, checks[i].detail);
+                rtn_term_printf(
+                        stdout, "%s\n",
+                        can_run ? "rtn can run sandboxes here."
+                                : "rtn cannot run sandboxes here: see the missing lines above.");
         }
         return can_run ? 0 : 1;
 }

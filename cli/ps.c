@@ -41,10 +41,11 @@ static void print_one(const struct rt_running *r, void *arg) {
         struct tm tm;
         strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&t, &tm));
         if (!o->shown++ && o->all)
-                printf("%-8s %-6s %-21s %-12s %-24s %s\n", "PID", "KIND", "SINCE", "ENV",
-                       "DATA DIR", "COMMAND");
+                rtn_term_printf(stdout, "%-8s %-6s %-21s %-12s %-24s %s\n", "PID", "KIND", "SINCE",
+                                "ENV", "DATA DIR", "COMMAND");
         else if (o->shown == 1)
-                printf("%-8s %-6s %-21s %-12s %s\n", "PID", "KIND", "SINCE", "ENV", "COMMAND");
+                rtn_term_printf(stdout, "%-8s %-6s %-21s %-12s %s\n", "PID", "KIND", "SINCE", "ENV",
+                                "COMMAND");
         /* The command is the user's own argv, but escaped all the same (invariant 19). */
         if (o->all)
                 rtn_term_printf(stdout, "%-8d %-6s %-21s %-12s %-24s %s\n", r->pid, r->kind, when,

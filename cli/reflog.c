@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <time.h>
 
+#include "common/term.h"
 #include "cli/storeopts.h"
 
 static int print_reflog(const struct store_reflog_entry *e, void *userdata) {
@@ -11,7 +12,7 @@ static int print_reflog(const struct store_reflog_entry *e, void *userdata) {
         time_t t = (time_t)e->time;
         struct tm tm;
         strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&t, &tm));
-        printf("%s %s %s\n", e->id, when, e->op);
+        rtn_term_printf(stdout, "%s %s %s\n", e->id, when, e->op);
         return 0;
 }
 

@@ -3,6 +3,7 @@
 
 #include <stdio.h>
 
+#include "common/term.h"
 #include "cli/storeopts.h"
 
 static const struct cli_store_verb rollback_verb = {
@@ -31,6 +32,6 @@ int rt_cmd_rollback(int argc, char **argv) {
         store_close(s);
         if (r < 0)
                 return cli_store_fail(&o, &err);
-        printf("%s\n", id);
+        rtn_term_printf(stdout, "%s\n", id);
         return 0;
 }

@@ -37,11 +37,17 @@ static int list(const char *data_dir, struct rtn_error *err) {
                 snprintf(path, sizeof path, "%s/%s", base, de->d_name);
                 (void)rt_rootfs_fingerprint(path, fp, &e2);
                 int ok = rt_rootfs_resolve(data_dir, de->d_name, &resolved, &e2);
-                printf("%s\t%s\t%s\t", de->d_name, fp, ok == 0 ? "ok" : "CHANGED");
+                rtn_term_fputs(stdout, de->d_name, 0);
+                putchar('\t');
+                rtn_term_fputs(stdout, fp, 0);
+                fputs(ok == 0 ? "\tok\t" : "\tCHANGED\t", stdout); /* rtn's own text */
                 if (rt_rootfs_mirrors(resolved ? resolved : "/nonexistent", &hosts, &n) == 0)
-                        for (size_t i = 0; i < n; i++)
-                                printf("%s%s", i ? "," : "", hosts[i]);
-                printf("\n");
+                        for (size_t i = 0; i < n; i++) {
+                                if (i)
+                                        putchar(',');
+                                rtn_term_fputs(stdout, hosts[i], 0);
+                        }
+                putchar('\n');
                 rt_strv_free(hosts);
         }
         closedir(d);
@@ -145,7 +151,7 @@ static int rm(const char *data_dir, char **names, int n) {
                 snprintf(dir, sizeof dir, "%s/%s", base, names[i]);
                 if ((force || in_use(data_dir, names[i], dir, &err) == 0) &&
                     rt_rootfs_remove(data_dir, names[i], &err) == 0) {
-                        printf("%s\n", names[i]);
+                        rtn_term_printf(stdout, "%s\n", names[i]);
                         continue;
                 }
                 rtn_term_printf(stderr, "rtn rootfs rm: %s\n", err.msg);
@@ -269,7 +275,7 @@ int rt_cmd_rootfs(int argc, char **argv) {
         }
         if (strcmp(verb, "list") != 0) {
                 cli_progress_line(&prog, "rootfs %s is ready", a.name);
-                printf("%s\n", a.name);
+                rtn_term_printf(stdout, "%s\n", a.name);
         }
         return 0;
 }

@@ -430,6 +430,9 @@ int mcp_cmd_serve(int argc, char **argv) {
         int r = parse_serve(argc, argv, &h, &so, &err);
         bool usage = r < 0; /* a usage error: docs/rtn.1, CONVENTIONS */
         const char *rootfs_arg = sv->scfg.spec.rootfs;
+        char tmpfs_warn[512] = "";
+        if (r == 0) /* the tmpfs all sandboxes may hold, against the machine's memory */
+                r = rt_tmpfs_check(&sv->scfg.spec, h.max, tmpfs_warn, sizeof tmpfs_warn, &err);
         if (r == 0)
                 r = rt_rootfs_resolve(so.data_dir, sv->scfg.spec.rootfs, &rootfs, &err);
         if (r == 0 && rootfs) {
@@ -437,8 +440,8 @@ int mcp_cmd_serve(int argc, char **argv) {
                 sv->scfg.spec.gate = true;
                 r = rt_pkg_gate_new(rootfs, sv->allow_hosts, sv->nallow, &sv->gate, &err);
         }
-        if (r == 0)
-                r = store_open(so.data_dir, &sv->store, &err);
+        if (r == 0 && (r = store_open(so.data_dir, &sv->store, &err)) == 0)
+                store_set_max(sv->store, sv->spec_opts.store_max);
         /* An environment runs on the base it was made on (docs/store.md, "Bases"). */
         if (r == 0 && (r = rt_rootfs_identity(sv->rootfs_path, &sv->base, &err)) == 0)
                 r = store_base_check(sv->store, sv->env, &sv->base, false, &err);
@@ -464,14 +467,16 @@ int mcp_cmd_serve(int argc, char **argv) {
         struct rt_limit_warnings warn;
         rt_spec_opts_limits(&sv->scfg.spec, &sv->spec_opts, &warn);
         if (warn.memory[0])
-                fprintf(stderr, "rtn serve: warning: %s\n", warn.memory);
+                rtn_term_printf(stderr, "rtn serve: warning: %s\n", warn.memory);
         if (warn.pids[0])
-                fprintf(stderr, "rtn serve: warning: %s\n", warn.pids);
+                rtn_term_printf(stderr, "rtn serve: warning: %s\n", warn.pids);
+        if (tmpfs_warn[0])
+                rtn_term_printf(stderr, "rtn serve: warning: %s\n", tmpfs_warn);
         if (sv->spec_opts.isolation_auto[0])
-                fprintf(stderr, "rtn serve: WARNING: %s\n", sv->spec_opts.isolation_auto);
+                rtn_term_printf(stderr, "rtn serve: WARNING: %s\n", sv->spec_opts.isolation_auto);
         if (sv->scfg.spec.isolation != INIT_ISOLATION_FULL)
-                fprintf(stderr, "rtn serve: WARNING: %s\n",
-                        rt_isolation_warning(sv->scfg.spec.isolation));
+                rtn_term_printf(stderr, "rtn serve: WARNING: %s\n",
+                                rt_isolation_warning(sv->scfg.spec.isolation));
         mcp_config_init(&cfg);
         cfg.tool_flags = so.flags;
         if (sv->scfg.spec.workspace_mode == RT_WS_OVERLAY)

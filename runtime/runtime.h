@@ -291,6 +291,16 @@ struct rt_limit_warnings {
  * lost and why ("" when nothing); pids only when the caller asked for a pid limit. The first
  * call sets up cgroups for the process (removes stale sandbox cgroups, enables controllers). */
 void rt_limits_choose(struct rt_spec *spec, bool pids_asked, struct rt_limit_warnings *ret);
+/* The memory a tmpfs can take on this machine: MemTotal + SwapTotal (/proc/meminfo), or the
+ * lowest memory.max of rtn's cgroup and its ancestors plus swap when that is lower; 0 when
+ * unknown (runtime/sandbox/memcheck.c). */
+uint64_t rt_memory_bytes(void);
+/* The tmpfs n sandboxes of spec may hold (an upper and a /tmp of spec->upper_bytes each)
+ * against rt_memory_bytes: -E2BIG (err says the numbers) when one sandbox alone may hold
+ * more; else 0, with a warning with the numbers in ret_warn when n of them may ("" when
+ * not). */
+int rt_tmpfs_check(const struct rt_spec *spec, unsigned n, char *ret_warn, size_t len,
+                   struct rtn_error *err);
 /* Whether this host denies the user namespace a sandbox starts with (runtime/sandbox/isolation.c);
  * why in why. */
 bool rt_userns_denied(char *why, size_t len);

@@ -18,6 +18,7 @@ struct store {
         int dirfd; /* O_PATH-free O_DIRECTORY fds of the data dir and its parts */
         int layersfd, commitsfd, envsfd, tmpfd, sessionsfd, locksfd;
         int lockfd; /* the lock file; flock()ed per operation */
+        uint64_t max_bytes; /* store_set_max: the budget of store_room, 0 for none */
 };
 
 /* ---- walker (walk.c) ---------------------------------------------------------------- */

@@ -104,6 +104,17 @@ int store_open_ro(const char *data_dir, struct store **ret, struct rtn_error *er
 void store_close(struct store *s);
 const char *store_data_dir(const struct store *s);
 
+/* Room for a commit (store/room.c; docs/store.md, "Room"). The data dir's filesystem keeps
+ * store_reserve_bytes of its size free (5%, at least STORE_RESERVE_MIN, at most a quarter),
+ * and a store given a budget (--store-max) stays within it, counted as the data dir's whole
+ * use on disk (store_usage: unreachable layers gc still keeps included). store_room: 0 when
+ * need more bytes fit, else -ENOSPC with err saying the numbers and how to get room. */
+#define STORE_RESERVE_MIN (1ULL << 30)
+void store_set_max(struct store *s, uint64_t max_bytes);
+uint64_t store_reserve_bytes(uint64_t fs_bytes);
+int store_usage(struct store *s, uint64_t *ret_bytes);
+int store_room(struct store *s, uint64_t need, struct rtn_error *err);
+
 /* Checks an environment name: 1-64 of [A-Za-z0-9._-], not starting with '.' or '-'. */
 int store_env_valid(const char *env);
 /* The same for a name the user gave: the error says the rule, and that --env is not a

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# What `make test` runs. In order: the layer check (tools/check-layers.sh); install missing
+# What `make test` runs. In order: the layer check (tools/check-layers.sh), the terminal
+# check (tools/check-term.sh); install missing
 # dependencies (tools/install-deps.sh, then the MCP client's npm packages); build normally
 # (build/) and with SANITIZE=address,undefined (build-san/); then the test parts:
 #   units  every unit binary build-san/tests/unit-*
@@ -250,6 +251,8 @@ fi
 
 section "layers (tools/check-layers.sh)"
 if tools/check-layers.sh; then add 1 0 0; else add 0 1 0 "check-layers"; fi
+section "terminal text (tools/check-term.sh)"
+if tools/check-term.sh; then add 1 0 0; else add 0 1 0 "check-term"; fi
 
 if [ -n "$DO_BUILD" ]; then
         section "build (build/)"

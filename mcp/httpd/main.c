@@ -374,12 +374,13 @@ int mcp_httpd_cmd(int argc, char **argv) {
                 goto out;
         }
         if (!h.loopback)
-                fprintf(stderr,
+                rtn_term_printf(
+                        stderr,
                         "rtn serve: WARNING: serving plain HTTP on %s, beyond this machine: the "
                         "token and every result cross the network unencrypted unless TLS is in "
                         "front\n",
                         o.listen);
-        fprintf(stderr, "rtn serve: listening on http://%s:%u/mcp\n", h.host, h.port);
+        rtn_term_printf(stderr, "rtn serve: listening on http://%s:%u/mcp\n", h.host, h.port);
         r = rtn_loop_run(h.loop);
         httpd_mhd_stop(&h); /* no new request while the sessions end */
         httpd_sessions_stop(&h);

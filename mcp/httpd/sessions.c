@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "common/cleanup.h"
+#include "common/term.h"
 #include "common/io.h"
 #include "common/log.h"
 #include "common/loop.h"
@@ -115,8 +116,8 @@ static void session_free(struct httpd_session *s) {
         if (s->dir_made) {
                 int r = store_rm_rf_at(h->base_fd, s->sid);
                 if (r < 0)
-                        fprintf(stderr, "rtn serve: remove %s/%s: %s\n", h->base, s->sid,
-                                strerror(-r));
+                        rtn_term_printf(stderr, "rtn serve: remove %s/%s: %s\n", h->base, s->sid,
+                                        strerror(-r));
         }
         if (s->end_waiter)
                 httpd_req_done(s->end_waiter, 204, NULL, 0);
@@ -134,8 +135,8 @@ static void on_child_exit(struct rtn_loop *l, int fd, uint32_t ev, void *ud) {
         if (waitid((idtype_t)P_PIDFD, (id_t)s->pidfd, &si, WEXITED | WNOHANG) < 0 || !si.si_pid)
                 return;
         if (!s->ending && !(si.si_code == CLD_EXITED && si.si_status == 0))
-                fprintf(stderr, "rtn serve: session %.8s…: its server ended (%s %d)\n", s->sid,
-                        si.si_code == CLD_EXITED ? "exit" : "signal", si.si_status);
+                rtn_term_printf(stderr, "rtn serve: session %.8s…: its server ended (%s %d)\n",
+                                s->sid, si.si_code == CLD_EXITED ? "exit" : "signal", si.si_status);
         struct httpd *h = s->h;
         session_free(s);
         httpd_mhd_run(h);
@@ -146,7 +147,7 @@ static void on_kill_timer(struct rtn_loop *l, struct rtn_loop_source *t, void *u
         (void)t;
         struct httpd_session *s = ud;
         s->kill_timer = NULL;
-        fprintf(stderr, "rtn serve: session %.8s… did not end in time: killed\n", s->sid);
+        rtn_term_printf(stderr, "rtn serve: session %.8s… did not end in time: killed\n", s->sid);
         (void)sys_pidfd_send_signal(s->pidfd, SIGKILL, NULL, 0);
 }
 
@@ -176,8 +177,9 @@ static void on_line(void *ud, const char *line, size_t len) {
         const char *id;
         size_t il;
         if (!line) {
-                fprintf(stderr, "rtn serve: session %.8s…: a message of %zu bytes is too long\n",
-                        s->sid, len);
+                rtn_term_printf(stderr,
+                                "rtn serve: session %.8s…: a message of %zu bytes is too long\n",
+                                s->sid, len);
                 return;
         }
         if (mcp_response_id(line, len, &id, &il) < 0)
@@ -246,8 +248,8 @@ static void flush_in(struct httpd_session *s) {
                         return;
                 }
                 if (n < 0) {
-                        fprintf(stderr, "rtn serve: session %.8s…: write: %s\n", s->sid,
-                                strerror(errno));
+                        rtn_term_printf(stderr, "rtn serve: session %.8s…: write: %s\n", s->sid,
+                                        strerror(errno));
                         httpd_session_end(s, NULL);
                         return;
                 }
@@ -325,7 +327,7 @@ static void child_exec(struct httpd *h, char **argv, int in, int out, pid_t pare
                 _exit(125);
         extern char **environ;
         syscall(__NR_execveat, h->exe_fd, "", argv, environ, AT_EMPTY_PATH);
-        fprintf(stderr, "rtn serve: exec rtn serve: %s\n", strerror(errno));
+        rtn_term_printf(stderr, "rtn serve: exec rtn serve: %s\n", strerror(errno));
         _exit(125);
 }
 
@@ -429,8 +431,8 @@ void httpd_sessions_tick(struct httpd *h) {
         uint64_t now = now_usec();
         for (struct httpd_session *s = h->sessions; s; s = s->next)
                 if (!s->ending && !s->pend && now - s->last_usec >= h->o->idle_usec) {
-                        fprintf(stderr, "rtn serve: session %.8s… idle for %llu s: ended\n", s->sid,
-                                (unsigned long long)(h->o->idle_usec / 1000000ULL));
+                        rtn_term_printf(stderr, "rtn serve: session %.8s… idle for %llu s: ended\n",
+                                        s->sid, (unsigned long long)(h->o->idle_usec / 1000000ULL));
                         httpd_session_end(s, NULL);
                 }
 }

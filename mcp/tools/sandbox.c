@@ -128,12 +128,14 @@ static void keep_workspace_changes(struct serve *sv) {
                                rt_session_idmap(sv->sess), &err);
         rtn_safe_close(lock);
         if (r == 1)
-                fprintf(stderr,
+                rtn_term_printf(
+                        stderr,
                         "rtn serve: the workspace changes of sandbox %s not applied are kept as "
                         "the pending changes of environment %s (rtn diff, rtn apply, rtn reset)\n",
                         sv->handle, sv->env);
         else if (r < 0)
-                fprintf(stderr,
+                rtn_term_printf(
+                        stderr,
                         "rtn serve: the workspace changes of sandbox %s not applied are lost: "
                         "%s\n",
                         sv->handle, err.msg);

@@ -175,6 +175,9 @@ int rt_spec_opt(int c, const char *arg, struct rt_spec *s, struct rt_spec_opts *
         case RT_OPT_UPPER_SIZE:
                 r = rt_parse_size(arg, "--upper-size", &s->upper_bytes, err);
                 break;
+        case RT_OPT_STORE_MAX:
+                r = rt_parse_size(arg, "--store-max", &o->store_max, err);
+                break;
         case RT_OPT_MEMORY_MAX:
                 r = rt_parse_size(arg, "--memory-max", &s->memory_bytes, err);
                 if (r >= 0 && s->memory_bytes == 0) /* a limit nothing can run under */

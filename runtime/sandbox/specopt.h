@@ -26,11 +26,13 @@ enum {
         RT_OPT_SECRET_FILE,
         RT_OPT_SECRET_HEADER,
         RT_OPT_PROTECT,
+        RT_OPT_STORE_MAX,
 };
 
 /* Entries for a command's struct option table. */
 #define RT_SPEC_LONGOPTS                                                                           \
         {"upper-size", required_argument, NULL, RT_OPT_UPPER_SIZE},                                \
+                {"store-max", required_argument, NULL, RT_OPT_STORE_MAX},                          \
                 {"memory-max", required_argument, NULL, RT_OPT_MEMORY_MAX},                        \
                 {"pids-max", required_argument, NULL, RT_OPT_PIDS_MAX},                            \
                 {"isolation", required_argument, NULL, RT_OPT_ISOLATION},                          \
@@ -53,7 +55,11 @@ enum {
         "                        # comments, blank lines; values taken as written)\n"              \
         "  --upper-size BYTES    room for the sandbox's changes (its upper layer, a tmpfs, an\n"   \
         "                        overlay workspace's included) and for /tmp, each (default 2G;\n"  \
-        "                        K M G); a write beyond fails with ENOSPC inside\n"                \
+        "                        K M G); a write beyond fails with ENOSPC inside; more\n"          \
+        "                        than the machine's memory is refused\n"                           \
+        "  --store-max BYTES     the most the data dir may hold on disk (K M G): a commit that\n"  \
+        "                        would pass it is refused, as one that would leave its\n"          \
+        "                        filesystem less than 5 percent free (1G-quarter of it)\n"         \
         "  --pids-max N          tasks that may exist in the sandbox at once (default 4096,\n"     \
         "                        at least 301; cgroup v2 pids.max when available, and the\n"       \
         "                        pid_max)\n"                                                       \
@@ -102,6 +108,7 @@ struct rt_spec_opts {
         size_t npublish;
         const char *protect[RT_PROTECT_PATHS_MAX]; /* --protect, in spec.protect */
         bool isolation_asked; /* --isolation given: no automatic choice */
+        uint64_t store_max; /* --store-max: the store's budget (store_set_max), 0 for none */
         char isolation_auto[320]; /* why rtn chose the Landlock mode by itself, or "" */
 };
 

@@ -309,8 +309,10 @@ int rt_upper_usage(int upper_fs, uint64_t *ret_bytes, uint64_t *ret_inodes) {
 }
 
 /* What the copy may take on disk at most: the tmpfs's data, and a block for each inode
- * (tmpfs directories and symlinks take no data blocks; on disk each may take one). */
-static int check_room(int upper_fs, const char *dir, struct rtn_error *err) {
+ * (tmpfs directories and symlinks take no data blocks; on disk each may take one). A commit
+ * (st) must also leave the filesystem its reserve and the store within its budget
+ * (store_room). */
+static int check_room(int upper_fs, const char *dir, struct store *st, struct rtn_error *err) {
         uint64_t bytes, inodes;
         struct statvfs v;
         int r = rt_upper_usage(upper_fs, &bytes, &inodes);
@@ -327,7 +329,7 @@ static int check_room(int upper_fs, const char *dir, struct rtn_error *err) {
                                 (unsigned long long)(avail >> 20),
                                 (unsigned long long)((need + (1 << 20) - 1) >> 20),
                                 (unsigned long long)inodes);
-        return 0;
+        return st ? store_room(st, need, err) : 0;
 }
 
 /* ---- commit: copy, prune, store_commit ------------------------------------------------ */
@@ -381,7 +383,7 @@ static int do_commit(void *arg, char *out, size_t outlen, struct rtn_error *err)
 int rt_upper_commit(const struct rt_idmap *m, struct store *st, const char *env, int upper_fs,
                     const char *dir, const struct store_commit_opts *o, char ret_id[STORE_ID_SIZE],
                     struct rtn_error *err) {
-        int r = check_room(upper_fs, dir, err);
+        int r = check_room(upper_fs, dir, st, err);
         if (r < 0)
                 return r;
         struct commit_call a = {.st = st, .env = env, .dir = dir, .opts = o, .upper_fs = upper_fs};
@@ -616,7 +618,7 @@ static int do_merge(void *arg, char *out, size_t outlen, struct rtn_error *err) 
 
 static int merge(const struct rt_idmap *m, int upper_fs, const char *pending, bool root,
                  struct rtn_error *err) {
-        int r = check_room(upper_fs, pending, err);
+        int r = check_room(upper_fs, pending, NULL, err);
         if (r < 0)
                 return r;
         struct merge_call a = {.pending = pending, .upper_fs = upper_fs, .root = root};

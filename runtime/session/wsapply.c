@@ -8,10 +8,11 @@
  * permission bits only (no setuid, setgid or sticky; a mode the agent changed gets the
  * caller's umask, as a checkout would), directories are made 0700 and opened again without
  * following anything before their mode is set. Every host directory is reached from the
- * workspace's fd with openat2(RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS), so a symlink swapped in
- * anywhere on the way fails the open instead of leading out. rtn run as root makes new
- * entries the workspace owner's, as the idmapped live workspace would, and keeps a replaced
- * file's owner. */
+ * workspace's fd with openat2(RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_XDEV), so a
+ * symlink swapped in anywhere on the way, or a mount, fails the open instead of leading out.
+ * A symlink's target is resolved in the tree as it will be (link_refusal), not read as
+ * text. rtn run as root makes new entries the workspace owner's, as the idmapped live
+ * workspace would, and keeps a replaced file's owner. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -43,6 +44,8 @@ struct apply {
         size_t nallow;
         char why[512]; /* a reason formatted for refuse */
         struct rt_pathlist git; /* what git's configuration names, once applied (wsgit.h) */
+        int host_root, upper_root; /* the top directories, for resolving links */
+        dev_t host_dev;
 };
 
 /* Whether the user named path, or a directory above it, to be written although protected. */
@@ -163,43 +166,137 @@ static const char *host_refusal(struct apply *a, int hdir, const char *name, con
         return NULL;
 }
 
-/* Lexically, from the link's directory: a target that climbs out of the workspace, is
- * absolute, or lands on a protected file. The host follows the link, not rtn: the check is
- * on the string, and each of its components may itself be a link the check does not see
- * (a link the user made; one the agent made is checked on its own). NULL when it may go. */
+/* A symlink the agent makes is followed by host programs later, through whatever the tree
+ * holds then: so its target is resolved here as the kernel would resolve it in the tree as
+ * it will be after applying, the upper over the host (the agent's new links in any order,
+ * the host's own links, a directory the agent replaced by a link), component by component.
+ * Every link met is followed; one that leaves, is absolute, passes a mount point of the host
+ * (which the agent saw as the directory below it) or makes a chain longer than the kernel
+ * follows refuses the link. A name the tree does not hold is taken as a directory, as if
+ * made later, so ".." past it is counted. */
+#define LINKS_MAX 40 /* the kernel's MAXSYMLINKS: a longer chain never resolves */
+
+enum future { FUT_NONE, FUT_DIR, FUT_LINK, FUT_OTHER };
+
+/* What name below the future tree's directory path (link-free, "" for the top) is:
+ * ret_target holds a link's target; *host_dir says the host's entry is a directory the
+ * host's contents below stay visible through. -EXDEV: a mount point on the host. */
+static int future_entry(const struct apply *a, const char *path, bool host_vis, const char *name,
+                        char *ret_target, size_t size, bool *host_dir) {
+        const char *rel = *path ? path : ".";
+        _cleanup_close_ int u = ws_open_dir(a->upper_root, rel);
+        struct ws_entry e;
+        struct stat sb;
+        int r = u < 0 ? -ENOENT : ws_upper_entry(u, name, &e);
+        int fd = u;
+        *host_dir = false;
+        _cleanup_close_ int h = -1;
+        if (host_vis) {
+                h = ws_open_dir(a->host_root, rel);
+                if (h == -EXDEV)
+                        return -EXDEV;
+                if (h >= 0 && fstatat(h, name, &sb, AT_SYMLINK_NOFOLLOW) == 0) {
+                        *host_dir = S_ISDIR(sb.st_mode);
+                        if (*host_dir && sb.st_dev != a->host_dev)
+                                return -EXDEV;
+                }
+        }
+        if (r == 0) {
+                *host_dir = *host_dir && e.type == WS_DIR && !e.opaque;
+                if (e.type == WS_WHITEOUT)
+                        return FUT_NONE;
+                if (e.type == WS_DIR)
+                        return FUT_DIR;
+                if (e.type != WS_LNK)
+                        return FUT_OTHER;
+        } else if (r != -ENOENT) {
+                return r;
+        } else if (h < 0 || fstatat(h, name, &sb, AT_SYMLINK_NOFOLLOW) < 0) {
+                return FUT_NONE;
+        } else if (!S_ISLNK(sb.st_mode)) {
+                return S_ISDIR(sb.st_mode) ? FUT_DIR : FUT_OTHER;
+        } else {
+                fd = h;
+        }
+        ssize_t n = readlinkat(fd, name, ret_target, size);
+        if (n < 0 || (size_t)n >= size)
+                return n < 0 ? -errno : -ENAMETOOLONG;
+        ret_target[n] = '\0';
+        return FUT_LINK;
+}
+
+/* Why the link at a->p with target may not be written: it leaves the workspace, through
+ * anything, or lands on a protected name. NULL when it may go. */
 static const char *link_refusal(struct apply *a, const char *target) {
-        char norm[2 * WS_PATH_MAX];
         if (!*target)
                 return "an empty symlink";
         if (target[0] == '/')
                 return "a symlink to an absolute path: on the host it would point outside the "
                        "workspace";
+        char res[WS_PATH_MAX], rest[2 * WS_PATH_MAX + 2], lt[WS_PATH_MAX];
+        bool vis[WS_PATH_MAX / 2 + 1]; /* vis[k]: the host is seen below the k-th directory */
+        size_t len = 0, depth = 0;
+        int links = 1;
         const char *slash = strrchr(a->p.buf, '/');
-        size_t len = slash ? (size_t)(slash - a->p.buf) : 0;
-        memcpy(norm, a->p.buf, len);
-        norm[len] = '\0';
-        for (const char *s = target; *s;) {
+        int m = snprintf(rest, sizeof rest, "%.*s/%s", slash ? (int)(slash - a->p.buf) : 0,
+                         a->p.buf, target);
+        if (m < 0 || (size_t)m >= sizeof rest)
+                return "a symlink target too long";
+        res[0] = '\0';
+        vis[0] = true;
+        for (char *s = rest; *s;) {
                 size_t n = strcspn(s, "/");
+                char *next = s + n + strspn(s + n, "/");
                 if (n == 2 && s[0] == '.' && s[1] == '.') {
-                        if (len == 0)
+                        if (depth == 0)
                                 return "a symlink that leaves the workspace";
-                        char *up = memrchr(norm, '/', len);
-                        len = up ? (size_t)(up - norm) : 0;
-                        norm[len] = '\0';
-                } else if (n > 0 && !(n == 1 && s[0] == '.')) {
-                        if (len + n + 2 > sizeof norm)
-                                return "a symlink target too long";
-                        if (len)
-                                norm[len++] = '/';
-                        memcpy(norm + len, s, n);
-                        len += n;
-                        norm[len] = '\0';
+                        char *up = memrchr(res, '/', len);
+                        len = up ? (size_t)(up - res) : 0;
+                        res[len] = '\0';
+                        depth--;
+                        s = next;
+                        continue;
                 }
-                s += n;
-                s += strspn(s, "/");
+                if (n == 0 || (n == 1 && s[0] == '.')) {
+                        s = next;
+                        continue;
+                }
+                char name[256];
+                if (n >= sizeof name || len + n + 2 > sizeof res || depth + 1 >= sizeof vis)
+                        return "a symlink target too long";
+                memcpy(name, s, n);
+                name[n] = '\0';
+                bool host_dir = false;
+                int t = future_entry(a, res, vis[depth], name, lt, sizeof lt, &host_dir);
+                if (t == -EXDEV)
+                        return "a symlink through a mount point on the host";
+                if (t < 0)
+                        return "a symlink that cannot be resolved";
+                if (t == FUT_LINK) {
+                        if (++links > LINKS_MAX)
+                                return "a chain of symlinks too long to follow";
+                        if (lt[0] == '/')
+                                return "a symlink that leaves the workspace through a symlink to "
+                                       "an absolute path";
+                        size_t tl = strlen(lt), nl = strlen(next);
+                        if (tl + 1 + nl + 1 > sizeof rest)
+                                return "a symlink target too long";
+                        memmove(rest + tl + 1, next, nl + 1);
+                        memcpy(rest, lt, tl);
+                        rest[tl] = '/';
+                        s = rest;
+                        continue;
+                }
+                if (len)
+                        res[len++] = '/';
+                memcpy(res + len, name, n + 1);
+                len += n;
+                depth++;
+                vis[depth] = t == FUT_DIR && vis[depth - 1] && host_dir;
+                s = next;
         }
-        const struct rt_hostrun *h = protected(a, norm);
-        const char *git = git_protected(a, norm, true);
+        const struct rt_hostrun *h = protected(a, res);
+        const char *git = git_protected(a, res, true);
         if (!h && git)
                 snprintf(a->why, sizeof a->why, "a symlink into a protected path: %s", git);
         if (!h)
@@ -642,6 +739,9 @@ int rt_ws_apply_allow(const char *dir, const char *root, bool dry_run, const cha
                 rtn_err_wrap(err, "apply the workspace's changes");
                 goto out;
         }
+        a->host_root = host;
+        a->upper_root = upper;
+        a->host_dev = top.st_dev;
         r = apply_dir(a, upper, host, false, 0);
         if (r < 0)
                 rtn_err(err, r, "apply the workspace's changes to %s", st.host);

@@ -201,7 +201,7 @@ int ws_host_stat(int hdir, const char *name, struct stat *ret) {
 int ws_open_dir(int dirfd, const char *name) {
         struct open_how how = {.flags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC,
                                .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS |
-                                          RESOLVE_NO_MAGICLINKS};
+                                          RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV};
         int fd = sys_openat2(dirfd, name, &how, sizeof how);
         return fd < 0 ? -errno : fd;
 }

@@ -59,8 +59,10 @@ int ws_upper_entry(int udir, const char *name, struct ws_entry *ret);
 /* lstat of name in the host directory hdir (-ENOENT when hdir < 0). */
 int ws_host_stat(int hdir, const char *name, struct stat *ret);
 
-/* Opens the directory name below dirfd for reading, refusing a symlink anywhere
- * (openat2 RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS). */
+/* Opens the directory name below dirfd for reading, refusing a symlink anywhere and a mount
+ * point (openat2 RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS |
+ * RESOLVE_NO_XDEV): the overlay showed the agent the directory below a host mount, so
+ * nothing is written into what is mounted there. */
 int ws_open_dir(int dirfd, const char *name);
 
 /* A name the walk refuses to carry to the host: it holds a control character (a newline

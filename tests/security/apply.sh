@@ -103,6 +103,76 @@ symlinks_out() {
 }
 t_run symlinks_out symlinks_out
 
+# Links through links: each link is inside on its own, the chain leads out. apply resolves a
+# new link's target in the tree as it will be (the host's links, the agent's new ones, in
+# any order, a directory the agent replaced by a link), as the host will follow it, and
+# refuses what leaves; what it writes resolves inside.
+# resolves_inside NAME...: each NAME, where it exists on the host, resolves below $P.
+resolves_inside() {
+        local n r
+        for n in "$@"; do
+                [ -L "$P/$n" ] || continue
+                r=$(realpath -m "$P/$n" 2>/dev/null) || continue
+                [[ $r == "$P/"* ]] || t_fail "/workspace/$n was applied and resolves to $r"
+        done
+}
+
+symlink_chains() {
+        mkproj
+        echo secret >"$T_TMP/outside/t"
+        mkdir -p "$P/x/y" "$P/hd"
+        ln -s ../.. "$P/x/y/up"     # the user's own links: one inside, one out
+        ln -s ../outside "$P/hout"
+        ln -s /etc "$P/habs"
+        local before i chain=''
+        before=$(around)
+        for i in $(seq 37); do chain="$chain ln -s c$((i + 1)) c$i &&"; done
+        ov "cd /workspace && mkdir -p p0/p1/p2/p3/p4 && ln -s ../../../../.. p0/p1/p2/p3/p4/L &&
+                ln -s p0/p1/p2/p3/p4/L/../outside/t evil && ln -s x/y/up/../outside/t viahost &&
+                ln -s hout/t viaout && ln -s habs/passwd viaabs && ln -s zz/../outside/t aa &&
+                ln -s . zz && ln -s a0/../outside/t ab && ln -s . a0 &&
+                rm -r hd && ln -s . hd && ln -s hd/../outside/t viahd &&
+                ln -s /proc/self/root pr && ln -s pr/etc/passwd viapr && $chain
+                ln -s q c38 && ln -s . q && ln -s c1/../outside/t long &&
+                ln -s ./p0/p1/../p1/p2 fine && ln -s x/y/up/a fine2"
+        apply_refuses "a symlink that leaves the workspace" evil viahost viaout viaabs aa ab \
+                viahd viapr long
+        resolves_inside evil viahost viaout viaabs aa ab viahd viapr long
+        [ "$(readlink "$P/fine")" = ./p0/p1/../p1/p2 ] && [ "$(readlink "$P/fine2")" = x/y/up/a ] ||
+                t_fail "a link that resolves inside was not written"
+        [ "$(cat "$T_TMP/outside/t")" = secret ] || t_fail "the target outside changed"
+        [ "$(around)" = "$before" ] || t_fail "the host around the workspace changed"
+}
+t_run symlink_chains symlink_chains
+
+# A longer chain than the host would follow (40 links) is refused, and so is a loop.
+symlink_loops() {
+        mkproj
+        local i chain=''
+        for i in $(seq 45); do chain="$chain ln -s k$((i + 1)) k$i &&"; done
+        ov "cd /workspace && $chain ln -s . k46 && ln -s k1/x toolong && ln -s me/x me"
+        apply_refuses "a chain of symlinks too long to follow" toolong me
+}
+t_run symlink_loops symlink_loops
+
+# A mount point in the host dir (one the agent sees as the empty directory below it): apply
+# neither writes through it nor writes a link through it. Root only: the mount is made in a
+# mount namespace of the apply's own.
+mount_points() {
+        [ "$(id -u)" = 0 ] || t_skip "mounting in the host dir needs root"
+        mkproj
+        mkdir -p "$P/mnt"
+        ov 'cd /workspace && ln -s mnt/self/root/etc/passwd viaproc && echo x > mnt/file'
+        t_cmd unshare -m sh -c "mount -t proc proc '$P/mnt' && timeout 60 '$RTN' apply"
+        t_exit_is 1
+        t_stdout_has "refused A /workspace/viaproc: a symlink through a mount point on the host"
+        grep -q "^refused [AM] /workspace/mnt" "$T_OUT_FILE" ||
+                t_fail "a file was written below a mount point: $(cat "$T_OUT_FILE")"
+        t_no_file "$P/viaproc"
+        t_no_file "$P/mnt/file"
+}
+t_run mount_points mount_points
+
 # The files host programs run by themselves (runtime/sandbox/hostrun.h) are refused, made, changed
 # or deleted, at any depth and in any case, and so is a directory deletion that would take
 # one with it.

@@ -153,10 +153,47 @@ serve_commit_no_room() {
         done
 }
 
+# An agent that commits in a loop: every tip stays in its environment's reflog, kept by gc,
+# so the store only grows. With --store-max (as every user) it meets the budget: a refusal
+# with the numbers and how to get room, the last changes kept, the data dir within it.
+serve_commit_budget() {
+        local u
+        command -v python3 >/dev/null || t_skip "python3 is not installed"
+        disk_setup
+        for u in $USERS; do
+                DISK_SERVE_ARGS="--store-max 12M" \
+                        as_user "$u" python3 "$T_TMP/py/disk_serve.py" "$T_TMP/bin/rtn" $LIMIT /var/tmp/f "$FS" loop
+                [ "$T_RC" = 0 ] || t_fail "serve as $u: $(tail -c 800 "$T_ERR_FILE")"
+                grep -q "^commit ok" "$T_OUT_FILE" || t_fail "no commit fit as $u: $(cat "$T_OUT_FILE")"
+                grep -q "^commit error .*the store holds [0-9]* MiB and the changes may need [0-9]* MiB more, past --store-max 12 MiB: nothing was written and the changes are kept: rtn gc" "$T_OUT_FILE" ||
+                        t_fail "the loop as $u met no budget: $(cat "$T_OUT_FILE")"
+                grep -q "^dirty_after [1-9]" "$T_OUT_FILE" || t_fail "changes lost as $u: $(cat "$T_OUT_FILE")"
+                [ "$(du -sk "$FS/$u/data" | cut -f1)" -lt $((12 * 1024)) ] ||
+                        t_fail "the data dir of $u holds $(du -sk "$FS/$u/data" | cut -f1) KiB"
+        done
+}
+
+# Without a budget, the same loop meets the filesystem's reserve (here a quarter of the
+# 64 MiB tmpfs): refused with the numbers, and the reserve stays free.
+serve_commit_reserve() {
+        command -v python3 >/dev/null || t_skip "python3 is not installed"
+        [ "$(id -u)" = 0 ] || t_skip "needs a small filesystem of its own (root makes one)"
+        disk_setup
+        as_user root python3 "$T_TMP/py/disk_serve.py" "$T_TMP/bin/rtn" $LIMIT /var/tmp/f "$FS" loop
+        [ "$T_RC" = 0 ] || t_fail "serve: $(tail -c 800 "$T_ERR_FILE")"
+        grep -q "^commit error .*the data dir's filesystem has [0-9]* MiB free and keeps 16 MiB of them free" "$T_OUT_FILE" ||
+                t_fail "the loop met no reserve: $(cat "$T_OUT_FILE")"
+        grep -q "^dirty_after [1-9]" "$T_OUT_FILE" || t_fail "changes lost: $(cat "$T_OUT_FILE")"
+        [ "$(awk '$1 == "free_kib_after" {print $2}' "$T_OUT_FILE")" -ge $((16 * 1024)) ] ||
+                t_fail "the reserve was not kept: $(cat "$T_OUT_FILE")"
+}
+
 t_run disk_exec_keep exec_fill --keep
 t_run disk_exec_commit exec_fill --commit
 t_run disk_exec_keep_workspace exec_ws_fill
 t_run disk_serve serve_fill
 t_run disk_serve_workspace serve_fill /workspace/fill --workspace @WS@ --workspace-mode overlay
 t_run disk_serve_commit_no_room serve_commit_no_room
+t_run disk_serve_commit_budget serve_commit_budget
+t_run disk_serve_commit_reserve serve_commit_reserve
 t_done

@@ -112,6 +112,28 @@ upper_size_is_default() {
         t_stdout_has " 2097152 "
 }
 
+# The tmpfs a command may hold (an upper and a /tmp of --upper-size per sandbox), against
+# the machine's memory: a size one sandbox alone cannot have is refused with the numbers,
+# and a server whose --max-sandboxes of them pass memory says so with the numbers.
+tmpfs_memory() {
+        local q
+        q=$(awk '/^(MemTotal|SwapTotal):/ {k += $2} END {print int(k / 1024 / 40)}' /proc/meminfo)
+        t_exec --upper-size 1024G -- true
+        t_exit_is 125
+        t_stderr_has "gives a sandbox 2097152 MiB of tmpfs (its upper and /tmp), more than this machine's memory"
+        t_cmd "$RTN" serve --upper-size 1024G --max-sandboxes 1024
+        [ "$T_RC" != 0 ] || t_fail "rtn serve accepted --upper-size 1024G --max-sandboxes 1024"
+        t_stderr_has "gives a sandbox 2097152 MiB of tmpfs"
+        t_cmd "$RTN" serve --upper-size "${q}M" --max-sandboxes 1024
+        t_exit_is 0
+        t_stderr_has "warning: 1024 sandboxes (--max-sandboxes) of $((2 * q)) MiB of tmpfs each"
+        t_stderr_has "may hold $((2048 * q)) MiB, more than this machine's memory"
+        t_exec --upper-size "${q}M" -- true
+        t_exit_is 0
+        grep -q tmpfs "$T_ERR_FILE" && t_fail "one sandbox that fits was warned about: $(cat "$T_ERR_FILE")"
+        true
+}
+
 t_run fork_bomb fork_bomb
 t_run fork_bomb_default_host_responsive fork_bomb_default_host_responsive
 t_run pid_max_is_set pid_max_is_set
@@ -121,4 +143,5 @@ t_run disk_fill_tmp disk_fill /tmp/fill
 t_run disk_fill_upper disk_fill /var/tmp/fill
 t_run disk_fill_home disk_fill '$HOME/fill'
 t_run upper_size_is_default upper_size_is_default
+t_run tmpfs_memory tmpfs_memory
 t_done

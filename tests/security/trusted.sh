@@ -21,7 +21,7 @@
 #   term_*      what the agent controls reaches the user's terminal as text: rtn log's commit
 #               messages (an OSC 52 clipboard write behind an erase-line), rtn diff's file
 #               names (ESC, newline), blocked-call reports (process names), error messages
-#               quoting agent paths
+#               quoting agent paths (rtn commit's, rtn exec --keep's)
 . "$(dirname "$0")/../lib.sh"
 t_need_rtn
 
@@ -97,6 +97,16 @@ term_error() {
         t_stderr_has 'deeper than'
 }
 
+# rtn exec --keep of a tree deeper than the pending changes may be: the error quotes the
+# agent's path, here with ESC, BEL, CR and a byte that is not UTF-8.
+term_exec() {
+        t_exec --keep -- sh -c 'cd /workspace; d=$(printf "\033\a\r\377"); for i in $(seq 520); do mkdir "$d" && cd "$d"; done'
+        t_exit_is 125
+        no_controls
+        t_stderr_has 'the changes were not kept'
+        t_stderr_has 'workspace/\033\a\r\377/\033\a\r\377/'
+}
+
 deep_reset() {
         t_exec --keep -- sh -c 'cd /workspace; for i in $(seq 500); do mkdir d && cd d; done'
         t_exit_is 0
@@ -141,6 +151,7 @@ t_run term_log term_log
 t_run term_diff term_diff
 t_run term_blocked term_blocked
 t_run term_error term_error
+t_run term_exec term_exec
 t_run swap_fifo scenario swap_fifo
 t_run big_tree scenario big_tree
 t_run big_results scenario big_results

@@ -315,3 +315,50 @@ Test(rt_ws_apply, replaced_workspace) {
         cr_assert_eq(rt_ws_apply(pend, NULL, false, on_change, &s, &err), -ESTALE);
         cr_assert(!exists(host, "n") && !exists(moved, "n"));
 }
+
+static void ln(const char *base, const char *rel, const char *target) {
+        char p[1024];
+        snprintf(p, sizeof p, "%s/%s", base, rel);
+        cr_assert_eq(symlink(target, p), 0, "symlink %s: %s", p, strerror(errno));
+}
+
+/* A link's target is resolved in the tree as it will be: through the agent's other links
+ * (made before or after it in the walk), the host's own, a directory the agent replaced by
+ * a link. What leaves is refused; what stays inside through links is written. */
+Test(rt_ws_apply, links_resolved_through_links) {
+        mk(host, "x");
+        mk(host, "x/y");
+        ln(host, "x/y/up", "../..");
+        ln(host, "hout", "../elsewhere");
+        mk(host, "hd");
+        record();
+        mk(upper, "p");
+        mk(upper, "p/q");
+        ln(upper, "p/q/L", "../..");
+        ln(upper, "evil", "p/q/L/../etc/passwd");
+        ln(upper, "aa", "zz/../x"); /* through a link later in the walk */
+        ln(upper, "zz", ".");
+        ln(upper, "viahost", "x/y/up/../x");
+        ln(upper, "viaout", "hout/x");
+        whiteout("hd");
+        char p[1024];
+        snprintf(p, sizeof p, "%s/hd", upper);
+        cr_assert_eq(unlink(p), 0);
+        ln(upper, "hd", ".");
+        ln(upper, "viahd", "hd/../x");
+        ln(upper, "loop", "loop/x");
+        ln(upper, "fine", "x/y/up/p/q/L/x");
+        struct seen s = {0};
+        struct rtn_error err = {0};
+        cr_assert_eq(rt_ws_apply(pend, NULL, false, on_change, &s, &err), 6, "%s", err.msg);
+        const char *out[] = {"evil", "aa", "viahost", "viaout", "viahd"};
+        for (size_t i = 0; i < sizeof out / sizeof out[0]; i++) {
+                char want[64];
+                snprintf(want, sizeof want, "A %s: a symlink that leaves the workspace", out[i]);
+                cr_assert(saw(&s, want), "%s not refused", out[i]);
+                cr_assert(!exists(host, out[i]) && exists(upper, out[i]));
+        }
+        cr_assert(saw(&s, "A loop: a chain of symlinks too long"));
+        cr_assert(exists(host, "fine") && exists(host, "zz") && exists(host, "p/q/L"));
+        cr_assert(saw(&s, "M hd"), "the directory replaced by a link inside is written");
+}
