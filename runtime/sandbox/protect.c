@@ -200,6 +200,8 @@ static int walk_child(struct walk *w, int dirfd, const char *name) {
         int r = walk_dir(w, fd, &git_dir);
         w->depth--;
         w->rel[len] = '\0';
+        if (r == -EACCES || r == -EPERM) /* opened but not listed (a /proc mounted there) */
+                return protect_entry(w, name, RT_PROTECT_UNREADABLE);
         if (r >= 0 && git_dir)
                 r = protect_entry(w, name, RT_PROTECT_RO);
         return r;
@@ -210,8 +212,10 @@ static int walk_child(struct walk *w, int dirfd, const char *name) {
 static int walk_dir(struct walk *w, int fd, bool *ret_git_dir) {
         size_t top = w->names_top;
         ssize_t len = read_listing(w, fd);
-        if (len < 0)
+        if (len < 0) {
+                w->names_top = top;
                 return (int)len;
+        }
         int r = 0;
         if (is_git_dir(w->arena + w->names_top, (size_t)len)) {
                 *ret_git_dir = true;
