@@ -24,6 +24,15 @@ c_ulimits() {
         echo "--ulimit nofile=$n:$n --ulimit nproc=$u:$u"
 }
 
+# A containers.conf whose default_ulimits are c_ulimits' (for `podman kube play`, which has no
+# --ulimit), in $C_STATE/containers.conf.
+c_containers_conf() {
+        local n u
+        n=$(c_ulimits | sed -n 's/.*nofile=\([^ ]*\).*/\1/p')
+        u=$(c_ulimits | sed -n 's/.*nproc=\([^ ]*\).*/\1/p')
+        printf '[containers]\ndefault_ulimits = ["nofile=%s", "nproc=%s"]\n' "$n" "$u" >"$C_STATE/containers.conf"
+}
+
 # The podman command line, in C_PODMAN (an array): storage in the suite's temp dir.
 c_podman_argv() {
         C_PODMAN=(podman --root "$C_STATE/storage" --runroot "$C_STATE/run" --runtime runc
@@ -87,6 +96,23 @@ for name in ("unshare", "clone"):
 d["syscalls"].append({"names": ["clone3"], "action": "SCMP_ACT_ERRNO", "errnoRet": 1})
 json.dump(d, open(sys.argv[1], "w"))
 PY
+}
+
+# make image's image (tools/image.sh from the rtn under test), built and loaded into the
+# suite's storage once, whichever case asks first; prints its name (localhost/rtn:VERSION).
+c_image() {
+        local o name
+        name=localhost/rtn:$("$RTN" --version | awk '{print $2}')
+        if [ ! -f "$C_STATE/image.loaded" ]; then
+                o=$(dirname "${RTN#"$T_ROOT"/}")
+                [[ $RTN == "$T_ROOT"/*/rtn ]] || t_skip "the image is built from a tree's rtn"
+                O=$o "$T_ROOT/tools/image.sh" "$C_STATE/img.tar" >/dev/null 2>"$C_STATE/img.err" ||
+                        t_fail "tools/image.sh: $(tail -n 3 "$C_STATE/img.err")"
+                c_podman load -q -i "$C_STATE/img.tar" >/dev/null || t_fail "podman load failed"
+                rm -f "$C_STATE/img.tar"
+                touch "$C_STATE/image.loaded"
+        fi
+        echo "$name"
 }
 
 # Runs sh -c SCRIPT in a container (podman run options first: --user agent,

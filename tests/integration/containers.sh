@@ -5,7 +5,8 @@
 # container whose seccomp profile denies user namespaces it picks the Landlock mode by
 # itself and says so; rtn serve does the same and env_status reports the mode; rtn probe names
 # the container flags that would give more and the mode rtn picks by itself; make image's
-# archive serves. docs/containers.md.
+# archive serves, and deploy/kubernetes/rtn.yaml starts under podman kube play and serves the
+# official MCP client over HTTP. docs/containers.md.
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/../containers/lib.bash"
 t_need_rtn
@@ -123,19 +124,74 @@ no_userns_full_refuses() {
 # podman run -i.
 image_serves() {
         c_need
-        local o
-        o=$(dirname "${RTN#"$T_ROOT"/}")
-        [[ $RTN == "$T_ROOT"/*/rtn ]] || t_skip "the image is built from a tree's rtn"
-        O=$o "$T_ROOT/tools/image.sh" "$T_TMP/img.tar" >/dev/null 2>"$T_TMP/img.err" || t_fail "tools/image.sh: $(tail -n 3 "$T_TMP/img.err")"
-        c_podman load -q -i "$T_TMP/img.tar" >/dev/null || t_fail "podman load failed"
+        local img
+        img=$(c_image) || exit
         printf '%s\n' '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}' \
                 '{"jsonrpc":"2.0","method":"notifications/initialized"}' \
                 '{"jsonrpc":"2.0","id":2,"method":"tools/list"}' >"$T_TMP/in"
         c_podman_argv
         # shellcheck disable=SC2046
         timeout 120 "${C_PODMAN[@]}" run --rm -i --network none $(c_ulimits) \
-                "localhost/rtn:$("$RTN" --version | awk '{print $2}')" <"$T_TMP/in" >"$T_TMP/out" 2>"$T_TMP/err"
+                "$img" <"$T_TMP/in" >"$T_TMP/out" 2>"$T_TMP/err"
         grep -q '"name":"shell_run"' "$T_TMP/out" || t_fail "no tools/list answer: $(head -c 300 "$T_TMP/out") $(head -c 300 "$T_TMP/err")"
+}
+
+# deploy/kubernetes/rtn.yaml under `podman kube play`, as a user would start it: the image of
+# make image under the manifest's name, whose entrypoint is rtn (a pod's args are rtn's
+# arguments), a real token; the official MCP client reaches rtn serve --http in the pod with
+# the token and runs shell_run, and `podman kube down` removes the pod. Podman 4.3 panics on
+# Secret volumes, so the manifest's Secret is dropped here and its volume becomes a hostPath
+# directory holding the token file (the one change made to the manifest); podman's default
+# ulimits come from a containers.conf within this shell's hard limits; the pod's infra
+# container needs catatonit (tools/deps.txt).
+kube_play() {
+        c_need
+        local img want dir ip i
+        command -v node >/dev/null || t_skip "node is not installed"
+        [ -d "$T_ROOT/tests/mcp-client/node_modules/@modelcontextprotocol/sdk" ] ||
+                t_fail "@modelcontextprotocol/sdk not installed: run npm ci in tests/mcp-client (tools/test.sh does)"
+        [ -x /usr/libexec/podman/catatonit ] || [ -x /usr/bin/catatonit ] ||
+                t_skip "no catatonit for the pod's infra container (tools/deps.txt installs it)"
+        img=$(c_image) || exit
+        want=$(sed -n 's/^ *image: *//p' "$T_ROOT/deploy/kubernetes/rtn.yaml")
+        [ "localhost/$want" = "$img" ] || t_fail "rtn.yaml names the image $want, make image makes $img"
+        c_podman tag "$img" "localhost/$want" || t_fail "podman tag failed"
+        mkdir -m 0700 "$T_TMP/token"
+        head -c 32 /dev/urandom | base64 >"$T_TMP/token/token"
+        chmod 0400 "$T_TMP/token/token"
+        python3 - "$T_ROOT/deploy/kubernetes/rtn.yaml" "$T_TMP/token" >"$T_TMP/rtn.yaml" <<'PY' || t_fail "could not rewrite the manifest"
+import sys, yaml
+docs = [d for d in yaml.safe_load_all(open(sys.argv[1])) if d and d["kind"] != "Secret"]
+for d in docs:
+    if d["kind"] == "Deployment":
+        for v in d["spec"]["template"]["spec"]["volumes"]:
+            if "secret" in v:
+                del v["secret"]
+                v["hostPath"] = {"path": sys.argv[2], "type": "Directory"}
+yaml.safe_dump_all(docs, sys.stdout)
+PY
+        c_containers_conf
+        c_podman_argv
+        t_cmd env CONTAINERS_CONF="$C_STATE/containers.conf" "${C_PODMAN[@]}" kube play "$T_TMP/rtn.yaml"
+        t_exit_is 0
+        trap 'env CONTAINERS_CONF="$C_STATE/containers.conf" "${C_PODMAN[@]}" kube down "$T_TMP/rtn.yaml" >/dev/null 2>&1' EXIT
+        i=$((SECONDS + 60))
+        until "${C_PODMAN[@]}" logs rtn-pod-0-rtn 2>&1 | grep -q "listening on"; do
+                [ "$SECONDS" -lt "$i" ] || break
+                sleep 0.5
+        done
+        "${C_PODMAN[@]}" logs rtn-pod-0-rtn 2>&1 | grep -q "listening on" ||
+                t_fail "rtn serve did not start in the pod: $("${C_PODMAN[@]}" logs rtn-pod-0-rtn 2>&1 | head -c 600)"
+        ip=$("${C_PODMAN[@]}" inspect rtn-pod-0-rtn --format '{{range .NetworkSettings.Networks}}{{.IPAddress}}{{end}}')
+        [ -n "$ip" ] || t_fail "the pod has no address"
+        T_CMD_TIMEOUT=120 t_cmd node "$T_ROOT/tests/mcp-client/http.mjs" "http://$ip:8080/mcp" "$T_TMP/token/token" sdk1
+        t_exit_is 0
+        t_stdout_has "ok [sdk1] shell_run result"
+        t_cmd env CONTAINERS_CONF="$C_STATE/containers.conf" "${C_PODMAN[@]}" kube down "$T_TMP/rtn.yaml"
+        t_exit_is 0
+        trap - EXIT
+        t_cmd "${C_PODMAN[@]}" pod ps -q
+        t_stdout_is ""
 }
 
 t_run containers_default_root default_root
@@ -147,5 +203,6 @@ t_run containers_no_userns_auto_landlock no_userns_auto_landlock
 t_run containers_no_userns_serve_root no_userns_serve_root
 t_run containers_no_userns_full_refuses no_userns_full_refuses
 t_run containers_image_serves image_serves
+t_run containers_kube_play kube_play
 c_teardown
 t_done
