@@ -119,11 +119,13 @@ enum rt_proc_kind {
 enum rt_pids_route {
         RT_PIDS_PID_MAX, /* the pid namespace's pid_max */
         RT_PIDS_NPROC, /* pid_max could not be written: RLIMIT_NPROC per uid inside */
+        RT_PIDS_NPROC_KEPT, /* RLIMIT_NPROC, but the inherited hard limit, lower than asked */
 };
 struct rt_setup_report {
         enum rt_proc_kind proc;
         enum rt_pids_route pids;
         bool budgets_lost; /* /proc/sys/user/max_* could not be written (read-only) */
+        uint64_t nproc_kept, nproc_asked; /* RT_PIDS_NPROC_KEPT: the limit used, the one asked */
         char ro_dirs[64]; /* host dirs bound read-only, not overlaid ("/etc"), or "" */
 };
 struct rt_protect_report {

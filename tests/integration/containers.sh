@@ -53,6 +53,24 @@ default_user_serve() {
         t_stdout_has '\"id_mapping\":\"single\"'
 }
 
+# Under a process limit lower than the sandbox's (--ulimit nproc=1024:1024), which no one in
+# the container may raise: rtn uses it as it is and says so, as root and as a user, in
+# rtn exec, rtn serve's env_status and rtn probe, which names the flag that raises it.
+low_nproc() {
+        c_need
+        c_sh --ulimit nproc=1024:1024 'rtn exec -- sh -c "grep processes /proc/self/limits"; echo "rc=$?"'
+        t_stdout_has "rc=0"
+        t_stdout_has "Max processes             1024                 1024"
+        t_stderr_has "the process limit is 1024, the hard RLIMIT_NPROC rtn was started with, not the 4096 asked for (only a higher hard limit raises it: --ulimit nproc=4096:4096"
+        c_sh --ulimit nproc=1024:1024 --user agent 'rtn exec -- true; echo "rc=$?"; rtn probe'
+        t_stdout_has "rc=0"
+        t_true grep -Eq "^missing +container fallbacks +.*the process limit is 1024, the hard RLIMIT_NPROC rtn was started with" "$T_OUT_FILE"
+        t_stdout_has "rtn can run sandboxes here."
+        c_sh --ulimit nproc=1024:1024 "$(c_serve_script 'id -u')"
+        t_stdout_has '\"stdout\":\"1000\\n\"'
+        t_stdout_has 'the process limit is 1024, the hard RLIMIT_NPROC'
+}
+
 # With systempaths=unconfined the sandbox gets its own /proc, and rtn probe has nothing left
 # to ask for.
 unmasked_probe() {
@@ -197,6 +215,7 @@ PY
 t_run containers_default_root default_root
 t_run containers_default_user default_user
 t_run containers_default_user_serve default_user_serve
+t_run containers_low_nproc low_nproc
 t_run containers_unmasked_probe unmasked_probe
 t_run containers_default_writes_vanish default_writes_vanish
 t_run containers_no_userns_auto_landlock no_userns_auto_landlock
