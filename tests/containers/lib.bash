@@ -66,6 +66,10 @@ c_setup() {
                 command -v "$b" >/dev/null || { C_SKIP="no $b (tools/deps.txt installs it)"; return; }
         done
         C_STATE=$(mktemp -d "${TMPDIR:-/tmp}/rtn-containers.XXXXXX")
+        # Host ids for --uidmap: above every range of /etc/subuid and /etc/subgid and below
+        # root's default subordinate block, so they are nobody's.
+        C_UIDMAP=$(cat /etc/subuid /etc/subgid 2>/dev/null |
+                awk -F: 'BEGIN { n = 1000000 } NF == 3 && $2 + $3 > n { n = $2 + $3 } END { print n + 65536 }')
         if ! c_base_tar; then
                 C_SKIP="mmdebstrap could not make a Debian 12 base (no Debian mirror?): $C_BASE_LOG"
                 return

@@ -71,6 +71,64 @@ low_nproc() {
         t_stdout_has 'the process limit is 1024, the hard RLIMIT_NPROC'
 }
 
+# A user-namespaced container (--uidmap, as a pod with hostUsers: false): root of the
+# container can map only its namespace's ids. With 65536 of them rtn maps its own root alone
+# (the single mapping, as for an unprivileged caller) and says so in rtn probe; with 65537 it
+# maps the 65536 besides its 0. rtn exec, a --workspace of root's and rtn serve all work, and
+# so does the Landlock mode where user namespaces are denied.
+userns_uidmap() {
+        c_need
+        local m="--uidmap 0:$C_UIDMAP:65536 --gidmap 0:$C_UIDMAP:65536"
+        # shellcheck disable=SC2086
+        c_sh $m 'mkdir /w; rtn exec --workspace /w -- sh -c "id -u; cat /proc/self/uid_map; echo hi >/workspace/f"; echo "rc=$?"; cat /w/f; rtn probe'
+        t_stdout_has "rc=0"
+        t_true grep -qx 0 "$T_OUT_FILE"
+        t_true grep -Eq '^ +0 +0 +1$' "$T_OUT_FILE"
+        t_true grep -qx hi "$T_OUT_FILE"
+        t_true grep -Eq '^ok +id mapping +single id: rtn is root of a user namespace' "$T_OUT_FILE"
+        t_stdout_has "rtn can run sandboxes here."
+        # shellcheck disable=SC2086
+        c_sh $m "$(c_serve_script 'id -u')"
+        t_stdout_has '\"stdout\":\"0\\n\"'
+        t_stdout_has '\"id_mapping\":\"single\"'
+        m="--uidmap 0:$C_UIDMAP:65537 --gidmap 0:$C_UIDMAP:65537"
+        # shellcheck disable=SC2086
+        c_sh $m 'rtn exec -- sh -c "id -u; cat /proc/self/uid_map"; echo "rc=$?"; rtn probe'
+        t_stdout_has "rc=0"
+        t_true grep -qx 1000 "$T_OUT_FILE"
+        t_true grep -Eq '^ +0 +1 +65536$' "$T_OUT_FILE"
+        t_true grep -Eq '^ok +id mapping +root: 65536 subordinate ids from 1;' "$T_OUT_FILE"
+        # a user of the container is an unprivileged caller there, as anywhere
+        # shellcheck disable=SC2086
+        c_sh $m --user agent 'rtn exec -- id -u; echo "rc=$?"'
+        t_stdout_has "rc=0"
+        # where user namespaces are denied too, root's commands in the Landlock mode run as
+        # the namespace's highest id, which owns nothing there
+        m="--uidmap 0:$C_UIDMAP:65536 --gidmap 0:$C_UIDMAP:65536"
+        # shellcheck disable=SC2086
+        c_sh $m --security-opt "seccomp=$C_STATE/no-userns.json" \
+                'rtn exec -- sh -c "id -u; chmod 777 /etc/passwd"; rtn probe'
+        t_true grep -qx 65535 "$T_OUT_FILE"
+        t_stderr_has "rtn chose --isolation landlock by itself"
+        t_stderr_has "chmod: changing permissions of '/etc/passwd': Operation not permitted"
+        t_true grep -Eq '^ok +id mapping +none in the Landlock mode: commands run as uid 65535, which owns nothing' "$T_OUT_FILE"
+}
+
+# --userns=auto (podman's own ranges, as for a pod with hostUsers: false): the same, from
+# the ids podman gave the container.
+userns_auto() {
+        c_need
+        grep -q '^containers:' /etc/subuid ||
+                t_skip "no subordinate range for podman's user containers (tools/test-users.sh adds one)"
+        c_sh --userns=auto 'rtn exec -- sh -c "id -u; cat /proc/self/uid_map"; echo "rc=$?"'
+        t_stdout_has "rc=0"
+        t_true grep -Eq '^ +0 +0 +1$' "$T_OUT_FILE"
+        c_sh --userns=auto:size=65537 'rtn exec -- sh -c "id -u; cat /proc/self/uid_map"; echo "rc=$?"'
+        t_stdout_has "rc=0"
+        t_true grep -qx 1000 "$T_OUT_FILE"
+        t_true grep -Eq '^ +0 +1 +65536$' "$T_OUT_FILE"
+}
+
 # With systempaths=unconfined the sandbox gets its own /proc, and rtn probe has nothing left
 # to ask for.
 unmasked_probe() {
@@ -216,6 +274,8 @@ t_run containers_default_root default_root
 t_run containers_default_user default_user
 t_run containers_default_user_serve default_user_serve
 t_run containers_low_nproc low_nproc
+t_run containers_userns_uidmap userns_uidmap
+t_run containers_userns_auto userns_auto
 t_run containers_unmasked_probe unmasked_probe
 t_run containers_default_writes_vanish default_writes_vanish
 t_run containers_no_userns_auto_landlock no_userns_auto_landlock
