@@ -129,6 +129,22 @@ userns_auto() {
         t_true grep -Eq '^ +0 +1 +65536$' "$T_OUT_FILE"
 }
 
+# --workspace where rtn is the container's root: the idmapped mount that lets root's agent
+# write it needs CAP_SYS_ADMIN, which a container's root lacks, so rtn says so and what to do
+# (nothing is written); as a user of the container, rtn exec and rtn serve --workspace work.
+workspace_root() {
+        c_need
+        c_sh 'mkdir /w; rtn exec --workspace /w -- touch /workspace/f; echo "rc=$?"; ls /w'
+        t_stdout_is "rc=125"
+        t_stderr_has "open_tree /w: Operation not permitted: rtn as root lets its agent (a subordinate uid) write a directory through an idmapped mount, which needs CAP_SYS_ADMIN, and a container's root has none: run rtn as a non-root user of the container"
+        c_sh --user agent 'mkdir /tmp/w; rtn exec --workspace /tmp/w -- sh -c "echo hi >/workspace/f"; echo "rc=$?"; cat /tmp/w/f'
+        t_stdout_has "rc=0"
+        t_true grep -qx hi "$T_OUT_FILE"
+        c_sh --user agent "mkdir /tmp/w; echo kept >/tmp/w/k; $(c_serve_script 'cat /workspace/k; echo new >/workspace/n' --workspace /tmp/w); cat /tmp/w/n"
+        t_stdout_has '\"stdout\":\"kept\\n\"'
+        t_true grep -qx new "$T_OUT_FILE"
+}
+
 # With systempaths=unconfined the sandbox gets its own /proc, and rtn probe has nothing left
 # to ask for.
 unmasked_probe() {
@@ -276,6 +292,7 @@ t_run containers_default_user_serve default_user_serve
 t_run containers_low_nproc low_nproc
 t_run containers_userns_uidmap userns_uidmap
 t_run containers_userns_auto userns_auto
+t_run containers_workspace_root workspace_root
 t_run containers_unmasked_probe unmasked_probe
 t_run containers_default_writes_vanish default_writes_vanish
 t_run containers_no_userns_auto_landlock no_userns_auto_landlock
