@@ -145,6 +145,25 @@ workspace_root() {
         t_true grep -qx new "$T_OUT_FILE"
 }
 
+# A commit in a default container, whose /etc has the container's mounts over files in it
+# and is bound read-only: the commit has nothing in /etc, so the next start stacks it (rtn
+# exec, rtn serve), and rtn reset leaves it working; as root and as a user.
+commit_default() {
+        c_need
+        local u
+        for u in root agent; do
+                c_sh --user "$u" 'rtn exec --commit -- sh -c "echo kept >\$HOME/f"; echo "rc=$?"
+                        rtn exec -- sh -c "cat \$HOME/f"; echo "rc=$?"; rtn reset; rtn exec -- true; echo "rc=$?"'"
+                        $(c_serve_script 'cat $HOME/f')"
+                t_stdout_is "rc=0
+kept
+rc=0
+rc=0
+$(grep '"id":' "$T_OUT_FILE")"
+                t_stdout_has '\"stdout\":\"kept\\n\"'
+        done
+}
+
 # With systempaths=unconfined the sandbox gets its own /proc, and rtn probe has nothing left
 # to ask for.
 unmasked_probe() {
@@ -293,6 +312,7 @@ t_run containers_low_nproc low_nproc
 t_run containers_userns_uidmap userns_uidmap
 t_run containers_userns_auto userns_auto
 t_run containers_workspace_root workspace_root
+t_run containers_commit_default commit_default
 t_run containers_unmasked_probe unmasked_probe
 t_run containers_default_writes_vanish default_writes_vanish
 t_run containers_no_userns_auto_landlock no_userns_auto_landlock
