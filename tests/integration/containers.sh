@@ -164,6 +164,41 @@ $(grep '"id":' "$T_OUT_FILE")"
         done
 }
 
+# A read-only root with a tmpfs /tmp (readOnlyRootFilesystem), rtn's store on the tmpfs:
+# the full sandbox as root and as a user, a commit and the start after it included.
+read_only() {
+        c_need
+        local u
+        for u in root agent; do
+                c_sh --user "$u" --read-only --tmpfs /tmp:rw,exec,mode=1777 'export RTN_DATA_DIR=/tmp/rtn
+                        rtn exec --commit -- sh -c "echo kept >\$HOME/f"; echo "rc=$?"
+                        rtn exec -- sh -c "cat \$HOME/f; touch /usr/x"; echo "rc=$?"'
+                t_stdout_is "rc=0
+kept
+rc=1"
+                t_stderr_has "touch: cannot touch '/usr/x'"
+        done
+}
+
+# Kubernetes' "restricted" security context: a non-root user, no privilege escalation
+# (no_new_privs), every capability dropped. Under Podman's default seccomp profile, which
+# allows user namespaces, that is the full sandbox; under one that denies them (as the
+# RuntimeDefault of containerd and CRI-O does), the Landlock mode, chosen by rtn and said.
+restricted() {
+        c_need
+        local r='--user agent --security-opt no-new-privileges --cap-drop ALL'
+        # shellcheck disable=SC2086
+        c_sh $r 'rtn exec -- sh -c "cat /proc/self/uid_map; touch /usr/x"; echo "rc=$?"; rtn probe'
+        t_stdout_has "rc=1"
+        t_true grep -Eq '^ +0 +1000 +1$' "$T_OUT_FILE"
+        t_stderr_has "touch: cannot touch '/usr/x'"
+        t_true grep -Eq '^ok +isolation +full: ' "$T_OUT_FILE"
+        # shellcheck disable=SC2086
+        c_sh $r --security-opt "seccomp=$C_STATE/no-userns.json" "$(c_serve_script 'id -u')"
+        t_stdout_has '\"stdout\":\"1000\\n\"'
+        t_stdout_has '\"isolation\":{\"mode\":\"landlock\",\"degraded\":true,\"automatic\":true'
+}
+
 # With systempaths=unconfined the sandbox gets its own /proc, and rtn probe has nothing left
 # to ask for.
 unmasked_probe() {
@@ -313,6 +348,8 @@ t_run containers_userns_uidmap userns_uidmap
 t_run containers_userns_auto userns_auto
 t_run containers_workspace_root workspace_root
 t_run containers_commit_default commit_default
+t_run containers_read_only read_only
+t_run containers_restricted restricted
 t_run containers_unmasked_probe unmasked_probe
 t_run containers_default_writes_vanish default_writes_vanish
 t_run containers_no_userns_auto_landlock no_userns_auto_landlock
