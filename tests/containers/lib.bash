@@ -49,7 +49,7 @@ c_base_tar() {
         o=$(dirname "${RTN#"$T_ROOT"/}")
         [[ $RTN == "$T_ROOT"/*/rtn ]] || o=build
         C_BASE_TAR=$(O=$o "$T_ROOT/tools/image.sh" base 2>"$C_STATE/base.log") || {
-                C_BASE_LOG=$(tail -n 3 "$C_STATE/base.log" "$T_ROOT/$o/containers/mmdebstrap.log" 2>/dev/null | tr '\n' ' ')
+                C_BASE_LOG=$(tail -n 3 "$C_STATE/base.log" "$T_ROOT/$o"/containers/*.log 2>/dev/null | tr '\n' ' ')
                 return 1
         }
 }

@@ -282,6 +282,32 @@ image_serves() {
         grep -q '"name":"shell_run"' "$T_TMP/out" || t_fail "no tools/list answer: $(head -c 300 "$T_TMP/out") $(head -c 300 "$T_TMP/err")"
 }
 
+# make image's image has what an agent works with: its rtn serve's python_exec runs, and
+# git, curl and a C compiler run in its sandboxes.
+image_tools() {
+        c_need
+        local img
+        img=$(c_image) || exit
+        printf '%s\n' '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}' \
+                '{"jsonrpc":"2.0","method":"notifications/initialized"}' \
+                '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"python_exec","arguments":{"code":"print(6*7)"}}}' >"$T_TMP/in"
+        c_podman_argv
+        # shellcheck disable=SC2046
+        {
+                cat "$T_TMP/in"
+                t_wait_for grep -qs '"id":2,' "$T_TMP/out" || sleep 20
+        } | timeout 60 "${C_PODMAN[@]}" run --rm -i --network none $(c_ulimits) \
+                "$img" >"$T_TMP/out" 2>"$T_TMP/err"
+        grep -q '"stdout":"42\\n"' "$T_TMP/out" || t_fail "python_exec: $(grep '"id":2' "$T_TMP/out" | head -c 400) $(head -c 300 "$T_TMP/err")"
+        # shellcheck disable=SC2046
+        t_cmd "${C_PODMAN[@]}" run --rm --network none $(c_ulimits) "$img" exec -- sh -c \
+                'git --version; curl --version | head -n 1; printf "int main(void) { return 0; }\n" >/tmp/a.c && cc -o /tmp/a /tmp/a.c && /tmp/a && echo compiled'
+        t_exit_is 0
+        t_stdout_has "git version"
+        t_stdout_has "curl "
+        t_stdout_has compiled
+}
+
 # deploy/kubernetes/rtn.yaml under `podman kube play`, as a user would start it: the image of
 # make image under the manifest's name, whose entrypoint is rtn (a pod's args are rtn's
 # arguments), a real token; the official MCP client reaches rtn serve --http in the pod with
@@ -356,6 +382,7 @@ t_run containers_no_userns_auto_landlock no_userns_auto_landlock
 t_run containers_no_userns_serve_root no_userns_serve_root
 t_run containers_no_userns_full_refuses no_userns_full_refuses
 t_run containers_image_serves image_serves
+t_run containers_image_tools image_tools
 t_run containers_kube_play kube_play
 c_teardown
 t_done
