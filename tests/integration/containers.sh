@@ -199,6 +199,42 @@ restricted() {
         t_stdout_has '\"isolation\":{\"mode\":\"landlock\",\"degraded\":true,\"automatic\":true'
 }
 
+# Rootless Podman, every ordinary user's, run by the test user with a subordinate range
+# (rtnsub, tools/test-users.sh) with storage in a dir of its own: the container's root is
+# that user, its ids 1..65536 the range. rtn maps those, never the container's 0, as root
+# and as a user of the container.
+rootless() {
+        c_need
+        local u=rtnsub d
+        id -u "$u" >/dev/null 2>&1 && grep -q "^$u:" /etc/subuid ||
+                t_skip "no user $u with a subordinate range (tools/test-users.sh makes it)"
+        # in /tmp, which the user can reach (TMPDIR may be a dir only root may enter)
+        d=$(mktemp -d /tmp/rtn-rootless.XXXXXX)
+        chmod 755 "$d"
+        chown "$u" "$d"
+        cp "$RTN" "$d/rtn"
+        chmod 755 "$d/rtn"
+        local pm=(runuser -u "$u" -- env HOME="$d" XDG_RUNTIME_DIR="$d/run" podman --root "$d/s"
+                --runroot "$d/r" --runtime runc --cgroup-manager cgroupfs --events-backend none
+                --storage-driver overlay)
+        # shellcheck disable=SC2064
+        trap "${pm[*]} system reset -f >/dev/null 2>&1; rm -rf '$d'" EXIT
+        mkdir -m 700 "$d/run" && chown "$u" "$d/run"
+        cd "$d" || t_fail "cd $d"
+        "${pm[@]}" import -q "$C_BASE_TAR" localhost/b >/dev/null 2>"$d/import.err" ||
+                t_fail "rootless podman import: $(tail -n 2 "$d/import.err")"
+        # shellcheck disable=SC2046
+        t_cmd "${pm[@]}" run --rm -i --network none $(c_ulimits) -v "$d/rtn:/rtn:ro" localhost/b sh -c \
+                'useradd -u 1000 agent; /rtn exec -- sh -c "id -u; cat /proc/self/uid_map"; echo "root rc=$?"
+                 su agent -s /bin/sh -c "/rtn exec -- true; echo user rc=\$?"; /rtn probe'
+        t_stdout_has "root rc=0"
+        t_stdout_has "user rc=0"
+        t_true grep -qx 1000 "$T_OUT_FILE"
+        t_true grep -Eq '^ +0 +1 +65536$' "$T_OUT_FILE"
+        t_true grep -Eq '^ok +id mapping +root: 65536 subordinate ids from 1;' "$T_OUT_FILE"
+        t_stdout_has "rtn can run sandboxes here."
+}
+
 # With systempaths=unconfined the sandbox gets its own /proc, and rtn probe has nothing left
 # to ask for.
 unmasked_probe() {
@@ -376,6 +412,7 @@ t_run containers_workspace_root workspace_root
 t_run containers_commit_default commit_default
 t_run containers_read_only read_only
 t_run containers_restricted restricted
+t_run containers_rootless rootless
 t_run containers_unmasked_probe unmasked_probe
 t_run containers_default_writes_vanish default_writes_vanish
 t_run containers_no_userns_auto_landlock no_userns_auto_landlock
