@@ -107,7 +107,7 @@ static void probe_ids(void) {
                         add("id mapping", true, false,
                             "none in the Landlock mode: commands run as uid %u, which owns "
                             "nothing, not as root",
-                            (unsigned)RT_LANDLOCK_ROOT_UID);
+                            (unsigned)rt_landlock_root_uid());
                 else
                         add("id mapping", true, false,
                             "none in the Landlock mode: commands run as you (uid %u)",
@@ -122,6 +122,15 @@ static void probe_ids(void) {
         }
         switch (m.mode) {
         case RT_IDMAP_SINGLE:
+                if (m.ns_single) {
+                        add("id mapping", true, false,
+                            "single id: rtn is root of a user namespace (a user-namespaced "
+                            "container) that maps no 65536 ids besides its 0, so inside 0 is "
+                            "that root and agent commands run as uid 0 without capabilities; "
+                            "65537 ids in the container's namespace (podman --userns=auto:"
+                            "size=65537, --uidmap 0:START:65537) give 65536 ids");
+                        break;
+                }
                 add("id mapping", true, false,
                     "single id: inside 0 is you; agent commands run "
                     "as uid 0 without capabilities. Package installs that chown files to other "

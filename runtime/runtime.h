@@ -46,9 +46,11 @@ struct rt_bind {
 };
 
 enum rt_idmode {
-        RT_IDMAP_SINGLE, /* unprivileged: inside 0 <-> the caller, nothing else mapped */
+        RT_IDMAP_SINGLE, /* unprivileged, or root of a user namespace without 65536 ids to
+                          * spare: inside 0 <-> the caller, nothing else mapped */
         RT_IDMAP_SUBID, /* unprivileged with /etc/subuid + newuidmap: 65536 ids, 1000 = caller */
-        RT_IDMAP_ROOT, /* rtn runs as root: 65536 subordinate ids, never host 0 */
+        RT_IDMAP_ROOT, /* rtn runs as root: 65536 subordinate ids (of its user namespace's
+                        * own where it has no others), never its 0 */
 };
 
 struct rt_idmap {
@@ -61,6 +63,7 @@ struct rt_idmap {
         uid_t agent_uid; /* uid inside that agent commands run as */
         gid_t agent_gid;
         bool agent_drop_caps; /* agent runs as inside 0: strip every capability */
+        bool ns_single; /* SINGLE for root: its user namespace has no 65536 ids to give */
 };
 
 struct rt_spec {
@@ -124,11 +127,13 @@ enum rt_proc_kind {
 enum rt_pids_route {
         RT_PIDS_PID_MAX, /* the pid namespace's pid_max */
         RT_PIDS_NPROC, /* pid_max could not be written: RLIMIT_NPROC per uid inside */
+        RT_PIDS_NPROC_KEPT, /* RLIMIT_NPROC, but the inherited hard limit, lower than asked */
 };
 struct rt_setup_report {
         enum rt_proc_kind proc;
         enum rt_pids_route pids;
         bool budgets_lost; /* /proc/sys/user/max_* could not be written (read-only) */
+        uint64_t nproc_kept, nproc_asked; /* RT_PIDS_NPROC_KEPT: the limit used, the one asked */
         char ro_dirs[64]; /* host dirs bound read-only, not overlaid ("/etc"), or "" */
 };
 struct rt_protect_report {
@@ -212,6 +217,11 @@ const char *rt_hostpath_home(void);
 
 /* Chooses the id mapping for this caller (rtn's euid, /etc/subuid, newuidmap). */
 int rt_idmap_choose(struct rt_idmap *ret, struct rtn_error *err);
+/* The uid (and gid) root's commands run as in the Landlock-only mode: RT_LANDLOCK_ROOT_UID,
+ * or in a user namespace that does not map it (a user-namespaced container), the highest id
+ * both its maps have other than 0, when no passwd or group entry names it; else
+ * RT_LANDLOCK_ROOT_UID, which the mode then refuses. */
+uid_t rt_landlock_root_uid(void);
 /* Writes the maps for a child in a fresh user namespace. Parent side. */
 int rt_idmap_write(const struct rt_idmap *m, pid_t child, struct rtn_error *err);
 

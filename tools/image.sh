@@ -1,40 +1,74 @@
 #!/usr/bin/env bash
 # The container image of rtn (make image; docs/containers.md), built with no registry: a
-# minbase Debian 12 made by mmdebstrap, with what rtn needs at run time besides libc
-# (libmnl0), imported into a podman storage of its own in a temp dir, rtn copied in, and saved
-# as an OCI archive (podman load -i FILE) whose default command is `rtn serve`.
+# minbase Debian 12 made by mmdebstrap from the Debian mirror apt uses here, with what rtn needs
+# at run time besides libc, what an agent works with (python3, git, curl, a compiler) and
+# IMAGE_PACKAGES, imported into a podman storage of its own in a temp dir, rtn copied in, and
+# saved as an OCI archive (podman load -i FILE) whose entrypoint is rtn and default arguments
+# `serve`, so `podman run IMAGE exec -- CMD` and a pod's `args: ["serve", ...]` both run rtn.
 #   tools/image.sh OUT.tar   build the image into OUT.tar from $O/rtn (O=build)
-#   tools/image.sh base      make (once) and print the cached Debian base tarball, which the
-#                            container suites (tests/containers/lib.bash) use too
+#   tools/image.sh base      make (once) and print the cached Debian base tarball of the
+#                            container suites (tests/containers/lib.bash): rtn's needs only
 # Needs root (rootful podman), podman, runc and mmdebstrap (tools/deps.txt).
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 O=${O:-build}
 cache=$here/$O/containers
-base=$cache/bookworm-minbase.tar
+# What rtn needs at run time besides libc: libmnl, and libmicrohttpd for rtn serve --http
+# (loaded with dlopen): the base of the container suites. The image adds what an agent works
+# with, and IMAGE_PACKAGES (make image IMAGE_PACKAGES="..."). A cached base is named for its
+# package list, so a changed list makes a new one.
+pkgs="libmnl0 libmicrohttpd12"
+agent_pkgs="python3 git curl ca-certificates gcc libc6-dev make"
 
+# The Debian mirror this machine's apt uses for bookworm (/etc/apt/sources.list and
+# sources.list.d, one-line or deb822), or nothing (mmdebstrap's default).
+mirror() {
+        cat /etc/apt/sources.list /etc/apt/sources.list.d/*.list 2>/dev/null | awk '
+                $1 == "deb" {
+                        for (i = 2; i <= NF && $i ~ /^\[|\]$/; i++) continue
+                        if ($(i + 1) == "bookworm") { print $i; exit }
+                }'
+        cat /etc/apt/sources.list.d/*.sources 2>/dev/null | awk 'BEGIN { RS = ""; FS = "\n" } {
+                t = u = s = ""
+                for (i = 1; i <= NF; i++) {
+                        if ($i ~ /^Types:/) t = $i " "
+                        if ($i ~ /^Suites:/) s = $i " "
+                        if ($i ~ /^URIs:/) { split($i, w, /[ \t]+/); u = w[2] }
+                }
+                if (t ~ /[ \t]deb[ \t]/ && s ~ /[ \t]bookworm[ \t]/) { print u; exit }
+        }'
+}
+
+# make_base LIST: prints the cached tarball of a minbase Debian 12 with LIST, made once.
 make_base() {
-        [ -f "$base" ] && [ -s "$base" ] && return 0
-        mkdir -p "$cache"
-        rm -rf "$base" "$cache/part.tar"
-        # mmdebstrap picks the output's format from its name: the partial file ends in .tar.
-        if ! mmdebstrap --quiet --format=tar --variant=minbase --include=libmnl0 bookworm \
-                "$cache/part.tar" >"$cache/mmdebstrap.log" 2>&1; then
-                echo "tools/image.sh: mmdebstrap failed (see $cache/mmdebstrap.log)" >&2
-                rm -rf "$cache/part.tar"
-                return 1
+        local list=$1 tar part log m
+        tar=$cache/bookworm-minbase-$(printf '%s' "$list" | sha256sum | cut -c1-12).tar
+        part=${tar%.tar}.part.tar
+        log=${tar%.tar}.log
+        if ! [ -s "$tar" ]; then
+                mkdir -p "$cache"
+                rm -rf "$tar" "$part"
+                m=$(mirror | head -n 1)
+                # mmdebstrap picks the output's format from its name: the partial file ends in
+                # .tar.
+                if ! mmdebstrap --quiet --format=tar --variant=minbase --include="${list// /,}" \
+                        bookworm "$part" ${m:+"$m"} >"$log" 2>&1; then
+                        echo "tools/image.sh: mmdebstrap failed (see $log)" >&2
+                        rm -rf "$part"
+                        return 1
+                fi
+                mv "$part" "$tar"
         fi
-        mv "$cache/part.tar" "$base"
+        echo "$tar"
 }
 
 if [ "${1:-}" = base ]; then
-        make_base
-        echo "$base"
+        make_base "$pkgs"
         exit 0
 fi
 out=${1:?usage: tools/image.sh OUT.tar | base}
 [ "$(id -u)" = 0 ] || { echo "tools/image.sh: needs root (rootful podman)" >&2; exit 1; }
-make_base
+base=$(make_base "$pkgs $agent_pkgs${IMAGE_PACKAGES:+ $IMAGE_PACKAGES}")
 state=$(mktemp -d "${TMPDIR:-/tmp}/rtn-image.XXXXXX")
 pm=(podman --root "$state/storage" --runroot "$state/run" --runtime runc
         --cgroup-manager cgroupfs --events-backend none --storage-driver overlay)
@@ -51,7 +85,8 @@ cat >"$state/ctx/Containerfile" <<EOC
 FROM localhost/rtn-base
 COPY rtn /usr/local/bin/rtn
 LABEL org.opencontainers.image.title=rtn org.opencontainers.image.version=$version
-CMD ["/usr/local/bin/rtn", "serve"]
+ENTRYPOINT ["/usr/local/bin/rtn"]
+CMD ["serve"]
 EOC
 "${pm[@]}" build -q --network none -t "localhost/rtn:$version" "$state/ctx" >/dev/null
 rm -f "$out.tmp"

@@ -3,6 +3,9 @@
 #   rtntest  no subordinate id range: rtn must fall back to a single uid/gid mapping
 #   rtnsub   a 65536-id range in /etc/subuid and /etc/subgid: rtn maps it with
 #            newuidmap/newgidmap (uidmap package)
+# Also a range for the user `containers` (not an account: podman takes the ids of
+# --userns=auto and of a pod with hostUsers: false from it), which tests/integration/
+# containers.sh uses.
 # System users without a home or a login shell: the runner gives each its own HOME, TMPDIR
 # and RTN_DATA_DIR. Idempotent; also removes any range rtntest has been given since, so
 # its case stays the one it names. Run as root.
@@ -44,4 +47,11 @@ if ! grep -q '^rtnsub:' /etc/subuid || ! grep -q '^rtnsub:' /etc/subgid; then
         start=$(next_free_id)
         echo "rtnsub:$start:65536" >>/etc/subuid
         echo "rtnsub:$start:65536" >>/etc/subgid
+fi
+
+if ! grep -q '^containers:' /etc/subuid || ! grep -q '^containers:' /etc/subgid; then
+        drop_ranges containers containers
+        start=$(next_free_id)
+        echo "containers:$start:1048576" >>/etc/subuid
+        echo "containers:$start:1048576" >>/etc/subgid
 fi

@@ -7,8 +7,14 @@
  *   newgidmap installed: 65536 ids, inside 1000 is the caller (so the caller's files, e.g. a
  *   --workspace, belong to the agent), the rest come from the range. Agent runs as 1000.
  * - rtn running as root: 65536 ids from root's /etc/subuid entry, else from RT_ROOT_SUBID;
- *   inside 1000 runs the agent. Host uid/gid 0 is never mapped in any case. */
+ *   inside 1000 runs the agent. Host uid/gid 0 is never mapped in any case.
+ * Root of a user namespace (a user-namespaced container: rootless Podman, --uidmap,
+ * --userns=auto, a Kubernetes pod with hostUsers: false) can map only ids its namespace has:
+ * a subordinate range its namespace does not map is replaced by 65536 of the namespace's own
+ * ids other than its 0 (rootless Podman's 1..65536), and where it has no such range, the
+ * single mapping of its own root, as for an unprivileged caller (docs/containers.md). */
 #include <fcntl.h>
+#include <grp.h>
 #include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -59,6 +65,67 @@ static int subid_lookup(const char *file, const char *name, unsigned long id, ui
         return -ENOENT;
 }
 
+/* Where this user namespace maps RT_ID_COUNT ids from WANT on (its parent's: the initial
+ * namespace maps them all), *ret = WANT; else the first such run of its ids that leaves out
+ * its 0. False when it has none. */
+static bool ns_range(const char *map, uint32_t want, uint32_t *ret) {
+        _cleanup_fclose_ FILE *f = fopen(map, "re");
+        if (!f) {
+                *ret = want; /* no map to read: the initial namespace */
+                return true;
+        }
+        unsigned long in, out, n;
+        bool found = false;
+        uint32_t first = 0;
+        while (fscanf(f, "%lu %lu %lu", &in, &out, &n) == 3) {
+                if (want >= in && (unsigned long)want - in + RT_ID_COUNT <= n) {
+                        *ret = want;
+                        return true;
+                }
+                unsigned long start = in == 0 ? 1 : in;
+                if (!found && start + RT_ID_COUNT <= in + n && start <= UINT32_MAX - RT_ID_COUNT) {
+                        first = (uint32_t)start;
+                        found = true;
+                }
+        }
+        if (found)
+                *ret = first;
+        return found;
+}
+
+/* Whether MAP has ID; the initial namespace (no map to read) has them all. */
+static bool ns_has(const char *map, unsigned long id) {
+        _cleanup_fclose_ FILE *f = fopen(map, "re");
+        if (!f)
+                return true;
+        unsigned long in, out, n;
+        while (fscanf(f, "%lu %lu %lu", &in, &out, &n) == 3)
+                if (id >= in && id - in < n)
+                        return true;
+        return false;
+}
+
+/* The highest id MAP has (0 when none but 0). */
+static unsigned long ns_top(const char *map) {
+        _cleanup_fclose_ FILE *f = fopen(map, "re");
+        unsigned long in, out, n, top = 0;
+        while (f && fscanf(f, "%lu %lu %lu", &in, &out, &n) == 3)
+                if (n && in + n - 1 > top)
+                        top = in + n - 1;
+        return top;
+}
+
+uid_t rt_landlock_root_uid(void) {
+        const char *um = "/proc/self/uid_map", *gm = "/proc/self/gid_map";
+        if (ns_has(um, RT_LANDLOCK_ROOT_UID) && ns_has(gm, RT_LANDLOCK_ROOT_UID))
+                return RT_LANDLOCK_ROOT_UID;
+        unsigned long tu = ns_top(um), tg = ns_top(gm), top = tu < tg ? tu : tg;
+        if (top == 0 || top >= UINT32_MAX || !ns_has(um, top) || !ns_has(gm, top) ||
+            getpwuid((uid_t)top) || getgrgid((gid_t)top))
+                return RT_LANDLOCK_ROOT_UID;
+        return (uid_t)top;
+}
+
 static bool is_exec(const char *path) {
         return access(path, X_OK) == 0;
 }
@@ -72,10 +139,17 @@ int rt_idmap_choose(struct rt_idmap *ret, struct rtn_error *err) {
         uint32_t su = 0, sg = 0, cu = 0, cg = 0;
         bool have_sub = subid_lookup("/etc/subuid", name, m.host_uid, &su, &cu) == 0 &&
                         subid_lookup("/etc/subgid", name, m.host_uid, &sg, &cg) == 0;
-        if (m.host_uid == 0) {
+        uid_t nsu = 0;
+        gid_t nsg = 0;
+        if (m.host_uid == 0 &&
+            ns_range("/proc/self/uid_map", have_sub ? su : RT_ROOT_SUBID, &nsu) &&
+            ns_range("/proc/self/gid_map", have_sub ? sg : RT_ROOT_SUBID, &nsg)) {
                 m.mode = RT_IDMAP_ROOT;
-                m.sub_uid = have_sub ? su : RT_ROOT_SUBID;
-                m.sub_gid = have_sub ? sg : RT_ROOT_SUBID;
+                m.sub_uid = nsu;
+                m.sub_gid = nsg;
+        } else if (m.host_uid == 0) {
+                m.mode = RT_IDMAP_SINGLE;
+                m.ns_single = true;
         } else if (have_sub && is_exec(NEWUIDMAP) && is_exec(NEWGIDMAP) &&
                    !getenv("RTN_NO_SUBID")) {
                 m.mode = RT_IDMAP_SUBID;

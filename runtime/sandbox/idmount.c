@@ -4,7 +4,8 @@
  * and idmaps it (mount_setattr(2), MOUNT_ATTR_IDMAP): on-disk owner <-> the agent's host uid,
  * both ways, so the agent owns the workspace and the files it writes land on disk owned by
  * the directory's owner. Only root may create idmapped mounts; unprivileged callers do not
- * need one (their sandbox maps the caller to the agent). */
+ * need one (their sandbox maps the caller to the agent). A container's root cannot either (no
+ * CAP_SYS_ADMIN): it is told to run rtn as a user of the container instead. */
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
@@ -73,6 +74,15 @@ int rt_idmapped_tree_at(int fd, const char *path, const struct rt_idmap *m, stru
         _cleanup_close_ int tree = sys_open_tree(
                 fd, fd >= 0 ? "" : path,
                 OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE | (fd >= 0 ? AT_EMPTY_PATH : 0));
+        if (tree < 0 && errno == EPERM)
+                return rtn_errx(err, EPERM,
+                                "open_tree %s: Operation not permitted: rtn as root lets its "
+                                "agent (a subordinate uid) write a directory through an idmapped "
+                                "mount, which needs CAP_SYS_ADMIN, and a container's root has "
+                                "none: run rtn as a non-root user of the container (podman run "
+                                "--user, securityContext.runAsUser), whose sandbox maps that user "
+                                "to the agent and needs no idmapped mount",
+                                path);
         if (tree < 0)
                 return rtn_err(err, errno, "open_tree %s", path);
         _cleanup_close_ int ns = userns_fd(st.st_uid, m->sub_uid + m->agent_uid, st.st_gid,

@@ -7,7 +7,7 @@
  * sandbox's start does first, in a child that does nothing else; when it is denied and the
  * user named no mode, rtn runs the Landlock mode instead and says so (rt_spec_opts_limits).
  * Also here: what a started sandbox's child had to do otherwise in a container (a host /proc,
- * RLIMIT_NPROC for pid_max), as the sentence rtn prints. */
+ * RLIMIT_NPROC for pid_max, a lower inherited RLIMIT_NPROC), as the sentence rtn prints. */
 #include <errno.h>
 #include <sched.h>
 #include <signal.h>
@@ -58,7 +58,7 @@ bool rt_userns_denied(char *why, size_t len) {
 }
 
 const char *rt_setup_warning(const struct rt_sandbox *sb) {
-        static char buf[1024];
+        static char buf[1536];
         buf[0] = '\0';
         if (!sb || !sb->protect || sb->isolation == INIT_ISOLATION_LANDLOCK)
                 return buf;
@@ -73,6 +73,15 @@ const char *rt_setup_warning(const struct rt_sandbox *sb) {
                         "process limit is RLIMIT_NPROC per uid inside, and the per-user kernel "
                         "budgets are the container's (" UNLOCK_PROC " gives the sandbox its own "
                         "/proc; rtn probe)");
+        if (s->pids == RT_PIDS_NPROC_KEPT && n < sizeof buf)
+                n += (size_t)snprintf(
+                        buf + n, sizeof buf - n,
+                        "%sthe process limit is %llu, the hard RLIMIT_NPROC rtn was started "
+                        "with, not the %llu asked for (only a higher hard limit raises it: "
+                        "--ulimit nproc=%llu:%llu; rtn probe)",
+                        n ? "; " : "", (unsigned long long)s->nproc_kept,
+                        (unsigned long long)s->nproc_asked, (unsigned long long)s->nproc_asked,
+                        (unsigned long long)s->nproc_asked);
         if (s->ro_dirs[0] && n < sizeof buf)
                 snprintf(buf + n, sizeof buf - n,
                          "%s%s %s read-only, bound with the container's mounts over files in "

@@ -235,7 +235,8 @@ static bool id_mapped(const char *map, unsigned id) {
 /* Host root owns the system files, and Landlock does not cover chmod, chown, utimes or
  * xattrs: a confined root could still change their metadata. Without a user namespace to
  * map it away, root's commands run as RT_LANDLOCK_ROOT_UID instead, a uid that owns nothing:
- * no passwd entry, above rtn's own subordinate block (refused if the system names it). */
+ * no passwd entry, above rtn's own subordinate block (refused if the system names it); in a
+ * user namespace that does not map it, its highest id (rt_landlock_root_uid). */
 static int choose_agent(struct rt_sandbox *sb, struct rtn_error *err) {
         sb->idmap.mode = RT_IDMAP_SINGLE;
         sb->idmap.agent_drop_caps = false;
@@ -244,22 +245,22 @@ static int choose_agent(struct rt_sandbox *sb, struct rtn_error *err) {
                 sb->idmap.agent_gid = getegid();
                 return 0;
         }
-        if (getpwuid(RT_LANDLOCK_ROOT_UID) || getgrgid(RT_LANDLOCK_ROOT_UID))
+        uid_t id = rt_landlock_root_uid();
+        if (getpwuid(id) || getgrgid(id))
                 return rtn_errx(err, EEXIST,
                                 "--isolation landlock as root runs commands as uid %u, which "
                                 "must own nothing, but the system names it (passwd or group)",
-                                (unsigned)RT_LANDLOCK_ROOT_UID);
+                                (unsigned)id);
         /* uid 0 of a user namespace that maps a single id (inside another sandbox, say) is
          * an ordinary user outside and has no uid to give its commands. */
-        if (!id_mapped("/proc/self/uid_map", RT_LANDLOCK_ROOT_UID) ||
-            !id_mapped("/proc/self/gid_map", RT_LANDLOCK_ROOT_UID))
+        if (!id_mapped("/proc/self/uid_map", id) || !id_mapped("/proc/self/gid_map", id))
                 return rtn_errx(err, EINVAL,
                                 "--isolation landlock as root runs commands as uid %u, which "
                                 "this user namespace does not map (its root is another user "
                                 "outside, so there is no uid to run them as)",
-                                (unsigned)RT_LANDLOCK_ROOT_UID);
-        sb->idmap.agent_uid = RT_LANDLOCK_ROOT_UID;
-        sb->idmap.agent_gid = RT_LANDLOCK_ROOT_UID;
+                                (unsigned)id);
+        sb->idmap.agent_uid = id;
+        sb->idmap.agent_gid = id;
         return 0;
 }
 

@@ -8,7 +8,10 @@
  * made read-only (rt_child_pid_max_late), and where the container forbids a fresh procfs
  * too, RLIMIT_NPROC stands in (docs/containers.md): set on the child, it is inherited by
  * rtn-init and every command, and the kernel counts it per uid of the sandbox's own user
- * namespace (ucounts), so the caller's other processes do not count against it.
+ * namespace (ucounts), so the caller's other processes do not count against it. Raising a hard
+ * limit needs CAP_SYS_RESOURCE in the initial user namespace: under a container's lower
+ * inherited limit (podman's --ulimit nproc=1024:1024) that limit is used as it is, and the
+ * sandbox says so (RT_PIDS_NPROC_KEPT, rt_setup_warning), rather than fail every start.
  * Memory: oom_score_adj 1000 makes the sandbox the OOM killer's first choice; a hard cap is
  * the sandbox cgroup's memory.max where cgroup v2 has the memory controller for us
  * (runtime/sandbox/cgroup.c), else RLIMIT_AS per process. */
@@ -52,10 +55,19 @@ int rt_child_pid_max_late(const struct rt_plan *p, const char *fresh_proc, struc
                 report_pids(p, RT_PIDS_PID_MAX);
                 return 0;
         }
-        struct rlimit rl = {p->spec->pids_max, p->spec->pids_max};
+        struct rlimit cur, rl = {p->spec->pids_max, p->spec->pids_max};
+        if (getrlimit(RLIMIT_NPROC, &cur) < 0)
+                return rtn_err(err, errno, "get RLIMIT_NPROC");
+        bool kept = cur.rlim_max < rl.rlim_max;
+        if (kept)
+                rl.rlim_cur = rl.rlim_max = cur.rlim_max;
         if (setrlimit(RLIMIT_NPROC, &rl) < 0)
-                return rtn_err(err, errno, "set RLIMIT_NPROC of the sandbox to %u",
-                               p->spec->pids_max);
-        report_pids(p, RT_PIDS_NPROC);
+                return rtn_err(err, errno, "set RLIMIT_NPROC of the sandbox to %llu",
+                               (unsigned long long)rl.rlim_max);
+        report_pids(p, kept ? RT_PIDS_NPROC_KEPT : RT_PIDS_NPROC);
+        if (kept) {
+                p->protect->setup.nproc_kept = rl.rlim_max;
+                p->protect->setup.nproc_asked = p->spec->pids_max;
+        }
         return 0;
 }

@@ -5,6 +5,7 @@
  * a minimal /dev, /tmp, /workspace and user binds; then pivot_root and detach the old root.
  * Every host object was opened by fd in the parent before clone3 and is named here as
  * /proc/self/fd/N, so nothing is looked up by a host path after the stage hides /tmp. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -294,12 +295,43 @@ static int mount_kept_upper(const struct rt_plan *p, struct rtn_error *err) {
  * /etc/hosts, /etc/resolv.conf, /etc/hostname; a volume below /usr) cannot be an overlay's
  * lower layer (fs/namespace.c, clone_private_mount: EINVAL), nor be bound without them. It
  * is bound with them instead, recursively and read-only: agent commands could not write it
- * anyway (Landlock gives / read and execute only), provisioning cannot change it, and no
- * committed layer can be stacked on it, which is refused rather than hidden. rtn says so
- * (rt_setup_warning; docs/containers.md). */
+ * anyway (Landlock gives / read and execute only) and provisioning cannot change it, so the
+ * layers committed there have nothing in it and stack on the bound dir (layers_have); a
+ * layer that does (made where the dir could be overlaid) cannot be stacked on it, which is
+ * refused rather than hidden. rtn says so (rt_setup_warning; docs/containers.md). */
+/* Whether a committed layer has anything in the host dir NAME: an entry other than an empty
+ * directory. Nothing there (the sandbox could not write the dir: it was bound read-only when
+ * the layer was made) stacks on the bound dir as it is. */
+static bool layers_have(const struct rt_plan *p, const char *name) {
+        for (size_t i = 0; i < p->nlayers; i++) {
+                struct stat st;
+                if (fstatat(p->layer_fds[i], name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+                        continue;
+                if (!S_ISDIR(st.st_mode))
+                        return true;
+                /* getdents64, not readdir: the child may not malloc. */
+                _cleanup_close_ int d =
+                        openat(p->layer_fds[i], name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                char buf[1024] __attribute__((aligned(8)));
+                ssize_t n;
+                if (d < 0)
+                        return true;
+                while ((n = getdents64(d, buf, sizeof buf)) > 0)
+                        for (ssize_t off = 0; off < n;) {
+                                const struct dirent64 *e = (const struct dirent64 *)(buf + off);
+                                if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
+                                        return true;
+                                off += e->d_reclen;
+                        }
+                if (n < 0)
+                        return true;
+        }
+        return false;
+}
+
 static int bind_locked_dir(const struct rt_plan *p, const struct rt_hostdir *h, const char *dst,
                            const char *shown, struct rtn_error *err) {
-        if (p->nlayers)
+        if (layers_have(p, h->name))
                 return rtn_errx(err, EINVAL,
                                 "%s has the container's mounts over files in it, so the "
                                 "environment's committed layers cannot be stacked on it; use "

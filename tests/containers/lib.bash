@@ -24,6 +24,15 @@ c_ulimits() {
         echo "--ulimit nofile=$n:$n --ulimit nproc=$u:$u"
 }
 
+# A containers.conf whose default_ulimits are c_ulimits' (for `podman kube play`, which has no
+# --ulimit), in $C_STATE/containers.conf.
+c_containers_conf() {
+        local n u
+        n=$(c_ulimits | sed -n 's/.*nofile=\([^ ]*\).*/\1/p')
+        u=$(c_ulimits | sed -n 's/.*nproc=\([^ ]*\).*/\1/p')
+        printf '[containers]\ndefault_ulimits = ["nofile=%s", "nproc=%s"]\n' "$n" "$u" >"$C_STATE/containers.conf"
+}
+
 # The podman command line, in C_PODMAN (an array): storage in the suite's temp dir.
 c_podman_argv() {
         C_PODMAN=(podman --root "$C_STATE/storage" --runroot "$C_STATE/run" --runtime runc
@@ -40,7 +49,7 @@ c_base_tar() {
         o=$(dirname "${RTN#"$T_ROOT"/}")
         [[ $RTN == "$T_ROOT"/*/rtn ]] || o=build
         C_BASE_TAR=$(O=$o "$T_ROOT/tools/image.sh" base 2>"$C_STATE/base.log") || {
-                C_BASE_LOG=$(tail -n 3 "$C_STATE/base.log" "$T_ROOT/$o/containers/mmdebstrap.log" 2>/dev/null | tr '\n' ' ')
+                C_BASE_LOG=$(tail -n 3 "$C_STATE/base.log" "$T_ROOT/$o"/containers/*.log 2>/dev/null | tr '\n' ' ')
                 return 1
         }
 }
@@ -57,6 +66,10 @@ c_setup() {
                 command -v "$b" >/dev/null || { C_SKIP="no $b (tools/deps.txt installs it)"; return; }
         done
         C_STATE=$(mktemp -d "${TMPDIR:-/tmp}/rtn-containers.XXXXXX")
+        # Host ids for --uidmap: above every range of /etc/subuid and /etc/subgid and below
+        # root's default subordinate block, so they are nobody's.
+        C_UIDMAP=$(cat /etc/subuid /etc/subgid 2>/dev/null |
+                awk -F: 'BEGIN { n = 1000000 } NF == 3 && $2 + $3 > n { n = $2 + $3 } END { print n + 65536 }')
         if ! c_base_tar; then
                 C_SKIP="mmdebstrap could not make a Debian 12 base (no Debian mirror?): $C_BASE_LOG"
                 return
@@ -87,6 +100,23 @@ for name in ("unshare", "clone"):
 d["syscalls"].append({"names": ["clone3"], "action": "SCMP_ACT_ERRNO", "errnoRet": 1})
 json.dump(d, open(sys.argv[1], "w"))
 PY
+}
+
+# make image's image (tools/image.sh from the rtn under test), built and loaded into the
+# suite's storage once, whichever case asks first; prints its name (localhost/rtn:VERSION).
+c_image() {
+        local o name
+        name=localhost/rtn:$("$RTN" --version | awk '{print $2}')
+        if [ ! -f "$C_STATE/image.loaded" ]; then
+                o=$(dirname "${RTN#"$T_ROOT"/}")
+                [[ $RTN == "$T_ROOT"/*/rtn ]] || t_skip "the image is built from a tree's rtn"
+                O=$o "$T_ROOT/tools/image.sh" "$C_STATE/img.tar" >/dev/null 2>"$C_STATE/img.err" ||
+                        t_fail "tools/image.sh: $(tail -n 3 "$C_STATE/img.err")"
+                c_podman load -q -i "$C_STATE/img.tar" >/dev/null || t_fail "podman load failed"
+                rm -f "$C_STATE/img.tar"
+                touch "$C_STATE/image.loaded"
+        fi
+        echo "$name"
 }
 
 # Runs sh -c SCRIPT in a container (podman run options first: --user agent,

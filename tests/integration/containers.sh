@@ -5,7 +5,8 @@
 # container whose seccomp profile denies user namespaces it picks the Landlock mode by
 # itself and says so; rtn serve does the same and env_status reports the mode; rtn probe names
 # the container flags that would give more and the mode rtn picks by itself; make image's
-# archive serves. docs/containers.md.
+# archive serves, and deploy/kubernetes/rtn.yaml starts under podman kube play and serves the
+# official MCP client over HTTP. docs/containers.md.
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/../containers/lib.bash"
 t_need_rtn
@@ -50,6 +51,188 @@ default_user_serve() {
         t_stdout_has '\"stdout\":\"0\\n\"'
         t_stdout_has '\"isolation\":{\"mode\":\"full\",\"degraded\":false,\"automatic\":false,\"reason\":\"\",\"container_fallback\":\"the kernel refused the sandbox a /proc of its own'
         t_stdout_has '\"id_mapping\":\"single\"'
+}
+
+# Under a process limit lower than the sandbox's (--ulimit nproc=1024:1024), which no one in
+# the container may raise: rtn uses it as it is and says so, as root and as a user, in
+# rtn exec, rtn serve's env_status and rtn probe, which names the flag that raises it.
+low_nproc() {
+        c_need
+        c_sh --ulimit nproc=1024:1024 'rtn exec -- sh -c "grep processes /proc/self/limits"; echo "rc=$?"'
+        t_stdout_has "rc=0"
+        t_stdout_has "Max processes             1024                 1024"
+        t_stderr_has "the process limit is 1024, the hard RLIMIT_NPROC rtn was started with, not the 4096 asked for (only a higher hard limit raises it: --ulimit nproc=4096:4096"
+        c_sh --ulimit nproc=1024:1024 --user agent 'rtn exec -- true; echo "rc=$?"; rtn probe'
+        t_stdout_has "rc=0"
+        t_true grep -Eq "^missing +container fallbacks +.*the process limit is 1024, the hard RLIMIT_NPROC rtn was started with" "$T_OUT_FILE"
+        t_stdout_has "rtn can run sandboxes here."
+        c_sh --ulimit nproc=1024:1024 "$(c_serve_script 'id -u')"
+        t_stdout_has '\"stdout\":\"1000\\n\"'
+        t_stdout_has 'the process limit is 1024, the hard RLIMIT_NPROC'
+}
+
+# A user-namespaced container (--uidmap, as a pod with hostUsers: false): root of the
+# container can map only its namespace's ids. With 65536 of them rtn maps its own root alone
+# (the single mapping, as for an unprivileged caller) and says so in rtn probe; with 65537 it
+# maps the 65536 besides its 0. rtn exec, a --workspace of root's and rtn serve all work, and
+# so does the Landlock mode where user namespaces are denied.
+userns_uidmap() {
+        c_need
+        local m="--uidmap 0:$C_UIDMAP:65536 --gidmap 0:$C_UIDMAP:65536"
+        # shellcheck disable=SC2086
+        c_sh $m 'mkdir /w; rtn exec --workspace /w -- sh -c "id -u; cat /proc/self/uid_map; echo hi >/workspace/f"; echo "rc=$?"; cat /w/f; rtn probe'
+        t_stdout_has "rc=0"
+        t_true grep -qx 0 "$T_OUT_FILE"
+        t_true grep -Eq '^ +0 +0 +1$' "$T_OUT_FILE"
+        t_true grep -qx hi "$T_OUT_FILE"
+        t_true grep -Eq '^ok +id mapping +single id: rtn is root of a user namespace' "$T_OUT_FILE"
+        t_stdout_has "rtn can run sandboxes here."
+        # shellcheck disable=SC2086
+        c_sh $m "$(c_serve_script 'id -u')"
+        t_stdout_has '\"stdout\":\"0\\n\"'
+        t_stdout_has '\"id_mapping\":\"single\"'
+        m="--uidmap 0:$C_UIDMAP:65537 --gidmap 0:$C_UIDMAP:65537"
+        # shellcheck disable=SC2086
+        c_sh $m 'rtn exec -- sh -c "id -u; cat /proc/self/uid_map"; echo "rc=$?"; rtn probe'
+        t_stdout_has "rc=0"
+        t_true grep -qx 1000 "$T_OUT_FILE"
+        t_true grep -Eq '^ +0 +1 +65536$' "$T_OUT_FILE"
+        t_true grep -Eq '^ok +id mapping +root: 65536 subordinate ids from 1;' "$T_OUT_FILE"
+        # a user of the container is an unprivileged caller there, as anywhere
+        # shellcheck disable=SC2086
+        c_sh $m --user agent 'rtn exec -- id -u; echo "rc=$?"'
+        t_stdout_has "rc=0"
+        # where user namespaces are denied too, root's commands in the Landlock mode run as
+        # the namespace's highest id, which owns nothing there
+        m="--uidmap 0:$C_UIDMAP:65536 --gidmap 0:$C_UIDMAP:65536"
+        # shellcheck disable=SC2086
+        c_sh $m --security-opt "seccomp=$C_STATE/no-userns.json" \
+                'rtn exec -- sh -c "id -u; chmod 777 /etc/passwd"; rtn probe'
+        t_true grep -qx 65535 "$T_OUT_FILE"
+        t_stderr_has "rtn chose --isolation landlock by itself"
+        t_stderr_has "chmod: changing permissions of '/etc/passwd': Operation not permitted"
+        t_true grep -Eq '^ok +id mapping +none in the Landlock mode: commands run as uid 65535, which owns nothing' "$T_OUT_FILE"
+}
+
+# --userns=auto (podman's own ranges, as for a pod with hostUsers: false): the same, from
+# the ids podman gave the container.
+userns_auto() {
+        c_need
+        grep -q '^containers:' /etc/subuid ||
+                t_skip "no subordinate range for podman's user containers (tools/test-users.sh adds one)"
+        c_sh --userns=auto 'rtn exec -- sh -c "id -u; cat /proc/self/uid_map"; echo "rc=$?"'
+        t_stdout_has "rc=0"
+        t_true grep -Eq '^ +0 +0 +1$' "$T_OUT_FILE"
+        c_sh --userns=auto:size=65537 'rtn exec -- sh -c "id -u; cat /proc/self/uid_map"; echo "rc=$?"'
+        t_stdout_has "rc=0"
+        t_true grep -qx 1000 "$T_OUT_FILE"
+        t_true grep -Eq '^ +0 +1 +65536$' "$T_OUT_FILE"
+}
+
+# --workspace where rtn is the container's root: the idmapped mount that lets root's agent
+# write it needs CAP_SYS_ADMIN, which a container's root lacks, so rtn says so and what to do
+# (nothing is written); as a user of the container, rtn exec and rtn serve --workspace work.
+workspace_root() {
+        c_need
+        c_sh 'mkdir /w; rtn exec --workspace /w -- touch /workspace/f; echo "rc=$?"; ls /w'
+        t_stdout_is "rc=125"
+        t_stderr_has "open_tree /w: Operation not permitted: rtn as root lets its agent (a subordinate uid) write a directory through an idmapped mount, which needs CAP_SYS_ADMIN, and a container's root has none: run rtn as a non-root user of the container"
+        c_sh --user agent 'mkdir /tmp/w; rtn exec --workspace /tmp/w -- sh -c "echo hi >/workspace/f"; echo "rc=$?"; cat /tmp/w/f'
+        t_stdout_has "rc=0"
+        t_true grep -qx hi "$T_OUT_FILE"
+        c_sh --user agent "mkdir /tmp/w; echo kept >/tmp/w/k; $(c_serve_script 'cat /workspace/k; echo new >/workspace/n' --workspace /tmp/w); cat /tmp/w/n"
+        t_stdout_has '\"stdout\":\"kept\\n\"'
+        t_true grep -qx new "$T_OUT_FILE"
+}
+
+# A commit in a default container, whose /etc has the container's mounts over files in it
+# and is bound read-only: the commit has nothing in /etc, so the next start stacks it (rtn
+# exec, rtn serve), and rtn reset leaves it working; as root and as a user.
+commit_default() {
+        c_need
+        local u
+        for u in root agent; do
+                c_sh --user "$u" 'rtn exec --commit -- sh -c "echo kept >\$HOME/f"; echo "rc=$?"
+                        rtn exec -- sh -c "cat \$HOME/f"; echo "rc=$?"; rtn reset; rtn exec -- true; echo "rc=$?"'"
+                        $(c_serve_script 'cat $HOME/f')"
+                t_stdout_is "rc=0
+kept
+rc=0
+rc=0
+$(grep '"id":' "$T_OUT_FILE")"
+                t_stdout_has '\"stdout\":\"kept\\n\"'
+        done
+}
+
+# A read-only root with a tmpfs /tmp (readOnlyRootFilesystem), rtn's store on the tmpfs:
+# the full sandbox as root and as a user, a commit and the start after it included.
+read_only() {
+        c_need
+        local u
+        for u in root agent; do
+                c_sh --user "$u" --read-only --tmpfs /tmp:rw,exec,mode=1777 'export RTN_DATA_DIR=/tmp/rtn
+                        rtn exec --commit -- sh -c "echo kept >\$HOME/f"; echo "rc=$?"
+                        rtn exec -- sh -c "cat \$HOME/f; touch /usr/x"; echo "rc=$?"'
+                t_stdout_is "rc=0
+kept
+rc=1"
+                t_stderr_has "touch: cannot touch '/usr/x'"
+        done
+}
+
+# Kubernetes' "restricted" security context: a non-root user, no privilege escalation
+# (no_new_privs), every capability dropped. Under Podman's default seccomp profile, which
+# allows user namespaces, that is the full sandbox; under one that denies them (as the
+# RuntimeDefault of containerd and CRI-O does), the Landlock mode, chosen by rtn and said.
+restricted() {
+        c_need
+        local r='--user agent --security-opt no-new-privileges --cap-drop ALL'
+        # shellcheck disable=SC2086
+        c_sh $r 'rtn exec -- sh -c "cat /proc/self/uid_map; touch /usr/x"; echo "rc=$?"; rtn probe'
+        t_stdout_has "rc=1"
+        t_true grep -Eq '^ +0 +1000 +1$' "$T_OUT_FILE"
+        t_stderr_has "touch: cannot touch '/usr/x'"
+        t_true grep -Eq '^ok +isolation +full: ' "$T_OUT_FILE"
+        # shellcheck disable=SC2086
+        c_sh $r --security-opt "seccomp=$C_STATE/no-userns.json" "$(c_serve_script 'id -u')"
+        t_stdout_has '\"stdout\":\"1000\\n\"'
+        t_stdout_has '\"isolation\":{\"mode\":\"landlock\",\"degraded\":true,\"automatic\":true'
+}
+
+# Rootless Podman, every ordinary user's, run by the test user with a subordinate range
+# (rtnsub, tools/test-users.sh) with storage in a dir of its own: the container's root is
+# that user, its ids 1..65536 the range. rtn maps those, never the container's 0, as root
+# and as a user of the container.
+rootless() {
+        c_need
+        local u=rtnsub d
+        id -u "$u" >/dev/null 2>&1 && grep -q "^$u:" /etc/subuid ||
+                t_skip "no user $u with a subordinate range (tools/test-users.sh makes it)"
+        # in /tmp, which the user can reach (TMPDIR may be a dir only root may enter)
+        d=$(mktemp -d /tmp/rtn-rootless.XXXXXX)
+        chmod 755 "$d"
+        chown "$u" "$d"
+        cp "$RTN" "$d/rtn"
+        chmod 755 "$d/rtn"
+        local pm=(runuser -u "$u" -- env HOME="$d" XDG_RUNTIME_DIR="$d/run" podman --root "$d/s"
+                --runroot "$d/r" --runtime runc --cgroup-manager cgroupfs --events-backend none
+                --storage-driver overlay)
+        # shellcheck disable=SC2064
+        trap "${pm[*]} system reset -f >/dev/null 2>&1; rm -rf '$d'" EXIT
+        mkdir -m 700 "$d/run" && chown "$u" "$d/run"
+        cd "$d" || t_fail "cd $d"
+        "${pm[@]}" import -q "$C_BASE_TAR" localhost/b >/dev/null 2>"$d/import.err" ||
+                t_fail "rootless podman import: $(tail -n 2 "$d/import.err")"
+        # shellcheck disable=SC2046
+        t_cmd "${pm[@]}" run --rm -i --network none $(c_ulimits) -v "$d/rtn:/rtn:ro" localhost/b sh -c \
+                'useradd -u 1000 agent; /rtn exec -- sh -c "id -u; cat /proc/self/uid_map"; echo "root rc=$?"
+                 su agent -s /bin/sh -c "/rtn exec -- true; echo user rc=\$?"; /rtn probe'
+        t_stdout_has "root rc=0"
+        t_stdout_has "user rc=0"
+        t_true grep -qx 1000 "$T_OUT_FILE"
+        t_true grep -Eq '^ +0 +1 +65536$' "$T_OUT_FILE"
+        t_true grep -Eq '^ok +id mapping +root: 65536 subordinate ids from 1;' "$T_OUT_FILE"
+        t_stdout_has "rtn can run sandboxes here."
 }
 
 # With systempaths=unconfined the sandbox gets its own /proc, and rtn probe has nothing left
@@ -123,29 +306,120 @@ no_userns_full_refuses() {
 # podman run -i.
 image_serves() {
         c_need
-        local o
-        o=$(dirname "${RTN#"$T_ROOT"/}")
-        [[ $RTN == "$T_ROOT"/*/rtn ]] || t_skip "the image is built from a tree's rtn"
-        O=$o "$T_ROOT/tools/image.sh" "$T_TMP/img.tar" >/dev/null 2>"$T_TMP/img.err" || t_fail "tools/image.sh: $(tail -n 3 "$T_TMP/img.err")"
-        c_podman load -q -i "$T_TMP/img.tar" >/dev/null || t_fail "podman load failed"
+        local img
+        img=$(c_image) || exit
         printf '%s\n' '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}' \
                 '{"jsonrpc":"2.0","method":"notifications/initialized"}' \
                 '{"jsonrpc":"2.0","id":2,"method":"tools/list"}' >"$T_TMP/in"
         c_podman_argv
         # shellcheck disable=SC2046
         timeout 120 "${C_PODMAN[@]}" run --rm -i --network none $(c_ulimits) \
-                "localhost/rtn:$("$RTN" --version | awk '{print $2}')" <"$T_TMP/in" >"$T_TMP/out" 2>"$T_TMP/err"
+                "$img" <"$T_TMP/in" >"$T_TMP/out" 2>"$T_TMP/err"
         grep -q '"name":"shell_run"' "$T_TMP/out" || t_fail "no tools/list answer: $(head -c 300 "$T_TMP/out") $(head -c 300 "$T_TMP/err")"
+}
+
+# make image's image has what an agent works with: its rtn serve's python_exec runs, and
+# git, curl and a C compiler run in its sandboxes.
+image_tools() {
+        c_need
+        local img
+        img=$(c_image) || exit
+        printf '%s\n' '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}' \
+                '{"jsonrpc":"2.0","method":"notifications/initialized"}' \
+                '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"python_exec","arguments":{"code":"print(6*7)"}}}' >"$T_TMP/in"
+        c_podman_argv
+        # shellcheck disable=SC2046
+        {
+                cat "$T_TMP/in"
+                t_wait_for grep -qs '"id":2,' "$T_TMP/out" || sleep 20
+        } | timeout 60 "${C_PODMAN[@]}" run --rm -i --network none $(c_ulimits) \
+                "$img" >"$T_TMP/out" 2>"$T_TMP/err"
+        grep -q '"stdout":"42\\n"' "$T_TMP/out" || t_fail "python_exec: $(grep '"id":2' "$T_TMP/out" | head -c 400) $(head -c 300 "$T_TMP/err")"
+        # shellcheck disable=SC2046
+        t_cmd "${C_PODMAN[@]}" run --rm --network none $(c_ulimits) "$img" exec -- sh -c \
+                'git --version; curl --version | head -n 1; printf "int main(void) { return 0; }\n" >/tmp/a.c && cc -o /tmp/a /tmp/a.c && /tmp/a && echo compiled'
+        t_exit_is 0
+        t_stdout_has "git version"
+        t_stdout_has "curl "
+        t_stdout_has compiled
+}
+
+# deploy/kubernetes/rtn.yaml under `podman kube play`, as a user would start it: the image of
+# make image under the manifest's name, whose entrypoint is rtn (a pod's args are rtn's
+# arguments), a real token; the official MCP client reaches rtn serve --http in the pod with
+# the token and runs shell_run, and `podman kube down` removes the pod. Podman 4.3 panics on
+# Secret volumes, so the manifest's Secret is dropped here and its volume becomes a hostPath
+# directory holding the token file (the one change made to the manifest); podman's default
+# ulimits come from a containers.conf within this shell's hard limits; the pod's infra
+# container needs catatonit (tools/deps.txt).
+kube_play() {
+        c_need
+        local img want dir ip i
+        command -v node >/dev/null || t_skip "node is not installed"
+        [ -d "$T_ROOT/tests/mcp-client/node_modules/@modelcontextprotocol/sdk" ] ||
+                t_fail "@modelcontextprotocol/sdk not installed: run npm ci in tests/mcp-client (tools/test.sh does)"
+        [ -x /usr/libexec/podman/catatonit ] || [ -x /usr/bin/catatonit ] ||
+                t_skip "no catatonit for the pod's infra container (tools/deps.txt installs it)"
+        img=$(c_image) || exit
+        want=$(sed -n 's/^ *image: *//p' "$T_ROOT/deploy/kubernetes/rtn.yaml")
+        [ "localhost/$want" = "$img" ] || t_fail "rtn.yaml names the image $want, make image makes $img"
+        c_podman tag "$img" "localhost/$want" || t_fail "podman tag failed"
+        mkdir -m 0700 "$T_TMP/token"
+        head -c 32 /dev/urandom | base64 >"$T_TMP/token/token"
+        chmod 0400 "$T_TMP/token/token"
+        python3 - "$T_ROOT/deploy/kubernetes/rtn.yaml" "$T_TMP/token" >"$T_TMP/rtn.yaml" <<'PY' || t_fail "could not rewrite the manifest"
+import sys, yaml
+docs = [d for d in yaml.safe_load_all(open(sys.argv[1])) if d and d["kind"] != "Secret"]
+for d in docs:
+    if d["kind"] == "Deployment":
+        for v in d["spec"]["template"]["spec"]["volumes"]:
+            if "secret" in v:
+                del v["secret"]
+                v["hostPath"] = {"path": sys.argv[2], "type": "Directory"}
+yaml.safe_dump_all(docs, sys.stdout)
+PY
+        c_containers_conf
+        c_podman_argv
+        t_cmd env CONTAINERS_CONF="$C_STATE/containers.conf" "${C_PODMAN[@]}" kube play "$T_TMP/rtn.yaml"
+        t_exit_is 0
+        trap 'env CONTAINERS_CONF="$C_STATE/containers.conf" "${C_PODMAN[@]}" kube down "$T_TMP/rtn.yaml" >/dev/null 2>&1' EXIT
+        i=$((SECONDS + 60))
+        until "${C_PODMAN[@]}" logs rtn-pod-0-rtn 2>&1 | grep -q "listening on"; do
+                [ "$SECONDS" -lt "$i" ] || break
+                sleep 0.5
+        done
+        "${C_PODMAN[@]}" logs rtn-pod-0-rtn 2>&1 | grep -q "listening on" ||
+                t_fail "rtn serve did not start in the pod: $("${C_PODMAN[@]}" logs rtn-pod-0-rtn 2>&1 | head -c 600)"
+        ip=$("${C_PODMAN[@]}" inspect rtn-pod-0-rtn --format '{{range .NetworkSettings.Networks}}{{.IPAddress}}{{end}}')
+        [ -n "$ip" ] || t_fail "the pod has no address"
+        T_CMD_TIMEOUT=120 t_cmd node "$T_ROOT/tests/mcp-client/http.mjs" "http://$ip:8080/mcp" "$T_TMP/token/token" sdk1
+        t_exit_is 0
+        t_stdout_has "ok [sdk1] shell_run result"
+        t_cmd env CONTAINERS_CONF="$C_STATE/containers.conf" "${C_PODMAN[@]}" kube down "$T_TMP/rtn.yaml"
+        t_exit_is 0
+        trap - EXIT
+        t_cmd "${C_PODMAN[@]}" pod ps -q
+        t_stdout_is ""
 }
 
 t_run containers_default_root default_root
 t_run containers_default_user default_user
 t_run containers_default_user_serve default_user_serve
+t_run containers_low_nproc low_nproc
+t_run containers_userns_uidmap userns_uidmap
+t_run containers_userns_auto userns_auto
+t_run containers_workspace_root workspace_root
+t_run containers_commit_default commit_default
+t_run containers_read_only read_only
+t_run containers_restricted restricted
+t_run containers_rootless rootless
 t_run containers_unmasked_probe unmasked_probe
 t_run containers_default_writes_vanish default_writes_vanish
 t_run containers_no_userns_auto_landlock no_userns_auto_landlock
 t_run containers_no_userns_serve_root no_userns_serve_root
 t_run containers_no_userns_full_refuses no_userns_full_refuses
 t_run containers_image_serves image_serves
+t_run containers_image_tools image_tools
+t_run containers_kube_play kube_play
 c_teardown
 t_done
