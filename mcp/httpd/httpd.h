@@ -98,6 +98,7 @@ struct httpd {
         struct httpd_session *sessions;
         unsigned nsessions; /* all children alive, ending ones included */
         struct rtn_loop_source *tick;
+        struct rtn_loop_source *mhd_timer; /* when libmicrohttpd wants to run next */
         bool stopping;
 };
 

@@ -29,6 +29,7 @@ struct mhd_fns {
                                     MHD_AccessHandlerCallback, void *, ...);
         void (*stop)(struct MHD_Daemon *);
         enum MHD_Result (*run)(struct MHD_Daemon *);
+        enum MHD_Result (*get_timeout)(struct MHD_Daemon *, MHD_UNSIGNED_LONG_LONG *);
         const union MHD_DaemonInfo *(*info)(struct MHD_Daemon *, enum MHD_DaemonInfoType, ...);
         const char *(*lookup)(struct MHD_Connection *, enum MHD_ValueKind, const char *);
         struct MHD_Response *(*from_buffer)(size_t, void *, enum MHD_ResponseMemoryMode);
@@ -39,6 +40,11 @@ struct mhd_fns {
         void (*resume)(struct MHD_Connection *);
 };
 static struct mhd_fns M;
+
+/* Rounds of MHD_run while libmicrohttpd has work ready, before the loop serves others. */
+#define MHD_RUN_ROUNDS 16
+/* A connection's buffers: a body is read this much at a time. */
+#define MHD_CONN_MEMORY (256u << 10)
 
 struct httpd_req {
         struct httpd *h;
@@ -60,8 +66,8 @@ static int load_mhd(void) {
                 return -ENOENT;
 #define SYM(f, n) (*(void **)&M.f = dlsym(M.lib, n))
         if (!SYM(start, "MHD_start_daemon") || !SYM(stop, "MHD_stop_daemon") ||
-            !SYM(run, "MHD_run") || !SYM(info, "MHD_get_daemon_info") ||
-            !SYM(lookup, "MHD_lookup_connection_value") ||
+            !SYM(run, "MHD_run") || !SYM(get_timeout, "MHD_get_timeout") ||
+            !SYM(info, "MHD_get_daemon_info") || !SYM(lookup, "MHD_lookup_connection_value") ||
             !SYM(from_buffer, "MHD_create_response_from_buffer") ||
             !SYM(add_header, "MHD_add_response_header") || !SYM(queue, "MHD_queue_response") ||
             !SYM(destroy, "MHD_destroy_response") || !SYM(suspend, "MHD_suspend_connection") ||
@@ -408,6 +414,18 @@ static enum MHD_Result do_delete(struct httpd_req *q) {
         return MHD_YES;
 }
 
+/* A body announced larger than a message may be is refused before it is sent: a client that
+ * asked "Expect: 100-continue" gets the 413 instead of the go-ahead. */
+static bool body_too_big(struct httpd_req *q) {
+        const char *cl = header(q->conn, "Content-Length");
+        if (!cl)
+                return false;
+        errno = 0;
+        char *end;
+        unsigned long long n = strtoull(cl, &end, 10);
+        return end != cl && (errno == ERANGE || n > q->h->max_body);
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
                                   const char *method, const char *version, const char *upload,
                                   size_t *upload_size, void **ctx) {
@@ -420,6 +438,10 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
                 q->conn = c;
                 *ctx = q;
                 int r = refuse(q, url);
+                if (r < 0 && body_too_big(q))
+                        r = send_error(q, MHD_HTTP_CONTENT_TOO_LARGE, NULL, 0, MCP_INVALID_REQUEST,
+                                       "Payload Too Large: at most %zu bytes a message",
+                                       q->h->max_body);
                 return r >= 0 ? (enum MHD_Result)r : MHD_YES;
         }
         if (q->done)
@@ -428,8 +450,14 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
                 size_t n = *upload_size;
                 *upload_size = 0;
                 if (q->too_big || q->len + n > q->h->max_body) {
+                        /* Answered now, not after the rest of the body: libmicrohttpd sends
+                         * it and closes the connection. */
+                        if (q->too_big)
+                                return MHD_YES;
                         q->too_big = true;
-                        return MHD_YES;
+                        return send_error(
+                                q, MHD_HTTP_CONTENT_TOO_LARGE, NULL, 0, MCP_INVALID_REQUEST,
+                                "Payload Too Large: at most %zu bytes a message", q->h->max_body);
                 }
                 if (q->len + n + 1 > q->cap) {
                         size_t cap = (q->len + n + 1) * 2;
@@ -472,9 +500,35 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **ctx,
 
 /* ---- the daemon on our loop ------------------------------------------------------------ */
 
+static void on_mhd_timer(struct rtn_loop *l, struct rtn_loop_source *t, void *ud) {
+        (void)l;
+        (void)t;
+        struct httpd *h = ud;
+        h->mhd_timer = NULL;
+        httpd_mhd_run(h);
+}
+
+/* libmicrohttpd in external mode must be run again within the time MHD_get_timeout names,
+ * whatever its fds say: its epoll is edge-triggered and it reads a connection's data a
+ * buffer at a time, so a body still queued on a socket raises no new event. 0 means work is
+ * ready now (the timer's next round); no timeout means nothing is due until an fd is ready. */
 void httpd_mhd_run(struct httpd *h) {
-        if (h->mhd)
+        if (!h->mhd)
+                return;
+        if (h->mhd_timer) {
+                rtn_loop_timer_cancel(h->loop, h->mhd_timer);
+                h->mhd_timer = NULL;
+        }
+        MHD_UNSIGNED_LONG_LONG ms = 0;
+        /* Ready work is done now, a bounded number of rounds, so a body streams without an
+         * event loop round per buffer; the rest waits for the timer's next round. */
+        for (int i = 0; i < MHD_RUN_ROUNDS && ms == 0; i++) {
                 (void)M.run(h->mhd);
+                if (M.get_timeout(h->mhd, &ms) != MHD_YES)
+                        return;
+        }
+        uint64_t usec = ms > UINT64_MAX / 1000 ? UINT64_MAX : (uint64_t)ms * 1000;
+        (void)rtn_loop_add_timer(h->loop, usec ? usec : 1, 0, on_mhd_timer, h, &h->mhd_timer);
 }
 
 static void on_epoll(struct rtn_loop *l, int fd, uint32_t ev, void *ud) {
@@ -494,7 +548,8 @@ int httpd_mhd_start(struct httpd *h, int listen_fd, struct rtn_error *err) {
         h->mhd = M.start(MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG, 0, NULL,
                          NULL, on_request, h, MHD_OPTION_LISTEN_SOCKET, listen_fd,
                          MHD_OPTION_NOTIFY_COMPLETED, on_completed, h, MHD_OPTION_CONNECTION_LIMIT,
-                         limit, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)600, MHD_OPTION_END);
+                         limit, MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)MHD_CONN_MEMORY,
+                         MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)600, MHD_OPTION_END);
         if (!h->mhd)
                 return rtn_errx(err, EIO, "start libmicrohttpd on %s", h->o->listen);
         const union MHD_DaemonInfo *i = M.info(h->mhd, MHD_DAEMON_INFO_EPOLL_FD);
@@ -509,6 +564,9 @@ void httpd_mhd_stop(struct httpd *h) {
         const union MHD_DaemonInfo *i = M.info(h->mhd, MHD_DAEMON_INFO_EPOLL_FD);
         if (i)
                 (void)rtn_loop_del_fd(h->loop, i->epoll_fd);
+        if (h->mhd_timer)
+                rtn_loop_timer_cancel(h->loop, h->mhd_timer);
+        h->mhd_timer = NULL;
         M.stop(h->mhd);
         h->mhd = NULL;
 }

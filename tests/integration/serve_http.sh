@@ -268,6 +268,37 @@ session_cap() {
         init
 }
 
+# Bodies arrive at loopback speed, and one over the limit is refused at once: a client that
+# asks "Expect: 100-continue" (curl does above 1 MiB) gets its 413 without sending the body,
+# one that sends it anyway gets the 413 as soon as the limit is passed.
+big_bodies() {
+        need_curl
+        http_start
+        init
+        local n=$((4 * 1024 * 1024 - 4096)) t0 t1
+        { printf '{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"file_write","arguments":{"path":"/tmp/big","content":"'
+          head -c $n /dev/zero | tr '\0' a
+          printf '"}}}'; } >"$T_TMP/write.json"
+        t0=$(date +%s%N)
+        authed POST "@$T_TMP/write.json" -H "Mcp-Session-Id: $SID" --max-time 20
+        t1=$(date +%s%N)
+        code_is 200
+        body_has "\"bytes_written\":$n"
+        [ $(((t1 - t0) / 1000000)) -lt 5000 ] || t_fail "a 4 MiB body took $(((t1 - t0) / 1000000)) ms"
+        head -c 9000000 /dev/zero | tr '\0' ' ' >"$T_TMP/huge"
+        t0=$(date +%s%N)
+        authed POST "@$T_TMP/huge" -H "Mcp-Session-Id: $SID" --max-time 20
+        code_is 413
+        body_has "Payload Too Large"
+        authed POST "@$T_TMP/huge" -H "Mcp-Session-Id: $SID" -H "Expect:" --max-time 20
+        [ "$CODE" = 413 ] || [ "$CODE" = 000 ] || t_fail "expected 413, got $CODE"
+        t1=$(date +%s%N)
+        [ $(((t1 - t0) / 1000000)) -lt 5000 ] || t_fail "two 413s took $(((t1 - t0) / 1000000)) ms"
+        call '{"name":"shell_run","arguments":{"command":"wc -c </tmp/big"}}'
+        code_is 200
+        body_has "$n"
+}
+
 t_run sdk1_client node_mode sdk1
 t_run modern_client node_mode modern
 t_run sdk_refused_without_token node_mode noauth
@@ -279,6 +310,7 @@ t_run token_file_private token_file_private
 t_run loopback_by_default loopback_by_default
 t_run shared_host_files_refused shared_host_files_refused
 t_run bad_requests bad_requests
+t_run big_bodies big_bodies
 t_run idle_reaped idle_reaped
 t_run session_cap session_cap
 t_run sessions_200 node_mode "load 200" --max-sessions 256
