@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 
 #include "common/err.h"
@@ -38,6 +39,13 @@ struct MHD_Connection;
 #define HTTPD_TOKEN_MIN 16 /* bytes: shorter is no secret */
 #define HTTPD_TOKEN_MAX 512
 #define HTTPD_SID_LEN 32 /* hex characters of a session id (128 random bits) */
+/* A connection must send a whole request with the token this soon after connecting, or it
+ * is dropped; at most HTTPD_MAX_UNAUTH such connections are held, the oldest dropped for a
+ * new one (docs/security-invariants.md, invariant 26). */
+#define HTTPD_HEAD_USEC (10ULL * 1000 * 1000)
+#define HTTPD_MAX_UNAUTH 512
+/* An idle keep-alive connection that carried the token is closed after this long. */
+#define HTTPD_AUTHED_IDLE_SECS 300
 /* A session's child must end this long after its input closed, or it is killed. */
 #define HTTPD_STOP_GRACE_USEC (10ULL * 1000 * 1000)
 
@@ -57,6 +65,7 @@ struct httpd_opts {
 struct httpd;
 struct httpd_session;
 struct httpd_req;
+struct httpd_conn;
 
 /* ---- main.c ---------------------------------------------------------------------------- */
 
@@ -99,6 +108,9 @@ struct httpd {
         unsigned nsessions; /* all children alive, ending ones included */
         struct rtn_loop_source *tick;
         struct rtn_loop_source *mhd_timer; /* when libmicrohttpd wants to run next */
+        struct httpd_conn *unauth_head, *unauth_tail; /* without the token yet, oldest first */
+        unsigned nunauth, max_unauth;
+        struct rlimit nofile; /* RLIMIT_NOFILE as we started: the sessions' children get it */
         bool stopping;
 };
 
@@ -106,6 +118,8 @@ struct httpd {
 
 int httpd_mhd_start(struct httpd *h, int listen_fd, struct rtn_error *err);
 void httpd_mhd_stop(struct httpd *h);
+/* Drops the connections that did not send a request with the token in time; every second. */
+void httpd_mhd_tick(struct httpd *h);
 /* Runs libmicrohttpd's work that is ready (after a connection was resumed). */
 void httpd_mhd_run(struct httpd *h);
 /* A forwarded request's answer is ready (or its session ended): resume its connection. */

@@ -324,7 +324,28 @@ static void on_tick(struct rtn_loop *l, struct rtn_loop_source *t, void *ud) {
         (void)t;
         struct httpd *h = ud;
         httpd_sessions_tick(h);
+        httpd_mhd_tick(h);
         httpd_mhd_run(h);
+}
+
+/* Every connection is an fd, and so are a session's pipes and pidfd: the soft limit goes up to
+ * the hard one (the children get the old one back), and the connections without the token
+ * are capped to what is left after the sessions' room. */
+static void raise_nofile(struct httpd *h) {
+        struct rlimit rl;
+        h->max_unauth = HTTPD_MAX_UNAUTH;
+        if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
+                return;
+        h->nofile = rl;
+        rl.rlim_cur = rl.rlim_max;
+        if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
+                rl = h->nofile;
+        rlim_t need = (rlim_t)h->o->max_sessions * 8 + 128; /* sessions, their requests, ours */
+        rlim_t room = rl.rlim_cur > need ? rl.rlim_cur - need : 16;
+        if (room < h->max_unauth)
+                h->max_unauth = room < 16 ? 16 : (unsigned)room;
+        log_debug("httpd: RLIMIT_NOFILE %llu, %u connections without the token at most",
+                  (unsigned long long)rl.rlim_cur, h->max_unauth);
 }
 
 static int setup(struct httpd *h, struct rtn_error *err) {
@@ -342,6 +363,7 @@ static int setup(struct httpd *h, struct rtn_error *err) {
             (r = rtn_loop_add_signal(h->loop, SIGINT, on_signal, h)) < 0 ||
             (r = rtn_loop_add_signal(h->loop, SIGPIPE, NULL, NULL)) < 0)
                 return rtn_err(err, -r, "signals");
+        raise_nofile(h);
         int fd = open_listener(h, err);
         if (fd < 0)
                 return fd;

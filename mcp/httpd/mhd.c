@@ -16,6 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/socket.h>
+#include <time.h>
 
 #include "common/json.h"
 #include "common/log.h"
@@ -38,6 +40,9 @@ struct mhd_fns {
         void (*destroy)(struct MHD_Response *);
         void (*suspend)(struct MHD_Connection *);
         void (*resume)(struct MHD_Connection *);
+        const union MHD_ConnectionInfo *(*conn_info)(struct MHD_Connection *,
+                                                     enum MHD_ConnectionInfoType, ...);
+        enum MHD_Result (*conn_set)(struct MHD_Connection *, enum MHD_CONNECTION_OPTION, ...);
 };
 static struct mhd_fns M;
 
@@ -59,6 +64,15 @@ struct httpd_req {
         size_t resp_len;
 };
 
+/* One TCP connection (libmicrohttpd's socket context). Until it has carried a request with
+ * the token it is on h->unauth, oldest first. */
+struct httpd_conn {
+        struct httpd_conn *prev, *next;
+        int fd;
+        uint64_t since_usec;
+        bool authed, on_list;
+};
+
 static int load_mhd(void) {
         if (M.lib)
                 return 0;
@@ -71,7 +85,8 @@ static int load_mhd(void) {
             !SYM(from_buffer, "MHD_create_response_from_buffer") ||
             !SYM(add_header, "MHD_add_response_header") || !SYM(queue, "MHD_queue_response") ||
             !SYM(destroy, "MHD_destroy_response") || !SYM(suspend, "MHD_suspend_connection") ||
-            !SYM(resume, "MHD_resume_connection"))
+            !SYM(resume, "MHD_resume_connection") || !SYM(conn_info, "MHD_get_connection_info") ||
+            !SYM(conn_set, "MHD_set_connection_option"))
                 return -ENOSYS;
 #undef SYM
         return 0;
@@ -211,6 +226,92 @@ static bool auth_ok(struct httpd *h, const char *a) {
         return httpd_token_equal(a, n, h->token, h->token_len);
 }
 
+/* ---- connections without the token ----------------------------------------------------- */
+
+static uint64_t now_usec(void) {
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (uint64_t)ts.tv_sec * 1000000ULL + (uint64_t)ts.tv_nsec / 1000;
+}
+
+static void unauth_unlink(struct httpd *h, struct httpd_conn *k) {
+        if (!k->on_list)
+                return;
+        if (k->prev)
+                k->prev->next = k->next;
+        else
+                h->unauth_head = k->next;
+        if (k->next)
+                k->next->prev = k->prev;
+        else
+                h->unauth_tail = k->prev;
+        k->prev = k->next = NULL;
+        k->on_list = false;
+        h->nunauth--;
+}
+
+/* Drops a connection: libmicrohttpd sees end of file on its next read and closes it. */
+static void unauth_drop(struct httpd *h, struct httpd_conn *k) {
+        unauth_unlink(h, k);
+        (void)shutdown(k->fd, SHUT_RDWR);
+}
+
+/* The connections that did not send a whole request with the token within
+ * HTTPD_HEAD_USEC of connecting are dropped (a head trickled a byte at a time too). */
+void httpd_mhd_tick(struct httpd *h) {
+        uint64_t now = now_usec();
+        while (h->unauth_head && now - h->unauth_head->since_usec >= HTTPD_HEAD_USEC)
+                unauth_drop(h, h->unauth_head);
+}
+
+static void on_connection(void *cls, struct MHD_Connection *c, void **ctx,
+                          enum MHD_ConnectionNotificationCode why) {
+        struct httpd *h = cls;
+        struct httpd_conn *k = *ctx;
+        if (why == MHD_CONNECTION_NOTIFY_CLOSED) {
+                if (k) {
+                        unauth_unlink(h, k);
+                        free(k);
+                }
+                *ctx = NULL;
+                return;
+        }
+        const union MHD_ConnectionInfo *i = M.conn_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+        if (!i || !(k = calloc(1, sizeof *k))) {
+                if (i)
+                        (void)shutdown(i->connect_fd, SHUT_RDWR);
+                return;
+        }
+        k->fd = i->connect_fd;
+        k->since_usec = now_usec();
+        k->on_list = true;
+        k->prev = h->unauth_tail;
+        if (h->unauth_tail)
+                h->unauth_tail->next = k;
+        else
+                h->unauth_head = k;
+        h->unauth_tail = k;
+        h->nunauth++;
+        *ctx = k;
+        /* Past the cap the oldest goes: a flood of connections without the token cannot
+         * fill the room a token holder's new connection needs. */
+        while (h->nunauth > h->max_unauth)
+                unauth_drop(h, h->unauth_head);
+}
+
+/* The connection carried a request with the token: off the list, and kept alive while idle
+ * as long as a client's session may be. */
+static void conn_authed(struct httpd_req *q) {
+        const union MHD_ConnectionInfo *i =
+                M.conn_info(q->conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+        struct httpd_conn *k = i ? i->socket_context : NULL;
+        if (!k || k->authed)
+                return;
+        k->authed = true;
+        unauth_unlink(q->h, k);
+        (void)M.conn_set(q->conn, MHD_CONNECTION_OPTION_TIMEOUT, (unsigned)HTTPD_AUTHED_IDLE_SECS);
+}
+
 /* Returns MHD_YES after queueing a refusal, or -1 when the request may go on. */
 static int refuse(struct httpd_req *q, const char *url) {
         struct httpd *h = q->h;
@@ -229,6 +330,7 @@ static int refuse(struct httpd_req *q, const char *url) {
                 return send_error(q, MHD_HTTP_UNAUTHORIZED, NULL, 0, MCP_INVALID_REQUEST,
                                   "Unauthorized: send Authorization: Bearer <the token of "
                                   "--token-file>");
+        conn_authed(q);
         return -1;
 }
 
@@ -544,12 +646,16 @@ int httpd_mhd_start(struct httpd *h, int listen_fd, struct rtn_error *err) {
                 return rtn_errx(err, -r,
                                 "--http needs libmicrohttpd (libmicrohttpd.so.12: apt install "
                                 "libmicrohttpd12)");
-        unsigned limit = h->o->max_sessions * 4 + 64;
+        /* Connections without the token are capped apart (h->max_unauth, set from the fd
+         * limit in main.c): the rest of the limit is for token holders. */
+        unsigned limit = h->max_unauth + h->o->max_sessions * 4 + 64;
         h->mhd = M.start(MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG, 0, NULL,
                          NULL, on_request, h, MHD_OPTION_LISTEN_SOCKET, listen_fd,
-                         MHD_OPTION_NOTIFY_COMPLETED, on_completed, h, MHD_OPTION_CONNECTION_LIMIT,
-                         limit, MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)MHD_CONN_MEMORY,
-                         MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)600, MHD_OPTION_END);
+                         MHD_OPTION_NOTIFY_COMPLETED, on_completed, h, MHD_OPTION_NOTIFY_CONNECTION,
+                         on_connection, h, MHD_OPTION_CONNECTION_LIMIT, limit,
+                         MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)MHD_CONN_MEMORY,
+                         MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)(HTTPD_HEAD_USEC / 1000000),
+                         MHD_OPTION_END);
         if (!h->mhd)
                 return rtn_errx(err, EIO, "start libmicrohttpd on %s", h->o->listen);
         const union MHD_DaemonInfo *i = M.info(h->mhd, MHD_DAEMON_INFO_EPOLL_FD);

@@ -321,7 +321,8 @@ static void child_exec(struct httpd *h, char **argv, int in, int out, pid_t pare
         signal(SIGPIPE, SIG_DFL);
         if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
                 _exit(125);
-        if (dup2(in, 0) < 0 || dup2(out, 1) < 0)
+        if (dup2(in, 0) < 0 || dup2(out, 1) < 0 ||
+            (h->nofile.rlim_max && setrlimit(RLIMIT_NOFILE, &h->nofile) < 0))
                 _exit(125);
         extern char **environ;
         syscall(__NR_execveat, h->exe_fd, "", argv, environ, AT_EMPTY_PATH);
