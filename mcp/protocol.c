@@ -501,6 +501,13 @@ static const struct {
         {"logging/setLevel", h_set_level, ERA_LEGACY},
 };
 
+bool mcp_method_modern(const char *method) {
+        for (size_t i = 0; i < ARRAY_SIZE(methods); i++)
+                if (!strcmp(method, methods[i].name))
+                        return methods[i].eras & ERA_MODERN;
+        return false;
+}
+
 /* Runs the handler of m's method in m's era: its code (0, ASYNC, or a JSON-RPC error). */
 static int dispatch(struct mcp_server *s, const struct mcp_msg *m, struct mcp_batch *batch,
                     struct rtn_json_buf *b, char *why, size_t wl) {

@@ -340,32 +340,99 @@ static bool accepts(const char *accept, const char *type) {
         return accept && (strcasestr(accept, type) || strstr(accept, "*/*"));
 }
 
-/* The version a request claims in params._meta (2026-07-28 envelope), or -1. */
-static int claimed_version(const struct rtn_json_doc *d, const struct mcp_msg *m) {
+/* The version a request claims in params._meta (2026-07-28 envelope): its index, -1 when it
+ * claims none, -2 for a version we do not speak (its name in requested). */
+static int claimed_version(const struct rtn_json_doc *d, const struct mcp_msg *m, char *requested,
+                           size_t rl) {
         int meta = m->params >= 0 && rtn_json_kind(d, m->params) == 'o'
                            ? rtn_json_obj_get(d, m->params, "_meta")
                            : -1;
         int pv = meta >= 0 && rtn_json_kind(d, meta) == 'o'
                          ? rtn_json_obj_get(d, meta, MCP_META_VERSION)
                          : -1;
-        char name[32];
-        if (pv < 0 || rtn_json_unescape(d, pv, name, sizeof name) <= 0)
+        if (pv < 0 || rtn_json_unescape(d, pv, requested, rl) <= 0)
                 return -1;
-        return mcp_version_find(name);
+        int v = mcp_version_find(requested);
+        return v < 0 ? -2 : v;
 }
 
-/* SEP-2243: a 2026-07-28 request names its version and method in headers too, and they must
- * agree with the body (a proxy routes on them). */
-static int check_modern_headers(struct httpd_req *q, const struct mcp_msg *m, int v) {
+/* -32022 with the versions we speak (400). */
+static enum MHD_Result send_unsupported(struct httpd_req *q, const struct mcp_msg *m,
+                                        const char *requested) {
+        struct rtn_json_buf b = RTN_JSON_BUF_INIT(0);
+        mcp_write_unsupported_version(&b, m->id, m->id_len, requested);
+        size_t len = b.len;
+        char *body = b.err ? NULL : rtn_json_buf_steal(&b);
+        rtn_json_buf_free(&b);
+        q->sse = false;
+        return send_reply(q, MHD_HTTP_BAD_REQUEST, body, body ? len : 0);
+}
+
+/* The body's value the Mcp-Name header must repeat (basic/transports, "Standard headers"),
+ * unescaped into buf; NULL when the method has none. */
+static const char *name_in_body(const struct rtn_json_doc *d, const struct mcp_msg *m, char *buf,
+                                size_t bl) {
+        static const struct {
+                const char *method, *key;
+        } keyed[] = {{"tools/call", "name"},     {"prompts/get", "name"},
+                     {"resources/read", "uri"},  {"tasks/get", "taskId"},
+                     {"tasks/cancel", "taskId"}, {"tasks/update", "taskId"}};
+        for (size_t i = 0; i < sizeof keyed / sizeof keyed[0]; i++) {
+                if (strcmp(m->method, keyed[i].method))
+                        continue;
+                int t = m->params >= 0 && rtn_json_kind(d, m->params) == 'o'
+                                ? rtn_json_obj_get(d, m->params, keyed[i].key)
+                                : -1;
+                if (t < 0 || rtn_json_kind(d, t) != 's' || rtn_json_unescape(d, t, buf, bl) < 0)
+                        return NULL;
+                return buf;
+        }
+        return NULL;
+}
+
+/* A header's value without the optional whitespace around it (RFC 9110, 5.5) equals want. */
+static bool header_is(const char *h, const char *want) {
+        if (!h)
+                return false;
+        while (*h == ' ' || *h == '\t')
+                h++;
+        size_t n = strlen(h);
+        while (n && (h[n - 1] == ' ' || h[n - 1] == '\t'))
+                n--;
+        return n == strlen(want) && !memcmp(h, want, n);
+}
+
+/* SEP-2243: a 2026-07-28 request names its version, method and (for a call) the tool in
+ * headers too, and they must agree with the body (a proxy routes on them): HeaderMismatch
+ * otherwise, before anything runs. claim is the _meta version (-1: none); a request the
+ * revision does not have is 404 with -32601. */
+static int check_modern(struct httpd_req *q, const struct rtn_json_doc *d, const struct mcp_msg *m,
+                        int claim) {
+        const char *want = mcp_versions[MCP_V_FIRST_MODERN];
         const char *hv = header(q->conn, "MCP-Protocol-Version");
-        const char *hm = header(q->conn, "Mcp-Method");
-        if (!hv || strcmp(hv, mcp_versions[v]))
-                return send_error(q, MHD_HTTP_BAD_REQUEST, m->id, m->id_len, MCP_INVALID_REQUEST,
+        const char *hn = header(q->conn, "Mcp-Name");
+        char name[1024];
+        if (claim < 0)
+                return send_error(q, MHD_HTTP_BAD_REQUEST, m->id, m->id_len, MCP_INVALID_PARAMS,
+                                  "Invalid params: _meta[\"" MCP_META_VERSION "\"] is missing: "
+                                  "protocol %s names its version in every request",
+                                  want);
+        if (!header_is(hv, mcp_versions[claim]))
+                return send_error(q, MHD_HTTP_BAD_REQUEST, m->id, m->id_len, MCP_HEADER_MISMATCH,
                                   "Bad Request: MCP-Protocol-Version must be %s, as in _meta",
-                                  mcp_versions[v]);
-        if (!hm || strcmp(hm, m->method))
-                return send_error(q, MHD_HTTP_BAD_REQUEST, m->id, m->id_len, MCP_INVALID_REQUEST,
+                                  mcp_versions[claim]);
+        if (!header_is(header(q->conn, "Mcp-Method"), m->method))
+                return send_error(q, MHD_HTTP_BAD_REQUEST, m->id, m->id_len, MCP_HEADER_MISMATCH,
                                   "Bad Request: Mcp-Method must be %s, as in the body", m->method);
+        const char *bn = name_in_body(d, m, name, sizeof name);
+        if ((bn && !header_is(hn, bn)) || (!bn && hn))
+                return send_error(q, MHD_HTTP_BAD_REQUEST, m->id, m->id_len, MCP_HEADER_MISMATCH,
+                                  "Bad Request: Mcp-Name must be %.200s, as in the body",
+                                  bn ? bn : "absent: the body names nothing");
+        if (!mcp_method_modern(m->method))
+                return send_error(q, MHD_HTTP_NOT_FOUND, m->id, m->id_len, MCP_METHOD_NOT_FOUND,
+                                  "Method not found: %s is not part of protocol %s", m->method,
+                                  want);
         return -1;
 }
 
@@ -476,16 +543,23 @@ static enum MHD_Result do_post(struct httpd_req *q) {
                 }
                 q->sse = true;
         }
+        /* The version, from the header or from _meta alone: one we do not speak is -32022.
+         * A request is of the 2026-07-28 revision when _meta says so, or, outside a session,
+         * when the header does (then a body without the claim is invalid params). */
         const char *hv = header(q->conn, "MCP-Protocol-Version");
-        if (hv && mcp_version_find(hv) < 0) {
-                ret = send_error(q, MHD_HTTP_BAD_REQUEST, m.id, m.id_len, MCP_INVALID_REQUEST,
-                                 "Bad Request: unsupported MCP-Protocol-Version %.40s", hv);
+        char requested[64] = "";
+        int claim = m.kind == MCP_MSG_RESPONSE
+                            ? -1
+                            : claimed_version(&d, &m, requested, sizeof requested);
+        int hvi = hv ? mcp_version_find(hv) : -1;
+        if ((hv && hvi < 0) || claim == -2) {
+                ret = send_unsupported(q, &m, hv && hvi < 0 ? hv : requested);
                 goto out;
         }
-        int v = m.kind == MCP_MSG_RESPONSE ? -1 : claimed_version(&d, &m);
-        bool modern = v >= MCP_V_FIRST_MODERN;
+        bool modern = claim >= MCP_V_FIRST_MODERN ||
+                      (hvi >= MCP_V_FIRST_MODERN && !header(q->conn, "Mcp-Session-Id"));
         struct httpd_session *s;
-        if ((modern && m.kind == MCP_MSG_REQUEST && (r = check_modern_headers(q, &m, v)) >= 0) ||
+        if ((modern && m.kind == MCP_MSG_REQUEST && (r = check_modern(q, &d, &m, claim)) >= 0) ||
             (r = route(q, &m, modern, &s)) >= 0) {
                 ret = (enum MHD_Result)r;
                 goto out;

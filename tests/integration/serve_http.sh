@@ -196,7 +196,9 @@ bad_requests() {
         code_is 400
         authed POST '{"jsonrpc":"2.0","id":2,"method":"ping"}' "${s[@]}" -H "MCP-Protocol-Version: 1999-01-01"
         code_is 400
-        body_has "unsupported MCP-Protocol-Version"
+        body_has '"code":-32022'
+        body_has '"supported":["2026-07-28"'
+        body_has '"requested":"1999-01-01"' 
         CODE=$(curl -s -o "$T_TMP/body" -w '%{http_code}' -H "Content-Type: text/plain" \
                 -H "Authorization: Bearer $(cat "$T_TMP/tok")" "${s[@]}" \
                 --data-binary '{"jsonrpc":"2.0","id":2,"method":"ping"}' "$URL")
@@ -299,6 +301,68 @@ big_bodies() {
         body_has "$n"
 }
 
+# The 2026-07-28 HTTP rules (basic/transports, "Server validation"): the headers must agree
+# with the body, or HeaderMismatch -32020 with 400, before anything runs; an unsupported
+# version, from the header or from _meta alone, is -32022 with data.supported; a method the
+# revision does not have is 404 with -32601.
+modern_rules() {
+        need_curl
+        http_start
+        local meta='"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}'
+        local v=(-H "MCP-Protocol-Version: 2026-07-28")
+        mreq() { # METHOD PARAMS-WITHOUT-BRACES [CURL ARGS...]
+                authed POST "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"$1\",\"params\":{$2}}" "${@:3}"
+        }
+        is_mismatch() {
+                code_is 400
+                body_has '"code":-32020'
+                body_has "$1"
+        }
+        # A file_read header on a shell_run body: refused, the command never runs.
+        mreq tools/call "\"name\":\"shell_run\",\"arguments\":{\"command\":\"echo ran\"},$meta" \
+                "${v[@]}" -H "Mcp-Method: tools/call" -H "Mcp-Name: file_read"
+        is_mismatch "Mcp-Name must be shell_run"
+        mreq tools/call "\"name\":\"shell_run\",\"arguments\":{\"command\":\"echo ran\"},$meta" \
+                "${v[@]}" -H "Mcp-Method: tools/call"
+        is_mismatch "Mcp-Name must be shell_run"
+        mreq tools/call "\"name\":\"shell_run\",\"arguments\":{\"command\":\"echo ran\"},$meta" \
+                "${v[@]}" -H "Mcp-Method: tools/call" -H "Mcp-Name:   shell_run  "
+        code_is 200
+        body_has 'ran'
+        mreq tools/list "$meta" "${v[@]}" -H "Mcp-Method: TOOLS/LIST"
+        is_mismatch "Mcp-Method must be tools/list"
+        mreq tools/list "$meta" "${v[@]}"
+        is_mismatch "Mcp-Method must be tools/list"
+        mreq tools/list "$meta" -H "Mcp-Method: tools/list"
+        is_mismatch "MCP-Protocol-Version must be 2026-07-28"
+        mreq tools/list "$meta" -H "MCP-Protocol-Version: 2025-11-25" -H "Mcp-Method: tools/list"
+        is_mismatch "MCP-Protocol-Version must be 2026-07-28"
+        # The header names the revision, the body no version: invalid params.
+        mreq tools/list '"_meta":{"io.modelcontextprotocol/clientCapabilities":{}}' "${v[@]}" \
+                -H "Mcp-Method: tools/list"
+        code_is 400
+        body_has '"code":-32602'
+        # An unsupported version, from the header or from _meta alone.
+        mreq tools/list "$meta" -H "MCP-Protocol-Version: 2099-01-01" -H "Mcp-Method: tools/list"
+        code_is 400
+        body_has '"code":-32022'
+        body_has '"supported":["2026-07-28"'
+        mreq tools/list '"_meta":{"io.modelcontextprotocol/protocolVersion":"2099-01-01","io.modelcontextprotocol/clientCapabilities":{}}'
+        code_is 400
+        body_has '"code":-32022'
+        body_has '"requested":"2099-01-01"'
+        # Methods the revision does not have, and unknown ones: 404 with -32601.
+        local m
+        for m in initialize ping logging/setLevel resources/subscribe no/such; do
+                mreq "$m" "$meta" "${v[@]}" -H "Mcp-Method: $m"
+                code_is 404
+                body_has '"code":-32601'
+        done
+        mreq tools/list "$meta" "${v[@]}" -H "Mcp-Method: tools/list"
+        code_is 200
+        body_has '"name":"shell_run"'
+}
+
 t_run sdk1_client node_mode sdk1
 t_run modern_client node_mode modern
 t_run sdk_refused_without_token node_mode noauth
@@ -311,6 +375,7 @@ t_run loopback_by_default loopback_by_default
 t_run shared_host_files_refused shared_host_files_refused
 t_run bad_requests bad_requests
 t_run big_bodies big_bodies
+t_run modern_rules modern_rules
 t_run idle_reaped idle_reaped
 t_run session_cap session_cap
 t_run sessions_200 node_mode "load 200" --max-sessions 256

@@ -37,7 +37,7 @@ hold() { # N SECONDS
 }
 
 authed() { # BODY [CURL ARGS...]: $CODE, the body in $T_TMP/body
-        CODE=$(curl -s --max-time 10 -o "$T_TMP/body" -D "$T_TMP/hdrs" -w '%{http_code}' \
+        CODE=$(curl -s --max-time 30 -o "$T_TMP/body" -D "$T_TMP/hdrs" -w '%{http_code}' \
                 -H "Content-Type: application/json" -H "Accept: application/json" \
                 -H "Authorization: Bearer $(cat "$T_TMP/tok")" --data-binary "$1" "${@:2}" "$URL")
 }
@@ -48,15 +48,15 @@ token_holder_gets_in() {
         local t0 t1
         t0=$(date +%s%N)
         authed "$INIT"
+        t1=$(date +%s%N)
         [ "$CODE" = 200 ] || t_fail "initialize while 1000 connections are held: HTTP $CODE"
+        [ $(((t1 - t0) / 1000000)) -lt 5000 ] || t_fail "initialize took $(((t1 - t0) / 1000000)) ms"
         local sid
         sid=$(tr -d '\r' <"$T_TMP/hdrs" | sed -n 's/^[Mm]cp-[Ss]ession-[Ii]d: //p')
         authed '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"shell_run","arguments":{"command":"echo in"}}}' \
                 -H "Mcp-Session-Id: $sid"
         [ "$CODE" = 200 ] || t_fail "tools/call while 1000 connections are held: HTTP $CODE"
         grep -q '"stdout":"in' "$T_TMP/body" || t_fail "no result: $(head -c 300 "$T_TMP/body")"
-        t1=$(date +%s%N)
-        [ $(((t1 - t0) / 1000000)) -lt 8000 ] || t_fail "it took $(((t1 - t0) / 1000000)) ms"
 }
 
 # A connection that sends nothing, or a head it never finishes, is dropped in seconds, not
