@@ -28,8 +28,8 @@ struct MHD_Connection;
         "                        with --http; FILE must not be readable by group or others)\n"     \
         "  --idle-timeout SECS   end an HTTP session idle this long (default 900)\n"               \
         "  --max-sessions N      HTTP sessions at once (default 64); more are refused (503)\n"     \
-        "  --allow-origin ORIGIN accept requests whose Origin is ORIGIN; repeatable (default:\n"   \
-        "                        none, so no web page can reach the server)\n"                     \
+        "  --allow-origin ORIGIN accept requests whose Origin is ORIGIN too; repeatable (the\n"    \
+        "                        server's own http://ADDR:PORT, or localhost:PORT, always is)\n"   \
         "  --http-public         allow --http on an address other than loopback\n"
 
 #define HTTPD_DEFAULT_IDLE_SECS 900

@@ -5,8 +5,8 @@
  * loop; a POST whose answer comes from a session's child is suspended until it arrives.
  *
  * Every request passes, in this order: the path (/mcp), the Host header (loopback only: a
- * DNS-rebinding page names its own host), the Origin header (absent, or one of
- * --allow-origin), the bearer token (constant-time compare; 401 with WWW-Authenticate), then
+ * DNS-rebinding page names its own host), the Origin header (absent, the server's own, or
+ * one of --allow-origin), the bearer token (constant-time compare; 401 with WWW-Authenticate), then
  * the method: POST carries one JSON-RPC message (batches are refused), DELETE ends a session,
  * GET is 405 (no server-initiated stream is offered). */
 #include <dlfcn.h>
@@ -205,9 +205,37 @@ static bool host_ok(struct httpd *h, const char *host) {
         return n == strlen(h->host) && !strncasecmp(host, h->host, n);
 }
 
+/* The server's own origin: http, the address it listens on (or localhost when that is
+ * loopback) and its port (RFC 6454: all three, compared as ASCII case-insensitive). */
+static bool own_origin(struct httpd *h, const char *origin) {
+        if (strncasecmp(origin, "http://", 7))
+                return false;
+        const char *host = origin + 7;
+        const char *end = host[0] == '[' ? strchr(host, ']') : host + strcspn(host, ":/");
+        if (!end)
+                return false;
+        if (host[0] == '[')
+                end++;
+        size_t n = (size_t)(end - host);
+        bool name_ok = (n == strlen(h->host) && !strncasecmp(host, h->host, n)) ||
+                       (h->loopback && n == 9 && !strncasecmp(host, "localhost", 9));
+        unsigned long port = 80;
+        if (*end == ':') {
+                char *e;
+                errno = 0;
+                port = strtoul(end + 1, &e, 10);
+                if (errno || e == end + 1 || *e)
+                        return false;
+        } else if (*end)
+                return false;
+        return name_ok && port == h->port;
+}
+
 static bool origin_ok(struct httpd *h, const char *origin) {
         if (!origin)
                 return true; /* not a browser: the token decides */
+        if (own_origin(h, origin))
+                return true;
         for (size_t i = 0; i < h->o->norigins; i++)
                 if (!strcasecmp(origin, h->o->origins[i]))
                         return true;

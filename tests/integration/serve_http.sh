@@ -363,12 +363,32 @@ modern_rules() {
         body_has '"name":"shell_run"'
 }
 
+# The server's own origin (scheme, host and port it listens on; localhost for loopback) is
+# accepted without --allow-origin: a page it serves itself, or a tool on the same origin.
+# Any other origin, port or scheme is refused.
+own_origin() {
+        need_curl
+        http_start
+        local o
+        for o in "http://localhost:$PORT" "http://127.0.0.1:$PORT" "HTTP://LOCALHOST:$PORT"; do
+                authed POST "$INIT" -H "Origin: $o" -H "Host: localhost:$PORT"
+                code_is 200
+        done
+        for o in "http://localhost:$((PORT == 65535 ? 1 : PORT + 1))" "https://localhost:$PORT" \
+                "http://localhost" "http://evil.example:$PORT" "http://localhost:$PORT.evil" null; do
+                authed POST "$INIT" -H "Origin: $o" -H "Host: localhost:$PORT"
+                code_is 403
+                body_has "Origin not allowed"
+        done
+}
+
 t_run sdk1_client node_mode sdk1
 t_run modern_client node_mode modern
 t_run sdk_refused_without_token node_mode noauth
 t_run sessions_isolated node_mode isolation
 t_run no_token_401 no_token
 t_run origin_checked origin_checked
+t_run own_origin own_origin
 t_run host_checked host_checked
 t_run token_file_private token_file_private
 t_run loopback_by_default loopback_by_default
