@@ -151,6 +151,8 @@ struct mcp_tool {
 const struct mcp_tool *mcp_tool_at(unsigned flags, size_t index);
 size_t mcp_tool_count(unsigned flags);
 const struct mcp_tool *mcp_tool_find(unsigned flags, const char *name);
+/* Why a tool of the table does not exist under flags (what to use instead), or NULL. */
+const char *mcp_tool_off_why(unsigned flags, const char *name);
 /* Writes the tool's entry of tools/list, shaped for protocol version v. */
 void mcp_tool_write(struct rtn_json_buf *b, const struct mcp_tool *t, enum mcp_version v);
 

@@ -312,7 +312,11 @@ static int call_check(struct mcp_server *s, const struct mcp_msg *m, const struc
         if (rtn_json_unescape(m->doc, t, name, sizeof name) >= 0)
                 tool = mcp_tool_find(s->cfg.tool_flags, name);
         if (!tool) {
-                snprintf(why, wl, "Invalid params: unknown tool");
+                const char *off = mcp_tool_off_why(s->cfg.tool_flags, name);
+                if (off)
+                        snprintf(why, wl, "Invalid params: tool %s is not offered: %s", name, off);
+                else
+                        snprintf(why, wl, "Invalid params: unknown tool");
                 return MCP_INVALID_PARAMS;
         }
         int args = param(m, "arguments");

@@ -30,7 +30,10 @@ struct MHD_Connection;
         "  --max-sessions N      HTTP sessions at once (default 64); more are refused (503)\n"     \
         "  --allow-origin ORIGIN accept requests whose Origin is ORIGIN too; repeatable (the\n"    \
         "                        server's own http://ADDR:PORT, or localhost:PORT, always is)\n"   \
-        "  --http-public         allow --http on an address other than loopback\n"
+        "  --http-public         allow --http on an address other than loopback\n"                 \
+        "  --workspace-root DIR  give each HTTP session a workspace of its own, DIR/<session\n"    \
+        "                        id>, made by rtn and kept after the session (--workspace,\n"      \
+        "                        --bind, --publish and bind_host_dir are not offered there)\n"
 
 #define HTTPD_DEFAULT_IDLE_SECS 900
 #define HTTPD_DEFAULT_MAX_SESSIONS 64
@@ -53,6 +56,7 @@ struct httpd_opts {
         const char *listen; /* ADDR:PORT as given */
         const char *token_file;
         const char *data_dir; /* --data-dir: the store the session stores are made under */
+        const char *workspace_root; /* --workspace-root: a directory per session under it */
         uint64_t idle_usec;
         unsigned max_sessions;
         bool public_ok;
@@ -101,6 +105,7 @@ struct httpd {
         unsigned port;
         int exe_fd; /* O_PATH fd of our own binary: every session runs it */
         int base_fd; /* the directory the sessions' stores are made in */
+        int wsroot_fd; /* --workspace-root, or -1 */
         char *base;
         size_t max_body;
         void *mhd; /* struct MHD_Daemon */

@@ -23,7 +23,7 @@
 #include "store/store.h"
 
 /* Options of the front end. name=value or name value, as getopt_long takes them. */
-enum { O_HTTP, O_TOKEN, O_IDLE, O_MAX, O_ORIGIN, O_PUBLIC, O_DATA };
+enum { O_HTTP, O_TOKEN, O_IDLE, O_MAX, O_ORIGIN, O_PUBLIC, O_DATA, O_WSROOT };
 static const struct {
         const char *name;
         bool arg;
@@ -31,13 +31,22 @@ static const struct {
         [O_HTTP] = {"http", true},           [O_TOKEN] = {"token-file", true},
         [O_IDLE] = {"idle-timeout", true},   [O_MAX] = {"max-sessions", true},
         [O_ORIGIN] = {"allow-origin", true}, [O_PUBLIC] = {"http-public", false},
-        [O_DATA] = {"data-dir", true},
+        [O_DATA] = {"data-dir", true},       [O_WSROOT] = {"workspace-root", true},
 };
 
-/* Options of rtn serve that put host directories into the sandbox: every session would see
- * the same host files, so they are refused here. getopt_long takes any unambiguous prefix of
- * a long option, so a prefix is refused too. */
-static const char *const shared_host_opts[] = {"workspace", "bind"};
+/* Options of rtn serve that every session would share, refused here with what to use
+ * instead. getopt_long takes any unambiguous prefix of a long option, so a prefix is refused
+ * too. */
+static const struct {
+        const char *name, *why;
+} shared_opts[] = {
+        {"workspace", "every session would share the same host files; --workspace-root DIR gives "
+                      "each session a workspace of its own under DIR"},
+        {"bind", "every session would share the same host files; --workspace-root DIR gives each "
+                 "session a workspace of its own under DIR"},
+        {"publish", "a host port reaches one sandbox, and every later session would fail; run "
+                    "rtn serve or rtn exec with --publish for the one sandbox that serves"},
+};
 
 bool mcp_httpd_requested(int argc, char **argv) {
         bool http = false;
@@ -60,13 +69,14 @@ static int front_opt(const char *arg, size_t *ret_namelen) {
         return -1;
 }
 
-static bool shared_host_opt(const char *arg) {
+/* Why a shared option is refused, or NULL. */
+static const char *shared_opt(const char *arg) {
         size_t n = strcspn(arg + 2, "=");
-        for (size_t i = 0; i < sizeof shared_host_opts / sizeof shared_host_opts[0]; i++)
-                if (n > 0 && n <= strlen(shared_host_opts[i]) &&
-                    !strncmp(arg + 2, shared_host_opts[i], n))
-                        return true;
-        return false;
+        for (size_t i = 0; i < sizeof shared_opts / sizeof shared_opts[0]; i++)
+                if (n > 0 && n <= strlen(shared_opts[i].name) &&
+                    !strncmp(arg + 2, shared_opts[i].name, n))
+                        return shared_opts[i].why;
+        return NULL;
 }
 
 static int parse_uint(const char *name, const char *v, unsigned long long max,
@@ -92,6 +102,9 @@ static int set_front_opt(struct httpd_opts *o, int which, const char *v, struct 
                 break;
         case O_DATA:
                 o->data_dir = v;
+                break;
+        case O_WSROOT:
+                o->workspace_root = v;
                 break;
         case O_IDLE:
                 if ((r = parse_uint("idle-timeout", v, 86400ULL * 365, &x, err)) == 0)
@@ -123,16 +136,16 @@ int httpd_parse_opts(int argc, char **argv, struct httpd_opts *o, struct rtn_err
         if (!(o->child_argv = calloc((size_t)argc + 4, sizeof *o->child_argv)))
                 return rtn_err(err, ENOMEM, "options");
         o->child_argv[o->child_argc++] = "serve";
+        o->child_argv[o->child_argc++] = "--http-session";
         for (int i = 1; i < argc; i++) {
                 const char *a = argv[i];
                 size_t n;
                 int which = strncmp(a, "--", 2) || !a[2] ? -1 : front_opt(a, &n);
                 if (which < 0) {
-                        if (!strncmp(a, "--", 2) && a[2] && shared_host_opt(a))
-                                return rtn_errx(err, EINVAL,
-                                                "%s cannot be used with --http: every session "
-                                                "would share the same host files",
-                                                a);
+                        const char *why = !strncmp(a, "--", 2) && a[2] ? shared_opt(a) : NULL;
+                        if (why)
+                                return rtn_errx(err, EINVAL, "%s cannot be used with --http: %s", a,
+                                                why);
                         o->child_argv[o->child_argc++] = argv[i];
                         continue;
                 }
@@ -357,6 +370,10 @@ static int setup(struct httpd *h, struct rtn_error *err) {
                 return rtn_err(err, errno, "open /proc/self/exe");
         if ((r = open_base(h, err)) < 0)
                 return r;
+        if (h->o->workspace_root &&
+            (h->wsroot_fd =
+                     open(h->o->workspace_root, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
+                return rtn_err(err, errno, "--workspace-root %s", h->o->workspace_root);
         if ((r = rtn_loop_new(&h->loop)) < 0)
                 return rtn_err(err, -r, "event loop");
         if ((r = rtn_loop_add_signal(h->loop, SIGTERM, on_signal, h)) < 0 ||
@@ -378,7 +395,7 @@ static int setup(struct httpd *h, struct rtn_error *err) {
 
 int mcp_httpd_cmd(int argc, char **argv) {
         struct httpd_opts o;
-        struct httpd h = {.exe_fd = -1, .base_fd = -1};
+        struct httpd h = {.exe_fd = -1, .base_fd = -1, .wsroot_fd = -1};
         struct rtn_error err = {0};
         struct mcp_config cfg;
         mcp_config_init(&cfg);
@@ -410,6 +427,7 @@ out:
                 rtn_loop_free(h.loop);
         rtn_safe_close(h.exe_fd);
         rtn_safe_close(h.base_fd);
+        rtn_safe_close(h.wsroot_fd);
         free(h.base);
         free(h.token);
         httpd_opts_free(&o);

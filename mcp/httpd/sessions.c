@@ -334,14 +334,23 @@ static int spawn(struct httpd_session *s, struct rtn_error *err) {
         struct httpd *h = s->h;
         const struct httpd_opts *o = h->o;
         _cleanup_free_ char *dir = NULL;
-        _cleanup_free_ char **argv = calloc(o->child_argc + 4, sizeof *argv);
-        if (!argv || asprintf(&dir, "%s/%s", h->base, s->sid) < 0)
+        _cleanup_free_ char *ws = NULL;
+        _cleanup_free_ char **argv = calloc(o->child_argc + 6, sizeof *argv);
+        if (!argv || asprintf(&dir, "%s/%s", h->base, s->sid) < 0 ||
+            (o->workspace_root && asprintf(&ws, "%s/%s", o->workspace_root, s->sid) < 0))
                 return rtn_err(err, ENOMEM, "session");
+        /* The session's own workspace: made here, mode 0700, never one that exists. */
+        if (ws && mkdirat(h->wsroot_fd, s->sid, 0700) < 0)
+                return rtn_err(err, errno, "mkdir %s", ws);
         size_t n = 0;
         argv[n++] = "rtn";
         argv[n++] = "serve";
         argv[n++] = "--data-dir";
         argv[n++] = dir;
+        if (ws) {
+                argv[n++] = "--workspace";
+                argv[n++] = ws;
+        }
         for (size_t i = 1; i < o->child_argc; i++)
                 argv[n++] = o->child_argv[i];
         int in[2], out[2];

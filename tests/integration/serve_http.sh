@@ -169,7 +169,42 @@ shared_host_files_refused() {
         for opt in --workspace --works --bind=/x:/mnt/x --bi; do
                 t_exit_is 125 "$RTN" serve --http 127.0.0.1:0 --token-file "$T_TMP/tok" "$opt" "$T_TMP/proj"
                 t_stderr_has "cannot be used with --http: every session would share the same host files"
+                t_stderr_has "--workspace-root DIR"
         done
+        # One host port reaches one sandbox: every later session would fail.
+        for opt in --publish=18080:80 --pub; do
+                t_exit_is 125 "$RTN" serve --http 127.0.0.1:0 --token-file "$T_TMP/tok" "$opt" 18081:80
+                t_stderr_has "cannot be used with --http"
+        done
+        t_exit_is 1 "$RTN" serve --http 127.0.0.1:0 --token-file "$T_TMP/tok" --workspace-root "$T_TMP/none"
+        t_stderr_has "--workspace-root $T_TMP/none"
+}
+
+# bind_host_dir would let every session bind the same host directory: over HTTP it is not
+# offered, and a call names what to use instead. --workspace-root gives each session a
+# workspace of its own, made by rtn under DIR.
+host_dirs_per_session() {
+        need_curl
+        mkdir -p "$T_TMP/shared" "$T_TMP/root"
+        http_start --workspace-root "$T_TMP/root"
+        init
+        local a=$SID
+        authed POST '{"jsonrpc":"2.0","id":3,"method":"tools/list"}' -H "Mcp-Session-Id: $a"
+        code_is 200
+        grep -q '"bind_host_dir"' "$T_TMP/body" && t_fail "bind_host_dir is listed over HTTP"
+        call "{\"name\":\"bind_host_dir\",\"arguments\":{\"host_path\":\"$T_TMP/shared\",\"mount_point\":\"/mnt/s\"}}"
+        body_has "--workspace-root"
+        call '{"name":"shell_run","arguments":{"command":"echo from-a > /workspace/f; ls /mnt/s 2>&1"}}'
+        code_is 200
+        init
+        local b=$SID
+        call '{"name":"shell_run","arguments":{"command":"cat /workspace/f 2>&1; echo from-b > /workspace/g"}}'
+        code_is 200
+        body_has "No such file"
+        [ "$(cat "$T_TMP/root/$a/f")" = from-a ] || t_fail "no workspace of session a: $(ls -R "$T_TMP/root")"
+        [ "$(cat "$T_TMP/root/$b/g")" = from-b ] || t_fail "no workspace of session b: $(ls -R "$T_TMP/root")"
+        [ ! -e "$T_TMP/root/$a/g" ] || t_fail "session b wrote into a's workspace"
+        [ -z "$(ls "$T_TMP/shared")" ] || t_fail "a host directory was bound"
 }
 
 # Every bad message is a clear error, and the server goes on serving.
@@ -393,6 +428,7 @@ t_run host_checked host_checked
 t_run token_file_private token_file_private
 t_run loopback_by_default loopback_by_default
 t_run shared_host_files_refused shared_host_files_refused
+t_run host_dirs_per_session host_dirs_per_session
 t_run bad_requests bad_requests
 t_run big_bodies big_bodies
 t_run modern_rules modern_rules
