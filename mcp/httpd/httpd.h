@@ -142,6 +142,9 @@ const char *httpd_session_id(const struct httpd_session *s);
  * waits for the response whose id is id (raw JSON). -EEXIST: that id is in flight. */
 int httpd_session_send(struct httpd_session *s, const char *msg, size_t len, const char *id,
                        size_t id_len, struct httpd_req *q);
+/* The client closed the stream of q's call: the call is cancelled (notifications/cancelled
+ * to the session's server; a request's own session ends) and q forgotten. */
+void httpd_session_cancel(struct httpd_session *s, struct httpd_req *q);
 /* The request's connection went away: forget it. */
 void httpd_session_forget(struct httpd_session *s, struct httpd_req *q);
 /* Ends the session: its child's input is closed; q (may be NULL) is answered once it is gone. */

@@ -58,6 +58,7 @@ struct httpd_req {
         char *body;
         size_t len, cap;
         bool too_big, suspended, done, sse, set_sid;
+        int watch_fd; /* the connection's socket, watched for the client going away, or -1 */
         char sid[HTTPD_SID_LEN + 1];
         unsigned status;
         char *resp;
@@ -147,7 +148,14 @@ static enum MHD_Result send_error(struct httpd_req *q, unsigned status, const ch
         return send_reply(q, status, body, body ? len : 0);
 }
 
+static void unwatch(struct httpd_req *q) {
+        if (q->watch_fd >= 0)
+                (void)rtn_loop_del_fd(q->h->loop, q->watch_fd);
+        q->watch_fd = -1;
+}
+
 void httpd_req_done(struct httpd_req *q, unsigned status, char *body, size_t len) {
+        unwatch(q);
         if (q->done) {
                 free(body);
                 return;
@@ -504,6 +512,28 @@ static int route(struct httpd_req *q, const struct mcp_msg *m, bool modern,
         return -1;
 }
 
+/* The client closed the connection while its call ran: libmicrohttpd polls no suspended
+ * connection, so we watch its socket. Closing the response stream cancels the call
+ * (basic/transports, "Cancellation"): the session is told, or a request's own session ends;
+ * the connection is resumed to be closed. */
+static void on_gone(struct rtn_loop *l, int fd, uint32_t ev, void *ud) {
+        (void)l;
+        (void)fd;
+        (void)ev;
+        struct httpd_req *q = ud;
+        unwatch(q);
+        if (q->s)
+                httpd_session_cancel(q->s, q);
+        httpd_req_done(q, MHD_HTTP_OK, NULL, 0);
+        httpd_mhd_run(q->h);
+}
+
+static void watch(struct httpd_req *q) {
+        const union MHD_ConnectionInfo *i = M.conn_info(q->conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+        if (i && rtn_loop_add_fd(q->h->loop, i->connect_fd, EPOLLRDHUP, on_gone, q) == 0)
+                q->watch_fd = i->connect_fd;
+}
+
 static enum MHD_Result forward(struct httpd_req *q, struct httpd_session *s,
                                const struct mcp_msg *m) {
         for (size_t i = 0; i < q->len; i++)
@@ -526,6 +556,7 @@ static enum MHD_Result forward(struct httpd_req *q, struct httpd_session *s,
                 return send_done(q);
         q->suspended = true;
         M.suspend(q->conn);
+        watch(q);
         return MHD_YES;
 }
 
@@ -640,6 +671,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
                         return MHD_NO;
                 q->h = cls;
                 q->conn = c;
+                q->watch_fd = -1;
                 *ctx = q;
                 int r = refuse(q, url);
                 if (r < 0 && body_too_big(q))
@@ -694,6 +726,7 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **ctx,
         struct httpd_req *q = *ctx;
         if (!q)
                 return;
+        unwatch(q);
         if (q->s)
                 httpd_session_forget(q->s, q);
         free(q->body);

@@ -312,6 +312,33 @@ void httpd_session_forget(struct httpd_session *s, struct httpd_req *q) {
                 }
 }
 
+void httpd_session_cancel(struct httpd_session *s, struct httpd_req *q) {
+        struct pend *p = NULL;
+        for (struct pend **pp = &s->pend; *pp; pp = &(*pp)->next)
+                if ((*pp)->q == q) {
+                        p = *pp;
+                        *pp = p->next;
+                        break;
+                }
+        if (!p)
+                return;
+        if (s->ephemeral)
+                httpd_session_end(s, NULL); /* its server stops the sandbox on EOF */
+        else {
+                char *msg = NULL;
+                int n = asprintf(&msg,
+                                 "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\","
+                                 "\"params\":{\"requestId\":%.*s,\"reason\":\"the HTTP client "
+                                 "closed the response stream\"}}",
+                                 (int)p->id_len, p->id);
+                if (n > 0)
+                        (void)httpd_session_send(s, msg, (size_t)n, NULL, 0, NULL);
+                free(msg);
+        }
+        free(p->id);
+        free(p);
+}
+
 /* ---- starting a session ---------------------------------------------------------------- */
 
 static void child_exec(struct httpd *h, char **argv, int in, int out, pid_t parent) {

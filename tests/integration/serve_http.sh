@@ -68,9 +68,9 @@ init() {
         SID=$(tr -d '\r' <"$T_TMP/hdrs" | sed -n 's/^[Mm]cp-[Ss]ession-[Ii]d: //p')
         [ ${#SID} = 32 ] || t_fail "no Mcp-Session-Id in $(cat "$T_TMP/hdrs")"
 }
-call() { # JSON of a tools/call's params, in session $SID
+call() { # JSON of a tools/call's params [CURL ARGS...], in session $SID
         authed POST "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"tools/call\",\"params\":$1}" \
-                -H "Mcp-Session-Id: $SID"
+                -H "Mcp-Session-Id: $SID" "${@:2}"
 }
 
 node_mode() {
@@ -417,6 +417,31 @@ own_origin() {
         done
 }
 
+# A client that closes the response stream of a call cancels it (2026-07-28 says it MUST):
+# the command is killed and its slot freed, in a session and in a modern request alike.
+closing_cancels() {
+        need_curl
+        http_start --max-sessions 2
+        init
+        call '{"name":"shell_run","arguments":{"command":"true"}}'
+        call '{"name":"shell_run","arguments":{"command":"sleep 4; echo late > /tmp/late"}}' --max-time 1
+        sleep 5
+        call '{"name":"shell_run","arguments":{"command":"cat /tmp/late 2>&1; true"}}'
+        code_is 200
+        body_has "No such file"
+        # A modern request's own sandbox goes when its stream closes: its slot is free again.
+        local meta='"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}'
+        authed POST "{\"jsonrpc\":\"2.0\",\"id\":8,\"method\":\"tools/call\",\"params\":{\"name\":\"shell_run\",\"arguments\":{\"command\":\"sleep 60\"},$meta}}" \
+                -H "MCP-Protocol-Version: 2026-07-28" -H "Mcp-Method: tools/call" -H "Mcp-Name: shell_run" --max-time 2
+        local t0=$SECONDS
+        while [ $((SECONDS - t0)) -lt 10 ]; do
+                authed POST "$INIT"
+                [ "$CODE" = 200 ] && break
+                sleep 0.5
+        done
+        code_is 200
+}
+
 t_run sdk1_client node_mode sdk1
 t_run modern_client node_mode modern
 t_run sdk_refused_without_token node_mode noauth
@@ -432,6 +457,7 @@ t_run host_dirs_per_session host_dirs_per_session
 t_run bad_requests bad_requests
 t_run big_bodies big_bodies
 t_run modern_rules modern_rules
+t_run closing_cancels closing_cancels
 t_run idle_reaped idle_reaped
 t_run session_cap session_cap
 t_run sessions_200 node_mode "load 200" --max-sessions 256
