@@ -342,7 +342,8 @@ static const struct mcp_tool tools[] = {
          "server restarts. Refused while commands run, and when the environment's tip moved "
          "since the sandbox started unless rebase is true. Host directories are never committed: "
          "a live /workspace is on the host already, an overlay workspace's changes stay pending "
-         "for workspace_apply.",
+         "for workspace_apply. Over rtn serve --http the environments are the server's: every "
+         "later session starts on the commit.",
          ARGS(commit_args), out_commit, 0, 0},
         {"env_snapshot_list", "List commits",
          "List the environment's commits, newest first, and its reflog: every tip it had in the "

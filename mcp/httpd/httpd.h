@@ -104,9 +104,8 @@ struct httpd {
         char host[64]; /* the bound address as a Host header names it (no port) */
         unsigned port;
         int exe_fd; /* O_PATH fd of our own binary: every session runs it */
-        int base_fd; /* the directory the sessions' stores are made in */
         int wsroot_fd; /* --workspace-root, or -1 */
-        char *base;
+        char *base; /* the data dir: the store every session's server uses */
         size_t max_body;
         void *mhd; /* struct MHD_Daemon */
         struct httpd_session *sessions;

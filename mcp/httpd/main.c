@@ -305,7 +305,9 @@ static int open_listener(struct httpd *h, struct rtn_error *err) {
         return fd;
 }
 
-/* The directory every session's store is made in: <data dir>/http, the caller's only. */
+/* The store every session's server uses: the data dir of the front end, the caller's only.
+ * Environments are per server (one token, one principal): a commit made in one session is
+ * in the environment the next session starts on (docs/architecture.md, "MCP over HTTP"). */
 static int open_base(struct httpd *h, struct rtn_error *err) {
         char data[4096];
         int r;
@@ -313,15 +315,10 @@ static int open_base(struct httpd *h, struct rtn_error *err) {
                 snprintf(data, sizeof data, "%s", h->o->data_dir);
         else if ((r = store_default_dir(data, sizeof data, err)) < 0)
                 return r;
-        if (asprintf(&h->base, "%s/http", data) < 0)
+        if (!(h->base = strdup(data)))
                 return rtn_err(err, ENOMEM, "data dir");
         if (mkdir(data, 0700) < 0 && errno != EEXIST)
                 return rtn_err(err, errno, "mkdir %s", data);
-        if (mkdir(h->base, 0700) < 0 && errno != EEXIST)
-                return rtn_err(err, errno, "mkdir %s", h->base);
-        h->base_fd = open(h->base, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        if (h->base_fd < 0)
-                return rtn_err(err, errno, "open %s", h->base);
         return 0;
 }
 
@@ -395,7 +392,7 @@ static int setup(struct httpd *h, struct rtn_error *err) {
 
 int mcp_httpd_cmd(int argc, char **argv) {
         struct httpd_opts o;
-        struct httpd h = {.exe_fd = -1, .base_fd = -1, .wsroot_fd = -1};
+        struct httpd h = {.exe_fd = -1, .wsroot_fd = -1};
         struct rtn_error err = {0};
         struct mcp_config cfg;
         mcp_config_init(&cfg);
@@ -426,7 +423,6 @@ out:
         if (h.loop)
                 rtn_loop_free(h.loop);
         rtn_safe_close(h.exe_fd);
-        rtn_safe_close(h.base_fd);
         rtn_safe_close(h.wsroot_fd);
         free(h.base);
         free(h.token);

@@ -1,9 +1,10 @@
 /* The sessions of `rtn serve --http`: each is a child `rtn serve` on stdio, run from our own
- * binary with the options the front end passed on and a store of its own
- * (<data dir>/http/<session id>), so one session's tools can reach neither another's sandbox
- * nor its commits. A message is written to the child's stdin as one line; the child's
- * responses are matched to the HTTP requests waiting for them by id. Notifications the child
- * sends (progress, log messages) have no request stream to go to and are dropped. */
+ * binary with the options the front end passed on, on the front end's store: its sandboxes
+ * are its own (one session's tools reach no other's sandbox), its commits go to the
+ * environments every later session starts on. A message is written to the child's stdin as one
+ * line; the child's responses are matched to the HTTP requests waiting for them by id.
+ * Notifications the child sends (progress, log messages) have no request stream to go to and are
+ * dropped. */
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -50,7 +51,7 @@ struct httpd_session {
         struct mcp_framer fr;
         struct pend *pend;
         uint64_t last_usec;
-        bool ephemeral, ending, dir_made;
+        bool ephemeral, ending;
         struct httpd_req *end_waiter; /* the DELETE answered once the child is gone */
         struct rtn_loop_source *kill_timer;
 };
@@ -110,13 +111,6 @@ static void session_free(struct httpd_session *s) {
         if (s->pidfd >= 0) {
                 rtn_loop_del_fd(h->loop, s->pidfd);
                 close(s->pidfd);
-        }
-        /* The session's store goes with it: only the session could reach its commits. */
-        if (s->dir_made) {
-                int r = store_rm_rf_at(h->base_fd, s->sid);
-                if (r < 0)
-                        fprintf(stderr, "rtn serve: remove %s/%s: %s\n", h->base, s->sid,
-                                strerror(-r));
         }
         if (s->end_waiter)
                 httpd_req_done(s->end_waiter, 204, NULL, 0);
@@ -363,7 +357,7 @@ static int spawn(struct httpd_session *s, struct rtn_error *err) {
         _cleanup_free_ char *dir = NULL;
         _cleanup_free_ char *ws = NULL;
         _cleanup_free_ char **argv = calloc(o->child_argc + 6, sizeof *argv);
-        if (!argv || asprintf(&dir, "%s/%s", h->base, s->sid) < 0 ||
+        if (!argv || !(dir = strdup(h->base)) ||
             (o->workspace_root && asprintf(&ws, "%s/%s", o->workspace_root, s->sid) < 0))
                 return rtn_err(err, ENOMEM, "session");
         /* The session's own workspace: made here, mode 0700, never one that exists. */
@@ -447,13 +441,7 @@ int httpd_session_new(struct httpd *h, bool ephemeral, struct httpd_session **re
         s->next = h->sessions;
         h->sessions = s;
         h->nsessions++;
-        int r;
-        if (mkdirat(h->base_fd, s->sid, 0700) < 0)
-                r = rtn_err(err, errno, "mkdir %s/%s", h->base, s->sid);
-        else {
-                s->dir_made = true;
-                r = spawn(s, err);
-        }
+        int r = spawn(s, err);
         if (r < 0) {
                 session_free(s);
                 return r;
