@@ -334,6 +334,9 @@ static void on_tick(struct rtn_loop *l, struct rtn_loop_source *t, void *ud) {
         (void)t;
         struct httpd *h = ud;
         httpd_sessions_tick(h);
+        /* Heads already received are read first: a busy server's late tick drops only the
+         * connections that really sent none in time. */
+        httpd_mhd_run(h);
         httpd_mhd_tick(h);
         httpd_mhd_run(h);
 }

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <time.h>
 
@@ -292,12 +293,24 @@ static void unauth_drop(struct httpd *h, struct httpd_conn *k) {
         (void)shutdown(k->fd, SHUT_RDWR);
 }
 
+/* Bytes the client sent that we have not read yet: a busy server's lag, not the client's. */
+static bool unread(const struct httpd_conn *k) {
+        int n = 0;
+        return ioctl(k->fd, FIONREAD, &n) == 0 && n > 0;
+}
+
 /* The connections that did not send a whole request with the token within
- * HTTPD_HEAD_USEC of connecting are dropped (a head trickled a byte at a time too). */
+ * HTTPD_HEAD_USEC of connecting are dropped (a head trickled a byte at a time too), unless
+ * what they sent is still waiting for us to read it. */
 void httpd_mhd_tick(struct httpd *h) {
         uint64_t now = now_usec();
-        while (h->unauth_head && now - h->unauth_head->since_usec >= HTTPD_HEAD_USEC)
-                unauth_drop(h, h->unauth_head);
+        for (struct httpd_conn *k = h->unauth_head, *next; k; k = next) {
+                next = k->next;
+                if (now - k->since_usec < HTTPD_HEAD_USEC)
+                        break;
+                if (!unread(k))
+                        unauth_drop(h, k);
+        }
 }
 
 static void on_connection(void *cls, struct MHD_Connection *c, void **ctx,
@@ -329,10 +342,15 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **ctx,
         h->unauth_tail = k;
         h->nunauth++;
         *ctx = k;
-        /* Past the cap the oldest goes: a flood of connections without the token cannot
-         * fill the room a token holder's new connection needs. */
-        while (h->nunauth > h->max_unauth)
-                unauth_drop(h, h->unauth_head);
+        /* Past the cap the oldest goes (one whose request waits unread is left to be read):
+         * a flood of connections without the token cannot fill the room a token holder's
+         * new connection needs. */
+        for (struct httpd_conn *o = h->unauth_head, *next; o && h->nunauth > h->max_unauth;
+             o = next) {
+                next = o->next;
+                if (!unread(o))
+                        unauth_drop(h, o);
+        }
 }
 
 /* The connection carried a request with the token: off the list, and kept alive while idle
@@ -782,14 +800,16 @@ int httpd_mhd_start(struct httpd *h, int listen_fd, struct rtn_error *err) {
                                 "--http needs libmicrohttpd (libmicrohttpd.so.12: apt install "
                                 "libmicrohttpd12)");
         /* Connections without the token are capped apart (h->max_unauth, set from the fd
-         * limit in main.c): the rest of the limit is for token holders. */
+         * limit in main.c): the rest of the limit is for token holders. Their 10 s deadline
+         * is httpd_mhd_tick's, which spares a request we have not read yet; libmicrohttpd's
+         * own idle timeout, which does not, is only the keep-alive one. */
         unsigned limit = h->max_unauth + h->o->max_sessions * 4 + 64;
         h->mhd = M.start(MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG, 0, NULL,
                          NULL, on_request, h, MHD_OPTION_LISTEN_SOCKET, listen_fd,
                          MHD_OPTION_NOTIFY_COMPLETED, on_completed, h, MHD_OPTION_NOTIFY_CONNECTION,
                          on_connection, h, MHD_OPTION_CONNECTION_LIMIT, limit,
                          MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)MHD_CONN_MEMORY,
-                         MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)(HTTPD_HEAD_USEC / 1000000),
+                         MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)HTTPD_AUTHED_IDLE_SECS,
                          MHD_OPTION_END);
         if (!h->mhd)
                 return rtn_errx(err, EIO, "start libmicrohttpd on %s", h->o->listen);
