@@ -18,6 +18,9 @@
 #define MCP_INTERNAL_ERROR -32603
 /* 2026-07-28 (basic/index, "Error Codes"): the requested version is not one we speak. */
 #define MCP_UNSUPPORTED_VERSION -32022
+/* 2026-07-28 over HTTP (basic/transports, "Server validation"): a standard header
+ * (MCP-Protocol-Version, Mcp-Method, Mcp-Name) is missing or disagrees with the body. */
+#define MCP_HEADER_MISMATCH -32020
 
 /* The _meta key by which a request claims the 2026-07-28 envelope (era.c). */
 #define MCP_META_VERSION "io.modelcontextprotocol/protocolVersion"
@@ -102,6 +105,9 @@ int mcp_version_find(const char *name);
  * asked for in requested. */
 int mcp_era_classify(const struct mcp_server *s, struct mcp_msg *m, char *requested, size_t rl,
                      char *why, size_t wl);
+/* Whether a request of this method exists in the 2026-07-28 revision (protocol.c's method
+ * table, the one home of what each era has). */
+bool mcp_method_modern(const char *method);
 /* The -32022 error response, listing every version we speak. */
 void mcp_write_unsupported_version(struct rtn_json_buf *b, const char *id, size_t id_len,
                                    const char *requested);
@@ -145,6 +151,8 @@ struct mcp_tool {
 const struct mcp_tool *mcp_tool_at(unsigned flags, size_t index);
 size_t mcp_tool_count(unsigned flags);
 const struct mcp_tool *mcp_tool_find(unsigned flags, const char *name);
+/* Why a tool of the table does not exist under flags (what to use instead), or NULL. */
+const char *mcp_tool_off_why(unsigned flags, const char *name);
 /* Writes the tool's entry of tools/list, shaped for protocol version v. */
 void mcp_tool_write(struct rtn_json_buf *b, const struct mcp_tool *t, enum mcp_version v);
 

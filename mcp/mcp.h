@@ -39,6 +39,9 @@ enum mcp_log_level {
 enum {
         MCP_TOOLS_HTTP = 1u << 0, /* http_get, http_post: `rtn serve --http-tools` */
         MCP_TOOLS_WS_OVERLAY = 1u << 1, /* workspace_apply: `--workspace-mode overlay` */
+        /* A session of `rtn serve --http`: no bind_host_dir, every session would share the
+         * host directory (the front end passes --http-session to each child). */
+        MCP_TOOLS_HTTP_SESSION = 1u << 2,
 };
 
 struct mcp_limits {

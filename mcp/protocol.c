@@ -312,7 +312,11 @@ static int call_check(struct mcp_server *s, const struct mcp_msg *m, const struc
         if (rtn_json_unescape(m->doc, t, name, sizeof name) >= 0)
                 tool = mcp_tool_find(s->cfg.tool_flags, name);
         if (!tool) {
-                snprintf(why, wl, "Invalid params: unknown tool");
+                const char *off = mcp_tool_off_why(s->cfg.tool_flags, name);
+                if (off)
+                        snprintf(why, wl, "Invalid params: tool %s is not offered: %s", name, off);
+                else
+                        snprintf(why, wl, "Invalid params: unknown tool");
                 return MCP_INVALID_PARAMS;
         }
         int args = param(m, "arguments");
@@ -500,6 +504,13 @@ static const struct {
         {"tools/call", h_tools_call, ERA_LEGACY | ERA_MODERN},
         {"logging/setLevel", h_set_level, ERA_LEGACY},
 };
+
+bool mcp_method_modern(const char *method) {
+        for (size_t i = 0; i < ARRAY_SIZE(methods); i++)
+                if (!strcmp(method, methods[i].name))
+                        return methods[i].eras & ERA_MODERN;
+        return false;
+}
 
 /* Runs the handler of m's method in m's era: its code (0, ASYNC, or a JSON-RPC error). */
 static int dispatch(struct mcp_server *s, const struct mcp_msg *m, struct mcp_batch *batch,

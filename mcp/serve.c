@@ -220,6 +220,8 @@ static int parse_serve(int argc, char **argv, struct serve_hub *h, struct serve_
                                                  {"timeout", required_argument, NULL, 'T'},
                                                  {"max-output", required_argument, NULL, 'm'},
                                                  {"http-tools", no_argument, NULL, 'x'},
+                                                 /* internal: set by the --http front end */
+                                                 {"http-session", no_argument, NULL, 'X'},
                                                  {"help", no_argument, NULL, 'h'},
                                                  {"allow-host", required_argument, NULL, 'a'},
                                                  RT_SPEC_LONGOPTS,
@@ -276,6 +278,9 @@ static int parse_serve(int argc, char **argv, struct serve_hub *h, struct serve_
                         break;
                 case 'x':
                         so->flags |= MCP_TOOLS_HTTP;
+                        break;
+                case 'X':
+                        so->flags |= MCP_TOOLS_HTTP_SESSION;
                         break;
                 case 'S':
                         errno = 0;

@@ -342,7 +342,8 @@ static const struct mcp_tool tools[] = {
          "server restarts. Refused while commands run, and when the environment's tip moved "
          "since the sandbox started unless rebase is true. Host directories are never committed: "
          "a live /workspace is on the host already, an overlay workspace's changes stay pending "
-         "for workspace_apply.",
+         "for workspace_apply. Over rtn serve --http the environments are the server's: every "
+         "later session starts on the commit.",
          ARGS(commit_args), out_commit, 0, 0},
         {"env_snapshot_list", "List commits",
          "List the environment's commits, newest first, and its reflog: every tip it had in the "
@@ -388,7 +389,8 @@ static const struct mcp_tool tools[] = {
         {"bind_host_dir", "Bind a host directory",
          "Make a host directory (a user data directory) appear inside the running sandbox, "
          "read-only or read-write. The bind is live: a write changes the user's files at once "
-         "and env_reset cannot undo it. Hidden and system directories are refused.",
+         "and env_reset cannot undo it. Hidden and system directories are refused. Not "
+         "offered by rtn serve --http (its sessions get --workspace-root instead).",
          ARGS(bind_args), out_bind, 0, 0},
         {"file_read", "Read a file",
          "Read a text file inside the sandbox as numbered lines, or its bytes as base64.",
@@ -445,8 +447,30 @@ static const struct mcp_tool tools[] = {
          MCP_TOOLS_HTTP},
 };
 
+/* Tools a flag takes away (the table's `requires` adds them). */
+static const struct {
+        const char *name;
+        unsigned flag;
+} excluded[] = {{"bind_host_dir", MCP_TOOLS_HTTP_SESSION}};
+
 static bool enabled(const struct mcp_tool *t, unsigned flags) {
+        for (size_t i = 0; i < sizeof excluded / sizeof excluded[0]; i++)
+                if ((flags & excluded[i].flag) && !strcmp(t->name, excluded[i].name))
+                        return false;
         return (t->requires & flags) == t->requires;
+}
+
+const char *mcp_tool_off_why(unsigned flags, const char *name) {
+        for (size_t i = 0; i < sizeof excluded / sizeof excluded[0]; i++)
+                if ((flags & excluded[i].flag) && !strcmp(name, excluded[i].name))
+                        return "rtn serve --http does not offer it: every session would share the "
+                               "host directory; start the server with --workspace-root DIR to "
+                               "give each session a workspace of its own";
+        for (size_t i = 0; i < sizeof tools / sizeof tools[0]; i++)
+                if (!strcmp(tools[i].name, name) && !enabled(&tools[i], flags))
+        return tools[i].requires & MCP_TOOLS_HTTP ? "start rtn serve with --http-tools to offer it"
+                                                  : "it needs --workspace-mode overlay";
+        return NULL;
 }
 
 size_t mcp_tool_count(unsigned flags) {

@@ -291,6 +291,8 @@ static const struct ratio ratios[] = {
          "exec_commit_large_b", 0},
         {"net_proxy_vs_direct", "100 MiB download via proxy / direct", "net_proxy", "net_direct",
          0},
+        {"http_write_vs_stdio", "file_write 1 MiB, HTTP / stdio", "http_write_1m", "stdio_write_1m",
+         2.0},
 };
 
 static void machine(char *kernel, size_t kl, char *cpu, size_t cl) {
@@ -402,7 +404,7 @@ static void print_table(const struct bench_opts *o, const char *kernel, const ch
 static const char usage[] =
         "usage: bench [--rtn PATH] [--compare PATH] [--json] [--runs N] [--iters N] [--calls N]\n"
         "             [--commit-mb N] [--small-files N] [--tmp DIR] [--only GROUPS] [-v]\n"
-        "groups: spawn exec bwrap serve fork commit net (comma-separated)\n";
+        "groups: spawn exec bwrap serve fork commit net http (comma-separated)\n";
 
 static int num(const char *s, int lo, int hi) {
         char *end;
@@ -512,6 +514,8 @@ int main(int argc, char **argv) {
                 bench_exec_commit(&o);
         if (bench_want(&o, "net"))
                 bench_net(&o);
+        if (bench_want(&o, "http"))
+                bench_http(&o);
         char *rm[] = {"rm", "-rf", "--", data, NULL};
         (void)bench_run(rm, -1, -1, 2);
         char kernel[128], cpu[128];

@@ -62,3 +62,8 @@ void bench_commit(const struct bench_opts *o); /* bench_commit.c: commit vs sha2
 void bench_net(const struct bench_opts *o);
 /* bench_commit.c: rtn exec --commit end to end, beside --compare's */
 void bench_exec_commit(const struct bench_opts *o);
+/* bench_mcp.c: a fresh `rtn serve` on stdio, initialized, then calls tools/call of params
+ * (a JSON object) one at a time; ret[i] is each one's round trip in ms. */
+int bench_stdio_call_ms(const struct bench_opts *o, const char *params, int calls, double *ret);
+/* bench_http.c: file_write of 1 MiB over `rtn serve --http` against the same over stdio */
+void bench_http(const struct bench_opts *o);

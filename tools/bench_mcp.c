@@ -322,6 +322,43 @@ void bench_serve(const struct bench_opts *o) {
         }
 }
 
+/* ---- one large tools/call over stdio (the http group's reference) ---------------------- */
+
+int bench_stdio_call_ms(const struct bench_opts *o, const char *params, int calls, double *ret) {
+        static struct client c;
+        int r = client_start(o, &c);
+        if (r == 0)
+                r = client_init(&c);
+        size_t pl = strlen(params);
+        char *line = malloc(pl + 128);
+        for (int i = 0; r == 0 && i < calls; i++) {
+                long id = c.next_id++;
+                if (!line) {
+                        r = -ENOMEM;
+                        break;
+                }
+                snprintf(line, pl + 128,
+                         "{\"jsonrpc\":\"2.0\",\"id\":%ld,\"method\":\"tools/call\","
+                         "\"params\":%s}\n",
+                         id, params);
+                double t0 = bench_now();
+                if ((r = client_send(&c, line)) < 0)
+                        break;
+                char *l;
+                while ((l = client_line(&c)) && !is_response(l, id))
+                        ;
+                if (!l || strstr(l, "\"isError\":true") || strstr(l, "\"error\"")) {
+                        fprintf(stderr, "bench: stdio call failed: %.300s\n", l ? l : "no answer");
+                        r = -EPROTO;
+                        break;
+                }
+                ret[i] = (bench_now() - t0) * 1e3;
+        }
+        free(line);
+        client_stop(&c);
+        return r;
+}
+
 /* ---- sandbox_fork ----------------------------------------------------------------------- */
 
 #define FORKS_ALIVE 100

@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 
 #include "common/err.h"
@@ -27,9 +28,12 @@ struct MHD_Connection;
         "                        with --http; FILE must not be readable by group or others)\n"     \
         "  --idle-timeout SECS   end an HTTP session idle this long (default 900)\n"               \
         "  --max-sessions N      HTTP sessions at once (default 64); more are refused (503)\n"     \
-        "  --allow-origin ORIGIN accept requests whose Origin is ORIGIN; repeatable (default:\n"   \
-        "                        none, so no web page can reach the server)\n"                     \
-        "  --http-public         allow --http on an address other than loopback\n"
+        "  --allow-origin ORIGIN accept requests whose Origin is ORIGIN too; repeatable (the\n"    \
+        "                        server's own http://ADDR:PORT, or localhost:PORT, always is)\n"   \
+        "  --http-public         allow --http on an address other than loopback\n"                 \
+        "  --workspace-root DIR  give each HTTP session a workspace of its own, DIR/<session\n"    \
+        "                        id>, made by rtn and kept after the session (--workspace,\n"      \
+        "                        --bind, --publish and bind_host_dir are not offered there)\n"
 
 #define HTTPD_DEFAULT_IDLE_SECS 900
 #define HTTPD_DEFAULT_MAX_SESSIONS 64
@@ -38,6 +42,13 @@ struct MHD_Connection;
 #define HTTPD_TOKEN_MIN 16 /* bytes: shorter is no secret */
 #define HTTPD_TOKEN_MAX 512
 #define HTTPD_SID_LEN 32 /* hex characters of a session id (128 random bits) */
+/* A connection must send a whole request with the token this soon after connecting, or it
+ * is dropped; at most HTTPD_MAX_UNAUTH such connections are held, the oldest dropped for a
+ * new one (docs/security-invariants.md, invariant 27). */
+#define HTTPD_HEAD_USEC (10ULL * 1000 * 1000)
+#define HTTPD_MAX_UNAUTH 512
+/* An idle keep-alive connection that carried the token is closed after this long. */
+#define HTTPD_AUTHED_IDLE_SECS 300
 /* A session's child must end this long after its input closed, or it is killed. */
 #define HTTPD_STOP_GRACE_USEC (10ULL * 1000 * 1000)
 
@@ -45,6 +56,7 @@ struct httpd_opts {
         const char *listen; /* ADDR:PORT as given */
         const char *token_file;
         const char *data_dir; /* --data-dir: the store the session stores are made under */
+        const char *workspace_root; /* --workspace-root: a directory per session under it */
         uint64_t idle_usec;
         unsigned max_sessions;
         bool public_ok;
@@ -57,6 +69,7 @@ struct httpd_opts {
 struct httpd;
 struct httpd_session;
 struct httpd_req;
+struct httpd_conn;
 
 /* ---- main.c ---------------------------------------------------------------------------- */
 
@@ -91,13 +104,17 @@ struct httpd {
         char host[64]; /* the bound address as a Host header names it (no port) */
         unsigned port;
         int exe_fd; /* O_PATH fd of our own binary: every session runs it */
-        int base_fd; /* the directory the sessions' stores are made in */
-        char *base;
+        int wsroot_fd; /* --workspace-root, or -1 */
+        char *base; /* the data dir: the store every session's server uses */
         size_t max_body;
         void *mhd; /* struct MHD_Daemon */
         struct httpd_session *sessions;
         unsigned nsessions; /* all children alive, ending ones included */
         struct rtn_loop_source *tick;
+        struct rtn_loop_source *mhd_timer; /* when libmicrohttpd wants to run next */
+        struct httpd_conn *unauth_head, *unauth_tail; /* without the token yet, oldest first */
+        unsigned nunauth, max_unauth;
+        struct rlimit nofile; /* RLIMIT_NOFILE as we started: the sessions' children get it */
         bool stopping;
 };
 
@@ -105,6 +122,8 @@ struct httpd {
 
 int httpd_mhd_start(struct httpd *h, int listen_fd, struct rtn_error *err);
 void httpd_mhd_stop(struct httpd *h);
+/* Drops the connections that did not send a request with the token in time; every second. */
+void httpd_mhd_tick(struct httpd *h);
 /* Runs libmicrohttpd's work that is ready (after a connection was resumed). */
 void httpd_mhd_run(struct httpd *h);
 /* A forwarded request's answer is ready (or its session ended): resume its connection. */
@@ -122,6 +141,9 @@ const char *httpd_session_id(const struct httpd_session *s);
  * waits for the response whose id is id (raw JSON). -EEXIST: that id is in flight. */
 int httpd_session_send(struct httpd_session *s, const char *msg, size_t len, const char *id,
                        size_t id_len, struct httpd_req *q);
+/* The client closed the stream of q's call: the call is cancelled (notifications/cancelled
+ * to the session's server; a request's own session ends) and q forgotten. */
+void httpd_session_cancel(struct httpd_session *s, struct httpd_req *q);
 /* The request's connection went away: forget it. */
 void httpd_session_forget(struct httpd_session *s, struct httpd_req *q);
 /* Ends the session: its child's input is closed; q (may be NULL) is answered once it is gone. */

@@ -23,7 +23,7 @@
 #include "store/store.h"
 
 /* Options of the front end. name=value or name value, as getopt_long takes them. */
-enum { O_HTTP, O_TOKEN, O_IDLE, O_MAX, O_ORIGIN, O_PUBLIC, O_DATA };
+enum { O_HTTP, O_TOKEN, O_IDLE, O_MAX, O_ORIGIN, O_PUBLIC, O_DATA, O_WSROOT };
 static const struct {
         const char *name;
         bool arg;
@@ -31,13 +31,22 @@ static const struct {
         [O_HTTP] = {"http", true},           [O_TOKEN] = {"token-file", true},
         [O_IDLE] = {"idle-timeout", true},   [O_MAX] = {"max-sessions", true},
         [O_ORIGIN] = {"allow-origin", true}, [O_PUBLIC] = {"http-public", false},
-        [O_DATA] = {"data-dir", true},
+        [O_DATA] = {"data-dir", true},       [O_WSROOT] = {"workspace-root", true},
 };
 
-/* Options of rtn serve that put host directories into the sandbox: every session would see
- * the same host files, so they are refused here. getopt_long takes any unambiguous prefix of
- * a long option, so a prefix is refused too. */
-static const char *const shared_host_opts[] = {"workspace", "bind"};
+/* Options of rtn serve that every session would share, refused here with what to use
+ * instead. getopt_long takes any unambiguous prefix of a long option, so a prefix is refused
+ * too. */
+static const struct {
+        const char *name, *why;
+} shared_opts[] = {
+        {"workspace", "every session would share the same host files; --workspace-root DIR gives "
+                      "each session a workspace of its own under DIR"},
+        {"bind", "every session would share the same host files; --workspace-root DIR gives each "
+                 "session a workspace of its own under DIR"},
+        {"publish", "a host port reaches one sandbox, and every later session would fail; run "
+                    "rtn serve or rtn exec with --publish for the one sandbox that serves"},
+};
 
 bool mcp_httpd_requested(int argc, char **argv) {
         bool http = false;
@@ -60,13 +69,14 @@ static int front_opt(const char *arg, size_t *ret_namelen) {
         return -1;
 }
 
-static bool shared_host_opt(const char *arg) {
+/* Why a shared option is refused, or NULL. */
+static const char *shared_opt(const char *arg) {
         size_t n = strcspn(arg + 2, "=");
-        for (size_t i = 0; i < sizeof shared_host_opts / sizeof shared_host_opts[0]; i++)
-                if (n > 0 && n <= strlen(shared_host_opts[i]) &&
-                    !strncmp(arg + 2, shared_host_opts[i], n))
-                        return true;
-        return false;
+        for (size_t i = 0; i < sizeof shared_opts / sizeof shared_opts[0]; i++)
+                if (n > 0 && n <= strlen(shared_opts[i].name) &&
+                    !strncmp(arg + 2, shared_opts[i].name, n))
+                        return shared_opts[i].why;
+        return NULL;
 }
 
 static int parse_uint(const char *name, const char *v, unsigned long long max,
@@ -92,6 +102,9 @@ static int set_front_opt(struct httpd_opts *o, int which, const char *v, struct 
                 break;
         case O_DATA:
                 o->data_dir = v;
+                break;
+        case O_WSROOT:
+                o->workspace_root = v;
                 break;
         case O_IDLE:
                 if ((r = parse_uint("idle-timeout", v, 86400ULL * 365, &x, err)) == 0)
@@ -123,16 +136,16 @@ int httpd_parse_opts(int argc, char **argv, struct httpd_opts *o, struct rtn_err
         if (!(o->child_argv = calloc((size_t)argc + 4, sizeof *o->child_argv)))
                 return rtn_err(err, ENOMEM, "options");
         o->child_argv[o->child_argc++] = "serve";
+        o->child_argv[o->child_argc++] = "--http-session";
         for (int i = 1; i < argc; i++) {
                 const char *a = argv[i];
                 size_t n;
                 int which = strncmp(a, "--", 2) || !a[2] ? -1 : front_opt(a, &n);
                 if (which < 0) {
-                        if (!strncmp(a, "--", 2) && a[2] && shared_host_opt(a))
-                                return rtn_errx(err, EINVAL,
-                                                "%s cannot be used with --http: every session "
-                                                "would share the same host files",
-                                                a);
+                        const char *why = !strncmp(a, "--", 2) && a[2] ? shared_opt(a) : NULL;
+                        if (why)
+                                return rtn_errx(err, EINVAL, "%s cannot be used with --http: %s", a,
+                                                why);
                         o->child_argv[o->child_argc++] = argv[i];
                         continue;
                 }
@@ -292,7 +305,9 @@ static int open_listener(struct httpd *h, struct rtn_error *err) {
         return fd;
 }
 
-/* The directory every session's store is made in: <data dir>/http, the caller's only. */
+/* The store every session's server uses: the data dir of the front end, the caller's only.
+ * Environments are per server (one token, one principal): a commit made in one session is
+ * in the environment the next session starts on (docs/architecture.md, "MCP over HTTP"). */
 static int open_base(struct httpd *h, struct rtn_error *err) {
         char data[4096];
         int r;
@@ -300,15 +315,10 @@ static int open_base(struct httpd *h, struct rtn_error *err) {
                 snprintf(data, sizeof data, "%s", h->o->data_dir);
         else if ((r = store_default_dir(data, sizeof data, err)) < 0)
                 return r;
-        if (asprintf(&h->base, "%s/http", data) < 0)
+        if (!(h->base = strdup(data)))
                 return rtn_err(err, ENOMEM, "data dir");
         if (mkdir(data, 0700) < 0 && errno != EEXIST)
                 return rtn_err(err, errno, "mkdir %s", data);
-        if (mkdir(h->base, 0700) < 0 && errno != EEXIST)
-                return rtn_err(err, errno, "mkdir %s", h->base);
-        h->base_fd = open(h->base, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        if (h->base_fd < 0)
-                return rtn_err(err, errno, "open %s", h->base);
         return 0;
 }
 
@@ -324,7 +334,31 @@ static void on_tick(struct rtn_loop *l, struct rtn_loop_source *t, void *ud) {
         (void)t;
         struct httpd *h = ud;
         httpd_sessions_tick(h);
+        /* Heads already received are read first: a busy server's late tick drops only the
+         * connections that really sent none in time. */
         httpd_mhd_run(h);
+        httpd_mhd_tick(h);
+        httpd_mhd_run(h);
+}
+
+/* Every connection is an fd, and so are a session's pipes and pidfd: the soft limit goes up to
+ * the hard one (the children get the old one back), and the connections without the token
+ * are capped to what is left after the sessions' room. */
+static void raise_nofile(struct httpd *h) {
+        struct rlimit rl;
+        h->max_unauth = HTTPD_MAX_UNAUTH;
+        if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
+                return;
+        h->nofile = rl;
+        rl.rlim_cur = rl.rlim_max;
+        if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
+                rl = h->nofile;
+        rlim_t need = (rlim_t)h->o->max_sessions * 8 + 128; /* sessions, their requests, ours */
+        rlim_t room = rl.rlim_cur > need ? rl.rlim_cur - need : 16;
+        if (room < h->max_unauth)
+                h->max_unauth = room < 16 ? 16 : (unsigned)room;
+        log_debug("httpd: RLIMIT_NOFILE %llu, %u connections without the token at most",
+                  (unsigned long long)rl.rlim_cur, h->max_unauth);
 }
 
 static int setup(struct httpd *h, struct rtn_error *err) {
@@ -336,12 +370,17 @@ static int setup(struct httpd *h, struct rtn_error *err) {
                 return rtn_err(err, errno, "open /proc/self/exe");
         if ((r = open_base(h, err)) < 0)
                 return r;
+        if (h->o->workspace_root &&
+            (h->wsroot_fd =
+                     open(h->o->workspace_root, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
+                return rtn_err(err, errno, "--workspace-root %s", h->o->workspace_root);
         if ((r = rtn_loop_new(&h->loop)) < 0)
                 return rtn_err(err, -r, "event loop");
         if ((r = rtn_loop_add_signal(h->loop, SIGTERM, on_signal, h)) < 0 ||
             (r = rtn_loop_add_signal(h->loop, SIGINT, on_signal, h)) < 0 ||
             (r = rtn_loop_add_signal(h->loop, SIGPIPE, NULL, NULL)) < 0)
                 return rtn_err(err, -r, "signals");
+        raise_nofile(h);
         int fd = open_listener(h, err);
         if (fd < 0)
                 return fd;
@@ -356,7 +395,7 @@ static int setup(struct httpd *h, struct rtn_error *err) {
 
 int mcp_httpd_cmd(int argc, char **argv) {
         struct httpd_opts o;
-        struct httpd h = {.exe_fd = -1, .base_fd = -1};
+        struct httpd h = {.exe_fd = -1, .wsroot_fd = -1};
         struct rtn_error err = {0};
         struct mcp_config cfg;
         mcp_config_init(&cfg);
@@ -388,7 +427,7 @@ out:
         if (h.loop)
                 rtn_loop_free(h.loop);
         rtn_safe_close(h.exe_fd);
-        rtn_safe_close(h.base_fd);
+        rtn_safe_close(h.wsroot_fd);
         free(h.base);
         free(h.token);
         httpd_opts_free(&o);

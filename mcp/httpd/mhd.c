@@ -5,8 +5,8 @@
  * loop; a POST whose answer comes from a session's child is suspended until it arrives.
  *
  * Every request passes, in this order: the path (/mcp), the Host header (loopback only: a
- * DNS-rebinding page names its own host), the Origin header (absent, or one of
- * --allow-origin), the bearer token (constant-time compare; 401 with WWW-Authenticate), then
+ * DNS-rebinding page names its own host), the Origin header (absent, the server's own, or
+ * one of --allow-origin), the bearer token (constant-time compare; 401 with WWW-Authenticate), then
  * the method: POST carries one JSON-RPC message (batches are refused), DELETE ends a session,
  * GET is 405 (no server-initiated stream is offered). */
 #include <dlfcn.h>
@@ -16,6 +16,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <time.h>
 
 #include "common/json.h"
 #include "common/log.h"
@@ -29,6 +32,7 @@ struct mhd_fns {
                                     MHD_AccessHandlerCallback, void *, ...);
         void (*stop)(struct MHD_Daemon *);
         enum MHD_Result (*run)(struct MHD_Daemon *);
+        enum MHD_Result (*get_timeout)(struct MHD_Daemon *, MHD_UNSIGNED_LONG_LONG *);
         const union MHD_DaemonInfo *(*info)(struct MHD_Daemon *, enum MHD_DaemonInfoType, ...);
         const char *(*lookup)(struct MHD_Connection *, enum MHD_ValueKind, const char *);
         struct MHD_Response *(*from_buffer)(size_t, void *, enum MHD_ResponseMemoryMode);
@@ -37,8 +41,16 @@ struct mhd_fns {
         void (*destroy)(struct MHD_Response *);
         void (*suspend)(struct MHD_Connection *);
         void (*resume)(struct MHD_Connection *);
+        const union MHD_ConnectionInfo *(*conn_info)(struct MHD_Connection *,
+                                                     enum MHD_ConnectionInfoType, ...);
+        enum MHD_Result (*conn_set)(struct MHD_Connection *, enum MHD_CONNECTION_OPTION, ...);
 };
 static struct mhd_fns M;
+
+/* Rounds of MHD_run while libmicrohttpd has work ready, before the loop serves others. */
+#define MHD_RUN_ROUNDS 16
+/* A connection's buffers: a body is read this much at a time. */
+#define MHD_CONN_MEMORY (256u << 10)
 
 struct httpd_req {
         struct httpd *h;
@@ -47,10 +59,20 @@ struct httpd_req {
         char *body;
         size_t len, cap;
         bool too_big, suspended, done, sse, set_sid;
+        int watch_fd; /* the connection's socket, watched for the client going away, or -1 */
         char sid[HTTPD_SID_LEN + 1];
         unsigned status;
         char *resp;
         size_t resp_len;
+};
+
+/* One TCP connection (libmicrohttpd's socket context). Until it has carried a request with
+ * the token it is on h->unauth, oldest first. */
+struct httpd_conn {
+        struct httpd_conn *prev, *next;
+        int fd;
+        uint64_t since_usec;
+        bool authed, on_list;
 };
 
 static int load_mhd(void) {
@@ -60,12 +82,13 @@ static int load_mhd(void) {
                 return -ENOENT;
 #define SYM(f, n) (*(void **)&M.f = dlsym(M.lib, n))
         if (!SYM(start, "MHD_start_daemon") || !SYM(stop, "MHD_stop_daemon") ||
-            !SYM(run, "MHD_run") || !SYM(info, "MHD_get_daemon_info") ||
-            !SYM(lookup, "MHD_lookup_connection_value") ||
+            !SYM(run, "MHD_run") || !SYM(get_timeout, "MHD_get_timeout") ||
+            !SYM(info, "MHD_get_daemon_info") || !SYM(lookup, "MHD_lookup_connection_value") ||
             !SYM(from_buffer, "MHD_create_response_from_buffer") ||
             !SYM(add_header, "MHD_add_response_header") || !SYM(queue, "MHD_queue_response") ||
             !SYM(destroy, "MHD_destroy_response") || !SYM(suspend, "MHD_suspend_connection") ||
-            !SYM(resume, "MHD_resume_connection"))
+            !SYM(resume, "MHD_resume_connection") || !SYM(conn_info, "MHD_get_connection_info") ||
+            !SYM(conn_set, "MHD_set_connection_option"))
                 return -ENOSYS;
 #undef SYM
         return 0;
@@ -126,7 +149,14 @@ static enum MHD_Result send_error(struct httpd_req *q, unsigned status, const ch
         return send_reply(q, status, body, body ? len : 0);
 }
 
+static void unwatch(struct httpd_req *q) {
+        if (q->watch_fd >= 0)
+                (void)rtn_loop_del_fd(q->h->loop, q->watch_fd);
+        q->watch_fd = -1;
+}
+
 void httpd_req_done(struct httpd_req *q, unsigned status, char *body, size_t len) {
+        unwatch(q);
         if (q->done) {
                 free(body);
                 return;
@@ -184,9 +214,37 @@ static bool host_ok(struct httpd *h, const char *host) {
         return n == strlen(h->host) && !strncasecmp(host, h->host, n);
 }
 
+/* The server's own origin: http, the address it listens on (or localhost when that is
+ * loopback) and its port (RFC 6454: all three, compared as ASCII case-insensitive). */
+static bool own_origin(struct httpd *h, const char *origin) {
+        if (strncasecmp(origin, "http://", 7))
+                return false;
+        const char *host = origin + 7;
+        const char *end = host[0] == '[' ? strchr(host, ']') : host + strcspn(host, ":/");
+        if (!end)
+                return false;
+        if (host[0] == '[')
+                end++;
+        size_t n = (size_t)(end - host);
+        bool name_ok = (n == strlen(h->host) && !strncasecmp(host, h->host, n)) ||
+                       (h->loopback && n == 9 && !strncasecmp(host, "localhost", 9));
+        unsigned long port = 80;
+        if (*end == ':') {
+                char *e;
+                errno = 0;
+                port = strtoul(end + 1, &e, 10);
+                if (errno || e == end + 1 || *e)
+                        return false;
+        } else if (*end)
+                return false;
+        return name_ok && port == h->port;
+}
+
 static bool origin_ok(struct httpd *h, const char *origin) {
         if (!origin)
                 return true; /* not a browser: the token decides */
+        if (own_origin(h, origin))
+                return true;
         for (size_t i = 0; i < h->o->norigins; i++)
                 if (!strcasecmp(origin, h->o->origins[i]))
                         return true;
@@ -203,6 +261,109 @@ static bool auth_ok(struct httpd *h, const char *a) {
         while (n && a[n - 1] == ' ')
                 n--;
         return httpd_token_equal(a, n, h->token, h->token_len);
+}
+
+/* ---- connections without the token ----------------------------------------------------- */
+
+static uint64_t now_usec(void) {
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (uint64_t)ts.tv_sec * 1000000ULL + (uint64_t)ts.tv_nsec / 1000;
+}
+
+static void unauth_unlink(struct httpd *h, struct httpd_conn *k) {
+        if (!k->on_list)
+                return;
+        if (k->prev)
+                k->prev->next = k->next;
+        else
+                h->unauth_head = k->next;
+        if (k->next)
+                k->next->prev = k->prev;
+        else
+                h->unauth_tail = k->prev;
+        k->prev = k->next = NULL;
+        k->on_list = false;
+        h->nunauth--;
+}
+
+/* Drops a connection: libmicrohttpd sees end of file on its next read and closes it. */
+static void unauth_drop(struct httpd *h, struct httpd_conn *k) {
+        unauth_unlink(h, k);
+        (void)shutdown(k->fd, SHUT_RDWR);
+}
+
+/* Bytes the client sent that we have not read yet: a busy server's lag, not the client's. */
+static bool unread(const struct httpd_conn *k) {
+        int n = 0;
+        return ioctl(k->fd, FIONREAD, &n) == 0 && n > 0;
+}
+
+/* The connections that did not send a whole request with the token within
+ * HTTPD_HEAD_USEC of connecting are dropped (a head trickled a byte at a time too), unless
+ * what they sent is still waiting for us to read it. */
+void httpd_mhd_tick(struct httpd *h) {
+        uint64_t now = now_usec();
+        for (struct httpd_conn *k = h->unauth_head, *next; k; k = next) {
+                next = k->next;
+                if (now - k->since_usec < HTTPD_HEAD_USEC)
+                        break;
+                if (!unread(k))
+                        unauth_drop(h, k);
+        }
+}
+
+static void on_connection(void *cls, struct MHD_Connection *c, void **ctx,
+                          enum MHD_ConnectionNotificationCode why) {
+        struct httpd *h = cls;
+        struct httpd_conn *k = *ctx;
+        if (why == MHD_CONNECTION_NOTIFY_CLOSED) {
+                if (k) {
+                        unauth_unlink(h, k);
+                        free(k);
+                }
+                *ctx = NULL;
+                return;
+        }
+        const union MHD_ConnectionInfo *i = M.conn_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+        if (!i || !(k = calloc(1, sizeof *k))) {
+                if (i)
+                        (void)shutdown(i->connect_fd, SHUT_RDWR);
+                return;
+        }
+        k->fd = i->connect_fd;
+        k->since_usec = now_usec();
+        k->on_list = true;
+        k->prev = h->unauth_tail;
+        if (h->unauth_tail)
+                h->unauth_tail->next = k;
+        else
+                h->unauth_head = k;
+        h->unauth_tail = k;
+        h->nunauth++;
+        *ctx = k;
+        /* Past the cap the oldest goes (one whose request waits unread is left to be read):
+         * a flood of connections without the token cannot fill the room a token holder's
+         * new connection needs. */
+        for (struct httpd_conn *o = h->unauth_head, *next; o && h->nunauth > h->max_unauth;
+             o = next) {
+                next = o->next;
+                if (!unread(o))
+                        unauth_drop(h, o);
+        }
+}
+
+/* The connection carried a request with the token: off the list, and kept alive while idle
+ * as long as a client's session may be. */
+static void conn_authed(struct httpd_req *q) {
+        const union MHD_ConnectionInfo *i =
+                M.conn_info(q->conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+        struct httpd_conn *k = i ? i->socket_context : NULL;
+        if (!k || k->authed)
+                return;
+        k->authed = true;
+        unauth_unlink(q->h, k);
+        (void)M.conn_set(q->conn, MHD_CONNECTION_OPTION_TIMEOUT, (unsigned)HTTPD_AUTHED_IDLE_SECS);
 }
 
 /* Returns MHD_YES after queueing a refusal, or -1 when the request may go on. */
@@ -223,6 +384,7 @@ static int refuse(struct httpd_req *q, const char *url) {
                 return send_error(q, MHD_HTTP_UNAUTHORIZED, NULL, 0, MCP_INVALID_REQUEST,
                                   "Unauthorized: send Authorization: Bearer <the token of "
                                   "--token-file>");
+        conn_authed(q);
         return -1;
 }
 
@@ -232,32 +394,99 @@ static bool accepts(const char *accept, const char *type) {
         return accept && (strcasestr(accept, type) || strstr(accept, "*/*"));
 }
 
-/* The version a request claims in params._meta (2026-07-28 envelope), or -1. */
-static int claimed_version(const struct rtn_json_doc *d, const struct mcp_msg *m) {
+/* The version a request claims in params._meta (2026-07-28 envelope): its index, -1 when it
+ * claims none, -2 for a version we do not speak (its name in requested). */
+static int claimed_version(const struct rtn_json_doc *d, const struct mcp_msg *m, char *requested,
+                           size_t rl) {
         int meta = m->params >= 0 && rtn_json_kind(d, m->params) == 'o'
                            ? rtn_json_obj_get(d, m->params, "_meta")
                            : -1;
         int pv = meta >= 0 && rtn_json_kind(d, meta) == 'o'
                          ? rtn_json_obj_get(d, meta, MCP_META_VERSION)
                          : -1;
-        char name[32];
-        if (pv < 0 || rtn_json_unescape(d, pv, name, sizeof name) <= 0)
+        if (pv < 0 || rtn_json_unescape(d, pv, requested, rl) <= 0)
                 return -1;
-        return mcp_version_find(name);
+        int v = mcp_version_find(requested);
+        return v < 0 ? -2 : v;
 }
 
-/* SEP-2243: a 2026-07-28 request names its version and method in headers too, and they must
- * agree with the body (a proxy routes on them). */
-static int check_modern_headers(struct httpd_req *q, const struct mcp_msg *m, int v) {
+/* -32022 with the versions we speak (400). */
+static enum MHD_Result send_unsupported(struct httpd_req *q, const struct mcp_msg *m,
+                                        const char *requested) {
+        struct rtn_json_buf b = RTN_JSON_BUF_INIT(0);
+        mcp_write_unsupported_version(&b, m->id, m->id_len, requested);
+        size_t len = b.len;
+        char *body = b.err ? NULL : rtn_json_buf_steal(&b);
+        rtn_json_buf_free(&b);
+        q->sse = false;
+        return send_reply(q, MHD_HTTP_BAD_REQUEST, body, body ? len : 0);
+}
+
+/* The body's value the Mcp-Name header must repeat (basic/transports, "Standard headers"),
+ * unescaped into buf; NULL when the method has none. */
+static const char *name_in_body(const struct rtn_json_doc *d, const struct mcp_msg *m, char *buf,
+                                size_t bl) {
+        static const struct {
+                const char *method, *key;
+        } keyed[] = {{"tools/call", "name"},     {"prompts/get", "name"},
+                     {"resources/read", "uri"},  {"tasks/get", "taskId"},
+                     {"tasks/cancel", "taskId"}, {"tasks/update", "taskId"}};
+        for (size_t i = 0; i < sizeof keyed / sizeof keyed[0]; i++) {
+                if (strcmp(m->method, keyed[i].method))
+                        continue;
+                int t = m->params >= 0 && rtn_json_kind(d, m->params) == 'o'
+                                ? rtn_json_obj_get(d, m->params, keyed[i].key)
+                                : -1;
+                if (t < 0 || rtn_json_kind(d, t) != 's' || rtn_json_unescape(d, t, buf, bl) < 0)
+                        return NULL;
+                return buf;
+        }
+        return NULL;
+}
+
+/* A header's value without the optional whitespace around it (RFC 9110, 5.5) equals want. */
+static bool header_is(const char *h, const char *want) {
+        if (!h)
+                return false;
+        while (*h == ' ' || *h == '\t')
+                h++;
+        size_t n = strlen(h);
+        while (n && (h[n - 1] == ' ' || h[n - 1] == '\t'))
+                n--;
+        return n == strlen(want) && !memcmp(h, want, n);
+}
+
+/* SEP-2243: a 2026-07-28 request names its version, method and (for a call) the tool in
+ * headers too, and they must agree with the body (a proxy routes on them): HeaderMismatch
+ * otherwise, before anything runs. claim is the _meta version (-1: none); a request the
+ * revision does not have is 404 with -32601. */
+static int check_modern(struct httpd_req *q, const struct rtn_json_doc *d, const struct mcp_msg *m,
+                        int claim) {
+        const char *want = mcp_versions[MCP_V_FIRST_MODERN];
         const char *hv = header(q->conn, "MCP-Protocol-Version");
-        const char *hm = header(q->conn, "Mcp-Method");
-        if (!hv || strcmp(hv, mcp_versions[v]))
-                return send_error(q, MHD_HTTP_BAD_REQUEST, m->id, m->id_len, MCP_INVALID_REQUEST,
+        const char *hn = header(q->conn, "Mcp-Name");
+        char name[1024];
+        if (claim < 0)
+                return send_error(q, MHD_HTTP_BAD_REQUEST, m->id, m->id_len, MCP_INVALID_PARAMS,
+                                  "Invalid params: _meta[\"" MCP_META_VERSION "\"] is missing: "
+                                  "protocol %s names its version in every request",
+                                  want);
+        if (!header_is(hv, mcp_versions[claim]))
+                return send_error(q, MHD_HTTP_BAD_REQUEST, m->id, m->id_len, MCP_HEADER_MISMATCH,
                                   "Bad Request: MCP-Protocol-Version must be %s, as in _meta",
-                                  mcp_versions[v]);
-        if (!hm || strcmp(hm, m->method))
-                return send_error(q, MHD_HTTP_BAD_REQUEST, m->id, m->id_len, MCP_INVALID_REQUEST,
+                                  mcp_versions[claim]);
+        if (!header_is(header(q->conn, "Mcp-Method"), m->method))
+                return send_error(q, MHD_HTTP_BAD_REQUEST, m->id, m->id_len, MCP_HEADER_MISMATCH,
                                   "Bad Request: Mcp-Method must be %s, as in the body", m->method);
+        const char *bn = name_in_body(d, m, name, sizeof name);
+        if ((bn && !header_is(hn, bn)) || (!bn && hn))
+                return send_error(q, MHD_HTTP_BAD_REQUEST, m->id, m->id_len, MCP_HEADER_MISMATCH,
+                                  "Bad Request: Mcp-Name must be %.200s, as in the body",
+                                  bn ? bn : "absent: the body names nothing");
+        if (!mcp_method_modern(m->method))
+                return send_error(q, MHD_HTTP_NOT_FOUND, m->id, m->id_len, MCP_METHOD_NOT_FOUND,
+                                  "Method not found: %s is not part of protocol %s", m->method,
+                                  want);
         return -1;
 }
 
@@ -301,6 +530,28 @@ static int route(struct httpd_req *q, const struct mcp_msg *m, bool modern,
         return -1;
 }
 
+/* The client closed the connection while its call ran: libmicrohttpd polls no suspended
+ * connection, so we watch its socket. Closing the response stream cancels the call
+ * (basic/transports, "Cancellation"): the session is told, or a request's own session ends;
+ * the connection is resumed to be closed. */
+static void on_gone(struct rtn_loop *l, int fd, uint32_t ev, void *ud) {
+        (void)l;
+        (void)fd;
+        (void)ev;
+        struct httpd_req *q = ud;
+        unwatch(q);
+        if (q->s)
+                httpd_session_cancel(q->s, q);
+        httpd_req_done(q, MHD_HTTP_OK, NULL, 0);
+        httpd_mhd_run(q->h);
+}
+
+static void watch(struct httpd_req *q) {
+        const union MHD_ConnectionInfo *i = M.conn_info(q->conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+        if (i && rtn_loop_add_fd(q->h->loop, i->connect_fd, EPOLLRDHUP, on_gone, q) == 0)
+                q->watch_fd = i->connect_fd;
+}
+
 static enum MHD_Result forward(struct httpd_req *q, struct httpd_session *s,
                                const struct mcp_msg *m) {
         for (size_t i = 0; i < q->len; i++)
@@ -323,6 +574,7 @@ static enum MHD_Result forward(struct httpd_req *q, struct httpd_session *s,
                 return send_done(q);
         q->suspended = true;
         M.suspend(q->conn);
+        watch(q);
         return MHD_YES;
 }
 
@@ -368,16 +620,23 @@ static enum MHD_Result do_post(struct httpd_req *q) {
                 }
                 q->sse = true;
         }
+        /* The version, from the header or from _meta alone: one we do not speak is -32022.
+         * A request is of the 2026-07-28 revision when _meta says so, or, outside a session,
+         * when the header does (then a body without the claim is invalid params). */
         const char *hv = header(q->conn, "MCP-Protocol-Version");
-        if (hv && mcp_version_find(hv) < 0) {
-                ret = send_error(q, MHD_HTTP_BAD_REQUEST, m.id, m.id_len, MCP_INVALID_REQUEST,
-                                 "Bad Request: unsupported MCP-Protocol-Version %.40s", hv);
+        char requested[64] = "";
+        int claim = m.kind == MCP_MSG_RESPONSE
+                            ? -1
+                            : claimed_version(&d, &m, requested, sizeof requested);
+        int hvi = hv ? mcp_version_find(hv) : -1;
+        if ((hv && hvi < 0) || claim == -2) {
+                ret = send_unsupported(q, &m, hv && hvi < 0 ? hv : requested);
                 goto out;
         }
-        int v = m.kind == MCP_MSG_RESPONSE ? -1 : claimed_version(&d, &m);
-        bool modern = v >= MCP_V_FIRST_MODERN;
+        bool modern = claim >= MCP_V_FIRST_MODERN ||
+                      (hvi >= MCP_V_FIRST_MODERN && !header(q->conn, "Mcp-Session-Id"));
         struct httpd_session *s;
-        if ((modern && m.kind == MCP_MSG_REQUEST && (r = check_modern_headers(q, &m, v)) >= 0) ||
+        if ((modern && m.kind == MCP_MSG_REQUEST && (r = check_modern(q, &d, &m, claim)) >= 0) ||
             (r = route(q, &m, modern, &s)) >= 0) {
                 ret = (enum MHD_Result)r;
                 goto out;
@@ -408,6 +667,18 @@ static enum MHD_Result do_delete(struct httpd_req *q) {
         return MHD_YES;
 }
 
+/* A body announced larger than a message may be is refused before it is sent: a client that
+ * asked "Expect: 100-continue" gets the 413 instead of the go-ahead. */
+static bool body_too_big(struct httpd_req *q) {
+        const char *cl = header(q->conn, "Content-Length");
+        if (!cl)
+                return false;
+        errno = 0;
+        char *end;
+        unsigned long long n = strtoull(cl, &end, 10);
+        return end != cl && (errno == ERANGE || n > q->h->max_body);
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
                                   const char *method, const char *version, const char *upload,
                                   size_t *upload_size, void **ctx) {
@@ -418,8 +689,13 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
                         return MHD_NO;
                 q->h = cls;
                 q->conn = c;
+                q->watch_fd = -1;
                 *ctx = q;
                 int r = refuse(q, url);
+                if (r < 0 && body_too_big(q))
+                        r = send_error(q, MHD_HTTP_CONTENT_TOO_LARGE, NULL, 0, MCP_INVALID_REQUEST,
+                                       "Payload Too Large: at most %zu bytes a message",
+                                       q->h->max_body);
                 return r >= 0 ? (enum MHD_Result)r : MHD_YES;
         }
         if (q->done)
@@ -428,8 +704,14 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
                 size_t n = *upload_size;
                 *upload_size = 0;
                 if (q->too_big || q->len + n > q->h->max_body) {
+                        /* Answered now, not after the rest of the body: libmicrohttpd sends
+                         * it and closes the connection. */
+                        if (q->too_big)
+                                return MHD_YES;
                         q->too_big = true;
-                        return MHD_YES;
+                        return send_error(
+                                q, MHD_HTTP_CONTENT_TOO_LARGE, NULL, 0, MCP_INVALID_REQUEST,
+                                "Payload Too Large: at most %zu bytes a message", q->h->max_body);
                 }
                 if (q->len + n + 1 > q->cap) {
                         size_t cap = (q->len + n + 1) * 2;
@@ -462,6 +744,7 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **ctx,
         struct httpd_req *q = *ctx;
         if (!q)
                 return;
+        unwatch(q);
         if (q->s)
                 httpd_session_forget(q->s, q);
         free(q->body);
@@ -472,9 +755,35 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **ctx,
 
 /* ---- the daemon on our loop ------------------------------------------------------------ */
 
+static void on_mhd_timer(struct rtn_loop *l, struct rtn_loop_source *t, void *ud) {
+        (void)l;
+        (void)t;
+        struct httpd *h = ud;
+        h->mhd_timer = NULL;
+        httpd_mhd_run(h);
+}
+
+/* libmicrohttpd in external mode must be run again within the time MHD_get_timeout names,
+ * whatever its fds say: its epoll is edge-triggered and it reads a connection's data a
+ * buffer at a time, so a body still queued on a socket raises no new event. 0 means work is
+ * ready now (the timer's next round); no timeout means nothing is due until an fd is ready. */
 void httpd_mhd_run(struct httpd *h) {
-        if (h->mhd)
+        if (!h->mhd)
+                return;
+        if (h->mhd_timer) {
+                rtn_loop_timer_cancel(h->loop, h->mhd_timer);
+                h->mhd_timer = NULL;
+        }
+        MHD_UNSIGNED_LONG_LONG ms = 0;
+        /* Ready work is done now, a bounded number of rounds, so a body streams without an
+         * event loop round per buffer; the rest waits for the timer's next round. */
+        for (int i = 0; i < MHD_RUN_ROUNDS && ms == 0; i++) {
                 (void)M.run(h->mhd);
+                if (M.get_timeout(h->mhd, &ms) != MHD_YES)
+                        return;
+        }
+        uint64_t usec = ms > UINT64_MAX / 1000 ? UINT64_MAX : (uint64_t)ms * 1000;
+        (void)rtn_loop_add_timer(h->loop, usec ? usec : 1, 0, on_mhd_timer, h, &h->mhd_timer);
 }
 
 static void on_epoll(struct rtn_loop *l, int fd, uint32_t ev, void *ud) {
@@ -490,11 +799,18 @@ int httpd_mhd_start(struct httpd *h, int listen_fd, struct rtn_error *err) {
                 return rtn_errx(err, -r,
                                 "--http needs libmicrohttpd (libmicrohttpd.so.12: apt install "
                                 "libmicrohttpd12)");
-        unsigned limit = h->o->max_sessions * 4 + 64;
+        /* Connections without the token are capped apart (h->max_unauth, set from the fd
+         * limit in main.c): the rest of the limit is for token holders. Their 10 s deadline
+         * is httpd_mhd_tick's, which spares a request we have not read yet; libmicrohttpd's
+         * own idle timeout, which does not, is only the keep-alive one. */
+        unsigned limit = h->max_unauth + h->o->max_sessions * 4 + 64;
         h->mhd = M.start(MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG, 0, NULL,
                          NULL, on_request, h, MHD_OPTION_LISTEN_SOCKET, listen_fd,
-                         MHD_OPTION_NOTIFY_COMPLETED, on_completed, h, MHD_OPTION_CONNECTION_LIMIT,
-                         limit, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)600, MHD_OPTION_END);
+                         MHD_OPTION_NOTIFY_COMPLETED, on_completed, h, MHD_OPTION_NOTIFY_CONNECTION,
+                         on_connection, h, MHD_OPTION_CONNECTION_LIMIT, limit,
+                         MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)MHD_CONN_MEMORY,
+                         MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)HTTPD_AUTHED_IDLE_SECS,
+                         MHD_OPTION_END);
         if (!h->mhd)
                 return rtn_errx(err, EIO, "start libmicrohttpd on %s", h->o->listen);
         const union MHD_DaemonInfo *i = M.info(h->mhd, MHD_DAEMON_INFO_EPOLL_FD);
@@ -509,6 +825,9 @@ void httpd_mhd_stop(struct httpd *h) {
         const union MHD_DaemonInfo *i = M.info(h->mhd, MHD_DAEMON_INFO_EPOLL_FD);
         if (i)
                 (void)rtn_loop_del_fd(h->loop, i->epoll_fd);
+        if (h->mhd_timer)
+                rtn_loop_timer_cancel(h->loop, h->mhd_timer);
+        h->mhd_timer = NULL;
         M.stop(h->mhd);
         h->mhd = NULL;
 }

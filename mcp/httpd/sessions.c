@@ -1,9 +1,10 @@
 /* The sessions of `rtn serve --http`: each is a child `rtn serve` on stdio, run from our own
- * binary with the options the front end passed on and a store of its own
- * (<data dir>/http/<session id>), so one session's tools can reach neither another's sandbox
- * nor its commits. A message is written to the child's stdin as one line; the child's
- * responses are matched to the HTTP requests waiting for them by id. Notifications the child
- * sends (progress, log messages) have no request stream to go to and are dropped. */
+ * binary with the options the front end passed on, on the front end's store: its sandboxes
+ * are its own (one session's tools reach no other's sandbox), its commits go to the
+ * environments every later session starts on. A message is written to the child's stdin as one
+ * line; the child's responses are matched to the HTTP requests waiting for them by id.
+ * Notifications the child sends (progress, log messages) have no request stream to go to and are
+ * dropped. */
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -51,7 +52,7 @@ struct httpd_session {
         struct mcp_framer fr;
         struct pend *pend;
         uint64_t last_usec;
-        bool ephemeral, ending, dir_made;
+        bool ephemeral, ending;
         struct httpd_req *end_waiter; /* the DELETE answered once the child is gone */
         struct rtn_loop_source *kill_timer;
 };
@@ -111,13 +112,6 @@ static void session_free(struct httpd_session *s) {
         if (s->pidfd >= 0) {
                 rtn_loop_del_fd(h->loop, s->pidfd);
                 close(s->pidfd);
-        }
-        /* The session's store goes with it: only the session could reach its commits. */
-        if (s->dir_made) {
-                int r = store_rm_rf_at(h->base_fd, s->sid);
-                if (r < 0)
-                        rtn_term_printf(stderr, "rtn serve: remove %s/%s: %s\n", h->base, s->sid,
-                                        strerror(-r));
         }
         if (s->end_waiter)
                 httpd_req_done(s->end_waiter, 204, NULL, 0);
@@ -314,6 +308,33 @@ void httpd_session_forget(struct httpd_session *s, struct httpd_req *q) {
                 }
 }
 
+void httpd_session_cancel(struct httpd_session *s, struct httpd_req *q) {
+        struct pend *p = NULL;
+        for (struct pend **pp = &s->pend; *pp; pp = &(*pp)->next)
+                if ((*pp)->q == q) {
+                        p = *pp;
+                        *pp = p->next;
+                        break;
+                }
+        if (!p)
+                return;
+        if (s->ephemeral)
+                httpd_session_end(s, NULL); /* its server stops the sandbox on EOF */
+        else {
+                char *msg = NULL;
+                int n = asprintf(&msg,
+                                 "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\","
+                                 "\"params\":{\"requestId\":%.*s,\"reason\":\"the HTTP client "
+                                 "closed the response stream\"}}",
+                                 (int)p->id_len, p->id);
+                if (n > 0)
+                        (void)httpd_session_send(s, msg, (size_t)n, NULL, 0, NULL);
+                free(msg);
+        }
+        free(p->id);
+        free(p);
+}
+
 /* ---- starting a session ---------------------------------------------------------------- */
 
 static void child_exec(struct httpd *h, char **argv, int in, int out, pid_t parent) {
@@ -323,7 +344,8 @@ static void child_exec(struct httpd *h, char **argv, int in, int out, pid_t pare
         signal(SIGPIPE, SIG_DFL);
         if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
                 _exit(125);
-        if (dup2(in, 0) < 0 || dup2(out, 1) < 0)
+        if (dup2(in, 0) < 0 || dup2(out, 1) < 0 ||
+            (h->nofile.rlim_max && setrlimit(RLIMIT_NOFILE, &h->nofile) < 0))
                 _exit(125);
         extern char **environ;
         syscall(__NR_execveat, h->exe_fd, "", argv, environ, AT_EMPTY_PATH);
@@ -335,14 +357,23 @@ static int spawn(struct httpd_session *s, struct rtn_error *err) {
         struct httpd *h = s->h;
         const struct httpd_opts *o = h->o;
         _cleanup_free_ char *dir = NULL;
-        _cleanup_free_ char **argv = calloc(o->child_argc + 4, sizeof *argv);
-        if (!argv || asprintf(&dir, "%s/%s", h->base, s->sid) < 0)
+        _cleanup_free_ char *ws = NULL;
+        _cleanup_free_ char **argv = calloc(o->child_argc + 6, sizeof *argv);
+        if (!argv || !(dir = strdup(h->base)) ||
+            (o->workspace_root && asprintf(&ws, "%s/%s", o->workspace_root, s->sid) < 0))
                 return rtn_err(err, ENOMEM, "session");
+        /* The session's own workspace: made here, mode 0700, never one that exists. */
+        if (ws && mkdirat(h->wsroot_fd, s->sid, 0700) < 0)
+                return rtn_err(err, errno, "mkdir %s", ws);
         size_t n = 0;
         argv[n++] = "rtn";
         argv[n++] = "serve";
         argv[n++] = "--data-dir";
         argv[n++] = dir;
+        if (ws) {
+                argv[n++] = "--workspace";
+                argv[n++] = ws;
+        }
         for (size_t i = 1; i < o->child_argc; i++)
                 argv[n++] = o->child_argv[i];
         int in[2], out[2];
@@ -412,13 +443,7 @@ int httpd_session_new(struct httpd *h, bool ephemeral, struct httpd_session **re
         s->next = h->sessions;
         h->sessions = s;
         h->nsessions++;
-        int r;
-        if (mkdirat(h->base_fd, s->sid, 0700) < 0)
-                r = rtn_err(err, errno, "mkdir %s/%s", h->base, s->sid);
-        else {
-                s->dir_made = true;
-                r = spawn(s, err);
-        }
+        int r = spawn(s, err);
         if (r < 0) {
                 session_free(s);
                 return r;

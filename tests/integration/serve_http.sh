@@ -68,9 +68,9 @@ init() {
         SID=$(tr -d '\r' <"$T_TMP/hdrs" | sed -n 's/^[Mm]cp-[Ss]ession-[Ii]d: //p')
         [ ${#SID} = 32 ] || t_fail "no Mcp-Session-Id in $(cat "$T_TMP/hdrs")"
 }
-call() { # JSON of a tools/call's params, in session $SID
+call() { # JSON of a tools/call's params [CURL ARGS...], in session $SID
         authed POST "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"tools/call\",\"params\":$1}" \
-                -H "Mcp-Session-Id: $SID"
+                -H "Mcp-Session-Id: $SID" "${@:2}"
 }
 
 node_mode() {
@@ -169,7 +169,42 @@ shared_host_files_refused() {
         for opt in --workspace --works --bind=/x:/mnt/x --bi; do
                 t_exit_is 125 "$RTN" serve --http 127.0.0.1:0 --token-file "$T_TMP/tok" "$opt" "$T_TMP/proj"
                 t_stderr_has "cannot be used with --http: every session would share the same host files"
+                t_stderr_has "--workspace-root DIR"
         done
+        # One host port reaches one sandbox: every later session would fail.
+        for opt in --publish=18080:80 --pub; do
+                t_exit_is 125 "$RTN" serve --http 127.0.0.1:0 --token-file "$T_TMP/tok" "$opt" 18081:80
+                t_stderr_has "cannot be used with --http"
+        done
+        t_exit_is 1 "$RTN" serve --http 127.0.0.1:0 --token-file "$T_TMP/tok" --workspace-root "$T_TMP/none"
+        t_stderr_has "--workspace-root $T_TMP/none"
+}
+
+# bind_host_dir would let every session bind the same host directory: over HTTP it is not
+# offered, and a call names what to use instead. --workspace-root gives each session a
+# workspace of its own, made by rtn under DIR.
+host_dirs_per_session() {
+        need_curl
+        mkdir -p "$T_TMP/shared" "$T_TMP/root"
+        http_start --workspace-root "$T_TMP/root"
+        init
+        local a=$SID
+        authed POST '{"jsonrpc":"2.0","id":3,"method":"tools/list"}' -H "Mcp-Session-Id: $a"
+        code_is 200
+        grep -q '"bind_host_dir"' "$T_TMP/body" && t_fail "bind_host_dir is listed over HTTP"
+        call "{\"name\":\"bind_host_dir\",\"arguments\":{\"host_path\":\"$T_TMP/shared\",\"mount_point\":\"/mnt/s\"}}"
+        body_has "--workspace-root"
+        call '{"name":"shell_run","arguments":{"command":"echo from-a > /workspace/f; ls /mnt/s 2>&1"}}'
+        code_is 200
+        init
+        local b=$SID
+        call '{"name":"shell_run","arguments":{"command":"cat /workspace/f 2>&1; echo from-b > /workspace/g"}}'
+        code_is 200
+        body_has "No such file"
+        [ "$(cat "$T_TMP/root/$a/f")" = from-a ] || t_fail "no workspace of session a: $(ls -R "$T_TMP/root")"
+        [ "$(cat "$T_TMP/root/$b/g")" = from-b ] || t_fail "no workspace of session b: $(ls -R "$T_TMP/root")"
+        [ ! -e "$T_TMP/root/$a/g" ] || t_fail "session b wrote into a's workspace"
+        [ -z "$(ls "$T_TMP/shared")" ] || t_fail "a host directory was bound"
 }
 
 # Every bad message is a clear error, and the server goes on serving.
@@ -196,7 +231,9 @@ bad_requests() {
         code_is 400
         authed POST '{"jsonrpc":"2.0","id":2,"method":"ping"}' "${s[@]}" -H "MCP-Protocol-Version: 1999-01-01"
         code_is 400
-        body_has "unsupported MCP-Protocol-Version"
+        body_has '"code":-32022'
+        body_has '"supported":["2026-07-28"'
+        body_has '"requested":"1999-01-01"' 
         CODE=$(curl -s -o "$T_TMP/body" -w '%{http_code}' -H "Content-Type: text/plain" \
                 -H "Authorization: Bearer $(cat "$T_TMP/tok")" "${s[@]}" \
                 --data-binary '{"jsonrpc":"2.0","id":2,"method":"ping"}' "$URL")
@@ -235,13 +272,11 @@ idle_reaped() {
         need_curl
         http_start --idle-timeout 1
         init
-        [ -d "$T_TMP/data/http/$SID" ] || t_fail "no store for the session"
         call '{"name":"shell_run","arguments":{"command":"sleep 2; echo done"}}'
         code_is 200 # a call in flight is not idleness
         body_has 'done'
         t_wait_for grep -q "session ${SID:0:8}… idle for 1 s: ended" "$T_TMP/srv.log" ||
                 t_fail "never reaped: $(cat "$T_TMP/srv.log")"
-        t_wait_for test ! -e "$T_TMP/data/http/$SID" || t_fail "its store is left"
         authed POST '{"jsonrpc":"2.0","id":2,"method":"ping"}' -H "Mcp-Session-Id: $SID"
         code_is 404
         body_has "initialize a new one"
@@ -262,10 +297,166 @@ session_cap() {
         code_is 503
         authed DELETE "" -H "Mcp-Session-Id: $first"
         code_is 204
-        [ ! -e "$T_TMP/data/http/$first" ] || t_fail "the ended session's store is left"
         authed DELETE "" -H "Mcp-Session-Id: $first"
         code_is 404
         init
+}
+
+# Bodies arrive at loopback speed, and one over the limit is refused at once: a client that
+# asks "Expect: 100-continue" (curl does above 1 MiB) gets its 413 without sending the body,
+# one that sends it anyway gets the 413 as soon as the limit is passed.
+big_bodies() {
+        need_curl
+        http_start
+        init
+        local n=$((4 * 1024 * 1024 - 4096)) t0 t1
+        { printf '{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"file_write","arguments":{"path":"/tmp/big","content":"'
+          head -c $n /dev/zero | tr '\0' a
+          printf '"}}}'; } >"$T_TMP/write.json"
+        t0=$(date +%s%N)
+        authed POST "@$T_TMP/write.json" -H "Mcp-Session-Id: $SID" --max-time 20
+        t1=$(date +%s%N)
+        code_is 200
+        body_has "\"bytes_written\":$n"
+        [ $(((t1 - t0) / 1000000)) -lt 5000 ] || t_fail "a 4 MiB body took $(((t1 - t0) / 1000000)) ms"
+        head -c 9000000 /dev/zero | tr '\0' ' ' >"$T_TMP/huge"
+        t0=$(date +%s%N)
+        authed POST "@$T_TMP/huge" -H "Mcp-Session-Id: $SID" --max-time 20
+        code_is 413
+        body_has "Payload Too Large"
+        authed POST "@$T_TMP/huge" -H "Mcp-Session-Id: $SID" -H "Expect:" --max-time 20
+        [ "$CODE" = 413 ] || [ "$CODE" = 000 ] || t_fail "expected 413, got $CODE"
+        t1=$(date +%s%N)
+        [ $(((t1 - t0) / 1000000)) -lt 5000 ] || t_fail "two 413s took $(((t1 - t0) / 1000000)) ms"
+        call '{"name":"shell_run","arguments":{"command":"wc -c </tmp/big"}}'
+        code_is 200
+        body_has "$n"
+}
+
+# The 2026-07-28 HTTP rules (basic/transports, "Server validation"): the headers must agree
+# with the body, or HeaderMismatch -32020 with 400, before anything runs; an unsupported
+# version, from the header or from _meta alone, is -32022 with data.supported; a method the
+# revision does not have is 404 with -32601.
+modern_rules() {
+        need_curl
+        http_start
+        local meta='"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}'
+        local v=(-H "MCP-Protocol-Version: 2026-07-28")
+        mreq() { # METHOD PARAMS-WITHOUT-BRACES [CURL ARGS...]
+                authed POST "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"$1\",\"params\":{$2}}" "${@:3}"
+        }
+        is_mismatch() {
+                code_is 400
+                body_has '"code":-32020'
+                body_has "$1"
+        }
+        # A file_read header on a shell_run body: refused, the command never runs.
+        mreq tools/call "\"name\":\"shell_run\",\"arguments\":{\"command\":\"echo ran\"},$meta" \
+                "${v[@]}" -H "Mcp-Method: tools/call" -H "Mcp-Name: file_read"
+        is_mismatch "Mcp-Name must be shell_run"
+        mreq tools/call "\"name\":\"shell_run\",\"arguments\":{\"command\":\"echo ran\"},$meta" \
+                "${v[@]}" -H "Mcp-Method: tools/call"
+        is_mismatch "Mcp-Name must be shell_run"
+        mreq tools/call "\"name\":\"shell_run\",\"arguments\":{\"command\":\"echo ran\"},$meta" \
+                "${v[@]}" -H "Mcp-Method: tools/call" -H "Mcp-Name:   shell_run  "
+        code_is 200
+        body_has 'ran'
+        mreq tools/list "$meta" "${v[@]}" -H "Mcp-Method: TOOLS/LIST"
+        is_mismatch "Mcp-Method must be tools/list"
+        mreq tools/list "$meta" "${v[@]}"
+        is_mismatch "Mcp-Method must be tools/list"
+        mreq tools/list "$meta" -H "Mcp-Method: tools/list"
+        is_mismatch "MCP-Protocol-Version must be 2026-07-28"
+        mreq tools/list "$meta" -H "MCP-Protocol-Version: 2025-11-25" -H "Mcp-Method: tools/list"
+        is_mismatch "MCP-Protocol-Version must be 2026-07-28"
+        # The header names the revision, the body no version: invalid params.
+        mreq tools/list '"_meta":{"io.modelcontextprotocol/clientCapabilities":{}}' "${v[@]}" \
+                -H "Mcp-Method: tools/list"
+        code_is 400
+        body_has '"code":-32602'
+        # An unsupported version, from the header or from _meta alone.
+        mreq tools/list "$meta" -H "MCP-Protocol-Version: 2099-01-01" -H "Mcp-Method: tools/list"
+        code_is 400
+        body_has '"code":-32022'
+        body_has '"supported":["2026-07-28"'
+        mreq tools/list '"_meta":{"io.modelcontextprotocol/protocolVersion":"2099-01-01","io.modelcontextprotocol/clientCapabilities":{}}'
+        code_is 400
+        body_has '"code":-32022'
+        body_has '"requested":"2099-01-01"'
+        # Methods the revision does not have, and unknown ones: 404 with -32601.
+        local m
+        for m in initialize ping logging/setLevel resources/subscribe no/such; do
+                mreq "$m" "$meta" "${v[@]}" -H "Mcp-Method: $m"
+                code_is 404
+                body_has '"code":-32601'
+        done
+        mreq tools/list "$meta" "${v[@]}" -H "Mcp-Method: tools/list"
+        code_is 200
+        body_has '"name":"shell_run"'
+}
+
+# The server's own origin (scheme, host and port it listens on; localhost for loopback) is
+# accepted without --allow-origin: a page it serves itself, or a tool on the same origin.
+# Any other origin, port or scheme is refused.
+own_origin() {
+        need_curl
+        http_start
+        local o
+        for o in "http://localhost:$PORT" "http://127.0.0.1:$PORT" "HTTP://LOCALHOST:$PORT"; do
+                authed POST "$INIT" -H "Origin: $o" -H "Host: localhost:$PORT"
+                code_is 200
+        done
+        for o in "http://localhost:$((PORT == 65535 ? 1 : PORT + 1))" "https://localhost:$PORT" \
+                "http://localhost" "http://evil.example:$PORT" "http://localhost:$PORT.evil" null; do
+                authed POST "$INIT" -H "Origin: $o" -H "Host: localhost:$PORT"
+                code_is 403
+                body_has "Origin not allowed"
+        done
+}
+
+# A client that closes the response stream of a call cancels it (2026-07-28 says it MUST):
+# the command is killed and its slot freed, in a session and in a modern request alike.
+closing_cancels() {
+        need_curl
+        http_start --max-sessions 2
+        init
+        call '{"name":"shell_run","arguments":{"command":"true"}}'
+        call '{"name":"shell_run","arguments":{"command":"sleep 4; echo late > /tmp/late"}}' --max-time 1
+        sleep 5
+        call '{"name":"shell_run","arguments":{"command":"cat /tmp/late 2>&1; true"}}'
+        code_is 200
+        body_has "No such file"
+        # A modern request's own sandbox goes when its stream closes: its slot is free again.
+        local meta='"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}'
+        authed POST "{\"jsonrpc\":\"2.0\",\"id\":8,\"method\":\"tools/call\",\"params\":{\"name\":\"shell_run\",\"arguments\":{\"command\":\"sleep 60\"},$meta}}" \
+                -H "MCP-Protocol-Version: 2026-07-28" -H "Mcp-Method: tools/call" -H "Mcp-Name: shell_run" --max-time 2
+        local t0=$SECONDS
+        while [ $((SECONDS - t0)) -lt 10 ]; do
+                authed POST "$INIT"
+                [ "$CODE" = 200 ] && break
+                sleep 0.5
+        done
+        code_is 200
+}
+
+# The store of an HTTP server outlives its sessions (environments are per server: one token,
+# one principal): a commit made in one session is in the environment the next one starts on.
+commits_last() {
+        need_curl
+        http_start
+        init
+        local a=$SID
+        call '{"name":"shell_run","arguments":{"command":"echo kept > /var/tmp/kept"}}'
+        code_is 200
+        call '{"name":"env_commit","arguments":{"message":"from a"}}'
+        code_is 200
+        body_has 'commit_id'
+        authed DELETE "" -H "Mcp-Session-Id: $a"
+        code_is 204
+        init
+        call '{"name":"shell_run","arguments":{"command":"cat /var/tmp/kept"}}'
+        code_is 200
+        body_has '"stdout":"kept'
 }
 
 t_run sdk1_client node_mode sdk1
@@ -274,11 +465,17 @@ t_run sdk_refused_without_token node_mode noauth
 t_run sessions_isolated node_mode isolation
 t_run no_token_401 no_token
 t_run origin_checked origin_checked
+t_run own_origin own_origin
 t_run host_checked host_checked
 t_run token_file_private token_file_private
 t_run loopback_by_default loopback_by_default
 t_run shared_host_files_refused shared_host_files_refused
+t_run host_dirs_per_session host_dirs_per_session
 t_run bad_requests bad_requests
+t_run big_bodies big_bodies
+t_run modern_rules modern_rules
+t_run closing_cancels closing_cancels
+t_run commits_last commits_last
 t_run idle_reaped idle_reaped
 t_run session_cap session_cap
 t_run sessions_200 node_mode "load 200" --max-sessions 256

@@ -5,7 +5,8 @@
 // sdk1:      initialize, tools/list, shell_run and a file round trip, then DELETE
 // modern:    the 2.x client pinned to 2026-07-28: discover, tools/list, shell_run
 // noauth:    a client without the token is refused with 401
-// isolation: two sessions: neither sees the other's files, processes or commits
+// isolation: two sessions: neither sees the other's files or processes; a commit of one is
+//            in the server's environment, which the other's history shows
 // load N:    N sessions at once, each initialize + shell_run; prints the latencies
 // Prints one line per check and exits non-zero on the first failure.
 import { readFileSync } from "node:fs";
@@ -102,7 +103,7 @@ if (mode === "sdk1") {
   const c = await a.client.callTool({ name: "env_commit", arguments: { message: "a's commit" } });
   check(!c.isError, "A commits", c.content?.[0]?.text);
   const l = await b.client.callTool({ name: "env_snapshot_list", arguments: {} });
-  check(!JSON.stringify(l.structuredContent).includes("a's commit"), "B's history has no commit of A", l.structuredContent);
+  check(JSON.stringify(l.structuredContent).includes("a's commit"), "the environment B works on has A's commit (environments are per server)", l.structuredContent);
   r = await sh(b.client, "cat /tmp/a");
   check(r.exit_code !== 0, "B still cannot read A's file", r);
   await end(a);

@@ -54,6 +54,29 @@ Test(mcp_tool_find, http_tools_need_their_flag) {
         cr_assert_str_eq(mcp_tool_at(0, 0)->name, "shell_run");
 }
 
+/* A session of rtn serve --http has no bind_host_dir, and a call is told what to use. */
+Test(mcp_tool_find, http_session_has_no_bind_host_dir) {
+        cr_assert_not_null(mcp_tool_find(0, "bind_host_dir"));
+        cr_assert_null(mcp_tool_find(MCP_TOOLS_HTTP_SESSION, "bind_host_dir"));
+        cr_assert_eq(mcp_tool_count(MCP_TOOLS_HTTP_SESSION), mcp_tool_count(0) - 1);
+        const char *why = mcp_tool_off_why(MCP_TOOLS_HTTP_SESSION, "bind_host_dir");
+        cr_assert(why && strstr(why, "--workspace-root"), "%s", why ? why : "(null)");
+        cr_assert(strstr(mcp_tool_off_why(0, "http_get"), "--http-tools"));
+        cr_assert_null(mcp_tool_off_why(0, "shell_run"));
+        cr_assert_null(mcp_tool_off_why(0, "no_such_tool"));
+}
+
+/* The methods of the 2026-07-28 revision, from protocol.c's one table. */
+Test(mcp_method_modern, only_the_revisions_methods) {
+        cr_assert(mcp_method_modern("tools/call"));
+        cr_assert(mcp_method_modern("tools/list"));
+        cr_assert(mcp_method_modern("server/discover"));
+        cr_assert_not(mcp_method_modern("initialize"));
+        cr_assert_not(mcp_method_modern("ping"));
+        cr_assert_not(mcp_method_modern("logging/setLevel"));
+        cr_assert_not(mcp_method_modern("no/such"));
+}
+
 /* workspace_apply exists only for an overlay workspace (rtn serve --workspace-mode overlay). */
 Test(mcp_tool_find, workspace_apply_needs_its_flag) {
         cr_assert_null(mcp_tool_find(0, "workspace_apply"));

@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# `rtn serve --http` cannot be locked out by someone without the token (invariant 27): 1,000
+# connections held open by http_hold.py (idle, a half-sent request head, a whole head with a
+# wrong token kept alive; each re-opened as soon as the server drops it) leave room for the
+# token holder, whose initialize and tools/call are answered at once; connections that have
+# not sent a complete, authenticated request head are dropped within seconds.
+. "$(dirname "$0")/../lib.sh"
+t_need_rtn
+
+command -v curl >/dev/null || t_note "curl is not installed: the cases skip"
+HOLD=$T_ROOT/tests/security/http_hold.py
+INIT='{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"curl","version":"1"}}}'
+
+serve() {
+        command -v curl >/dev/null || t_skip "curl is not installed"
+        head -c 32 /dev/urandom | base64 >"$T_TMP/tok"
+        chmod 600 "$T_TMP/tok"
+        "$RTN" serve --http 127.0.0.1:0 --token-file "$T_TMP/tok" --data-dir "$T_TMP/data" "$@" \
+                2>"$T_TMP/srv.log" &
+        SRV_PID=$!
+        trap 'kill $HOLD_PID $SRV_PID 2>/dev/null; wait 2>/dev/null' EXIT
+        t_wait_for grep -q "listening on" "$T_TMP/srv.log" ||
+                t_fail "rtn serve --http did not start: $(head -c 400 "$T_TMP/srv.log")"
+        URL=$(grep -o 'http://[^ ]*/mcp' "$T_TMP/srv.log" | head -1)
+        PORT=${URL##*:}
+        PORT=${PORT%/mcp}
+}
+
+hold() { # N SECONDS
+        python3 "$HOLD" "$PORT" "$1" "$2" >"$T_TMP/hold.out" 2>"$T_TMP/hold.err" &
+        HOLD_PID=$!
+        t_wait_for grep -q "^held" "$T_TMP/hold.out" || {
+                grep -q "RLIMIT_NOFILE" "$T_TMP/hold.err" && t_skip "$(cat "$T_TMP/hold.err")"
+                t_fail "the holder did not start: $(cat "$T_TMP/hold.err")"
+        }
+        sleep 1 # the server has accepted what it will
+}
+
+authed() { # BODY [CURL ARGS...]: $CODE, the body in $T_TMP/body
+        CODE=$(curl -s --max-time 30 -o "$T_TMP/body" -D "$T_TMP/hdrs" -w '%{http_code}' \
+                -H "Content-Type: application/json" -H "Accept: application/json" \
+                -H "Authorization: Bearer $(cat "$T_TMP/tok")" --data-binary "$1" "${@:2}" "$URL")
+}
+
+token_holder_gets_in() {
+        serve
+        hold 1000 30
+        local t0 t1
+        t0=$(date +%s%N)
+        authed "$INIT"
+        t1=$(date +%s%N)
+        [ "$CODE" = 200 ] || t_fail "initialize while 1000 connections are held: HTTP $CODE"
+        [ $(((t1 - t0) / 1000000)) -lt 5000 ] || t_fail "initialize took $(((t1 - t0) / 1000000)) ms"
+        local sid
+        sid=$(tr -d '\r' <"$T_TMP/hdrs" | sed -n 's/^[Mm]cp-[Ss]ession-[Ii]d: //p')
+        authed '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"shell_run","arguments":{"command":"echo in"}}}' \
+                -H "Mcp-Session-Id: $sid"
+        [ "$CODE" = 200 ] || t_fail "tools/call while 1000 connections are held: HTTP $CODE"
+        grep -q '"stdout":"in' "$T_TMP/body" || t_fail "no result: $(head -c 300 "$T_TMP/body")"
+}
+
+# A connection that sends nothing, or a head it never finishes, is dropped in seconds, not
+# after libmicrohttpd's 600 s; one that trickles its head a byte at a time is no different.
+heads_time_out() {
+        serve
+        python3 - "$PORT" <<'PY' || t_fail "a connection without a whole head was kept"
+import socket, sys, time
+port = int(sys.argv[1])
+idle = socket.create_connection(("127.0.0.1", port))
+half = socket.create_connection(("127.0.0.1", port))
+half.sendall(b"POST /mcp HTTP/1.1\r\nHost: localhost\r\n")
+drip = socket.create_connection(("127.0.0.1", port))
+drip.setblocking(False)
+line = b"X-Pad: " + b"a" * 4000
+start, closed = time.monotonic(), set()
+while time.monotonic() - start < 25 and len(closed) < 3:
+    for name, s in (("idle", idle), ("half", half), ("drip", drip)):
+        if name in closed:
+            continue
+        try:
+            if s.recv(1, socket.MSG_DONTWAIT) == b"":
+                closed.add(name)
+        except BlockingIOError:
+            pass
+        except OSError:
+            closed.add(name)
+    if "drip" not in closed:
+        try:
+            drip.send(line[int(time.monotonic() * 2) % len(line):][:1])
+        except OSError:
+            closed.add("drip")
+    time.sleep(0.5)
+print(sorted(closed), round(time.monotonic() - start, 1))
+sys.exit(0 if len(closed) == 3 and time.monotonic() - start < 25 else 1)
+PY
+}
+
+t_run token_holder_gets_in token_holder_gets_in
+t_run heads_time_out heads_time_out
+t_done
