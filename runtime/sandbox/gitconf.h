@@ -48,9 +48,10 @@ bool rt_pathlist_next(const struct rt_pathlist *l, size_t *off, const char **ret
  * redirect it). NULL when it may. */
 const char *rt_pathlist_match(const struct rt_pathlist *l, const char *rel, bool dir);
 
-/* Whether the live walk protects rel inside top already: a registry entry
- * (runtime/sandbox/hostrun.h) that exists. One that does not exist yet is left to the list,
- * which makes it before the start so that there is something to mount read-only. */
+/* Whether the live walk protects rel inside top already: the first leading part of rel that
+ * a registry entry (runtime/sandbox/hostrun.h) matches exists, and the walk protects it with
+ * all below (an existing `.git` covers `.git/hooks`). One that does not exist yet is left to
+ * the list, which makes it before the start so that there is something to mount read-only. */
 bool rt_pathlist_covered(const char *top, const char *rel);
 
 /* path (absolute) made normal lexically into out: no ".", "..", or repeated slashes. */

@@ -78,10 +78,22 @@ const char *rt_pathlist_match(const struct rt_pathlist *l, const char *rel, bool
 bool rt_pathlist_covered(const char *top, const char *rel) {
         char path[2 * PATH_MAX];
         struct stat st;
-        if (!rt_hostrun_match(rel))
+        int n = snprintf(path, sizeof path, "%s/", top);
+        if (n < 0 || (size_t)n >= sizeof path)
                 return false;
-        snprintf(path, sizeof path, "%s/%s", top, rel);
-        return fstatat(AT_FDCWD, path, &st, AT_SYMLINK_NOFOLLOW) == 0;
+        /* the walk protects the first matching component that exists, and all below it */
+        for (const char *p = rel; *p;) {
+                size_t len = strcspn(p, "/");
+                if ((size_t)n + (size_t)(p - rel) + len >= sizeof path)
+                        return false;
+                memcpy(path + n, rel, (size_t)(p - rel) + len);
+                path[n + (p - rel) + len] = '\0';
+                if (rt_hostrun_match(path + n))
+                        return fstatat(AT_FDCWD, path, &st, AT_SYMLINK_NOFOLLOW) == 0;
+                p += len;
+                p += strspn(p, "/");
+        }
+        return false;
 }
 
 /* ---- the user's paths, and what the child needs ---------------------------------------- */
