@@ -25,9 +25,14 @@
 #   t_note MSG                   print a diagnostic line ("# MSG")
 # Helpers:
 #   t_host_pids ARGV...          host pids whose command line is exactly ARGV (seen from
-#                                the host, so it finds processes inside sandboxes too)
+#                                the host, so it finds processes inside sandboxes too); other
+#                                suites run at once (tools/test.sh's streams), so ARGV
+#                                holds $T_UNIQ, a number no other running suite has
 #   t_wait_for CMD...            retry CMD for up to 10 s; fails when it never succeeds
 
+# The suite's own pid: unique among the suites running at once, for command lines that
+# t_host_pids must tell from another suite's (`sleep 30.$T_UNIQ`).
+T_UNIQ=$$
 T_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 : "${RTN:=$T_ROOT/build/rtn}"
 # Helper programs built from tests/{integration,security}/*.c (GNUmakefile TEST_HELPERS).
@@ -73,11 +78,11 @@ t_exec() {
 }
 
 t_host_pids() {
-        local want p
+        # One pgrep, not a fork per process: a loaded machine with thousands of processes
+        # made a shell loop over /proc take seconds per call, minutes in a t_wait_for.
+        local want
         want=$(printf '%s ' "$@")
-        for p in /proc/[0-9]*; do
-                [ "$(tr '\0' ' ' 2>/dev/null <"$p/cmdline")" = "$want" ] && echo "${p#/proc/}"
-        done
+        pgrep -x -f -- "$(sed 's/[][\\.*^$+?(){}|]/\\&/g' <<<"${want% }")"
         return 0
 }
 

@@ -73,9 +73,9 @@ host_pid_of() {
 
 lands_in_child_cgroup() {
         cg_need_writable
-        "$RTN" exec -- sh -c 'sleep 30.25; echo done' >"$T_TMP/out" 2>&1 </dev/null &
+        "$RTN" exec -- sh -c "sleep 30.$T_UNIQ; echo done" >"$T_TMP/out" 2>&1 </dev/null &
         local rtn=$! pid want
-        pid=$(host_pid_of sleep 30.25) || exit 1
+        pid=$(host_pid_of sleep "30.$T_UNIQ") || exit 1
         want=${CG_SELF%/}/rtn-$rtn-0
         [ "$(cg_of "$pid")" = "$want" ] || t_fail "sleep is in '$(cg_of "$pid")', not $want"
         grep -qx "$pid" "$CG_MOUNT$want/cgroup.procs" || t_fail "$pid not in $CG_MOUNT$want/cgroup.procs"
@@ -122,36 +122,36 @@ fifty_runs_leave_no_cgroup() {
 
 # (Without a cgroup of its own the processes still go, with the pid namespace.)
 timeout_kill_removes_cgroup() {
-        "$RTN" exec --timeout 8 -- sh -c "sleep 41.5 & sleep 42.5" </dev/null >/dev/null 2>&1 &
+        "$RTN" exec --timeout 8 -- sh -c "sleep 41.$T_UNIQ & sleep 42.$T_UNIQ" </dev/null >/dev/null 2>&1 &
         local rtn=$! rc=0
-        host_pid_of sleep 42.5 >/dev/null || exit 1
+        host_pid_of sleep "42.$T_UNIQ" >/dev/null || exit 1
         if cg_writable && ! [ -d "$CG_DIR/rtn-$rtn-0" ]; then
                 t_fail "no $CG_DIR/rtn-$rtn-0 while it runs"
         fi
         wait "$rtn" || rc=$?
         [ "$rc" = 124 ] || t_fail "expected exit 124 from --timeout, got $rc"
         no_cgroup_of "$rtn"
-        [ -z "$(t_host_pids sleep 41.5)$(t_host_pids sleep 42.5)" ] || t_fail "sleeps left on the host"
+        [ -z "$(t_host_pids sleep "41.$T_UNIQ")$(t_host_pids sleep "42.$T_UNIQ")" ] || t_fail "sleeps left on the host"
 }
 
 background_process_gone() {
-        "$RTN" exec -- sh -c 'sleep 51.5 >/dev/null 2>&1 & echo started' >"$T_TMP/out" 2>&1 </dev/null &
+        "$RTN" exec -- sh -c "sleep 51.$T_UNIQ >/dev/null 2>&1 & echo started" >"$T_TMP/out" 2>&1 </dev/null &
         local rtn=$!
         wait "$rtn" || t_fail "rtn exec exited $?: $(cat "$T_TMP/out")"
         grep -qx started "$T_TMP/out" || t_fail "$(cat "$T_TMP/out")"
-        [ -z "$(t_host_pids sleep 51.5)" ] || t_fail "the background sleep outlived the sandbox"
+        [ -z "$(t_host_pids sleep "51.$T_UNIQ")" ] || t_fail "the background sleep outlived the sandbox"
         no_cgroup_of "$rtn"
 }
 
 # rtn killed by SIGKILL cannot remove its cgroup; the next rtn that starts a sandbox does.
 sigkill_then_swept() {
         cg_need_writable
-        "$RTN" exec -- sleep 61.5 </dev/null >/dev/null 2>&1 &
+        "$RTN" exec -- sleep "61.$T_UNIQ" </dev/null >/dev/null 2>&1 &
         local rtn=$!
-        host_pid_of sleep 61.5 >/dev/null || exit 1
+        host_pid_of sleep "61.$T_UNIQ" >/dev/null || exit 1
         kill -KILL "$rtn"
         wait "$rtn" 2>/dev/null
-        t_wait_for eval '! has_host_pid sleep 61.5' || t_fail "sleep outlived rtn"
+        t_wait_for eval "! has_host_pid sleep 61.$T_UNIQ" || t_fail "sleep outlived rtn"
         t_exit_is 0 "$RTN" exec -- true
         no_cgroup_of "$rtn"
 }
@@ -160,9 +160,9 @@ sigkill_then_swept() {
 # limit with; else the sandbox stays in rtn's cgroup and no rtn-<pid>-* is made.
 auto_needs_a_controller() {
         cg_need_writable
-        RTN_CGROUP='' "$RTN" exec -- sleep 33.25 >"$T_TMP/out" 2>&1 </dev/null &
+        RTN_CGROUP='' "$RTN" exec -- sleep "33.$T_UNIQ" >"$T_TMP/out" 2>&1 </dev/null &
         local rtn=$! pid want=$CG_SELF
-        pid=$(host_pid_of sleep 33.25) || exit 1
+        pid=$(host_pid_of sleep "33.$T_UNIQ") || exit 1
         # a listed controller can be enabled in the root cgroup, or where it already is (this
         # shell shares rtn's cgroup: rtn is not alone in it and may not move itself)
         local c
@@ -182,9 +182,9 @@ auto_needs_a_controller() {
 # never: the sandbox stays in rtn's cgroup even where it could have one of its own.
 never_keeps_rtns_cgroup() {
         cg_need_writable
-        RTN_CGROUP=never "$RTN" exec -- sleep 34.25 >"$T_TMP/out" 2>&1 </dev/null &
+        RTN_CGROUP=never "$RTN" exec -- sleep "34.$T_UNIQ" >"$T_TMP/out" 2>&1 </dev/null &
         local rtn=$! pid got
-        pid=$(host_pid_of sleep 34.25) || exit 1
+        pid=$(host_pid_of sleep "34.$T_UNIQ") || exit 1
         got=$(cg_of "$pid")
         [ -z "$(cgroups_of "$rtn")" ] || t_fail "RTN_CGROUP=never made $(cgroups_of "$rtn")"
         kill "$pid"
@@ -287,9 +287,9 @@ limits_written() {
                 grep -qw "$c" <<<"$CG_CONTROLLERS" ||
                         t_skip "the $c controller is not in $CG_DIR/cgroup.controllers (${CG_CONTROLLERS:-empty})"
         done
-        "$RTN" exec --memory-max 64M --pids-max 500 -- sleep 91.5 >"$T_TMP/out" 2>&1 </dev/null &
+        "$RTN" exec --memory-max 64M --pids-max 500 -- sleep "91.$T_UNIQ" >"$T_TMP/out" 2>&1 </dev/null &
         local rtn=$! pid d
-        pid=$(host_pid_of sleep 91.5) || exit 1
+        pid=$(host_pid_of sleep "91.$T_UNIQ") || exit 1
         d=$CG_DIR/rtn-$rtn-0
         if grep -q "not a cgroup" "$T_TMP/out"; then
                 kill "$pid"
@@ -336,11 +336,11 @@ delegated_to_user() {
         sh -c 'echo $$ >"$1/cgroup.procs" && exec setpriv --reuid=rtntest --regid=rtntest \
                 --clear-groups env -i PATH=/usr/bin:/bin HOME="$2/home" TMPDIR="$2/tmp" \
                 XDG_RUNTIME_DIR="$2/run" RTN_DATA_DIR="$2/data" RTN_CGROUP=always \
-                "$2/bin/rtn" exec --memory-max 64M -- sleep 95.5' sh "$d" "$u" \
+                "$2/bin/rtn" exec --memory-max 64M -- sleep 95.'"$T_UNIQ" sh "$d" "$u" \
                 >"$T_TMP/out" 2>"$T_TMP/err" </dev/null &
         rtn=$!
         local pid want=${CG_SELF%/}/$name/rtn-$rtn-0
-        pid=$(host_pid_of sleep 95.5) || exit 1
+        pid=$(host_pid_of sleep "95.$T_UNIQ") || exit 1
         [ "$(cg_of "$pid")" = "$want" ] || t_fail "sleep is in '$(cg_of "$pid")', not $want"
         kill "$pid"
         wait "$rtn"
@@ -363,11 +363,11 @@ subtree_at_mount_point() {
         trap 'kill -KILL $rtn 2>/dev/null; wait; rmdir "$SUBTREE"' EXIT
         # shellcheck disable=SC2016
         sh -c 'echo $$ >"$1/cgroup.procs" && exec unshare -m --propagation private sh -c \
-                "mount --bind \"\$1\" \"\$2\" && exec \"\$3\" exec -- sleep 97.5" sh "$1" "$2" "$3"' \
+                "mount --bind \"\$1\" \"\$2\" && exec \"\$3\" exec -- sleep 97.'"$T_UNIQ"'" sh "$1" "$2" "$3"' \
                 sh "$SUBTREE" "$CG_MOUNT" "$RTN" >"$T_TMP/out" 2>"$T_TMP/err" </dev/null &
         rtn=$!
         local pid want=${CG_SELF%/}/$name/rtn-$rtn-0
-        pid=$(host_pid_of sleep 97.5) || exit 1
+        pid=$(host_pid_of sleep "97.$T_UNIQ") || exit 1
         [ "$(cg_of "$pid")" = "$want" ] || t_fail "sleep is in '$(cg_of "$pid")', not $want; $(cat "$T_TMP/err")"
         kill "$pid"
         wait "$rtn"
@@ -382,9 +382,9 @@ unwritable_cgroup_warns() {
         if [ -w "$CG_DIR" ] && [ -w "$CG_DIR/cgroup.procs" ]; then
                 t_skip "cgroup $CG_SELF ($CG_DIR) is writable by uid $(id -u): the fallback is not taken"
         fi
-        "$RTN" exec --memory-max 64M -- sleep 71.5 >"$T_TMP/out" 2>"$T_TMP/err" </dev/null &
+        "$RTN" exec --memory-max 64M -- sleep "71.$T_UNIQ" >"$T_TMP/out" 2>"$T_TMP/err" </dev/null &
         local rtn=$! pid
-        pid=$(host_pid_of sleep 71.5) || exit 1
+        pid=$(host_pid_of sleep "71.$T_UNIQ") || exit 1
         [ "$(cg_of "$pid")" = "$CG_SELF" ] || t_fail "sleep is in '$(cg_of "$pid")', not rtn's $CG_SELF"
         kill "$pid"
         wait "$rtn"

@@ -98,10 +98,10 @@ host_network_and_processes() {
 
 background_dies_with_command() {
         need_landlock
-        ll_exec -- sh -c 'sleep 313 & (setsid sleep 314 &) ; true'
+        ll_exec -- sh -c "sleep 313.$T_UNIQ & (setsid sleep 314.$T_UNIQ &) ; true"
         t_exit_is 0
         sleep 0.2
-        [ -z "$(t_host_pids sleep 313)$(t_host_pids sleep 314)" ] || t_fail "background processes survived"
+        [ -z "$(t_host_pids sleep "313.$T_UNIQ")$(t_host_pids sleep "314.$T_UNIQ")" ] || t_fail "background processes survived"
 }
 
 # The uid the commands run as: the caller, or for host root the one that owns nothing

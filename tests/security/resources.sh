@@ -7,24 +7,27 @@
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/seclib.bash"
 t_need_rtn
+# The bomb's argument is its fork count, made this suite's own so that the check for bombs
+# left on the host finds only this run's (other suites run at once).
+BOMB_N=$((100000 + T_UNIQ))
 
 fork_bomb() {
         sec_need_bin bomb
         local start end
         start=$(date +%s%N)
-        sec_exec --pids-max 1024 -- /mnt/sec/bomb fork 100000
+        sec_exec --pids-max 1024 -- /mnt/sec/bomb fork "$BOMB_N"
         end=$(date +%s%N)
         t_exit_is 0
         t_stdout_has "Resource temporarily unavailable"
         # the bomb's children (sleeping in pause) are all gone with the sandbox
-        [ -z "$(t_host_pids /mnt/sec/bomb fork 100000)" ] || t_fail "bomb processes left on the host"
+        [ -z "$(t_host_pids /mnt/sec/bomb fork "$BOMB_N")" ] || t_fail "bomb processes left on the host"
         [ $(((end - start) / 1000000)) -lt 20000 ] || t_fail "the bomb took $(((end - start) / 1000000)) ms"
 }
 
 # With the default limit too, and the host answers while the bomb runs.
 fork_bomb_default_host_responsive() {
         sec_need_bin bomb
-        "$RTN" exec --bind "$SEC_BIN:/mnt/sec:ro" -- /mnt/sec/bomb fork 100000 \
+        "$RTN" exec --bind "$SEC_BIN:/mnt/sec:ro" -- /mnt/sec/bomb fork "$BOMB_N" \
                 >"$T_TMP/out" 2>&1 </dev/null &
         local bg=$! t0 t1 rc=0
         sleep 0.3
