@@ -174,7 +174,7 @@ run_shell_suites() {
 # UBSan report from any rtn process fails the section, even when the suite's own checks pass
 # (a leak at exit does not change what a client sees).
 run_sanitized_suites() {
-        local f logs saved_rtn=$RTN saved_bin=$T_BIN saved_asan=${ASAN_OPTIONS-} saved_ubsan=${UBSAN_OPTIONS-}
+        local f logs saved_rtn=${RTN-} saved_bin=${T_BIN-} saved_asan=${ASAN_OPTIONS-} saved_ubsan=${UBSAN_OPTIONS-}
         logs=$(mktemp -d)
         export RTN=$ROOT/build-san/rtn T_BIN=$ROOT/build/tests/bin
         export ASAN_OPTIONS="log_path=$logs/asan" UBSAN_OPTIONS="log_path=$logs/ubsan:print_stacktrace=1"
