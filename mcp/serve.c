@@ -191,7 +191,9 @@ static const char serve_usage[] =
         "  --timeout SECS        default shell_run timeout (default 600)\n"
         "  --max-output BYTES    stdout/stderr kept per command (default 1048576)\n"
         "  --http-tools          offer http_get/http_post (they reach beyond the "
-        "sandbox)\n"
+        "sandbox:\n"
+        "                        public addresses, one of this machine's only by an\n"
+        "                        --allow-net ADDR:PORT)\n"
         "  --max-sandboxes N     sandboxes open at once (sandbox_new, sandbox_fork; "
         "default " SERVE_STR(
                 SERVE_SANDBOXES_DEFAULT) ")\n" MCP_HTTPD_USAGE RT_SPEC_USAGE

@@ -166,8 +166,8 @@ static const struct mcp_arg_spec python_args[] = {
 #define A_URL                                                                                      \
         {                                                                                          \
                 "url", MCP_ARG_STRING, true, 1, 8192, NULL,                                        \
-                        "http:// or https:// URL; private, loopback and link-local addresses are " \
-                        "refused."                                                                 \
+                        "http:// or https:// URL; private, loopback, link-local and this "         \
+                        "machine's own addresses are refused."                                     \
         }
 #define A_HEADERS                                                                                  \
         { "headers", MCP_ARG_MAP, false, 0, 64, NULL, "Request headers, name to value." }
@@ -439,7 +439,7 @@ static const struct mcp_tool tools[] = {
          ARGS(sandbox_close_args), out_sandbox_close, MCP_HINT_DESTRUCTIVE, 0},
         {"http_get", "HTTP GET",
          "Fetch a public URL from the host side. Private, loopback, link-local and metadata "
-         "addresses are refused, on every redirect too.",
+         "addresses and this machine's own are refused, on every redirect too.",
          ARGS(http_get_args), out_http, H_READ | MCP_HINT_OPEN_WORLD, MCP_TOOLS_HTTP},
         {"http_post", "HTTP POST",
          "POST to a public URL from the host side, with http_get's address filter.",

@@ -4,10 +4,12 @@
  * is refused, and so is every IPv6 form that embeds an IPv4 address, since those would
  * smuggle a refused IPv4 target past a check that only looks at IPv6 ranges (the classic
  * SSRF bypasses: ::ffff:127.0.0.1, 64:ff9b::a00:1, 2002:7f00:1::). The resolver returns
- * one checked address; callers connect to it and nothing else, so a second DNS answer
- * (rebinding) never matters. The documentation ranges (192.0.2/24, 198.51.100/24,
- * 203.0.113/24, 2001:db8::/32) are not refused: they reach neither the host nor its LAN,
- * and test networks and intercepting resolvers do hand them out for real hosts. */
+ * one checked address, and none assigned to this machine's interfaces unless a rule ADDR:PORT
+ * names it; callers connect to it and nothing else, so a second DNS answer (rebinding) never
+ * matters. It is the one resolver for every connection rtn makes on an agent's behalf. The
+ * documentation ranges (192.0.2/24, 198.51.100/24, 203.0.113/24, 2001:db8::/32) are not refused:
+ * they reach neither the host nor its LAN, and test networks and intercepting resolvers do hand
+ * them out for real hosts. */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <ifaddrs.h>
@@ -171,11 +173,10 @@ int netns_addr_own(const struct sockaddr *sa) {
         return own;
 }
 
-/* The first address of host that passes the filter; with own_check, an address of this
- * machine too, unless exempt (may be NULL) has a rule ADDR:PORT that names it. */
-static int resolve(const char *host, uint16_t port, bool own_check,
-                   const struct netns_policy *exempt, struct sockaddr_storage *ret,
-                   socklen_t *ret_len, struct rtn_error *err) {
+/* The first address of host that passes the filter and is no address of this machine, unless
+ * exempt (may be NULL) has a rule ADDR:PORT that names it. */
+int netns_resolve(const char *host, uint16_t port, const struct netns_policy *exempt,
+                  struct sockaddr_storage *ret, socklen_t *ret_len, struct rtn_error *err) {
         char name[256], serv[8], abuf[INET6_ADDRSTRLEN + 2];
         if (!netns_host_valid(host))
                 return rtn_errx(err, EINVAL, "invalid host name '%.100s'", host);
@@ -201,7 +202,7 @@ static int resolve(const char *host, uint16_t port, bool own_check,
                                      abuf, why);
                         continue;
                 }
-                int own = own_check ? netns_addr_own(ai->ai_addr) : 0;
+                int own = netns_addr_own(ai->ai_addr);
                 if (own > 0 && exempt && netns_policy_names_addr(exempt, ai->ai_addr, port))
                         own = 0;
                 if (own < 0) {
@@ -225,14 +226,4 @@ static int resolve(const char *host, uint16_t port, bool own_check,
         }
         freeaddrinfo(res);
         return r;
-}
-
-int netns_resolve(const char *host, uint16_t port, struct sockaddr_storage *ret, socklen_t *ret_len,
-                  struct rtn_error *err) {
-        return resolve(host, port, false, NULL, ret, ret_len, err);
-}
-
-int netns_resolve_policy(const char *host, uint16_t port, const struct netns_policy *p,
-                         struct sockaddr_storage *ret, socklen_t *ret_len, struct rtn_error *err) {
-        return resolve(host, port, true, p, ret, ret_len, err);
 }

@@ -11,7 +11,7 @@
  * (netns_http_parse, netns/http.c: what any server could read another way is refused with
  * 400); the request is `CONNECT host:port` or an absolute-form `GET http://host[:port]/...`;
  * the policy (netns/policy.c) must admit host and port, an address only when a rule is that
- * address; the name is resolved here (netns_resolve_policy: public unicast only, and none of this
+ * address; the name is resolved here (netns_resolve: public unicast only, and none of this
  * machine's own addresses unless a rule ADDR:PORT names it) and the proxy connects to
  * exactly the address it checked. What follows is held to that host: a plain
  * HTTP request's Host header must name it, and what goes upstream is the head rtn writes
@@ -65,13 +65,10 @@ static void gate_unref(struct netns_gate *g) {
 int netns_gate_new_policy(const struct netns_policy *p, struct netns_gate **ret,
                           struct rtn_error *err) {
         struct netns_gate *g = calloc(1, sizeof *g);
-        if (!g || (p->n && !(g->policy.rules = calloc(p->n, sizeof *p->rules)))) {
+        if (!g || netns_policy_copy(p, &g->policy) < 0) {
                 free(g);
                 return rtn_err(err, ENOMEM, "gate");
         }
-        if (p->n)
-                memcpy(g->policy.rules, p->rules, p->n * sizeof *p->rules);
-        g->policy.n = g->policy.cap = p->n;
         atomic_init(&g->refs, 1);
         atomic_init(&g->nconn, 0);
         pthread_mutex_init(&g->mu, NULL);
@@ -400,7 +397,7 @@ static int decide(struct netns_gate *g, const char *buf, size_t head_len, struct
         case NETNS_VERDICT_TUNNEL:
                 break;
         }
-        if (netns_resolve_policy(q->host, q->port, &g->policy, &q->addr, &q->addr_len, &err) < 0)
+        if (netns_resolve(q->host, q->port, &g->policy, &q->addr, &q->addr_len, &err) < 0)
                 return snprintf(why, wl, "%s", err.msg), 403;
         return 0;
 }

@@ -29,13 +29,6 @@ int netns_lo_up(struct rtn_error *err);
  * 64:ff9b::/96 and 6to4/Teredo (2002::/16, 2001::/32), which embed an IPv4 address. */
 int netns_addr_check(const struct sockaddr *sa, socklen_t len, const char **ret_why);
 
-/* Resolves host (a name or a literal address) with getaddrinfo and returns the first address
- * that passes netns_addr_check, with port set. The caller connects to exactly that address
- * (no second lookup, so a rebinding DNS answer cannot swap it). -EACCES when every address
- * is refused, -ENOENT when the name does not resolve; err says which address and why. */
-int netns_resolve(const char *host, uint16_t port, struct sockaddr_storage *ret, socklen_t *ret_len,
-                  struct rtn_error *err);
-
 /* Whether sa (IPv4 or IPv6) is assigned to an interface of this machine's network namespace
  * now, comparing an IPv4-mapped or -compatible IPv6 address as the IPv4 address it embeds:
  * 1 yes, 0 no, -errno when the interfaces' addresses cannot be read (getifaddrs(3), called
@@ -86,19 +79,27 @@ int netns_policy_parse(struct netns_policy *p, const char *text, size_t len, con
 /* Reads path (at most NETNS_POLICY_FILE_MAX bytes) and parses it. */
 int netns_policy_load(struct netns_policy *p, const char *path, struct rtn_error *err);
 void netns_policy_free(struct netns_policy *p);
+/* *ret becomes a copy of src that lives on its own; -ENOMEM. */
+int netns_policy_copy(const struct netns_policy *src, struct netns_policy *ret);
 /* Whether some rule admits host (as a request names it) on port. */
 bool netns_policy_allows(const struct netns_policy *p, const char *host, uint16_t port);
 /* Whether a rule is the address of sa with an explicit port, port: the one kind of rule
- * that admits an address of this machine (netns_resolve_policy). */
+ * that admits an address of this machine (netns_resolve). */
 bool netns_policy_names_addr(const struct netns_policy *p, const struct sockaddr *sa,
                              uint16_t port);
-/* netns_resolve for the gate: an address assigned to an interface of this machine (rtn's
- * network namespace; netns_addr_own, read at each call) is refused too, as loopback is, so an
- * allowed name that resolves to it cannot reach a service the host listens with on 0.0.0.0
- * or [::] and keeps from the outside by a firewall; unless p has a rule ADDR:PORT that
- * names that address with that port explicitly. */
-int netns_resolve_policy(const char *host, uint16_t port, const struct netns_policy *p,
-                         struct sockaddr_storage *ret, socklen_t *ret_len, struct rtn_error *err);
+/* The one resolver of every connection rtn makes on an agent's behalf (the gate, the HTTP
+ * tools): resolves host (a name or a literal address) with getaddrinfo and returns the first
+ * address, with port set, that passes netns_addr_check and is not assigned to an interface
+ * of this machine (rtn's network namespace; netns_addr_own, read at each call), as loopback
+ * is not: an allowed name that resolves to it would reach a service the host listens with on
+ * 0.0.0.0 or [::] and keeps from the outside by a firewall. Such an address passes only when
+ * p (may be NULL: none does) has a rule ADDR:PORT that names that address with that port
+ * explicitly. The caller connects to exactly that address (no second lookup, so a rebinding
+ * DNS answer cannot swap it). -EACCES when every address is refused, -ENOENT when the name
+ * does not resolve; err says which address, why, and for an address of this machine the
+ * rule that admits it. */
+int netns_resolve(const char *host, uint16_t port, const struct netns_policy *p,
+                  struct sockaddr_storage *ret, socklen_t *ret_len, struct rtn_error *err);
 /* Rule i written back as HOST[:PORT] into buf; 0 past the last rule. */
 size_t netns_policy_describe(const struct netns_policy *p, size_t i, char *buf, size_t len);
 /* host as rules and requests are compared: an address (bracketed IPv6, or any form

@@ -227,6 +227,16 @@ void netns_policy_free(struct netns_policy *p) {
         *p = (struct netns_policy){0};
 }
 
+int netns_policy_copy(const struct netns_policy *src, struct netns_policy *ret) {
+        struct netns_rule *rules = NULL;
+        if (src->n && !(rules = calloc(src->n, sizeof *rules)))
+                return -ENOMEM;
+        if (src->n)
+                memcpy(rules, src->rules, src->n * sizeof *rules);
+        *ret = (struct netns_policy){.rules = rules, .n = src->n, .cap = src->n};
+        return 0;
+}
+
 static bool port_ok(const struct netns_rule *r, uint16_t port) {
         return r->port ? port == r->port : (port == 80 || port == 443);
 }

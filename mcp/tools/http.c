@@ -61,6 +61,7 @@ struct req {
 
 struct rt_http {
         struct curl_fns c;
+        struct netns_policy own_ok; /* the rules ADDR:PORT that admit an address of this machine */
         struct rtn_loop *loop;
         int pipe[2];
         struct req *reqs;
@@ -166,7 +167,7 @@ static int hop(struct req *r, CURL *e, const struct curl_fns *c, const char *url
                          url);
                 return -1;
         }
-        if (netns_resolve(host, port, &r->pin, &r->pin_len, &err) < 0) {
+        if (netns_resolve(host, port, &r->h->own_ok, &r->pin, &r->pin_len, &err) < 0) {
                 snprintf(r->err, sizeof r->err, "refused: %s", err.msg);
                 return -1;
         }
@@ -401,11 +402,13 @@ static void on_done(struct rtn_loop *l, int fd, uint32_t ev, void *ud) {
         }
 }
 
-static int http_new(struct rt_http **ret, struct rtn_loop *loop) {
+static int http_new(struct rt_http **ret, struct rtn_loop *loop, const struct netns_policy *net) {
         struct rt_http *h = calloc(1, sizeof *h);
         if (!h)
                 return -ENOMEM;
         int r = load_curl(&h->c);
+        if (r == 0)
+                r = netns_policy_copy(net, &h->own_ok);
         if (r == 0 && pipe2(h->pipe, O_CLOEXEC | O_NONBLOCK) < 0)
                 r = negative_errno();
         else if (r == 0 && (r = rtn_loop_add_fd(loop, h->pipe[0], EPOLLIN, on_done, h)) < 0) {
@@ -415,6 +418,7 @@ static int http_new(struct rt_http **ret, struct rtn_loop *loop) {
         if (r < 0) {
                 if (h->c.lib)
                         dlclose(h->c.lib);
+                netns_policy_free(&h->own_ok);
                 free(h);
                 return r;
         }
@@ -424,12 +428,16 @@ static int http_new(struct rt_http **ret, struct rtn_loop *loop) {
         return 0;
 }
 
-int rt_http_start(struct rt_http **hp, struct rtn_loop *loop, struct mcp_call *call, bool post,
-                  const struct mcp_args *a) {
+int rt_http_start(struct rt_http **hp, struct rtn_loop *loop, const struct netns_policy *net,
+                  struct mcp_call *call, bool post, const struct mcp_args *a) {
         int r;
-        if (!*hp && (r = http_new(hp, loop)) < 0) {
-                mcp_call_finish_error(call, "libcurl cannot be loaded (%s); install libcurl4",
-                                      strerror(-r));
+        if (!*hp && (r = http_new(hp, loop, net)) < 0) {
+                if (r == -ENOMEM)
+                        mcp_call_finish_error(call, "out of memory");
+                else
+                        mcp_call_finish_error(call,
+                                              "libcurl cannot be loaded (%s); install libcurl4",
+                                              strerror(-r));
                 return 0;
         }
         struct rt_http *h = *hp;
@@ -504,5 +512,6 @@ void rt_http_free(struct rt_http *h) {
                 return;
         close(h->pipe[0]);
         close(h->pipe[1]);
+        netns_policy_free(&h->own_ok);
         free(h);
 }

@@ -162,7 +162,8 @@ int serve_http_call(struct serve *sv, struct mcp_call *call, const char *tool,
                 mcp_call_finish_error(call, "unknown tool %s", tool);
                 return 0;
         }
-        return rt_http_start(&sv->http, sv->loop, call, !strcmp(tool, "http_post"), a);
+        return rt_http_start(&sv->http, sv->loop, &sv->spec_opts.net, call,
+                             !strcmp(tool, "http_post"), a);
 }
 
 /* Single-quotes s for /bin/sh. */

@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
-"""A local HTTP server for tests/integration/http_tools.sh: `http_fixture.py ADDR PORT LOG`.
+"""A local HTTP server for tests/integration/http_tools.sh: `http_fixture.py ADDR PORT LOG`
+(ADDR "::" listens on every IPv4 and IPv6 address, as a host service on [::] does).
 GET /hello -> "hello"; GET /to?u=URL -> 302 to URL; GET /big -> 100000 bytes; GET /bin ->
 bytes that are not UTF-8; POST /echo -> the body, POST /to like GET. Every request path is appended to LOG, so
 a test can prove a refused target was never contacted."""
 import http.server
+import socket
 import sys
 import urllib.parse
 
@@ -49,4 +51,12 @@ class H(http.server.BaseHTTPRequestHandler):
         self.reply(200, b"got:" + self.rfile.read(n))
 
 
-http.server.HTTPServer((ADDR, PORT), H).serve_forever()
+class V6(http.server.HTTPServer):
+    address_family = socket.AF_INET6
+
+    def server_bind(self):
+        self.socket.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0)
+        super().server_bind()
+
+
+(V6 if ":" in ADDR else http.server.HTTPServer)((ADDR, PORT), H).serve_forever()

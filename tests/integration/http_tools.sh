@@ -1,10 +1,16 @@
 #!/usr/bin/env bash
 # http_get / http_post of `rtn serve --http-tools` against local servers only. Each case runs
 # the server in a fresh network + mount namespace (unshare -rnm; no sandbox is started, so
-# this works unprivileged too) where 198.51.100.7 (a documentation address, which the filter
-# lets through) is a "public" server on lo and /etc/hosts is overridden: pub.test ->
-# 198.51.100.7, rebind.test -> 127.0.0.1, meta.test -> 169.254.169.254. A second server on
-# 127.0.0.1 logs every request, so a refusal is also proven by its silence.
+# this works unprivileged too), which is "the machine" here, and overrides /etc/hosts in it:
+# - 198.51.100.7 (a documentation address, which the range filter lets through) is a
+#   "public" server on lo, pub.test. It is an address of the namespace, so it is reached
+#   only by the rule that admits such an address, `--allow-net 198.51.100.7:8080`.
+# - 127.0.0.1:8081 logs every request, so a refusal is also proven by its silence;
+#   rebind.test -> 127.0.0.1, meta.test -> 169.254.169.254.
+# - a veth device carries 203.0.113.50 and 2001:db8::50, the machine's own non-loopback
+#   addresses, with a server on [::]:8090 (a host service a firewall keeps from the outside)
+#   that logs every request: own.test, own6.test and ownmapped.test
+#   (::ffff:203.0.113.50) resolve to it.
 . "$(dirname "$0")/../lib.sh"
 t_need_rtn
 MCP=$T_ROOT/tests/integration/mcp_calls.py
@@ -18,18 +24,27 @@ http_calls() {
 198.51.100.7 pub.test
 127.0.0.1 rebind.test
 169.254.169.254 meta.test
+203.0.113.50 own.test
+2001:db8::50 own6.test
+::ffff:203.0.113.50 ownmapped.test
 H
         cat >inner.sh <<EOS
 set -e
 ip link set lo up
 ip addr add 198.51.100.7/32 dev lo
+ip link add own0 type veth peer name own1
+ip link set own0 up
+ip link set own1 up
+ip addr add 203.0.113.50/32 dev own0
+ip addr add 2001:db8::50/128 dev own0 nodad
 mount --bind "$T_TMP/hosts" /etc/hosts
 python3 "$FIX" 198.51.100.7 8080 "$T_TMP/pub.log" & p1=\$!
 python3 "$FIX" 127.0.0.1 8081 "$T_TMP/private.log" & p2=\$!
-for _ in \$(seq 50); do python3 -c 'import socket; socket.create_connection(("198.51.100.7", 8080)); socket.create_connection(("127.0.0.1", 8081))' 2>/dev/null && break; sleep 0.1; done
+python3 "$FIX" :: 8090 "$T_TMP/own.log" & p3=\$!
+for _ in \$(seq 50); do python3 -c 'import socket; [socket.create_connection(a) for a in (("198.51.100.7", 8080), ("127.0.0.1", 8081), ("203.0.113.50", 8090), ("2001:db8::50", 8090))]' 2>/dev/null && break; sleep 0.1; done
 rc=0
-RTN_DATA_DIR="$T_TMP/data" python3 "$MCP" "$T_TMP/calls" -- "$RTN" serve ${SERVE_ARGS:---http-tools} || rc=\$?
-kill \$p1 \$p2
+RTN_DATA_DIR="$T_TMP/data" python3 "$MCP" "$T_TMP/calls" -- "$RTN" serve ${SERVE_ARGS:---http-tools --allow-net 198.51.100.7:8080} || rc=\$?
+kill \$p1 \$p2 \$p3
 exit \$rc
 EOS
         t_cmd unshare -rnm bash inner.sh
@@ -53,6 +68,10 @@ expect() { # N EXPR: EXPR must be True
 
 private_untouched() {
         [ ! -s private.log ] || t_fail "the loopback server was reached: $(cat private.log)"
+}
+
+own_untouched() {
+        [ ! -s own.log ] || t_fail "the service on the machine's own address was reached: $(cat own.log)"
 }
 
 public_get_and_post() {
@@ -110,6 +129,54 @@ rebinding_name_refused() {
         private_untouched
 }
 
+# An address of the machine's own interfaces is refused as loopback is, whatever the name
+# or spelling that leads there (a name, a literal, the integer form of an IPv4 address), on
+# the first request and on every redirect; the refusal names the one rule that admits it.
+own_addresses_refused() {
+        http_calls 'http_get {"url":"http://own.test:8090/v4"}' \
+                'http_get {"url":"http://own6.test:8090/v6"}' \
+                'http_get {"url":"http://ownmapped.test:8090/mapped"}' \
+                'http_get {"url":"http://203.0.113.50:8090/literal"}' \
+                'http_get {"url":"http://[2001:db8::50]:8090/literal6"}' \
+                'http_post {"url":"http://own.test:8090/echo","body":"x"}' \
+                'http_get {"url":"http://pub.test:8080/to?u=http://own.test:8090/redir"}' \
+                'http_get {"url":"http://pub.test:8080/to?u=http://own6.test:8090/redir6"}' \
+                'http_post {"url":"http://pub.test:8080/to?u=http://[2001:db8::50]:8090/redir7","body":"x"}' \
+                'http_get {"url":"http://3405803826:8090/int"}' \
+                'http_get {"url":"http://pub.test:8080/hello"}'
+        local i
+        for i in 1 2 3 4 5 6 7 8 9 10; do
+                expect $i 'r["isError"] and "refused" in r["text"]'
+        done
+        expect 1 '"own.test resolves to 203.0.113.50, an address of this machine (only --allow-net 203.0.113.50:8090 admits it)" in r["text"]'
+        expect 2 '"own6.test resolves to [2001:db8::50], an address of this machine (only --allow-net [2001:db8::50]:8090 admits it)" in r["text"]'
+        expect 3 '"203.0.113.50" in r["text"]'
+        expect 5 '"an address of this machine" in r["text"]'
+        expect 7 '"own.test resolves to 203.0.113.50, an address of this machine" in r["text"]'
+        expect 8 '"an address of this machine" in r["text"]'
+        expect 9 '"an address of this machine" in r["text"]'
+        expect 10 '"3405803826 resolves to 203.0.113.50, an address of this machine" in r["text"]'
+        expect 11 'r["result"]["body"] == "hello"'
+        grep -qx "/to?u=http://own.test:8090/redir" pub.log || t_fail "the redirecting server was not asked"
+        own_untouched
+        private_untouched
+}
+
+# The rule ADDR:PORT admits that address on that port, by name, literal or redirect, and
+# nothing more: the IPv6 address and another port stay refused.
+own_address_admitted_by_rule() {
+        SERVE_ARGS="--http-tools --allow-net 198.51.100.7:8080 --allow-net 203.0.113.50:8090" \
+                http_calls 'http_get {"url":"http://own.test:8090/hello"}' \
+                'http_get {"url":"http://pub.test:8080/to?u=http://203.0.113.50:8090/hello"}' \
+                'http_get {"url":"http://own6.test:8090/v6"}' \
+                'http_get {"url":"http://198.51.100.7:8090/otherport"}'
+        expect 1 'r["result"]["status"] == 200 and r["result"]["body"] == "hello"'
+        expect 2 'r["result"]["body"] == "hello" and r["result"]["url"] == "http://203.0.113.50:8090/hello"'
+        expect 3 'r["isError"] and "an address of this machine" in r["text"]'
+        expect 4 'r["isError"] and "only --allow-net 198.51.100.7:8090 admits it" in r["text"]'
+        [ "$(grep -c . own.log)" = 2 ] || t_fail "own.log: $(cat own.log)"
+}
+
 off_without_flag() {
         SERVE_ARGS=--timeout=60 http_calls 'http_get {"url":"http://pub.test:8080/hello"}'
         expect 1 'r["isError"]'
@@ -128,6 +195,8 @@ t_run public_get_and_post public_get_and_post
 t_run loopback_private_metadata_refused loopback_private_metadata_refused
 t_run redirect_to_private_refused redirect_to_private_refused
 t_run rebinding_name_refused rebinding_name_refused
+t_run own_addresses_refused own_addresses_refused
+t_run own_address_admitted_by_rule own_address_admitted_by_rule
 t_run off_without_flag off_without_flag
 t_run exec_does_not_load_libcurl exec_does_not_load_libcurl
 t_done

@@ -91,7 +91,7 @@ Test(netns_resolve, loopback_name_refused) {
         struct sockaddr_storage ss;
         socklen_t len = 0;
         struct rtn_error err = {0};
-        cr_assert_eq(netns_resolve("localhost", 80, &ss, &len, &err), -EACCES);
+        cr_assert_eq(netns_resolve("localhost", 80, NULL, &ss, &len, &err), -EACCES);
         cr_assert(strstr(err.msg, "loopback"), "message: %s", err.msg);
         cr_assert_eq(len, 0, "nothing returned on refusal");
 }
@@ -100,11 +100,11 @@ Test(netns_resolve, literals_checked_like_names) {
         struct sockaddr_storage ss;
         socklen_t len = 0;
         struct rtn_error err = {0};
-        cr_assert_eq(netns_resolve("127.0.0.1", 80, &ss, &len, &err), -EACCES);
-        cr_assert_eq(netns_resolve("[::1]", 80, &ss, &len, &err), -EACCES);
-        cr_assert_eq(netns_resolve("169.254.169.254", 80, &ss, &len, &err), -EACCES);
-        cr_assert_eq(netns_resolve("[::ffff:10.0.0.1]", 443, &ss, &len, &err), -EACCES);
-        cr_assert_eq(netns_resolve("8.8.8.8", 443, &ss, &len, &err), 0);
+        cr_assert_eq(netns_resolve("127.0.0.1", 80, NULL, &ss, &len, &err), -EACCES);
+        cr_assert_eq(netns_resolve("[::1]", 80, NULL, &ss, &len, &err), -EACCES);
+        cr_assert_eq(netns_resolve("169.254.169.254", 80, NULL, &ss, &len, &err), -EACCES);
+        cr_assert_eq(netns_resolve("[::ffff:10.0.0.1]", 443, NULL, &ss, &len, &err), -EACCES);
+        cr_assert_eq(netns_resolve("8.8.8.8", 443, NULL, &ss, &len, &err), 0);
         cr_assert_eq(ss.ss_family, AF_INET);
         cr_assert_eq(ntohs(((struct sockaddr_in *)&ss)->sin_port), 443);
 }
@@ -113,11 +113,11 @@ Test(netns_resolve, invalid_names_refused) {
         struct sockaddr_storage ss;
         socklen_t len;
         struct rtn_error err = {0};
-        cr_assert_eq(netns_resolve("-oProxy", 80, &ss, &len, &err), -EINVAL);
-        cr_assert_eq(netns_resolve("a b", 80, &ss, &len, &err), -EINVAL);
-        cr_assert_eq(netns_resolve("", 80, &ss, &len, &err), -EINVAL);
-        cr_assert_eq(netns_resolve("[not-v6]", 80, &ss, &len, &err), -EINVAL);
-        int r = netns_resolve("name.invalid", 80, &ss, &len, &err);
+        cr_assert_eq(netns_resolve("-oProxy", 80, NULL, &ss, &len, &err), -EINVAL);
+        cr_assert_eq(netns_resolve("a b", 80, NULL, &ss, &len, &err), -EINVAL);
+        cr_assert_eq(netns_resolve("", 80, NULL, &ss, &len, &err), -EINVAL);
+        cr_assert_eq(netns_resolve("[not-v6]", 80, NULL, &ss, &len, &err), -EINVAL);
+        int r = netns_resolve("name.invalid", 80, NULL, &ss, &len, &err);
         cr_assert(r == -ENOENT || r == -EHOSTUNREACH, "got %d", r); /* EAI_AGAIN offline */
 }
 

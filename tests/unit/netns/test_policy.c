@@ -79,7 +79,7 @@ ParameterizedTest(int *i, netns_policy, bad_rules) {
 }
 
 /* Only a rule that is the address with that port, written out, admits an address of this
- * machine (netns_resolve_policy). */
+ * machine (netns_resolve). */
 Test(netns_policy, names_addr_only_with_its_port) {
         struct netns_policy p = {0};
         struct rtn_error err = {0};
