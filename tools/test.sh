@@ -11,9 +11,12 @@
 # rtnsub (with one), made by tools/test-users.sh. The tree may sit where those users cannot
 # enter, so what they execute is first copied to a world-readable temp dir, and each run gets
 # its own HOME, TMPDIR, XDG_RUNTIME_DIR and RTN_DATA_DIR (each case of a suite has its own
-# data dir as well, tests/lib.sh), so the streams are independent and run concurrently
-# (RTN_TEST_STREAMS=1 runs them one after another); each stream's output is printed whole
-# when it ends, then the wall time of every stream and the ten slowest suites. Counts come
+# data dir as well, tests/lib.sh). The streams run one after another; RTN_TEST_STREAMS=all
+# runs them at once (about half the time on two cores, but exec_cgroup.sh's root cases,
+# which share the host's cgroup with every root stream, are not yet proof against that:
+# sweep_leaves_cleaners_cgroup and delegated_to_user have failed there). Each stream's
+# output is printed whole when it ends, then the wall time of every stream and the ten
+# slowest suites. Counts come
 # from each runner (criterion's TAP report, the `# t:` line of tests/lib.sh); the last line
 # is the total: `N passed, N failed, N skipped`. Exit 0 only when nothing failed.
 #
@@ -322,7 +325,7 @@ as_root() { # part...
 }
 
 STREAMS=()
-declare -A STREAM_PID STREAM_START STREAM_TIME
+declare -A STREAM_PID STREAM_START STREAM_TIME STREAM_RC
 # start_stream NAME CMD...: runs CMD in the background, its output to $LOGS/NAME.
 start_stream() {
         local name=$1
@@ -331,16 +334,23 @@ start_stream() {
         STREAM_START[$name]=$SECONDS
         "$@" >"$LOGS/$name" 2>&1 </dev/null &
         STREAM_PID[$name]=$!
-        [ "${RTN_TEST_STREAMS:-}" = 1 ] && wait "${STREAM_PID[$name]}"
+        [ "${RTN_TEST_STREAMS:-}" = all ] && return 0
+        local rc=0
+        wait "${STREAM_PID[$name]}" || rc=$?
+        STREAM_RC[$name]=$rc
+        STREAM_TIME[$name]=$((SECONDS - ${STREAM_START[$name]}))
 }
 
 # Waits for every stream, prints each one's output whole, then adds up its counts.
 finish_streams() {
         local name rc line p f s
         for name in "${STREAMS[@]}"; do
-                rc=0
-                wait "${STREAM_PID[$name]}" || rc=$?
-                STREAM_TIME[$name]=$((SECONDS - ${STREAM_START[$name]}))
+                rc=${STREAM_RC[$name]:-}
+                if [ -z "$rc" ]; then
+                        rc=0
+                        wait "${STREAM_PID[$name]}" || rc=$?
+                        STREAM_TIME[$name]=$((SECONDS - ${STREAM_START[$name]}))
+                fi
                 section "$name (${STREAM_TIME[$name]} s)"
                 cat "$LOGS/$name"
                 line=$(grep '^# totals: passed=' "$LOGS/$name" | tail -n 1)
@@ -360,7 +370,7 @@ finish_streams() {
         echo "the ten slowest:"
         for name in "${STREAMS[@]}"; do
                 sed -n "s|^# time: \([0-9]*\) \(.*\)|\1 $name:\2|p" "$LOGS/$name"
-        done | sort -rn | head -n 10 | awk '{ printf "%6d s  %s\n", $1, $2 }'
+        done | sort -rn | head -n 10 | while read -r t what; do printf '%6d s  %s\n' "$t" "$what"; done
 }
 
 LOGS=$(mktemp -d /tmp/rtn-test-logs.XXXXXX) || abort "mktemp"
