@@ -319,6 +319,10 @@ as_root() { # part...
         local home
         home=$(mktemp -d /tmp/rtn-test-home.XXXXXX) || return 1
         mkdir -p "$home/tmp" "$home/run"
+        # TMPDIR as /tmp is: root's Landlock-mode commands run as an unowned uid
+        # (RT_LANDLOCK_ROOT_UID) and must reach the temp dirs rtn makes there.
+        chmod 755 "$home"
+        chmod 1777 "$home/tmp"
         chmod 700 "$home/run"
         echo "$home" >>"$LOGS/homes"
         TMPDIR="$home/tmp" XDG_RUNTIME_DIR="$home/run" bash tools/test.sh --suites "$@"
