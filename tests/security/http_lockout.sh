@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # `rtn serve --http` cannot be locked out by someone without the token (invariant 27): 1,000
 # connections held open by http_hold.py (idle, a half-sent request head, a whole head with a
-# wrong token kept alive; each re-opened as soon as the server drops it) leave room for the
-# token holder, whose initialize and tools/call are answered at once; connections that
+# wrong token kept alive; each re-opened as soon as the server drops it; or idle ones alone)
+# leave room for the token holder, whose initialize and tools/call are answered while they
+# are held; connections that
 # began a request head and did not finish it with the token are dropped within seconds; one
 # that has sent nothing yet (a client its loaded machine has not run) is answered when it
 # does.
@@ -28,8 +29,8 @@ serve() {
         PORT=${PORT%/mcp}
 }
 
-hold() { # N SECONDS
-        python3 "$HOLD" "$PORT" "$1" "$2" >"$T_TMP/hold.out" 2>"$T_TMP/hold.err" &
+hold() { # N SECONDS [KINDS]
+        python3 "$HOLD" "$PORT" "$@" >"$T_TMP/hold.out" 2>"$T_TMP/hold.err" &
         HOLD_PID=$!
         t_wait_for grep -q "^held" "$T_TMP/hold.out" || {
                 grep -q "RLIMIT_NOFILE" "$T_TMP/hold.err" && t_skip "$(cat "$T_TMP/hold.err")"
@@ -44,21 +45,24 @@ authed() { # BODY [CURL ARGS...]: $CODE, the body in $T_TMP/body
                 -H "Authorization: Bearer $(cat "$T_TMP/tok")" --data-binary "$1" "${@:2}" "$URL")
 }
 
-token_holder_gets_in() {
+token_holder_gets_in() { # [KINDS]
         serve
-        hold 1000 30
-        local t0 t1
-        t0=$(date +%s%N)
+        # Held far longer than curl waits (--max-time 30): a server locked out answers only
+        # once they are let go, so an answer while the holder still runs is the check, not
+        # a time limit that a loaded machine could miss.
+        hold 1000 300 "$@"
         authed "$INIT"
-        t1=$(date +%s%N)
         [ "$CODE" = 200 ] || t_fail "initialize while 1000 connections are held: HTTP $CODE"
-        [ $(((t1 - t0) / 1000000)) -lt 5000 ] || t_fail "initialize took $(((t1 - t0) / 1000000)) ms"
+        kill -0 "$HOLD_PID" 2>/dev/null ||
+                t_fail "initialize was answered only after the held connections were let go"
         local sid
         sid=$(tr -d '\r' <"$T_TMP/hdrs" | sed -n 's/^[Mm]cp-[Ss]ession-[Ii]d: //p')
         authed '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"shell_run","arguments":{"command":"echo in"}}}' \
                 -H "Mcp-Session-Id: $sid"
         [ "$CODE" = 200 ] || t_fail "tools/call while 1000 connections are held: HTTP $CODE"
         grep -q '"stdout":"in' "$T_TMP/body" || t_fail "no result: $(head -c 300 "$T_TMP/body")"
+        kill -0 "$HOLD_PID" 2>/dev/null ||
+                t_fail "tools/call was answered only after the held connections were let go"
 }
 
 # A head it never finishes is dropped in seconds, not after libmicrohttpd's idle timeout;
@@ -123,6 +127,8 @@ PY
 }
 
 t_run token_holder_gets_in token_holder_gets_in
+# Silent connections alone: no deadline frees their room, only the cap's dropping the oldest.
+t_run token_holder_gets_in_idle token_holder_gets_in idle
 t_run heads_time_out heads_time_out
 t_run late_request_answered late_request_answered
 t_done
