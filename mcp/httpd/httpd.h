@@ -42,9 +42,9 @@ struct MHD_Connection;
 #define HTTPD_TOKEN_MIN 16 /* bytes: shorter is no secret */
 #define HTTPD_TOKEN_MAX 512
 #define HTTPD_SID_LEN 32 /* hex characters of a session id (128 random bits) */
-/* A connection must send a whole request with the token this soon after connecting, or it
- * is dropped; at most HTTPD_MAX_UNAUTH such connections are held, the oldest dropped for a
- * new one (docs/security-invariants.md, invariant 27). */
+/* A connection must finish a whole request with the token this soon after its first byte,
+ * or it is dropped; at most HTTPD_MAX_UNAUTH connections without the token are held, the
+ * oldest dropped for a new one (docs/security-invariants.md, invariant 27). */
 #define HTTPD_HEAD_USEC (10ULL * 1000 * 1000)
 #define HTTPD_MAX_UNAUTH 512
 /* An idle keep-alive connection that carried the token is closed after this long. */

@@ -335,7 +335,7 @@ static void on_tick(struct rtn_loop *l, struct rtn_loop_source *t, void *ud) {
         struct httpd *h = ud;
         httpd_sessions_tick(h);
         /* Heads already received are read first: a busy server's late tick drops only the
-         * connections that really sent none in time. */
+         * connections that really did not finish theirs in time. */
         httpd_mhd_run(h);
         httpd_mhd_tick(h);
         httpd_mhd_run(h);

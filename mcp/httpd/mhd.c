@@ -11,7 +11,10 @@
  * GET is 405 (no server-initiated stream is offered). */
 #include <dlfcn.h>
 #include <errno.h>
+#include <linux/tcp.h>
 #include <microhttpd.h>
+#include <netinet/in.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -71,7 +74,7 @@ struct httpd_req {
 struct httpd_conn {
         struct httpd_conn *prev, *next;
         int fd;
-        uint64_t since_usec;
+        uint64_t first_usec; /* when its first byte was seen, or 0: none yet */
         bool authed, on_list;
 };
 
@@ -299,16 +302,31 @@ static bool unread(const struct httpd_conn *k) {
         return ioctl(k->fd, FIONREAD, &n) == 0 && n > 0;
 }
 
-/* The connections that did not send a whole request with the token within
- * HTTPD_HEAD_USEC of connecting are dropped (a head trickled a byte at a time too), unless
- * what they sent is still waiting for us to read it. */
+/* The client sent at least a byte on the connection, read by us or not (the kernel's
+ * count; true when it cannot tell, so that the deadline applies). */
+static bool spoke(const struct httpd_conn *k) {
+        struct tcp_info ti;
+        socklen_t len = sizeof ti;
+        memset(&ti, 0, sizeof ti);
+        if (getsockopt(k->fd, IPPROTO_TCP, TCP_INFO, &ti, &len) < 0 ||
+            len < offsetof(struct tcp_info, tcpi_bytes_received) + sizeof ti.tcpi_bytes_received)
+                return true;
+        return ti.tcpi_bytes_received > 0;
+}
+
+/* The connections that did not send a whole request with the token within HTTPD_HEAD_USEC
+ * of their first byte are dropped (half a head, or one trickled a byte at a time), unless
+ * what they sent is still waiting for us to read it. One that has sent nothing yet is not
+ * timed: on the wire it is a client its machine has not run yet (a loaded one can take
+ * longer than the deadline between its connect and its write, which it then makes on a
+ * closed connection and loses the request), and the cap in on_connection bounds them. */
 void httpd_mhd_tick(struct httpd *h) {
         uint64_t now = now_usec();
         for (struct httpd_conn *k = h->unauth_head, *next; k; k = next) {
                 next = k->next;
-                if (now - k->since_usec < HTTPD_HEAD_USEC)
-                        break;
-                if (!unread(k))
+                if (!k->first_usec && spoke(k))
+                        k->first_usec = now;
+                if (k->first_usec && now - k->first_usec >= HTTPD_HEAD_USEC && !unread(k))
                         unauth_drop(h, k);
         }
 }
@@ -332,7 +350,7 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **ctx,
                 return;
         }
         k->fd = i->connect_fd;
-        k->since_usec = now_usec();
+        k->first_usec = spoke(k) ? now_usec() : 0;
         k->on_list = true;
         k->prev = h->unauth_tail;
         if (h->unauth_tail)
@@ -800,9 +818,11 @@ int httpd_mhd_start(struct httpd *h, int listen_fd, struct rtn_error *err) {
                                 "--http needs libmicrohttpd (libmicrohttpd.so.12: apt install "
                                 "libmicrohttpd12)");
         /* Connections without the token are capped apart (h->max_unauth, set from the fd
-         * limit in main.c): the rest of the limit is for token holders. Their 10 s deadline
+         * limit in main.c): the rest of the limit is for token holders. Their head deadline
          * is httpd_mhd_tick's, which spares a request we have not read yet; libmicrohttpd's
-         * own idle timeout, which does not, is only the keep-alive one. */
+         * own idle timeout, which does not, is the keep-alive one and the end of a
+         * connection that never sent a byte (the cap drops those sooner when room is
+         * needed). */
         unsigned limit = h->max_unauth + h->o->max_sessions * 4 + 64;
         h->mhd = M.start(MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG, 0, NULL,
                          NULL, on_request, h, MHD_OPTION_LISTEN_SOCKET, listen_fd,

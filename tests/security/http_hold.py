@@ -1,8 +1,9 @@
 """Holds connections to `rtn serve --http` as an attacker without the token would:
-   http_hold.py PORT N SECONDS
-N connections, in three kinds (no byte sent; a request head sent half, ending in a header
-line; a whole head with a wrong token, kept alive), each re-opened as soon as the server
-drops it, for SECONDS. Prints "held N" once all are open, then at the end how many the
+   http_hold.py PORT N SECONDS [KINDS]
+N connections, in three kinds (idle: no byte sent; half: a request head sent half, ending in
+a header line; bad: a whole head with a wrong token, kept alive; KINDS, comma-separated,
+names the ones to use, all three by default), each re-opened as soon as the server drops
+it, for SECONDS. Prints "held N" once all are open, then at the end how many the
 server dropped ("dropped D"). Exits 2 when the file-descriptor limit cannot hold N."""
 import errno
 import resource
@@ -12,6 +13,7 @@ import sys
 import time
 
 port, n, secs = int(sys.argv[1]), int(sys.argv[2]), float(sys.argv[3])
+kinds = (sys.argv[4] if len(sys.argv) > 4 else "idle,half,bad").split(",")
 soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
 want = n + 64
 if soft < want:
@@ -48,9 +50,10 @@ while time.monotonic() < end:
         if ev & selectors.EVENT_WRITE and s not in sent:
             sent.add(s)
             try:
-                if i % 3 == 1:
+                kind = kinds[i % len(kinds)]
+                if kind == "half":
                     s.send(HALF)
-                elif i % 3 == 2:
+                elif kind == "bad":
                     s.send(BAD)
             except OSError:
                 pass
