@@ -44,7 +44,7 @@
 
 #define REPOS_MAX 1024
 
-enum kind { K_CONFIG, K_PATH, K_CMD };
+enum kind { K_CONFIG, K_DIR, K_FILE, K_CMD }; /* K_DIR, K_FILE: a path of that kind */
 
 struct key {
         const char *section;
@@ -58,9 +58,9 @@ struct key {
 static const struct key KEYS[] = {
         {"include", NULL, "path", K_CONFIG},
         {"includeif", "*", "path", K_CONFIG},
-        {"core", NULL, "hookspath", K_PATH},
-        {"core", NULL, "attributesfile", K_PATH},
-        {"init", NULL, "templatedir", K_PATH},
+        {"core", NULL, "hookspath", K_DIR},
+        {"core", NULL, "attributesfile", K_FILE},
+        {"init", NULL, "templatedir", K_DIR},
         {"core", NULL, "fsmonitor", K_CMD},
         {"core", NULL, "sshcommand", K_CMD},
         {"core", NULL, "editor", K_CMD},
@@ -177,7 +177,7 @@ struct ctx {
 
 /* abs, if it lies in the bound directory and the registry's walk does not protect it
  * already, into the list. */
-static int add_inside(struct ctx *c, const char *abs, const char *why) {
+static int add_inside(struct ctx *c, const char *abs, const char *why, enum rt_make make) {
         if (strncmp(abs, c->top, c->top_len) ||
             (abs[c->top_len] != '/' && abs[c->top_len] != '\0' && c->top_len > 1))
                 return 0;
@@ -191,13 +191,14 @@ static int add_inside(struct ctx *c, const char *abs, const char *why) {
                                 "%s names %s itself as a program or config of git's: rtn would "
                                 "have to protect all of it; bind a directory below it",
                                 c->file, c->top);
-        return rt_pathlist_add(c->list, rel, why) < 0 ? rtn_err(c->err, ENOMEM, "protect %s", rel)
-                                                      : 0;
+        return rt_pathlist_add(c->list, rel, why, make) < 0
+                       ? rtn_err(c->err, ENOMEM, "protect %s", rel)
+                       : 0;
 }
 
 /* abs and, where a symlink lies on its way, what its longest existing part resolves to. */
-static int add_path(struct ctx *c, const char *abs, const char *why) {
-        int r = add_inside(c, abs, why);
+static int add_path(struct ctx *c, const char *abs, const char *why, enum rt_make make) {
+        int r = add_inside(c, abs, why, make);
         char part[PATH_MAX], real[PATH_MAX], joined[2 * PATH_MAX + 2], norm[PATH_MAX];
         snprintf(part, sizeof part, "%s", abs);
         for (size_t cut = strlen(part); r >= 0;) {
@@ -205,7 +206,7 @@ static int add_path(struct ctx *c, const char *abs, const char *why) {
                 if (realpath(part, real)) {
                         snprintf(joined, sizeof joined, "%s%s", real, abs + cut);
                         if (rt_path_normalise(joined, norm) == 0 && strcmp(norm, abs))
-                                r = add_inside(c, norm, why);
+                                r = add_inside(c, norm, why, make);
                         break;
                 }
                 char *slash = strrchr(part, '/');
@@ -254,7 +255,7 @@ static int add_command(struct ctx *c, const char *value, const char *why) {
                 s += n;
                 const char *w = word[0] == '!' ? word + 1 : word;
                 if (command_path(w, first, c->worktree, abs)) {
-                        int r = add_path(c, abs, why);
+                        int r = add_path(c, abs, why, RT_MAKE_FILE); /* a program */
                         if (r < 0)
                                 return r;
                 }
@@ -280,7 +281,7 @@ static int on_key(void *arg, const char *section, const char *sub, const char *n
                         *slash = '\0';
                 if (absolute(value, dir, abs) < 0)
                         return 0;
-                int r = add_path(c, abs, why);
+                int r = add_path(c, abs, why, RT_MAKE_FILE);
                 if (r < 0)
                         return r;
                 if (c->depth >= RT_GITCONF_INCLUDE_DEPTH)
@@ -294,10 +295,11 @@ static int on_key(void *arg, const char *section, const char *sub, const char *n
                 c->file = saved;
                 return r;
         }
-        case K_PATH:
+        case K_DIR:
+        case K_FILE:
                 if (absolute(value, c->worktree, abs) < 0)
                         return 0;
-                return add_path(c, abs, why);
+                return add_path(c, abs, why, k->kind == K_FILE ? RT_MAKE_FILE : RT_MAKE_DIR);
         case K_CMD:
                 return add_command(c, value, why);
         }

@@ -30,15 +30,23 @@ typedef int (*rt_gitconf_fn)(void *arg, const char *section, const char *sub, co
  * file with a bad line); 0 when the whole file parsed. */
 int rt_gitconf_parse(const char *buf, size_t len, rt_gitconf_fn fn, void *arg);
 
-/* Paths to protect inside one bound directory: "rel\0why\0" pairs, rel relative to the bound
- * directory's top, why says which configuration names it. One allocation, made before clone3:
- * the sandbox child reads it without allocating. */
+/* Paths to protect inside one bound directory: "rel\0" K "why\0", rel relative to the bound
+ * directory's top, why says which configuration names it, K what a missing rel is made before
+ * the start (RT_MAKE_*). One allocation, made before clone3: the sandbox child reads it without
+ * allocating. */
 struct rt_pathlist {
         char *buf;
         size_t len, cap;
         uint32_t n;
 };
-int rt_pathlist_add(struct rt_pathlist *l, const char *rel, const char *why);
+/* What rtn makes where a listed path does not exist yet, so that a read-only mount has
+ * something to cover: the kind git reads there. An empty file where git reads configuration,
+ * attributes or a program is as if nothing were there; a directory there makes the owner's
+ * every later git command fail ("bad config line"). */
+enum rt_make { RT_MAKE_DIR = 'd', RT_MAKE_FILE = 'f' };
+int rt_pathlist_add(struct rt_pathlist *l, const char *rel, const char *why, enum rt_make make);
+/* What a missing path of the pair whose why this is gets made as. */
+enum rt_make rt_pathlist_make(const char *why);
 void rt_pathlist_free(struct rt_pathlist *l);
 /* The next pair after *off (0 to start): rel and why; false at the end. */
 bool rt_pathlist_next(const struct rt_pathlist *l, size_t *off, const char **ret_rel,
@@ -82,6 +90,7 @@ int rt_gitconf_user_paths(const char *top, const char *inside, const char *const
                           struct rt_pathlist *list, struct rtn_error *err);
 
 /* rtn's side before a live sandbox starts: the first missing component of each listed path is
- * made an empty directory (owned as its parent), so the child has something to mount read-only
- * over; where that fails, the path is replaced by its nearest existing ancestor. */
+ * made an empty directory, or for the last component an empty file where that is what git
+ * reads there (owned as its parent), so the child has something to mount read-only over;
+ * where that fails, the path is replaced by its nearest existing ancestor. */
 int rt_pathlist_prepare(const char *top, struct rt_pathlist *list, struct rtn_error *err);

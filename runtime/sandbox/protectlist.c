@@ -18,13 +18,13 @@
 
 /* ---- the list -------------------------------------------------------------------------- */
 
-int rt_pathlist_add(struct rt_pathlist *l, const char *rel, const char *why) {
+int rt_pathlist_add(struct rt_pathlist *l, const char *rel, const char *why, enum rt_make make) {
         size_t off = 0;
         const char *r, *w;
         while (rt_pathlist_next(l, &off, &r, &w))
                 if (!strcmp(r, rel))
                         return 0;
-        size_t a = strlen(rel) + 1, b = strlen(why) + 1;
+        size_t a = strlen(rel) + 1, b = 1 + strlen(why) + 1;
         if (l->len + a + b > l->cap) {
                 size_t cap = (l->cap ? 2 * l->cap : 1024) + a + b;
                 char *n = realloc(l->buf, cap);
@@ -34,7 +34,8 @@ int rt_pathlist_add(struct rt_pathlist *l, const char *rel, const char *why) {
                 l->cap = cap;
         }
         memcpy(l->buf + l->len, rel, a);
-        memcpy(l->buf + l->len + a, why, b);
+        l->buf[l->len + a] = (char)make;
+        memcpy(l->buf + l->len + a + 1, why, b - 1);
         l->len += a + b;
         l->n++;
         return 0;
@@ -50,9 +51,13 @@ bool rt_pathlist_next(const struct rt_pathlist *l, size_t *off, const char **ret
         if (!l || *off >= l->len)
                 return false;
         *ret_rel = l->buf + *off;
-        *ret_why = *ret_rel + strlen(*ret_rel) + 1;
+        *ret_why = *ret_rel + strlen(*ret_rel) + 2; /* past the RT_MAKE_* byte */
         *off = (size_t)(*ret_why - l->buf) + strlen(*ret_why) + 1;
         return true;
+}
+
+enum rt_make rt_pathlist_make(const char *why) {
+        return why[-1] == RT_MAKE_FILE ? RT_MAKE_FILE : RT_MAKE_DIR;
 }
 
 /* Whether a, of n bytes, is b or an ancestor of b (component-wise), without regard to ASCII
@@ -128,16 +133,17 @@ int rt_gitconf_user_paths(const char *top, const char *inside, const char *const
                                         paths[i], inside);
                 matched++;
                 if (!rt_pathlist_covered(top, rel) &&
-                    rt_pathlist_add(list, rel, "--protect names it") < 0)
+                    rt_pathlist_add(list, rel, "--protect names it", RT_MAKE_DIR) < 0)
                         return rtn_err(err, ENOMEM, "--protect %s", paths[i]);
         }
         return matched;
 }
 
-/* The first missing component of rel below top, made an empty directory: its length in
- * *ret_len (the whole of rel when nothing was missing or a symlink ends the part that is
- * there). -errno when it could not be made, with the length of the part that is there. */
-static int make_missing(int top, const char *rel, size_t *ret_len) {
+/* The first missing component of rel below top, made an empty directory (an empty file when
+ * it is the last and make says so): its length in *ret_len (the whole of rel when nothing was
+ * missing or a symlink ends the part that is there). -errno when it could not be made, with
+ * the length of the part that is there. */
+static int make_missing(int top, const char *rel, enum rt_make make, size_t *ret_len) {
         _cleanup_close_ int dir = fcntl(top, F_DUPFD_CLOEXEC, 3);
         if (dir < 0)
                 return -errno;
@@ -154,7 +160,17 @@ static int make_missing(int top, const char *rel, size_t *ret_len) {
                         if (errno != ENOENT)
                                 return -errno;
                         struct stat parent;
-                        if (fstat(dir, &parent) < 0 || mkdirat(dir, name, 0755) < 0)
+                        bool file = make == RT_MAKE_FILE && !p[n + strspn(p + n, "/")];
+                        if (fstat(dir, &parent) < 0)
+                                return -errno;
+                        if (file) {
+                                int fd = openat(
+                                        dir, name,
+                                        O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+                                if (fd < 0)
+                                        return -errno;
+                                close(fd);
+                        } else if (mkdirat(dir, name, 0755) < 0)
                                 return -errno;
                         if (geteuid() == 0 && fchownat(dir, name, parent.st_uid, parent.st_gid,
                                                        AT_SYMLINK_NOFOLLOW) < 0)
@@ -189,7 +205,7 @@ int rt_pathlist_prepare(const char *top, struct rt_pathlist *list, struct rtn_er
         while (r >= 0 && rt_pathlist_next(list, &off, &rel, &why)) {
                 char cut[PATH_MAX];
                 size_t len = 0;
-                int m = make_missing(fd, rel, &len);
+                int m = make_missing(fd, rel, rt_pathlist_make(why), &len);
                 if (m < 0) {
                         /* the nearest existing ancestor instead: what the agent could make
                          * there, it cannot make once that is read-only */
@@ -202,7 +218,7 @@ int rt_pathlist_prepare(const char *top, struct rt_pathlist *list, struct rtn_er
                         }
                 }
                 snprintf(cut, sizeof cut, "%.*s", (int)len, rel);
-                if (rt_pathlist_add(&out, cut, why) < 0)
+                if (rt_pathlist_add(&out, cut, why, rt_pathlist_make(why)) < 0)
                         r = rtn_err(err, ENOMEM, "protect %s", rel);
         }
         if (r < 0) {

@@ -66,7 +66,7 @@ int rt_ws_protect_save(const char *dir, const char *host, const char *const *pat
         /* the paths of earlier runs stay: their changes are pending too */
         if (rt_gitconf_read_file(file, &old, &len) == 0) {
                 for (char *line = strtok(old, "\n"); line; line = strtok(NULL, "\n"))
-                        if ((r = rt_pathlist_add(&l, line, "--protect names it")) < 0)
+                        if ((r = rt_pathlist_add(&l, line, "--protect names it", RT_MAKE_DIR)) < 0)
                                 break;
                 free(old);
         }
@@ -94,7 +94,7 @@ static int saved_paths(const char *dir, struct rt_pathlist *ret, struct rtn_erro
         if (r < 0)
                 return rtn_err(err, -r, "read %s", file);
         for (char *line = strtok(buf, "\n"); r >= 0 && line; line = strtok(NULL, "\n"))
-                if (rt_pathlist_add(ret, line, "--protect names it") < 0)
+                if (rt_pathlist_add(ret, line, "--protect names it", RT_MAKE_DIR) < 0)
                         r = rtn_err(err, ENOMEM, "read %s", file);
         free(buf);
         return r;

@@ -210,6 +210,32 @@ user_protect() {
         t_file_exists "$WS/other2"
 }
 
+# What the protection leaves behind must not break the owner's git: paths the configuration
+# names that do not exist yet (an include, an attributes file, a program, a hooks directory)
+# are made before the start so there is something to mount read-only, each as the kind git
+# expects there. A directory where git reads a file made every later git command of the
+# owner fail ("bad config line").
+placeholders_keep_git_working() {
+        setup
+        git -C "$WS" config include.path ../incl.cfg
+        git -C "$WS" config core.attributesFile .attrs
+        git -C "$WS" config core.fsmonitor ./fsmon.sh
+        git -C "$WS" config core.hooksPath .hk
+        live "$(plant fsmon.sh .hk/pre-commit); printf '[alias]\n\tst = !./fsmon.sh\n' >incl.cfg" \
+                "git status; git commit -q --allow-empty -m x"
+        local f
+        for f in incl.cfg .attrs fsmon.sh; do
+                [ -f "$WS/$f" ] && [ ! -s "$WS/$f" ] || t_fail "$f is not an empty file: $(ls -ld "$WS/$f")"
+        done
+        [ -d "$WS/.hk" ] || t_fail ".hk is not a directory"
+        git -C "$WS" config --unset core.fsmonitor
+        t_cmd git -C "$WS" status --porcelain
+        t_exit_is 0
+        if grep -qiE "warning|fatal|error" "$T_ERR_FILE"; then
+                t_fail "the owner's git complains: $(cat "$T_ERR_FILE")"
+        fi
+}
+
 t_run hooks_path hooks_path
 t_run hooks_path_absolute hooks_path_absolute
 t_run include_fsmonitor include_fsmonitor
@@ -223,4 +249,5 @@ t_run alias_bang alias_bang
 t_run pager_textconv pager_textconv
 t_run landlock_mode landlock_mode
 t_run user_protect user_protect
+t_run placeholders_keep_git_working placeholders_keep_git_working
 t_done

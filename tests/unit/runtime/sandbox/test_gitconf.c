@@ -188,8 +188,8 @@ Test(rt_gitconf_paths, enclosing_repository, .init = setup, .fini = teardown) {
 
 Test(rt_pathlist_match, below_and_above) {
         struct rt_pathlist l = {0};
-        cr_assert_eq(rt_pathlist_add(&l, "tools/mon.sh", "why"), 0);
-        cr_assert_eq(rt_pathlist_add(&l, "tools/mon.sh", "again"), 0);
+        cr_assert_eq(rt_pathlist_add(&l, "tools/mon.sh", "why", RT_MAKE_FILE), 0);
+        cr_assert_eq(rt_pathlist_add(&l, "tools/mon.sh", "again", RT_MAKE_DIR), 0);
         cr_assert_eq(l.n, 1);
         cr_assert_str_eq(rt_pathlist_match(&l, "tools/mon.sh", false), "why");
         cr_assert_str_eq(rt_pathlist_match(&l, "tools/mon.sh/x", false), "why");
