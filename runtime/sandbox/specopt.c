@@ -316,3 +316,21 @@ int rt_spec_opts_env(const struct rt_spec_opts *o, struct rt_env *env, const str
                         return r;
         return 0;
 }
+
+int rt_spec_opts_gate(const struct rt_spec_opts *o, struct rt_spec *spec, struct netns_gate **ret,
+                      struct rtn_error *err) {
+        struct netns_gate *g = NULL;
+        int r;
+        *ret = NULL;
+        if (!spec->net_proxy || !o)
+                return 0;
+        if ((r = netns_gate_new_policy(&o->net, &g, err)) < 0)
+                return r;
+        if (o->secrets.n && (r = netns_gate_set_secrets(g, &o->secrets, err)) < 0) {
+                netns_gate_free(g);
+                return r;
+        }
+        spec->ca_pem = netns_gate_ca_pem(g);
+        *ret = g;
+        return 0;
+}

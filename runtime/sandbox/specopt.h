@@ -135,5 +135,11 @@ void rt_spec_opts_limits(struct rt_spec *spec, struct rt_spec_opts *o,
  * (for agent commands), then extra KEY=VALUE settings (NULL-terminated, may be NULL). */
 int rt_spec_opts_env(const struct rt_spec_opts *o, struct rt_env *env, const struct rt_sandbox *sb,
                      uint32_t policy, bool tty, char *const *extra, struct rtn_error *err);
+/* The agent's proxy for --allow-net, --net-policy and --secret (spec->net_proxy): a gate with
+ * o's policy, then o's secrets, and their CA in spec->ca_pem, in that order (the CA exists once
+ * the secrets are set); *ret NULL without spec->net_proxy. `rtn exec` and each `rtn serve`
+ * session make theirs with it. */
+int rt_spec_opts_gate(const struct rt_spec_opts *o, struct rt_spec *spec, struct netns_gate **ret,
+                      struct rtn_error *err);
 /* "full", "landlock" or "namespaces". */
 const char *rt_isolation_name(enum init_isolation iso);
