@@ -23,7 +23,7 @@
 #include "common/usage.h"
 #include "common/initproto.h"
 #include "cli/cli.h"
-#include "runtime/internal.h"
+#include "runtime/exec/exec.h"
 #include "runtime/runtime.h"
 #include "runtime/sandbox/specopt.h"
 

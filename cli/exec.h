@@ -1,0 +1,46 @@
+/* What `rtn exec` (cli/exec.c) shares with the messages it prints around the command
+ * (cli/exec_report.c): its options and its run. */
+#pragma once
+
+#include <limits.h>
+#include <stdbool.h>
+
+#include "cli/pump.h"
+#include "common/usage.h"
+#include "runtime/exec/exec.h"
+#include "runtime/runtime.h"
+#include "runtime/sandbox/blocked.h"
+#include "runtime/sandbox/specopt.h"
+
+#define EXIT_RTN RTN_EXIT_USAGE /* rtn failed, called wrong included */
+#define EXIT_TIMEOUT 124
+
+struct exec_opts {
+        struct rt_spec spec;
+        struct rt_spec_opts so; /* the options rtn serve shares */
+        struct rt_exec_opts xo; /* --data-dir, --env, --keep, --commit, -m */
+        const char *cwd;
+        unsigned long timeout;
+        bool tty;
+        char **argv;
+        bool quiet;
+        char workspace_abs[PATH_MAX]; /* --workspace, resolved: what the policy checks */
+};
+
+struct exec_run {
+        struct rt_exec x; /* the sandbox, its store, proxy and ports (runtime/exec/exec.h) */
+        struct rt_pump pumps[3];
+        size_t npumps;
+        int master;
+        int sigfd, timerfd;
+        bool exited, timed_out;
+        int wait_status;
+        struct rt_blocked blocked; /* what seccomp blocked, from rtn-init (n = total = 0) */
+};
+
+/* What the options chose that the user should know before the command runs (stderr). */
+void cli_exec_warn_setup(struct exec_opts *o);
+/* After the command: keeps or commits its changes as the options say, reports on stderr
+ * what it should know (pending changes, host-run files, blocked calls, refused requests)
+ * and returns the exit code, code unless keeping, committing or the clock failed it. */
+int cli_exec_finish(struct exec_opts *o, struct exec_run *run, int code);
