@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "common/cleanup.h"
+#include "common/duration.h"
 #include "common/initproto.h"
 #include "common/term.h"
 #include "common/usage.h"
@@ -47,142 +48,91 @@ static void restore_tty(void) {
         tio_saved = false;
 }
 
-static const char exec_usage[] =
-        "usage: rtn exec [OPTIONS] -- CMD [ARG...]\n"
-        "  --rootfs host|NAME|DIR  base filesystem: host (default, a read-only view of /usr /etc "
-        "/opt\n"
-        "                        ...), a rootfs NAME (rtn rootfs list) or a directory\n"
-        "  --workspace DIR       DIR at /workspace (default: an empty dir, discarded)\n"
-        "  --workspace-mode live|overlay  live (default): writes to /workspace are on the host\n"
-        "                        at once; overlay: they go to the sandbox's upper, and with\n"
-        "                        --keep become pending changes (rtn diff, rtn apply writes\n"
-        "                        them to DIR, rtn reset drops them); without --keep they are\n"
-        "                        discarded when the command ends\n"
-        "  --bind SRC:DST[:ro|rw] bind a host dir or file at DST, below /workspace or under\n"
-        "                        /mnt (default rw; a file ro only); '\\:' is a ':' of a\n"
-        "                        path, SRC may be relative; repeatable\n"
-        "  --cwd DIR             working directory inside (default /workspace)\n"
-        "  --net loopback|none   loopback only (default), or no network at all\n"
-        "  --hostname NAME       hostname inside (default rtn)\n"
-        "  --timeout SECS        kill the sandbox after SECS seconds (exit 124)\n" RT_SPEC_USAGE
-        "  -t, --tty             run under a new pty inside the sandbox (stdin must be a\n"
-        "                        terminal)\n"
-        "  --quiet               no report on stderr of the system calls the sandbox blocked\n"
-        "                        or the network requests its proxy refused\n"
-        "  --env NAME            start from environment NAME's tip (default: default)\n"
-        "  --keep                keep the changes as the environment's pending changes (rtn diff,\n"
-        "                        rtn commit, rtn reset); later --keep runs start from them\n"
-        "  --commit [-m MSG]     commit the sandbox's changes to the environment if CMD exits 0\n"
-        "  --data-dir DIR        the store (default $RTN_DATA_DIR, $XDG_DATA_HOME/rtn, "
-        "~/.local/share/rtn)\n"
-        "environment: RTN_CGROUP=auto|always|never  a cgroup v2 child per sandbox where a\n"
-        "                        memory or pids controller can enforce its limit (auto, the\n"
-        "                        default), always, or never\n";
+/* rtn exec's own options, after the sandbox options it shares with rtn serve
+ * (rt_spec_opt_rows). An option is a row here and a case in parse_opts. */
+static const struct rt_opt exec_rows[] = {
+        {"cwd",
+         required_argument,
+         'c',
+         {"  --cwd DIR             working directory inside (default /workspace)\n"}},
+        {"tty",
+         no_argument,
+         't',
+         {"  -t, --tty             run under a new pty inside the sandbox (stdin must be a\n"
+          "                        terminal)\n"}},
+        {"quiet",
+         no_argument,
+         'q',
+         {"  --quiet               no report on stderr of the system calls the sandbox blocked\n"
+          "                        or the network requests its proxy refused\n"}},
+        {"keep",
+         no_argument,
+         'K',
+         {"  --keep                keep the changes as the environment's pending changes (rtn "
+          "diff,\n"
+          "                        rtn commit, rtn reset); later --keep runs start from them\n"}},
+        {"commit",
+         no_argument,
+         'C',
+         {"  --commit [-m MSG]     commit the sandbox's changes to the environment if CMD exits "
+          "0\n"}},
+        {"message", required_argument, 'm', {""}},
+};
+#define EXEC_NROWS (sizeof exec_rows / sizeof exec_rows[0])
+
+static int exec_opt(int c, const char *arg, struct exec_opts *o, struct rtn_error *err) {
+        switch (c) {
+        case 'c':
+                o->cwd = arg;
+                break;
+        case 't':
+                o->tty = true;
+                break;
+        case 'C':
+                o->xo.commit = true;
+                break;
+        case 'K':
+                o->xo.keep = true;
+                break;
+        case 'm': /* checked before the command runs: a refused commit loses its work */
+                if (strlen(arg) > STORE_MSG_MAX)
+                        return rtn_errx(err, EMSGSIZE, "-m: a message of %zu bytes, at most %d",
+                                        strlen(arg), STORE_MSG_MAX);
+                o->xo.message = arg;
+                break;
+        case 'q':
+                o->quiet = true;
+                break;
+        default: /* getopt said what */
+                rtn_err_clear(err);
+                err->code = EINVAL;
+                return -EINVAL;
+        }
+        return 0;
+}
 
 static int parse_opts(int argc, char **argv, struct exec_opts *o, struct rtn_error *err) {
-        static const struct option longopts[] = {{"rootfs", required_argument, NULL, 'r'},
-                                                 {"workspace", required_argument, NULL, 'w'},
-                                                 {"bind", required_argument, NULL, 'b'},
-                                                 {"cwd", required_argument, NULL, 'c'},
-                                                 {"net", required_argument, NULL, 'n'},
-                                                 {"hostname", required_argument, NULL, 'H'},
-                                                 {"timeout", required_argument, NULL, 'T'},
-                                                 {"tty", no_argument, NULL, 't'},
-                                                 {"help", no_argument, NULL, 'h'},
-                                                 {"env", required_argument, NULL, 'E'},
-                                                 {"commit", no_argument, NULL, 'C'},
-                                                 {"keep", no_argument, NULL, 'K'},
-                                                 {"message", required_argument, NULL, 'm'},
-                                                 {"data-dir", required_argument, NULL, 'D'},
-                                                 {"quiet", no_argument, NULL, 'q'},
-                                                 RT_SPEC_LONGOPTS,
-                                                 {"workspace-mode", required_argument, NULL, 'W'},
-                                                 {0}};
+        struct option longopts[64];
         int c, r;
+        if ((r = rt_opts_longopts(exec_rows, EXEC_NROWS, longopts, 64)) < 0)
+                return rtn_errx(err, -r, "too many options");
         rtn_usage_prog(argv, "exec");
         optind = 1;
         while ((c = getopt_long(argc, argv, "+thm:", longopts, NULL)) != -1) {
-                switch (c) {
-                case 'r':
-                        o->spec.rootfs = optarg;
-                        break;
-                case 'w':
-                        if (!optarg[0])
-                                return rtn_errx(err, EINVAL, "--workspace wants a directory");
-                        if (!realpath(optarg, o->workspace_abs))
-                                return rtn_err(err, errno, "--workspace %s", optarg);
-                        o->spec.workspace = o->workspace_abs;
-                        break;
-                case 'b':
-                        if ((r = rt_parse_bind(&o->spec, optarg, err)) < 0)
-                                return r;
-                        break;
-                case 'c':
-                        o->cwd = optarg;
-                        break;
-                case 'n':
-                        if (!strcmp(optarg, "none"))
-                                o->spec.net_none = true;
-                        else if (strcmp(optarg, "loopback") != 0)
-                                return rtn_errx(err, EINVAL, "--net must be loopback or none");
-                        break;
-                case 'H':
-                        o->spec.hostname = optarg;
-                        break;
-                case 'T': {
-                        char *end;
-                        errno = 0;
-                        o->timeout = strtoul(optarg, &end, 10);
-                        if (errno || *end || o->timeout == 0 || o->timeout > 31536000)
-                                return rtn_errx(err, EINVAL,
-                                                "--timeout wants seconds (1..31536000)");
-                        break;
-                }
-                case 't':
-                        o->tty = true;
-                        break;
-                case 'E':
-                        if ((r = store_env_check(optarg, err)) < 0)
-                                return r;
-                        o->xo.env = optarg;
-                        break;
-                case 'C':
-                        o->xo.commit = true;
-                        break;
-                case 'K':
-                        o->xo.keep = true;
-                        break;
-                case 'm': /* checked before the command runs: a refused commit loses its work */
-                        if (strlen(optarg) > STORE_MSG_MAX)
-                                return rtn_errx(err, EMSGSIZE,
-                                                "-m: a message of %zu bytes, at most %d",
-                                                strlen(optarg), STORE_MSG_MAX);
-                        o->xo.message = optarg;
-                        break;
-                case 'D':
-                        o->xo.data_dir = optarg;
-                        break;
-                case 'q':
-                        o->quiet = true;
-                        break;
-                case 'W':
-                        if ((r = rt_parse_ws_mode(&o->spec, optarg, err)) < 0)
-                                return r;
-                        break;
-                case 'h':
-                        fputs(exec_usage, stdout); /* rtn's own text */
+                if (c == 'h') {
+                        rt_opts_usage(stdout, RT_VERB_EXEC,
+                                      "usage: rtn exec [OPTIONS] -- CMD [ARG...]\n", exec_rows,
+                                      EXEC_NROWS, NULL);
                         exit(0);
-                default:
-                        if ((r = rt_spec_opt(c, optarg, &o->spec, &o->so, err)) < 0)
-                                return r;
-                        if (r == 0) { /* getopt said what */
-                                rtn_err_clear(err);
-                                err->code = EINVAL;
-                                return -EINVAL;
-                        }
-                        break;
                 }
+                r = rt_spec_opt(c, optarg, &o->spec, &o->so, err);
+                if (r == 0)
+                        r = exec_opt(c, optarg, o, err);
+                if (r < 0)
+                        return r;
         }
+        o->xo.data_dir = o->so.data_dir;
+        o->xo.env = o->so.env;
         if ((r = rt_spec_opts_check(&o->spec, &o->so, err)) < 0)
                 return r;
         /* A pipe behind -t would be echoed by the pty and never see its end of file (the pty
@@ -236,7 +186,7 @@ static int setup_stdio(struct exec_run *run, int fds[3], int close_later[3],
         return 0;
 }
 
-static int setup_signals(struct exec_run *run, unsigned long timeout, struct rtn_error *err) {
+static int setup_signals(struct exec_run *run, uint64_t timeout_usec, struct rtn_error *err) {
         sigset_t mask;
         sigemptyset(&mask);
         sigaddset(&mask, SIGINT);
@@ -248,9 +198,11 @@ static int setup_signals(struct exec_run *run, unsigned long timeout, struct rtn
         if (sigprocmask(SIG_BLOCK, &mask, NULL) < 0 ||
             (run->sigfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK)) < 0)
                 return rtn_err(err, errno, "signalfd");
-        if (timeout) {
+        if (timeout_usec) {
                 run->timerfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
-                struct itimerspec its = {.it_value = {.tv_sec = (time_t)timeout}};
+                struct itimerspec its = {
+                        .it_value = {.tv_sec = (time_t)(timeout_usec / RTN_USEC_PER_SEC),
+                                     .tv_nsec = (long)(timeout_usec % RTN_USEC_PER_SEC) * 1000}};
                 if (run->timerfd < 0 || timerfd_settime(run->timerfd, 0, &its, NULL) < 0)
                         return rtn_err(err, errno, "timerfd");
         }
@@ -401,7 +353,7 @@ static int close_exec(struct exec_run *run, int code) {
         return code;
 }
 
-int rt_cmd_exec(int argc, char **argv) {
+int cli_cmd_exec(int argc, char **argv) {
         __attribute__((cleanup(exec_opts_done))) struct exec_opts o = {
                 .xo = {.argc = argc, .argv = argv}};
         /* Static, not on the stack: its three 64 KiB pump buffers would cost every start a
@@ -428,7 +380,7 @@ int rt_cmd_exec(int argc, char **argv) {
                 return rtn_usage_error("exec", "-m needs --commit");
         int r = rt_exec_open(&run.x, &o.xo, &o.spec, &o.so, &err);
         if (r == 0)
-                r = setup_signals(&run, o.timeout, &err);
+                r = setup_signals(&run, o.so.timeout_usec, &err);
         struct queued q = {&run, &o};
         if (r == 0)
                 r = rt_exec_start(&run.x, &o.spec, send_command, &q, &err);

@@ -20,11 +20,9 @@ struct exec_opts {
         struct rt_spec_opts so; /* the options rtn serve shares */
         struct rt_exec_opts xo; /* --data-dir, --env, --keep, --commit, -m */
         const char *cwd;
-        unsigned long timeout;
         bool tty;
         char **argv;
         bool quiet;
-        char workspace_abs[PATH_MAX]; /* --workspace, resolved: what the policy checks */
 };
 
 struct exec_run {

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <sys/wait.h>
 
+#include "common/duration.h"
 #include "common/term.h"
 #include "cli/exec.h"
 #include "netns/netns.h"
@@ -115,7 +116,8 @@ int cli_exec_finish(struct exec_opts *o, struct exec_run *run, int code) {
                 rtn_term_printf(stderr, "rtn exec: the changes were not kept: %s\n", err.msg);
                 code = EXIT_RTN;
         } else if (run->timed_out) {
-                fprintf(stderr, "rtn exec: timed out after %lu s\n", o->timeout);
+                fprintf(stderr, "rtn exec: timed out after %llu s\n",
+                        (unsigned long long)(o->so.timeout_usec / RTN_USEC_PER_SEC));
                 code = EXIT_TIMEOUT;
         } else if (o->xo.commit && code == 0) {
                 if ((r = rt_exec_commit(&run->x, id, &err)) < 0)
@@ -139,4 +141,3 @@ int cli_exec_finish(struct exec_opts *o, struct exec_run *run, int code) {
         }
         return code;
 }
-

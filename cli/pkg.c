@@ -228,7 +228,7 @@ static void cli_unchanged(struct cli *c, const struct pkg_opts *o) {
         rtn_term_printf(stdout, "unchanged %s\n", tip);
 }
 
-int rt_cmd_pkg(int argc, char **argv) {
+int cli_cmd_pkg(int argc, char **argv) {
         struct pkg_opts o = {.env = STORE_DEFAULT_ENV, .timeout = 1800};
         struct cli c = {.session_lock = -1};
         struct rtn_error err = {0};

@@ -366,7 +366,7 @@ static const char probe_usage[] =
         "when rtn cannot run a sandbox here.\n"
         "  --json                the same as one JSON object\n";
 
-int rt_cmd_probe(int argc, char **argv) {
+int cli_cmd_probe(int argc, char **argv) {
         static const struct option longopts[] = {
                 {"json", no_argument, NULL, 'j'}, {"help", no_argument, NULL, 'h'}, {0}};
         bool json = false;

@@ -120,7 +120,8 @@ int rt_exec_open(struct rt_exec *x, const struct rt_exec_opts *o, struct rt_spec
                 return r;
         /* Listening before the sandbox starts: a port in use fails the command, not a
          * connection later. */
-        if (so->npublish && (r = netns_publish_new(so->publish, so->npublish, &x->publish, err)) < 0)
+        if (so->npublish &&
+            (r = netns_publish_new(so->publish, so->npublish, &x->publish, err)) < 0)
                 return r;
         return 0;
 }
@@ -221,8 +222,10 @@ int rt_exec_commit(struct rt_exec *x, char ret_id[STORE_ID_SIZE], struct rtn_err
         if (x->o->keep)
                 return rt_pending_commit(x->st, exec_env(x), msg, &x->sb.idmap, x->session_lock,
                                          ret_id, err);
-        struct store_commit_opts co = {
-                .msg = msg, .parent = x->stack.tip, .base = &x->base, .upper_lock = x->session_lock};
+        struct store_commit_opts co = {.msg = msg,
+                                       .parent = x->stack.tip,
+                                       .base = &x->base,
+                                       .upper_lock = x->session_lock};
         return rt_upper_commit(&x->sb.idmap, x->st, exec_env(x), x->upper_fs, x->session_dir, &co,
                                ret_id, err);
 }
