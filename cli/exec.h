@@ -42,3 +42,11 @@ void cli_exec_warn_setup(struct exec_opts *o);
  * what it should know (pending changes, host-run files, blocked calls, refused requests)
  * and returns the exit code, code unless keeping, committing or the clock failed it. */
 int cli_exec_finish(struct exec_opts *o, struct exec_run *run, int code);
+/* cli/exec_io.c: stdio for the command (our own fds, except terminals, which become pipes
+ * it pumps), the signals and the --timeout clock, -t's raw terminal and its restoring, and
+ * the loop that runs until the command has exited and its output drained. */
+int cli_exec_stdio(struct exec_run *run, int fds[3], int close_later[3], struct rtn_error *err);
+int cli_exec_signals(struct exec_run *run, uint64_t timeout_usec, struct rtn_error *err);
+void cli_exec_tty_raw(struct exec_run *run);
+void cli_exec_tty_restore(void);
+void cli_exec_loop(struct exec_run *run);
