@@ -28,7 +28,6 @@ void cli_exec_tty_restore(void) {
         tio_saved = false;
 }
 
-
 /* -t: the host terminal in raw mode (restored at exit) and pumped to and from the pty. */
 void cli_exec_tty_raw(struct exec_run *run) {
         if (isatty(STDIN_FILENO) && tcgetattr(STDIN_FILENO, &saved_tio) == 0) {
@@ -44,8 +43,7 @@ void cli_exec_tty_raw(struct exec_run *run) {
 }
 
 /* stdio for the command: our own fds, except terminals, which become pipes we pump. */
-int cli_exec_stdio(struct exec_run *run, int fds[3], int close_later[3],
-                       struct rtn_error *err) {
+int cli_exec_stdio(struct exec_run *run, int fds[3], int close_later[3], struct rtn_error *err) {
         for (int i = 0; i < 3; i++) {
                 close_later[i] = -1;
                 if (fcntl(i, F_GETFD) < 0) {
@@ -165,4 +163,3 @@ void cli_exec_loop(struct exec_run *run) {
                                 rt_pump_run(&run->pumps[owner[i]]);
         }
 }
-

@@ -116,8 +116,9 @@ int cli_exec_finish(struct exec_opts *o, struct exec_run *run, int code) {
                 rtn_term_printf(stderr, "rtn exec: the changes were not kept: %s\n", err.msg);
                 code = EXIT_RTN;
         } else if (run->timed_out) {
-                fprintf(stderr, "rtn exec: timed out after %llu s\n",
-                        (unsigned long long)(o->so.timeout_usec / RTN_USEC_PER_SEC));
+                char d[RTN_DURATION_BUF];
+                rtn_term_printf(stderr, "rtn exec: timed out after %s\n",
+                                rtn_duration_format(o->so.timeout_usec, d));
                 code = EXIT_TIMEOUT;
         } else if (o->xo.commit && code == 0) {
                 if ((r = rt_exec_commit(&run->x, id, &err)) < 0)

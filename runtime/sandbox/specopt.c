@@ -63,9 +63,11 @@ const struct rt_opt rt_spec_opt_rows[] = {
         {"timeout",
          required_argument,
          RT_OPT_TIMEOUT,
-         {"  --timeout SECS        kill the sandbox after SECS seconds (exit 124)\n",
+         {"  --timeout DURATION    kill the sandbox after DURATION (exit 124): seconds (90,\n"
+          "                        1.5) or with a unit (500ms, 30s, 5m, 1h, 1h30m, 2d)\n",
 
-          "  --timeout SECS        default shell_run timeout (default 600)\n"}},
+          "  --timeout DURATION    default shell_run timeout (default 600 s; 90, 1.5, 30s, 5m,\n"
+          "                        1h)\n"}},
         {"setenv",
          required_argument,
          RT_OPT_SETENV,
