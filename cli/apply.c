@@ -60,7 +60,7 @@ static const struct cli_store_verb apply_verb = {
 
 static int apply(const struct cli_store_opts *op, const char *const *allow, size_t nallow);
 
-int rt_cmd_apply(int argc, char **argv) {
+int cli_cmd_apply(int argc, char **argv) {
         struct cli_store_opts o;
         struct rtn_error err = {0};
         int code = cli_store_parse(argc, argv, &apply_verb, &o);

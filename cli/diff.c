@@ -170,7 +170,7 @@ static int show_paths(struct store *s, const struct cli_store_opts *o, char **pa
         return 0;
 }
 
-int rt_cmd_diff(int argc, char **argv) {
+int cli_cmd_diff(int argc, char **argv) {
         struct cli_store_opts o;
         struct rtn_error err = {0};
         struct store *s;

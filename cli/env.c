@@ -129,7 +129,7 @@ static int rm_one(struct store *s, const char *env, const struct rt_idmap *m,
         return r;
 }
 
-int rt_cmd_env(int argc, char **argv) {
+int cli_cmd_env(int argc, char **argv) {
         struct cli_store_opts o;
         struct rtn_error err = {0};
         struct store *s = NULL;

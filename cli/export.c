@@ -20,7 +20,7 @@ static const struct cli_store_verb export_verb = {
         .operand = "",
 };
 
-int rt_cmd_export(int argc, char **argv) {
+int cli_cmd_export(int argc, char **argv) {
         struct cli_store_opts o;
         struct rtn_error err = {0};
         struct store *s;

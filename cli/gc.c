@@ -18,7 +18,7 @@ static const struct cli_store_verb gc_verb = {
         .operand = "",
 };
 
-int rt_cmd_gc(int argc, char **argv) {
+int cli_cmd_gc(int argc, char **argv) {
         struct cli_store_opts o;
         struct rtn_error err = {0};
         struct store *s;

@@ -20,7 +20,7 @@ static const struct cli_store_verb import_verb = {
         .operand = "the file to import (FILE.tar.zst)",
 };
 
-int rt_cmd_import(int argc, char **argv) {
+int cli_cmd_import(int argc, char **argv) {
         struct cli_store_opts o;
         struct rtn_error err = {0};
         struct store *s;

@@ -11,46 +11,63 @@
 #include "common/version.h"
 #include "mcp/mcp.h"
 
-static const char usage[] =
-        "usage: rtn COMMAND [ARGS]\n"
-        "\n"
-        "Sandboxes for AI agents, built from Linux namespaces, overlayfs, Landlock and seccomp.\n"
-        "\n"
-        "Commands:\n"
-        "  exec [OPTIONS] -- CMD...   run one command in a fresh sandbox (rtn exec --help)\n"
-        "  serve [OPTIONS]            MCP server (stdio or --http), sandboxes by handle\n"
-        "  probe [--json]             check what this kernel and host allow\n"
-        "  ps [--all]                 list the running sandboxes (rtn exec, rtn serve)\n"
-        "  commit [-m MSG]            commit the pending changes (rtn exec --keep) to the "
-        "environment\n"
-        "  diff | reset               show | drop the pending changes\n"
-        "  apply [--dry-run]          write the pending /workspace changes (rtn exec --keep\n"
-        "                             --workspace-mode overlay) to the workspace's host dir\n"
-        "  log | rollback ID | gc     history, move the tip, garbage-collect\n"
-        "  reflog                     every tip the environment had (30 days)\n"
-        "  export ID -o FILE.tar.zst | import FILE   move commit chains between stores\n"
-        "  env list | env rm NAME...  the environments; remove one with its history\n"
-        "  store verify               recheck every layer and commit against its id\n"
-        "  rootfs bootstrap|import|list|rm   Debian base filesystems for --rootfs NAME\n"
-        "  pkg install --rootfs NAME PKG...  install packages through the gate and commit them\n"
-        "  help                       this text\n"
-        "  version                    print the version\n"
-        "\n"
-        "Environment: RTN_LOG=debug|info|warn|error.\n";
-
+/* The verbs: the one list rtn dispatches on and prints in its usage. The bash and zsh
+ * completions and rtn(1) name the same verbs; tests/integration/cli_completion.sh and
+ * cli_man.sh check them against this table (and `rtn help`). A new verb is a row here. */
 struct verb {
         const char *name;
         int (*fn)(int argc, char **argv);
+        const char *synopsis; /* after "rtn " in the usage; NULL: name */
+        const char *summary; /* may continue on lines indented to VERB_COL */
 };
 
 static const struct verb verbs[] = {
-        {"exec", rt_cmd_exec},     {"probe", rt_cmd_probe},   {"serve", mcp_cmd_serve},
-        {"commit", rt_cmd_commit}, {"log", rt_cmd_log},       {"rollback", rt_cmd_rollback},
-        {"reflog", rt_cmd_reflog}, {"diff", rt_cmd_diff},     {"reset", rt_cmd_reset},
-        {"gc", rt_cmd_gc},         {"export", rt_cmd_export}, {"import", rt_cmd_import},
-        {"store", rt_cmd_store},   {"rootfs", rt_cmd_rootfs}, {"pkg", rt_cmd_pkg},
-        {"apply", rt_cmd_apply},   {"ps", rt_cmd_ps},         {"env", rt_cmd_env},
+        {"exec", cli_cmd_exec, "exec [OPTIONS] -- CMD...",
+         "run one command in a fresh sandbox (rtn exec --help)"},
+        {"serve", mcp_cmd_serve, "serve [OPTIONS]",
+         "MCP server (stdio or --http), sandboxes by handle"},
+        {"probe", cli_cmd_probe, "probe [--json]", "check what this kernel and host allow"},
+        {"ps", cli_cmd_ps, "ps [--all]", "list the running sandboxes (rtn exec, rtn serve)"},
+        {"commit", cli_cmd_commit, "commit [-m MSG]",
+         "commit the pending changes (rtn exec --keep) to the environment"},
+        {"diff", cli_cmd_diff, NULL, "show the pending changes"},
+        {"reset", cli_cmd_reset, NULL, "drop the pending changes"},
+        {"apply", cli_cmd_apply, "apply [--dry-run]",
+         "write the pending /workspace changes (rtn exec --keep\n"
+         "                             --workspace-mode overlay) to the workspace's host dir"},
+        {"log", cli_cmd_log, NULL, "the environment's history"},
+        {"rollback", cli_cmd_rollback, "rollback ID", "move the environment's tip to commit ID"},
+        {"gc", cli_cmd_gc, NULL, "garbage-collect"},
+        {"reflog", cli_cmd_reflog, NULL, "every tip the environment had (30 days)"},
+        {"export", cli_cmd_export, "export ID -o FILE.tar.zst", "write a commit chain to a file"},
+        {"import", cli_cmd_import, "import FILE", "read one into this store"},
+        {"env", cli_cmd_env, "env list | env rm NAME...",
+         "the environments; remove one with its history"},
+        {"store", cli_cmd_store, "store verify", "recheck every layer and commit against its id"},
+        {"rootfs", cli_cmd_rootfs, "rootfs bootstrap|import|list|rm",
+         "Debian base filesystems for --rootfs NAME"},
+        {"pkg", cli_cmd_pkg, "pkg install --rootfs NAME PKG...",
+         "install packages through the gate and commit them"},
 };
+#define VERB_COL 29
+
+static void usage(FILE *f) {
+        fputs("usage: rtn COMMAND [ARGS]\n\n"
+              "Sandboxes for AI agents, built from Linux namespaces, overlayfs, Landlock and "
+              "seccomp.\n\nCommands:\n",
+              f); /* rtn's own text */
+        for (size_t i = 0; i < sizeof verbs / sizeof verbs[0]; i++) {
+                const char *syn = verbs[i].synopsis ? verbs[i].synopsis : verbs[i].name;
+                int pad = VERB_COL - 2 - (int)strlen(syn);
+                fprintf(f, "  %s%*s%s\n", syn, pad > 1 ? pad : 1, "",
+                        verbs[i].summary); /* rtn's own text */
+        }
+        fputs("  help                       this text\n"
+              "  version                    print the version\n"
+              "\n"
+              "Environment: RTN_LOG=debug|info|warn|error.\n",
+              f); /* rtn's own text */
+}
 
 int main(int argc, char **argv) {
         if (rtn_log_init("rtn") < 0) {
@@ -60,7 +77,7 @@ int main(int argc, char **argv) {
         }
         if (argc < 2 || !strcmp(argv[1], "help") || !strcmp(argv[1], "--help") ||
             !strcmp(argv[1], "-h")) {
-                fputs(usage, argc < 2 ? stderr : stdout); /* rtn's own text */
+                usage(argc < 2 ? stderr : stdout);
                 return argc < 2 ? RTN_EXIT_USAGE : 0;
         }
         if (!strcmp(argv[1], "version") || !strcmp(argv[1], "--version")) {

@@ -13,6 +13,7 @@
 
 #include "cli/cli.h"
 #include "cli/progress.h"
+#include "common/duration.h"
 #include "common/cleanup.h"
 #include "common/initproto.h"
 #include "common/log.h"
@@ -79,7 +80,7 @@ struct pkg_opts {
         const char *data_dir, *env, *rootfs;
         const char *allow[32];
         size_t nallow;
-        unsigned long timeout;
+        uint64_t timeout_usec;
         char **names;
         size_t n;
 };
@@ -121,7 +122,7 @@ static int cli_start(struct cli *c, const struct pkg_opts *o, const char *rootfs
         struct rt_cmd_opts ro = {.command = cmd,
                                  .cwd = "/",
                                  .policy = INIT_POLICY_PROVISION,
-                                 .timeout_usec = o->timeout * 1000000,
+                                 .timeout_usec = o->timeout_usec,
                                  .output_fn = cli_output};
         cli_progress_line(&c->prog, "apt-get update and install through the gate");
         return rt_session_run(c->sess, &ro, cli_done, c, &c->cmd, err);
@@ -134,7 +135,7 @@ static const char pkg_usage[] =
         "  --rootfs NAME         the rootfs (rtn rootfs list); required\n"
         "  --env NAME            environment to commit to (default: default)\n"
         "  --allow-host HOST     let the install reach HOST too (.example.org: all under it)\n"
-        "  --timeout SECS        kill the install after SECS seconds (default 1800)\n"
+        "  --timeout DURATION    kill the install after DURATION (default 30m; at most 24h)\n"
         "  --data-dir DIR        the store (default $RTN_DATA_DIR, $XDG_DATA_HOME/rtn, "
         "~/.local/share/rtn)\n"
         "apt's output is shown as it comes; on a terminal (or with RTN_LOG=info) each step is\n"
@@ -160,7 +161,6 @@ static int parse_pkg(int argc, char **argv, struct pkg_opts *o) {
         rtn_usage_prog(argv, name);
         optind = 0;
         int c;
-        char *end;
         while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
                 switch (c) {
                 case 'h':
@@ -179,12 +179,15 @@ static int parse_pkg(int argc, char **argv, struct pkg_opts *o) {
                                 return rtn_usage_error(name, "bad --allow-host %s", optarg);
                         o->allow[o->nallow++] = optarg;
                         break;
-                case 'T':
-                        errno = 0;
-                        o->timeout = strtoul(optarg, &end, 10);
-                        if (errno || *end || o->timeout == 0 || o->timeout > 86400)
-                                return rtn_usage_error(name, "--timeout wants 1..86400 seconds");
+                case 'T': {
+                        struct rtn_error err = {0};
+                        if (rtn_duration_opt("--timeout", optarg, &o->timeout_usec, &err) < 0)
+                                return rtn_usage_error(name, "%s", err.msg);
+                        if (o->timeout_usec > 86400 * RTN_USEC_PER_SEC)
+                                return rtn_usage_error(name, "--timeout %s: at most a day (24h)",
+                                                       optarg);
                         break;
+                }
                 default:
                         return rtn_usage_error(name, NULL);
                 }
@@ -228,8 +231,8 @@ static void cli_unchanged(struct cli *c, const struct pkg_opts *o) {
         rtn_term_printf(stdout, "unchanged %s\n", tip);
 }
 
-int rt_cmd_pkg(int argc, char **argv) {
-        struct pkg_opts o = {.env = STORE_DEFAULT_ENV, .timeout = 1800};
+int cli_cmd_pkg(int argc, char **argv) {
+        struct pkg_opts o = {.env = STORE_DEFAULT_ENV, .timeout_usec = 1800 * RTN_USEC_PER_SEC};
         struct cli c = {.session_lock = -1};
         struct rtn_error err = {0};
         cli_progress_init(&c.prog, "rtn pkg install");

@@ -23,7 +23,7 @@
 #include "common/usage.h"
 #include "common/initproto.h"
 #include "cli/cli.h"
-#include "runtime/internal.h"
+#include "runtime/exec/exec.h"
 #include "runtime/runtime.h"
 #include "runtime/sandbox/specopt.h"
 
@@ -366,7 +366,7 @@ static const char probe_usage[] =
         "when rtn cannot run a sandbox here.\n"
         "  --json                the same as one JSON object\n";
 
-int rt_cmd_probe(int argc, char **argv) {
+int cli_cmd_probe(int argc, char **argv) {
         static const struct option longopts[] = {
                 {"json", no_argument, NULL, 'j'}, {"help", no_argument, NULL, 'h'}, {0}};
         bool json = false;

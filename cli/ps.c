@@ -55,7 +55,7 @@ static void print_one(const struct rt_running *r, void *arg) {
                                 r->command);
 }
 
-int rt_cmd_ps(int argc, char **argv) {
+int cli_cmd_ps(int argc, char **argv) {
         static const struct option longopts[] = {{"all", no_argument, NULL, 'a'},
                                                  {"data-dir", required_argument, NULL, 'd'},
                                                  {"help", no_argument, NULL, 'h'},

@@ -27,7 +27,7 @@ static const struct cli_store_verb reflog_verb = {
         .operand = "",
 };
 
-int rt_cmd_reflog(int argc, char **argv) {
+int cli_cmd_reflog(int argc, char **argv) {
         struct cli_store_opts o;
         struct rtn_error err = {0};
         struct store *s;

@@ -223,7 +223,7 @@ static int parse_rootfs(int argc, char **argv, const char *name, struct rt_rootf
         return -1;
 }
 
-int rt_cmd_rootfs(int argc, char **argv) {
+int cli_cmd_rootfs(int argc, char **argv) {
         struct cli_progress prog;
         cli_progress_init(&prog, "rtn rootfs");
         struct rt_rootfs_make a = {.suite = "bookworm",

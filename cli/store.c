@@ -29,7 +29,7 @@ static const struct cli_store_verb verify_verb = {
                  "Rechecks every layer and commit against its id.\n" CLI_STORE_OPTS_USAGE,
 };
 
-int rt_cmd_store(int argc, char **argv) {
+int cli_cmd_store(int argc, char **argv) {
         struct cli_store_opts o;
         struct rtn_error err = {0};
         struct store *s;

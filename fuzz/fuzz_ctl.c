@@ -1,13 +1,14 @@
 /* The control-socket replies rtn reads one at a time with a blocking read while it starts a
- * sandbox or runs `rtn exec` (runtime/sandbox/sandbox.c, cli/exec.c): READY (rt_recv_typed, also
- * what runtime/sandbox/landlock_only.c reads), CONFIGURED (rt_config_wait), GATE with its listener
- * (rt_sandbox_open_gate), the spawn reply with a pty master (rt_exec_await_spawned) and the
- * exit and blocked-call events of rtn exec's command (rt_exec_read_ctl); SETUP_FAILED may
- * come instead of any of them. The target plays rtn-init on a real SOCK_SEQPACKET pair: the
- * first byte picks the reader, then up to eight datagrams (fuzz/peer.h) are queued before
- * the end is shut for writing, so every read returns. Oracles beyond the sanitizers: a reply
- * taken is exactly the size of its message, a gate is a listening socket, a blocked-call
- * report passes fuzz_check_blocked, an error has a message, and no fd is left open. */
+ * sandbox or runs `rtn exec` (runtime/sandbox/sandbox.c, runtime/exec/exec.c): READY
+ * (rt_recv_typed, also what runtime/sandbox/landlock_only.c reads), CONFIGURED (rt_config_wait),
+ * GATE with its listener (rt_sandbox_open_gate), the spawn reply with a pty master
+ * (rt_exec_await_spawned) and the exit and blocked-call events of rtn exec's command
+ * (rt_exec_read_ctl); SETUP_FAILED may come instead of any of them. The target plays rtn-init on a
+ * real SOCK_SEQPACKET pair: the first byte picks the reader, then up to eight datagrams
+ * (fuzz/peer.h) are queued before the end is shut for writing, so every read returns. Oracles
+ * beyond the sanitizers: a reply taken is exactly the size of its message, a gate is a listening
+ * socket, a blocked-call report passes fuzz_check_blocked, an error has a message, and no fd is
+ * left open. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +17,7 @@
 
 #include "fuzz/fuzz.h"
 #include "fuzz/peer.h"
+#include "runtime/exec/exec.h"
 #include "runtime/internal.h"
 
 enum { READ_READY, READ_CONFIGURED, READ_GATE, READ_SPAWNED, READ_EVENTS, READERS };

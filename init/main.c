@@ -253,7 +253,7 @@ static void on_ctl(void) {
  * sandbox runs any more. kill(-1) reaches every process but us; one that was forking then
  * is stopped by its fatal signal before it can add a child (copy_process), so once nothing
  * is left to reap, nothing is left. rtn need not then wait for our own exit, in which the
- * kernel tears down the namespaces and mounts (cli/exec.c). */
+ * kernel tears down the namespaces and mounts (runtime/exec/exec.c). */
 static void end_all(void) {
         init_privileged(kill_all_priv, NULL);
         for (;;) {

@@ -168,159 +168,116 @@ static const struct mcp_backend_ops serve_ops = {
 
 #define SERVE_STR_(x) #x
 #define SERVE_STR(x) SERVE_STR_(x)
-static const char serve_usage[] =
-        "usage: rtn serve [OPTIONS]\n"
-        "MCP server on stdin/stdout: one persistent sandbox, more by handle (sandbox_new).\n"
-        "  --data-dir DIR        store (default $RTN_DATA_DIR, $XDG_DATA_HOME/rtn, "
-        "~/.local/share/rtn)\n"
-        "  --env NAME            environment whose tip the sandbox starts from (default: default)\n"
-        "  --rootfs host|NAME|DIR  base filesystem (default host; NAME: rtn rootfs list)\n"
-        "  --allow-host HOST     let pkg_install reach HOST too (.example.org: it and all below)\n"
-        "  --workspace DIR       DIR at /workspace ('.' = the launch directory)\n"
-        "  --workspace-mode live|overlay  live (default): the agent's writes to /workspace\n"
-        "                        change DIR at once, and env_reset cannot undo them;\n"
-        "                        overlay: they stay in the sandbox (env_diff lists them,\n"
-        "                        env_reset drops them) until workspace_apply writes them to\n"
-        "                        DIR; left unapplied at exit, they become the environment's\n"
-        "                        pending changes (rtn diff, rtn apply, rtn reset)\n"
-        "  --bind SRC:DST[:ro|rw] bind a host dir or file at DST, below /workspace or under\n"
-        "                        /mnt (default rw; a file ro only); '\\:' is a ':' of a\n"
-        "                        path, SRC may be relative; repeatable\n"
-        "  --hostname NAME       hostname inside (default rtn)\n"
-        "  --net loopback|none   network inside (default loopback)\n"
-        "  --timeout SECS        default shell_run timeout (default 600)\n"
-        "  --max-output BYTES    stdout/stderr kept per command (default 1048576)\n"
-        "  --http-tools          offer http_get/http_post (they reach beyond the "
-        "sandbox:\n"
-        "                        public addresses, one of this machine's only by an\n"
-        "                        --allow-net ADDR:PORT)\n"
-        "  --max-sandboxes N     sandboxes open at once (sandbox_new, sandbox_fork; "
-        "default " SERVE_STR(
-                SERVE_SANDBOXES_DEFAULT) ")\n" MCP_HTTPD_USAGE RT_SPEC_USAGE
-                                         "environment: RTN_CGROUP=auto|always|never  a cgroup v2 "
-                                         "child per sandbox where a\n"
-                                         "                        memory or pids controller can "
-                                         "enforce its limit (auto, the\n"
-                                         "                        default), always, or never\n";
+
+/* rtn serve's own options, after the sandbox options it shares with rtn exec
+ * (rt_spec_opt_rows). An option is a row here and a case in serve_opt. */
+enum {
+        SERVE_OPT_MAX_OUTPUT = RT_OPT_VERB,
+        SERVE_OPT_HTTP_TOOLS,
+        SERVE_OPT_HTTP_SESSION,
+        SERVE_OPT_ALLOW_HOST,
+        SERVE_OPT_MAX_SANDBOXES
+};
+static const struct rt_opt serve_rows[] = {
+        {"allow-host",
+         required_argument,
+         SERVE_OPT_ALLOW_HOST,
+         {"  --allow-host HOST     let pkg_install reach HOST too (.example.org: it and all "
+          "below)\n"}},
+        {"max-output",
+         required_argument,
+         SERVE_OPT_MAX_OUTPUT,
+         {"  --max-output BYTES    stdout/stderr kept per command (default 1048576)\n"}},
+        {"http-tools",
+         no_argument,
+         SERVE_OPT_HTTP_TOOLS,
+         {"  --http-tools          offer http_get/http_post (they reach beyond the sandbox:\n"
+          "                        public addresses, one of this machine's only by an\n"
+          "                        --allow-net ADDR:PORT)\n"}},
+        {"max-sandboxes",
+         required_argument,
+         SERVE_OPT_MAX_SANDBOXES,
+         {"  --max-sandboxes N     sandboxes open at once (sandbox_new, sandbox_fork; "
+          "default " SERVE_STR(SERVE_SANDBOXES_DEFAULT) ")\n"}},
+        /* internal: set by the --http front end */
+        {"http-session", no_argument, SERVE_OPT_HTTP_SESSION, {""}},
+};
+#define SERVE_NROWS (sizeof serve_rows / sizeof serve_rows[0])
 
 struct serve_opts {
-        const char *data_dir;
         unsigned flags;
-        char *workspace_abs;
 };
+
+static int serve_opt(int c, const char *arg, struct serve_hub *h, struct serve_opts *so,
+                     struct rtn_error *err) {
+        struct serve *sv = &h->tmpl;
+        char *end;
+        unsigned long long v;
+        errno = 0;
+        switch (c) {
+        case SERVE_OPT_MAX_OUTPUT:
+                v = strtoull(arg, &end, 10);
+                if (errno || *end || v == 0 || v > 1ULL << 30)
+                        return rtn_errx(err, EINVAL, "bad --max-output value %s", arg);
+                sv->scfg.max_output = (size_t)v;
+                return 0;
+        case SERVE_OPT_HTTP_TOOLS:
+                so->flags |= MCP_TOOLS_HTTP;
+                return 0;
+        case SERVE_OPT_HTTP_SESSION:
+                so->flags |= MCP_TOOLS_HTTP_SESSION;
+                return 0;
+        case SERVE_OPT_MAX_SANDBOXES:
+                v = strtoull(arg, &end, 10);
+                if (errno || *end || v == 0 || v > SERVE_SANDBOXES_MAX)
+                        return rtn_errx(err, EINVAL, "bad --max-sandboxes value %s (1 to %d)", arg,
+                                        SERVE_SANDBOXES_MAX);
+                h->max = (unsigned)v;
+                return 0;
+        case SERVE_OPT_ALLOW_HOST:
+                if (sv->nallow >= 32 || !netns_host_valid(arg))
+                        return rtn_errx(err, EINVAL, "bad --allow-host %s", arg);
+                sv->allow_hosts[sv->nallow++] = arg;
+                return 0;
+        default: /* getopt said what */
+                rtn_err_clear(err);
+                err->code = EINVAL;
+                return -EINVAL;
+        }
+}
 
 static int parse_serve(int argc, char **argv, struct serve_hub *h, struct serve_opts *so,
                        struct rtn_error *err) {
         struct serve *sv = &h->tmpl;
-        static const struct option longopts[] = {{"data-dir", required_argument, NULL, 'd'},
-                                                 {"env", required_argument, NULL, 'e'},
-                                                 {"rootfs", required_argument, NULL, 'r'},
-                                                 {"workspace", required_argument, NULL, 'w'},
-                                                 {"bind", required_argument, NULL, 'b'},
-                                                 {"hostname", required_argument, NULL, 'H'},
-                                                 {"net", required_argument, NULL, 'n'},
-                                                 {"timeout", required_argument, NULL, 'T'},
-                                                 {"max-output", required_argument, NULL, 'm'},
-                                                 {"http-tools", no_argument, NULL, 'x'},
-                                                 /* internal: set by the --http front end */
-                                                 {"http-session", no_argument, NULL, 'X'},
-                                                 {"help", no_argument, NULL, 'h'},
-                                                 {"allow-host", required_argument, NULL, 'a'},
-                                                 RT_SPEC_LONGOPTS,
-                                                 {"workspace-mode", required_argument, NULL, 'M'},
-                                                 {"max-sandboxes", required_argument, NULL, 'S'},
-                                                 {0}};
+        struct option longopts[64];
         struct rt_spec *sp = &sv->scfg.spec;
         int c, r;
+        if ((r = rt_opts_longopts(serve_rows, SERVE_NROWS, longopts, 64)) < 0)
+                return rtn_errx(err, -r, "too many options");
         rtn_usage_prog(argv, "serve");
         optind = 1;
         while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-                char *end;
-                unsigned long long v;
-                switch (c) {
-                case 'd':
-                        so->data_dir = optarg;
-                        break;
-                case 'e':
-                        sv->env = optarg;
-                        break;
-                case 'r':
-                        sp->rootfs = optarg;
-                        break;
-                case 'w':
-                        if (!optarg[0])
-                                return rtn_errx(err, EINVAL, "--workspace wants a directory");
-                        if (!(so->workspace_abs = realpath(optarg, NULL)))
-                                return rtn_err(err, errno, "--workspace %s", optarg);
-                        sp->workspace = so->workspace_abs;
-                        break;
-                case 'b':
-                        if ((r = rt_parse_bind(sp, optarg, err)) < 0)
-                                return r;
-                        break;
-                case 'H':
-                        sp->hostname = optarg;
-                        break;
-                case 'n':
-                        if (strcmp(optarg, "none") && strcmp(optarg, "loopback"))
-                                return rtn_errx(err, EINVAL, "--net must be loopback or none");
-                        sp->net_none = !strcmp(optarg, "none");
-                        break;
-                case 'T':
-                case 'm':
-                        errno = 0;
-                        v = strtoull(optarg, &end, 10);
-                        if (errno || *end || v == 0 || v > (c == 'T' ? 86400ULL * 365 : 1ULL << 30))
-                                return rtn_errx(err, EINVAL, "bad --%s value %s",
-                                                c == 'T' ? "timeout" : "max-output", optarg);
-                        if (c == 'T')
-                                sv->scfg.default_timeout_usec = v * 1000000;
-                        else
-                                sv->scfg.max_output = (size_t)v;
-                        break;
-                case 'x':
-                        so->flags |= MCP_TOOLS_HTTP;
-                        break;
-                case 'X':
-                        so->flags |= MCP_TOOLS_HTTP_SESSION;
-                        break;
-                case 'S':
-                        errno = 0;
-                        v = strtoull(optarg, &end, 10);
-                        if (errno || *end || v == 0 || v > SERVE_SANDBOXES_MAX)
-                                return rtn_errx(err, EINVAL,
-                                                "bad --max-sandboxes value %s (1 to %d)", optarg,
-                                                SERVE_SANDBOXES_MAX);
-                        h->max = (unsigned)v;
-                        break;
-                case 'M':
-                        if ((r = rt_parse_ws_mode(sp, optarg, err)) < 0)
-                                return r;
-                        break;
-                case 'a':
-                        if (sv->nallow >= 32 || !netns_host_valid(optarg))
-                                return rtn_errx(err, EINVAL, "bad --allow-host %s", optarg);
-                        sv->allow_hosts[sv->nallow++] = optarg;
-                        break;
-                case 'h':
-                        fputs(serve_usage, stdout);
+                if (c == 'h') {
+                        rt_opts_usage(stdout, RT_VERB_SERVE,
+                                      "usage: rtn serve [OPTIONS]\n"
+                                      "MCP server on stdin/stdout: one persistent sandbox, more by "
+                                      "handle (sandbox_new).\n",
+                                      serve_rows, SERVE_NROWS, MCP_HTTPD_USAGE);
                         exit(0);
-                default:
-                        if ((r = rt_spec_opt(c, optarg, sp, &sv->spec_opts, err)) < 0)
-                                return r;
-                        if (r == 0) { /* getopt said what */
-                                rtn_err_clear(err);
-                                err->code = EINVAL;
-                                return -EINVAL;
-                        }
-                        break;
                 }
+                r = rt_spec_opt(c, optarg, sp, &sv->spec_opts, err);
+                if (r == 0)
+                        r = serve_opt(c, optarg, h, so, err);
+                if (r < 0)
+                        return r;
         }
+        if (sv->spec_opts.env)
+                sv->env = sv->spec_opts.env;
+        if (sv->spec_opts.timeout_usec)
+                sv->scfg.default_timeout_usec = sv->spec_opts.timeout_usec;
         if (optind < argc)
                 return rtn_errx(err, EINVAL, "unexpected argument '%s'", argv[optind]);
-        if ((r = rt_spec_opts_check(sp, &sv->spec_opts, err)) < 0)
-                return r;
-        return store_env_check(sv->env, err);
+        return rt_spec_opts_check(sp, &sv->spec_opts, err);
 }
 
 /* What the agent is told in initialize: which paths are the user's own files, changed at
@@ -441,13 +398,13 @@ int mcp_cmd_serve(int argc, char **argv) {
         if (r == 0) /* the tmpfs all sandboxes may hold, against the machine's memory */
                 r = rt_tmpfs_check(&sv->scfg.spec, h.max, tmpfs_warn, sizeof tmpfs_warn, &err);
         if (r == 0)
-                r = rt_rootfs_resolve(so.data_dir, sv->scfg.spec.rootfs, &rootfs, &err);
+                r = rt_rootfs_resolve(sv->spec_opts.data_dir, sv->scfg.spec.rootfs, &rootfs, &err);
         if (r == 0 && rootfs) {
                 sv->rootfs_path = sv->scfg.spec.rootfs = rootfs;
                 sv->scfg.spec.gate = true;
                 r = rt_pkg_gate_new(rootfs, sv->allow_hosts, sv->nallow, &sv->gate, &err);
         }
-        if (r == 0 && (r = store_open(so.data_dir, &sv->store, &err)) == 0)
+        if (r == 0 && (r = store_open(sv->spec_opts.data_dir, &sv->store, &err)) == 0)
                 store_set_max(sv->store, sv->spec_opts.store_max);
         /* An environment runs on the base it was made on (docs/store.md, "Bases"). */
         if (r == 0 && (r = rt_rootfs_identity(sv->rootfs_path, &sv->base, &err)) == 0)
@@ -500,7 +457,6 @@ out:
         while (h.n > 0) /* a server that never ran its loop */
                 serve_sandbox_end(h.sbs[0], false);
         free(h.sbs);
-        free(so.workspace_abs);
         netns_gate_free(sv->gate);
         netns_publish_free(h.publish);
         netns_policy_free(&sv->spec_opts.net);

@@ -202,11 +202,11 @@ static enum netns_verdict gate_verdict(const struct netns_gate *g, const char *h
         bool any_port = false, defaults_only = true;
         for (size_t i = 0; i < g->policy.n; i++) {
                 uint16_t rp = g->policy.rules[i].port;
-                any_port |= rp ? rp == port : (port == 80 || port == 443);
+                any_port |= rp ? rp == port : netns_port_default(port);
                 defaults_only &= rp == 0;
         }
         if (!any_port && defaults_only)
-                snprintf(why, wl, "only ports 80 and 443 are allowed");
+                snprintf(why, wl, "only ports " NETNS_PORTS_DEFAULT " are allowed");
         else if (!any_port)
                 snprintf(why, wl, "port %u is not on the allowlist", port);
         else if (family)

@@ -62,6 +62,13 @@ struct netns_rule {
         uint16_t port; /* 0: ports 80 and 443 */
 };
 
+/* A rule that names no port admits these, the web's two (the one home of that rule: the
+ * policy's check and the gate's refusal message both ask it). */
+static inline bool netns_port_default(uint16_t port) {
+        return port == 80 || port == 443;
+}
+#define NETNS_PORTS_DEFAULT "80 and 443"
+
 struct netns_policy {
         struct netns_rule *rules;
         size_t n, cap;

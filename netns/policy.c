@@ -238,7 +238,7 @@ int netns_policy_copy(const struct netns_policy *src, struct netns_policy *ret) 
 }
 
 static bool port_ok(const struct netns_rule *r, uint16_t port) {
-        return r->port ? port == r->port : (port == 80 || port == 443);
+        return r->port ? port == r->port : netns_port_default(port);
 }
 
 bool netns_policy_allows(const struct netns_policy *p, const char *host, uint16_t port) {

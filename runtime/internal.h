@@ -174,17 +174,6 @@ int rt_sandbox_open_gate(struct rt_sandbox *sb, struct rtn_error *err);
 struct rt_session;
 int rt_session_attach(struct rt_session *s, const struct rt_sandbox *sb, struct rtn_error *err);
 
-/* rtn exec's command (id 1) as rtn-init reports it (cli/exec.c). await_spawned reads
- * the spawn reply (the error names cmd, or cwd when the chdir failed): 0 with *ret_master the pty
- * master (or -1); on SPAWN_FAILED the exit code rtn exec uses (127 not found, 126 cannot execute,
- * 125 another step), with err saying why; < 0 when the sandbox ended or sent anything else.
- * read_ctl reads one event: EXITED sets *wait_status and returns 1, BLOCKED fills *blocked (emptied
- * when malformed), anything else is ignored (0); -1 when the sandbox is gone. */
-struct rt_blocked;
-int rt_exec_await_spawned(struct rt_sandbox *sb, const char *cmd, const char *cwd, int *ret_master,
-                          struct rtn_error *err);
-int rt_exec_read_ctl(struct rt_sandbox *sb, int *wait_status, struct rt_blocked *blocked);
-
 /* --isolation landlock: rtn-init on the host, no namespaces (runtime/sandbox/landlock_only.c). */
 int rt_landlock_only_start(const struct rt_spec *spec, struct rt_sandbox *sb,
                            struct rtn_error *err);

@@ -26,7 +26,8 @@ struct MHD_Connection;
         "                        PORT 0 picks a free one, printed on stderr)\n"                    \
         "  --token-file FILE     the bearer token every HTTP request must carry (required\n"       \
         "                        with --http; FILE must not be readable by group or others)\n"     \
-        "  --idle-timeout SECS   end an HTTP session idle this long (default 900)\n"               \
+        "  --idle-timeout DURATION end an HTTP session idle this long (default 15m; 30s,\n"        \
+        "                        5m, 1h)\n"                                                        \
         "  --max-sessions N      HTTP sessions at once (default 64); more are refused (503)\n"     \
         "  --allow-origin ORIGIN accept requests whose Origin is ORIGIN too; repeatable (the\n"    \
         "                        server's own http://ADDR:PORT, or localhost:PORT, always is)\n"   \

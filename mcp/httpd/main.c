@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/duration.h"
 #include "common/cleanup.h"
 #include "common/log.h"
 #include "common/loop.h"
@@ -91,7 +92,7 @@ static int parse_uint(const char *name, const char *v, unsigned long long max,
 }
 
 static int set_front_opt(struct httpd_opts *o, int which, const char *v, struct rtn_error *err) {
-        unsigned long long x;
+        unsigned long long x = 0;
         int r = 0;
         switch (which) {
         case O_HTTP:
@@ -107,8 +108,7 @@ static int set_front_opt(struct httpd_opts *o, int which, const char *v, struct 
                 o->workspace_root = v;
                 break;
         case O_IDLE:
-                if ((r = parse_uint("idle-timeout", v, 86400ULL * 365, &x, err)) == 0)
-                        o->idle_usec = x * 1000000ULL;
+                r = rtn_duration_opt("--idle-timeout", v, &o->idle_usec, err);
                 break;
         case O_MAX:
                 if ((r = parse_uint("max-sessions", v, HTTPD_MAX_SESSIONS, &x, err)) == 0)

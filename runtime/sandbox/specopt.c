@@ -11,7 +11,218 @@
 #include "common/cleanup.h"
 #include "common/io.h"
 
+#include "common/duration.h"
 #include "runtime/sandbox/specopt.h"
+#include "store/store.h"
+
+const struct rt_opt rt_spec_opt_rows[] = {
+        {"rootfs",
+         required_argument,
+         RT_OPT_ROOTFS,
+         {"  --rootfs host|NAME|DIR  base filesystem: host (default, a read-only view of /usr /etc "
+          "/opt\n"
+          "                        ...), a rootfs NAME (rtn rootfs list) or a directory\n",
+
+          "  --rootfs host|NAME|DIR  base filesystem (default host; NAME: rtn rootfs list)\n"}},
+        {"workspace",
+         required_argument,
+         RT_OPT_WORKSPACE,
+         {"  --workspace DIR       DIR at /workspace (default: an empty dir, discarded)\n",
+
+          "  --workspace DIR       DIR at /workspace ('.' = the launch directory)\n"}},
+        {"workspace-mode",
+         required_argument,
+         RT_OPT_WORKSPACE_MODE,
+         {"  --workspace-mode live|overlay  live (default): writes to /workspace are on the host\n"
+          "                        at once; overlay: they go to the sandbox's upper, and with\n"
+          "                        --keep become pending changes (rtn diff, rtn apply writes\n"
+          "                        them to DIR, rtn reset drops them); without --keep they are\n"
+          "                        discarded when the command ends\n",
+
+          "  --workspace-mode live|overlay  live (default): the agent's writes to /workspace\n"
+          "                        change DIR at once, and env_reset cannot undo them;\n"
+          "                        overlay: they stay in the sandbox (env_diff lists them,\n"
+          "                        env_reset drops them) until workspace_apply writes them to\n"
+          "                        DIR; left unapplied at exit, they become the environment's\n"
+          "                        pending changes (rtn diff, rtn apply, rtn reset)\n"}},
+        {"bind",
+         required_argument,
+         RT_OPT_BIND,
+         {"  --bind SRC:DST[:ro|rw] bind a host dir or file at DST, below /workspace or under\n"
+          "                        /mnt (default rw; a file ro only); '\\:' is a ':' of a\n"
+          "                        path, SRC may be relative; repeatable\n",
+          NULL}},
+        {"net",
+         required_argument,
+         RT_OPT_NET,
+         {"  --net loopback|none   loopback only (default), or no network at all\n", NULL}},
+        {"hostname",
+         required_argument,
+         RT_OPT_HOSTNAME,
+         {"  --hostname NAME       hostname inside (default rtn)\n", NULL}},
+        {"timeout",
+         required_argument,
+         RT_OPT_TIMEOUT,
+         {"  --timeout DURATION    kill the sandbox after DURATION (exit 124): seconds (90,\n"
+          "                        1.5) or with a unit (500ms, 30s, 5m, 1h, 1h30m, 2d)\n",
+
+          "  --timeout DURATION    default shell_run timeout (default 600 s; 90, 1.5, 30s, 5m,\n"
+          "                        1h)\n"}},
+        {"setenv",
+         required_argument,
+         RT_OPT_SETENV,
+         {"  --setenv K=V|K        set an environment variable of the agent's commands (K alone:\n"
+          "                        the value rtn has; an error when it has none); repeatable\n",
+          NULL}},
+        {"env-file",
+         required_argument,
+         RT_OPT_ENV_FILE,
+         {"  --env-file FILE       --setenv for each line of FILE (docker's format: K=V or K,\n"
+          "                        # comments, blank lines; values taken as written)\n",
+          NULL}},
+        {"upper-size",
+         required_argument,
+         RT_OPT_UPPER_SIZE,
+         {"  --upper-size BYTES    room for the sandbox's changes (its upper layer, a tmpfs, an\n"
+          "                        overlay workspace's included) and for /tmp, each (default 2G;\n"
+          "                        K M G); a write beyond fails with ENOSPC inside; more\n"
+          "                        than the machine's memory is refused\n",
+          NULL}},
+        {"store-max",
+         required_argument,
+         RT_OPT_STORE_MAX,
+         {"  --store-max BYTES     the most the data dir may hold on disk (K M G): a commit that\n"
+          "                        would pass it is refused, as one that would leave its\n"
+          "                        filesystem less than 5 percent free (1G-quarter of it)\n",
+          NULL}},
+        {"pids-max",
+         required_argument,
+         RT_OPT_PIDS_MAX,
+         {"  --pids-max N          tasks that may exist in the sandbox at once (default 4096,\n"
+          "                        at least 301; cgroup v2 pids.max when available, and the\n"
+          "                        pid_max)\n",
+          NULL}},
+        {"memory-max",
+         required_argument,
+         RT_OPT_MEMORY_MAX,
+         {"  --memory-max BYTES    memory limit of the sandbox (cgroup v2 memory.max when\n"
+          "                        available, else RLIMIT_AS per process, with a warning)\n",
+          NULL}},
+        {"allow-ptrace",
+         no_argument,
+         RT_OPT_ALLOW_PTRACE,
+         {"  --allow-ptrace        let the agent's commands ptrace the sandbox's own processes\n"
+          "                        (strace, gdb); never rtn-init nor anything outside\n",
+          NULL}},
+        {"allow-net",
+         required_argument,
+         RT_OPT_ALLOW_NET,
+         {"  --allow-net HOST      let the agent's commands reach HOST through rtn's proxy: a\n"
+          "                        name, .domain (it and every name below), IPv4 or [IPv6]\n"
+          "                        address, :PORT (default 80 and 443); an address of this\n"
+          "                        machine only as ADDR:PORT; repeatable\n",
+          NULL}},
+        {"net-policy",
+         required_argument,
+         RT_OPT_NET_POLICY,
+         {"  --net-policy FILE     the same rules from FILE, one a line (docs/network.md)\n",
+          NULL}},
+        {"secret",
+         required_argument,
+         RT_OPT_SECRET,
+         {"  --secret NAME@HOST    add the header 'Authorization: Bearer VALUE' to the agent's\n"
+          "                        requests for HOST (allowed by it; HTTPS intercepted with a\n"
+          "                        CA of the sandbox's own, the server verified), VALUE being\n"
+          "                        rtn's environment variable NAME; commands see a placeholder\n"
+          "                        in NAME; plain http:// to HOST is refused unless written\n"
+          "                        NAME@http://HOST (then sent unverified); repeatable\n",
+          NULL}},
+        {"secret-file",
+         required_argument,
+         RT_OPT_SECRET_FILE,
+         {"  --secret-file NAME@[http://]HOST=FILE\n"
+          "                        the same with VALUE read from FILE (its last newline dropped)\n",
+          NULL}},
+        {"secret-header",
+         required_argument,
+         RT_OPT_SECRET_HEADER,
+         {"  --secret-header NAME=TEMPLATE\n"
+          "                        the header for the secrets named NAME before, {} the value\n"
+          "                        ('X-Api-Key: {}'; docs/network.md, \"Secrets\")\n",
+          NULL}},
+        {"publish",
+         required_argument,
+         RT_OPT_PUBLISH,
+         {"  --publish [ADDR:]HOSTPORT:SANDBOXPORT\n"
+          "                        forward connections to ADDR:HOSTPORT on the host (ADDR\n"
+          "                        127.0.0.1 by default) to SANDBOXPORT on the sandbox's\n"
+          "                        loopback; repeatable (docs/network.md)\n",
+          NULL}},
+        {"protect",
+         required_argument,
+         RT_OPT_PROTECT,
+         {"  --protect PATH        keep PATH (relative to the workspace, or absolute below it or\n"
+          "                        a read-write --bind) read-only inside, and refused by rtn\n"
+          "                        apply, as the files git's configuration names are; repeatable\n",
+          NULL}},
+        {"isolation",
+         required_argument,
+         RT_OPT_ISOLATION,
+         {"  --isolation MODE      full (default); landlock: no namespaces, Landlock+seccomp "
+          "only;\n"
+          "                        namespaces: no Landlock (both weaker, reported on stderr).\n"
+          "                        Without it rtn picks landlock by itself where user\n"
+          "                        namespaces are denied, and says so (rtn probe)\n",
+          NULL}},
+        {"env",
+         required_argument,
+         RT_OPT_ENV,
+         {"  --env NAME            start from environment NAME's tip (default: default)\n",
+
+          "  --env NAME            environment whose tip the sandbox starts from (default: "
+          "default)\n"}},
+        {"data-dir",
+         required_argument,
+         RT_OPT_DATA_DIR,
+         {"  --data-dir DIR        the store (default $RTN_DATA_DIR, $XDG_DATA_HOME/rtn, "
+          "~/.local/share/rtn)\n",
+
+          "  --data-dir DIR        store (default $RTN_DATA_DIR, $XDG_DATA_HOME/rtn, "
+          "~/.local/share/rtn)\n"}},
+};
+const size_t rt_spec_opt_nrows = sizeof rt_spec_opt_rows / sizeof rt_spec_opt_rows[0];
+
+int rt_opts_longopts(const struct rt_opt *own, size_t nown, struct option *ret, size_t cap) {
+        size_t n = 0;
+        if (rt_spec_opt_nrows + nown + 2 > cap)
+                return -ENOSPC;
+        for (size_t i = 0; i < rt_spec_opt_nrows; i++, n++)
+                ret[n] = (struct option){rt_spec_opt_rows[i].name, rt_spec_opt_rows[i].has_arg,
+                                         NULL, rt_spec_opt_rows[i].val};
+        for (size_t i = 0; i < nown; i++, n++)
+                ret[n] = (struct option){own[i].name, own[i].has_arg, NULL, own[i].val};
+        ret[n++] = (struct option){"help", no_argument, NULL, 'h'};
+        ret[n] = (struct option){0};
+        return 0;
+}
+
+static void opt_help(FILE *f, const struct rt_opt *row, enum rt_opt_verb verb) {
+        fputs(row->help[verb] ? row->help[verb] : row->help[RT_VERB_EXEC], f);
+}
+
+void rt_opts_usage(FILE *f, enum rt_opt_verb verb, const char *head, const struct rt_opt *own,
+                   size_t nown, const char *tail) {
+        fputs(head, f);
+        for (size_t i = 0; i < rt_spec_opt_nrows; i++)
+                opt_help(f, &rt_spec_opt_rows[i], verb);
+        for (size_t i = 0; i < nown; i++)
+                opt_help(f, &own[i], verb);
+        fputs(tail ? tail : "", f);
+        fputs("environment: RTN_CGROUP=auto|always|never  a cgroup v2 child per sandbox where a\n"
+              "                        memory or pids controller can enforce its limit (auto, the\n"
+              "                        default), always, or never\n",
+              f);
+}
 
 int rt_parse_size(const char *arg, const char *what, uint64_t *ret, struct rtn_error *err) {
         char *end;
@@ -167,11 +378,61 @@ static int parse_env_file(const char *path, struct rt_spec_opts *o, struct rtn_e
         return 0;
 }
 
-int rt_spec_opt(int c, const char *arg, struct rt_spec *s, struct rt_spec_opts *o,
+/* The options that set the spec's places and names. */
+static int spec_place_opt(int c, char *arg, struct rt_spec *s, struct rt_spec_opts *o,
+                          struct rtn_error *err) {
+        switch (c) {
+        case RT_OPT_ROOTFS:
+                s->rootfs = arg;
+                return 0;
+        case RT_OPT_WORKSPACE:
+                if (!arg[0])
+                        return rtn_errx(err, EINVAL, "--workspace wants a directory");
+                if (!realpath(arg, o->workspace_abs))
+                        return rtn_err(err, errno, "--workspace %s", arg);
+                s->workspace = o->workspace_abs;
+                return 0;
+        case RT_OPT_WORKSPACE_MODE:
+                return rt_parse_ws_mode(s, arg, err);
+        case RT_OPT_BIND:
+                return rt_parse_bind(s, arg, err);
+        case RT_OPT_NET:
+                if (strcmp(arg, "none") && strcmp(arg, "loopback"))
+                        return rtn_errx(err, EINVAL, "--net must be loopback or none");
+                s->net_none = !strcmp(arg, "none");
+                return 0;
+        case RT_OPT_HOSTNAME:
+                s->hostname = arg;
+                return 0;
+        case RT_OPT_TIMEOUT:
+                return rtn_duration_opt("--timeout", arg, &o->timeout_usec, err);
+        case RT_OPT_DATA_DIR:
+                o->data_dir = arg;
+                return 0;
+        case RT_OPT_ENV:
+                o->env = arg;
+                return store_env_check(arg, err);
+        default:
+                return rtn_errx(err, EINVAL, "not a sandbox option");
+        }
+}
+
+int rt_spec_opt(int c, char *arg, struct rt_spec *s, struct rt_spec_opts *o,
                 struct rtn_error *err) {
         uint64_t v;
         int r;
         switch (c) {
+        case RT_OPT_ROOTFS:
+        case RT_OPT_WORKSPACE:
+        case RT_OPT_WORKSPACE_MODE:
+        case RT_OPT_BIND:
+        case RT_OPT_NET:
+        case RT_OPT_HOSTNAME:
+        case RT_OPT_TIMEOUT:
+        case RT_OPT_DATA_DIR:
+        case RT_OPT_ENV:
+                r = spec_place_opt(c, arg, s, o, err);
+                break;
         case RT_OPT_UPPER_SIZE:
                 r = rt_parse_size(arg, "--upper-size", &s->upper_bytes, err);
                 break;
@@ -314,5 +575,23 @@ int rt_spec_opts_env(const struct rt_spec_opts *o, struct rt_env *env, const str
         for (size_t i = 0; extra && extra[i]; i++)
                 if ((r = rt_env_set(env, extra[i], err)) < 0)
                         return r;
+        return 0;
+}
+
+int rt_spec_opts_gate(const struct rt_spec_opts *o, struct rt_spec *spec, struct netns_gate **ret,
+                      struct rtn_error *err) {
+        struct netns_gate *g = NULL;
+        int r;
+        *ret = NULL;
+        if (!spec->net_proxy || !o)
+                return 0;
+        if ((r = netns_gate_new_policy(&o->net, &g, err)) < 0)
+                return r;
+        if (o->secrets.n && (r = netns_gate_set_secrets(g, &o->secrets, err)) < 0) {
+                netns_gate_free(g);
+                return r;
+        }
+        spec->ca_pem = netns_gate_ca_pem(g);
+        *ret = g;
         return 0;
 }

@@ -3,6 +3,8 @@
 #pragma once
 
 #include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -27,76 +29,49 @@ enum {
         RT_OPT_SECRET_HEADER,
         RT_OPT_PROTECT,
         RT_OPT_STORE_MAX,
+        RT_OPT_ROOTFS,
+        RT_OPT_WORKSPACE,
+        RT_OPT_WORKSPACE_MODE,
+        RT_OPT_BIND,
+        RT_OPT_NET,
+        RT_OPT_HOSTNAME,
+        RT_OPT_TIMEOUT,
+        RT_OPT_DATA_DIR,
+        RT_OPT_ENV,
+        RT_OPT_VERB = 0x200, /* a verb's own options' values start here (or are characters) */
 };
 
-/* Entries for a command's struct option table. */
-#define RT_SPEC_LONGOPTS                                                                           \
-        {"upper-size", required_argument, NULL, RT_OPT_UPPER_SIZE},                                \
-                {"store-max", required_argument, NULL, RT_OPT_STORE_MAX},                          \
-                {"memory-max", required_argument, NULL, RT_OPT_MEMORY_MAX},                        \
-                {"pids-max", required_argument, NULL, RT_OPT_PIDS_MAX},                            \
-                {"isolation", required_argument, NULL, RT_OPT_ISOLATION},                          \
-                {"setenv", required_argument, NULL, RT_OPT_SETENV},                                \
-                {"env-file", required_argument, NULL, RT_OPT_ENV_FILE},                            \
-                {"allow-ptrace", no_argument, NULL, RT_OPT_ALLOW_PTRACE},                          \
-                {"allow-net", required_argument, NULL, RT_OPT_ALLOW_NET},                          \
-                {"net-policy", required_argument, NULL, RT_OPT_NET_POLICY},                        \
-                {"publish", required_argument, NULL, RT_OPT_PUBLISH},                              \
-                {"secret", required_argument, NULL, RT_OPT_SECRET},                                \
-                {"secret-file", required_argument, NULL, RT_OPT_SECRET_FILE},                      \
-                {"secret-header", required_argument, NULL, RT_OPT_SECRET_HEADER}, {                \
-                "protect", required_argument, NULL, RT_OPT_PROTECT                                 \
-        }
+/* The verbs that take the shared options; a row's help may differ between them. */
+enum rt_opt_verb { RT_VERB_EXEC, RT_VERB_SERVE, RT_VERB_N };
 
-#define RT_SPEC_USAGE                                                                              \
-        "  --setenv K=V|K        set an environment variable of the agent's commands (K alone:\n"  \
-        "                        the value rtn has; an error when it has none); repeatable\n"      \
-        "  --env-file FILE       --setenv for each line of FILE (docker's format: K=V or K,\n"     \
-        "                        # comments, blank lines; values taken as written)\n"              \
-        "  --upper-size BYTES    room for the sandbox's changes (its upper layer, a tmpfs, an\n"   \
-        "                        overlay workspace's included) and for /tmp, each (default 2G;\n"  \
-        "                        K M G); a write beyond fails with ENOSPC inside; more\n"          \
-        "                        than the machine's memory is refused\n"                           \
-        "  --store-max BYTES     the most the data dir may hold on disk (K M G): a commit that\n"  \
-        "                        would pass it is refused, as one that would leave its\n"          \
-        "                        filesystem less than 5 percent free (1G-quarter of it)\n"         \
-        "  --pids-max N          tasks that may exist in the sandbox at once (default 4096,\n"     \
-        "                        at least 301; cgroup v2 pids.max when available, and the\n"       \
-        "                        pid_max)\n"                                                       \
-        "  --memory-max BYTES    memory limit of the sandbox (cgroup v2 memory.max when\n"         \
-        "                        available, else RLIMIT_AS per process, with a warning)\n"         \
-        "  --allow-ptrace        let the agent's commands ptrace the sandbox's own processes\n"    \
-        "                        (strace, gdb); never rtn-init nor anything outside\n"             \
-        "  --allow-net HOST      let the agent's commands reach HOST through rtn's proxy: a\n"     \
-        "                        name, .domain (it and every name below), IPv4 or [IPv6]\n"        \
-        "                        address, :PORT (default 80 and 443); an address of this\n"        \
-        "                        machine only as ADDR:PORT; repeatable\n"                          \
-        "  --net-policy FILE     the same rules from FILE, one a line (docs/network.md)\n"         \
-        "  --secret NAME@HOST    add the header 'Authorization: Bearer VALUE' to the agent's\n"    \
-        "                        requests for HOST (allowed by it; HTTPS intercepted with a\n"     \
-        "                        CA of the sandbox's own, the server verified), VALUE being\n"     \
-        "                        rtn's environment variable NAME; commands see a placeholder\n"    \
-        "                        in NAME; plain http:// to HOST is refused unless written\n"       \
-        "                        NAME@http://HOST (then sent unverified); repeatable\n"            \
-        "  --secret-file NAME@[http://]HOST=FILE\n"                                                \
-        "                        the same with VALUE read from FILE (its last newline dropped)\n"  \
-        "  --secret-header NAME=TEMPLATE\n"                                                        \
-        "                        the header for the secrets named NAME before, {} the value\n"     \
-        "                        ('X-Api-Key: {}'; docs/network.md, \"Secrets\")\n"                \
-        "  --publish [ADDR:]HOSTPORT:SANDBOXPORT\n"                                                \
-        "                        forward connections to ADDR:HOSTPORT on the host (ADDR\n"         \
-        "                        127.0.0.1 by default) to SANDBOXPORT on the sandbox's\n"          \
-        "                        loopback; repeatable (docs/network.md)\n"                         \
-        "  --protect PATH        keep PATH (relative to the workspace, or absolute below it or\n"  \
-        "                        a read-write --bind) read-only inside, and refused by rtn\n"      \
-        "                        apply, as the files git's configuration names are; repeatable\n"  \
-        "  --isolation MODE      full (default); landlock: no namespaces, Landlock+seccomp "       \
-        "only;\n"                                                                                  \
-        "                        namespaces: no Landlock (both weaker, reported on stderr).\n"     \
-        "                        Without it rtn picks landlock by itself where user\n"             \
-        "                        namespaces are denied, and says so (rtn probe)\n"
+/* One option of a verb's table: getopt_long's name, argument and value, and its lines of
+ * --help (help[verb]; NULL: help[RT_VERB_EXEC], the same text). The shared rows are
+ * rt_spec_opt_rows[] (runtime/sandbox/specopt.c); a verb lists its own after them. */
+struct rt_opt {
+        const char *name;
+        int has_arg; /* no_argument, required_argument */
+        int val;
+        const char *help[RT_VERB_N];
+};
+
+/* The sandbox options both verbs take, in --help's order; the row's parse is the case of
+ * its value in rt_spec_opt. */
+extern const struct rt_opt rt_spec_opt_rows[];
+extern const size_t rt_spec_opt_nrows;
+
+/* The getopt_long table of a verb: the shared rows, then its own (nown of them), 'help'
+ * with -h, and the terminator, in ret (room for cap entries). */
+int rt_opts_longopts(const struct rt_opt *own, size_t nown, struct option *ret, size_t cap);
+/* A verb's --help: head, the shared rows' help, its own rows', tail, then the environment
+ * every sandbox verb reads (RTN_CGROUP). */
+void rt_opts_usage(FILE *f, enum rt_opt_verb verb, const char *head, const struct rt_opt *own,
+                   size_t nown, const char *tail);
 
 struct rt_spec_opts {
+        const char *data_dir; /* --data-dir, or NULL: the default */
+        const char *env; /* --env (checked), or NULL: STORE_DEFAULT_ENV */
+        uint64_t timeout_usec; /* --timeout, or 0 */
+        char workspace_abs[PATH_MAX]; /* --workspace, resolved: what the policy checks */
         const char *setenv[RT_ENV_MAX]; /* --setenv K=V, checked when parsed */
         size_t nsetenv;
         char store[16384]; /* the K=V made from --setenv K and --env-file lines */
@@ -116,7 +91,7 @@ struct rt_spec_opts {
 int rt_parse_size(const char *arg, const char *what, uint64_t *ret, struct rtn_error *err);
 /* Applies option c (one of RT_OPT_*) to spec and o: 1 when it was one, 0 when c is not one of
  * these options, < 0 (err set) for a bad value. */
-int rt_spec_opt(int c, const char *arg, struct rt_spec *spec, struct rt_spec_opts *o,
+int rt_spec_opt(int c, char *arg, struct rt_spec *spec, struct rt_spec_opts *o,
                 struct rtn_error *err);
 /* After parsing: options that cannot go together (--publish with --net none or
  * --isolation landlock). */
@@ -135,5 +110,11 @@ void rt_spec_opts_limits(struct rt_spec *spec, struct rt_spec_opts *o,
  * (for agent commands), then extra KEY=VALUE settings (NULL-terminated, may be NULL). */
 int rt_spec_opts_env(const struct rt_spec_opts *o, struct rt_env *env, const struct rt_sandbox *sb,
                      uint32_t policy, bool tty, char *const *extra, struct rtn_error *err);
+/* The agent's proxy for --allow-net, --net-policy and --secret (spec->net_proxy): a gate with
+ * o's policy, then o's secrets, and their CA in spec->ca_pem, in that order (the CA exists once
+ * the secrets are set); *ret NULL without spec->net_proxy. `rtn exec` and each `rtn serve`
+ * session make theirs with it. */
+int rt_spec_opts_gate(const struct rt_spec_opts *o, struct rt_spec *spec, struct netns_gate **ret,
+                      struct rtn_error *err);
 /* "full", "landlock" or "namespaces". */
 const char *rt_isolation_name(enum init_isolation iso);

@@ -129,15 +129,9 @@ int rt_session_new(struct rtn_loop *loop, const struct rt_session_config *cfg,
         s->cfg.session_dir = s->dir;
         if ((r = ensure_dir(s->dir, err)) < 0)
                 goto fail;
-        if (cfg->spec.net_proxy && cfg->opts &&
-            (r = netns_gate_new_policy(&cfg->opts->net, &s->gate, err)) < 0)
-                goto fail;
         /* The gate's CA is the session's: each sandbox_new gets one of its own. */
-        if (s->gate && cfg->opts->secrets.n &&
-            (r = netns_gate_set_secrets(s->gate, &cfg->opts->secrets, err)) < 0)
+        if ((r = rt_spec_opts_gate(cfg->opts, &s->cfg.spec, &s->gate, err)) < 0)
                 goto fail;
-        if (s->gate)
-                s->cfg.spec.ca_pem = netns_gate_ca_pem(s->gate);
         *ret = s;
         return 0;
 fail:

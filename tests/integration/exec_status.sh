@@ -36,6 +36,25 @@ timeout_124() {
         [ $((end - start)) -lt 15 ] || t_fail "--timeout 1 took $((end - start)) s"
 }
 
+# A duration as people write it (common/duration.h): a fraction, a unit; a bad one is a usage
+# error that names the option before anything starts.
+timeout_takes_durations() {
+        t_cmd "$RTN" exec --timeout 0.5s -- sleep 60
+        t_exit_is 124
+        t_stderr_has "timed out after 0.5 s"
+        t_exit_is 0 "$RTN" exec --timeout 1.5 -- true
+        t_exit_is 0 "$RTN" exec --timeout 1h30m -- true
+        local bad
+        for bad in '5 m' 1e9 0x10 -1 0 ''; do
+                t_cmd "$RTN" exec --timeout "$bad" -- true
+                t_exit_is 125
+                t_stderr_has "rtn exec: --timeout"
+        done
+        t_cmd "$RTN" serve --timeout 366d
+        t_exit_is 125
+        t_stderr_has "rtn serve: --timeout 366d: at most a year"
+}
+
 timeout_not_hit_keeps_status() {
         t_exit_is 3 "$RTN" exec --timeout 30 -- sh -c 'exit 3'
 }
@@ -114,6 +133,7 @@ t_run signal_term_143 signal_term_143
 t_run signal_kill_137 signal_kill_137
 t_run signal_segv_139 signal_segv_139
 t_run timeout_124 timeout_124
+t_run timeout_takes_durations timeout_takes_durations
 t_run timeout_not_hit_keeps_status timeout_not_hit_keeps_status
 t_run timeout_kills_grandchildren timeout_kills_grandchildren
 t_run background_dies_with_command background_dies_with_command

@@ -33,7 +33,7 @@ Test(rt_cmd, full_cycle) {
         char *dd = strdup(t_path("data"));
         t_mkdir("u1");
         t_write("u1/a", "1");
-        cr_assert_eq(run(out, sizeof out, rt_cmd_commit,
+        cr_assert_eq(run(out, sizeof out, cli_cmd_commit,
                          ARGV("commit", "--data-dir", dd, "-m", "first", "--upper",
                               (char *)t_path("u1"))),
                      0);
@@ -41,47 +41,47 @@ Test(rt_cmd, full_cycle) {
         snprintf(id1, sizeof id1, "%.64s", out);
         t_mkdir("u2");
         t_write("u2/b", "2");
-        cr_assert_eq(run(out, sizeof out, rt_cmd_commit,
+        cr_assert_eq(run(out, sizeof out, cli_cmd_commit,
                          ARGV("commit", "--data-dir", dd, "--upper", (char *)t_path("u2"))),
                      0);
         snprintf(id2, sizeof id2, "%.64s", out);
-        cr_assert_eq(run(out, sizeof out, rt_cmd_log, ARGV("log", "--data-dir", dd)), 0);
+        cr_assert_eq(run(out, sizeof out, cli_cmd_log, ARGV("log", "--data-dir", dd)), 0);
         cr_assert(strstr(out, id1) && strstr(out, id2) && strstr(out, " first\n"), "%s", out);
         cr_assert(strstr(out, id2) < strstr(out, id1), "newest first: %s", out);
         t_mkdir("u3");
         t_write("u3/c", "3");
         t_whiteout("u3/a");
-        cr_assert_eq(run(out, sizeof out, rt_cmd_diff,
+        cr_assert_eq(run(out, sizeof out, cli_cmd_diff,
                          ARGV("diff", "--data-dir", dd, "--upper", (char *)t_path("u3"))),
                      0);
         cr_assert_str_eq(out, "D /a\nA /c\n");
         char short1[9];
         snprintf(short1, sizeof short1, "%.8s", id1);
         cr_assert_eq(
-                run(out, sizeof out, rt_cmd_rollback, ARGV("rollback", "--data-dir", dd, short1)),
+                run(out, sizeof out, cli_cmd_rollback, ARGV("rollback", "--data-dir", dd, short1)),
                 0);
         cr_assert_eq(strncmp(out, id1, 64), 0);
         /* The tip left behind stays in the reflog, and gc keeps it, until it expires. */
-        cr_assert_eq(run(out, sizeof out, rt_cmd_reflog, ARGV("reflog", "--data-dir", dd)), 0);
+        cr_assert_eq(run(out, sizeof out, cli_cmd_reflog, ARGV("reflog", "--data-dir", dd)), 0);
         cr_assert(strstr(out, id1) && strstr(out, id2) && strstr(out, " rollback\n"), "%s", out);
         cr_assert(strstr(out, id1) < strstr(out, id2), "newest first: %s", out);
-        cr_assert_eq(run(out, sizeof out, rt_cmd_gc, ARGV("gc", "--data-dir", dd)), 0);
+        cr_assert_eq(run(out, sizeof out, cli_cmd_gc, ARGV("gc", "--data-dir", dd)), 0);
         cr_assert_str_eq(out, "removed 0 commits, 0 layers, 0 leftovers\n");
-        cr_assert_eq(
-                run(out, sizeof out, rt_cmd_gc, ARGV("gc", "--data-dir", dd, "--reflog-days", "0")),
-                0);
+        cr_assert_eq(run(out, sizeof out, cli_cmd_gc,
+                         ARGV("gc", "--data-dir", dd, "--reflog-days", "0")),
+                     0);
         cr_assert_str_eq(out, "removed 1 commits, 1 layers, 0 leftovers\n");
         char *file = strdup(t_path("e.tar.zst"));
         cr_assert_eq(
-                run(out, sizeof out, rt_cmd_export, ARGV("export", "--data-dir", dd, "-o", file)),
+                run(out, sizeof out, cli_cmd_export, ARGV("export", "--data-dir", dd, "-o", file)),
                 0);
         char *dd2 = strdup(t_path("data2"));
-        cr_assert_eq(run(out, sizeof out, rt_cmd_import,
+        cr_assert_eq(run(out, sizeof out, cli_cmd_import,
                          ARGV("import", "--data-dir", dd2, "--env", "imported", file)),
                      0);
         cr_assert_eq(strncmp(out, id1, 64), 0, "%s", out);
-        cr_assert_eq(run(out, sizeof out, rt_cmd_store, ARGV("store", "--data-dir", dd2, "verify")),
-                     0);
+        cr_assert_eq(
+                run(out, sizeof out, cli_cmd_store, ARGV("store", "--data-dir", dd2, "verify")), 0);
         cr_assert_str_eq(out, "ok: 1 layers, 1 commits, 1 environments\n");
         free(dd);
         free(dd2);
@@ -91,16 +91,16 @@ Test(rt_cmd, full_cycle) {
 Test(rt_cmd, user_errors_exit_1) {
         char out[4096];
         char *dd = strdup(t_path("data"));
-        cr_assert_eq(
-                run(out, sizeof out, rt_cmd_rollback, ARGV("rollback", "--data-dir", dd, "abcdef")),
-                1);
+        cr_assert_eq(run(out, sizeof out, cli_cmd_rollback,
+                         ARGV("rollback", "--data-dir", dd, "abcdef")),
+                     1);
 
         cr_assert_eq(
-                run(out, sizeof out, rt_cmd_log, ARGV("log", "--data-dir", dd, "--env", "../x")),
+                run(out, sizeof out, cli_cmd_log, ARGV("log", "--data-dir", dd, "--env", "../x")),
                 1);
-        cr_assert_eq(run(out, sizeof out, rt_cmd_commit, ARGV("commit", "--data-dir", dd)), 0);
+        cr_assert_eq(run(out, sizeof out, cli_cmd_commit, ARGV("commit", "--data-dir", dd)), 0);
         cr_assert(strstr(out, "nothing to commit"), "%s", out);
-        cr_assert_eq(run(out, sizeof out, rt_cmd_import,
+        cr_assert_eq(run(out, sizeof out, cli_cmd_import,
                          ARGV("import", "--data-dir", dd, "/nonexistent.tar.zst")),
                      1);
         free(dd);
@@ -110,16 +110,17 @@ Test(rt_cmd, user_errors_exit_1) {
 Test(rt_cmd, usage_errors_exit_125) {
         char out[4096];
         char *dd = strdup(t_path("data"));
-        cr_assert_eq(run(out, sizeof out, rt_cmd_rollback, ARGV("rollback", "--data-dir", dd)),
+        cr_assert_eq(run(out, sizeof out, cli_cmd_rollback, ARGV("rollback", "--data-dir", dd)),
                      RTN_EXIT_USAGE);
-        cr_assert_eq(run(out, sizeof out, rt_cmd_gc,
+        cr_assert_eq(run(out, sizeof out, cli_cmd_gc,
                          ARGV("gc", "--data-dir", dd, "--reflog-days", "-1")),
                      RTN_EXIT_USAGE);
         /* Without --upper, commit takes the pending changes (rtn exec --keep); an operand is
          * still a usage error. */
-        cr_assert_eq(run(out, sizeof out, rt_cmd_commit, ARGV("commit", "--data-dir", dd, "extra")),
-                     RTN_EXIT_USAGE);
-        cr_assert_eq(run(out, sizeof out, rt_cmd_store, ARGV("store", "--data-dir", dd, "frob")),
+        cr_assert_eq(
+                run(out, sizeof out, cli_cmd_commit, ARGV("commit", "--data-dir", dd, "extra")),
+                RTN_EXIT_USAGE);
+        cr_assert_eq(run(out, sizeof out, cli_cmd_store, ARGV("store", "--data-dir", dd, "frob")),
                      RTN_EXIT_USAGE);
         cr_assert_eq(access(dd, F_OK), -1, "a usage error created the data dir");
         free(dd);

@@ -1,6 +1,6 @@
 /* rtn's side of the control socket, with a test playing rtn-init on a real SOCK_SEQPACKET
- * pair (runtime/sandbox/sandbox.c, cli/exec.c). Everything rtn-init sends is untrusted: each case
- * here is one the fuzz targets found (fuzz/fuzz_ctl.c; the inputs are in
+ * pair (runtime/sandbox/sandbox.c, runtime/exec/exec.c). Everything rtn-init sends is untrusted:
+ * each case here is one the fuzz targets found (fuzz/fuzz_ctl.c; the inputs are in
  * fuzz/corpus/fuzz_ctl/) and checks the reply is refused, or taken, for the right reason. */
 #include <criterion/criterion.h>
 #include <errno.h>
@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "common/io.h"
+#include "runtime/exec/exec.h"
 #include "runtime/internal.h"
 
 struct peer {

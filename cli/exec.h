@@ -1,0 +1,52 @@
+/* What `rtn exec` (cli/exec.c) shares with the messages it prints around the command
+ * (cli/exec_report.c): its options and its run. */
+#pragma once
+
+#include <limits.h>
+#include <stdbool.h>
+
+#include "cli/pump.h"
+#include "common/usage.h"
+#include "runtime/exec/exec.h"
+#include "runtime/runtime.h"
+#include "runtime/sandbox/blocked.h"
+#include "runtime/sandbox/specopt.h"
+
+#define EXIT_RTN RTN_EXIT_USAGE /* rtn failed, called wrong included */
+#define EXIT_TIMEOUT 124
+
+struct exec_opts {
+        struct rt_spec spec;
+        struct rt_spec_opts so; /* the options rtn serve shares */
+        struct rt_exec_opts xo; /* --data-dir, --env, --keep, --commit, -m */
+        const char *cwd;
+        bool tty;
+        char **argv;
+        bool quiet;
+};
+
+struct exec_run {
+        struct rt_exec x; /* the sandbox, its store, proxy and ports (runtime/exec/exec.h) */
+        struct rt_pump pumps[3];
+        size_t npumps;
+        int master;
+        int sigfd, timerfd;
+        bool exited, timed_out;
+        int wait_status;
+        struct rt_blocked blocked; /* what seccomp blocked, from rtn-init (n = total = 0) */
+};
+
+/* What the options chose that the user should know before the command runs (stderr). */
+void cli_exec_warn_setup(struct exec_opts *o);
+/* After the command: keeps or commits its changes as the options say, reports on stderr
+ * what it should know (pending changes, host-run files, blocked calls, refused requests)
+ * and returns the exit code, code unless keeping, committing or the clock failed it. */
+int cli_exec_finish(struct exec_opts *o, struct exec_run *run, int code);
+/* cli/exec_io.c: stdio for the command (our own fds, except terminals, which become pipes
+ * it pumps), the signals and the --timeout clock, -t's raw terminal and its restoring, and
+ * the loop that runs until the command has exited and its output drained. */
+int cli_exec_stdio(struct exec_run *run, int fds[3], int close_later[3], struct rtn_error *err);
+int cli_exec_signals(struct exec_run *run, uint64_t timeout_usec, struct rtn_error *err);
+void cli_exec_tty_raw(struct exec_run *run);
+void cli_exec_tty_restore(void);
+void cli_exec_loop(struct exec_run *run);

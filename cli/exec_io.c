@@ -1,0 +1,165 @@
+/* `rtn exec`'s side of the command's I/O while it runs (cli/exec.h): its stdio (a host
+ * terminal pumped through a pipe, or a pty with -t), the signals rtn forwards, the
+ * --timeout clock, and the loop that serves them with the sandbox's control socket and
+ * the agent's proxy. */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/ioctl.h>
+#include <sys/signalfd.h>
+#include <sys/timerfd.h>
+#include <termios.h>
+#include <unistd.h>
+
+#include "common/duration.h"
+#include "cli/exec.h"
+#include "netns/netns.h"
+
+#define EXEC_FIRST_PUMP 4 /* poll slots: control socket, signals, timer, proxy; then pumps */
+
+static struct termios saved_tio;
+static bool tio_saved;
+
+void cli_exec_tty_restore(void) {
+        if (tio_saved)
+                tcsetattr(STDIN_FILENO, TCSADRAIN, &saved_tio);
+        tio_saved = false;
+}
+
+/* -t: the host terminal in raw mode (restored at exit) and pumped to and from the pty. */
+void cli_exec_tty_raw(struct exec_run *run) {
+        if (isatty(STDIN_FILENO) && tcgetattr(STDIN_FILENO, &saved_tio) == 0) {
+                struct termios raw = saved_tio;
+                cfmakeraw(&raw);
+                tio_saved = true;
+                atexit(cli_exec_tty_restore);
+                tcsetattr(STDIN_FILENO, TCSADRAIN, &raw);
+        }
+        rt_pump_init(&run->pumps[run->npumps++], STDIN_FILENO, run->master, false);
+        int out = fcntl(run->master, F_DUPFD_CLOEXEC, 3);
+        rt_pump_init(&run->pumps[run->npumps++], out, STDOUT_FILENO, false);
+}
+
+/* stdio for the command: our own fds, except terminals, which become pipes we pump. */
+int cli_exec_stdio(struct exec_run *run, int fds[3], int close_later[3], struct rtn_error *err) {
+        for (int i = 0; i < 3; i++) {
+                close_later[i] = -1;
+                if (fcntl(i, F_GETFD) < 0) {
+                        fds[i] = close_later[i] = open("/dev/null", O_RDWR | O_CLOEXEC);
+                        if (fds[i] < 0)
+                                return rtn_err(err, errno, "open /dev/null");
+                        continue;
+                }
+                if (!isatty(i)) {
+                        fds[i] = i;
+                        continue;
+                }
+                int p[2];
+                if (pipe2(p, O_CLOEXEC) < 0)
+                        return rtn_err(err, errno, "pipe");
+                if (i == 0) {
+                        fds[i] = close_later[i] = p[0];
+                        rt_pump_init(&run->pumps[run->npumps++], 0, p[1], true);
+                } else {
+                        fds[i] = close_later[i] = p[1];
+                        rt_pump_init(&run->pumps[run->npumps++], p[0], i, false);
+                }
+        }
+        return 0;
+}
+
+int cli_exec_signals(struct exec_run *run, uint64_t timeout_usec, struct rtn_error *err) {
+        sigset_t mask;
+        sigemptyset(&mask);
+        sigaddset(&mask, SIGINT);
+        sigaddset(&mask, SIGTERM);
+        sigaddset(&mask, SIGHUP);
+        sigaddset(&mask, SIGQUIT);
+        sigaddset(&mask, SIGWINCH);
+        sigaddset(&mask, SIGPIPE);
+        if (sigprocmask(SIG_BLOCK, &mask, NULL) < 0 ||
+            (run->sigfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK)) < 0)
+                return rtn_err(err, errno, "signalfd");
+        if (timeout_usec) {
+                run->timerfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+                struct itimerspec its = {
+                        .it_value = {.tv_sec = (time_t)(timeout_usec / RTN_USEC_PER_SEC),
+                                     .tv_nsec = (long)(timeout_usec % RTN_USEC_PER_SEC) * 1000}};
+                if (run->timerfd < 0 || timerfd_settime(run->timerfd, 0, &its, NULL) < 0)
+                        return rtn_err(err, errno, "timerfd");
+        }
+        return 0;
+}
+
+static void resize_pty(int master) {
+        struct winsize ws;
+        if (master >= 0 && ioctl(STDIN_FILENO, TIOCGWINSZ, &ws) == 0)
+                ioctl(master, TIOCSWINSZ, &ws);
+}
+
+static void on_signals(struct exec_run *run) {
+        struct signalfd_siginfo si;
+        while (read(run->sigfd, &si, sizeof si) == sizeof si) {
+                int sig = (int)si.ssi_signo;
+                if (sig == SIGWINCH)
+                        resize_pty(run->master);
+                else if (sig != SIGPIPE && !run->exited)
+                        (void)rt_sandbox_signal(&run->x.sb, 1, sig);
+        }
+}
+
+/* Reads one control event; returns -1 when the sandbox is gone. */
+static int on_ctl(struct exec_run *run) {
+        int r = rt_exec_read_ctl(&run->x.sb, &run->wait_status, &run->blocked);
+        if (r == 1)
+                run->exited = run->x.all_exited = true;
+        return r < 0 ? -1 : 0;
+}
+
+void cli_exec_loop(struct exec_run *run) {
+        for (;;) {
+                struct pollfd pfd[8];
+                int owner[8] = {-1, -1, -1, -1, -1, -1, -1, -1}; /* pump of each pfd */
+                nfds_t n = 0;
+                pfd[n++] =
+                        (struct pollfd){.fd = run->exited ? -1 : run->x.sb.ctl, .events = POLLIN};
+                pfd[n++] = (struct pollfd){.fd = run->sigfd, .events = POLLIN};
+                pfd[n++] = (struct pollfd){.fd = run->timerfd, .events = POLLIN};
+                pfd[n++] =
+                        (struct pollfd){.fd = run->exited ? -1 : run->x.gate_fd, .events = POLLIN};
+                bool busy = false;
+                for (size_t i = 0; i < run->npumps; i++) {
+                        int fd = -1;
+                        short ev = rt_pump_events(&run->pumps[i], &fd);
+                        /* input to a finished command is moot; outputs drain to EOF */
+                        if (ev && !(run->exited && run->pumps[i].from == STDIN_FILENO)) {
+                                busy = true;
+                                owner[n] = (int)i;
+                                pfd[n++] = (struct pollfd){.fd = fd, .events = ev};
+                        }
+                }
+                if (run->exited && !busy)
+                        return;
+                if (run->exited && run->x.sb.pidfd >= 0)
+                        rt_exec_end(&run->x); /* everything dies; pipes reach EOF */
+                if (poll(pfd, n, -1) < 0 && errno != EINTR)
+                        return;
+                if (pfd[1].revents)
+                        on_signals(run);
+                if (pfd[2].revents) {
+                        run->timed_out = run->exited = true;
+                        rt_sandbox_destroy(&run->x.sb);
+                }
+                if (pfd[0].revents && on_ctl(run) < 0) {
+                        run->exited = true; /* init died: the sandbox is gone */
+                        run->wait_status = 125 << 8;
+                }
+                if (pfd[3].revents)
+                        netns_gate_accept(run->x.gate);
+                for (nfds_t i = EXEC_FIRST_PUMP; i < n; i++)
+                        if (pfd[i].revents)
+                                rt_pump_run(&run->pumps[owner[i]]);
+        }
+}

@@ -1,0 +1,94 @@
+/* One command in a fresh sandbox, the lifecycle `rtn exec` fronts (runtime/exec/exec.c): the
+ * environment's layers from the store, --keep's pending changes, --commit's upper, the agent's
+ * proxy with its secrets, the published ports, the sandbox itself, and what is done with its
+ * changes when the command ends. The caller keeps what a front end owns: the options, the
+ * command's stdio and terminal, signals, the clock and the messages.
+ *
+ *   rt_exec_open -> rt_exec_start (queue the spawn) -> rt_exec_await_spawned
+ *   -> rt_exec_read_ctl until it exits -> rt_exec_end -> rt_exec_keep | rt_exec_commit
+ *   -> rt_exec_close
+ *
+ * It uses the pieces `rtn serve`'s sessions use (runtime/session/: uppers, pending changes,
+ * the registry; rt_spec_opts_gate) and sits above them and runtime/rootfs/. */
+#pragma once
+
+#include <stdbool.h>
+#include <time.h>
+
+#include "common/err.h"
+#include "netns/netns.h"
+#include "runtime/runtime.h"
+#include "store/store.h"
+
+struct rt_spec_opts;
+struct rt_blocked;
+
+struct rt_exec_opts {
+        const char *data_dir; /* --data-dir; NULL: the default (store_default_dir) */
+        const char *env; /* --env; NULL: STORE_DEFAULT_ENV */
+        const char *message; /* --commit -m; NULL: "rtn exec" */
+        bool commit, keep; /* --commit, --keep */
+        int argc; /* the command line, for `rtn ps` (runtime/session/registry.h) */
+        char **argv;
+};
+
+struct rt_exec {
+        struct rt_sandbox sb; /* the caller polls sb.ctl and may signal or destroy it */
+        struct netns_gate *gate; /* the agent's proxy (--allow-net), or NULL */
+        int gate_fd; /* its listener once started, for the caller's poll; -1 */
+        struct netns_publish *publish; /* --publish, or NULL */
+        bool all_exited; /* rtn-init reported the exit of the last process (INIT_SPAWN_FINAL) */
+        bool wait_end; /* the sandbox's end must be waited for: its upper is kept */
+        struct timespec started; /* CLOCK_REALTIME_COARSE before the start (rt_hostrun_since) */
+        const struct rt_exec_opts *o;
+        /* The environment's layers (and, with --commit, a session dir on the store's
+         * filesystem for the upper). Without --commit or --keep a store that does not exist
+         * yet is not created. */
+        struct store *st;
+        struct store_stack stack; /* held while the sandbox runs (gc keeps them) */
+        struct store_base base;
+        char *session_dir;
+        int session_lock;
+        char pending[4096]; /* --keep: the environment's pending dir */
+        char pending_upper[4200]; /* its upper/, the sandbox's top layer */
+        const char **keep_layers; /* --keep: pending_upper, then the layers */
+        int upper_fs; /* --keep, --commit: the sandbox's tmpfs upper (runtime/session/upper.h) */
+};
+
+/* Nothing started yet: every fd -1, so rt_exec_close after any failure is safe. */
+void rt_exec_init(struct rt_exec *x);
+/* Opens the store and the environment (spec's layers, --keep's pending changes on top,
+ * --commit's session dir), records the run for `rtn ps`, makes the agent's proxy (so's
+ * policy and secrets; spec->ca_pem) and listens on --publish's ports, so a port in use fails
+ * the command before it runs. o must outlive x. */
+int rt_exec_open(struct rt_exec *x, const struct rt_exec_opts *o, struct rt_spec *spec,
+                 const struct rt_spec_opts *so, struct rtn_error *err);
+/* Starts the sandbox with queue's spawn request sent as it starts
+ * (rt_sandbox_start_queued), then serves the proxy and the published ports. */
+int rt_exec_start(struct rt_exec *x, const struct rt_spec *spec, rt_queue_fn queue, void *arg,
+                  struct rtn_error *err);
+/* The command (id 1) as rtn-init reports it. await_spawned reads the spawn reply (the error
+ * names cmd, or cwd when the chdir failed): 0 with *ret_master the pty master (or -1); on
+ * SPAWN_FAILED the exit code rtn exec uses (127 not found, 126 cannot execute, 125 another
+ * step), with err saying why; < 0 when the sandbox ended or sent anything else. read_ctl
+ * reads one event: EXITED sets *wait_status and returns 1, BLOCKED fills *blocked (emptied
+ * when malformed), anything else is ignored (0); -1 when the sandbox is gone. */
+int rt_exec_await_spawned(struct rt_sandbox *sb, const char *cmd, const char *cwd, int *ret_master,
+                          struct rtn_error *err);
+int rt_exec_read_ctl(struct rt_sandbox *sb, int *wait_status, struct rt_blocked *blocked);
+/* Ends the sandbox: released without waiting when rtn-init reported the last exit and
+ * nothing of it is kept, else destroyed and waited for. Idempotent. */
+void rt_exec_end(struct rt_exec *x);
+/* Stops forwarding the published ports (the command is done). */
+void rt_exec_unpublish(struct rt_exec *x);
+/* --keep, after rt_exec_end: lays the run's changes over the pending ones. */
+int rt_exec_keep(struct rt_exec *x, struct rtn_error *err);
+/* --commit, after rt_exec_end: 0 committed as ret_id, 1 nothing to commit. With --keep the
+ * pending changes are committed; else the upper, on the tip it ran on only (a tip moved
+ * meanwhile is another writer's). */
+int rt_exec_commit(struct rt_exec *x, char ret_id[STORE_ID_SIZE], struct rtn_error *err);
+/* --keep with an overlay workspace: how many workspace changes are now pending. */
+int rt_exec_pending_count(const struct rt_exec *x, unsigned *ret, struct rtn_error *err);
+/* Frees everything, the proxy included; < 0 (err set) when --commit's session dir could not
+ * be removed (all else is freed all the same). */
+int rt_exec_close(struct rt_exec *x, struct rtn_error *err);
