@@ -473,6 +473,53 @@ modern_envelope() {
         kill -0 "$SRV_PID" || t_fail "rtn serve --http died"
 }
 
+# A request's response stream carries its own answer and nothing of another's: while a
+# legacy session's call and a 2026-07-28 call run at once (both asking for progress, both
+# reading text/event-stream), neither stream holds the other's progress token, a request
+# of the server (rtn sends none) or a notifications/message (no logLevel was asked for).
+modern_stream_only_answer() {
+        need_curl
+        http_start
+        init
+        local meta='"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"progressToken":"p-modern"}'
+        authed POST '{"jsonrpc":"2.0","method":"notifications/initialized"}' -H "Mcp-Session-Id: $SID"
+        authed POST '{"jsonrpc":"2.0","id":3,"method":"logging/setLevel","params":{"level":"debug"}}' \
+                -H "Mcp-Session-Id: $SID"
+        code_is 200
+        local tok
+        tok=$(cat "$T_TMP/tok")
+        curl -sN -o "$T_TMP/legacy" -H "Authorization: Bearer $tok" -H "Mcp-Session-Id: $SID" \
+                -H "Content-Type: application/json" -H "Accept: text/event-stream" \
+                --data-binary '{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"shell_run","arguments":{"command":"sleep 6; echo legacy"},"_meta":{"progressToken":"p-legacy"}}}' \
+                "$URL" &
+        local legacy=$!
+        curl -sN -o "$T_TMP/modern" -H "Authorization: Bearer $tok" \
+                -H "MCP-Protocol-Version: 2026-07-28" -H "Mcp-Method: tools/call" \
+                -H "Mcp-Name: shell_run" -H "Content-Type: application/json" \
+                -H "Accept: text/event-stream" \
+                --data-binary '{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"shell_run","arguments":{"command":"sleep 6; echo modern"},'"$meta"'}}' \
+                "$URL"
+        wait "$legacy"
+        local f own other line
+        for f in legacy modern; do
+                [ $f = legacy ] && own=8 other=p-modern || own=9 other=p-legacy
+                grep -q "\"id\":$own,\"result\"" "$T_TMP/$f" ||
+                        t_fail "no answer on the $f stream: $(head -c 400 "$T_TMP/$f")"
+                grep -q "$other" "$T_TMP/$f" &&
+                        t_fail "the $f stream carries the other call's progress: $(head -c 400 "$T_TMP/$f")"
+                grep -q 'notifications/message' "$T_TMP/$f" && [ $f = modern ] &&
+                        t_fail "a log message on the modern stream: $(head -c 400 "$T_TMP/$f")"
+                while IFS= read -r line; do
+                        case $line in
+                        "data: "*\"id\":$own,\"result\"* | "data: "*notifications/progress* | \
+                                "data: "*notifications/message*) ;;
+                        "data: "*) t_fail "the $f stream carries another message: ${line:0:300}" ;;
+                        esac
+                done <"$T_TMP/$f"
+        done
+        grep -q 'modern' "$T_TMP/modern" || t_fail "the modern call did not run"
+}
+
 # The server's own origin (scheme, host and port it listens on; localhost for loopback) is
 # accepted without --allow-origin: a page it serves itself, or a tool on the same origin.
 # Any other origin, port or scheme is refused.
@@ -553,6 +600,7 @@ t_run bad_requests bad_requests
 t_run big_bodies big_bodies
 t_run modern_rules modern_rules
 t_run modern_envelope modern_envelope
+t_run modern_stream_only_answer modern_stream_only_answer
 t_run closing_cancels closing_cancels
 t_run commits_last commits_last
 t_run idle_reaped idle_reaped
