@@ -8,11 +8,14 @@
 #
 # 0.2.0 needs Node 22. The suite installs both versions and Node 22 (npm's `node` package,
 # which fetches the node-linux-* binary package) with npm, under its own cache directory,
-# RTN_CONFORMANCE_DIR or /var/tmp/rtn-conformance-UID (owned by the caller, mode 700,
-# npm's cache inside it: never the user's home), once; npm's own configuration names the
-# registry. Where the registry cannot be reached and nothing is installed yet, the cases skip
-# with a message. Their client sends no token, so tests/mcp-client/conformance-auth.mjs adds
-# it to each request (fetch, undici and node:http alike). Runs on loopback only.
+# RTN_CONFORMANCE_DIR or /var/tmp/rtn-conformance-UID (the caller's, writable by no one
+# else, npm's cache inside it: never the user's home), once; npm's own configuration names the
+# registry. An unprivileged user without an install of its own uses root's complete one
+# (/var/tmp/rtn-conformance-0: make test runs root's streams first, and the unprivileged
+# users may have no registry). Where nothing is installed and the registry cannot be
+# reached, the cases skip with a message. The suite's client sends no token, so
+# tests/mcp-client/conformance-auth.mjs adds it to each request (fetch, undici and
+# node:http alike). Runs on loopback only.
 . "$(dirname "$0")/../lib.sh"
 t_need_rtn
 
@@ -21,27 +24,43 @@ client_dir=$T_ROOT/tests/mcp-client
 V1=0.1.16
 V2=0.2.0-alpha.12
 
-# A cache directory that is ours alone: another user could plant packages in one it made.
-cache_ok() {
-        [ -d "$RTN_CONFORMANCE_DIR" ] || (umask 077 && mkdir -p "$RTN_CONFORMANCE_DIR") ||
-                return 1
-        [ -O "$RTN_CONFORMANCE_DIR" ] && [ ! -L "$RTN_CONFORMANCE_DIR" ] &&
-                [ "$(stat -c %a "$RTN_CONFORMANCE_DIR")" = 700 ]
+ROOT_DIR=/var/tmp/rtn-conformance-0
+
+# dir_safe DIR [UID]: DIR is a directory (not a link) of UID (default: ours) that no one
+# else may write: another user could plant packages in one they can write.
+dir_safe() {
+        [ -d "$1" ] && [ ! -L "$1" ] && [ "$(stat -c %u "$1")" = "${2:-$(id -u)}" ] &&
+                [ -z "$(find "$1" -maxdepth 0 -perm /022)" ]
 }
 
-# install DIR PACKAGE...: npm install into DIR unless done; skips the case when npm cannot.
+cache_ok() {
+        [ -d "$RTN_CONFORMANCE_DIR" ] || (umask 022 && mkdir -p "$RTN_CONFORMANCE_DIR") ||
+                return 1
+        dir_safe "$RTN_CONFORMANCE_DIR"
+}
+
+# install NAME PACKAGE...: sets DIR to an install of PACKAGE: ours (npm install into
+# $RTN_CONFORMANCE_DIR/NAME, once), or root's complete one (only root can write it, and
+# make test's unprivileged users may have no registry); skips the case when npm cannot.
 # One install at a time (make test's streams of one user may run this suite at once).
 install() {
-        local dir=$RTN_CONFORMANCE_DIR/$1
+        local name=$1
         shift
+        DIR=$RTN_CONFORMANCE_DIR/$name
         exec 9>"$RTN_CONFORMANCE_DIR/.lock" && flock 9 || t_fail "lock $RTN_CONFORMANCE_DIR"
-        [ -f "$dir/.done" ] && return 0
+        [ -f "$DIR/.done" ] && return 0
+        if [ "$(id -u)" != 0 ] && [ -f "$ROOT_DIR/$name/.done" ] && dir_safe "$ROOT_DIR" 0 &&
+                dir_safe "$ROOT_DIR/$name" 0; then
+                DIR=$ROOT_DIR/$name
+                return 0
+        fi
         command -v npm >/dev/null || t_skip "npm is not installed"
-        mkdir -p "$dir" || t_fail "mkdir $dir"
-        npm_config_cache=$RTN_CONFORMANCE_DIR/npm-cache T_CMD_TIMEOUT=300 t_cmd \
-                npm install --prefix "$dir" --no-audit --no-fund --no-save --loglevel=error "$@"
-        [ "$T_RC" = 0 ] || t_skip "npm install $* failed (npm registry unreachable?): $(tail -c 300 "$T_ERR_FILE")"
-        touch "$dir/.done"
+        mkdir -p "$DIR" || t_fail "mkdir $DIR"
+        npm_config_cache=$RTN_CONFORMANCE_DIR/npm-cache npm_config_fetch_retries=0 \
+                T_CMD_TIMEOUT=300 t_cmd npm install --prefix "$DIR" --no-audit --no-fund \
+                --no-save --loglevel=error "$@"
+        [ "$T_RC" = 0 ] || t_skip "npm install $* failed (npm registry unreachable?): $(grep -m1 'npm error' "$T_ERR_FILE")"
+        touch "$DIR/.done"
 }
 
 # run NODE CLI ARGS...: rtn serve --http with a fresh token, the CLI against it, its results
@@ -72,22 +91,22 @@ run() {
 }
 
 node22() {
-        cache_ok || t_fail "$RTN_CONFORMANCE_DIR is not a directory of ours alone (mode 700)"
+        cache_ok || t_fail "$RTN_CONFORMANCE_DIR is not a directory of ours that only we can write"
         install node22 node@22
-        NODE=$RTN_CONFORMANCE_DIR/node22/node_modules/.bin/node
+        NODE=$DIR/node_modules/.bin/node
         "$NODE" --version | grep -q '^v22\.' || t_fail "$NODE is not Node 22"
 }
 
 legacy() {
         node22
         install "c$V1" "@modelcontextprotocol/conformance@$V1"
-        run "$NODE" "$RTN_CONFORMANCE_DIR/c$V1/node_modules/@modelcontextprotocol/conformance/dist/index.js"
+        run "$NODE" "$DIR/node_modules/@modelcontextprotocol/conformance/dist/index.js"
 }
 
 modern() {
         node22
         install "c$V2" "@modelcontextprotocol/conformance@$V2"
-        run "$NODE" "$RTN_CONFORMANCE_DIR/c$V2/node_modules/@modelcontextprotocol/conformance/dist/index.js" \
+        run "$NODE" "$DIR/node_modules/@modelcontextprotocol/conformance/dist/index.js" \
                 --spec-version 2026-07-28 --suite all
 }
 
