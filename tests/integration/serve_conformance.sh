@@ -56,6 +56,8 @@ install() {
         fi
         command -v npm >/dev/null || t_skip "npm is not installed"
         mkdir -p "$DIR" || t_fail "mkdir $DIR"
+        # npm's cache and logs are the caller's alone; the installs may be read by others.
+        (umask 077 && mkdir -p "$RTN_CONFORMANCE_DIR/npm-cache") || t_fail "mkdir npm-cache"
         npm_config_cache=$RTN_CONFORMANCE_DIR/npm-cache npm_config_fetch_retries=0 \
                 T_CMD_TIMEOUT=300 t_cmd npm install --prefix "$DIR" --no-audit --no-fund \
                 --no-save --loglevel=error "$@"
