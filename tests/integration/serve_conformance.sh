@@ -47,7 +47,8 @@ install() {
         local name=$1
         shift
         DIR=$RTN_CONFORMANCE_DIR/$name
-        exec 9>"$RTN_CONFORMANCE_DIR/.lock" && flock 9 || t_fail "lock $RTN_CONFORMANCE_DIR"
+        exec 9>"$RTN_CONFORMANCE_DIR/.lock" || t_fail "open $RTN_CONFORMANCE_DIR/.lock"
+        flock 9 || t_fail "lock $RTN_CONFORMANCE_DIR"
         [ -f "$DIR/.done" ] && return 0
         if [ "$(id -u)" != 0 ] && [ -f "$ROOT_DIR/$name/.done" ] && dir_safe "$ROOT_DIR" 0 &&
                 dir_safe "$ROOT_DIR/$name" 0; then
