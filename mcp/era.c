@@ -75,37 +75,45 @@ static int check_envelope(const struct rtn_json_doc *d, int meta, char *why, siz
         return 0;
 }
 
-int mcp_era_classify(const struct mcp_server *s, struct mcp_msg *m, char *requested, size_t rl,
-                     char *why, size_t wl) {
-        const struct rtn_json_doc *d = m->doc;
-        m->version = s->version;
-        int meta = rtn_json_kind(d, m->params) == 'o' ? rtn_json_obj_get(d, m->params, "_meta")
-                                                      : -ENOENT;
+int mcp_era_claim(const struct rtn_json_doc *d, int params, int *ret_version, char *requested,
+                  size_t rl, char *why, size_t wl) {
+        int meta = rtn_json_kind(d, params) == 'o' ? rtn_json_obj_get(d, params, "_meta") : -ENOENT;
         int pv = rtn_json_kind(d, meta) == 'o' ? rtn_json_obj_get(d, meta, META_VERSION) : -ENOENT;
-        if (pv < 0)
+        if (rl)
+                requested[0] = '\0';
+        if (pv < 0) {
+                *ret_version = -1;
                 return 0; /* no claim: legacy traffic */
+        }
         char name[64];
         int n = rtn_json_unescape(d, pv, name, sizeof name);
-        if (n <= 0 || strlen(name) != (size_t)n) {
+        if (rtn_json_kind(d, pv) != 's' || n <= 0 || strlen(name) != (size_t)n) {
                 snprintf(why, wl,
                          "Invalid params: _meta[\"" META_VERSION "\"] must be a version string "
                          "such as \"%s\"",
                          mcp_versions[MCP_V_COUNT - 1]);
                 return MCP_INVALID_PARAMS;
         }
+        snprintf(requested, rl, "%s", name);
         int v = mcp_version_find(name);
         if (v < 0) {
-                snprintf(requested, rl, "%s", name);
                 snprintf(why, wl, "Unsupported protocol version");
                 return MCP_UNSUPPORTED_VERSION;
         }
-        if (v < MCP_V_FIRST_MODERN)
-                return 0; /* a legacy version: served under the session's rules */
-        int r = check_envelope(d, meta, why, wl);
-        if (r)
-                return r;
-        m->version = v;
-        return 0;
+        int r = v < MCP_V_FIRST_MODERN ? 0 : check_envelope(d, meta, why, wl);
+        if (r == 0)
+                *ret_version = v; /* a legacy one is served under the session's rules */
+        return r;
+}
+
+int mcp_era_classify(const struct mcp_server *s, struct mcp_msg *m, char *requested, size_t rl,
+                     char *why, size_t wl) {
+        int v = -1;
+        m->version = s->version;
+        int r = mcp_era_claim(m->doc, m->params, &v, requested, rl, why, wl);
+        if (r == 0 && v >= MCP_V_FIRST_MODERN)
+                m->version = v;
+        return r;
 }
 
 void mcp_write_unsupported_version(struct rtn_json_buf *b, const char *id, size_t id_len,

@@ -99,6 +99,13 @@ struct mcp_server;
 
 /* The enum mcp_version of a version string, or -ENOENT. */
 int mcp_version_find(const char *name);
+/* The version params._meta claims, the one rule of what a claim is for stdio and HTTP alike:
+ * 0 with *ret_version its enum mcp_version (-1: no claim), requested its name whenever the
+ * claim is a string (empty otherwise); or a JSON-RPC error code with the message in why:
+ * MCP_INVALID_PARAMS for a claim that is no version string or a 2026-07-28 claim without the
+ * rest of its envelope, MCP_UNSUPPORTED_VERSION for a version we do not speak. */
+int mcp_era_claim(const struct rtn_json_doc *d, int params, int *ret_version, char *requested,
+                  size_t rl, char *why, size_t wl);
 /* Sets m->version from the request's _meta claim, or to the session's version when it makes
  * none (or names a legacy version). Returns 0, or a JSON-RPC error code with the message in
  * why: MCP_INVALID_PARAMS for a malformed envelope, MCP_UNSUPPORTED_VERSION with the version

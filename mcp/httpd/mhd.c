@@ -38,6 +38,7 @@ struct mhd_fns {
         enum MHD_Result (*get_timeout)(struct MHD_Daemon *, MHD_UNSIGNED_LONG_LONG *);
         const union MHD_DaemonInfo *(*info)(struct MHD_Daemon *, enum MHD_DaemonInfoType, ...);
         const char *(*lookup)(struct MHD_Connection *, enum MHD_ValueKind, const char *);
+        int (*values)(struct MHD_Connection *, enum MHD_ValueKind, MHD_KeyValueIterator, void *);
         struct MHD_Response *(*from_buffer)(size_t, void *, enum MHD_ResponseMemoryMode);
         enum MHD_Result (*add_header)(struct MHD_Response *, const char *, const char *);
         enum MHD_Result (*queue)(struct MHD_Connection *, unsigned, struct MHD_Response *);
@@ -87,6 +88,7 @@ static int load_mhd(void) {
         if (!SYM(start, "MHD_start_daemon") || !SYM(stop, "MHD_stop_daemon") ||
             !SYM(run, "MHD_run") || !SYM(get_timeout, "MHD_get_timeout") ||
             !SYM(info, "MHD_get_daemon_info") || !SYM(lookup, "MHD_lookup_connection_value") ||
+            !SYM(values, "MHD_get_connection_values") ||
             !SYM(from_buffer, "MHD_create_response_from_buffer") ||
             !SYM(add_header, "MHD_add_response_header") || !SYM(queue, "MHD_queue_response") ||
             !SYM(destroy, "MHD_destroy_response") || !SYM(suspend, "MHD_suspend_connection") ||
@@ -412,20 +414,43 @@ static bool accepts(const char *accept, const char *type) {
         return accept && (strcasestr(accept, type) || strstr(accept, "*/*"));
 }
 
-/* The version a request claims in params._meta (2026-07-28 envelope): its index, -1 when it
- * claims none, -2 for a version we do not speak (its name in requested). */
-static int claimed_version(const struct rtn_json_doc *d, const struct mcp_msg *m, char *requested,
-                           size_t rl) {
-        int meta = m->params >= 0 && rtn_json_kind(d, m->params) == 'o'
-                           ? rtn_json_obj_get(d, m->params, "_meta")
-                           : -1;
-        int pv = meta >= 0 && rtn_json_kind(d, meta) == 'o'
-                         ? rtn_json_obj_get(d, meta, MCP_META_VERSION)
-                         : -1;
-        if (pv < 0 || rtn_json_unescape(d, pv, requested, rl) <= 0)
-                return -1;
-        int v = mcp_version_find(requested);
-        return v < 0 ? -2 : v;
+struct header_count {
+        const char *name;
+        unsigned n;
+};
+
+static enum MHD_Result count_header(void *cls, enum MHD_ValueKind kind, const char *key,
+                                    const char *value) {
+        (void)kind;
+        (void)value;
+        struct header_count *c = cls;
+        if (key && !strcasecmp(key, c->name))
+                c->n++;
+        return MHD_YES;
+}
+
+/* A standard header of 2026-07-28 (basic/transports, "Standard headers"), its name in any
+ * case, its value without the optional whitespace around it (RFC 9110, 5.5), into buf: 1, 0
+ * when absent, -EEXIST when the request carries it more than once (a proxy may route on
+ * either copy, or on both joined), -E2BIG when it does not fit. */
+static int std_header(struct MHD_Connection *c, const char *name, char *buf, size_t bl) {
+        struct header_count count = {.name = name};
+        (void)M.values(c, MHD_HEADER_KIND, count_header, &count);
+        if (count.n > 1)
+                return -EEXIST;
+        const char *h = header(c, name);
+        if (!h)
+                return 0;
+        while (*h == ' ' || *h == '\t')
+                h++;
+        size_t n = strlen(h);
+        while (n && (h[n - 1] == ' ' || h[n - 1] == '\t'))
+                n--;
+        if (n >= bl)
+                return -E2BIG;
+        memcpy(buf, h, n);
+        buf[n] = '\0';
+        return 1;
 }
 
 /* -32022 with the versions we speak (400). */
@@ -462,45 +487,87 @@ static const char *name_in_body(const struct rtn_json_doc *d, const struct mcp_m
         return NULL;
 }
 
-/* A header's value without the optional whitespace around it (RFC 9110, 5.5) equals want. */
-static bool header_is(const char *h, const char *want) {
-        if (!h)
-                return false;
-        while (*h == ' ' || *h == '\t')
-                h++;
-        size_t n = strlen(h);
-        while (n && (h[n - 1] == ' ' || h[n - 1] == '\t'))
-                n--;
-        return n == strlen(want) && !memcmp(h, want, n);
+static enum MHD_Result send_mismatch(struct httpd_req *q, const struct mcp_msg *m, const char *fmt,
+                                     ...) __attribute__((format(printf, 3, 4)));
+static enum MHD_Result send_mismatch(struct httpd_req *q, const struct mcp_msg *m, const char *fmt,
+                                     ...) {
+        char msg[512];
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(msg, sizeof msg, fmt, ap);
+        va_end(ap);
+        return send_error(q, MHD_HTTP_BAD_REQUEST, m->id, m->id_len, MCP_HEADER_MISMATCH,
+                          "Bad Request: %s", msg);
+}
+
+/* The version of a request, from the MCP-Protocol-Version header and the claim of its
+ * params._meta (era.c's rule, the same as on stdio). When both are sent they must name the
+ * same version, whichever of them is unknown (a proxy routes on the header): HeaderMismatch
+ * otherwise, before the version itself is judged; one we do not speak is -32022 with those we
+ * do; a claim that is no version string, or a 2026-07-28 one without the rest of its
+ * envelope, is 400 with -32602 before anything runs. A request is of the 2026-07-28 revision
+ * when _meta says so, or, outside a session, when the header does (check_modern then wants
+ * the claim). Returns -1 with *ret_claim (the version _meta names, -1: none) and *ret_modern,
+ * or an answer already queued. */
+static int check_version(struct httpd_req *q, const struct rtn_json_doc *d, const struct mcp_msg *m,
+                         int *ret_claim, bool *ret_modern) {
+        char hv[64], requested[64] = "", why[512] = "";
+        int has_hv = std_header(q->conn, "MCP-Protocol-Version", hv, sizeof hv), claim = -1;
+        if (has_hv == -EEXIST)
+                return send_mismatch(q, m, "MCP-Protocol-Version is sent more than once");
+        if (has_hv == -E2BIG) {
+                has_hv = 1;
+                snprintf(hv, sizeof hv, "(a value too long)");
+        }
+        int code = m->kind == MCP_MSG_RESPONSE ? 0
+                                               : mcp_era_claim(d, m->params, &claim, requested,
+                                                               sizeof requested, why, sizeof why);
+        if (has_hv && requested[0] && strcmp(hv, requested))
+                return send_mismatch(q, m,
+                                     "MCP-Protocol-Version is %.60s but _meta[\"" MCP_META_VERSION
+                                     "\"] is %.60s: they must name the same version",
+                                     hv, requested);
+        int hvi = has_hv ? mcp_version_find(hv) : -1;
+        if ((has_hv && hvi < 0) || code == MCP_UNSUPPORTED_VERSION)
+                return send_unsupported(q, m, has_hv && hvi < 0 ? hv : requested);
+        if (code && m->kind == MCP_MSG_REQUEST)
+                return send_error(q, MHD_HTTP_BAD_REQUEST, m->id, m->id_len, code, "%s", why);
+        if (claim < 0 && requested[0])
+                claim = mcp_version_find(requested); /* a notification's malformed envelope */
+        *ret_claim = claim;
+        *ret_modern = claim >= MCP_V_FIRST_MODERN ||
+                      (hvi >= MCP_V_FIRST_MODERN && !header(q->conn, "Mcp-Session-Id"));
+        return -1;
 }
 
 /* SEP-2243: a 2026-07-28 request names its version, method and (for a call) the tool in
- * headers too, and they must agree with the body (a proxy routes on them): HeaderMismatch
- * otherwise, before anything runs. claim is the _meta version (-1: none); a request the
- * revision does not have is 404 with -32601. */
+ * headers too, each once, and they must agree with the body (a proxy routes on them):
+ * HeaderMismatch otherwise, before anything runs. claim is the _meta version (-1: none); a
+ * request the revision does not have is 404 with -32601. */
 static int check_modern(struct httpd_req *q, const struct rtn_json_doc *d, const struct mcp_msg *m,
                         int claim) {
         const char *want = mcp_versions[MCP_V_FIRST_MODERN];
-        const char *hv = header(q->conn, "MCP-Protocol-Version");
-        const char *hn = header(q->conn, "Mcp-Name");
-        char name[1024];
+        char hv[64], hm[MCP_METHOD_MAX], hn[1024], name[1024];
         if (claim < 0)
                 return send_error(q, MHD_HTTP_BAD_REQUEST, m->id, m->id_len, MCP_INVALID_PARAMS,
                                   "Invalid params: _meta[\"" MCP_META_VERSION "\"] is missing: "
                                   "protocol %s names its version in every request",
                                   want);
-        if (!header_is(hv, mcp_versions[claim]))
-                return send_error(q, MHD_HTTP_BAD_REQUEST, m->id, m->id_len, MCP_HEADER_MISMATCH,
-                                  "Bad Request: MCP-Protocol-Version must be %s, as in _meta",
-                                  mcp_versions[claim]);
-        if (!header_is(header(q->conn, "Mcp-Method"), m->method))
-                return send_error(q, MHD_HTTP_BAD_REQUEST, m->id, m->id_len, MCP_HEADER_MISMATCH,
-                                  "Bad Request: Mcp-Method must be %s, as in the body", m->method);
+        if (std_header(q->conn, "MCP-Protocol-Version", hv, sizeof hv) != 1)
+                return send_mismatch(q, m, "MCP-Protocol-Version must be %s, as in _meta",
+                                     mcp_versions[claim]);
+        int r = std_header(q->conn, "Mcp-Method", hm, sizeof hm);
+        if (r == -EEXIST)
+                return send_mismatch(q, m, "Mcp-Method is sent more than once");
+        if (r != 1 || strcmp(hm, m->method))
+                return send_mismatch(q, m, "Mcp-Method must be %s, as in the body", m->method);
         const char *bn = name_in_body(d, m, name, sizeof name);
-        if ((bn && !header_is(hn, bn)) || (!bn && hn))
-                return send_error(q, MHD_HTTP_BAD_REQUEST, m->id, m->id_len, MCP_HEADER_MISMATCH,
-                                  "Bad Request: Mcp-Name must be %.200s, as in the body",
-                                  bn ? bn : "absent: the body names nothing");
+        r = std_header(q->conn, "Mcp-Name", hn, sizeof hn);
+        if (r == -EEXIST)
+                return send_mismatch(q, m, "Mcp-Name is sent more than once");
+        if ((bn && (r != 1 || strcmp(hn, bn))) || (!bn && r))
+                return send_mismatch(q, m, "Mcp-Name must be %.200s, as in the body",
+                                     bn ? bn : "absent: the body names nothing");
         if (!mcp_method_modern(m->method))
                 return send_error(q, MHD_HTTP_NOT_FOUND, m->id, m->id_len, MCP_METHOD_NOT_FOUND,
                                   "Method not found: %s is not part of protocol %s", m->method,
@@ -638,21 +705,12 @@ static enum MHD_Result do_post(struct httpd_req *q) {
                 }
                 q->sse = true;
         }
-        /* The version, from the header or from _meta alone: one we do not speak is -32022.
-         * A request is of the 2026-07-28 revision when _meta says so, or, outside a session,
-         * when the header does (then a body without the claim is invalid params). */
-        const char *hv = header(q->conn, "MCP-Protocol-Version");
-        char requested[64] = "";
-        int claim = m.kind == MCP_MSG_RESPONSE
-                            ? -1
-                            : claimed_version(&d, &m, requested, sizeof requested);
-        int hvi = hv ? mcp_version_find(hv) : -1;
-        if ((hv && hvi < 0) || claim == -2) {
-                ret = send_unsupported(q, &m, hv && hvi < 0 ? hv : requested);
+        int claim = -1;
+        bool modern = false;
+        if ((r = check_version(q, &d, &m, &claim, &modern)) >= 0) {
+                ret = (enum MHD_Result)r;
                 goto out;
         }
-        bool modern = claim >= MCP_V_FIRST_MODERN ||
-                      (hvi >= MCP_V_FIRST_MODERN && !header(q->conn, "Mcp-Session-Id"));
         struct httpd_session *s;
         if ((modern && m.kind == MCP_MSG_REQUEST && (r = check_modern(q, &d, &m, claim)) >= 0) ||
             (r = route(q, &m, modern, &s)) >= 0) {

@@ -368,14 +368,15 @@ modern_rules() {
         mreq tools/list "$meta" -H "Mcp-Method: tools/list"
         is_mismatch "MCP-Protocol-Version must be 2026-07-28"
         mreq tools/list "$meta" -H "MCP-Protocol-Version: 2025-11-25" -H "Mcp-Method: tools/list"
-        is_mismatch "MCP-Protocol-Version must be 2026-07-28"
+        is_mismatch "they must name the same version"
         # The header names the revision, the body no version: invalid params.
         mreq tools/list '"_meta":{"io.modelcontextprotocol/clientCapabilities":{}}' "${v[@]}" \
                 -H "Mcp-Method: tools/list"
         code_is 400
         body_has '"code":-32602'
-        # An unsupported version, from the header or from _meta alone.
-        mreq tools/list "$meta" -H "MCP-Protocol-Version: 2099-01-01" -H "Mcp-Method: tools/list"
+        # An unsupported version, from both the header and _meta, or from _meta alone.
+        local v99='"_meta":{"io.modelcontextprotocol/protocolVersion":"2099-01-01","io.modelcontextprotocol/clientCapabilities":{}}'
+        mreq tools/list "$v99" -H "MCP-Protocol-Version: 2099-01-01" -H "Mcp-Method: tools/list"
         code_is 400
         body_has '"code":-32022'
         body_has '"supported":["2026-07-28"'
@@ -393,6 +394,130 @@ modern_rules() {
         mreq tools/list "$meta" "${v[@]}" -H "Mcp-Method: tools/list"
         code_is 200
         body_has '"name":"shell_run"'
+}
+
+# The version and the envelope of a 2026-07-28 request, in the spellings a client or a proxy
+# in between may use: header and _meta naming different versions (either one unknown) is
+# HeaderMismatch, checked before the version itself; a standard header sent twice is
+# HeaderMismatch whatever the copies say (a proxy may route on either one); the optional
+# whitespace around a value and the case of a header's name do not matter; a _meta without
+# clientCapabilities, or with a key of the wrong JSON type, is 400 with -32602 before anything
+# runs.
+modern_envelope() {
+        need_curl
+        http_start
+        local caps='"io.modelcontextprotocol/clientCapabilities":{}'
+        local meta="\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\",$caps}"
+        local run='"name":"shell_run","arguments":{"command":"echo ran >>/tmp/ran; echo ran"}'
+        mreq() { # METHOD PARAMS-WITHOUT-BRACES [CURL ARGS...]
+                authed POST "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"$1\",\"params\":{$2}}" "${@:3}"
+        }
+        refused() { # CODE TEXT: 400 with that JSON-RPC code and text, and id 5 kept
+                code_is 400
+                body_has "\"code\":$1"
+                body_has "$2"
+                body_has '"id":5'
+        }
+        local lv=(-H "Mcp-Method: tools/list")
+        mreq tools/list "\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":\"v999.0.0\",$caps}" \
+                -H "MCP-Protocol-Version: 2026-07-28" "${lv[@]}"
+        refused -32020 "MCP-Protocol-Version"
+        mreq tools/list "$meta" -H "MCP-Protocol-Version: v999.0.0" "${lv[@]}"
+        refused -32020 "MCP-Protocol-Version"
+        mreq tools/list "\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":\"2025-11-25\",$caps}" \
+                -H "MCP-Protocol-Version: 2026-07-28" "${lv[@]}"
+        refused -32020 "MCP-Protocol-Version"
+        mreq tools/list "\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":\"v999.0.0\",$caps}" \
+                -H "MCP-Protocol-Version: v999.0.0" "${lv[@]}"
+        refused -32022 '"requested":"v999.0.0"'
+        body_has '"supported":["2026-07-28"'
+        # Repeated standard headers: the call never runs.
+        mreq tools/call "$run,$meta" -H "MCP-Protocol-Version: 2026-07-28" \
+                -H "Mcp-Method: tools/call" -H "Mcp-Name: shell_run" -H "Mcp-Name: file_read"
+        refused -32020 "Mcp-Name"
+        mreq tools/call "$run,$meta" -H "MCP-Protocol-Version: 2026-07-28" \
+                -H "Mcp-Method: tools/call" -H "mcp-name: shell_run" -H "MCP-NAME: shell_run"
+        refused -32020 "Mcp-Name"
+        mreq tools/call "$run,$meta" -H "MCP-Protocol-Version: 2026-07-28" \
+                -H "Mcp-Method: tools/call" -H "Mcp-Method: tools/list" -H "Mcp-Name: shell_run"
+        refused -32020 "Mcp-Method"
+        mreq tools/call "$run,$meta" -H "MCP-Protocol-Version: 2026-07-28" \
+                -H "MCP-Protocol-Version: 2025-11-25" -H "Mcp-Method: tools/call" \
+                -H "Mcp-Name: shell_run"
+        refused -32020 "MCP-Protocol-Version"
+        # Whitespace around values and the case of names: accepted.
+        mreq tools/list "$meta" -H "MCP-Protocol-Version:   2026-07-28  " -H "mcp-method: tools/list"
+        code_is 200
+        body_has '"name":"shell_run"'
+        # The envelope: clientCapabilities missing or not an object, clientInfo or logLevel of
+        # the wrong type, the version not a string, _meta not an object.
+        local bad
+        for bad in '"io.modelcontextprotocol/protocolVersion":"2026-07-28"' \
+                '"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":[]' \
+                '"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":"all"' \
+                "\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\",$caps,\"io.modelcontextprotocol/clientInfo\":\"curl\"" \
+                "\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\",$caps,\"io.modelcontextprotocol/logLevel\":7" \
+                "\"io.modelcontextprotocol/protocolVersion\":20260728,$caps"; do
+                mreq tools/call "$run,\"_meta\":{$bad}" -H "MCP-Protocol-Version: 2026-07-28" \
+                        -H "Mcp-Method: tools/call" -H "Mcp-Name: shell_run"
+                refused -32602 "Invalid params"
+        done
+        mreq tools/call "$run,\"_meta\":[]" -H "MCP-Protocol-Version: 2026-07-28" \
+                -H "Mcp-Method: tools/call" -H "Mcp-Name: shell_run"
+        refused -32602 "Invalid params"
+        # None of the refused calls ran: the one accepted call finds no trace of them.
+        mreq tools/call '"name":"shell_run","arguments":{"command":"cat /tmp/ran 2>&1 || echo none"},'"$meta" \
+                -H "MCP-Protocol-Version: 2026-07-28" -H "Mcp-Method: tools/call" -H "Mcp-Name: shell_run"
+        code_is 200
+        body_has 'No such file'
+        kill -0 "$SRV_PID" || t_fail "rtn serve --http died"
+}
+
+# A request's response stream carries its own answer and nothing of another's: while a
+# legacy session's call and a 2026-07-28 call run at once (both asking for progress, both
+# reading text/event-stream), neither stream holds the other's progress token, a request
+# of the server (rtn sends none) or a notifications/message (no logLevel was asked for).
+modern_stream_only_answer() {
+        need_curl
+        http_start
+        init
+        local meta='"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"progressToken":"p-modern"}'
+        authed POST '{"jsonrpc":"2.0","method":"notifications/initialized"}' -H "Mcp-Session-Id: $SID"
+        authed POST '{"jsonrpc":"2.0","id":3,"method":"logging/setLevel","params":{"level":"debug"}}' \
+                -H "Mcp-Session-Id: $SID"
+        code_is 200
+        local tok
+        tok=$(cat "$T_TMP/tok")
+        curl -sN -o "$T_TMP/legacy" -H "Authorization: Bearer $tok" -H "Mcp-Session-Id: $SID" \
+                -H "Content-Type: application/json" -H "Accept: text/event-stream" \
+                --data-binary '{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"shell_run","arguments":{"command":"sleep 6; echo legacy"},"_meta":{"progressToken":"p-legacy"}}}' \
+                "$URL" &
+        local legacy=$!
+        curl -sN -o "$T_TMP/modern" -H "Authorization: Bearer $tok" \
+                -H "MCP-Protocol-Version: 2026-07-28" -H "Mcp-Method: tools/call" \
+                -H "Mcp-Name: shell_run" -H "Content-Type: application/json" \
+                -H "Accept: text/event-stream" \
+                --data-binary '{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"shell_run","arguments":{"command":"sleep 6; echo modern"},'"$meta"'}}' \
+                "$URL"
+        wait "$legacy"
+        local f own other line
+        for f in legacy modern; do
+                [ $f = legacy ] && own=8 other=p-modern || own=9 other=p-legacy
+                grep -q "\"id\":$own,\"result\"" "$T_TMP/$f" ||
+                        t_fail "no answer on the $f stream: $(head -c 400 "$T_TMP/$f")"
+                grep -q "$other" "$T_TMP/$f" &&
+                        t_fail "the $f stream carries the other call's progress: $(head -c 400 "$T_TMP/$f")"
+                grep -q 'notifications/message' "$T_TMP/$f" && [ $f = modern ] &&
+                        t_fail "a log message on the modern stream: $(head -c 400 "$T_TMP/$f")"
+                while IFS= read -r line; do
+                        case $line in
+                        "data: "*\"id\":$own,\"result\"* | "data: "*notifications/progress* | \
+                                "data: "*notifications/message*) ;;
+                        "data: "*) t_fail "the $f stream carries another message: ${line:0:300}" ;;
+                        esac
+                done <"$T_TMP/$f"
+        done
+        grep -q 'modern' "$T_TMP/modern" || t_fail "the modern call did not run"
 }
 
 # The server's own origin (scheme, host and port it listens on; localhost for loopback) is
@@ -474,6 +599,8 @@ t_run host_dirs_per_session host_dirs_per_session
 t_run bad_requests bad_requests
 t_run big_bodies big_bodies
 t_run modern_rules modern_rules
+t_run modern_envelope modern_envelope
+t_run modern_stream_only_answer modern_stream_only_answer
 t_run closing_cancels closing_cancels
 t_run commits_last commits_last
 t_run idle_reaped idle_reaped

@@ -234,3 +234,42 @@ Test(mcp_call_progress, modern_call, .init = setup, .fini = teardown) {
         mcp_log(h.server, MCP_LOG_EMERGENCY, "not for a modern client");
         cr_assert_null(h_recv(&h, 200), "%s", h.line);
 }
+
+/* mcp_era_claim, the rule the HTTP front end shares: the claimed name comes back whenever the
+ * claim is a string, also when the version or the envelope is refused (the front end compares
+ * it with MCP-Protocol-Version first); a claim of another JSON type names nothing. */
+Test(mcp_era_claim, names_the_claim_whenever_it_is_a_string) {
+        static const struct {
+                const char *params;
+                int code, version;
+                const char *requested;
+        } cases[] = {
+                {"{}", 0, -1, ""},
+                {"{\"_meta\":[]}", 0, -1, ""},
+                {"{\"_meta\":{" ENVELOPE "}}", 0, MCP_V2026_07_28, "2026-07-28"},
+                {"{\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":\"2025-06-18\"}}", 0,
+                 MCP_V2025_06_18, "2025-06-18"},
+                {"{\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":\"v999.0.0\"}}",
+                 MCP_UNSUPPORTED_VERSION, -1, "v999.0.0"},
+                {"{\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\"}}",
+                 MCP_INVALID_PARAMS, -1, "2026-07-28"},
+                {"{\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":{}}}", MCP_INVALID_PARAMS,
+                 -1, ""},
+                {"{\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":true}}",
+                 MCP_INVALID_PARAMS, -1, ""},
+                {"{\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":null}}",
+                 MCP_INVALID_PARAMS, -1, ""},
+        };
+        for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+                struct rtn_json_doc d;
+                const char *p = cases[i].params;
+                cr_assert_eq(rtn_json_parse(p, strlen(p), 256, 16, &d, NULL), 0, "%s", p);
+                char requested[64] = "x", why[256] = "";
+                int v = -1;
+                int code = mcp_era_claim(&d, 0, &v, requested, sizeof requested, why, sizeof why);
+                cr_assert_eq(code, cases[i].code, "%s: %d %s", p, code, why);
+                cr_assert_eq(v, cases[i].version, "%s: version %d", p, v);
+                cr_assert_str_eq(requested, cases[i].requested, "%s", p);
+                rtn_json_doc_free(&d);
+        }
+}
