@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -46,6 +47,7 @@ struct apply {
         struct rt_pathlist git; /* what git's configuration names, once applied (wsgit.h) */
         int host_root, upper_root; /* the top directories, for resolving links */
         dev_t host_dev;
+        bool in_git_dir; /* the directory being applied is a git dir, or will be */
 };
 
 /* Whether the user named path, or a directory above it, to be written although protected. */
@@ -119,6 +121,49 @@ static mode_t new_mode(const struct apply *a, mode_t upper, const struct stat *h
 
 /* ---- checks ----------------------------------------------------------------------------- */
 
+/* A git dir in its own right, whatever its name (git's setup.c is_git_directory): HEAD, and
+ * a commondir or objects/ and refs/. Git run inside one reads its config, the pager, aliases
+ * and hooks included, so nothing in one is written and none is deleted. Names are counted
+ * whatever they are (git follows a link), the upper's in any ASCII case (a casefold host
+ * directory). */
+static const char *const GIT_DIR_NAMES[] = {"HEAD", "commondir", "objects", "refs"};
+#define GIT_DIR_WHY                                                                                \
+        "in a git dir (HEAD with objects/ and refs/, or commondir): git run there reads its "      \
+        "configuration, which names programs"
+enum { GD_HEAD = 1, GD_COMMONDIR = 2, GD_OBJECTS = 4, GD_REFS = 8 }; /* bits, as the names */
+
+static bool git_dir_bits(unsigned b) {
+        return (b & GD_HEAD) &&
+               ((b & GD_COMMONDIR) || (b & (GD_OBJECTS | GD_REFS)) == (GD_OBJECTS | GD_REFS));
+}
+
+/* Which of GIT_DIR_NAMES the host directory hdir holds, as bits. */
+static unsigned host_git_names(int hdir) {
+        unsigned b = 0;
+        struct stat sb;
+        for (unsigned i = 0; hdir >= 0 && i < 4; i++)
+                if (fstatat(hdir, GIT_DIR_NAMES[i], &sb, AT_SYMLINK_NOFOLLOW) == 0)
+                        b |= 1u << i;
+        return b;
+}
+
+/* Whether the directory is a git dir on the host, or will be once applied: the upper's names
+ * (v, n; a whiteout removes the host's) over the host's unless the upper's is opaque. */
+static bool git_dir_here(int udir, int hdir, bool opaque, char **v, size_t n) {
+        unsigned host = host_git_names(hdir), b = opaque ? 0 : host;
+        for (size_t k = 0; k < n; k++)
+                for (unsigned i = 0; i < 4; i++) {
+                        struct ws_entry e;
+                        if (strcasecmp(v[k], GIT_DIR_NAMES[i]))
+                                continue;
+                        if (ws_upper_entry(udir, v[k], &e) < 0 || e.type != WS_WHITEOUT)
+                                b |= 1u << i;
+                        else if (!strcmp(v[k], GIT_DIR_NAMES[i]))
+                                b &= ~(1u << i);
+                }
+        return git_dir_bits(host) || git_dir_bits(b);
+}
+
 /* Why the host's subtree at name (a directory about to be deleted or replaced) may not go:
  * a protected entry or a change since the start below it. NULL when it may. */
 static const char *subtree_refusal(struct apply *a, int hdir, const char *name, unsigned depth) {
@@ -127,6 +172,8 @@ static const char *subtree_refusal(struct apply *a, int hdir, const char *name, 
                 return "its host directory cannot be read";
         if (depth > WS_DEPTH_MAX)
                 return "its host directory is too deep";
+        if (git_dir_bits(host_git_names(d)) && !allowed(a, a->p.buf))
+                return "it is or holds a git dir, whose configuration names programs git runs";
         char **v = NULL;
         size_t n = 0;
         if (ws_read_names(d, &a->p, &v, &n) < 0)
@@ -510,6 +557,8 @@ static const char *type_refusal(enum ws_type t) {
 static int apply_delete(struct apply *a, int hdir, const char *name, const struct stat *hst) {
         const struct rt_hostrun *h = protected(a, a->p.buf);
         const char *git = git_protected(a, a->p.buf, false);
+        if (a->in_git_dir && !allowed(a, a->p.buf))
+                return refuse(a, RT_WS_DELETED, "%s", GIT_DIR_WHY);
         if (h)
                 return refuse(a, RT_WS_DELETED, "protected (%s): %s", h->name, h->why);
         if (git)
@@ -623,6 +672,8 @@ static int apply_one(struct apply *a, int udir, int hdir, const char *name, unsi
         }
         if (ws_name_bad(name))
                 return refuse(a, what, "a control character in its name");
+        if (a->in_git_dir && !allowed(a, a->p.buf))
+                return refuse(a, what, "%s", GIT_DIR_WHY);
         const struct rt_hostrun *h = protected(a, a->p.buf);
         if (h)
                 return refuse(a, what, "protected (%s): %s", h->name, h->why);
@@ -674,6 +725,8 @@ static int apply_dir(struct apply *a, int udir, int hdir, bool opaque, unsigned 
                 return r;
         }
         int refused = 0;
+        bool outer = a->in_git_dir;
+        a->in_git_dir = r == 0 && git_dir_here(udir, hdir, opaque, v, n);
         for (size_t i = 0; r >= 0 && i < hn; i++) {
                 if (has_name(v, n, hv[i]))
                         continue;
@@ -701,6 +754,7 @@ static int apply_dir(struct apply *a, int udir, int hdir, bool opaque, unsigned 
                 refused += r > 0 ? r : 0;
                 ws_path_pop(&a->p, prev);
         }
+        a->in_git_dir = outer;
         ws_free_names(v, n);
         ws_free_names(hv, hn);
         return r < 0 ? r : refused;

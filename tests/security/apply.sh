@@ -207,6 +207,50 @@ protected_files() {
 }
 t_run protected_files protected_files
 
+# A git dir in its own right, whatever its name (git's setup.c is_git_directory: HEAD, and
+# commondir or objects/ and refs/): git run inside it reads its config, pager, aliases and
+# hooks included. Made new (a bare repository with a commit and a pager of the agent's), made
+# of a project's own objects/ and refs/ by adding HEAD, a worktree's git dir (HEAD and
+# commondir), the host's own bare repository changed or deleted: each refused, and the host's
+# `git log` in each runs nothing of the agent's.
+git_dirs() {
+        command -v git >/dev/null || t_skip "git is not installed"
+        command -v script >/dev/null || t_skip "script (util-linux) is not installed"
+        mkproj
+        local mark=$T_TMP/PWNED st=$T_TMP/stage d
+        git init -q --bare "$P/repo.git" && git init -q --bare "$P/old.git" || t_fail "git init"
+        mkdir -p "$P/data/objects" "$P/data/refs"
+        # The bytes the agent writes inside with printf (made with git here, planted as such).
+        git init -q "$st" && git -C "$st" -c user.name=t -c user.email=t@t commit -q \
+                --allow-empty -m x && git clone -q --bare "$st" "$st.git" &&
+                git -C "$st.git" config core.pager "touch $mark; cat" || t_fail "git clone"
+        local conf
+        conf=$(cat "$P/repo.git/config")
+        ov "cd /workspace && printf '[core]\n\tpager = touch $mark; cat\n' >>repo.git/config &&
+                echo 'ref: refs/heads/main' >data/HEAD && mkdir wt &&
+                echo 'ref: refs/heads/main' >wt/HEAD && echo ../repo.git >wt/commondir &&
+                rm -r old.git && echo ok >fine"
+        cp -a "$st.git" "$UPPER/evil"
+        t_cmd timeout 60 "$RTN" apply
+        t_exit_is 1
+        t_stdout_has "refused M /workspace/repo.git/config: in a git dir"
+        t_stdout_has "refused A /workspace/data/HEAD: in a git dir"
+        t_stdout_has "refused A /workspace/wt/commondir: in a git dir"
+        t_stdout_has "refused A /workspace/evil/config: in a git dir"
+        t_stdout_has "refused D /workspace/old.git: it is or holds a git dir"
+        t_file_exists "$P/fine"
+        t_file_exists "$P/old.git/HEAD"
+        for d in data/HEAD wt/HEAD evil/HEAD evil/config; do t_no_file "$P/$d"; done
+        [ "$(cat "$P/repo.git/config")" = "$conf" ] || t_fail "repo.git/config changed"
+        for d in evil repo.git data wt; do
+                [ -d "$P/$d" ] || continue
+                (cd "$P/$d" && env -u GIT_PAGER -u PAGER script -qec "git log" /dev/null \
+                        </dev/null >/dev/null 2>&1)
+        done
+        t_no_file "$mark"
+}
+t_run git_dirs git_dirs
+
 # The registry of host-run files by family (runtime/sandbox/hostrun.h): a hook framework's
 # config, a venv's .pth, a debugger's init file, a tool's own config one directory down, an
 # editor's and a language's start-up files, an environment manager's. Each is refused with
