@@ -400,10 +400,11 @@ static int make_temp(struct apply *a, int hdir, char tmp[64], const char *link, 
         return -EEXIST;
 }
 
-static int copy_fd(int in, int out) {
+static int copy_range(int in, int out, off_t off, off_t end) {
         char buf[65536];
-        for (;;) {
-                ssize_t n = read(in, buf, sizeof buf);
+        while (off < end) {
+                size_t want = end - off < (off_t)sizeof buf ? (size_t)(end - off) : sizeof buf;
+                ssize_t n = pread(in, buf, want, off);
                 if (n == 0)
                         return 0;
                 if (n < 0) {
@@ -411,13 +412,38 @@ static int copy_fd(int in, int out) {
                                 continue;
                         return -errno;
                 }
-                for (ssize_t off = 0; off < n;) {
-                        ssize_t w = write(out, buf + off, (size_t)(n - off));
+                for (ssize_t done = 0; done < n;) {
+                        ssize_t w = pwrite(out, buf + done, (size_t)(n - done), off + done);
                         if (w < 0 && errno != EINTR)
                                 return -errno;
-                        off += w > 0 ? w : 0;
+                        done += w > 0 ? w : 0;
                 }
+                off += n;
         }
+        return 0;
+}
+
+/* The file's data only, its holes left holes (SEEK_DATA/SEEK_HOLE): a sparse file of the
+ * agent's costs the upper nothing and must not fill the host's disk with zeros. */
+static int copy_fd(int in, int out) {
+        struct stat sb;
+        if (fstat(in, &sb) < 0)
+                return -errno;
+        for (off_t off = 0; off < sb.st_size;) {
+                off_t data = lseek(in, off, SEEK_DATA), hole;
+                if (data < 0 && errno == ENXIO)
+                        break; /* a hole to the end */
+                if (data < 0)
+                        data = off; /* no SEEK_DATA here: all of it is data */
+                hole = lseek(in, data, SEEK_HOLE);
+                if (hole < 0 || hole > sb.st_size)
+                        hole = sb.st_size;
+                int r = copy_range(in, out, data, hole);
+                if (r < 0)
+                        return r;
+                off = hole > data ? hole : sb.st_size;
+        }
+        return ftruncate(out, sb.st_size) < 0 ? -errno : 0;
 }
 
 /* The upper's regular file name, opened for reading: O_PATH first, then re-opened through

@@ -251,6 +251,22 @@ git_dirs() {
 }
 t_run git_dirs git_dirs
 
+# A sparse file costs the upper nothing and its size in apparent bytes: apply writes it sparse,
+# so the agent cannot fill the host's disk with a file of holes (truncate -s 1T).
+sparse_files() {
+        mkproj
+        ov 'cd /workspace && truncate -s 256M big && printf data | dd of=big bs=1 seek=100000000 conv=notrunc 2>/dev/null && truncate -s 64M a'
+        t_cmd timeout 60 "$RTN" apply
+        t_exit_is 0
+        [ "$(stat -c %s "$P/big")" = 268435456 ] || t_fail "big has the wrong size"
+        [ "$(dd if="$P/big" bs=1 skip=100000000 count=4 2>/dev/null)" = data ] ||
+                t_fail "the data inside big was not written"
+        local kb
+        kb=$(du -k "$P/big" "$P/a" | awk '{s += $1} END {print s}')
+        [ "$kb" -lt 4096 ] || t_fail "apply wrote the holes: ${kb} KiB on the host's disk"
+}
+t_run sparse_files sparse_files
+
 # The registry of host-run files by family (runtime/sandbox/hostrun.h): a hook framework's
 # config, a venv's .pth, a debugger's init file, a tool's own config one directory down, an
 # editor's and a language's start-up files, an environment manager's. Each is refused with
