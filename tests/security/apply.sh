@@ -390,6 +390,8 @@ for n in [\"...\", \". .\", \"..x\", \"x\\nD passwd\", \"..\\x01\", \"\\x1b[31mr
 for d in [\"... \", \"..\\n\"]:
     os.mkdir(d)
     open(d + \"/f\", \"w\").close()
+for n in [b\"bidi\\xe2\\x80\\xaegpj.sh\", b\"csi\\xc2\\x9b31m\", b\"iso\\xe2\\x81\\xa6x\"]:
+    open(n, \"w\").close()
 "'
         t_cmd "$RTN" diff
         grep -q '^D passwd' "$T_OUT_FILE" && t_fail "rtn diff printed a forged line"
@@ -406,6 +408,12 @@ for d in [\"... \", \"..\\n\"]:
         t_stdout_has 'refused A "/workspace/\033[31mred": a control character in its name'
         [ "$(find "$P" -print0 | LC_ALL=C grep -zc $'[\x01-\x1f\x7f]')" = 0 ] ||
                 t_fail "a name with a control character reached the host"
+        # C1 and bidi controls: a name shown reversed (a script that lists as a picture).
+        t_stdout_has 'refused A "/workspace/bidi\342\200\256gpj.sh": a control character in its name'
+        t_stdout_has 'refused A "/workspace/csi\302\23331m": a control character in its name'
+        t_stdout_has 'refused A "/workspace/iso\342\201\246x": a control character in its name'
+        [ "$(find "$P" -print0 | LC_ALL=C grep -zc $'\xe2\x80\xae\\|\xc2\x9b\\|\xe2\x81\xa6')" = 0 ] ||
+                t_fail "a name with a C1 or bidi control reached the host"
         [ "$(around)" = "$before" ] || t_fail "the host around the workspace changed"
 }
 t_run names names
