@@ -251,6 +251,35 @@ git_dirs() {
 }
 t_run git_dirs git_dirs
 
+# An editable install (pip install -e, setuptools' PEP 660 finder) puts a .pth in the venv that
+# imports a finder module beside it at every start of the venv's Python, whatever the command
+# (an editor's language server starts it on open). The module is as much start-up code as the
+# .pth: live it is read-only, and apply refuses a change to it.
+editable_finder() {
+        command -v python3 >/dev/null || t_skip "python3 is not installed"
+        mkproj
+        local py ver site mark=$T_TMP/PWNED fin
+        py=$(python3 -c 'import sys; print(sys.executable)')
+        ver=$(python3 -c 'import sys; print("python%d.%d" % sys.version_info[:2])')
+        site=.venv/lib/$ver/site-packages
+        fin=$site/__editable___proj_0_1_finder.py
+        mkdir -p "$P/.venv/bin" "$P/$site"
+        printf 'home = %s\n' "$(dirname "$py")" >"$P/.venv/pyvenv.cfg"
+        ln -s "$py" "$P/.venv/bin/python3"
+        echo 'import __editable___proj_0_1_finder' >"$P/$site/__editable__.proj-0.1.pth"
+        echo 'pass' >"$P/$fin"
+        "$P/.venv/bin/python3" -c 'import sys; assert sys.prefix.endswith(".venv"), sys.prefix' ||
+                t_skip "this python3 does not run a hand-made venv"
+        t_exec --workspace "$P" -- sh -c "echo 'open(\"$mark\", \"w\")' >>/workspace/$fin"
+        ov "echo 'open(\"$mark\", \"w\")' >>/workspace/$fin"
+        t_cmd timeout 60 "$RTN" apply
+        t_exit_is 1
+        t_stdout_has "refused M /workspace/$fin: protected ("
+        "$P/.venv/bin/python3" -c pass
+        t_no_file "$mark"
+}
+t_run editable_finder editable_finder
+
 # A sparse file costs the upper nothing and its size in apparent bytes: apply writes it sparse,
 # so the agent cannot fill the host's disk with a file of holes (truncate -s 1T).
 sparse_files() {
