@@ -280,6 +280,29 @@ editable_finder() {
 }
 t_run editable_finder editable_finder
 
+# A venv's activate scripts are sourced by the owner's shell, and by an editor in each new
+# terminal of the project (VS Code's Python extension activates the workspace's venv): as much
+# start-up code as an .envrc. Live they are read-only, and apply refuses a change to them.
+venv_activate() {
+        mkproj
+        local mark=$T_TMP/PWNED f
+        mkdir -p "$P/.venv/bin"
+        echo 'VIRTUAL_ENV=x' >"$P/.venv/bin/activate"
+        echo 'set VIRTUAL_ENV x' >"$P/.venv/bin/activate.fish"
+        t_exec --workspace "$P" -- sh -c "echo 'touch $mark' >>/workspace/.venv/bin/activate"
+        ov "cd /workspace/.venv/bin && echo 'touch $mark' >>activate && echo 'touch $mark' >activate.csh &&
+                echo 'exec(\"import os\")' >activate_this.py"
+        t_cmd timeout 60 "$RTN" apply
+        t_exit_is 1
+        for f in activate activate.csh activate_this.py; do
+                t_stdout_has "/workspace/.venv/bin/$f: protected ("
+        done
+        (. "$P/.venv/bin/activate")
+        t_no_file "$mark"
+        t_no_file "$P/.venv/bin/activate.csh"
+}
+t_run venv_activate venv_activate
+
 # A sparse file costs the upper nothing and its size in apparent bytes: apply writes it sparse,
 # so the agent cannot fill the host's disk with a file of holes (truncate -s 1T).
 sparse_files() {
