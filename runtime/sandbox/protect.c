@@ -200,7 +200,8 @@ static int walk_child(struct walk *w, int dirfd, const char *name) {
         int r = walk_dir(w, fd, &git_dir);
         w->depth--;
         w->rel[len] = '\0';
-        if (r == -EACCES || r == -EPERM) /* opened but not listed (a /proc mounted there) */
+        /* opened but not listed: a /proc mounted there (EINVAL: another netns's /proc/PID/net) */
+        if (r == -EACCES || r == -EPERM || r == -EINVAL)
                 return protect_entry(w, name, RT_PROTECT_UNREADABLE);
         if (r >= 0 && git_dir)
                 r = protect_entry(w, name, RT_PROTECT_RO);
