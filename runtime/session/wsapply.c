@@ -12,7 +12,8 @@
  * symlink swapped in anywhere on the way, or a mount, fails the open instead of leading out.
  * A symlink's target is resolved in the tree as it will be (link_refusal), not read as
  * text. rtn run as root makes new entries the workspace owner's, as the idmapped live
- * workspace would, and keeps a replaced file's owner. */
+ * workspace would, and keeps a replaced file's owner. What is written gets the time of the
+ * write, as a checkout gives it: an agent's older mtime made make skip a changed source. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -487,14 +488,12 @@ static int write_file(struct apply *a, int udir, int hdir, const char *name,
         int r = make_temp(a, hdir, tmp, NULL, &out);
         if (r < 0)
                 return r;
-        struct timespec times[2] = {e->st.st_atim, e->st.st_mtim};
         if ((r = copy_fd(in, out)) == 0) {
                 if (a->own)
                         r = fchown(out, hst ? hst->st_uid : a->uid, hst ? hst->st_gid : a->gid);
                 else if (hst)
                         (void)!fchown(out, hst->st_uid, hst->st_gid); /* where the caller may */
-                if (r == 0 &&
-                    (fchmod(out, new_mode(a, e->st.st_mode, hst)) < 0 || futimens(out, times) < 0))
+                if (r == 0 && fchmod(out, new_mode(a, e->st.st_mode, hst)) < 0)
                         r = -1;
                 if (r < 0)
                         r = -errno;
@@ -506,11 +505,11 @@ static int write_file(struct apply *a, int udir, int hdir, const char *name,
         return put_in_place(hdir, tmp, name, hst);
 }
 
-/* The symlink is given its owner and times through an O_PATH fd of it, never by its name
+/* The symlink is given its owner through an O_PATH fd of it, never by its name
  * again: the directory is the workspace owner's, who could swap the name for a hard link to
  * a file rtn run as root must not chown (fs.protected_hardlinks may be off). */
 static int write_link(struct apply *a, int hdir, const char *name, const char *target,
-                      const struct ws_entry *e, const struct stat *hst) {
+                      const struct stat *hst) {
         char tmp[64];
         int r = make_temp(a, hdir, tmp, target, NULL);
         if (r < 0)
@@ -523,10 +522,6 @@ static int write_link(struct apply *a, int hdir, const char *name, const char *t
                    fchownat(fd, "", hst ? hst->st_uid : a->uid, hst ? hst->st_gid : a->gid,
                             AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) < 0) {
                 r = -errno;
-        } else {
-                struct timespec times[2] = {e->st.st_atim, e->st.st_mtim};
-                /* Cosmetic: kernels without AT_EMPTY_PATH here leave the link's times. */
-                (void)utimensat(fd, "", times, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW);
         }
         if (r < 0) {
                 (void)unlinkat(hdir, tmp, 0);
@@ -665,7 +660,7 @@ static int apply_file(struct apply *a, int udir, int hdir, const char *name,
                 return refuse(a, what, "%s", why);
         int r = 0;
         if (!a->dry)
-                r = e->type == WS_LNK ? write_link(a, hdir, name, target, e, hst)
+                r = e->type == WS_LNK ? write_link(a, hdir, name, target, hst)
                                       : write_file(a, udir, hdir, name, e, hst);
         if (r == -ESTALE)
                 return refuse(a, what, "it changed while it was applied");

@@ -303,6 +303,25 @@ venv_activate() {
 }
 t_run venv_activate venv_activate
 
+# A file apply writes gets the time of the write, as a checkout gives it, not the agent's: an
+# old mtime (touch -d 2000-01-01) on a changed source made the owner's make take the stale
+# object for up to date, and a backup by size and mtime skip the change.
+file_times() {
+        command -v make >/dev/null || t_skip "make is not installed"
+        mkproj
+        printf 'out: src\n\tcp src out\n' >"$P/Makefile"
+        echo old >"$P/src"
+        make -s -C "$P" >/dev/null || t_fail "the owner's make failed"
+        ov 'cd /workspace && echo new >src && touch -d 2000-01-01 src && ln -s src lnk &&
+                touch -h -d 2000-01-01 lnk'
+        t_cmd timeout 60 "$RTN" apply
+        t_exit_is 0
+        make -s -C "$P" >/dev/null || t_fail "the owner's make failed after apply"
+        [ "$(cat "$P/out")" = new ] || t_fail "make took the old out for up to date: $(stat -c '%y' "$P/src")"
+        [ "$(stat -c %Y "$P/lnk")" -gt 946684800 ] || t_fail "the link kept the agent's time"
+}
+t_run file_times file_times
+
 # A sparse file costs the upper nothing and its size in apparent bytes: apply writes it sparse,
 # so the agent cannot fill the host's disk with a file of holes (truncate -s 1T).
 sparse_files() {
