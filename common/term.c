@@ -71,6 +71,18 @@ static bool escape(struct out *o, const unsigned char *s, size_t n, unsigned fla
         return any;
 }
 
+bool rtn_term_has_control(const char *s, size_t n) {
+        const unsigned char *p = (const unsigned char *)s;
+        for (size_t i = 0; i < n;) {
+                uint32_t cp = 0;
+                size_t k = p[i] >= 0x80 ? rtn_utf8_seq(p + i, n - i, &cp) : 1;
+                if (p[i] < 0x20 || p[i] == 0x7f || (k > 0 && p[i] >= 0x80 && control_cp(cp)))
+                        return true;
+                i += k ? k : 1;
+        }
+        return false;
+}
+
 size_t rtn_term_escape(const char *s, size_t n, unsigned flags, char *buf, size_t cap) {
         struct out o = {.buf = buf, .cap = cap};
         if (flags & RTN_TERM_QUOTE) {

@@ -13,6 +13,7 @@
  *     quotes, with '"' escaped too, as git writes "a\033b". */
 #pragma once
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 
@@ -21,6 +22,9 @@
 /* Escapes s[0..n) into buf (NUL-terminated, cut at cap - 1 bytes, never inside an escape);
  * returns the length of the whole escaped text. */
 size_t rtn_term_escape(const char *s, size_t n, unsigned flags, char *buf, size_t cap);
+/* Whether s[0..n) holds a control the rule above escapes: a C0 control, DEL, a C1 control or a
+ * bidi or line separator control (a name that would steer a terminal or show reordered). */
+bool rtn_term_has_control(const char *s, size_t n);
 /* Writes s escaped to f. */
 void rtn_term_fputs(FILE *f, const char *s, unsigned flags);
 /* printf(3) to f with the formatted text escaped, except for one final newline. */

@@ -306,15 +306,25 @@ static int on_key(void *arg, const char *section, const char *sub, const char *n
         return 0;
 }
 
+/* Links are followed, as git follows them (a dotfiles manager's ~/.gitconfig), but only a
+ * regular file is opened: an O_PATH fd first, reopened through /proc/self/fd once fstat says
+ * so. The agent names these files (a new repository's config in a live bind, its
+ * include.path); opening a device or a FIFO can act on it (a watchdog armed, a writer let
+ * through). */
 int rt_gitconf_read_file(const char *path, char **ret, size_t *ret_len) {
-        _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+        _cleanup_close_ int p = open(path, O_PATH | O_CLOEXEC);
         struct stat st;
-        if (fd < 0)
+        if (p < 0)
                 return -errno;
-        if (fstat(fd, &st) < 0)
+        if (fstat(p, &st) < 0)
                 return -errno;
         if (!S_ISREG(st.st_mode))
                 return -ENOENT; /* git reads no FIFO or device as config either */
+        char fdp[32];
+        snprintf(fdp, sizeof fdp, "/proc/self/fd/%d", p);
+        _cleanup_close_ int fd = open(fdp, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+        if (fd < 0)
+                return -errno;
         if (st.st_size > RT_GITCONF_FILE_MAX)
                 return -EFBIG;
         char *buf = malloc((size_t)st.st_size + 1);

@@ -145,6 +145,10 @@ const struct rt_hostrun rt_hostrun_names[] = {
          "python imports it at start-up (virtualenv's .pth)"},
         {"*-packages/_distutils_hack", "python",
          "python imports it at start-up (setuptools' .pth)"},
+        {"*-packages/__editable__*", "python",
+         "python imports it at start-up (an editable install's .pth and finder)"},
+        {"bin/activate*", "a venv",
+         "a shell sources it to enter the environment, an editor in each new terminal"},
         {".pdbrc", "pdb", "pdb runs its commands when it starts"},
         /* Ruby */
         {".irbrc", "irb", "irb runs it at start-up"},

@@ -183,8 +183,9 @@ static int walk_child(struct walk *w, int dirfd, const char *name) {
                 openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         if (fd < 0 && (errno == EACCES || errno == EPERM))
                 return protect_entry(w, name, RT_PROTECT_UNREADABLE);
-        if (fd < 0 && (errno == ENOENT || errno == ENOTDIR || errno == ELOOP))
-                return 0; /* gone or replaced meanwhile, by the host: not ours to follow */
+        if (fd < 0 && (errno == ENOENT || errno == ENOTDIR || errno == ELOOP || errno == ESRCH))
+                return 0; /* gone or replaced meanwhile (ESRCH: a /proc/PID that ended), by
+                           * the host: not ours to follow */
         if (fd < 0)
                 return rtn_err(w->err, errno, "open a directory below %s", w->shown);
         size_t len = w->level_len[w->depth];
@@ -200,8 +201,11 @@ static int walk_child(struct walk *w, int dirfd, const char *name) {
         int r = walk_dir(w, fd, &git_dir);
         w->depth--;
         w->rel[len] = '\0';
-        if (r == -EACCES || r == -EPERM) /* opened but not listed (a /proc mounted there) */
+        /* opened but not listed: a /proc mounted there (EINVAL: another netns's /proc/PID/net) */
+        if (r == -EACCES || r == -EPERM || r == -EINVAL)
                 return protect_entry(w, name, RT_PROTECT_UNREADABLE);
+        if (r == -ENOENT || r == -ESRCH)
+                return 0; /* removed while it was listed */
         if (r >= 0 && git_dir)
                 r = protect_entry(w, name, RT_PROTECT_RO);
         return r;

@@ -163,18 +163,22 @@ static int make_missing(int top, const char *rel, enum rt_make make, size_t *ret
                         bool file = make == RT_MAKE_FILE && !p[n + strspn(p + n, "/")];
                         if (fstat(dir, &parent) < 0)
                                 return -errno;
+                        /* A file is given its owner through its fd: by name, root's rtn could
+                         * chown a hard link another sandbox of this live dir swapped in
+                         * (fs.protected_hardlinks may be off). A directory cannot be one. */
                         if (file) {
-                                int fd = openat(
+                                _cleanup_close_ int fd = openat(
                                         dir, name,
                                         O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-                                if (fd < 0)
+                                if (fd < 0 || (geteuid() == 0 &&
+                                               fchown(fd, parent.st_uid, parent.st_gid) < 0))
                                         return -errno;
-                                close(fd);
-                        } else if (mkdirat(dir, name, 0755) < 0)
+                        } else if (mkdirat(dir, name, 0755) < 0 ||
+                                   (geteuid() == 0 &&
+                                    fchownat(dir, name, parent.st_uid, parent.st_gid,
+                                             AT_SYMLINK_NOFOLLOW) < 0)) {
                                 return -errno;
-                        if (geteuid() == 0 && fchownat(dir, name, parent.st_uid, parent.st_gid,
-                                                       AT_SYMLINK_NOFOLLOW) < 0)
-                                return -errno;
+                        }
                         *ret_len = (size_t)(p - rel) + n;
                         return 0;
                 }

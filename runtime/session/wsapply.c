@@ -12,13 +12,15 @@
  * symlink swapped in anywhere on the way, or a mount, fails the open instead of leading out.
  * A symlink's target is resolved in the tree as it will be (link_refusal), not read as
  * text. rtn run as root makes new entries the workspace owner's, as the idmapped live
- * workspace would, and keeps a replaced file's owner. */
+ * workspace would, and keeps a replaced file's owner. What is written gets the time of the
+ * write, as a checkout gives it: an agent's older mtime made make skip a changed source. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -46,6 +48,7 @@ struct apply {
         struct rt_pathlist git; /* what git's configuration names, once applied (wsgit.h) */
         int host_root, upper_root; /* the top directories, for resolving links */
         dev_t host_dev;
+        bool in_git_dir; /* the directory being applied is a git dir, or will be */
 };
 
 /* Whether the user named path, or a directory above it, to be written although protected. */
@@ -119,6 +122,49 @@ static mode_t new_mode(const struct apply *a, mode_t upper, const struct stat *h
 
 /* ---- checks ----------------------------------------------------------------------------- */
 
+/* A git dir in its own right, whatever its name (git's setup.c is_git_directory): HEAD, and
+ * a commondir or objects/ and refs/. Git run inside one reads its config, the pager, aliases
+ * and hooks included, so nothing in one is written and none is deleted. Names are counted
+ * whatever they are (git follows a link), the upper's in any ASCII case (a casefold host
+ * directory). */
+static const char *const GIT_DIR_NAMES[] = {"HEAD", "commondir", "objects", "refs"};
+#define GIT_DIR_WHY                                                                                \
+        "in a git dir (HEAD with objects/ and refs/, or commondir): git run there reads its "      \
+        "configuration, which names programs"
+enum { GD_HEAD = 1, GD_COMMONDIR = 2, GD_OBJECTS = 4, GD_REFS = 8 }; /* bits, as the names */
+
+static bool git_dir_bits(unsigned b) {
+        return (b & GD_HEAD) &&
+               ((b & GD_COMMONDIR) || (b & (GD_OBJECTS | GD_REFS)) == (GD_OBJECTS | GD_REFS));
+}
+
+/* Which of GIT_DIR_NAMES the host directory hdir holds, as bits. */
+static unsigned host_git_names(int hdir) {
+        unsigned b = 0;
+        struct stat sb;
+        for (unsigned i = 0; hdir >= 0 && i < 4; i++)
+                if (fstatat(hdir, GIT_DIR_NAMES[i], &sb, AT_SYMLINK_NOFOLLOW) == 0)
+                        b |= 1u << i;
+        return b;
+}
+
+/* Whether the directory is a git dir on the host, or will be once applied: the upper's names
+ * (v, n; a whiteout removes the host's) over the host's unless the upper's is opaque. */
+static bool git_dir_here(int udir, int hdir, bool opaque, char **v, size_t n) {
+        unsigned host = host_git_names(hdir), b = opaque ? 0 : host;
+        for (size_t k = 0; k < n; k++)
+                for (unsigned i = 0; i < 4; i++) {
+                        struct ws_entry e;
+                        if (strcasecmp(v[k], GIT_DIR_NAMES[i]))
+                                continue;
+                        if (ws_upper_entry(udir, v[k], &e) < 0 || e.type != WS_WHITEOUT)
+                                b |= 1u << i;
+                        else if (!strcmp(v[k], GIT_DIR_NAMES[i]))
+                                b &= ~(1u << i);
+                }
+        return git_dir_bits(host) || git_dir_bits(b);
+}
+
 /* Why the host's subtree at name (a directory about to be deleted or replaced) may not go:
  * a protected entry or a change since the start below it. NULL when it may. */
 static const char *subtree_refusal(struct apply *a, int hdir, const char *name, unsigned depth) {
@@ -127,6 +173,8 @@ static const char *subtree_refusal(struct apply *a, int hdir, const char *name, 
                 return "its host directory cannot be read";
         if (depth > WS_DEPTH_MAX)
                 return "its host directory is too deep";
+        if (git_dir_bits(host_git_names(d)) && !allowed(a, a->p.buf))
+                return "it is or holds a git dir, whose configuration names programs git runs";
         char **v = NULL;
         size_t n = 0;
         if (ws_read_names(d, &a->p, &v, &n) < 0)
@@ -353,10 +401,11 @@ static int make_temp(struct apply *a, int hdir, char tmp[64], const char *link, 
         return -EEXIST;
 }
 
-static int copy_fd(int in, int out) {
+static int copy_range(int in, int out, off_t off, off_t end) {
         char buf[65536];
-        for (;;) {
-                ssize_t n = read(in, buf, sizeof buf);
+        while (off < end) {
+                size_t want = end - off < (off_t)sizeof buf ? (size_t)(end - off) : sizeof buf;
+                ssize_t n = pread(in, buf, want, off);
                 if (n == 0)
                         return 0;
                 if (n < 0) {
@@ -364,13 +413,38 @@ static int copy_fd(int in, int out) {
                                 continue;
                         return -errno;
                 }
-                for (ssize_t off = 0; off < n;) {
-                        ssize_t w = write(out, buf + off, (size_t)(n - off));
+                for (ssize_t done = 0; done < n;) {
+                        ssize_t w = pwrite(out, buf + done, (size_t)(n - done), off + done);
                         if (w < 0 && errno != EINTR)
                                 return -errno;
-                        off += w > 0 ? w : 0;
+                        done += w > 0 ? w : 0;
                 }
+                off += n;
         }
+        return 0;
+}
+
+/* The file's data only, its holes left holes (SEEK_DATA/SEEK_HOLE): a sparse file of the
+ * agent's costs the upper nothing and must not fill the host's disk with zeros. */
+static int copy_fd(int in, int out) {
+        struct stat sb;
+        if (fstat(in, &sb) < 0)
+                return -errno;
+        for (off_t off = 0; off < sb.st_size;) {
+                off_t data = lseek(in, off, SEEK_DATA), hole;
+                if (data < 0 && errno == ENXIO)
+                        break; /* a hole to the end */
+                if (data < 0)
+                        data = off; /* no SEEK_DATA here: all of it is data */
+                hole = lseek(in, data, SEEK_HOLE);
+                if (hole < 0 || hole > sb.st_size)
+                        hole = sb.st_size;
+                int r = copy_range(in, out, data, hole);
+                if (r < 0)
+                        return r;
+                off = hole > data ? hole : sb.st_size;
+        }
+        return ftruncate(out, sb.st_size) < 0 ? -errno : 0;
 }
 
 /* The upper's regular file name, opened for reading: O_PATH first, then re-opened through
@@ -414,14 +488,12 @@ static int write_file(struct apply *a, int udir, int hdir, const char *name,
         int r = make_temp(a, hdir, tmp, NULL, &out);
         if (r < 0)
                 return r;
-        struct timespec times[2] = {e->st.st_atim, e->st.st_mtim};
         if ((r = copy_fd(in, out)) == 0) {
                 if (a->own)
                         r = fchown(out, hst ? hst->st_uid : a->uid, hst ? hst->st_gid : a->gid);
                 else if (hst)
                         (void)!fchown(out, hst->st_uid, hst->st_gid); /* where the caller may */
-                if (r == 0 &&
-                    (fchmod(out, new_mode(a, e->st.st_mode, hst)) < 0 || futimens(out, times) < 0))
+                if (r == 0 && fchmod(out, new_mode(a, e->st.st_mode, hst)) < 0)
                         r = -1;
                 if (r < 0)
                         r = -errno;
@@ -433,11 +505,11 @@ static int write_file(struct apply *a, int udir, int hdir, const char *name,
         return put_in_place(hdir, tmp, name, hst);
 }
 
-/* The symlink is given its owner and times through an O_PATH fd of it, never by its name
+/* The symlink is given its owner through an O_PATH fd of it, never by its name
  * again: the directory is the workspace owner's, who could swap the name for a hard link to
  * a file rtn run as root must not chown (fs.protected_hardlinks may be off). */
 static int write_link(struct apply *a, int hdir, const char *name, const char *target,
-                      const struct ws_entry *e, const struct stat *hst) {
+                      const struct stat *hst) {
         char tmp[64];
         int r = make_temp(a, hdir, tmp, target, NULL);
         if (r < 0)
@@ -450,10 +522,6 @@ static int write_link(struct apply *a, int hdir, const char *name, const char *t
                    fchownat(fd, "", hst ? hst->st_uid : a->uid, hst ? hst->st_gid : a->gid,
                             AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) < 0) {
                 r = -errno;
-        } else {
-                struct timespec times[2] = {e->st.st_atim, e->st.st_mtim};
-                /* Cosmetic: kernels without AT_EMPTY_PATH here leave the link's times. */
-                (void)utimensat(fd, "", times, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW);
         }
         if (r < 0) {
                 (void)unlinkat(hdir, tmp, 0);
@@ -510,6 +578,8 @@ static const char *type_refusal(enum ws_type t) {
 static int apply_delete(struct apply *a, int hdir, const char *name, const struct stat *hst) {
         const struct rt_hostrun *h = protected(a, a->p.buf);
         const char *git = git_protected(a, a->p.buf, false);
+        if (a->in_git_dir && !allowed(a, a->p.buf))
+                return refuse(a, RT_WS_DELETED, "%s", GIT_DIR_WHY);
         if (h)
                 return refuse(a, RT_WS_DELETED, "protected (%s): %s", h->name, h->why);
         if (git)
@@ -590,7 +660,7 @@ static int apply_file(struct apply *a, int udir, int hdir, const char *name,
                 return refuse(a, what, "%s", why);
         int r = 0;
         if (!a->dry)
-                r = e->type == WS_LNK ? write_link(a, hdir, name, target, e, hst)
+                r = e->type == WS_LNK ? write_link(a, hdir, name, target, hst)
                                       : write_file(a, udir, hdir, name, e, hst);
         if (r == -ESTALE)
                 return refuse(a, what, "it changed while it was applied");
@@ -623,6 +693,8 @@ static int apply_one(struct apply *a, int udir, int hdir, const char *name, unsi
         }
         if (ws_name_bad(name))
                 return refuse(a, what, "a control character in its name");
+        if (a->in_git_dir && !allowed(a, a->p.buf))
+                return refuse(a, what, "%s", GIT_DIR_WHY);
         const struct rt_hostrun *h = protected(a, a->p.buf);
         if (h)
                 return refuse(a, what, "protected (%s): %s", h->name, h->why);
@@ -674,6 +746,8 @@ static int apply_dir(struct apply *a, int udir, int hdir, bool opaque, unsigned 
                 return r;
         }
         int refused = 0;
+        bool outer = a->in_git_dir;
+        a->in_git_dir = r == 0 && git_dir_here(udir, hdir, opaque, v, n);
         for (size_t i = 0; r >= 0 && i < hn; i++) {
                 if (has_name(v, n, hv[i]))
                         continue;
@@ -701,6 +775,7 @@ static int apply_dir(struct apply *a, int udir, int hdir, bool opaque, unsigned 
                 refused += r > 0 ? r : 0;
                 ws_path_pop(&a->p, prev);
         }
+        a->in_git_dir = outer;
         ws_free_names(v, n);
         ws_free_names(hv, hn);
         return r < 0 ? r : refused;

@@ -14,6 +14,7 @@
 
 #include "common/cleanup.h"
 #include "common/syscall.h"
+#include "common/term.h"
 #include "runtime/session/wswalk.h"
 
 int ws_path_push(struct ws_path *p, const char *name) {
@@ -33,10 +34,7 @@ void ws_path_pop(struct ws_path *p, int prev) {
 }
 
 bool ws_name_bad(const char *name) {
-        for (const unsigned char *s = (const unsigned char *)name; *s; s++)
-                if (*s < 0x20 || *s == 0x7f)
-                        return true;
-        return false;
+        return rtn_term_has_control(name, strlen(name));
 }
 
 static int cmp_names(const void *a, const void *b) {

@@ -66,7 +66,8 @@ int ws_host_stat(int hdir, const char *name, struct stat *ret);
 int ws_open_dir(int dirfd, const char *name);
 
 /* A name the walk refuses to carry to the host: it holds a control character (a newline
- * in a name can forge lines in a listing, an escape sequence can rewrite a terminal). */
+ * in a name can forge lines in a listing, an escape sequence can rewrite a terminal, a bidi
+ * control shows it reordered): rtn_term_has_control, common/term.h. */
 bool ws_name_bad(const char *name);
 
 /* The record of dir, the host dir and the upper (root's, or dir's for a NULL root), ready for

@@ -207,6 +207,137 @@ protected_files() {
 }
 t_run protected_files protected_files
 
+# A git dir in its own right, whatever its name (git's setup.c is_git_directory: HEAD, and
+# commondir or objects/ and refs/): git run inside it reads its config, pager, aliases and
+# hooks included. Made new (a bare repository with a commit and a pager of the agent's), made
+# of a project's own objects/ and refs/ by adding HEAD, a worktree's git dir (HEAD and
+# commondir), the host's own bare repository changed or deleted: each refused, and the host's
+# `git log` in each runs nothing of the agent's.
+git_dirs() {
+        command -v git >/dev/null || t_skip "git is not installed"
+        command -v script >/dev/null || t_skip "script (util-linux) is not installed"
+        mkproj
+        local mark=$T_TMP/PWNED st=$T_TMP/stage d
+        git init -q --bare "$P/repo.git" && git init -q --bare "$P/old.git" || t_fail "git init"
+        mkdir -p "$P/data/objects" "$P/data/refs"
+        # The bytes the agent writes inside with printf (made with git here, planted as such).
+        git init -q "$st" && git -C "$st" -c user.name=t -c user.email=t@t commit -q \
+                --allow-empty -m x && git clone -q --bare "$st" "$st.git" &&
+                git -C "$st.git" config core.pager "touch $mark; cat" || t_fail "git clone"
+        local conf
+        conf=$(cat "$P/repo.git/config")
+        ov "cd /workspace && printf '[core]\n\tpager = touch $mark; cat\n' >>repo.git/config &&
+                echo 'ref: refs/heads/main' >data/HEAD && mkdir wt &&
+                echo 'ref: refs/heads/main' >wt/HEAD && echo ../repo.git >wt/commondir &&
+                rm -r old.git && echo ok >fine"
+        cp -a "$st.git" "$UPPER/evil"
+        t_cmd timeout 60 "$RTN" apply
+        t_exit_is 1
+        t_stdout_has "refused M /workspace/repo.git/config: in a git dir"
+        t_stdout_has "refused A /workspace/data/HEAD: in a git dir"
+        t_stdout_has "refused A /workspace/wt/commondir: in a git dir"
+        t_stdout_has "refused A /workspace/evil/config: in a git dir"
+        t_stdout_has "refused D /workspace/old.git: it is or holds a git dir"
+        t_file_exists "$P/fine"
+        t_file_exists "$P/old.git/HEAD"
+        for d in data/HEAD wt/HEAD evil/HEAD evil/config; do t_no_file "$P/$d"; done
+        [ "$(cat "$P/repo.git/config")" = "$conf" ] || t_fail "repo.git/config changed"
+        for d in evil repo.git data wt; do
+                [ -d "$P/$d" ] || continue
+                (cd "$P/$d" && env -u GIT_PAGER -u PAGER script -qec "git log" /dev/null \
+                        </dev/null >/dev/null 2>&1)
+        done
+        t_no_file "$mark"
+}
+t_run git_dirs git_dirs
+
+# An editable install (pip install -e, setuptools' PEP 660 finder) puts a .pth in the venv that
+# imports a finder module beside it at every start of the venv's Python, whatever the command
+# (an editor's language server starts it on open). The module is as much start-up code as the
+# .pth: live it is read-only, and apply refuses a change to it.
+editable_finder() {
+        command -v python3 >/dev/null || t_skip "python3 is not installed"
+        mkproj
+        local py ver site mark=$T_TMP/PWNED fin
+        py=$(python3 -c 'import sys; print(sys.executable)')
+        ver=$(python3 -c 'import sys; print("python%d.%d" % sys.version_info[:2])')
+        site=.venv/lib/$ver/site-packages
+        fin=$site/__editable___proj_0_1_finder.py
+        mkdir -p "$P/.venv/bin" "$P/$site"
+        printf 'home = %s\n' "$(dirname "$py")" >"$P/.venv/pyvenv.cfg"
+        ln -s "$py" "$P/.venv/bin/python3"
+        echo 'import __editable___proj_0_1_finder' >"$P/$site/__editable__.proj-0.1.pth"
+        echo 'pass' >"$P/$fin"
+        "$P/.venv/bin/python3" -c 'import sys; assert sys.prefix.endswith(".venv"), sys.prefix' ||
+                t_skip "this python3 does not run a hand-made venv"
+        t_exec --workspace "$P" -- sh -c "echo 'open(\"$mark\", \"w\")' >>/workspace/$fin"
+        ov "echo 'open(\"$mark\", \"w\")' >>/workspace/$fin"
+        t_cmd timeout 60 "$RTN" apply
+        t_exit_is 1
+        t_stdout_has "refused M /workspace/$fin: protected ("
+        "$P/.venv/bin/python3" -c pass
+        t_no_file "$mark"
+}
+t_run editable_finder editable_finder
+
+# A venv's activate scripts are sourced by the owner's shell, and by an editor in each new
+# terminal of the project (VS Code's Python extension activates the workspace's venv): as much
+# start-up code as an .envrc. Live they are read-only, and apply refuses a change to them.
+venv_activate() {
+        mkproj
+        local mark=$T_TMP/PWNED f
+        mkdir -p "$P/.venv/bin"
+        echo 'VIRTUAL_ENV=x' >"$P/.venv/bin/activate"
+        echo 'set VIRTUAL_ENV x' >"$P/.venv/bin/activate.fish"
+        t_exec --workspace "$P" -- sh -c "echo 'touch $mark' >>/workspace/.venv/bin/activate"
+        ov "cd /workspace/.venv/bin && echo 'touch $mark' >>activate && echo 'touch $mark' >activate.csh &&
+                echo 'exec(\"import os\")' >activate_this.py"
+        t_cmd timeout 60 "$RTN" apply
+        t_exit_is 1
+        for f in activate activate.csh activate_this.py; do
+                t_stdout_has "/workspace/.venv/bin/$f: protected ("
+        done
+        (. "$P/.venv/bin/activate")
+        t_no_file "$mark"
+        t_no_file "$P/.venv/bin/activate.csh"
+}
+t_run venv_activate venv_activate
+
+# A file apply writes gets the time of the write, as a checkout gives it, not the agent's: an
+# old mtime (touch -d 2000-01-01) on a changed source made the owner's make take the stale
+# object for up to date, and a backup by size and mtime skip the change.
+file_times() {
+        command -v make >/dev/null || t_skip "make is not installed"
+        mkproj
+        printf 'out: src\n\tcp src out\n' >"$P/Makefile"
+        echo old >"$P/src"
+        make -s -C "$P" >/dev/null || t_fail "the owner's make failed"
+        ov 'cd /workspace && echo new >src && touch -d 2000-01-01 src && ln -s src lnk &&
+                touch -h -d 2000-01-01 lnk'
+        t_cmd timeout 60 "$RTN" apply
+        t_exit_is 0
+        make -s -C "$P" >/dev/null || t_fail "the owner's make failed after apply"
+        [ "$(cat "$P/out")" = new ] || t_fail "make took the old out for up to date: $(stat -c '%y' "$P/src")"
+        [ "$(stat -c %Y "$P/lnk")" -gt 946684800 ] || t_fail "the link kept the agent's time"
+}
+t_run file_times file_times
+
+# A sparse file costs the upper nothing and its size in apparent bytes: apply writes it sparse,
+# so the agent cannot fill the host's disk with a file of holes (truncate -s 1T).
+sparse_files() {
+        mkproj
+        ov 'cd /workspace && truncate -s 256M big && printf data | dd of=big bs=1 seek=100000000 conv=notrunc 2>/dev/null && truncate -s 64M a'
+        t_cmd timeout 60 "$RTN" apply
+        t_exit_is 0
+        [ "$(stat -c %s "$P/big")" = 268435456 ] || t_fail "big has the wrong size"
+        [ "$(dd if="$P/big" bs=1 skip=100000000 count=4 2>/dev/null)" = data ] ||
+                t_fail "the data inside big was not written"
+        local kb
+        kb=$(du -k "$P/big" "$P/a" | awk '{s += $1} END {print s}')
+        [ "$kb" -lt 4096 ] || t_fail "apply wrote the holes: ${kb} KiB on the host's disk"
+}
+t_run sparse_files sparse_files
+
 # The registry of host-run files by family (runtime/sandbox/hostrun.h): a hook framework's
 # config, a venv's .pth, a debugger's init file, a tool's own config one directory down, an
 # editor's and a language's start-up files, an environment manager's. Each is refused with
@@ -330,6 +461,8 @@ for n in [\"...\", \". .\", \"..x\", \"x\\nD passwd\", \"..\\x01\", \"\\x1b[31mr
 for d in [\"... \", \"..\\n\"]:
     os.mkdir(d)
     open(d + \"/f\", \"w\").close()
+for n in [b\"bidi\\xe2\\x80\\xaegpj.sh\", b\"csi\\xc2\\x9b31m\", b\"iso\\xe2\\x81\\xa6x\"]:
+    open(n, \"w\").close()
 "'
         t_cmd "$RTN" diff
         grep -q '^D passwd' "$T_OUT_FILE" && t_fail "rtn diff printed a forged line"
@@ -346,6 +479,12 @@ for d in [\"... \", \"..\\n\"]:
         t_stdout_has 'refused A "/workspace/\033[31mred": a control character in its name'
         [ "$(find "$P" -print0 | LC_ALL=C grep -zc $'[\x01-\x1f\x7f]')" = 0 ] ||
                 t_fail "a name with a control character reached the host"
+        # C1 and bidi controls: a name shown reversed (a script that lists as a picture).
+        t_stdout_has 'refused A "/workspace/bidi\342\200\256gpj.sh": a control character in its name'
+        t_stdout_has 'refused A "/workspace/csi\302\23331m": a control character in its name'
+        t_stdout_has 'refused A "/workspace/iso\342\201\246x": a control character in its name'
+        [ "$(find "$P" -print0 | LC_ALL=C grep -zc $'\xe2\x80\xae\\|\xc2\x9b\\|\xe2\x81\xa6')" = 0 ] ||
+                t_fail "a name with a C1 or bidi control reached the host"
         [ "$(around)" = "$before" ] || t_fail "the host around the workspace changed"
 }
 t_run names names

@@ -210,6 +210,33 @@ user_protect() {
         t_file_exists "$WS/other2"
 }
 
+# rtn reads the configuration of every repository in a live bind at each start, the agent's
+# new ones too (a live workspace cannot stop a new .git). A config file or an include that is
+# not a regular file (a FIFO, a symlink to a device, include.path = /dev/...) is never
+# opened: an open can act (a watchdog armed, a tape rewound, a FIFO's writer let through).
+# The FIFOs show it: a writer waits in open() until someone opens them for reading.
+config_not_opened() {
+        setup
+        t_exec --workspace "$WS" -- sh -c 'cd /workspace && mkdir -p sub/.git sub2/.git &&
+                mkfifo sub/.git/config fifo2 && printf "[include]\n\tpath = ../../fifo2\n" >sub2/.git/config'
+        t_exit_is 0
+        local w1 w2 i
+        (exec 3>"$WS/sub/.git/config" && touch "$T_TMP/opened1") &
+        w1=$!
+        (exec 3>"$WS/fifo2" && touch "$T_TMP/opened2") &
+        w2=$!
+        t_exec --workspace "$WS" -- true
+        t_exit_is 0
+        for i in 1 2 3 4 5 6 7 8 9 10; do
+                [ -e "$T_TMP/opened1" ] || [ -e "$T_TMP/opened2" ] && break
+                sleep 0.2
+        done
+        kill "$w1" "$w2" 2>/dev/null
+        wait "$w1" "$w2" 2>/dev/null
+        t_no_file "$T_TMP/opened1"
+        t_no_file "$T_TMP/opened2"
+}
+
 # What the protection leaves behind must not break the owner's git: paths the configuration
 # names that do not exist yet (an include, an attributes file, a program, a hooks directory)
 # are made before the start so there is something to mount read-only, each as the kind git
@@ -236,6 +263,7 @@ placeholders_keep_git_working() {
         fi
 }
 
+t_run config_not_opened config_not_opened
 t_run hooks_path hooks_path
 t_run hooks_path_absolute hooks_path_absolute
 t_run include_fsmonitor include_fsmonitor

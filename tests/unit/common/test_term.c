@@ -81,3 +81,22 @@ Test(rtn_term_printf, final_newline_only) {
         cr_assert_str_eq(out, "A /x\\ny\\033\n");
         free(out);
 }
+
+/* rtn_term_has_control finds what the rule escapes as a control, and nothing else: letters,
+ * a backslash and bytes that are not UTF-8 are not controls. */
+Test(rtn_term_has_control, controls_only) {
+        static const char *const yes[] = {"a\nb",
+                                          "\x1b[31m",
+                                          "x\x7f",
+                                          "\xc2\x9b"
+                                          "31m",
+                                          "x\xe2\x80\xaeyz",
+                                          "\xe2\x81\xa6",
+                                          "\xd8\x9c"};
+        static const char *const no[] = {"",         "plain",        "caf\xc3\xa9",     "a\\b",
+                                         "\xff\xfe", "\xe2\x80\xa0", "\xf0\x9f\x98\x80"};
+        for (size_t i = 0; i < sizeof yes / sizeof *yes; i++)
+                cr_assert(rtn_term_has_control(yes[i], strlen(yes[i])), "%zu", i);
+        for (size_t i = 0; i < sizeof no / sizeof *no; i++)
+                cr_assert(!rtn_term_has_control(no[i], strlen(no[i])), "%zu", i);
+}
