@@ -58,8 +58,10 @@ default_user_serve() {
 # rtn exec, rtn serve's env_status and rtn probe, which names the flag that raises it.
 low_nproc() {
         c_need
-        c_sh --ulimit nproc=1024:1024 'rtn exec -- sh -c "grep processes /proc/self/limits"; echo "rc=$?"'
+        c_sh --ulimit nproc=1024:1024 'rtn exec -- sh -c "grep processes /proc/self/limits"; echo "rc=$?"
+                mkdir /w; chown agent /w; rtn exec --workspace /w -- touch /workspace/f; echo "ws rc=$?"'
         t_stdout_has "rc=0"
+        t_stdout_has "ws rc=0"
         t_stdout_has "Max processes             1024                 1024"
         t_stderr_has "the process limit is 1024, the hard RLIMIT_NPROC rtn was started with, not the 4096 asked for (only a higher hard limit raises it: --ulimit nproc=4096:4096"
         c_sh --ulimit nproc=1024:1024 --user agent 'rtn exec -- true; echo "rc=$?"; rtn probe'
@@ -93,11 +95,17 @@ userns_uidmap() {
         t_stdout_has '\"id_mapping\":\"single\"'
         m="--uidmap 0:$C_UIDMAP:65537 --gidmap 0:$C_UIDMAP:65537"
         # shellcheck disable=SC2086
-        c_sh $m 'rtn exec -- sh -c "id -u; cat /proc/self/uid_map"; echo "rc=$?"; rtn probe'
+        c_sh $m 'rtn exec -- sh -c "id -u; cat /proc/self/uid_map"; echo "rc=$?"; rtn probe
+                mkdir /w; rtn exec --workspace /w -- sh -c "echo ws \$(id -u) >/workspace/f"; echo "ws rc=$?"; cat /w/f; stat -c "%u %n" /w/f'
         t_stdout_has "rc=0"
         t_true grep -qx 1000 "$T_OUT_FILE"
         t_true grep -Eq '^ +0 +1 +65536$' "$T_OUT_FILE"
         t_true grep -Eq '^ok +id mapping +root: 65536 subordinate ids from 1;' "$T_OUT_FILE"
+        # root's --workspace: no idmapped mount in a user namespace, so the agent is the
+        # directory's owner, the container's root (not host root)
+        t_stdout_has "ws rc=0"
+        t_true grep -qx "ws 0" "$T_OUT_FILE"
+        t_true grep -qx "0 /w/f" "$T_OUT_FILE"
         # a user of the container is an unprivileged caller there, as anywhere
         # shellcheck disable=SC2086
         c_sh $m --user agent 'rtn exec -- id -u; echo "rc=$?"'
@@ -129,17 +137,42 @@ userns_auto() {
         t_true grep -Eq '^ +0 +1 +65536$' "$T_OUT_FILE"
 }
 
-# --workspace where rtn is the container's root: the idmapped mount that lets root's agent
-# write it needs CAP_SYS_ADMIN, which a container's root lacks, so rtn says so and what to do
-# (nothing is written); as a user of the container, rtn exec and rtn serve --workspace work.
+# --workspace where rtn is the container's root, which cannot make the idmapped mount that
+# lets a subordinate uid write a directory (it needs CAP_SYS_ADMIN over the host's
+# filesystem): the sandbox maps its agent to the directory's owner instead, and binds the
+# directory in the sandbox's own user and mount namespaces (recursively). Live, overlay with
+# rtn apply afterwards, the git dir protected as anywhere, rtn serve --workspace, and the
+# Landlock mode; a directory that host root owns is refused before anything starts, with the
+# reason and what to do.
 workspace_root() {
         c_need
-        c_sh 'mkdir /w; rtn exec --workspace /w -- touch /workspace/f; echo "rc=$?"; ls /w'
-        t_stdout_is "rc=125"
-        t_stderr_has "open_tree /w: Operation not permitted: rtn as root lets its agent (a subordinate uid) write a directory through an idmapped mount, which needs CAP_SYS_ADMIN, and a container's root has none: run rtn as a non-root user of the container"
-        c_sh --user agent 'mkdir /tmp/w; rtn exec --workspace /tmp/w -- sh -c "echo hi >/workspace/f"; echo "rc=$?"; cat /tmp/w/f'
-        t_stdout_has "rc=0"
-        t_true grep -qx hi "$T_OUT_FILE"
+        c_sh 'mkdir -p /w/.git/hooks /r; chown -R agent:agent /w; echo kept >/w/k
+                rtn exec --workspace /w -- sh -c "id -u; cat /workspace/k; echo hi >/workspace/f; touch /workspace/.git/hooks/x"; echo "rc=$?"
+                stat -c "%U:%G %n" /w/f; ls /w/.git/hooks
+                rtn exec --keep --workspace /w --workspace-mode overlay -- sh -c "echo ov >/workspace/o"; echo "rc=$?"
+                test -e /w/o || echo "not yet"; rtn apply >/dev/null; echo "rc=$?"; stat -c "%U:%G %n" /w/o
+                rtn exec --workspace /r -- true; echo "rc=$?"; ls -A /r; echo end'
+        t_stdout_is "0
+kept
+rc=1
+agent:agent /w/f
+rc=0
+not yet
+rc=0
+agent:agent /w/o
+rc=125
+end"
+        t_stderr_has "touch: cannot touch '/workspace/.git/hooks/x'"
+        t_stderr_has "rtn exec: /r belongs to host root, which no sandbox maps: rtn as root of a container cannot make the idmapped mount that lets its agent write it (that needs CAP_SYS_ADMIN), so the agent is the directory's owner; give it to a user of the container (chown), or run rtn as one (podman run --user, securityContext.runAsUser)"
+        c_sh "mkdir /w; chown agent /w; echo kept >/w/k; $(c_serve_script 'id -u; cat /workspace/k; echo new >/workspace/n' --workspace /w); stat -c '%U %n' /w/n"
+        t_stdout_has '\"stdout\":\"0\\nkept\\n\"'
+        t_stdout_has "agent /w/n"
+        c_sh --security-opt "seccomp=$C_STATE/no-userns.json" 'mkdir /w; chown agent /w
+                rtn exec --workspace /w -- sh -c "id -u; echo hi >f"; echo "rc=$?"; stat -c "%U %n" /w/f'
+        t_stdout_is "1000
+rc=0
+agent /w/f"
+        t_stderr_has "rtn chose --isolation landlock by itself"
         c_sh --user agent "mkdir /tmp/w; echo kept >/tmp/w/k; $(c_serve_script 'cat /workspace/k; echo new >/workspace/n' --workspace /tmp/w); cat /tmp/w/n"
         t_stdout_has '\"stdout\":\"kept\\n\"'
         t_true grep -qx new "$T_OUT_FILE"
@@ -172,10 +205,12 @@ read_only() {
         for u in root agent; do
                 c_sh --user "$u" --read-only --tmpfs /tmp:rw,exec,mode=1777 'export RTN_DATA_DIR=/tmp/rtn
                         rtn exec --commit -- sh -c "echo kept >\$HOME/f"; echo "rc=$?"
-                        rtn exec -- sh -c "cat \$HOME/f; touch /usr/x"; echo "rc=$?"'
+                        rtn exec -- sh -c "cat \$HOME/f; touch /usr/x"; echo "rc=$?"
+                        mkdir /tmp/w; chown agent /tmp/w; rtn exec --workspace /tmp/w -- touch /workspace/f; echo "rc=$?"'
                 t_stdout_is "rc=0
 kept
-rc=1"
+rc=1
+rc=0"
                 t_stderr_has "touch: cannot touch '/usr/x'"
         done
 }
@@ -226,8 +261,10 @@ rootless() {
         # shellcheck disable=SC2046
         t_cmd "${pm[@]}" run --rm -i --network none $(c_ulimits) -v "$d/rtn:/rtn:ro" localhost/b sh -c \
                 'useradd -u 1000 agent; /rtn exec -- sh -c "id -u; cat /proc/self/uid_map"; echo "root rc=$?"
+                 mkdir /w; /rtn exec --workspace /w -- touch /workspace/f; echo "ws rc=$?"
                  su agent -s /bin/sh -c "/rtn exec -- true; echo user rc=\$?"; /rtn probe'
         t_stdout_has "root rc=0"
+        t_stdout_has "ws rc=0"
         t_stdout_has "user rc=0"
         t_true grep -qx 1000 "$T_OUT_FILE"
         t_true grep -Eq '^ +0 +1 +65536$' "$T_OUT_FILE"
@@ -316,6 +353,16 @@ image_serves() {
         timeout 120 "${C_PODMAN[@]}" run --rm -i --network none $(c_ulimits) \
                 "$img" <"$T_TMP/in" >"$T_TMP/out" 2>"$T_TMP/err"
         grep -q '"name":"shell_run"' "$T_TMP/out" || t_fail "no tools/list answer: $(head -c 300 "$T_TMP/out") $(head -c 300 "$T_TMP/err")"
+        # the documented way to give its agent a project: a volume a user owns, as
+        # serve --workspace of the image's root (the agent is that owner)
+        mkdir "$T_TMP/ws"
+        echo kept >"$T_TMP/ws/k"
+        chown -R 1000:1000 "$T_TMP/ws"
+        # shellcheck disable=SC2046
+        t_cmd timeout 120 "${C_PODMAN[@]}" run --rm -i --network none $(c_ulimits) --entrypoint sh \
+                -v "$T_TMP/ws:/workspace" "$img" -c "$(c_serve_script 'cat /workspace/k; echo new >/workspace/n' --workspace /workspace)"
+        t_stdout_has '\"stdout\":\"kept\\n\"'
+        t_true test "$(stat -c %u "$T_TMP/ws/n")" = 1000
 }
 
 # make image's image has what an agent works with: its rtn serve's python_exec runs, and
