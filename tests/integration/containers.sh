@@ -178,6 +178,63 @@ agent /w/f"
         t_true grep -qx new "$T_OUT_FILE"
 }
 
+# The matrix (docs/containers.md, "Tests"): in each configuration one container runs
+# tests/containers/matrix.bash as root and as a user of the container (a user alone where the
+# configuration is non-root): rtn exec, rtn serve over stdio and over HTTP with a commit, a
+# second start that finds it and a reset that keeps it, and the isolation each picked and
+# said. CONFIG|USERS|MODE|podman options:
+matrix_configs() {
+        cat <<EOF
+default|root agent|full|
+uidmap|root agent|full|--uidmap 0:$C_UIDMAP:65537 --gidmap 0:$C_UIDMAP:65537
+uidmap_single|root agent|full|--uidmap 0:$C_UIDMAP:65536 --gidmap 0:$C_UIDMAP:65536
+low_nproc|root agent|full|--ulimit nproc=1024:1024
+read_only|root agent|full|--read-only --tmpfs /tmp:rw,exec,mode=1777
+restricted|agent|full|--user agent --security-opt no-new-privileges --cap-drop ALL
+restricted_runtime_default|agent|landlock|--user agent --security-opt no-new-privileges --cap-drop ALL --security-opt seccomp=$C_STATE/no-userns.json
+no_userns|root agent|landlock|--security-opt seccomp=$C_STATE/no-userns.json
+EOF
+}
+
+# What matrix.bash prints for USER in MODE. The Landlock mode has no overlay: what a command
+# writes outside the workspace is in its private temp dir ($HOME), gone with the sandbox, so
+# env_commit keeps nothing and the next start finds nothing (docs/security-invariants.md,
+# "Weaker named modes").
+matrix_want() {
+        local u=$1 m=$2 kept='kept\n'
+        [ "$m" = landlock ] && kept=
+        printf '%s\n' "$u exec rc=0 in said=$m" "$u stdio_commit ok" \
+                "$u stdio_isolation1 $m said=$m" "$u stdio_second_start $kept" \
+                "$u stdio_after_reset ${kept}gone\\n" "$u stdio_isolation2 $m said=$m" \
+                "$u http_commit ok" "$u http_second_start $kept" "$u http_after_reset $kept" \
+                "$u http_isolation $m said=$m"
+}
+
+matrix() {
+        c_need
+        local name users mode opts u run want start=$SECONDS
+        while IFS='|' read -r name users mode opts; do
+                run='' want=''
+                for u in $users; do
+                        if [ "$u" = root ] || [ "$users" = "$u" ]; then
+                                run+="bash /matrix.bash; "
+                        else
+                                run+="runuser -u $u -- bash /matrix.bash; "
+                        fi
+                        want+="$(matrix_want "$u" "$mode")"$'\n'
+                done
+                # shellcheck disable=SC2086
+                c_sh -v "$T_ROOT/tests/containers/matrix.bash:/matrix.bash:ro" $opts "$run"
+                [ "$(cat "$T_OUT_FILE")"$'\n' = "$want" ] ||
+                        t_fail "$name: expected
+$want
+got
+$(cat "$T_OUT_FILE")
+stderr: $(head -c 600 "$T_ERR_FILE")"
+        done < <(matrix_configs)
+        echo "# matrix: $((SECONDS - start)) s" >&2
+}
+
 # A commit in a default container, whose /etc has the container's mounts over files in it
 # and is bound read-only: the commit has nothing in /etc, so the next start stacks it (rtn
 # exec, rtn serve), and rtn reset leaves it working; as root and as a user.
@@ -270,6 +327,15 @@ rootless() {
         t_true grep -Eq '^ +0 +1 +65536$' "$T_OUT_FILE"
         t_true grep -Eq '^ok +id mapping +root: 65536 subordinate ids from 1;' "$T_OUT_FILE"
         t_stdout_has "rtn can run sandboxes here."
+        # the matrix's steps (matrix above) in this configuration too
+        cp "$T_ROOT/tests/containers/matrix.bash" "$d/matrix.bash"
+        chmod 644 "$d/matrix.bash"
+        # shellcheck disable=SC2046
+        t_cmd "${pm[@]}" run --rm -i --network none $(c_ulimits) -v "$d/rtn:/usr/local/bin/rtn:ro" \
+                -v "$d/matrix.bash:/matrix.bash:ro" localhost/b sh -c \
+                'useradd -u 1000 agent; bash /matrix.bash; runuser -u agent -- bash /matrix.bash'
+        t_stdout_is "$(matrix_want root full)
+$(matrix_want agent full)"
 }
 
 # With systempaths=unconfined the sandbox gets its own /proc, and rtn probe has nothing left
@@ -456,6 +522,7 @@ t_run containers_low_nproc low_nproc
 t_run containers_userns_uidmap userns_uidmap
 t_run containers_userns_auto userns_auto
 t_run containers_workspace_root workspace_root
+t_run containers_matrix matrix
 t_run containers_commit_default commit_default
 t_run containers_read_only read_only
 t_run containers_restricted restricted
