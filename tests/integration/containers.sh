@@ -457,6 +457,64 @@ image_tools() {
         t_stdout_has compiled
 }
 
+# The least-privilege pod specs of docs/containers.md ("Least-privilege pod specs") under
+# `podman kube play`: the container securityContext of that page's yaml block, read from
+# the page, in a Pod of the suite's image running rtn exec and rtn probe (a hostPath
+# directory for /tmp, where readOnlyRootFilesystem leaves rtn nothing else to write): the
+# full sandbox as it stands, and the Landlock mode with a Localhost seccomp profile that
+# denies user namespaces, as containerd's and CRI-O's RuntimeDefault do (Podman's own
+# default allows them).
+kube_specs() {
+        c_need
+        local v name mode uid
+        [ -x /usr/libexec/podman/catatonit ] || [ -x /usr/bin/catatonit ] ||
+                t_skip "no catatonit for the pod's infra container (tools/deps.txt installs it)"
+        mkdir -p "$C_STATE/seccomp" "$T_TMP/ktmp"
+        chmod 1777 "$T_TMP/ktmp"
+        cp "$C_STATE/no-userns.json" "$C_STATE/seccomp/no-userns.json"
+        c_containers_conf
+        c_podman_argv
+        for v in full landlock; do
+                name=rtn-spec-$v-$T_UNIQ
+                python3 - "$T_ROOT/docs/containers.md" "$v" "$name" "$T_TMP/ktmp" >"$T_TMP/$v.yaml" <<'PY' || t_fail "no pod spec in docs/containers.md"
+import re, sys, yaml
+doc = open(sys.argv[1]).read()
+sec = doc[doc.index("### Least-privilege pod specs"):]
+ctx = yaml.safe_load(re.search(r"```yaml\n(.*?)```", sec, re.S).group(1))["securityContext"]
+meta = {"name": sys.argv[3]}
+if sys.argv[2] == "landlock":
+    ctx["seccompProfile"] = {"type": "Localhost", "localhostProfile": "no-userns.json"}
+    # Podman 4.3 takes a container's profile from this annotation, not from seccompProfile
+    meta["annotations"] = {"container.seccomp.security.alpha.kubernetes.io/rtn": "localhost/no-userns.json"}
+pod = {"apiVersion": "v1", "kind": "Pod", "metadata": meta,
+       "spec": {"restartPolicy": "Never", "containers": [{
+           "name": "rtn", "image": "localhost/rtn-test", "securityContext": ctx,
+           "env": [{"name": "RTN_DATA_DIR", "value": "/tmp/rtn"}],
+           "command": ["sh", "-c", "rtn exec -- id -u; echo rc=$?; rtn probe | grep -E '^[a-z]+ +isolation '"],
+           "volumeMounts": [{"name": "tmp", "mountPath": "/tmp"}]}],
+           "volumes": [{"name": "tmp", "hostPath": {"path": sys.argv[4], "type": "Directory"}}]}}
+yaml.safe_dump(pod, sys.stdout)
+PY
+                t_cmd env CONTAINERS_CONF="$C_STATE/containers.conf" "${C_PODMAN[@]}" kube play \
+                        --seccomp-profile-root "$C_STATE/seccomp" "$T_TMP/$v.yaml"
+                t_exit_is 0
+                # shellcheck disable=SC2064
+                trap "env CONTAINERS_CONF='$C_STATE/containers.conf' ${C_PODMAN[*]} kube down '$T_TMP/$v.yaml' >/dev/null 2>&1" EXIT
+                timeout 120 "${C_PODMAN[@]}" wait "$name-rtn" >/dev/null 2>&1
+                t_cmd "${C_PODMAN[@]}" logs "$name-rtn"
+                t_stdout_has "rc=0"
+                # the agent: inside 0 of the single mapping, or in the Landlock mode the caller
+                uid=0 mode=full
+                [ "$v" = landlock ] && uid=1000 mode="landlock, picked by rtn by itself"
+                grep -qx "$uid" "$T_OUT_FILE" || t_fail "$v: $(cat "$T_OUT_FILE" "$T_ERR_FILE" | head -c 800)"
+                t_true grep -Eq "^[a-z]+ +isolation +$mode" "$T_OUT_FILE"
+                [ "$v" = full ] || t_stderr_has "rtn chose --isolation landlock by itself"
+                t_cmd env CONTAINERS_CONF="$C_STATE/containers.conf" "${C_PODMAN[@]}" kube down "$T_TMP/$v.yaml"
+                t_exit_is 0
+                trap - EXIT
+        done
+}
+
 # deploy/kubernetes/rtn.yaml under `podman kube play`, as a user would start it: the image of
 # make image under the manifest's name, whose entrypoint is rtn (a pod's args are rtn's
 # arguments), a real token; the official MCP client reaches rtn serve --http in the pod with
@@ -535,5 +593,6 @@ t_run containers_no_userns_full_refuses no_userns_full_refuses
 t_run containers_image_serves image_serves
 t_run containers_image_tools image_tools
 t_run containers_kube_play kube_play
+t_run containers_kube_specs kube_specs
 c_teardown
 t_done
