@@ -64,6 +64,9 @@ struct rt_idmap {
         gid_t agent_gid;
         bool agent_drop_caps; /* agent runs as inside 0: strip every capability */
         bool ns_single; /* SINGLE for root: its user namespace has no 65536 ids to give */
+        bool owner; /* SINGLE for root: inside 0 is the owner of the workspace (and read-write
+                     * binds), which root could not give its agent through an idmapped mount
+                     * (rt_idmap_owner) */
 };
 
 struct rt_spec {
@@ -217,6 +220,19 @@ const char *rt_hostpath_home(void);
 
 /* Chooses the id mapping for this caller (rtn's euid, /etc/subuid, newuidmap). */
 int rt_idmap_choose(struct rt_idmap *ret, struct rtn_error *err);
+struct stat;
+/* Root whose idmapped mounts the kernel refuses (a container's root has no CAP_SYS_ADMIN over
+ * the host's filesystems): the single mapping of the owner of PATH (st, the directory a
+ * sandbox must let its agent write), the agent running as that owner without capabilities,
+ * as for an unprivileged caller that owns it. Refused, with what to do, when the owner or,
+ * where the owner's passwd entry gives none other, its group is host root's: no sandbox id
+ * maps to host id 0. */
+int rt_idmap_owner(struct rt_idmap *m, const char *path, const struct stat *st,
+                   struct rtn_error *err);
+/* The ids of the owner of PATH (st) that a sandbox may run its agent as: rt_idmap_owner's
+ * rule, for the Landlock-only mode's root. */
+int rt_owner_ids(const char *path, const struct stat *st, uid_t *ret_uid, gid_t *ret_gid,
+                 struct rtn_error *err);
 /* The uid (and gid) root's commands run as in the Landlock-only mode: RT_LANDLOCK_ROOT_UID,
  * or in a user namespace that does not map it (a user-namespaced container), the highest id
  * both its maps have other than 0, when no passwd or group entry names it; else
@@ -240,7 +256,7 @@ int rt_userns_run(const struct rt_idmap *m, rt_userns_fn fn, void *arg, char *ou
 /* fn as the owner of what a sandbox mapped by m wrote, with its root's CAP_DAC_OVERRIDE over
  * the mapped ids, so a mode the agent set (a 000 directory) stops nothing: through
  * rt_userns_run for a SUBID or SINGLE mapping (SINGLE: directly where no user namespace can
- * be made), directly for host root (m NULL or ROOT). */
+ * be made), directly for host root (m NULL, ROOT, or SINGLE with owner). */
 int rt_userns_as_owner(const struct rt_idmap *m, rt_userns_fn fn, void *arg, char *out,
                        size_t outlen, struct rtn_error *err);
 

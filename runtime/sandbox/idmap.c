@@ -12,7 +12,10 @@
  * --userns=auto, a Kubernetes pod with hostUsers: false) can map only ids its namespace has:
  * a subordinate range its namespace does not map is replaced by 65536 of the namespace's own
  * ids other than its 0 (rootless Podman's 1..65536), and where it has no such range, the
- * single mapping of its own root, as for an unprivileged caller (docs/containers.md). */
+ * single mapping of its own root, as for an unprivileged caller (docs/containers.md).
+ * Root that cannot make idmapped mounts (a container's) and must let its agent write a
+ * directory maps that directory's owner alone instead (rt_idmap_owner), never host root. */
+#include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
 #include <pwd.h>
@@ -113,6 +116,62 @@ static unsigned long ns_top(const char *map) {
                 if (n && in + n - 1 > top)
                         top = in + n - 1;
         return top;
+}
+
+/* Whether MAP maps ID to id 0 of its parent namespace. Host root is 0 of the initial
+ * namespace; a parent that is itself a user namespace may have its 0 mapped elsewhere, but
+ * that is not known from here, so its 0 is refused too. */
+static bool ns_to_root(const char *map, unsigned long id) {
+        _cleanup_fclose_ FILE *f = fopen(map, "re");
+        if (!f)
+                return id == 0;
+        unsigned long in, out, n;
+        while (fscanf(f, "%lu %lu %lu", &in, &out, &n) == 3)
+                if (id >= in && id - in < n)
+                        return out + (id - in) == 0;
+        return false;
+}
+
+int rt_owner_ids(const char *path, const struct stat *st, uid_t *ret_uid, gid_t *ret_gid,
+                 struct rtn_error *err) {
+        gid_t gid = st->st_gid;
+        if (!ns_to_root("/proc/self/uid_map", st->st_uid) &&
+            ns_to_root("/proc/self/gid_map", gid)) {
+                /* a user's directory in root's group (mkdir as root, then chown USER) */
+                char buf[1024];
+                struct passwd pw, *pwp = NULL;
+                (void)getpwuid_r(st->st_uid, &pw, buf, sizeof buf, &pwp);
+                if (pwp)
+                        gid = pwp->pw_gid;
+        }
+        if (ns_to_root("/proc/self/uid_map", st->st_uid) || ns_to_root("/proc/self/gid_map", gid))
+                return rtn_errx(err, EPERM,
+                                "%s belongs to host root, which no sandbox maps: rtn as root of "
+                                "a container cannot make the idmapped mount that lets its agent "
+                                "write it (that needs CAP_SYS_ADMIN), so the agent is the "
+                                "directory's owner; give it to a user of the container (chown), "
+                                "or run rtn as one (podman run --user, "
+                                "securityContext.runAsUser)",
+                                path);
+        *ret_uid = st->st_uid;
+        *ret_gid = gid;
+        return 0;
+}
+
+int rt_idmap_owner(struct rt_idmap *m, const char *path, const struct stat *st,
+                   struct rtn_error *err) {
+        uid_t uid;
+        gid_t gid;
+        int r = rt_owner_ids(path, st, &uid, &gid, err);
+        if (r < 0)
+                return r;
+        *m = (struct rt_idmap){.mode = RT_IDMAP_SINGLE,
+                               .host_uid = uid,
+                               .host_gid = gid,
+                               .count = 1,
+                               .agent_drop_caps = true,
+                               .owner = true};
+        return 0;
 }
 
 uid_t rt_landlock_root_uid(void) {

@@ -5,7 +5,8 @@
  * both ways, so the agent owns the workspace and the files it writes land on disk owned by
  * the directory's owner. Only root may create idmapped mounts; unprivileged callers do not
  * need one (their sandbox maps the caller to the agent). A container's root cannot either (no
- * CAP_SYS_ADMIN): it is told to run rtn as a user of the container instead. */
+ * CAP_SYS_ADMIN): the kernel's EPERM makes the sandbox map the directory's owner as its agent
+ * instead (rt_idmap_owner, runtime/sandbox/sandbox.c's root_binds). */
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
@@ -74,15 +75,6 @@ int rt_idmapped_tree_at(int fd, const char *path, const struct rt_idmap *m, stru
         _cleanup_close_ int tree = sys_open_tree(
                 fd, fd >= 0 ? "" : path,
                 OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE | (fd >= 0 ? AT_EMPTY_PATH : 0));
-        if (tree < 0 && errno == EPERM)
-                return rtn_errx(err, EPERM,
-                                "open_tree %s: Operation not permitted: rtn as root lets its "
-                                "agent (a subordinate uid) write a directory through an idmapped "
-                                "mount, which needs CAP_SYS_ADMIN, and a container's root has "
-                                "none: run rtn as a non-root user of the container (podman run "
-                                "--user, securityContext.runAsUser), whose sandbox maps that user "
-                                "to the agent and needs no idmapped mount",
-                                path);
         if (tree < 0)
                 return rtn_err(err, errno, "open_tree %s", path);
         _cleanup_close_ int ns = userns_fd(st.st_uid, m->sub_uid + m->agent_uid, st.st_gid,

@@ -236,13 +236,24 @@ static bool id_mapped(const char *map, unsigned id) {
  * xattrs: a confined root could still change their metadata. Without a user namespace to
  * map it away, root's commands run as RT_LANDLOCK_ROOT_UID instead, a uid that owns nothing:
  * no passwd entry, above rtn's own subordinate block (refused if the system names it); in a
- * user namespace that does not map it, its highest id (rt_landlock_root_uid). */
-static int choose_agent(struct rt_sandbox *sb, struct rtn_error *err) {
+ * user namespace that does not map it, its highest id (rt_landlock_root_uid). With a
+ * --workspace that a user other than host root owns, they run as that owner, as the full
+ * sandbox's agent is where root cannot make idmapped mounts (rt_idmap_owner), so they can
+ * write it. */
+static int choose_agent(const struct rt_spec *spec, struct rt_sandbox *sb, struct rtn_error *err) {
         sb->idmap.mode = RT_IDMAP_SINGLE;
         sb->idmap.agent_drop_caps = false;
         if (geteuid() != 0) {
                 sb->idmap.agent_uid = geteuid();
                 sb->idmap.agent_gid = getegid();
+                return 0;
+        }
+        struct stat st;
+        struct rtn_error ignored = {0};
+        if (spec->workspace && stat(spec->workspace, &st) == 0 && S_ISDIR(st.st_mode) &&
+            rt_owner_ids(spec->workspace, &st, &sb->idmap.agent_uid, &sb->idmap.agent_gid,
+                         &ignored) == 0) {
+                sb->idmap.owner = true;
                 return 0;
         }
         uid_t id = rt_landlock_root_uid();
@@ -280,7 +291,7 @@ int rt_landlock_only_start(const struct rt_spec *spec, struct rt_sandbox *sb,
                            struct rtn_error *err) {
         int r;
         sb->isolation = INIT_ISOLATION_LANDLOCK;
-        if ((r = choose_agent(sb, err)) < 0)
+        if ((r = choose_agent(spec, sb, err)) < 0)
                 return r;
         if ((r = setup_dirs(spec, sb, err)) < 0 || (r = give_dirs(sb, err)) < 0 ||
             (r = start_init(sb, err)) < 0)

@@ -570,8 +570,6 @@ static int start_child(struct rt_sandbox *sb, struct rt_plan *p, struct rtn_erro
  * user's) directory gets an idmapped mount as the workspace does, else it would be read-only
  * inside. Made here, in rtn's namespace, from the checked fd; the child attaches it. */
 static int bind_trees(const struct rt_spec *spec, struct rt_plan *p, struct rtn_error *err) {
-        if (p->idmap->mode != RT_IDMAP_ROOT)
-                return 0;
         for (size_t i = 0; i < spec->nbinds; i++) {
                 if (!spec->binds[i].rw)
                         continue;
@@ -594,6 +592,80 @@ static int workspace_tree(const struct rt_spec *spec, struct rt_plan *p, struct 
         return 0;
 }
 
+static void close_binds(struct rt_plan *p) {
+        p->workspace_tree = rtn_safe_close(p->workspace_tree);
+        for (size_t i = 0; i < RT_MAX_BINDS; i++)
+                p->bind_trees[i] = rtn_safe_close(p->bind_trees[i]);
+}
+
+/* The directory of the workspace or of read-write bind I (-1: the workspace), stat'ed through
+ * the checked fd. */
+static int stat_dir(const struct rt_spec *spec, ssize_t i, struct stat *ret,
+                    struct rtn_error *err) {
+        _cleanup_close_ int fd = -1;
+        int r = i < 0 ? open_checked(spec->workspace, spec->workspace_dev, spec->workspace_ino,
+                                     "workspace", &fd, err)
+                      : open_bind_src(&spec->binds[i], &fd, err);
+        if (r < 0)
+                return r;
+        if (fstat(fd, ret) < 0)
+                return rtn_err(err, errno, "stat %s", i < 0 ? spec->workspace : spec->binds[i].src);
+        return 0;
+}
+
+/* Without idmapped mounts the agent can be the owner of one directory only: the workspace's
+ * (else the first read-write bind's), and every other read-write bind must have that owner. */
+static int map_owner(const struct rt_spec *spec, struct rt_idmap *m, struct rtn_error *err) {
+        struct stat first, st;
+        ssize_t fi = spec->workspace ? -1 : 0;
+        while (fi >= 0 && !spec->binds[fi].rw)
+                fi++;
+        int r = stat_dir(spec, fi, &first, err);
+        const char *fp = fi < 0 ? spec->workspace : spec->binds[fi].src;
+        if (r < 0 || (r = rt_idmap_owner(m, fp, &first, err)) < 0)
+                return r;
+        for (size_t i = 0; i < spec->nbinds; i++) {
+                if (!spec->binds[i].rw || (ssize_t)i == fi)
+                        continue;
+                if ((r = stat_dir(spec, (ssize_t)i, &st, err)) < 0)
+                        return r;
+                if (st.st_uid != first.st_uid)
+                        return rtn_errx(err, EPERM,
+                                        "%s belongs to uid %u and %s to uid %u: rtn as root of a "
+                                        "container cannot make idmapped mounts (they need "
+                                        "CAP_SYS_ADMIN), so its agent is the owner of the "
+                                        "directories it writes, and can be only one",
+                                        fp, (unsigned)first.st_uid, spec->binds[i].src,
+                                        (unsigned)st.st_uid);
+        }
+        return 0;
+}
+
+/* Root lets its agent (a subordinate uid) write the workspace and read-write binds through
+ * idmapped mounts. Where the kernel refuses them (a container's root has no CAP_SYS_ADMIN over
+ * the host's filesystems, nor the user namespace it is root of), the sandbox maps the
+ * directories' owner alone as its agent instead (rt_idmap_owner), and the child binds them in
+ * its own user and mount namespaces, recursively, as it does for an unprivileged caller. */
+static int root_binds(const struct rt_spec *spec, struct rt_plan *p, struct rt_idmap *m,
+                      struct rtn_error *err) {
+        bool rw = spec->workspace != NULL;
+        for (size_t i = 0; i < spec->nbinds; i++)
+                rw = rw || spec->binds[i].rw;
+        if (m->mode != RT_IDMAP_ROOT || !rw)
+                return 0;
+        int r = spec->workspace ? workspace_tree(spec, p, err) : 0;
+        if (r >= 0)
+                r = bind_trees(spec, p, err);
+        if (r != -EPERM)
+                return r;
+        close_binds(p);
+        log_debug("no idmapped mounts here (%s): the agent is the directories' owner",
+                  err ? err->msg : "EPERM");
+        if (err)
+                *err = (struct rtn_error){0};
+        return map_owner(spec, m, err);
+}
+
 static void unmap_protect(struct rt_sandbox *sb) {
         if (sb->protect)
                 munmap(sb->protect, sizeof *sb->protect);
@@ -602,9 +674,7 @@ static void unmap_protect(struct rt_sandbox *sb) {
 
 static void close_trees(struct rt_plan *p) {
         p->init_fd = rtn_safe_close(p->init_fd);
-        p->workspace_tree = rtn_safe_close(p->workspace_tree);
-        for (size_t i = 0; i < RT_MAX_BINDS; i++)
-                p->bind_trees[i] = rtn_safe_close(p->bind_trees[i]);
+        close_binds(p);
         rt_protect_lists_free(p->listed);
         p->listed = NULL;
 }
@@ -641,8 +711,11 @@ static int plan_prepare(const struct rt_spec *spec, struct rt_sandbox *sb, struc
         for (size_t i = 0; i < RT_MAX_BINDS; i++)
                 p->bind_fds[i] = p->bind_trees[i] = -1;
         int r;
-        if ((r = rt_spec_check(spec, err)) < 0 || (r = rt_idmap_choose(&sb->idmap, err)) < 0)
+        if ((r = rt_spec_check(spec, err)) < 0 || (r = rt_idmap_choose(&sb->idmap, err)) < 0 ||
+            (r = root_binds(spec, p, &sb->idmap, err)) < 0) {
+                close_trees(p);
                 return r;
+        }
         /* Shared with the child, which fills it while it mounts the binds
          * (runtime/sandbox/protect.c): one page-rounded mapping, no protocol message. */
         sb->protect = mmap(NULL, sizeof *sb->protect, PROT_READ | PROT_WRITE,
@@ -661,9 +734,6 @@ static int plan_prepare(const struct rt_spec *spec, struct rt_sandbox *sb, struc
                                  &sb->idmap, err)) < 0 ||
               (r = rt_ws_protect_save(spec->ws_dir, spec->workspace, spec->protect, spec->nprotect,
                                       err)) < 0)) ||
-            (sb->idmap.mode == RT_IDMAP_ROOT && spec->workspace &&
-             (r = workspace_tree(spec, p, err)) < 0) ||
-            (r = bind_trees(spec, p, err)) < 0 ||
             (r = rt_protect_lists(spec, &p->listed, err)) < 0 ||
             (r = p->init_fd = rt_init_memfd_new(err)) < 0) {
                 close_trees(p);

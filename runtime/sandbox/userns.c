@@ -129,7 +129,8 @@ int rt_userns_run(const struct rt_idmap *m, rt_userns_fn fn, void *arg, char *ou
 
 int rt_userns_as_owner(const struct rt_idmap *m, rt_userns_fn fn, void *arg, char *out,
                        size_t outlen, struct rtn_error *err) {
-        if (!m || m->mode == RT_IDMAP_ROOT)
+        /* root works as itself, whichever mapping its sandbox had */
+        if (!m || m->mode == RT_IDMAP_ROOT || m->owner)
                 return fn(arg, out, outlen, err);
         bool none = false;
         int r = run(m, fn, arg, out, outlen, &none, err);

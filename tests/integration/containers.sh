@@ -58,8 +58,10 @@ default_user_serve() {
 # rtn exec, rtn serve's env_status and rtn probe, which names the flag that raises it.
 low_nproc() {
         c_need
-        c_sh --ulimit nproc=1024:1024 'rtn exec -- sh -c "grep processes /proc/self/limits"; echo "rc=$?"'
+        c_sh --ulimit nproc=1024:1024 'rtn exec -- sh -c "grep processes /proc/self/limits"; echo "rc=$?"
+                mkdir /w; chown agent /w; rtn exec --workspace /w -- touch /workspace/f; echo "ws rc=$?"'
         t_stdout_has "rc=0"
+        t_stdout_has "ws rc=0"
         t_stdout_has "Max processes             1024                 1024"
         t_stderr_has "the process limit is 1024, the hard RLIMIT_NPROC rtn was started with, not the 4096 asked for (only a higher hard limit raises it: --ulimit nproc=4096:4096"
         c_sh --ulimit nproc=1024:1024 --user agent 'rtn exec -- true; echo "rc=$?"; rtn probe'
@@ -93,11 +95,17 @@ userns_uidmap() {
         t_stdout_has '\"id_mapping\":\"single\"'
         m="--uidmap 0:$C_UIDMAP:65537 --gidmap 0:$C_UIDMAP:65537"
         # shellcheck disable=SC2086
-        c_sh $m 'rtn exec -- sh -c "id -u; cat /proc/self/uid_map"; echo "rc=$?"; rtn probe'
+        c_sh $m 'rtn exec -- sh -c "id -u; cat /proc/self/uid_map"; echo "rc=$?"; rtn probe
+                mkdir /w; rtn exec --workspace /w -- sh -c "echo ws \$(id -u) >/workspace/f"; echo "ws rc=$?"; cat /w/f; stat -c "%u %n" /w/f'
         t_stdout_has "rc=0"
         t_true grep -qx 1000 "$T_OUT_FILE"
         t_true grep -Eq '^ +0 +1 +65536$' "$T_OUT_FILE"
         t_true grep -Eq '^ok +id mapping +root: 65536 subordinate ids from 1;' "$T_OUT_FILE"
+        # root's --workspace: no idmapped mount in a user namespace, so the agent is the
+        # directory's owner, the container's root (not host root)
+        t_stdout_has "ws rc=0"
+        t_true grep -qx "ws 0" "$T_OUT_FILE"
+        t_true grep -qx "0 /w/f" "$T_OUT_FILE"
         # a user of the container is an unprivileged caller there, as anywhere
         # shellcheck disable=SC2086
         c_sh $m --user agent 'rtn exec -- id -u; echo "rc=$?"'
@@ -129,20 +137,102 @@ userns_auto() {
         t_true grep -Eq '^ +0 +1 +65536$' "$T_OUT_FILE"
 }
 
-# --workspace where rtn is the container's root: the idmapped mount that lets root's agent
-# write it needs CAP_SYS_ADMIN, which a container's root lacks, so rtn says so and what to do
-# (nothing is written); as a user of the container, rtn exec and rtn serve --workspace work.
+# --workspace where rtn is the container's root, which cannot make the idmapped mount that
+# lets a subordinate uid write a directory (it needs CAP_SYS_ADMIN over the host's
+# filesystem): the sandbox maps its agent to the directory's owner instead, and binds the
+# directory in the sandbox's own user and mount namespaces (recursively). Live, overlay with
+# rtn apply afterwards, the git dir protected as anywhere, rtn serve --workspace, and the
+# Landlock mode; a directory that host root owns is refused before anything starts, with the
+# reason and what to do.
 workspace_root() {
         c_need
-        c_sh 'mkdir /w; rtn exec --workspace /w -- touch /workspace/f; echo "rc=$?"; ls /w'
-        t_stdout_is "rc=125"
-        t_stderr_has "open_tree /w: Operation not permitted: rtn as root lets its agent (a subordinate uid) write a directory through an idmapped mount, which needs CAP_SYS_ADMIN, and a container's root has none: run rtn as a non-root user of the container"
-        c_sh --user agent 'mkdir /tmp/w; rtn exec --workspace /tmp/w -- sh -c "echo hi >/workspace/f"; echo "rc=$?"; cat /tmp/w/f'
-        t_stdout_has "rc=0"
-        t_true grep -qx hi "$T_OUT_FILE"
+        c_sh 'mkdir -p /w/.git/hooks /r; chown -R agent:agent /w; echo kept >/w/k
+                rtn exec --workspace /w -- sh -c "id -u; cat /workspace/k; echo hi >/workspace/f; touch /workspace/.git/hooks/x"; echo "rc=$?"
+                stat -c "%U:%G %n" /w/f; ls /w/.git/hooks
+                rtn exec --keep --workspace /w --workspace-mode overlay -- sh -c "echo ov >/workspace/o"; echo "rc=$?"
+                test -e /w/o || echo "not yet"; rtn apply >/dev/null; echo "rc=$?"; stat -c "%U:%G %n" /w/o
+                rtn exec --workspace /r -- true; echo "rc=$?"; ls -A /r; echo end'
+        t_stdout_is "0
+kept
+rc=1
+agent:agent /w/f
+rc=0
+not yet
+rc=0
+agent:agent /w/o
+rc=125
+end"
+        t_stderr_has "touch: cannot touch '/workspace/.git/hooks/x'"
+        t_stderr_has "rtn exec: /r belongs to host root, which no sandbox maps: rtn as root of a container cannot make the idmapped mount that lets its agent write it (that needs CAP_SYS_ADMIN), so the agent is the directory's owner; give it to a user of the container (chown), or run rtn as one (podman run --user, securityContext.runAsUser)"
+        c_sh "mkdir /w; chown agent /w; echo kept >/w/k; $(c_serve_script 'id -u; cat /workspace/k; echo new >/workspace/n' --workspace /w); stat -c '%U %n' /w/n"
+        t_stdout_has '\"stdout\":\"0\\nkept\\n\"'
+        t_stdout_has "agent /w/n"
+        c_sh --security-opt "seccomp=$C_STATE/no-userns.json" 'mkdir /w; chown agent /w
+                rtn exec --workspace /w -- sh -c "id -u; echo hi >f"; echo "rc=$?"; stat -c "%U %n" /w/f'
+        t_stdout_is "1000
+rc=0
+agent /w/f"
+        t_stderr_has "rtn chose --isolation landlock by itself"
         c_sh --user agent "mkdir /tmp/w; echo kept >/tmp/w/k; $(c_serve_script 'cat /workspace/k; echo new >/workspace/n' --workspace /tmp/w); cat /tmp/w/n"
         t_stdout_has '\"stdout\":\"kept\\n\"'
         t_true grep -qx new "$T_OUT_FILE"
+}
+
+# The matrix (docs/containers.md, "Tests"): in each configuration one container runs
+# tests/containers/matrix.bash as root and as a user of the container (a user alone where the
+# configuration is non-root): rtn exec, rtn serve over stdio and over HTTP with a commit, a
+# second start that finds it and a reset that keeps it, and the isolation each picked and
+# said. CONFIG|USERS|MODE|podman options:
+matrix_configs() {
+        cat <<EOF
+default|root agent|full|
+uidmap|root agent|full|--uidmap 0:$C_UIDMAP:65537 --gidmap 0:$C_UIDMAP:65537
+uidmap_single|root agent|full|--uidmap 0:$C_UIDMAP:65536 --gidmap 0:$C_UIDMAP:65536
+low_nproc|root agent|full|--ulimit nproc=1024:1024
+read_only|root agent|full|--read-only --tmpfs /tmp:rw,exec,mode=1777
+restricted|agent|full|--user agent --security-opt no-new-privileges --cap-drop ALL
+restricted_runtime_default|agent|landlock|--user agent --security-opt no-new-privileges --cap-drop ALL --security-opt seccomp=$C_STATE/no-userns.json
+no_userns|root agent|landlock|--security-opt seccomp=$C_STATE/no-userns.json
+EOF
+}
+
+# What matrix.bash prints for USER in MODE. The Landlock mode has no overlay: what a command
+# writes outside the workspace is in its private temp dir ($HOME), gone with the sandbox, so
+# env_commit keeps nothing and the next start finds nothing (docs/security-invariants.md,
+# "Weaker named modes").
+matrix_want() {
+        local u=$1 m=$2 kept='kept\n'
+        [ "$m" = landlock ] && kept=
+        printf '%s\n' "$u exec rc=0 in said=$m" "$u stdio_commit ok" \
+                "$u stdio_isolation1 $m said=$m" "$u stdio_second_start $kept" \
+                "$u stdio_after_reset ${kept}gone\\n" "$u stdio_isolation2 $m said=$m" \
+                "$u http_commit ok" "$u http_second_start $kept" "$u http_after_reset $kept" \
+                "$u http_isolation $m said=$m"
+}
+
+matrix() {
+        c_need
+        local name users mode opts u run want start=$SECONDS
+        while IFS='|' read -r name users mode opts; do
+                run='' want=''
+                for u in $users; do
+                        if [ "$u" = root ] || [ "$users" = "$u" ]; then
+                                run+="bash /matrix.bash; "
+                        else
+                                run+="runuser -u $u -- bash /matrix.bash; "
+                        fi
+                        want+="$(matrix_want "$u" "$mode")"$'\n'
+                done
+                # shellcheck disable=SC2086
+                c_sh -v "$T_ROOT/tests/containers/matrix.bash:/matrix.bash:ro" $opts "$run"
+                [ "$(cat "$T_OUT_FILE")"$'\n' = "$want" ] ||
+                        t_fail "$name: expected
+$want
+got
+$(cat "$T_OUT_FILE")
+stderr: $(head -c 600 "$T_ERR_FILE")"
+        done < <(matrix_configs)
+        echo "# matrix: $((SECONDS - start)) s" >&2
 }
 
 # A commit in a default container, whose /etc has the container's mounts over files in it
@@ -172,10 +262,12 @@ read_only() {
         for u in root agent; do
                 c_sh --user "$u" --read-only --tmpfs /tmp:rw,exec,mode=1777 'export RTN_DATA_DIR=/tmp/rtn
                         rtn exec --commit -- sh -c "echo kept >\$HOME/f"; echo "rc=$?"
-                        rtn exec -- sh -c "cat \$HOME/f; touch /usr/x"; echo "rc=$?"'
+                        rtn exec -- sh -c "cat \$HOME/f; touch /usr/x"; echo "rc=$?"
+                        mkdir /tmp/w; chown agent /tmp/w; rtn exec --workspace /tmp/w -- touch /workspace/f; echo "rc=$?"'
                 t_stdout_is "rc=0
 kept
-rc=1"
+rc=1
+rc=0"
                 t_stderr_has "touch: cannot touch '/usr/x'"
         done
 }
@@ -226,13 +318,24 @@ rootless() {
         # shellcheck disable=SC2046
         t_cmd "${pm[@]}" run --rm -i --network none $(c_ulimits) -v "$d/rtn:/rtn:ro" localhost/b sh -c \
                 'useradd -u 1000 agent; /rtn exec -- sh -c "id -u; cat /proc/self/uid_map"; echo "root rc=$?"
+                 mkdir /w; /rtn exec --workspace /w -- touch /workspace/f; echo "ws rc=$?"
                  su agent -s /bin/sh -c "/rtn exec -- true; echo user rc=\$?"; /rtn probe'
         t_stdout_has "root rc=0"
+        t_stdout_has "ws rc=0"
         t_stdout_has "user rc=0"
         t_true grep -qx 1000 "$T_OUT_FILE"
         t_true grep -Eq '^ +0 +1 +65536$' "$T_OUT_FILE"
         t_true grep -Eq '^ok +id mapping +root: 65536 subordinate ids from 1;' "$T_OUT_FILE"
         t_stdout_has "rtn can run sandboxes here."
+        # the matrix's steps (matrix above) in this configuration too
+        cp "$T_ROOT/tests/containers/matrix.bash" "$d/matrix.bash"
+        chmod 644 "$d/matrix.bash"
+        # shellcheck disable=SC2046
+        t_cmd "${pm[@]}" run --rm -i --network none $(c_ulimits) -v "$d/rtn:/usr/local/bin/rtn:ro" \
+                -v "$d/matrix.bash:/matrix.bash:ro" localhost/b sh -c \
+                'useradd -u 1000 agent; bash /matrix.bash; runuser -u agent -- bash /matrix.bash'
+        t_stdout_is "$(matrix_want root full)
+$(matrix_want agent full)"
 }
 
 # With systempaths=unconfined the sandbox gets its own /proc, and rtn probe has nothing left
@@ -316,6 +419,16 @@ image_serves() {
         timeout 120 "${C_PODMAN[@]}" run --rm -i --network none $(c_ulimits) \
                 "$img" <"$T_TMP/in" >"$T_TMP/out" 2>"$T_TMP/err"
         grep -q '"name":"shell_run"' "$T_TMP/out" || t_fail "no tools/list answer: $(head -c 300 "$T_TMP/out") $(head -c 300 "$T_TMP/err")"
+        # the documented way to give its agent a project: a volume a user owns, as
+        # serve --workspace of the image's root (the agent is that owner)
+        mkdir "$T_TMP/ws"
+        echo kept >"$T_TMP/ws/k"
+        chown -R 1000:1000 "$T_TMP/ws"
+        # shellcheck disable=SC2046
+        t_cmd timeout 120 "${C_PODMAN[@]}" run --rm -i --network none $(c_ulimits) --entrypoint sh \
+                -v "$T_TMP/ws:/workspace" "$img" -c "$(c_serve_script 'cat /workspace/k; echo new >/workspace/n' --workspace /workspace)"
+        t_stdout_has '\"stdout\":\"kept\\n\"'
+        t_true test "$(stat -c %u "$T_TMP/ws/n")" = 1000
 }
 
 # make image's image has what an agent works with: its rtn serve's python_exec runs, and
@@ -342,6 +455,64 @@ image_tools() {
         t_stdout_has "git version"
         t_stdout_has "curl "
         t_stdout_has compiled
+}
+
+# The least-privilege pod specs of docs/containers.md ("Least-privilege pod specs") under
+# `podman kube play`: the container securityContext of that page's yaml block, read from
+# the page, in a Pod of the suite's image running rtn exec and rtn probe (a hostPath
+# directory for /tmp, where readOnlyRootFilesystem leaves rtn nothing else to write): the
+# full sandbox as it stands, and the Landlock mode with a Localhost seccomp profile that
+# denies user namespaces, as containerd's and CRI-O's RuntimeDefault do (Podman's own
+# default allows them).
+kube_specs() {
+        c_need
+        local v name mode uid
+        [ -x /usr/libexec/podman/catatonit ] || [ -x /usr/bin/catatonit ] ||
+                t_skip "no catatonit for the pod's infra container (tools/deps.txt installs it)"
+        mkdir -p "$C_STATE/seccomp" "$T_TMP/ktmp"
+        chmod 1777 "$T_TMP/ktmp"
+        cp "$C_STATE/no-userns.json" "$C_STATE/seccomp/no-userns.json"
+        c_containers_conf
+        c_podman_argv
+        for v in full landlock; do
+                name=rtn-spec-$v-$T_UNIQ
+                python3 - "$T_ROOT/docs/containers.md" "$v" "$name" "$T_TMP/ktmp" >"$T_TMP/$v.yaml" <<'PY' || t_fail "no pod spec in docs/containers.md"
+import re, sys, yaml
+doc = open(sys.argv[1]).read()
+sec = doc[doc.index("### Least-privilege pod specs"):]
+ctx = yaml.safe_load(re.search(r"```yaml\n(.*?)```", sec, re.S).group(1))["securityContext"]
+meta = {"name": sys.argv[3]}
+if sys.argv[2] == "landlock":
+    ctx["seccompProfile"] = {"type": "Localhost", "localhostProfile": "no-userns.json"}
+    # Podman 4.3 takes a container's profile from this annotation, not from seccompProfile
+    meta["annotations"] = {"container.seccomp.security.alpha.kubernetes.io/rtn": "localhost/no-userns.json"}
+pod = {"apiVersion": "v1", "kind": "Pod", "metadata": meta,
+       "spec": {"restartPolicy": "Never", "containers": [{
+           "name": "rtn", "image": "localhost/rtn-test", "securityContext": ctx,
+           "env": [{"name": "RTN_DATA_DIR", "value": "/tmp/rtn"}],
+           "command": ["sh", "-c", "rtn exec -- id -u; echo rc=$?; rtn probe | grep -E '^[a-z]+ +isolation '"],
+           "volumeMounts": [{"name": "tmp", "mountPath": "/tmp"}]}],
+           "volumes": [{"name": "tmp", "hostPath": {"path": sys.argv[4], "type": "Directory"}}]}}
+yaml.safe_dump(pod, sys.stdout)
+PY
+                t_cmd env CONTAINERS_CONF="$C_STATE/containers.conf" "${C_PODMAN[@]}" kube play \
+                        --seccomp-profile-root "$C_STATE/seccomp" "$T_TMP/$v.yaml"
+                t_exit_is 0
+                # shellcheck disable=SC2064
+                trap "env CONTAINERS_CONF='$C_STATE/containers.conf' ${C_PODMAN[*]} kube down '$T_TMP/$v.yaml' >/dev/null 2>&1" EXIT
+                timeout 120 "${C_PODMAN[@]}" wait "$name-rtn" >/dev/null 2>&1
+                t_cmd "${C_PODMAN[@]}" logs "$name-rtn"
+                t_stdout_has "rc=0"
+                # the agent: inside 0 of the single mapping, or in the Landlock mode the caller
+                uid=0 mode=full
+                [ "$v" = landlock ] && uid=1000 mode="landlock, picked by rtn by itself"
+                grep -qx "$uid" "$T_OUT_FILE" || t_fail "$v: $(cat "$T_OUT_FILE" "$T_ERR_FILE" | head -c 800)"
+                t_true grep -Eq "^[a-z]+ +isolation +$mode" "$T_OUT_FILE"
+                [ "$v" = full ] || t_stderr_has "rtn chose --isolation landlock by itself"
+                t_cmd env CONTAINERS_CONF="$C_STATE/containers.conf" "${C_PODMAN[@]}" kube down "$T_TMP/$v.yaml"
+                t_exit_is 0
+                trap - EXIT
+        done
 }
 
 # deploy/kubernetes/rtn.yaml under `podman kube play`, as a user would start it: the image of
@@ -409,6 +580,7 @@ t_run containers_low_nproc low_nproc
 t_run containers_userns_uidmap userns_uidmap
 t_run containers_userns_auto userns_auto
 t_run containers_workspace_root workspace_root
+t_run containers_matrix matrix
 t_run containers_commit_default commit_default
 t_run containers_read_only read_only
 t_run containers_restricted restricted
@@ -421,5 +593,6 @@ t_run containers_no_userns_full_refuses no_userns_full_refuses
 t_run containers_image_serves image_serves
 t_run containers_image_tools image_tools
 t_run containers_kube_play kube_play
+t_run containers_kube_specs kube_specs
 c_teardown
 t_done

@@ -1,0 +1,116 @@
+#!/bin/bash
+# One user's pass of the container matrix (tests/integration/containers.sh, `matrix`), run
+# inside the container as root and again as a user: rtn exec; rtn serve over stdio with a
+# commit, a second start that finds it, and a reset; rtn serve --http reached over loopback
+# (bash's /dev/tcp: the suite's image has no HTTP client) with the same steps. Each step
+# prints one line "USER STEP VALUE" for the suite to compare, and the isolation each front
+# door picked and said (ISOLATION: full or landlock, and whether stderr named it).
+# The commands are the sandbox's shell's to expand ($HOME inside), not this one's.
+# shellcheck disable=SC2016
+set -u
+who=$(id -un)
+say() { printf '%s %s\n' "$who" "$*"; }
+dir=$(mktemp -d) || exit 1
+cd "$dir" || exit 1
+export RTN_DATA_DIR=$dir/data # a read-only root has only its tmpfs /tmp
+
+# the isolation an rtn front end said on stderr: landlock when it said it chose it
+said() { if grep -q 'chose --isolation landlock by itself' "$1"; then echo landlock; else echo full; fi; }
+
+# --- rtn exec
+out=$(rtn exec -- sh -c 'echo in' 2>exec.err)
+say exec "rc=$? $out said=$(said exec.err)"
+
+# --- rtn serve over stdio: requests one at a time, each waiting for its answer
+wait_id() { # ID FILE: until FILE holds the answer to ID (at most 60 s)
+        local i=0
+        until grep -q "\"id\":$1[,}]" "$2" || [ $i -ge 600 ]; do
+                sleep 0.1
+                i=$((i + 1))
+        done
+}
+init='{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}'
+inited='{"jsonrpc":"2.0","method":"notifications/initialized"}'
+call() { echo "{\"jsonrpc\":\"2.0\",\"id\":$1,\"method\":\"tools/call\",\"params\":{\"name\":\"$2\",\"arguments\":$3}}"; }
+# the stdout of a shell_run answer, or the mode of an env_status one
+stdout_of() { grep "\"id\":$1[,}]" "$2" | sed -n 's/.*"structuredContent":{[^}]*"stdout":"\([^"]*\)".*/\1/p' | head -n 1; }
+mode_of() { grep "\"id\":$1[,}]" "$2" | sed -n 's/.*"isolation":{"mode":"\([a-z]*\)".*/\1/p' | head -n 1; }
+ok_of() { grep -q "\"id\":$1,\"result\":{.*\"isError\":false" "$2" && echo ok || echo "failed: $(grep "\"id\":$1[,}]" "$2" | head -c 300)"; }
+
+serve_stdio() { # N: the Nth start; its steps on stdin of one rtn serve
+        mkfifo "in$1"
+        rtn serve <"in$1" >"out$1" 2>"err$1" &
+        local pid=$!
+        exec 3>"in$1"
+        echo "$init" >&3
+        wait_id 1 "out$1"
+        echo "$inited" >&3
+        if [ "$1" = 1 ]; then
+                call 2 shell_run '{"command":"echo kept >$HOME/f"}' >&3
+                wait_id 2 "out$1"
+                call 3 env_commit '{"message":"m"}' >&3
+                wait_id 3 "out$1"
+                say stdio_commit "$(ok_of 3 "out$1")"
+        else
+                call 2 shell_run '{"command":"cat $HOME/f; echo new >$HOME/g"}' >&3
+                wait_id 2 "out$1"
+                say stdio_second_start "$(stdout_of 2 "out$1")"
+                call 3 env_reset '{}' >&3
+                wait_id 3 "out$1"
+                call 4 shell_run '{"command":"cat $HOME/f; test -e $HOME/g && echo still || echo gone"}' >&3
+                wait_id 4 "out$1"
+                say stdio_after_reset "$(stdout_of 4 "out$1")"
+        fi
+        call 9 env_status '{}' >&3
+        wait_id 9 "out$1"
+        say "stdio_isolation$1" "$(mode_of 9 "out$1") said=$(said "err$1")"
+        exec 3>&-
+        wait $pid
+}
+serve_stdio 1
+serve_stdio 2
+rtn reset >/dev/null 2>&1 || say reset "rtn reset failed"
+
+# --- rtn serve --http on loopback, a session per start
+head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n' >token
+chmod 600 token
+port=8123
+rtn serve --http "127.0.0.1:$port" --token-file token 2>http.err &
+hpid=$!
+i=0
+until grep -q "listening on" http.err || [ $i -ge 300 ]; do
+        sleep 0.1
+        i=$((i + 1))
+done
+sid=
+post() { # BODY: the whole HTTP response to a POST of BODY on this session
+        local h=
+        [ -n "$sid" ] && h="Mcp-Session-Id: $sid"$'\r\n'"MCP-Protocol-Version: 2025-06-18"$'\r\n'
+        exec 5<>"/dev/tcp/127.0.0.1/$port" || return
+        printf 'POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:%s\r\nAuthorization: Bearer %s\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\n%sContent-Length: %s\r\nConnection: close\r\n\r\n%s' \
+                "$port" "$(cat token)" "$h" "${#1}" "$1" >&5
+        cat <&5
+        exec 5<&-
+}
+http_start() {
+        sid=
+        post "$init" >h.init
+        sid=$(tr -d '\r' <h.init | sed -n 's/^[Mm]cp-[Ss]ession-[Ii]d: *//p')
+        post "$inited" >/dev/null
+}
+http_start
+post "$(call 2 shell_run '{"command":"echo kept >$HOME/h"}')" >h.2
+post "$(call 3 env_commit '{"message":"h"}')" >h.3
+say http_commit "$(ok_of 3 h.3)"
+http_start
+post "$(call 2 shell_run '{"command":"cat $HOME/h"}')" >h.4
+say http_second_start "$(stdout_of 2 h.4)"
+post "$(call 3 env_reset '{}')" >h.5
+post "$(call 4 shell_run '{"command":"cat $HOME/h"}')" >h.6
+say http_after_reset "$(stdout_of 4 h.6)"
+post "$(call 9 env_status '{}')" >h.7
+say http_isolation "$(mode_of 9 h.7) said=$(said http.err)"
+kill $hpid 2>/dev/null
+wait $hpid 2>/dev/null
+cd / && rm -rf "$dir" 2>/dev/null
+exit 0
