@@ -26,8 +26,10 @@ struct MHD_Connection;
         "                        PORT 0 picks a free one, printed on stderr)\n"                    \
         "  --token-file FILE     the bearer token every HTTP request must carry (required\n"       \
         "                        with --http; FILE must not be readable by group or others)\n"     \
-        "  --idle-timeout SECS   end an HTTP session idle this long (default 900)\n"               \
-        "  --max-sessions N      HTTP sessions at once (default 64); more are refused (503)\n"     \
+        "  --idle-timeout SECS   end an HTTP session idle this long, and the sandboxes of\n"       \
+        "                        2026-07-28 requests when none came this long (default 900)\n"     \
+        "  --max-sessions N      HTTP sessions at once, the 2026-07-28 requests' sandboxes\n"      \
+        "                        counted as one (default 64); more are refused (503)\n"            \
         "  --allow-origin ORIGIN accept requests whose Origin is ORIGIN too; repeatable (the\n"    \
         "                        server's own http://ADDR:PORT, or localhost:PORT, always is)\n"   \
         "  --http-public         allow --http on an address other than loopback\n"                 \
@@ -109,6 +111,7 @@ struct httpd {
         size_t max_body;
         void *mhd; /* struct MHD_Daemon */
         struct httpd_session *sessions;
+        struct httpd_session *modern; /* the 2026-07-28 requests' state, or NULL */
         unsigned nsessions; /* all children alive, ending ones included */
         struct rtn_loop_source *tick;
         struct rtn_loop_source *mhd_timer; /* when libmicrohttpd wants to run next */
@@ -131,9 +134,9 @@ void httpd_req_done(struct httpd_req *q, unsigned status, char *body, size_t len
 
 /* ---- sessions.c ------------------------------------------------------------------------ */
 
-/* A new session with its child running; -EBUSY at the cap. ephemeral: for one modern
- * (2026-07-28) request without a session, ended once it is answered. */
-int httpd_session_new(struct httpd *h, bool ephemeral, struct httpd_session **ret,
+/* A new session with its child running; -EBUSY at the cap. modern: the state of the
+ * 2026-07-28 requests instead (h->modern), made on the first one and kept until idle. */
+int httpd_session_new(struct httpd *h, bool modern, struct httpd_session **ret,
                       struct rtn_error *err);
 struct httpd_session *httpd_session_find(struct httpd *h, const char *sid, size_t len);
 const char *httpd_session_id(const struct httpd_session *s);
@@ -142,7 +145,7 @@ const char *httpd_session_id(const struct httpd_session *s);
 int httpd_session_send(struct httpd_session *s, const char *msg, size_t len, const char *id,
                        size_t id_len, struct httpd_req *q);
 /* The client closed the stream of q's call: the call is cancelled (notifications/cancelled
- * to the session's server; a request's own session ends) and q forgotten. */
+ * to the session's server) and q forgotten. */
 void httpd_session_cancel(struct httpd_session *s, struct httpd_req *q);
 /* The request's connection went away: forget it. */
 void httpd_session_forget(struct httpd_session *s, struct httpd_req *q);

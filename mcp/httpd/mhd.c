@@ -550,8 +550,8 @@ static int route(struct httpd_req *q, const struct mcp_msg *m, bool modern,
 
 /* The client closed the connection while its call ran: libmicrohttpd polls no suspended
  * connection, so we watch its socket. Closing the response stream cancels the call
- * (basic/transports, "Cancellation"): the session is told, or a request's own session ends;
- * the connection is resumed to be closed. */
+ * (basic/transports, "Cancellation"): the session's server, or the modern state's, is told
+ * and kills the command; the connection is resumed to be closed. */
 static void on_gone(struct rtn_loop *l, int fd, uint32_t ev, void *ud) {
         (void)l;
         (void)fd;
