@@ -39,6 +39,8 @@ struct mhd_fns {
         const union MHD_DaemonInfo *(*info)(struct MHD_Daemon *, enum MHD_DaemonInfoType, ...);
         const char *(*lookup)(struct MHD_Connection *, enum MHD_ValueKind, const char *);
         struct MHD_Response *(*from_buffer)(size_t, void *, enum MHD_ResponseMemoryMode);
+        struct MHD_Response *(*from_callback)(uint64_t, size_t, MHD_ContentReaderCallback, void *,
+                                              MHD_ContentReaderFreeCallback);
         enum MHD_Result (*add_header)(struct MHD_Response *, const char *, const char *);
         enum MHD_Result (*queue)(struct MHD_Connection *, unsigned, struct MHD_Response *);
         void (*destroy)(struct MHD_Response *);
@@ -62,6 +64,11 @@ struct httpd_req {
         char *body;
         size_t len, cap;
         bool too_big, suspended, done, sse, set_sid;
+        /* The client takes text/event-stream: progress opens an event stream (streaming),
+         * whose events wait in ev until the connection sends them. */
+        bool sse_ok, streaming, stream_queued;
+        char *ev;
+        size_t ev_len, ev_off;
         int watch_fd; /* the connection's socket, watched for the client going away, or -1 */
         char sid[HTTPD_SID_LEN + 1];
         unsigned status;
@@ -88,6 +95,7 @@ static int load_mhd(void) {
             !SYM(run, "MHD_run") || !SYM(get_timeout, "MHD_get_timeout") ||
             !SYM(info, "MHD_get_daemon_info") || !SYM(lookup, "MHD_lookup_connection_value") ||
             !SYM(from_buffer, "MHD_create_response_from_buffer") ||
+            !SYM(from_callback, "MHD_create_response_from_callback") ||
             !SYM(add_header, "MHD_add_response_header") || !SYM(queue, "MHD_queue_response") ||
             !SYM(destroy, "MHD_destroy_response") || !SYM(suspend, "MHD_suspend_connection") ||
             !SYM(resume, "MHD_resume_connection") || !SYM(conn_info, "MHD_get_connection_info") ||
@@ -158,7 +166,47 @@ static void unwatch(struct httpd_req *q) {
         q->watch_fd = -1;
 }
 
+/* The connection goes on: libmicrohttpd handles it again (and notices a peer gone). */
+static void wake(struct httpd_req *q) {
+        unwatch(q);
+        if (q->suspended) {
+                q->suspended = false;
+                M.resume(q->conn);
+        }
+}
+
+/* One SSE event carrying msg, queued for the stream. */
+static int event_add(struct httpd_req *q, const char *msg, size_t len) {
+        static const char head[] = "event: message\ndata: ";
+        size_t hl = sizeof head - 1, need = q->ev_len + hl + len + 2;
+        char *b = realloc(q->ev, need);
+        if (!b)
+                return -ENOMEM;
+        q->ev = b;
+        memcpy(b + q->ev_len, head, hl);
+        memcpy(b + q->ev_len + hl, msg, len);
+        memcpy(b + q->ev_len + hl + len, "\n\n", 2);
+        q->ev_len = need;
+        return 0;
+}
+
+void httpd_req_progress(struct httpd_req *q, const char *msg, size_t len) {
+        if (q->done || !q->sse_ok || event_add(q, msg, len) < 0)
+                return;
+        q->streaming = true;
+        wake(q);
+}
+
 void httpd_req_done(struct httpd_req *q, unsigned status, char *body, size_t len) {
+        if (q->streaming) { /* the answer is the stream's last event */
+                if (!q->done && body && status == MHD_HTTP_OK)
+                        (void)event_add(q, body, len);
+                free(body);
+                q->s = NULL;
+                q->done = true;
+                wake(q);
+                return;
+        }
         unwatch(q);
         if (q->done) {
                 free(body);
@@ -570,13 +618,69 @@ static void watch(struct httpd_req *q) {
                 q->watch_fd = i->connect_fd;
 }
 
+/* The event stream's bytes as they come: what is queued, else the connection waits
+ * (suspended, its socket watched) until httpd_req_progress or httpd_req_done wakes it; the
+ * stream ends after the answer. */
+static ssize_t stream_read(void *cls, uint64_t pos, char *buf, size_t max) {
+        (void)pos;
+        struct httpd_req *q = cls;
+        if (q->ev_off < q->ev_len) {
+                size_t n = q->ev_len - q->ev_off < max ? q->ev_len - q->ev_off : max;
+                memcpy(buf, q->ev + q->ev_off, n);
+                q->ev_off += n;
+                if (q->ev_off == q->ev_len)
+                        q->ev_off = q->ev_len = 0;
+                return (ssize_t)n;
+        }
+        if (q->done)
+                return MHD_CONTENT_READER_END_OF_STREAM;
+        q->suspended = true;
+        M.suspend(q->conn);
+        watch(q);
+        return 0;
+}
+
+/* The first progress of a call whose client takes text/event-stream: the answer becomes an
+ * event stream (basic/transports: the server may send the request's notifications on it
+ * before its response). */
+static enum MHD_Result queue_stream(struct httpd_req *q) {
+        struct MHD_Response *r = M.from_callback(MHD_SIZE_UNKNOWN, 16384, stream_read, q, NULL);
+        if (!r)
+                return MHD_NO;
+        M.add_header(r, "Content-Type", "text/event-stream");
+        M.add_header(r, "Cache-Control", "no-cache");
+        enum MHD_Result ret = M.queue(q->conn, MHD_HTTP_OK, r);
+        M.destroy(r);
+        q->stream_queued = true;
+        return ret;
+}
+
+/* _meta.progressToken of a request (raw JSON, a span of the body), or NULL. */
+static const char *progress_token(const struct mcp_msg *m, size_t *ret_len) {
+        const struct rtn_json_doc *d = m->doc;
+        int meta = m->params >= 0 && rtn_json_kind(d, m->params) == 'o'
+                           ? rtn_json_obj_get(d, m->params, "_meta")
+                           : -1;
+        int t = meta >= 0 && rtn_json_kind(d, meta) == 'o'
+                        ? rtn_json_obj_get(d, meta, "progressToken")
+                        : -1;
+        char k = t >= 0 ? rtn_json_kind(d, t) : 0;
+        if (k != 's' && k != 'd')
+                return NULL;
+        const char *raw;
+        rtn_json_span(d, t, &raw, ret_len);
+        return raw;
+}
+
 static enum MHD_Result forward(struct httpd_req *q, struct httpd_session *s,
                                const struct mcp_msg *m) {
         for (size_t i = 0; i < q->len; i++)
                 if (q->body[i] == '\n' || q->body[i] == '\r')
                         q->body[i] = ' '; /* whitespace between tokens: the child reads lines */
         bool wait = m->kind == MCP_MSG_REQUEST;
-        int r = httpd_session_send(s, q->body, q->len, m->id, m->id_len, wait ? q : NULL);
+        size_t pl = 0;
+        const char *ptok = wait ? progress_token(m, &pl) : NULL;
+        int r = httpd_session_send(s, q->body, q->len, m->id, m->id_len, ptok, pl, wait ? q : NULL);
         if (r == -EEXIST)
                 return send_error(q, MHD_HTTP_CONFLICT, m->id, m->id_len, MCP_INVALID_REQUEST,
                                   "Conflict: a request with this id is in flight in the "
@@ -638,6 +742,8 @@ static enum MHD_Result do_post(struct httpd_req *q) {
                 }
                 q->sse = true;
         }
+        q->sse_ok = m.kind == MCP_MSG_REQUEST && strcmp(m.method, "initialize") &&
+                    accepts(accept, "text/event-stream");
         /* The version, from the header or from _meta alone: one we do not speak is -32022.
          * A request is of the 2026-07-28 revision when _meta says so, or, outside a session,
          * when the header does (then a body without the claim is invalid params). */
@@ -716,6 +822,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
                                        q->h->max_body);
                 return r >= 0 ? (enum MHD_Result)r : MHD_YES;
         }
+        if (q->streaming)
+                return q->stream_queued ? MHD_YES : queue_stream(q);
         if (q->done)
                 return send_done(q);
         if (*upload_size) {
@@ -763,10 +871,15 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **ctx,
         if (!q)
                 return;
         unwatch(q);
-        if (q->s)
+        /* A stream the client closed before its answer cancels the call, as on_gone does for
+         * a suspended one. */
+        if (q->s && q->streaming && !q->done)
+                httpd_session_cancel(q->s, q);
+        else if (q->s)
                 httpd_session_forget(q->s, q);
         free(q->body);
         free(q->resp);
+        free(q->ev);
         free(q);
         *ctx = NULL;
 }

@@ -2,16 +2,18 @@
  * binary with the options the front end passed on, on the front end's store: its sandboxes
  * are its own (one session's tools reach no other's sandbox), its commits go to the
  * environments every later session starts on. A message is written to the child's stdin as one
- * line; the child's responses are matched to the HTTP requests waiting for them by id.
- * Notifications the child sends (progress, log messages) have no request stream to go to and are
- * dropped.
+ * line; the child's responses are matched to the HTTP requests waiting for them by id, its
+ * progress notifications by progressToken (relayed on the request's event stream when its
+ * client takes one: mhd.c). Other notifications (log messages) belong to no request here and
+ * are dropped.
  *
  * The 2026-07-28 requests (no session: each stands alone) all go to one more child, the
  * token's state (h->modern): its sandboxes, their handles, jobs and files last from one request
  * to the next until closed, or until no request came for --idle-timeout. It counts as one of
  * the --max-sessions and holds at most --max-sandboxes handles (the child's own limit). Its
- * requests come from independent clients whose ids may collide, so each is forwarded under an
- * id of the front end's own and answered under the client's again. */
+ * requests come from independent clients whose ids and progress tokens may collide, so each
+ * is forwarded with an id (and progress token) of the front end's own and answered under the
+ * client's again. */
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -46,6 +48,10 @@ struct pend {
         size_t id_len;
         char *client_id; /* the client's, when the front end renamed it (the modern state) */
         size_t client_id_len;
+        char *ptok; /* _meta.progressToken as sent to the child, or NULL */
+        size_t ptok_len;
+        char *client_ptok; /* the client's, when renamed */
+        size_t client_ptok_len;
         struct httpd_req *q;
         struct pend *next;
 };
@@ -89,6 +95,8 @@ struct httpd_session *httpd_session_find(struct httpd *h, const char *sid, size_
 static void pend_free(struct pend *p) {
         free(p->id);
         free(p->client_id);
+        free(p->ptok);
+        free(p->client_ptok);
         free(p);
 }
 
@@ -191,6 +199,38 @@ void httpd_session_end(struct httpd_session *s, struct httpd_req *q) {
 
 /* ---- the child's output ---------------------------------------------------------------- */
 
+/* line with the span [at, at + n) replaced by with[0..wl): a new string, NULL on ENOMEM. */
+static char *with_value(const char *line, size_t len, const char *at, size_t n, const char *with,
+                        size_t wl, size_t *ret_len) {
+        size_t head = (size_t)(at - line), tail = len - head - n;
+        char *b = malloc(head + wl + tail + 1);
+        if (!b)
+                return NULL;
+        memcpy(b, line, head);
+        memcpy(b + head, with, wl);
+        memcpy(b + head + wl, at + n, tail);
+        b[head + wl + tail] = '\0';
+        *ret_len = head + wl + tail;
+        return b;
+}
+
+/* A progress notification goes to the request whose token it carries, under the client's. */
+static void relay_progress(struct httpd_session *s, const char *line, size_t len, const char *tok,
+                           size_t tl) {
+        for (struct pend *p = s->pend; p; p = p->next) {
+                if (!p->ptok || p->ptok_len != tl || memcmp(p->ptok, tok, tl))
+                        continue;
+                size_t n = len;
+                char *msg = p->client_ptok ? with_value(line, len, tok, tl, p->client_ptok,
+                                                        p->client_ptok_len, &n)
+                                           : strndup(line, len);
+                if (msg)
+                        httpd_req_progress(p->q, msg, n);
+                free(msg);
+                return;
+        }
+}
+
 static void on_line(void *ud, const char *line, size_t len) {
         struct httpd_session *s = ud;
         const char *id;
@@ -201,25 +241,22 @@ static void on_line(void *ud, const char *line, size_t len) {
                                 s->sid, len);
                 return;
         }
+        if (mcp_progress_token(line, len, &id, &il) == 0) {
+                relay_progress(s, line, len, id, il);
+                return;
+        }
         if (mcp_response_id(line, len, &id, &il) < 0)
-                return; /* a notification: no stream to send it on */
+                return; /* another notification: no request's stream to send it on */
         for (struct pend **pp = &s->pend; *pp; pp = &(*pp)->next) {
                 struct pend *p = *pp;
                 if (p->id_len != il || memcmp(p->id, id, il))
                         continue;
                 *pp = p->next;
                 /* The answer under the client's id again, when the front end renamed it. */
-                size_t head = (size_t)(id - line), tail = len - head - il;
-                const char *cid = p->client_id ? p->client_id : id;
-                size_t cl = p->client_id ? p->client_id_len : il;
-                size_t blen = head + cl + tail;
-                char *body = malloc(blen + 1);
-                if (body) {
-                        memcpy(body, line, head);
-                        memcpy(body + head, cid, cl);
-                        memcpy(body + head + cl, id + il, tail);
-                        body[blen] = '\0';
-                }
+                size_t blen = len;
+                char *body = p->client_id ? with_value(line, len, id, il, p->client_id,
+                                                       p->client_id_len, &blen)
+                                          : strndup(line, len);
                 httpd_req_done(p->q, 200, body, blen);
                 pend_free(p);
                 s->last_usec = now_usec();
@@ -287,31 +324,72 @@ static void flush_in(struct httpd_session *s) {
  * front end's own ("rtn-N", a string no client id of ours collides with) with the client's
  * kept to answer under. NULL on ENOMEM. */
 static struct pend *pend_new(struct httpd_session *s, const char *id, size_t id_len,
-                             struct httpd_req *q) {
+                             const char *ptok, size_t ptok_len, struct httpd_req *q) {
         struct pend *p = calloc(1, sizeof *p);
         if (!p)
                 return NULL;
         p->q = q;
+        bool ok;
         if (s->modern) {
                 int n = asprintf(&p->id, "\"rtn-%llu\"", (unsigned long long)++s->next_id);
-                if (n < 0 || !(p->client_id = strndup(id, id_len))) {
-                        if (n < 0)
-                                p->id = NULL;
-                        pend_free(p);
-                        return NULL;
-                }
-                p->id_len = (size_t)n;
+                if (n < 0)
+                        p->id = NULL;
+                p->id_len = n < 0 ? 0 : (size_t)n;
+                ok = n >= 0 && (p->client_id = strndup(id, id_len));
                 p->client_id_len = id_len;
-        } else if (!(p->id = strndup(id, id_len))) {
+                if (ok && ptok) { /* the same fresh name: unique in the state too */
+                        ok = (p->ptok = strndup(p->id, p->id_len)) &&
+                             (p->client_ptok = strndup(ptok, ptok_len));
+                        p->ptok_len = p->id_len;
+                        p->client_ptok_len = ptok_len;
+                }
+        } else {
+                ok = (p->id = strndup(id, id_len)) &&
+                     (!ptok || (p->ptok = strndup(ptok, ptok_len)));
+                p->id_len = id_len;
+                p->ptok_len = ptok_len;
+        }
+        if (!ok) {
                 pend_free(p);
                 return NULL;
-        } else
-                p->id_len = id_len;
+        }
         return p;
 }
 
+/* msg with the client's id and progress token (spans of msg, either order) replaced by the
+ * names p gives them in the child, into out. */
+static size_t renamed(const struct pend *p, const char *msg, size_t len, const char *id,
+                      size_t id_len, const char *ptok, size_t ptok_len, char *out) {
+        struct {
+                const char *at;
+                size_t n;
+                const char *with;
+                size_t wl;
+        } r[2] = {{id, id_len, p->id, p->id_len}, {ptok, ptok_len, p->ptok, p->ptok_len}};
+        size_t nr = ptok && p->client_ptok ? 2 : 1;
+        if (nr == 2 && r[1].at < r[0].at) {
+                __typeof__(r[0]) t = r[0];
+                r[0] = r[1];
+                r[1] = t;
+        }
+        size_t o = 0;
+        const char *from = msg;
+        for (size_t i = 0; i < nr; i++) {
+                size_t head = (size_t)(r[i].at - from);
+                if (out) {
+                        memcpy(out + o, from, head);
+                        memcpy(out + o + head, r[i].with, r[i].wl);
+                }
+                o += head + r[i].wl;
+                from = r[i].at + r[i].n;
+        }
+        if (out)
+                memcpy(out + o, from, (size_t)(msg + len - from));
+        return o + (size_t)(msg + len - from);
+}
+
 int httpd_session_send(struct httpd_session *s, const char *msg, size_t len, const char *id,
-                       size_t id_len, struct httpd_req *q) {
+                       size_t id_len, const char *ptok, size_t ptok_len, struct httpd_req *q) {
         if (s->ending || s->in_fd < 0)
                 return -EPIPE;
         struct pend *p = NULL;
@@ -319,14 +397,12 @@ int httpd_session_send(struct httpd_session *s, const char *msg, size_t len, con
                 for (struct pend *o = s->pend; !s->modern && o; o = o->next)
                         if (o->id_len == id_len && !memcmp(o->id, id, id_len))
                                 return -EEXIST;
-                if (!(p = pend_new(s, id, id_len, q)))
+                if (!(p = pend_new(s, id, id_len, ptok, ptok_len, q)))
                         return -ENOMEM;
         }
-        /* msg with the id the child sees in place of the client's (id points into msg). */
+        /* msg with the names the child sees in place of the client's (spans of msg). */
         bool rename = p && p->client_id;
-        size_t head = rename ? (size_t)(id - msg) : len;
-        size_t tail = rename ? len - head - id_len : 0;
-        size_t add = rename ? head + p->id_len + tail : len;
+        size_t add = rename ? renamed(p, msg, len, id, id_len, ptok, ptok_len, NULL) : len;
         if (s->woff) { /* compact what is left */
                 memmove(s->wbuf, s->wbuf + s->woff, s->wlen - s->woff);
                 s->wlen -= s->woff;
@@ -339,11 +415,10 @@ int httpd_session_send(struct httpd_session *s, const char *msg, size_t len, con
                 return -ENOMEM;
         }
         s->wbuf = nb;
-        memcpy(s->wbuf + s->wlen, msg, head);
-        if (rename) {
-                memcpy(s->wbuf + s->wlen + head, p->id, p->id_len);
-                memcpy(s->wbuf + s->wlen + head + p->id_len, id + id_len, tail);
-        }
+        if (rename)
+                renamed(p, msg, len, id, id_len, ptok, ptok_len, s->wbuf + s->wlen);
+        else
+                memcpy(s->wbuf + s->wlen, msg, len);
         s->wbuf[s->wlen + add] = '\n';
         s->wlen += add + 1;
         if (p) {
@@ -385,7 +460,7 @@ void httpd_session_cancel(struct httpd_session *s, struct httpd_req *q) {
                                  "closed the response stream\"}}",
                                  (int)p->id_len, p->id);
                 if (n > 0)
-                        (void)httpd_session_send(s, msg, (size_t)n, NULL, 0, NULL);
+                        (void)httpd_session_send(s, msg, (size_t)n, NULL, 0, NULL, 0, NULL);
                 free(msg);
         }
         pend_free(p);

@@ -72,6 +72,16 @@ call() { # JSON of a tools/call's params [CURL ARGS...], in session $SID
         authed POST "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"tools/call\",\"params\":$1}" \
                 -H "Mcp-Session-Id: $SID" "${@:2}"
 }
+# A call that progress keeps alive on stdio is kept alive over HTTP: the progress goes on the
+# POST's event stream (both eras).
+progress_mode() {
+        need_node
+        http_start
+        T_CMD_TIMEOUT=120 t_cmd node "$client_dir/http.mjs" "$URL" "$T_TMP/tok" progress "$1"
+        t_exit_is 0
+        t_stdout_has "http done [progress]"
+}
+
 # mcall TOOL ARGUMENTS-JSON [CURL ARGS...]: a 2026-07-28 tools/call, every header right.
 MMETA='"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}'
 mcall() {
@@ -509,5 +519,7 @@ t_run state_legacy state_mode legacy
 t_run state_auto state_mode auto
 t_run state_modern state_mode modern
 t_run modern_state_idle modern_state_idle
+t_run progress_sdk1 progress_mode sdk1
+t_run progress_modern progress_mode modern
 t_run sessions_200 node_mode "load 200" --max-sessions 256
 t_done

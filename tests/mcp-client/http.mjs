@@ -1,13 +1,15 @@
 // `rtn serve --http` driven by the official MCP TypeScript clients over Streamable HTTP
 // (StreamableHTTPClientTransport): SDK 1.x in the legacy era, the 2.x client pinned to the
 // stateless 2026-07-28 era. Usage (tests/integration/serve_http.sh, tools/bench-http.sh):
-//   node http.mjs URL TOKEN_FILE sdk1|modern|noauth|isolation|load [N]|state CLIENT
+//   node http.mjs URL TOKEN_FILE sdk1|modern|noauth|isolation|load [N]|state CLIENT|progress CLIENT
 // sdk1:      initialize, tools/list, shell_run and a file round trip, then DELETE
 // modern:    the 2.x client pinned to 2026-07-28: discover, tools/list, shell_run
 // noauth:    a client without the token is refused with 401
 // isolation: two sessions: neither sees the other's files or processes; a commit of one is
 //            in the server's environment, which the other's history shows
 // load N:    N sessions at once, each initialize + shell_run; prints the latencies
+// progress C: client C (as for state) runs a command longer than its request timeout with
+//            resetTimeoutOnProgress: the server's progress on the POST's event stream keeps it
 // state C:   client C (sdk1, or the 2.x client in legacy, auto or modern mode) keeps a file,
 //            a job and a sandbox handle across calls: in its session in the legacy era, and
 //            from one client to a fresh one in the 2026-07-28 era (every request stands alone)
@@ -138,11 +140,11 @@ if (mode === "sdk1") {
   }
   await Promise.all(sessions.map(end));
   check(true, "every session ended");
-} else if (mode === "state") {
+} else if (mode === "state" || mode === "progress") {
   const negotiation = { legacy: { mode: "legacy" }, auto: { mode: "auto" },
                         modern: { mode: { pin: "2026-07-28" } } }[nArg];
   if (nArg !== "sdk1" && !negotiation) {
-    console.error("state: CLIENT is sdk1, legacy, auto or modern");
+    console.error(`${mode}: CLIENT is sdk1, legacy, auto or modern`);
     process.exit(2);
   }
   const open = async () => {
@@ -152,6 +154,26 @@ if (mode === "sdk1") {
     await c.connect(new Http2(new URL(url), { requestInit: auth }));
     return c;
   };
+  if (mode === "progress") {
+    // The command outlasts the client's 7 s request timeout by construction; the server's
+    // progress (every 5 s) must reset it. No assertion on how long anything took.
+    const c = await open();
+    const progress = [];
+    const params = { name: "shell_run", arguments: { command: "sleep 10; echo done" } };
+    const opts = { timeout: 7000, resetTimeoutOnProgress: true, onprogress: (p) => progress.push(p) };
+    // 1.x takes (params, resultSchema, options), 2.x (params, options).
+    const r = await (nArg === "sdk1" ? c.callTool(params, undefined, opts) : c.callTool(params, opts))
+      .catch((e) => e);
+    check(!(r instanceof Error) && !r.isError && r.structuredContent?.stdout === "done\n",
+          "progress kept a call longer than the client's timeout alive", r instanceof Error ? String(r) : r);
+    check(progress.length >= 1 && progress.every((p, i) => i === 0 || p.progress > progress[i - 1].progress),
+          "progress notifications, growing", progress);
+    const again = await c.callTool({ name: "shell_run", arguments: { command: "echo after" } });
+    check(again.structuredContent?.stdout === "after\n", "the next call is answered", again);
+    await c.close();
+    console.log(`http done [${mode}]`);
+    process.exit(0);
+  }
   const call = async (client, name, args) => {
     const r = await client.callTool({ name, arguments: args });
     return { error: r.isError ? r.content?.[0]?.text : undefined, ...(r.structuredContent ?? {}) };
