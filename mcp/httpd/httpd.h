@@ -2,8 +2,9 @@
  * MCP session (docs/architecture.md, "MCP over HTTP"). main.c reads the options, the token
  * file and opens the listening socket; mhd.c is the HTTP side (libmicrohttpd, loaded with
  * dlopen only in this mode): authentication, Origin and Host, the methods and headers of the
- * transport; sessions.c runs the children, forwards messages to them over pipes and matches
- * their answers, reaps idle sessions and ends them. */
+ * transport, with conns.c (the connections without the token) and stream.c (a request's
+ * event stream) beside it, sharing mhd.h; sessions.c runs the children, forwards messages to
+ * them over pipes and matches their answers, reaps idle sessions and ends them. */
 #pragma once
 
 #include <stdbool.h>

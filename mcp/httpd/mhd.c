@@ -11,15 +11,12 @@
  * GET is 405 (no server-initiated stream is offered). */
 #include <dlfcn.h>
 #include <errno.h>
-#include <linux/tcp.h>
 #include <microhttpd.h>
-#include <netinet/in.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <time.h>
 
@@ -27,63 +24,15 @@
 #include "common/log.h"
 #include "common/loop.h"
 #include "mcp/httpd/httpd.h"
+#include "mcp/httpd/mhd.h"
 #include "mcp/internal.h"
 
-struct mhd_fns {
-        void *lib;
-        struct MHD_Daemon *(*start)(unsigned, uint16_t, MHD_AcceptPolicyCallback, void *,
-                                    MHD_AccessHandlerCallback, void *, ...);
-        void (*stop)(struct MHD_Daemon *);
-        enum MHD_Result (*run)(struct MHD_Daemon *);
-        enum MHD_Result (*get_timeout)(struct MHD_Daemon *, MHD_UNSIGNED_LONG_LONG *);
-        const union MHD_DaemonInfo *(*info)(struct MHD_Daemon *, enum MHD_DaemonInfoType, ...);
-        const char *(*lookup)(struct MHD_Connection *, enum MHD_ValueKind, const char *);
-        struct MHD_Response *(*from_buffer)(size_t, void *, enum MHD_ResponseMemoryMode);
-        struct MHD_Response *(*from_callback)(uint64_t, size_t, MHD_ContentReaderCallback, void *,
-                                              MHD_ContentReaderFreeCallback);
-        enum MHD_Result (*add_header)(struct MHD_Response *, const char *, const char *);
-        enum MHD_Result (*queue)(struct MHD_Connection *, unsigned, struct MHD_Response *);
-        void (*destroy)(struct MHD_Response *);
-        void (*suspend)(struct MHD_Connection *);
-        void (*resume)(struct MHD_Connection *);
-        const union MHD_ConnectionInfo *(*conn_info)(struct MHD_Connection *,
-                                                     enum MHD_ConnectionInfoType, ...);
-        enum MHD_Result (*conn_set)(struct MHD_Connection *, enum MHD_CONNECTION_OPTION, ...);
-};
-static struct mhd_fns M;
+struct mhd_fns httpd_mhd_fns;
 
 /* Rounds of MHD_run while libmicrohttpd has work ready, before the loop serves others. */
 #define MHD_RUN_ROUNDS 16
 /* A connection's buffers: a body is read this much at a time. */
 #define MHD_CONN_MEMORY (256u << 10)
-
-struct httpd_req {
-        struct httpd *h;
-        struct MHD_Connection *conn;
-        struct httpd_session *s; /* waiting on it, while not done */
-        char *body;
-        size_t len, cap;
-        bool too_big, suspended, done, sse, set_sid;
-        /* The client takes text/event-stream: progress opens an event stream (streaming),
-         * whose events wait in ev until the connection sends them. */
-        bool sse_ok, streaming, stream_queued;
-        char *ev;
-        size_t ev_len, ev_off;
-        int watch_fd; /* the connection's socket, watched for the client going away, or -1 */
-        char sid[HTTPD_SID_LEN + 1];
-        unsigned status;
-        char *resp;
-        size_t resp_len;
-};
-
-/* One TCP connection (libmicrohttpd's socket context). Until it has carried a request with
- * the token it is on h->unauth, oldest first. */
-struct httpd_conn {
-        struct httpd_conn *prev, *next;
-        int fd;
-        uint64_t first_usec; /* when its first byte was seen, or 0: none yet */
-        bool authed, on_list;
-};
 
 static int load_mhd(void) {
         if (M.lib)
@@ -160,54 +109,24 @@ static enum MHD_Result send_error(struct httpd_req *q, unsigned status, const ch
         return send_reply(q, status, body, body ? len : 0);
 }
 
-static void unwatch(struct httpd_req *q) {
+void httpd_req_unwatch(struct httpd_req *q) {
         if (q->watch_fd >= 0)
                 (void)rtn_loop_del_fd(q->h->loop, q->watch_fd);
         q->watch_fd = -1;
 }
 
-/* The connection goes on: libmicrohttpd handles it again (and notices a peer gone). */
-static void wake(struct httpd_req *q) {
-        unwatch(q);
+void httpd_req_wake(struct httpd_req *q) {
+        httpd_req_unwatch(q);
         if (q->suspended) {
                 q->suspended = false;
                 M.resume(q->conn);
         }
 }
 
-/* One SSE event carrying msg, queued for the stream. */
-static int event_add(struct httpd_req *q, const char *msg, size_t len) {
-        static const char head[] = "event: message\ndata: ";
-        size_t hl = sizeof head - 1, need = q->ev_len + hl + len + 2;
-        char *b = realloc(q->ev, need);
-        if (!b)
-                return -ENOMEM;
-        q->ev = b;
-        memcpy(b + q->ev_len, head, hl);
-        memcpy(b + q->ev_len + hl, msg, len);
-        memcpy(b + q->ev_len + hl + len, "\n\n", 2);
-        q->ev_len = need;
-        return 0;
-}
-
-void httpd_req_progress(struct httpd_req *q, const char *msg, size_t len) {
-        if (q->done || !q->sse_ok || event_add(q, msg, len) < 0)
-                return;
-        q->streaming = true;
-        wake(q);
-}
-
 void httpd_req_done(struct httpd_req *q, unsigned status, char *body, size_t len) {
-        if (q->streaming) { /* the answer is the stream's last event */
-                if (!q->done && body && status == MHD_HTTP_OK)
-                        (void)event_add(q, body, len);
-                free(body);
-                q->s = NULL;
-                q->done = true;
-                wake(q);
+        if (httpd_stream_done(q, status, body, len))
                 return;
-        }
-        unwatch(q);
+        httpd_req_unwatch(q);
         if (q->done) {
                 free(body);
                 return;
@@ -314,124 +233,6 @@ static bool auth_ok(struct httpd *h, const char *a) {
         return httpd_token_equal(a, n, h->token, h->token_len);
 }
 
-/* ---- connections without the token ----------------------------------------------------- */
-
-static uint64_t now_usec(void) {
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (uint64_t)ts.tv_sec * 1000000ULL + (uint64_t)ts.tv_nsec / 1000;
-}
-
-static void unauth_unlink(struct httpd *h, struct httpd_conn *k) {
-        if (!k->on_list)
-                return;
-        if (k->prev)
-                k->prev->next = k->next;
-        else
-                h->unauth_head = k->next;
-        if (k->next)
-                k->next->prev = k->prev;
-        else
-                h->unauth_tail = k->prev;
-        k->prev = k->next = NULL;
-        k->on_list = false;
-        h->nunauth--;
-}
-
-/* Drops a connection: libmicrohttpd sees end of file on its next read and closes it. */
-static void unauth_drop(struct httpd *h, struct httpd_conn *k) {
-        unauth_unlink(h, k);
-        (void)shutdown(k->fd, SHUT_RDWR);
-}
-
-/* Bytes the client sent that we have not read yet: a busy server's lag, not the client's. */
-static bool unread(const struct httpd_conn *k) {
-        int n = 0;
-        return ioctl(k->fd, FIONREAD, &n) == 0 && n > 0;
-}
-
-/* The client sent at least a byte on the connection, read by us or not (the kernel's
- * count; true when it cannot tell, so that the deadline applies). */
-static bool spoke(const struct httpd_conn *k) {
-        struct tcp_info ti;
-        socklen_t len = sizeof ti;
-        memset(&ti, 0, sizeof ti);
-        if (getsockopt(k->fd, IPPROTO_TCP, TCP_INFO, &ti, &len) < 0 ||
-            len < offsetof(struct tcp_info, tcpi_bytes_received) + sizeof ti.tcpi_bytes_received)
-                return true;
-        return ti.tcpi_bytes_received > 0;
-}
-
-/* The connections that did not send a whole request with the token within HTTPD_HEAD_USEC
- * of their first byte are dropped (half a head, or one trickled a byte at a time), unless
- * what they sent is still waiting for us to read it. One that has sent nothing yet is not
- * timed: on the wire it is a client its machine has not run yet (a loaded one can take
- * longer than the deadline between its connect and its write, which it then makes on a
- * closed connection and loses the request), and the cap in on_connection bounds them. */
-void httpd_mhd_tick(struct httpd *h) {
-        uint64_t now = now_usec();
-        for (struct httpd_conn *k = h->unauth_head, *next; k; k = next) {
-                next = k->next;
-                if (!k->first_usec && spoke(k))
-                        k->first_usec = now;
-                if (k->first_usec && now - k->first_usec >= HTTPD_HEAD_USEC && !unread(k))
-                        unauth_drop(h, k);
-        }
-}
-
-static void on_connection(void *cls, struct MHD_Connection *c, void **ctx,
-                          enum MHD_ConnectionNotificationCode why) {
-        struct httpd *h = cls;
-        struct httpd_conn *k = *ctx;
-        if (why == MHD_CONNECTION_NOTIFY_CLOSED) {
-                if (k) {
-                        unauth_unlink(h, k);
-                        free(k);
-                }
-                *ctx = NULL;
-                return;
-        }
-        const union MHD_ConnectionInfo *i = M.conn_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
-        if (!i || !(k = calloc(1, sizeof *k))) {
-                if (i)
-                        (void)shutdown(i->connect_fd, SHUT_RDWR);
-                return;
-        }
-        k->fd = i->connect_fd;
-        k->first_usec = spoke(k) ? now_usec() : 0;
-        k->on_list = true;
-        k->prev = h->unauth_tail;
-        if (h->unauth_tail)
-                h->unauth_tail->next = k;
-        else
-                h->unauth_head = k;
-        h->unauth_tail = k;
-        h->nunauth++;
-        *ctx = k;
-        /* Past the cap the oldest goes (one whose request waits unread is left to be read):
-         * a flood of connections without the token cannot fill the room a token holder's
-         * new connection needs. */
-        for (struct httpd_conn *o = h->unauth_head, *next; o && h->nunauth > h->max_unauth;
-             o = next) {
-                next = o->next;
-                if (!unread(o))
-                        unauth_drop(h, o);
-        }
-}
-
-/* The connection carried a request with the token: off the list, and kept alive while idle
- * as long as a client's session may be. */
-static void conn_authed(struct httpd_req *q) {
-        const union MHD_ConnectionInfo *i =
-                M.conn_info(q->conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
-        struct httpd_conn *k = i ? i->socket_context : NULL;
-        if (!k || k->authed)
-                return;
-        k->authed = true;
-        unauth_unlink(q->h, k);
-        (void)M.conn_set(q->conn, MHD_CONNECTION_OPTION_TIMEOUT, (unsigned)HTTPD_AUTHED_IDLE_SECS);
-}
-
 /* Returns MHD_YES after queueing a refusal, or -1 when the request may go on. */
 static int refuse(struct httpd_req *q, const char *url) {
         struct httpd *h = q->h;
@@ -450,7 +251,7 @@ static int refuse(struct httpd_req *q, const char *url) {
                 return send_error(q, MHD_HTTP_UNAUTHORIZED, NULL, 0, MCP_INVALID_REQUEST,
                                   "Unauthorized: send Authorization: Bearer <the token of "
                                   "--token-file>");
-        conn_authed(q);
+        httpd_conn_authed(q);
         return -1;
 }
 
@@ -605,71 +406,17 @@ static void on_gone(struct rtn_loop *l, int fd, uint32_t ev, void *ud) {
         (void)fd;
         (void)ev;
         struct httpd_req *q = ud;
-        unwatch(q);
+        httpd_req_unwatch(q);
         if (q->s)
                 httpd_session_cancel(q->s, q);
         httpd_req_done(q, MHD_HTTP_OK, NULL, 0);
         httpd_mhd_run(q->h);
 }
 
-static void watch(struct httpd_req *q) {
+void httpd_req_watch(struct httpd_req *q) {
         const union MHD_ConnectionInfo *i = M.conn_info(q->conn, MHD_CONNECTION_INFO_CONNECTION_FD);
         if (i && rtn_loop_add_fd(q->h->loop, i->connect_fd, EPOLLRDHUP, on_gone, q) == 0)
                 q->watch_fd = i->connect_fd;
-}
-
-/* The event stream's bytes as they come: what is queued, else the connection waits
- * (suspended, its socket watched) until httpd_req_progress or httpd_req_done wakes it; the
- * stream ends after the answer. */
-static ssize_t stream_read(void *cls, uint64_t pos, char *buf, size_t max) {
-        (void)pos;
-        struct httpd_req *q = cls;
-        if (q->ev_off < q->ev_len) {
-                size_t n = q->ev_len - q->ev_off < max ? q->ev_len - q->ev_off : max;
-                memcpy(buf, q->ev + q->ev_off, n);
-                q->ev_off += n;
-                if (q->ev_off == q->ev_len)
-                        q->ev_off = q->ev_len = 0;
-                return (ssize_t)n;
-        }
-        if (q->done)
-                return MHD_CONTENT_READER_END_OF_STREAM;
-        q->suspended = true;
-        M.suspend(q->conn);
-        watch(q);
-        return 0;
-}
-
-/* The first progress of a call whose client takes text/event-stream: the answer becomes an
- * event stream (basic/transports: the server may send the request's notifications on it
- * before its response). */
-static enum MHD_Result queue_stream(struct httpd_req *q) {
-        struct MHD_Response *r = M.from_callback(MHD_SIZE_UNKNOWN, 16384, stream_read, q, NULL);
-        if (!r)
-                return MHD_NO;
-        M.add_header(r, "Content-Type", "text/event-stream");
-        M.add_header(r, "Cache-Control", "no-cache");
-        enum MHD_Result ret = M.queue(q->conn, MHD_HTTP_OK, r);
-        M.destroy(r);
-        q->stream_queued = true;
-        return ret;
-}
-
-/* _meta.progressToken of a request (raw JSON, a span of the body), or NULL. */
-static const char *progress_token(const struct mcp_msg *m, size_t *ret_len) {
-        const struct rtn_json_doc *d = m->doc;
-        int meta = m->params >= 0 && rtn_json_kind(d, m->params) == 'o'
-                           ? rtn_json_obj_get(d, m->params, "_meta")
-                           : -1;
-        int t = meta >= 0 && rtn_json_kind(d, meta) == 'o'
-                        ? rtn_json_obj_get(d, meta, "progressToken")
-                        : -1;
-        char k = t >= 0 ? rtn_json_kind(d, t) : 0;
-        if (k != 's' && k != 'd')
-                return NULL;
-        const char *raw;
-        rtn_json_span(d, t, &raw, ret_len);
-        return raw;
 }
 
 static enum MHD_Result forward(struct httpd_req *q, struct httpd_session *s,
@@ -679,7 +426,7 @@ static enum MHD_Result forward(struct httpd_req *q, struct httpd_session *s,
                         q->body[i] = ' '; /* whitespace between tokens: the child reads lines */
         bool wait = m->kind == MCP_MSG_REQUEST;
         size_t pl = 0;
-        const char *ptok = wait ? progress_token(m, &pl) : NULL;
+        const char *ptok = wait ? httpd_progress_token(m, &pl) : NULL;
         int r = httpd_session_send(s, q->body, q->len, m->id, m->id_len, ptok, pl, wait ? q : NULL);
         if (r == -EEXIST)
                 return send_error(q, MHD_HTTP_CONFLICT, m->id, m->id_len, MCP_INVALID_REQUEST,
@@ -696,7 +443,7 @@ static enum MHD_Result forward(struct httpd_req *q, struct httpd_session *s,
                 return send_done(q);
         q->suspended = true;
         M.suspend(q->conn);
-        watch(q);
+        httpd_req_watch(q);
         return MHD_YES;
 }
 
@@ -823,7 +570,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
                 return r >= 0 ? (enum MHD_Result)r : MHD_YES;
         }
         if (q->streaming)
-                return q->stream_queued ? MHD_YES : queue_stream(q);
+                return q->stream_queued ? MHD_YES : httpd_stream_queue(q);
         if (q->done)
                 return send_done(q);
         if (*upload_size) {
@@ -870,7 +617,7 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **ctx,
         struct httpd_req *q = *ctx;
         if (!q)
                 return;
-        unwatch(q);
+        httpd_req_unwatch(q);
         /* A stream the client closed before its answer cancels the call, as on_gone does for
          * a suspended one. */
         if (q->s && q->streaming && !q->done)
@@ -940,7 +687,7 @@ int httpd_mhd_start(struct httpd *h, int listen_fd, struct rtn_error *err) {
         h->mhd = M.start(MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG, 0, NULL,
                          NULL, on_request, h, MHD_OPTION_LISTEN_SOCKET, listen_fd,
                          MHD_OPTION_NOTIFY_COMPLETED, on_completed, h, MHD_OPTION_NOTIFY_CONNECTION,
-                         on_connection, h, MHD_OPTION_CONNECTION_LIMIT, limit,
+                         httpd_conn_notify, h, MHD_OPTION_CONNECTION_LIMIT, limit,
                          MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)MHD_CONN_MEMORY,
                          MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)HTTPD_AUTHED_IDLE_SECS,
                          MHD_OPTION_END);
