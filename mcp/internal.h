@@ -79,6 +79,9 @@ void mcp_write_result_open(struct rtn_json_buf *b, const char *id, size_t id_len
 /* The id of a response written by the two above (raw JSON, "null" included), for a front end
  * that relays them: 0, or -ENOMSG when line is no such response (a notification). */
 int mcp_response_id(const char *line, size_t len, const char **ret_id, size_t *ret_len);
+/* The progressToken of a notifications/progress line written by mcp_call_progress (raw JSON),
+ * for a front end that relays it to the request's stream: 0, or -ENOMSG for any other line. */
+int mcp_progress_token(const char *line, size_t len, const char **ret_tok, size_t *ret_len);
 
 /* ---- protocol versions and eras (era.c) ------------------------------------------------ */
 

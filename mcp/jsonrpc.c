@@ -175,11 +175,14 @@ static void envelope(struct rtn_json_buf *b, const char *id, size_t id_len) {
                 rtn_json_null(b);
 }
 
-/* The reader of what envelope() wrote: a response starts {"jsonrpc":"2.0","id":ID, and its id
- * is a string or a number as the request had it (or null). */
-int mcp_response_id(const char *line, size_t len, const char **ret_id, size_t *ret_len) {
-        static const char head[] = "{\"jsonrpc\":\"2.0\",\"id\":";
-        size_t hl = sizeof head - 1, i = hl;
+/* The readers of what envelope() and mcp_call_progress wrote: a response starts
+ * {"jsonrpc":"2.0","id":ID, a progress notification {"jsonrpc":"2.0","method":
+ * "notifications/progress","params":{"progressToken":TOKEN, each value a string or a number as
+ * the request had it (or null). value_after finds the raw value after the fixed head, up to
+ * the ',' that must follow it. */
+static int value_after(const char *line, size_t len, const char *head, size_t hl, const char **ret,
+                       size_t *ret_len) {
+        size_t i = hl;
         if (len <= hl || memcmp(line, head, hl))
                 return -ENOMSG;
         if (line[i] == '"') {
@@ -192,9 +195,20 @@ int mcp_response_id(const char *line, size_t len, const char **ret_id, size_t *r
                         i++;
         if (i >= len || line[i] != ',')
                 return -ENOMSG;
-        *ret_id = line + hl;
+        *ret = line + hl;
         *ret_len = i - hl;
         return 0;
+}
+
+int mcp_response_id(const char *line, size_t len, const char **ret_id, size_t *ret_len) {
+        static const char head[] = "{\"jsonrpc\":\"2.0\",\"id\":";
+        return value_after(line, len, head, sizeof head - 1, ret_id, ret_len);
+}
+
+int mcp_progress_token(const char *line, size_t len, const char **ret_tok, size_t *ret_len) {
+        static const char head[] = "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\","
+                                   "\"params\":{\"progressToken\":";
+        return value_after(line, len, head, sizeof head - 1, ret_tok, ret_len);
 }
 
 void mcp_write_error_data(struct rtn_json_buf *b, const char *id, size_t id_len, int code,

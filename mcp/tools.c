@@ -373,7 +373,8 @@ static const struct mcp_tool tools[] = {
         {"shell_job_start", "Start a background job",
          "Start a command in the background (a server, a long build) and return its job id at "
          "once. "
-         "Its output is kept in a bounded log.",
+         "Its output is kept in a bounded log. The job id works in later calls, over HTTP "
+         "from later requests too, while its sandbox is open.",
          ARGS(job_start_args), out_job_start, H_RUN, 0},
         {"shell_job_status", "Job status", "State, exit code and output size of a job.",
          ARGS(job_id_args), out_job, H_READ, 0},
@@ -423,7 +424,9 @@ static const struct mcp_tool tools[] = {
         {"sandbox_new", "Open a sandbox",
          "Open another sandbox, on the environment's tip or on the environment or commit named "
          "by from, and return its handle. Pass the handle as the sandbox argument of any tool "
-         "to act on it; calls without one act on sb-1. At most --max-sandboxes are open.",
+         "to act on it; calls without one act on sb-1. At most --max-sandboxes are open. A "
+         "handle lasts until sandbox_close or the server's end; over HTTP it lasts across "
+         "requests (stateless 2026-07-28 ones too) until none came for --idle-timeout.",
          ARGS(sandbox_new_args), out_sandbox, 0, 0},
         {"sandbox_fork", "Fork a sandbox",
          "Open a new sandbox holding a copy of a sandbox's files as they are now: its "

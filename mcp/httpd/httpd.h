@@ -2,8 +2,9 @@
  * MCP session (docs/architecture.md, "MCP over HTTP"). main.c reads the options, the token
  * file and opens the listening socket; mhd.c is the HTTP side (libmicrohttpd, loaded with
  * dlopen only in this mode): authentication, Origin and Host, the methods and headers of the
- * transport; sessions.c runs the children, forwards messages to them over pipes and matches
- * their answers, reaps idle sessions and ends them. */
+ * transport, with conns.c (the connections without the token) and stream.c (a request's
+ * event stream) beside it, sharing mhd.h; sessions.c runs the children, forwards messages to
+ * them over pipes and matches their answers, reaps idle sessions and ends them. */
 #pragma once
 
 #include <stdbool.h>
@@ -26,9 +27,11 @@ struct MHD_Connection;
         "                        PORT 0 picks a free one, printed on stderr)\n"                    \
         "  --token-file FILE     the bearer token every HTTP request must carry (required\n"       \
         "                        with --http; FILE must not be readable by group or others)\n"     \
-        "  --idle-timeout DURATION end an HTTP session idle this long (default 15m; 30s,\n"        \
-        "                        5m, 1h)\n"                                                        \
-        "  --max-sessions N      HTTP sessions at once (default 64); more are refused (503)\n"     \
+        "  --idle-timeout DURATION end an HTTP session idle this long, and the sandboxes of\n"     \
+        "                        2026-07-28 requests when none came this long (default 15m;\n"    \
+        "                        30s, 5m, 1h)\n"                                                 \
+        "  --max-sessions N      HTTP sessions at once, the 2026-07-28 requests' sandboxes\n"      \
+        "                        counted as one (default 64); more are refused (503)\n"            \
         "  --allow-origin ORIGIN accept requests whose Origin is ORIGIN too; repeatable (the\n"    \
         "                        server's own http://ADDR:PORT, or localhost:PORT, always is)\n"   \
         "  --http-public         allow --http on an address other than loopback\n"                 \
@@ -110,6 +113,7 @@ struct httpd {
         size_t max_body;
         void *mhd; /* struct MHD_Daemon */
         struct httpd_session *sessions;
+        struct httpd_session *modern; /* the 2026-07-28 requests' state, or NULL */
         unsigned nsessions; /* all children alive, ending ones included */
         struct rtn_loop_source *tick;
         struct rtn_loop_source *mhd_timer; /* when libmicrohttpd wants to run next */
@@ -129,21 +133,26 @@ void httpd_mhd_tick(struct httpd *h);
 void httpd_mhd_run(struct httpd *h);
 /* A forwarded request's answer is ready (or its session ended): resume its connection. */
 void httpd_req_done(struct httpd_req *q, unsigned status, char *body, size_t len);
+/* A progress notification (a JSON text) for q's request: sent on its event stream when its
+ * client takes one (the stream is opened on the first), else dropped. */
+void httpd_req_progress(struct httpd_req *q, const char *msg, size_t len);
 
 /* ---- sessions.c ------------------------------------------------------------------------ */
 
-/* A new session with its child running; -EBUSY at the cap. ephemeral: for one modern
- * (2026-07-28) request without a session, ended once it is answered. */
-int httpd_session_new(struct httpd *h, bool ephemeral, struct httpd_session **ret,
+/* A new session with its child running; -EBUSY at the cap. modern: the state of the
+ * 2026-07-28 requests instead (h->modern), made on the first one and kept until idle. */
+int httpd_session_new(struct httpd *h, bool modern, struct httpd_session **ret,
                       struct rtn_error *err);
 struct httpd_session *httpd_session_find(struct httpd *h, const char *sid, size_t len);
 const char *httpd_session_id(const struct httpd_session *s);
 /* Forwards one message (a JSON text, any newlines already gone). When q is not NULL it
- * waits for the response whose id is id (raw JSON). -EEXIST: that id is in flight. */
+ * waits for the response whose id is id (raw JSON, a span of msg), and relays to q the
+ * progress notifications for ptok (its _meta.progressToken, a span of msg, or NULL).
+ * -EEXIST: that id is in flight. */
 int httpd_session_send(struct httpd_session *s, const char *msg, size_t len, const char *id,
-                       size_t id_len, struct httpd_req *q);
+                       size_t id_len, const char *ptok, size_t ptok_len, struct httpd_req *q);
 /* The client closed the stream of q's call: the call is cancelled (notifications/cancelled
- * to the session's server; a request's own session ends) and q forgotten. */
+ * to the session's server) and q forgotten. */
 void httpd_session_cancel(struct httpd_session *s, struct httpd_req *q);
 /* The request's connection went away: forget it. */
 void httpd_session_forget(struct httpd_session *s, struct httpd_req *q);

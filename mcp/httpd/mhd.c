@@ -11,15 +11,12 @@
  * GET is 405 (no server-initiated stream is offered). */
 #include <dlfcn.h>
 #include <errno.h>
-#include <linux/tcp.h>
 #include <microhttpd.h>
-#include <netinet/in.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <time.h>
 
@@ -27,57 +24,15 @@
 #include "common/log.h"
 #include "common/loop.h"
 #include "mcp/httpd/httpd.h"
+#include "mcp/httpd/mhd.h"
 #include "mcp/internal.h"
 
-struct mhd_fns {
-        void *lib;
-        struct MHD_Daemon *(*start)(unsigned, uint16_t, MHD_AcceptPolicyCallback, void *,
-                                    MHD_AccessHandlerCallback, void *, ...);
-        void (*stop)(struct MHD_Daemon *);
-        enum MHD_Result (*run)(struct MHD_Daemon *);
-        enum MHD_Result (*get_timeout)(struct MHD_Daemon *, MHD_UNSIGNED_LONG_LONG *);
-        const union MHD_DaemonInfo *(*info)(struct MHD_Daemon *, enum MHD_DaemonInfoType, ...);
-        const char *(*lookup)(struct MHD_Connection *, enum MHD_ValueKind, const char *);
-        int (*values)(struct MHD_Connection *, enum MHD_ValueKind, MHD_KeyValueIterator, void *);
-        struct MHD_Response *(*from_buffer)(size_t, void *, enum MHD_ResponseMemoryMode);
-        enum MHD_Result (*add_header)(struct MHD_Response *, const char *, const char *);
-        enum MHD_Result (*queue)(struct MHD_Connection *, unsigned, struct MHD_Response *);
-        void (*destroy)(struct MHD_Response *);
-        void (*suspend)(struct MHD_Connection *);
-        void (*resume)(struct MHD_Connection *);
-        const union MHD_ConnectionInfo *(*conn_info)(struct MHD_Connection *,
-                                                     enum MHD_ConnectionInfoType, ...);
-        enum MHD_Result (*conn_set)(struct MHD_Connection *, enum MHD_CONNECTION_OPTION, ...);
-};
-static struct mhd_fns M;
+struct mhd_fns httpd_mhd_fns;
 
 /* Rounds of MHD_run while libmicrohttpd has work ready, before the loop serves others. */
 #define MHD_RUN_ROUNDS 16
 /* A connection's buffers: a body is read this much at a time. */
 #define MHD_CONN_MEMORY (256u << 10)
-
-struct httpd_req {
-        struct httpd *h;
-        struct MHD_Connection *conn;
-        struct httpd_session *s; /* waiting on it, while not done */
-        char *body;
-        size_t len, cap;
-        bool too_big, suspended, done, sse, set_sid;
-        int watch_fd; /* the connection's socket, watched for the client going away, or -1 */
-        char sid[HTTPD_SID_LEN + 1];
-        unsigned status;
-        char *resp;
-        size_t resp_len;
-};
-
-/* One TCP connection (libmicrohttpd's socket context). Until it has carried a request with
- * the token it is on h->unauth, oldest first. */
-struct httpd_conn {
-        struct httpd_conn *prev, *next;
-        int fd;
-        uint64_t first_usec; /* when its first byte was seen, or 0: none yet */
-        bool authed, on_list;
-};
 
 static int load_mhd(void) {
         if (M.lib)
@@ -90,6 +45,7 @@ static int load_mhd(void) {
             !SYM(info, "MHD_get_daemon_info") || !SYM(lookup, "MHD_lookup_connection_value") ||
             !SYM(values, "MHD_get_connection_values") ||
             !SYM(from_buffer, "MHD_create_response_from_buffer") ||
+            !SYM(from_callback, "MHD_create_response_from_callback") ||
             !SYM(add_header, "MHD_add_response_header") || !SYM(queue, "MHD_queue_response") ||
             !SYM(destroy, "MHD_destroy_response") || !SYM(suspend, "MHD_suspend_connection") ||
             !SYM(resume, "MHD_resume_connection") || !SYM(conn_info, "MHD_get_connection_info") ||
@@ -154,14 +110,24 @@ static enum MHD_Result send_error(struct httpd_req *q, unsigned status, const ch
         return send_reply(q, status, body, body ? len : 0);
 }
 
-static void unwatch(struct httpd_req *q) {
+void httpd_req_unwatch(struct httpd_req *q) {
         if (q->watch_fd >= 0)
                 (void)rtn_loop_del_fd(q->h->loop, q->watch_fd);
         q->watch_fd = -1;
 }
 
+void httpd_req_wake(struct httpd_req *q) {
+        httpd_req_unwatch(q);
+        if (q->suspended) {
+                q->suspended = false;
+                M.resume(q->conn);
+        }
+}
+
 void httpd_req_done(struct httpd_req *q, unsigned status, char *body, size_t len) {
-        unwatch(q);
+        if (httpd_stream_done(q, status, body, len))
+                return;
+        httpd_req_unwatch(q);
         if (q->done) {
                 free(body);
                 return;
@@ -268,124 +234,6 @@ static bool auth_ok(struct httpd *h, const char *a) {
         return httpd_token_equal(a, n, h->token, h->token_len);
 }
 
-/* ---- connections without the token ----------------------------------------------------- */
-
-static uint64_t now_usec(void) {
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (uint64_t)ts.tv_sec * 1000000ULL + (uint64_t)ts.tv_nsec / 1000;
-}
-
-static void unauth_unlink(struct httpd *h, struct httpd_conn *k) {
-        if (!k->on_list)
-                return;
-        if (k->prev)
-                k->prev->next = k->next;
-        else
-                h->unauth_head = k->next;
-        if (k->next)
-                k->next->prev = k->prev;
-        else
-                h->unauth_tail = k->prev;
-        k->prev = k->next = NULL;
-        k->on_list = false;
-        h->nunauth--;
-}
-
-/* Drops a connection: libmicrohttpd sees end of file on its next read and closes it. */
-static void unauth_drop(struct httpd *h, struct httpd_conn *k) {
-        unauth_unlink(h, k);
-        (void)shutdown(k->fd, SHUT_RDWR);
-}
-
-/* Bytes the client sent that we have not read yet: a busy server's lag, not the client's. */
-static bool unread(const struct httpd_conn *k) {
-        int n = 0;
-        return ioctl(k->fd, FIONREAD, &n) == 0 && n > 0;
-}
-
-/* The client sent at least a byte on the connection, read by us or not (the kernel's
- * count; true when it cannot tell, so that the deadline applies). */
-static bool spoke(const struct httpd_conn *k) {
-        struct tcp_info ti;
-        socklen_t len = sizeof ti;
-        memset(&ti, 0, sizeof ti);
-        if (getsockopt(k->fd, IPPROTO_TCP, TCP_INFO, &ti, &len) < 0 ||
-            len < offsetof(struct tcp_info, tcpi_bytes_received) + sizeof ti.tcpi_bytes_received)
-                return true;
-        return ti.tcpi_bytes_received > 0;
-}
-
-/* The connections that did not send a whole request with the token within HTTPD_HEAD_USEC
- * of their first byte are dropped (half a head, or one trickled a byte at a time), unless
- * what they sent is still waiting for us to read it. One that has sent nothing yet is not
- * timed: on the wire it is a client its machine has not run yet (a loaded one can take
- * longer than the deadline between its connect and its write, which it then makes on a
- * closed connection and loses the request), and the cap in on_connection bounds them. */
-void httpd_mhd_tick(struct httpd *h) {
-        uint64_t now = now_usec();
-        for (struct httpd_conn *k = h->unauth_head, *next; k; k = next) {
-                next = k->next;
-                if (!k->first_usec && spoke(k))
-                        k->first_usec = now;
-                if (k->first_usec && now - k->first_usec >= HTTPD_HEAD_USEC && !unread(k))
-                        unauth_drop(h, k);
-        }
-}
-
-static void on_connection(void *cls, struct MHD_Connection *c, void **ctx,
-                          enum MHD_ConnectionNotificationCode why) {
-        struct httpd *h = cls;
-        struct httpd_conn *k = *ctx;
-        if (why == MHD_CONNECTION_NOTIFY_CLOSED) {
-                if (k) {
-                        unauth_unlink(h, k);
-                        free(k);
-                }
-                *ctx = NULL;
-                return;
-        }
-        const union MHD_ConnectionInfo *i = M.conn_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
-        if (!i || !(k = calloc(1, sizeof *k))) {
-                if (i)
-                        (void)shutdown(i->connect_fd, SHUT_RDWR);
-                return;
-        }
-        k->fd = i->connect_fd;
-        k->first_usec = spoke(k) ? now_usec() : 0;
-        k->on_list = true;
-        k->prev = h->unauth_tail;
-        if (h->unauth_tail)
-                h->unauth_tail->next = k;
-        else
-                h->unauth_head = k;
-        h->unauth_tail = k;
-        h->nunauth++;
-        *ctx = k;
-        /* Past the cap the oldest goes (one whose request waits unread is left to be read):
-         * a flood of connections without the token cannot fill the room a token holder's
-         * new connection needs. */
-        for (struct httpd_conn *o = h->unauth_head, *next; o && h->nunauth > h->max_unauth;
-             o = next) {
-                next = o->next;
-                if (!unread(o))
-                        unauth_drop(h, o);
-        }
-}
-
-/* The connection carried a request with the token: off the list, and kept alive while idle
- * as long as a client's session may be. */
-static void conn_authed(struct httpd_req *q) {
-        const union MHD_ConnectionInfo *i =
-                M.conn_info(q->conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
-        struct httpd_conn *k = i ? i->socket_context : NULL;
-        if (!k || k->authed)
-                return;
-        k->authed = true;
-        unauth_unlink(q->h, k);
-        (void)M.conn_set(q->conn, MHD_CONNECTION_OPTION_TIMEOUT, (unsigned)HTTPD_AUTHED_IDLE_SECS);
-}
-
 /* Returns MHD_YES after queueing a refusal, or -1 when the request may go on. */
 static int refuse(struct httpd_req *q, const char *url) {
         struct httpd *h = q->h;
@@ -404,7 +252,7 @@ static int refuse(struct httpd_req *q, const char *url) {
                 return send_error(q, MHD_HTTP_UNAUTHORIZED, NULL, 0, MCP_INVALID_REQUEST,
                                   "Unauthorized: send Authorization: Bearer <the token of "
                                   "--token-file>");
-        conn_authed(q);
+        httpd_conn_authed(q);
         return -1;
 }
 
@@ -617,21 +465,21 @@ static int route(struct httpd_req *q, const struct mcp_msg *m, bool modern,
 
 /* The client closed the connection while its call ran: libmicrohttpd polls no suspended
  * connection, so we watch its socket. Closing the response stream cancels the call
- * (basic/transports, "Cancellation"): the session is told, or a request's own session ends;
- * the connection is resumed to be closed. */
+ * (basic/transports, "Cancellation"): the session's server, or the modern state's, is told
+ * and kills the command; the connection is resumed to be closed. */
 static void on_gone(struct rtn_loop *l, int fd, uint32_t ev, void *ud) {
         (void)l;
         (void)fd;
         (void)ev;
         struct httpd_req *q = ud;
-        unwatch(q);
+        httpd_req_unwatch(q);
         if (q->s)
                 httpd_session_cancel(q->s, q);
         httpd_req_done(q, MHD_HTTP_OK, NULL, 0);
         httpd_mhd_run(q->h);
 }
 
-static void watch(struct httpd_req *q) {
+void httpd_req_watch(struct httpd_req *q) {
         const union MHD_ConnectionInfo *i = M.conn_info(q->conn, MHD_CONNECTION_INFO_CONNECTION_FD);
         if (i && rtn_loop_add_fd(q->h->loop, i->connect_fd, EPOLLRDHUP, on_gone, q) == 0)
                 q->watch_fd = i->connect_fd;
@@ -643,7 +491,9 @@ static enum MHD_Result forward(struct httpd_req *q, struct httpd_session *s,
                 if (q->body[i] == '\n' || q->body[i] == '\r')
                         q->body[i] = ' '; /* whitespace between tokens: the child reads lines */
         bool wait = m->kind == MCP_MSG_REQUEST;
-        int r = httpd_session_send(s, q->body, q->len, m->id, m->id_len, wait ? q : NULL);
+        size_t pl = 0;
+        const char *ptok = wait ? httpd_progress_token(m, &pl) : NULL;
+        int r = httpd_session_send(s, q->body, q->len, m->id, m->id_len, ptok, pl, wait ? q : NULL);
         if (r == -EEXIST)
                 return send_error(q, MHD_HTTP_CONFLICT, m->id, m->id_len, MCP_INVALID_REQUEST,
                                   "Conflict: a request with this id is in flight in the "
@@ -659,7 +509,7 @@ static enum MHD_Result forward(struct httpd_req *q, struct httpd_session *s,
                 return send_done(q);
         q->suspended = true;
         M.suspend(q->conn);
-        watch(q);
+        httpd_req_watch(q);
         return MHD_YES;
 }
 
@@ -705,6 +555,8 @@ static enum MHD_Result do_post(struct httpd_req *q) {
                 }
                 q->sse = true;
         }
+        q->sse_ok = m.kind == MCP_MSG_REQUEST && strcmp(m.method, "initialize") &&
+                    accepts(accept, "text/event-stream");
         int claim = -1;
         bool modern = false;
         if ((r = check_version(q, &d, &m, &claim, &modern)) >= 0) {
@@ -774,6 +626,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
                                        q->h->max_body);
                 return r >= 0 ? (enum MHD_Result)r : MHD_YES;
         }
+        if (q->streaming)
+                return q->stream_queued ? MHD_YES : httpd_stream_queue(q);
         if (q->done)
                 return send_done(q);
         if (*upload_size) {
@@ -820,11 +674,16 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **ctx,
         struct httpd_req *q = *ctx;
         if (!q)
                 return;
-        unwatch(q);
-        if (q->s)
+        httpd_req_unwatch(q);
+        /* A stream the client closed before its answer cancels the call, as on_gone does for
+         * a suspended one. */
+        if (q->s && q->streaming && !q->done)
+                httpd_session_cancel(q->s, q);
+        else if (q->s)
                 httpd_session_forget(q->s, q);
         free(q->body);
         free(q->resp);
+        free(q->ev);
         free(q);
         *ctx = NULL;
 }
@@ -885,7 +744,7 @@ int httpd_mhd_start(struct httpd *h, int listen_fd, struct rtn_error *err) {
         h->mhd = M.start(MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG, 0, NULL,
                          NULL, on_request, h, MHD_OPTION_LISTEN_SOCKET, listen_fd,
                          MHD_OPTION_NOTIFY_COMPLETED, on_completed, h, MHD_OPTION_NOTIFY_CONNECTION,
-                         on_connection, h, MHD_OPTION_CONNECTION_LIMIT, limit,
+                         httpd_conn_notify, h, MHD_OPTION_CONNECTION_LIMIT, limit,
                          MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)MHD_CONN_MEMORY,
                          MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)HTTPD_AUTHED_IDLE_SECS,
                          MHD_OPTION_END);

@@ -2,9 +2,18 @@
  * binary with the options the front end passed on, on the front end's store: its sandboxes
  * are its own (one session's tools reach no other's sandbox), its commits go to the
  * environments every later session starts on. A message is written to the child's stdin as one
- * line; the child's responses are matched to the HTTP requests waiting for them by id.
- * Notifications the child sends (progress, log messages) have no request stream to go to and are
- * dropped. */
+ * line; the child's responses are matched to the HTTP requests waiting for them by id, its
+ * progress notifications by progressToken (relayed on the request's event stream when its
+ * client takes one: mhd.c). Other notifications (log messages) belong to no request here and
+ * are dropped.
+ *
+ * The 2026-07-28 requests (no session: each stands alone) all go to one more child, the
+ * token's state (h->modern): its sandboxes, their handles, jobs and files last from one request
+ * to the next until closed, or until no request came for --idle-timeout. It counts as one of
+ * the --max-sessions and holds at most --max-sandboxes handles (the child's own limit). Its
+ * requests come from independent clients whose ids and progress tokens may collide, so each
+ * is forwarded with an id (and progress token) of the front end's own and answered under the
+ * client's again. */
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -35,8 +44,14 @@
 #define CHILD_LINE_MAX (16u << 20) /* above the child's own 8 MiB message limit */
 
 struct pend {
-        char *id;
+        char *id; /* as sent to the child */
         size_t id_len;
+        char *client_id; /* the client's, when the front end renamed it (the modern state) */
+        size_t client_id_len;
+        char *ptok; /* _meta.progressToken as sent to the child, or NULL */
+        size_t ptok_len;
+        char *client_ptok; /* the client's, when renamed */
+        size_t client_ptok_len;
         struct httpd_req *q;
         struct pend *next;
 };
@@ -52,7 +67,8 @@ struct httpd_session {
         struct mcp_framer fr;
         struct pend *pend;
         uint64_t last_usec;
-        bool ephemeral, ending;
+        uint64_t next_id; /* the modern state's own request ids */
+        bool modern, ending;
         struct httpd_req *end_waiter; /* the DELETE answered once the child is gone */
         struct rtn_loop_source *kill_timer;
 };
@@ -71,9 +87,17 @@ struct httpd_session *httpd_session_find(struct httpd *h, const char *sid, size_
         if (len != HTTPD_SID_LEN)
                 return NULL;
         for (struct httpd_session *s = h->sessions; s; s = s->next)
-                if (!s->ending && !s->ephemeral && httpd_token_equal(sid, len, s->sid, len))
+                if (!s->ending && !s->modern && httpd_token_equal(sid, len, s->sid, len))
                         return s;
         return NULL;
+}
+
+static void pend_free(struct pend *p) {
+        free(p->id);
+        free(p->client_id);
+        free(p->ptok);
+        free(p->client_ptok);
+        free(p);
 }
 
 /* Every request still waiting is answered with a JSON-RPC error naming why. */
@@ -82,11 +106,14 @@ static void fail_pending(struct httpd_session *s, const char *why) {
                 struct pend *p = s->pend;
                 s->pend = p->next;
                 struct rtn_json_buf b = RTN_JSON_BUF_INIT(0);
-                mcp_write_error(&b, p->id, p->id_len, MCP_INTERNAL_ERROR, why);
+                if (p->client_id)
+                        mcp_write_error(&b, p->client_id, p->client_id_len, MCP_INTERNAL_ERROR,
+                                        why);
+                else
+                        mcp_write_error(&b, p->id, p->id_len, MCP_INTERNAL_ERROR, why);
                 httpd_req_done(p->q, 200, b.err ? NULL : rtn_json_buf_steal(&b), b.len);
                 rtn_json_buf_free(&b);
-                free(p->id);
-                free(p);
+                pend_free(p);
         }
 }
 
@@ -98,7 +125,10 @@ static void session_free(struct httpd_session *s) {
                         break;
                 }
         h->nsessions--;
-        fail_pending(s, "the session ended");
+        if (h->modern == s)
+                h->modern = NULL;
+        fail_pending(s, s->modern ? "the sandboxes of 2026-07-28 requests ended"
+                                  : "the session ended");
         if (s->kill_timer)
                 rtn_loop_timer_cancel(h->loop, s->kill_timer);
         if (s->in_fd >= 0) {
@@ -129,8 +159,9 @@ static void on_child_exit(struct rtn_loop *l, int fd, uint32_t ev, void *ud) {
         if (waitid((idtype_t)P_PIDFD, (id_t)s->pidfd, &si, WEXITED | WNOHANG) < 0 || !si.si_pid)
                 return;
         if (!s->ending && !(si.si_code == CLD_EXITED && si.si_status == 0))
-                rtn_term_printf(stderr, "rtn serve: session %.8s…: its server ended (%s %d)\n",
-                                s->sid, si.si_code == CLD_EXITED ? "exit" : "signal", si.si_status);
+                rtn_term_printf(stderr, "rtn serve: %s %.8s…: its server ended (%s %d)\n",
+                                s->modern ? "the 2026-07-28 requests' state" : "session", s->sid,
+                                si.si_code == CLD_EXITED ? "exit" : "signal", si.si_status);
         struct httpd *h = s->h;
         session_free(s);
         httpd_mhd_run(h);
@@ -153,6 +184,8 @@ void httpd_session_end(struct httpd_session *s, struct httpd_req *q) {
         if (s->ending)
                 return;
         s->ending = true;
+        if (s->h->modern == s)
+                s->h->modern = NULL; /* the next modern request starts a new state */
         /* EOF on its stdin ends rtn serve cleanly: its sandbox stops and its session
          * directory is removed. One that does not end in time is killed. */
         if (s->in_fd >= 0) {
@@ -166,6 +199,38 @@ void httpd_session_end(struct httpd_session *s, struct httpd_req *q) {
 
 /* ---- the child's output ---------------------------------------------------------------- */
 
+/* line with the span [at, at + n) replaced by with[0..wl): a new string, NULL on ENOMEM. */
+static char *with_value(const char *line, size_t len, const char *at, size_t n, const char *with,
+                        size_t wl, size_t *ret_len) {
+        size_t head = (size_t)(at - line), tail = len - head - n;
+        char *b = malloc(head + wl + tail + 1);
+        if (!b)
+                return NULL;
+        memcpy(b, line, head);
+        memcpy(b + head, with, wl);
+        memcpy(b + head + wl, at + n, tail);
+        b[head + wl + tail] = '\0';
+        *ret_len = head + wl + tail;
+        return b;
+}
+
+/* A progress notification goes to the request whose token it carries, under the client's. */
+static void relay_progress(struct httpd_session *s, const char *line, size_t len, const char *tok,
+                           size_t tl) {
+        for (struct pend *p = s->pend; p; p = p->next) {
+                if (!p->ptok || p->ptok_len != tl || memcmp(p->ptok, tok, tl))
+                        continue;
+                size_t n = len;
+                char *msg = p->client_ptok ? with_value(line, len, tok, tl, p->client_ptok,
+                                                        p->client_ptok_len, &n)
+                                           : strndup(line, len);
+                if (msg)
+                        httpd_req_progress(p->q, msg, n);
+                free(msg);
+                return;
+        }
+}
+
 static void on_line(void *ud, const char *line, size_t len) {
         struct httpd_session *s = ud;
         const char *id;
@@ -176,24 +241,25 @@ static void on_line(void *ud, const char *line, size_t len) {
                                 s->sid, len);
                 return;
         }
+        if (mcp_progress_token(line, len, &id, &il) == 0) {
+                relay_progress(s, line, len, id, il);
+                return;
+        }
         if (mcp_response_id(line, len, &id, &il) < 0)
-                return; /* a notification: no stream to send it on */
+                return; /* another notification: no request's stream to send it on */
         for (struct pend **pp = &s->pend; *pp; pp = &(*pp)->next) {
                 struct pend *p = *pp;
                 if (p->id_len != il || memcmp(p->id, id, il))
                         continue;
                 *pp = p->next;
-                char *body = malloc(len + 1);
-                if (body) {
-                        memcpy(body, line, len);
-                        body[len] = '\0';
-                }
-                httpd_req_done(p->q, 200, body, len);
-                free(p->id);
-                free(p);
+                /* The answer under the client's id again, when the front end renamed it. */
+                size_t blen = len;
+                char *body = p->client_id ? with_value(line, len, id, il, p->client_id,
+                                                       p->client_id_len, &blen)
+                                          : strndup(line, len);
+                httpd_req_done(p->q, 200, body, blen);
+                pend_free(p);
                 s->last_usec = now_usec();
-                if (s->ephemeral && !s->pend)
-                        httpd_session_end(s, NULL);
                 return;
         }
 }
@@ -254,38 +320,107 @@ static void flush_in(struct httpd_session *s) {
         s->wlen = s->woff = 0;
 }
 
+/* The request to wait for: under the client's id, or, in the modern state, under one of the
+ * front end's own ("rtn-N", a string no client id of ours collides with) with the client's
+ * kept to answer under. NULL on ENOMEM. */
+static struct pend *pend_new(struct httpd_session *s, const char *id, size_t id_len,
+                             const char *ptok, size_t ptok_len, struct httpd_req *q) {
+        struct pend *p = calloc(1, sizeof *p);
+        if (!p)
+                return NULL;
+        p->q = q;
+        bool ok;
+        if (s->modern) {
+                int n = asprintf(&p->id, "\"rtn-%llu\"", (unsigned long long)++s->next_id);
+                if (n < 0)
+                        p->id = NULL;
+                p->id_len = n < 0 ? 0 : (size_t)n;
+                ok = n >= 0 && (p->client_id = strndup(id, id_len));
+                p->client_id_len = id_len;
+                if (ok && ptok) { /* the same fresh name: unique in the state too */
+                        ok = (p->ptok = strndup(p->id, p->id_len)) &&
+                             (p->client_ptok = strndup(ptok, ptok_len));
+                        p->ptok_len = p->id_len;
+                        p->client_ptok_len = ptok_len;
+                }
+        } else {
+                ok = (p->id = strndup(id, id_len)) &&
+                     (!ptok || (p->ptok = strndup(ptok, ptok_len)));
+                p->id_len = id_len;
+                p->ptok_len = ptok_len;
+        }
+        if (!ok) {
+                pend_free(p);
+                return NULL;
+        }
+        return p;
+}
+
+/* msg with the client's id and progress token (spans of msg, either order) replaced by the
+ * names p gives them in the child, into out. */
+static size_t renamed(const struct pend *p, const char *msg, size_t len, const char *id,
+                      size_t id_len, const char *ptok, size_t ptok_len, char *out) {
+        struct {
+                const char *at;
+                size_t n;
+                const char *with;
+                size_t wl;
+        } r[2] = {{id, id_len, p->id, p->id_len}, {ptok, ptok_len, p->ptok, p->ptok_len}};
+        size_t nr = ptok && p->client_ptok ? 2 : 1;
+        if (nr == 2 && r[1].at < r[0].at) {
+                __typeof__(r[0]) t = r[0];
+                r[0] = r[1];
+                r[1] = t;
+        }
+        size_t o = 0;
+        const char *from = msg;
+        for (size_t i = 0; i < nr; i++) {
+                size_t head = (size_t)(r[i].at - from);
+                if (out) {
+                        memcpy(out + o, from, head);
+                        memcpy(out + o + head, r[i].with, r[i].wl);
+                }
+                o += head + r[i].wl;
+                from = r[i].at + r[i].n;
+        }
+        if (out)
+                memcpy(out + o, from, (size_t)(msg + len - from));
+        return o + (size_t)(msg + len - from);
+}
+
 int httpd_session_send(struct httpd_session *s, const char *msg, size_t len, const char *id,
-                       size_t id_len, struct httpd_req *q) {
+                       size_t id_len, const char *ptok, size_t ptok_len, struct httpd_req *q) {
         if (s->ending || s->in_fd < 0)
                 return -EPIPE;
         struct pend *p = NULL;
         if (q) {
-                for (struct pend *o = s->pend; o; o = o->next)
+                for (struct pend *o = s->pend; !s->modern && o; o = o->next)
                         if (o->id_len == id_len && !memcmp(o->id, id, id_len))
                                 return -EEXIST;
-                if (!(p = calloc(1, sizeof *p)) || !(p->id = strndup(id, id_len))) {
-                        free(p);
+                if (!(p = pend_new(s, id, id_len, ptok, ptok_len, q)))
                         return -ENOMEM;
-                }
-                p->id_len = id_len;
-                p->q = q;
         }
+        /* msg with the names the child sees in place of the client's (spans of msg). */
+        bool rename = p && p->client_id;
+        size_t add = rename ? renamed(p, msg, len, id, id_len, ptok, ptok_len, NULL) : len;
         if (s->woff) { /* compact what is left */
                 memmove(s->wbuf, s->wbuf + s->woff, s->wlen - s->woff);
                 s->wlen -= s->woff;
                 s->woff = 0;
         }
-        char *nb = realloc(s->wbuf, s->wlen + len + 1);
+        char *nb = realloc(s->wbuf, s->wlen + add + 1);
         if (!nb) {
                 if (p)
-                        free(p->id);
-                free(p);
+                        pend_free(p);
                 return -ENOMEM;
         }
         s->wbuf = nb;
-        memcpy(s->wbuf + s->wlen, msg, len);
-        s->wbuf[s->wlen + len] = '\n';
-        s->wlen += len + 1;
+        if (rename)
+                renamed(p, msg, len, id, id_len, ptok, ptok_len, s->wbuf + s->wlen);
+        else
+                memcpy(s->wbuf + s->wlen, msg, len);
+        s->wbuf[s->wlen + add] = '\n';
+        s->wlen += add + 1;
         if (p) {
                 p->next = s->pend;
                 s->pend = p;
@@ -302,8 +437,7 @@ void httpd_session_forget(struct httpd_session *s, struct httpd_req *q) {
                 if ((*pp)->q == q) {
                         struct pend *p = *pp;
                         *pp = p->next;
-                        free(p->id);
-                        free(p);
+                        pend_free(p);
                         return;
                 }
 }
@@ -318,9 +452,7 @@ void httpd_session_cancel(struct httpd_session *s, struct httpd_req *q) {
                 }
         if (!p)
                 return;
-        if (s->ephemeral)
-                httpd_session_end(s, NULL); /* its server stops the sandbox on EOF */
-        else {
+        {
                 char *msg = NULL;
                 int n = asprintf(&msg,
                                  "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\","
@@ -328,11 +460,10 @@ void httpd_session_cancel(struct httpd_session *s, struct httpd_req *q) {
                                  "closed the response stream\"}}",
                                  (int)p->id_len, p->id);
                 if (n > 0)
-                        (void)httpd_session_send(s, msg, (size_t)n, NULL, 0, NULL);
+                        (void)httpd_session_send(s, msg, (size_t)n, NULL, 0, NULL, 0, NULL);
                 free(msg);
         }
-        free(p->id);
-        free(p);
+        pend_free(p);
 }
 
 /* ---- starting a session ---------------------------------------------------------------- */
@@ -422,8 +553,12 @@ static void new_sid(char *buf) {
                 snprintf(buf + 2 * i, 3, "%02x", rnd[i]);
 }
 
-int httpd_session_new(struct httpd *h, bool ephemeral, struct httpd_session **ret,
+int httpd_session_new(struct httpd *h, bool modern, struct httpd_session **ret,
                       struct rtn_error *err) {
+        if (modern && h->modern) {
+                *ret = h->modern;
+                return 0;
+        }
         if (h->stopping)
                 return rtn_errx(err, ESHUTDOWN, "the server is shutting down");
         if (h->nsessions >= h->o->max_sessions)
@@ -436,7 +571,7 @@ int httpd_session_new(struct httpd *h, bool ephemeral, struct httpd_session **re
                 return rtn_err(err, ENOMEM, "session");
         s->h = h;
         s->pidfd = s->in_fd = s->out_fd = -1;
-        s->ephemeral = ephemeral;
+        s->modern = modern;
         s->last_usec = now_usec();
         mcp_framer_init(&s->fr, CHILD_LINE_MAX);
         new_sid(s->sid);
@@ -448,6 +583,8 @@ int httpd_session_new(struct httpd *h, bool ephemeral, struct httpd_session **re
                 session_free(s);
                 return r;
         }
+        if (modern)
+                h->modern = s;
         *ret = s;
         return 0;
 }
@@ -456,7 +593,8 @@ void httpd_sessions_tick(struct httpd *h) {
         uint64_t now = now_usec();
         for (struct httpd_session *s = h->sessions; s; s = s->next)
                 if (!s->ending && !s->pend && now - s->last_usec >= h->o->idle_usec) {
-                        rtn_term_printf(stderr, "rtn serve: session %.8s… idle for %llu s: ended\n",
+                        rtn_term_printf(stderr, "rtn serve: %s %.8s… idle for %llu s: ended\n",
+                                        s->modern ? "the 2026-07-28 requests' state" : "session",
                                         s->sid, (unsigned long long)(h->o->idle_usec / 1000000ULL));
                         httpd_session_end(s, NULL);
                 }

@@ -72,6 +72,22 @@ call() { # JSON of a tools/call's params [CURL ARGS...], in session $SID
         authed POST "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"tools/call\",\"params\":$1}" \
                 -H "Mcp-Session-Id: $SID" "${@:2}"
 }
+# A call that progress keeps alive on stdio is kept alive over HTTP: the progress goes on the
+# POST's event stream (both eras).
+progress_mode() {
+        need_node
+        http_start
+        T_CMD_TIMEOUT=120 t_cmd node "$client_dir/http.mjs" "$URL" "$T_TMP/tok" progress "$1"
+        t_exit_is 0
+        t_stdout_has "http done [progress]"
+}
+
+# mcall TOOL ARGUMENTS-JSON [CURL ARGS...]: a 2026-07-28 tools/call, every header right.
+MMETA='"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}'
+mcall() {
+        authed POST "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"$1\",\"arguments\":$2,$MMETA}}" \
+                -H "MCP-Protocol-Version: 2026-07-28" -H "Mcp-Method: tools/call" -H "Mcp-Name: $1" "${@:3}"
+}
 
 node_mode() {
         need_node
@@ -540,28 +556,22 @@ own_origin() {
 }
 
 # A client that closes the response stream of a call cancels it (2026-07-28 says it MUST):
-# the command is killed and its slot freed, in a session and in a modern request alike.
+# the command is killed, in a session and in the 2026-07-28 requests' state alike, and the
+# state goes on serving.
 closing_cancels() {
         need_curl
         http_start --max-sessions 2
         init
         call '{"name":"shell_run","arguments":{"command":"true"}}'
         call '{"name":"shell_run","arguments":{"command":"sleep 4; echo late > /tmp/late"}}' --max-time 1
+        mcall shell_run '{"command":"sleep 4; echo late > /tmp/mlate"}' --max-time 1
         sleep 5
         call '{"name":"shell_run","arguments":{"command":"cat /tmp/late 2>&1; true"}}'
         code_is 200
         body_has "No such file"
-        # A modern request's own sandbox goes when its stream closes: its slot is free again.
-        local meta='"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}'
-        authed POST "{\"jsonrpc\":\"2.0\",\"id\":8,\"method\":\"tools/call\",\"params\":{\"name\":\"shell_run\",\"arguments\":{\"command\":\"sleep 60\"},$meta}}" \
-                -H "MCP-Protocol-Version: 2026-07-28" -H "Mcp-Method: tools/call" -H "Mcp-Name: shell_run" --max-time 2
-        local t0=$SECONDS
-        while [ $((SECONDS - t0)) -lt 10 ]; do
-                authed POST "$INIT"
-                [ "$CODE" = 200 ] && break
-                sleep 0.5
-        done
+        mcall shell_run '{"command":"cat /tmp/mlate 2>&1; true"}'
         code_is 200
+        body_has "No such file"
 }
 
 # The store of an HTTP server outlives its sessions (environments are per server: one token,
@@ -582,6 +592,32 @@ commits_last() {
         call '{"name":"shell_run","arguments":{"command":"cat /var/tmp/kept"}}'
         code_is 200
         body_has '"stdout":"kept'
+}
+
+# The official clients keep a file, a job and a sandbox handle across calls, in both eras.
+state_mode() {
+        need_node
+        http_start
+        T_CMD_TIMEOUT=120 t_cmd node "$client_dir/http.mjs" "$URL" "$T_TMP/tok" state "$1"
+        t_exit_is 0
+        t_stdout_has "http done [state]"
+}
+
+# A state no request used for --idle-timeout is ended: its handles with it.
+modern_state_idle() {
+        need_curl
+        http_start --idle-timeout 1
+        mcall sandbox_new '{}'
+        body_has '"sandbox":"sb-2"'
+        mcall shell_run '{"sandbox":"sb-2","command":"sleep 2; echo busy"}'
+        body_has busy # a call in flight is not idleness
+        mcall file_read '{"sandbox":"sb-2","path":"/etc/hostname"}'
+        body_has '"content"'
+        t_wait_for grep -q "2026-07-28 requests.* idle for 1 s: ended" "$T_TMP/srv.log" ||
+                t_fail "never reaped: $(cat "$T_TMP/srv.log")"
+        mcall file_read '{"sandbox":"sb-2","path":"/etc/hostname"}'
+        code_is 200
+        body_has "no sandbox sb-2"
 }
 
 t_run sdk1_client node_mode sdk1
@@ -605,5 +641,12 @@ t_run closing_cancels closing_cancels
 t_run commits_last commits_last
 t_run idle_reaped idle_reaped
 t_run session_cap session_cap
+t_run state_sdk1 state_mode sdk1
+t_run state_legacy state_mode legacy
+t_run state_auto state_mode auto
+t_run state_modern state_mode modern
+t_run modern_state_idle modern_state_idle
+t_run progress_sdk1 progress_mode sdk1
+t_run progress_modern progress_mode modern
 t_run sessions_200 node_mode "load 200" --max-sessions 256
 t_done

@@ -1,13 +1,18 @@
 // `rtn serve --http` driven by the official MCP TypeScript clients over Streamable HTTP
 // (StreamableHTTPClientTransport): SDK 1.x in the legacy era, the 2.x client pinned to the
 // stateless 2026-07-28 era. Usage (tests/integration/serve_http.sh, tools/bench-http.sh):
-//   node http.mjs URL TOKEN_FILE sdk1|modern|noauth|isolation|load [N]
+//   node http.mjs URL TOKEN_FILE sdk1|modern|noauth|isolation|load [N]|state CLIENT|progress CLIENT
 // sdk1:      initialize, tools/list, shell_run and a file round trip, then DELETE
 // modern:    the 2.x client pinned to 2026-07-28: discover, tools/list, shell_run
 // noauth:    a client without the token is refused with 401
 // isolation: two sessions: neither sees the other's files or processes; a commit of one is
 //            in the server's environment, which the other's history shows
 // load N:    N sessions at once, each initialize + shell_run; prints the latencies
+// progress C: client C (as for state) runs a command longer than its request timeout with
+//            resetTimeoutOnProgress: the server's progress on the POST's event stream keeps it
+// state C:   client C (sdk1, or the 2.x client in legacy, auto or modern mode) keeps a file,
+//            a job and a sandbox handle across calls: in its session in the legacy era, and
+//            from one client to a fresh one in the 2026-07-28 era (every request stands alone)
 // Prints one line per check and exits non-zero on the first failure.
 import { readFileSync } from "node:fs";
 import { Client as Client1 } from "@modelcontextprotocol/sdk/client/index.js";
@@ -135,6 +140,80 @@ if (mode === "sdk1") {
   }
   await Promise.all(sessions.map(end));
   check(true, "every session ended");
+} else if (mode === "state" || mode === "progress") {
+  const negotiation = { legacy: { mode: "legacy" }, auto: { mode: "auto" },
+                        modern: { mode: { pin: "2026-07-28" } } }[nArg];
+  if (nArg !== "sdk1" && !negotiation) {
+    console.error(`${mode}: CLIENT is sdk1, legacy, auto or modern`);
+    process.exit(2);
+  }
+  const open = async () => {
+    if (nArg === "sdk1")
+      return (await session("rtn-http-state")).client;
+    const c = new Client2({ name: "rtn-http-state", version: "1.0.0" }, { versionNegotiation: negotiation });
+    await c.connect(new Http2(new URL(url), { requestInit: auth }));
+    return c;
+  };
+  if (mode === "progress") {
+    // The command outlasts the client's 7 s request timeout by construction; the server's
+    // progress (every 5 s) must reset it. No assertion on how long anything took.
+    const c = await open();
+    const progress = [];
+    const params = { name: "shell_run", arguments: { command: "sleep 10; echo done" } };
+    const opts = { timeout: 7000, resetTimeoutOnProgress: true, onprogress: (p) => progress.push(p) };
+    // 1.x takes (params, resultSchema, options), 2.x (params, options).
+    const r = await (nArg === "sdk1" ? c.callTool(params, undefined, opts) : c.callTool(params, opts))
+      .catch((e) => e);
+    check(!(r instanceof Error) && !r.isError && r.structuredContent?.stdout === "done\n",
+          "progress kept a call longer than the client's timeout alive", r instanceof Error ? String(r) : r);
+    check(progress.length >= 1 && progress.every((p, i) => i === 0 || p.progress > progress[i - 1].progress),
+          "progress notifications, growing", progress);
+    const again = await c.callTool({ name: "shell_run", arguments: { command: "echo after" } });
+    check(again.structuredContent?.stdout === "after\n", "the next call is answered", again);
+    await c.close();
+    console.log(`http done [${mode}]`);
+    process.exit(0);
+  }
+  const call = async (client, name, args) => {
+    const r = await client.callTool({ name, arguments: args });
+    return { error: r.isError ? r.content?.[0]?.text : undefined, ...(r.structuredContent ?? {}) };
+  };
+  const a = await open();
+  const modern = nArg === "sdk1" ? false : a.getNegotiatedProtocolVersion() === "2026-07-28";
+  check(modern === (nArg === "auto" || nArg === "modern"), `the ${modern ? "2026-07-28" : "legacy"} era`,
+        nArg === "sdk1" ? "1.x" : a.getNegotiatedProtocolVersion());
+  let r = await call(a, "file_write", { path: "/tmp/kept", content: "kept\n" });
+  check(!r.error, "file_write", r);
+  const job = await call(a, "shell_job_start", { command: "echo job-out; sleep 1" });
+  check(job.job_id, "shell_job_start", job);
+  const sb = await call(a, "sandbox_new", {});
+  check(sb.sandbox && sb.sandbox !== "sb-1", "sandbox_new", sb);
+  r = await call(a, "file_write", { sandbox: sb.sandbox, path: "/tmp/in-sb", content: "in-sb\n" });
+  check(!r.error, "file_write in the new sandbox", r);
+  // The later calls: in the legacy era on the session's client; in the 2026-07-28 era from
+  // a client that never saw the first one's requests as well.
+  const b = modern ? await open() : a;
+  for (const c of modern ? [a, b] : [a]) {
+    r = await call(c, "file_read", { path: "/tmp/kept" });
+    check(r.content?.endsWith("\tkept\n"), "a later call reads the file", r);
+    r = await call(c, "shell_job_wait", { job_id: job.job_id, timeout: 30 });
+    check(r.state === "exited" && r.exit_code === 0, "a later call waits for the job", r);
+    r = await call(c, "shell_job_output", { job_id: job.job_id });
+    check(r.output === "job-out\n", "a later call reads the job's output", r);
+    r = await call(c, "file_read", { sandbox: sb.sandbox, path: "/tmp/in-sb" });
+    check(r.content?.endsWith("\tin-sb\n"), "a later call reaches the sandbox by its handle", r);
+    r = await call(c, "sandbox_list", {});
+    check(r.sandboxes?.some((s) => s.sandbox === sb.sandbox), "sandbox_list lists the handle", r);
+  }
+  r = await call(b, "file_read", { path: "/tmp/in-sb" });
+  check(r.error, "the default sandbox does not have the new sandbox's file", r);
+  r = await call(b, "sandbox_close", { sandbox: sb.sandbox });
+  check(!r.error, "sandbox_close", r);
+  r = await call(b, "file_read", { sandbox: sb.sandbox, path: "/tmp/in-sb" });
+  check(r.error?.includes(sb.sandbox), "a closed handle is refused by name", r);
+  await a.close();
+  if (b !== a)
+    await b.close();
 } else {
   console.error(`unknown mode ${mode}`);
   process.exit(2);

@@ -1,6 +1,7 @@
 /* Line framing: split lines, several messages per read, CRLF, blank lines, over-long lines,
  * EOF in the middle of a line. Both through the server and on the framer directly. */
 #include <criterion/criterion.h>
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -122,4 +123,31 @@ Test(mcp_framer_eof, overlong_tail_is_reported) {
         cr_assert_eq(l.overlong, 1);
         cr_assert_eq(l.last_len, 9);
         mcp_framer_free(&f);
+}
+
+/* The front end of `rtn serve --http` relays a progress notification by the token that
+ * mcp_call_progress wrote: a string (escapes and all) or a number, and nothing else. */
+Test(mcp_progress_token, finds_the_raw_token_of_a_progress_line) {
+        const char *tok;
+        size_t n;
+        const char *s = "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{"
+                        "\"progressToken\":\"a\\\"b,c\",\"progress\":5}}";
+        cr_assert_eq(mcp_progress_token(s, strlen(s), &tok, &n), 0);
+        cr_assert_eq(n, strlen("\"a\\\"b,c\""));
+        cr_assert(!memcmp(tok, "\"a\\\"b,c\"", n));
+        const char *d = "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{"
+                        "\"progressToken\":42,\"progress\":1}}";
+        cr_assert_eq(mcp_progress_token(d, strlen(d), &tok, &n), 0);
+        cr_assert_eq(n, 2);
+        cr_assert(!memcmp(tok, "42", 2));
+        const char *other[] = {
+                "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{"
+                "\"progressToken\":1,\"level\":\"info\"}}",
+                "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}",
+                "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{"
+                "\"progressToken\":\"unterminated",
+        };
+        for (size_t i = 0; i < sizeof other / sizeof other[0]; i++)
+                cr_assert_eq(mcp_progress_token(other[i], strlen(other[i]), &tok, &n), -ENOMSG,
+                             "line %zu", i);
 }
