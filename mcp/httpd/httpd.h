@@ -28,8 +28,8 @@ struct MHD_Connection;
         "  --token-file FILE     the bearer token every HTTP request must carry (required\n"       \
         "                        with --http; FILE must not be readable by group or others)\n"     \
         "  --idle-timeout DURATION end an HTTP session idle this long, and the sandboxes of\n"     \
-        "                        2026-07-28 requests when none came this long (default 15m;\n"    \
-        "                        30s, 5m, 1h)\n"                                                 \
+        "                        2026-07-28 requests when none came this long (default 15m;\n"     \
+        "                        30s, 5m, 1h)\n"                                                   \
         "  --max-sessions N      HTTP sessions at once, the 2026-07-28 requests' sandboxes\n"      \
         "                        counted as one (default 64); more are refused (503)\n"            \
         "  --allow-origin ORIGIN accept requests whose Origin is ORIGIN too; repeatable (the\n"    \
