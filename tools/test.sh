@@ -454,8 +454,8 @@ finish_streams() {
         for name in "${STREAMS[@]}"; do
                 sed -n "s|^# time: \([0-9]*\) \(.*\)|\1 $name:\2|p" "$LOGS/$name"
         done | sort -rn | head -n 10 | while read -r t what; do printf '%6d s  %s\n' "$t" "$what"; done
-        # user and system time of everything this run waited for (times' second line)
-        echo "cpu (user, system) of the whole run: $(times | tail -n 1)"
+        echo "cpu (user, system) of this script, then of everything it waited for:"
+        times
 }
 
 case ${RTN_TEST_STREAMS:-all} in
