@@ -149,6 +149,8 @@ suite_result() { # file log
         cat "$2"
         line=$(grep '^# t: passed=' "$2" | tail -n 1)
         rm -f "$2" "$2.rc"
+        # timeout(1)'s code: the suite's own lines say only where it stopped
+        [ "$rc" = 124 ] && echo "FAIL $file: still running after $SUITE_TIMEOUT s (RTN_SUITE_TIMEOUT), ended"
         if [ -z "$line" ]; then
                 echo "FAIL $file: exited $rc without a result line"
                 add 0 1 0 "$file"
