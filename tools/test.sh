@@ -416,14 +416,19 @@ start_stream() {
         local name=$1
         shift
         STREAMS+=("$name")
-        STREAM_START[$name]=$SECONDS
-        "$@" >"$LOGS/$name" 2>&1 </dev/null &
+        STREAM_START[$name]=$(date +%s)
+        # its own end time: the streams are waited for in turn, not in the order they end
+        {
+                "$@"
+                local rc=$?
+                date +%s >"$LOGS/$name.end"
+                exit $rc
+        } >"$LOGS/$name" 2>&1 </dev/null &
         STREAM_PID[$name]=$!
         [ "$STREAM_MODE" = serial ] || return 0
         local rc=0
         wait "${STREAM_PID[$name]}" || rc=$?
         STREAM_RC[$name]=$rc
-        STREAM_TIME[$name]=$((SECONDS - ${STREAM_START[$name]}))
 }
 
 # Waits for every stream, prints each one's output whole, then adds up its counts.
@@ -434,8 +439,8 @@ finish_streams() {
                 if [ -z "$rc" ]; then
                         rc=0
                         wait "${STREAM_PID[$name]}" || rc=$?
-                        STREAM_TIME[$name]=$((SECONDS - ${STREAM_START[$name]}))
                 fi
+                STREAM_TIME[$name]=$(($(cat "$LOGS/$name.end" 2>/dev/null || date +%s) - ${STREAM_START[$name]}))
                 section "$name (${STREAM_TIME[$name]} s)"
                 cat "$LOGS/$name"
                 line=$(grep '^# totals: passed=' "$LOGS/$name" | tail -n 1)
