@@ -11,12 +11,14 @@
 # rtnsub (with one), made by tools/test-users.sh. The tree may sit where those users cannot
 # enter, so what they execute is first copied to a world-readable temp dir, and each run gets
 # its own HOME, TMPDIR, XDG_RUNTIME_DIR and RTN_DATA_DIR (each case of a suite has its own
-# data dir as well, tests/lib.sh). The streams run one after another; RTN_TEST_STREAMS=all
-# runs them at once (about half the time on two cores, but exec_cgroup.sh's root cases,
-# which share the host's cgroup with every root stream, are not yet proof against that:
-# sweep_leaves_cleaners_cgroup and delegated_to_user have failed there). Each stream's
-# output is printed whole when it ends, then the wall time of every stream and the ten
-# slowest suites. Counts come
+# data dir as well, tests/lib.sh). Five streams (root's unit and fuzz, root's shell suites,
+# root's sanitized suites, rtntest's and rtnsub's) run at once; RTN_TEST_STREAMS=serial
+# runs them one after another. Within a stream the shell suites run RTN_TEST_LANES (2) at a
+# time, longest first (SLOW_FIRST), each with a TMPDIR and XDG_RUNTIME_DIR of its own; a
+# suite marked "# test.sh: alone" (it fills a per-user count on purpose) runs by itself
+# after the others. A user's suites stay in that user's one stream: they share its per-user
+# kernel counts. Each suite's and stream's output is printed whole when it ends, then the
+# wall time of every stream and the ten slowest suites. Counts come
 # from each runner (criterion's TAP report, the `# t:` line of tests/lib.sh); the last line
 # is the total: `N passed, N failed, N skipped`. Exit 0 only when nothing failed.
 #
@@ -129,18 +131,26 @@ run_fuzz_replay() {
         rm -f "$err"
 }
 
-# One shell suite using tests/lib.sh; its last "# t: passed=N failed=N skipped=N" line has
-# the counts. No such line, or a non-zero exit with no failure counted, is one failure.
-run_suite() {
-        local file=$1 out rc=0 t0=$SECONDS
-        out=$(mktemp)
-        echo "-- $file"
-        timeout -k 10 "$SUITE_TIMEOUT" bash "$file" </dev/null 2>&1 | tee "$out"
-        rc=${PIPESTATUS[0]}
-        echo "# time: $((SECONDS - t0)) $file"
-        local line p f s
-        line=$(grep '^# t: passed=' "$out" | tail -n 1)
-        rm -f "$out"
+# One shell suite using tests/lib.sh, run into LOG: "-- FILE", its output, then its wall
+# time; its exit code goes to LOG.rc.
+suite_run() { # file log
+        local t0=$SECONDS rc=0
+        echo "-- $1" >"$2"
+        timeout -k 10 "$SUITE_TIMEOUT" bash "$1" </dev/null >>"$2" 2>&1 || rc=$?
+        echo "# time: $((SECONDS - t0)) $1" >>"$2"
+        echo "$rc" >"$2.rc"
+}
+
+# Prints a suite's LOG and adds up its counts: its last "# t: passed=N failed=N skipped=N"
+# line. No such line, or a non-zero exit with no failure counted, is one failure.
+suite_result() { # file log
+        local file=$1 rc line p f s
+        rc=$(cat "$2.rc" 2>/dev/null || echo '?')
+        cat "$2"
+        line=$(grep '^# t: passed=' "$2" | tail -n 1)
+        rm -f "$2" "$2.rc"
+        # timeout(1)'s code: the suite's own lines say only where it stopped
+        [ "$rc" = 124 ] && echo "FAIL $file: still running after $SUITE_TIMEOUT s (RTN_SUITE_TIMEOUT), ended"
         if [ -z "$line" ]; then
                 echo "FAIL $file: exited $rc without a result line"
                 add 0 1 0 "$file"
@@ -152,6 +162,82 @@ run_suite() {
                 f=1
         fi
         add "$p" "$f" "$s" "$file"
+}
+
+run_suite() {
+        local log
+        log=$(mktemp)
+        suite_run "$1" "$log"
+        suite_result "$1" "$log"
+}
+
+# The suites that take longest (about a minute or more, then half a minute), started first
+# so that no lane is left with one of them at the end. Ordering only: a name not here runs
+# after them, in the order given, and a name here that is gone is passed over.
+SLOW_FIRST=(serve_modern provision store_cli cli_ps serve_http http_lockout
+        docs_tools secrets trusted store_live serve_wire cli_completion)
+
+slow_first() { # file...
+        local n f
+        for n in "${SLOW_FIRST[@]}"; do
+                for f in "$@"; do
+                        [ "$(basename "$f" .sh)" = "$n" ] && echo "$f"
+                done
+        done
+        for f in "$@"; do
+                [[ " ${SLOW_FIRST[*]} " == *" $(basename "$f" .sh) "* ]] || echo "$f"
+        done
+}
+
+# Runs shell suites $LANES at a time, each with a TMPDIR and an XDG_RUNTIME_DIR of its own
+# (a sandbox of one suite is not another's to list), longest first, printing each one's
+# output whole when it ends. A suite whose head has the line "# test.sh: alone" fills a
+# per-user count on purpose (a fork bomb, a kernel budget): it runs after the others, by
+# itself, as every suite does with RTN_TEST_LANES=1.
+LANES=${RTN_TEST_LANES:-2}
+# Waits for one suite of run_suites' lanes to end and adds it up.
+reap_suite() {
+        local pid
+        wait -n -p pid
+        suite_result "${file_of[$pid]}" "$dir/$pid.log"
+        rm -rf "${lane_of[$pid]}" 2>/dev/null
+        unset "file_of[$pid]" "lane_of[$pid]"
+}
+
+run_suites() { # file...
+        local f alone=() pool=() dir
+        for f in "$@"; do
+                [ -f "$f" ] || continue
+                if [ "$LANES" -gt 1 ] && ! head -n 30 "$f" | grep -q '^# test.sh: alone'; then
+                        pool+=("$f")
+                else
+                        alone+=("$f")
+                fi
+        done
+        dir=$(mktemp -d) || abort "mktemp"
+        local -A file_of=() lane_of=()
+        local pid lane
+        for f in $(slow_first "${pool[@]}"); do
+                [ ${#file_of[@]} -ge "$LANES" ] && reap_suite
+                lane=$(mktemp -d "${TMPDIR:-/tmp}/l.XXXXXX") || abort "mktemp"
+                mkdir "$lane/tmp" "$lane/run"
+                chmod --reference="${TMPDIR:-/tmp}" "$lane/tmp"
+                chmod 755 "$lane"
+                chmod 700 "$lane/run"
+                (
+                        export TMPDIR=$lane/tmp XDG_RUNTIME_DIR=$lane/run
+                        suite_run "$f" "$dir/$BASHPID.log"
+                ) &
+                file_of[$!]=$f
+                lane_of[$!]=$lane
+        done
+        while [ ${#file_of[@]} -gt 0 ]; do
+                reap_suite
+        done
+        rm -rf "$dir"
+        for f in "${alone[@]}"; do
+                run_suite "$f"
+        done
 }
 
 run_units() {
@@ -166,11 +252,7 @@ run_units() {
 
 run_shell_suites() {
         export RTN=$ROOT/build/rtn T_BIN=$ROOT/build/tests/bin
-        local f
-        for f in tests/integration/*.sh tests/security/*.sh; do
-                [ -f "$f" ] || continue
-                run_suite "$f"
-        done
+        run_suites tests/integration/*.sh tests/security/*.sh
 }
 
 # The rtn serve and store suites again against the sanitized rtn (build-san/rtn): an ASan or
@@ -181,11 +263,9 @@ run_sanitized_suites() {
         logs=$(mktemp -d)
         export RTN=$ROOT/build-san/rtn T_BIN=$ROOT/build/tests/bin
         export ASAN_OPTIONS="log_path=$logs/asan" UBSAN_OPTIONS="log_path=$logs/ubsan:print_stacktrace=1"
-        for f in tests/integration/serve_wire.sh tests/integration/serve_e2e.sh \
+        run_suites tests/integration/serve_wire.sh tests/integration/serve_e2e.sh \
                 tests/integration/serve_files.sh tests/integration/store_cli.sh \
-                tests/integration/serve_workspace.sh tests/integration/workspace_overlay.sh; do
-                [ -f "$f" ] && run_suite "$f"
-        done
+                tests/integration/serve_workspace.sh tests/integration/workspace_overlay.sh
         export RTN=$saved_rtn T_BIN=$saved_bin ASAN_OPTIONS=$saved_asan UBSAN_OPTIONS=$saved_ubsan
         if compgen -G "$logs/*san*" >/dev/null; then
                 echo "FAIL sanitizer reports from build-san/rtn:"
@@ -310,6 +390,7 @@ as_user() { # user part...
                 USER="$user" LOGNAME="$user" HOME="$home" TMPDIR="$home/tmp" \
                 XDG_RUNTIME_DIR="$home/run" RTN_DATA_DIR="$home/data" \
                 UBSAN_OPTIONS="$UBSAN_OPTIONS" RTN_SUITE_TIMEOUT="$SUITE_TIMEOUT" \
+                RTN_TEST_LANES="$LANES" \
                 bash "$STAGE/tools/test.sh" --suites "$@"
 }
 
@@ -335,14 +416,19 @@ start_stream() {
         local name=$1
         shift
         STREAMS+=("$name")
-        STREAM_START[$name]=$SECONDS
-        "$@" >"$LOGS/$name" 2>&1 </dev/null &
+        STREAM_START[$name]=$(date +%s)
+        # its own end time: the streams are waited for in turn, not in the order they end
+        {
+                "$@"
+                local rc=$?
+                date +%s >"$LOGS/$name.end"
+                exit $rc
+        } >"$LOGS/$name" 2>&1 </dev/null &
         STREAM_PID[$name]=$!
-        [ "${RTN_TEST_STREAMS:-}" = all ] && return 0
+        [ "$STREAM_MODE" = serial ] || return 0
         local rc=0
         wait "${STREAM_PID[$name]}" || rc=$?
         STREAM_RC[$name]=$rc
-        STREAM_TIME[$name]=$((SECONDS - ${STREAM_START[$name]}))
 }
 
 # Waits for every stream, prints each one's output whole, then adds up its counts.
@@ -353,8 +439,8 @@ finish_streams() {
                 if [ -z "$rc" ]; then
                         rc=0
                         wait "${STREAM_PID[$name]}" || rc=$?
-                        STREAM_TIME[$name]=$((SECONDS - ${STREAM_START[$name]}))
                 fi
+                STREAM_TIME[$name]=$(($(cat "$LOGS/$name.end" 2>/dev/null || date +%s) - ${STREAM_START[$name]}))
                 section "$name (${STREAM_TIME[$name]} s)"
                 cat "$LOGS/$name"
                 line=$(grep '^# totals: passed=' "$LOGS/$name" | tail -n 1)
@@ -375,8 +461,15 @@ finish_streams() {
         for name in "${STREAMS[@]}"; do
                 sed -n "s|^# time: \([0-9]*\) \(.*\)|\1 $name:\2|p" "$LOGS/$name"
         done | sort -rn | head -n 10 | while read -r t what; do printf '%6d s  %s\n' "$t" "$what"; done
+        echo "cpu (user, system) of this script, then of everything it waited for:"
+        times
 }
 
+case ${RTN_TEST_STREAMS:-all} in
+all) STREAM_MODE=all ;;
+serial) STREAM_MODE=serial ;;
+*) abort "RTN_TEST_STREAMS=${RTN_TEST_STREAMS} is not all or serial" ;;
+esac
 LOGS=$(mktemp -d /tmp/rtn-test-logs.XXXXXX) || abort "mktemp"
 chmod 755 "$LOGS"
 start_stream "root: unit and fuzz" as_root units fuzz

@@ -206,29 +206,46 @@ bad_mode_refused() {
         t_stderr_has "RTN_CGROUP=sometimes is not auto, always or never"
 }
 
+# flock(1) given a path opens it with O_CREAT, which cgroupfs refuses with EACCES once the
+# directory is gone: a lock is "held" only when an fd of our own opens and flock -n says busy.
+lock_held() {
+        (
+                exec 8<"$1" || exit 2
+                flock -n -E 75 8
+                [ $? = 75 ]
+        )
+}
+
 # A cgroup whose rtn is gone but whose directory is flock()ed belongs to the cleaner of an
 # rtn exec that ended a moment ago: the next rtn's sweep must leave it to it (not wait for
 # its teardown, nor race it). Once the lock is gone (a cleaner that died), the sweep removes
-# it. The holder here is a sleep with the lock, on a cgroup named after a pid that has exited.
+# it. As rt_cgroup_release does, the cgroup is locked while the process it is named after
+# lives, and that process ends only then: named after a pid already gone, it would be stale
+# and unlocked for a moment, which another rtn's sweep (other suites' run at the same time)
+# may rightly take.
 sweep_leaves_cleaners_cgroup() {
         cg_need_writable
-        local dead d
-        sh -c 'exit 0' &
-        dead=$!
-        wait "$dead"
-        d=$CG_DIR/rtn-$dead-0
+        local d
+        # not local, nor left set once reaped: the EXIT trap kills what they name
+        sleep "300.$T_UNIQ" </dev/null >/dev/null 2>&1 &
+        owner=$!
+        d=$CG_DIR/rtn-$owner-0
         [ -e "$d" ] && t_skip "$d exists already"
         mkdir "$d" || t_fail "mkdir $d"
         CLEANER_CG=$d
-        trap 'kill $holder 2>/dev/null; wait; rmdir "$CLEANER_CG" 2>/dev/null' EXIT
+        trap 'kill $owner $holder 2>/dev/null; wait; rmdir "$CLEANER_CG" 2>/dev/null' EXIT
         # the sleep holds the lock (fd 9) and nothing else does: killing it releases it
         (exec 9<"$d" && flock 9 && exec sleep 300) </dev/null >/dev/null 2>&1 &
         holder=$!
-        t_wait_for eval '! flock -n "$CLEANER_CG" true' || t_fail "the lock of $d was not taken"
+        t_wait_for lock_held "$d" || t_fail "the lock of $d was not taken"
+        kill "$owner"
+        wait "$owner" 2>/dev/null
+        owner=
         t_exit_is 0 "$RTN" exec -- true
         [ -d "$d" ] || t_fail "the sweep removed $d while its lock was held"
         kill "$holder"
         wait "$holder" 2>/dev/null
+        holder=
         t_exit_is 0 "$RTN" exec -- true
         [ ! -d "$d" ] || t_fail "$d not swept once its lock was released"
 }
@@ -247,7 +264,7 @@ name_held_by_a_cleaner() {
         trap 'kill $holder 2>/dev/null; wait; rmdir "$PID1_CG"/rtn-* "$PID1_CG" 2>/dev/null' EXIT
         (exec 9<"$PID1_CG/rtn-1-0" && flock 9 && exec sleep 300) </dev/null >/dev/null 2>&1 &
         holder=$!
-        t_wait_for eval '! flock -n "$PID1_CG/rtn-1-0" true' || t_fail "the lock was not taken"
+        t_wait_for lock_held "$PID1_CG/rtn-1-0" || t_fail "the lock was not taken"
         # shellcheck disable=SC2016
         sh -c 'echo $$ >"$1/cgroup.procs" && exec unshare --pid --fork --mount-proc "$2" exec -- true' \
                 sh "$PID1_CG" "$RTN" >"$T_TMP/out" 2>"$T_TMP/err" </dev/null
@@ -316,31 +333,35 @@ no_pid_warning_unasked() {
 # A cgroup delegated to an unprivileged user the way systemd's Delegate=yes does it (the
 # directory, cgroup.procs, cgroup.subtree_control and cgroup.threads chowned to them): rtn
 # run by that user inside it puts the sandbox in a child of it, and removes it at the end.
+# The user is a uid of this case's own, in no passwd entry (rtn needs none): not rtntest or
+# rtnsub, whose own suites may run at the same time and fill the per-user counts (processes,
+# inotify instances, queued signals) that every process of a uid shares.
+DELEGATE_UID=4190001
 delegated_to_user() {
-        [ "$(id -u)" = 0 ] || t_skip "delegating a cgroup to rtntest needs root"
+        [ "$(id -u)" = 0 ] || t_skip "delegating a cgroup to uid $DELEGATE_UID needs root"
         cg_need_writable
-        id rtntest >/dev/null 2>&1 || t_skip "no user rtntest (tools/test-users.sh makes it)"
-        local name=t-delegated-$BASHPID u=$T_TMP/u d
+        getent passwd "$DELEGATE_UID" >/dev/null && t_skip "uid $DELEGATE_UID is someone's: $(getent passwd "$DELEGATE_UID")"
+        local name=t-delegated-$BASHPID u=$T_TMP/u d who=$DELEGATE_UID:$DELEGATE_UID
         # not local: the EXIT trap of the case's subshell removes it after a failure too
         DELEGATED=$CG_DIR/$name
         d=$DELEGATED
         mkdir "$d" || t_fail "mkdir $d"
         trap 'kill -KILL $rtn 2>/dev/null; wait; rmdir "$DELEGATED"' EXIT
-        chown rtntest: "$d" "$d/cgroup.procs" "$d/cgroup.subtree_control" "$d/cgroup.threads"
+        chown "$who" "$d" "$d/cgroup.procs" "$d/cgroup.subtree_control" "$d/cgroup.threads"
         mkdir -p "$u/bin" "$u/home" "$u/tmp" "$u/data" "$u/run"
         cp "$RTN" "$u/bin/rtn"
-        chown -R rtntest: "$u/home" "$u/tmp" "$u/data" "$u/run"
+        chown -R "$who" "$u/home" "$u/tmp" "$u/data" "$u/run"
         chmod 755 "$T_TMP" "$u" "$u/bin"
         chmod 700 "$u/run"
         # shellcheck disable=SC2016
-        sh -c 'echo $$ >"$1/cgroup.procs" && exec setpriv --reuid=rtntest --regid=rtntest \
+        sh -c 'echo $$ >"$1/cgroup.procs" && exec setpriv --reuid="$3" --regid="$3" \
                 --clear-groups env -i PATH=/usr/bin:/bin HOME="$2/home" TMPDIR="$2/tmp" \
                 XDG_RUNTIME_DIR="$2/run" RTN_DATA_DIR="$2/data" RTN_CGROUP=always \
-                "$2/bin/rtn" exec --memory-max 64M -- sleep 95.'"$T_UNIQ" sh "$d" "$u" \
+                "$2/bin/rtn" exec --memory-max 64M -- sleep 95.'"$T_UNIQ" sh "$d" "$u" "$DELEGATE_UID" \
                 >"$T_TMP/out" 2>"$T_TMP/err" </dev/null &
         rtn=$!
         local pid want=${CG_SELF%/}/$name/rtn-$rtn-0
-        pid=$(host_pid_of sleep "95.$T_UNIQ") || exit 1
+        pid=$(host_pid_of sleep "95.$T_UNIQ") || t_fail "no host process 'sleep 95.$T_UNIQ'; rtn's stderr: $(cat "$T_TMP/err")"
         [ "$(cg_of "$pid")" = "$want" ] || t_fail "sleep is in '$(cg_of "$pid")', not $want"
         kill "$pid"
         wait "$rtn"

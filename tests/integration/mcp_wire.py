@@ -60,10 +60,27 @@ def interleaved(s):
     assert order.index(10) == 2, order
 
 
+def running(tag, seconds=30):
+    """Waits until a sandbox's `sleep 60.<pid><tag>` runs (seen from the host): a command is
+    known to have started by seeing it, never by a fixed wait, which load can outlast. The
+    duration is this run's own, so another suite's sleep is never taken for it."""
+    arg = "60.%d%s" % (os.getpid(), tag)
+    pat = "^sleep %s$" % arg.replace(".", "[.]")
+    for _ in range(seconds * 10):
+        if subprocess.run(["pgrep", "-f", pat], capture_output=True).returncode == 0:
+            return
+        time.sleep(0.1)
+    raise AssertionError("sleep %s never ran" % arg)
+
+
+def sleep_cmd(tag):
+    return "sleep 60.%d%s" % (os.getpid(), tag)
+
+
 def cancelled(s):
     s.send({"jsonrpc": "2.0", "id": 20, "method": "tools/call",
-            "params": {"name": "shell_run", "arguments": {"command": "echo started > /tmp/c; exec sleep 60"}}})
-    time.sleep(0.5)
+            "params": {"name": "shell_run", "arguments": {"command": "echo started > /tmp/c; exec " + sleep_cmd("1")}}})
+    running("1")
     t0 = time.time()
     s.send({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 20}})
     r = s.req(21, "tools/call", {"name": "shell_run", "arguments": {"command": "sleep 0.3; cat /tmp/c; ps -eo comm= | grep -cx sleep"}})
@@ -91,8 +108,8 @@ def init_death(s):
     r = s.call(40, "shell_run", command="echo kept > /workspace/f")
     assert r["structuredContent"]["exit_code"] == 0, r
     s.send({"jsonrpc": "2.0", "id": 41, "method": "tools/call",
-            "params": {"name": "shell_run", "arguments": {"command": "sleep 60"}}})
-    time.sleep(0.5)
+            "params": {"name": "shell_run", "arguments": {"command": sleep_cmd("2")}}})
+    running("2")
     kids = subprocess.run(["pgrep", "-P", str(s.p.pid)], capture_output=True, text=True).stdout.split()
     assert kids, "no rtn-init child"
     for k in kids:
@@ -146,8 +163,8 @@ def cut_off(s):
         s.send({"jsonrpc": "2.0", "id": rid + 3, "method": "tools/call",
                 "params": {"name": "shell_job_wait", "arguments": {"job_id": job, "timeout": 30}}})
         s.send({"jsonrpc": "2.0", "id": rid, "method": "tools/call",
-                "params": {"name": "shell_run", "arguments": {"command": "sleep 60"}}})
-        time.sleep(0.5)
+                "params": {"name": "shell_run", "arguments": {"command": sleep_cmd("3%d" % n)}}})
+        running("3%d" % n)
         s.send({"jsonrpc": "2.0", "id": rid + 1, "method": "tools/call",
                 "params": {"name": tool, "arguments": args}})
         got = {}

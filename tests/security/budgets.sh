@@ -4,6 +4,7 @@
 # namespace gets a share (1/8) of them. A sandbox that uses up its inotify instances, inotify
 # watches, message-queue bytes or queued signals leaves its owner able to take more on the
 # host while it holds them; the namespaces' own max_* files inside are the shares.
+# test.sh: alone (it holds a sandbox's share of per-user kernel budgets and takes one more: no other suite of its stream runs meanwhile)
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/seclib.bash"
 t_need_rtn

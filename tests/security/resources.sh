@@ -4,6 +4,7 @@
 # meets --memory-max (the sandbox cgroup's memory.max where cgroup v2 has the memory
 # controller for us, else RLIMIT_AS per process); filling the disk meets the tmpfs upper's size (ENOSPC) and the host's
 # disk is untouched.
+# test.sh: alone (its bombs fill the per-user process count and memory on purpose: no other suite of its stream runs meanwhile)
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/seclib.bash"
 t_need_rtn
