@@ -330,6 +330,12 @@ if [ -n "$DO_DEPS" ]; then
         section "dependencies"
         tools/install-deps.sh || abort "tools/install-deps.sh"
         install_node_deps || abort "npm ci in tests/mcp-client"
+        # The conformance suite and Node 22, as root, before the streams: the unprivileged
+        # users use root's install (serve_conformance.sh); where npm cannot, that suite skips.
+        if [ "$(id -u)" = 0 ]; then
+                tests/mcp-client/conformance-install.sh /var/tmp/rtn-conformance-0 ||
+                        echo "note: the conformance suite could not be installed; serve_conformance.sh will skip"
+        fi
 fi
 
 section "layers (tools/check-layers.sh)"

@@ -6,13 +6,11 @@
 # resources and prompts); tests/mcp-client/conformance-check.mjs holds a run to that list,
 # and a listed scenario that passes whole is a stale row.
 #
-# 0.2.0 needs Node 22. The suite installs both versions and Node 22 (npm's `node` package,
-# which fetches the node-linux-* binary package) with npm, under its own cache directory,
-# RTN_CONFORMANCE_DIR or /var/tmp/rtn-conformance-UID (the caller's, writable by no one
-# else, npm's cache inside it: never the user's home), once; npm's own configuration names the
-# registry. An unprivileged user without an install of its own uses root's complete one
-# (/var/tmp/rtn-conformance-0: make test runs root's streams first, and the unprivileged
-# users may have no registry). Where nothing is installed and the registry cannot be
+# 0.2.0 needs Node 22. tests/mcp-client/conformance-install.sh installs both versions and
+# Node 22 with npm into RTN_CONFORMANCE_DIR or /var/tmp/rtn-conformance-UID, once (never the
+# user's home). An unprivileged user uses root's complete install (/var/tmp/rtn-conformance-0:
+# tools/test.sh makes it before the streams start; the unprivileged users may have no
+# registry) and else one of its own. Where nothing is installed and the registry cannot be
 # reached, the cases skip with a message. The suite's client sends no token, so
 # tests/mcp-client/conformance-auth.mjs adds it to each request (fetch, undici and
 # node:http alike). Runs on loopback only.
@@ -21,49 +19,30 @@ t_need_rtn
 
 client_dir=$T_ROOT/tests/mcp-client
 : "${RTN_CONFORMANCE_DIR:=/var/tmp/rtn-conformance-$(id -u)}"
-V1=0.1.16
-V2=0.2.0-alpha.12
+read -r V1 V2 < <("$client_dir/conformance-install.sh" --versions)
 
 ROOT_DIR=/var/tmp/rtn-conformance-0
 
-# dir_safe DIR [UID]: DIR is a directory (not a link) of UID (default: ours) that no one
-# else may write: another user could plant packages in one they can write.
+# dir_safe DIR UID: DIR is a directory (not a link) of UID that no one else may write: another
+# user could plant packages in one they can write.
 dir_safe() {
-        [ -d "$1" ] && [ ! -L "$1" ] && [ "$(stat -c %u "$1")" = "${2:-$(id -u)}" ] &&
+        [ -d "$1" ] && [ ! -L "$1" ] && [ "$(stat -c %u "$1")" = "$2" ] &&
                 [ -z "$(find "$1" -maxdepth 0 -perm /022)" ]
 }
 
-cache_ok() {
-        [ -d "$RTN_CONFORMANCE_DIR" ] || (umask 022 && mkdir -p "$RTN_CONFORMANCE_DIR") ||
-                return 1
-        dir_safe "$RTN_CONFORMANCE_DIR"
-}
-
-# install NAME PACKAGE...: sets DIR to an install of PACKAGE: ours (npm install into
-# $RTN_CONFORMANCE_DIR/NAME, once), or root's complete one (only root can write it, and
-# make test's unprivileged users may have no registry); skips the case when npm cannot.
-# One install at a time (make test's streams of one user may run this suite at once).
+# install NAME: sets DIR to the install of NAME: root's complete one for an unprivileged
+# user, else ours (made by conformance-install.sh, once); skips the case when npm cannot.
 install() {
         local name=$1
-        shift
-        DIR=$RTN_CONFORMANCE_DIR/$name
-        exec 9>"$RTN_CONFORMANCE_DIR/.lock" || t_fail "open $RTN_CONFORMANCE_DIR/.lock"
-        flock 9 || t_fail "lock $RTN_CONFORMANCE_DIR"
-        [ -f "$DIR/.done" ] && return 0
         if [ "$(id -u)" != 0 ] && [ -f "$ROOT_DIR/$name/.done" ] && dir_safe "$ROOT_DIR" 0 &&
                 dir_safe "$ROOT_DIR/$name" 0; then
                 DIR=$ROOT_DIR/$name
                 return 0
         fi
-        command -v npm >/dev/null || t_skip "npm is not installed"
-        mkdir -p "$DIR" || t_fail "mkdir $DIR"
-        # npm's cache and logs are the caller's alone; the installs may be read by others.
-        (umask 077 && mkdir -p "$RTN_CONFORMANCE_DIR/npm-cache") || t_fail "mkdir npm-cache"
-        npm_config_cache=$RTN_CONFORMANCE_DIR/npm-cache npm_config_fetch_retries=0 \
-                T_CMD_TIMEOUT=300 t_cmd npm install --prefix "$DIR" --no-audit --no-fund \
-                --no-save --loglevel=error "$@"
-        [ "$T_RC" = 0 ] || t_skip "npm install $* failed (npm registry unreachable?): $(grep -m1 'npm error' "$T_ERR_FILE")"
-        touch "$DIR/.done"
+        DIR=$RTN_CONFORMANCE_DIR/$name
+        [ -f "$DIR/.done" ] && return 0
+        T_CMD_TIMEOUT=1000 t_cmd "$client_dir/conformance-install.sh" "$RTN_CONFORMANCE_DIR"
+        [ -f "$DIR/.done" ] || t_skip "npm could not install the conformance suite (npm registry unreachable?): $(grep -m1 -E 'npm error|conformance-install' "$T_ERR_FILE")"
 }
 
 # run NODE CLI ARGS...: rtn serve --http with a fresh token, the CLI against it, its results
@@ -94,21 +73,20 @@ run() {
 }
 
 node22() {
-        cache_ok || t_fail "$RTN_CONFORMANCE_DIR is not a directory of ours that only we can write"
-        install node22 node@22
+        install node22
         NODE=$DIR/node_modules/.bin/node
         "$NODE" --version | grep -q '^v22\.' || t_fail "$NODE is not Node 22"
 }
 
 legacy() {
         node22
-        install "c$V1" "@modelcontextprotocol/conformance@$V1"
+        install "c$V1"
         run "$NODE" "$DIR/node_modules/@modelcontextprotocol/conformance/dist/index.js"
 }
 
 modern() {
         node22
-        install "c$V2" "@modelcontextprotocol/conformance@$V2"
+        install "c$V2"
         run "$NODE" "$DIR/node_modules/@modelcontextprotocol/conformance/dist/index.js" \
                 --spec-version 2026-07-28 --suite all
 }
