@@ -84,9 +84,9 @@ static void restore_tty(void) {
 
 static const char exec_usage[] =
         "usage: rtn exec [OPTIONS] -- CMD [ARG...]\n"
-        "  --rootfs host|NAME|DIR  base filesystem: host (default, a read-only view of /usr /etc "
-        "/opt\n"
-        "                        ...), a rootfs NAME (rtn rootfs list) or a directory\n"
+        "  --rootfs host|NAME|DIR  base filesystem: host (a read-only view of /usr /etc /opt\n"
+        "                        ...), a rootfs NAME (rtn rootfs list) or a directory;\n"
+        "                        default: the one the environment was made on, else host\n"
         "  --workspace DIR       DIR at /workspace (default: an empty dir, discarded)\n"
         "  --workspace-mode live|overlay  live (default): writes to /workspace are on the host\n"
         "                        at once; overlay: they go to the sandbox's upper, and with\n"
@@ -740,7 +740,9 @@ int rt_cmd_exec(int argc, char **argv) {
                 return err.msg[0] ? rtn_usage_error("exec", "%s", err.msg)
                                   : rtn_usage_error("exec", NULL);
         if (rt_tmpfs_check(&o.spec, 1, NULL, 0, &err) < 0 ||
-            rt_rootfs_resolve(NULL, o.spec.rootfs, &rootfs, &err) < 0) {
+            (o.spec.rootfs ? rt_rootfs_resolve(o.data_dir, o.spec.rootfs, &rootfs, &err)
+                           : rt_env_rootfs(o.data_dir, o.env ? o.env : STORE_DEFAULT_ENV, &rootfs,
+                                           &err)) < 0) {
                 rtn_term_printf(stderr, "rtn exec: %s\n", err.msg);
                 return EXIT_RTN;
         }

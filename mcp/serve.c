@@ -174,7 +174,8 @@ static const char serve_usage[] =
         "  --data-dir DIR        store (default $RTN_DATA_DIR, $XDG_DATA_HOME/rtn, "
         "~/.local/share/rtn)\n"
         "  --env NAME            environment whose tip the sandbox starts from (default: default)\n"
-        "  --rootfs host|NAME|DIR  base filesystem (default host; NAME: rtn rootfs list)\n"
+        "  --rootfs host|NAME|DIR  base filesystem (default: the environment's, else host;\n"
+        "                        NAME: rtn rootfs list)\n"
         "  --allow-host HOST     let pkg_install reach HOST too (.example.org: it and all below)\n"
         "  --workspace DIR       DIR at /workspace ('.' = the launch directory)\n"
         "  --workspace-mode live|overlay  live (default): the agent's writes to /workspace\n"
@@ -440,8 +441,9 @@ int mcp_cmd_serve(int argc, char **argv) {
         char tmpfs_warn[512] = "";
         if (r == 0) /* the tmpfs all sandboxes may hold, against the machine's memory */
                 r = rt_tmpfs_check(&sv->scfg.spec, h.max, tmpfs_warn, sizeof tmpfs_warn, &err);
-        if (r == 0)
-                r = rt_rootfs_resolve(so.data_dir, sv->scfg.spec.rootfs, &rootfs, &err);
+        if (r == 0) /* without --rootfs, the base the environment was made on */
+                r = rootfs_arg ? rt_rootfs_resolve(so.data_dir, rootfs_arg, &rootfs, &err)
+                               : rt_env_rootfs(so.data_dir, sv->env, &rootfs, &err);
         if (r == 0 && rootfs) {
                 sv->rootfs_path = sv->scfg.spec.rootfs = rootfs;
                 sv->scfg.spec.gate = true;
@@ -469,7 +471,8 @@ int mcp_cmd_serve(int argc, char **argv) {
         struct rtn_error reg = {0}; /* for `rtn ps`; best effort */
         if (rt_registry_add("serve", sv->env, store_data_dir(sv->store), argc, argv, &reg) < 0)
                 log_debug("not in the registry of running sandboxes: %s", reg.msg);
-        sv->rootfs = rootfs_arg ? rootfs_arg : "host";
+        /* env_status's base: as given, else the environment's (its label is "rootfs X") */
+        sv->rootfs = rootfs_arg ? rootfs_arg : rootfs ? sv->base.label + 7 : "host";
         sv->scfg.opts = &sv->spec_opts;
         struct rt_limit_warnings warn;
         rt_spec_opts_limits(&sv->scfg.spec, &sv->spec_opts, &warn);

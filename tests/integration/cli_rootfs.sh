@@ -54,6 +54,9 @@ refused_while_used() {
         t_stderr_has "rtn rootfs rm: rootfs tiny: environment 'on-tiny' was made on it (rtn env rm it first, or use --force)"
         t_exec --rootfs tiny --env on-tiny -- sh -c 'cat $HOME/x'
         t_exit_is 0
+        # without --rootfs, the environment's base: found again by its NAME
+        t_exec --env on-tiny -- sh -c 'cat $HOME/x'
+        t_exit_is 0
         # a running sandbox started on it
         t_exit_is 0 "$RTN" env rm on-tiny
         "$RTN" exec --rootfs tiny -- sleep 65.5 >/dev/null 2>&1 &
@@ -72,6 +75,10 @@ refused_while_used() {
         t_exec --rootfs tiny --env on-tiny -- true
         t_exit_is 125
         t_stderr_has "no rootfs named 'tiny'"
+        t_exec --env on-tiny -- true
+        t_exit_is 125
+        t_stderr_has "environment 'on-tiny' was made on rootfs tiny [rootfs:"
+        t_stderr_has "which cannot be had now (no rootfs named 'tiny'"
 }
 
 errors() {
