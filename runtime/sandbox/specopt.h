@@ -64,7 +64,7 @@ enum {
         "                        at least 301; cgroup v2 pids.max when available, and the\n"       \
         "                        pid_max)\n"                                                       \
         "  --memory-max BYTES    memory limit of the sandbox (cgroup v2 memory.max when\n"         \
-        "                        available, else RLIMIT_AS per process, with a warning)\n"         \
+        "                        available, else RLIMIT_DATA per process, with a warning)\n"       \
         "  --allow-ptrace        let the agent's commands ptrace the sandbox's own processes\n"    \
         "                        (strace, gdb); never rtn-init nor anything outside\n"             \
         "  --allow-net HOST      let the agent's commands reach HOST through rtn's proxy: a\n"     \
