@@ -41,6 +41,7 @@ static const struct option verb_longopts[] = {
         {"dry-run", no_argument, NULL, OPT_DRY_RUN},
         {"reflog-days", required_argument, NULL, OPT_REFLOG_DAYS},
         {"allow-protected", no_argument, NULL, OPT_ALLOW_PROTECTED},
+        {"patch", no_argument, NULL, 'p'},
 };
 
 #define NCOMMON (sizeof common_longopts / sizeof common_longopts[0])
@@ -96,6 +97,9 @@ static int set_opt(const struct cli_store_verb *v, int c, struct cli_store_opts 
                 return -1;
         case OPT_ALLOW_PROTECTED:
                 o->allow_protected = true;
+                return -1;
+        case 'p':
+                o->patch = true;
                 return -1;
         case OPT_REFLOG_DAYS: {
                 long d = strtol(optarg, &end, 10);

@@ -28,6 +28,7 @@ struct cli_store_opts {
         unsigned long long max_bytes;
         bool dry_run;
         bool allow_protected; /* rtn apply: write the protected paths its operands name */
+        bool patch; /* rtn diff -p: the workspace's changes with their content */
         int64_t reflog_expire; /* seconds */
         int positional; /* index of the first operand in argv */
 };

@@ -15,7 +15,7 @@ _rtn_verb_options() {
         probe) echo "--json" ;;
         ps) echo "--all --data-dir --help" ;;
         commit) echo "$store -m --message --upper" ;;
-        diff) echo "$store --upper" ;;
+        diff) echo "$store --upper -p --patch" ;;
         apply) echo "$store --dry-run --allow-protected" ;;
         gc) echo "$store --reflog-days" ;;
         export) echo "$store -o --output" ;;
