@@ -1,7 +1,7 @@
-/* `rtn apply [--dry-run] [--allow-protected PATH...]`: writes the overlay workspace's pending
- * changes to its host dir. Only here, on the user's command line, can a file of the registry of
- * host-run files be written (runtime/sandbox/hostrun.h): workspace_apply, which the agent calls,
- * has no such argument. */
+/* `rtn apply [--dry-run] [--force PATH]... [--allow-protected PATH...]`: writes the overlay
+ * workspace's pending changes to its host dir. Only here, on the user's command line, can a
+ * file of the registry of host-run files be written (runtime/sandbox/hostrun.h), or a
+ * conflict be written over: workspace_apply, which the agent calls, has no such argument. */
 #include "cli/cli.h"
 
 #include <errno.h>
@@ -17,7 +17,7 @@
 #include "cli/storeopts.h"
 
 struct apply_out {
-        unsigned applied, refused, protected;
+        unsigned applied, refused, protected, conflicts;
         bool dry_run;
 };
 
@@ -33,6 +33,7 @@ static int print_applied(enum rt_ws_change what, const char *path, const char *r
         }
         o->refused++;
         o->protected += !strncmp(reason, "protected (", 11) || strstr(reason, "protected:");
+        o->conflicts += !strncmp(reason, "conflict: ", 10);
         printf("refused %c ", (char)what);
         if (cli_print_path("/workspace/", path) < 0)
                 return -ENOMEM;
@@ -43,11 +44,14 @@ static int print_applied(enum rt_ws_change what, const char *path, const char *r
 static const struct cli_store_verb apply_verb = {
         .name = "apply",
         .shorts = "",
-        .longopts = "dry-run allow-protected",
-        .usage = "usage: rtn apply [--data-dir DIR] [--env NAME] [--dry-run]\n"
+        .longopts = "dry-run allow-protected force",
+        .usage = "usage: rtn apply [--data-dir DIR] [--env NAME] [--dry-run] [--force PATH]...\n"
                  "                 [--allow-protected PATH...]\n"
                  "Writes the pending /workspace changes to the workspace's host dir.\n"
                  "  --dry-run             list what would be written, write nothing\n"
+                 "  --force PATH          write PATH (and what is below it) over a conflict\n"
+                 "                        rtn apply refused: a host change since the sandbox\n"
+                 "                        started; review it first with rtn diff PATH\n"
                  "  --allow-protected PATH...\n"
                  "                        also write these files that host programs run\n"
                  "                        (refused as protected), and what is below them;\n"
@@ -58,41 +62,55 @@ static const struct cli_store_verb apply_verb = {
         .operand = "",
 };
 
-static int apply(const struct cli_store_opts *op, const char *const *allow, size_t nallow);
+static int apply(const struct cli_store_opts *op, const struct rt_ws_apply_named *names);
+
+static void free_paths(const char **v, size_t n) {
+        for (size_t i = 0; v && i < n; i++)
+                free((char *)v[i]);
+        free(v);
+}
+
+/* The n arguments as paths in the workspace (cli_ws_path), in *ret: 0, else the usage
+ * error's exit code (or 125 out of memory), printed. */
+static int ws_paths(const char *const *args, size_t n, const char ***ret) {
+        const char **v = calloc(n + 1, sizeof *v);
+        if (!v) {
+                fprintf(stderr, "rtn apply: out of memory\n");
+                return 125;
+        }
+        for (size_t i = 0; i < n; i++)
+                if (!(v[i] = cli_ws_path(args[i]))) {
+                        free_paths(v, i);
+                        return rtn_usage_error("apply", "'%s' is not a path in the workspace",
+                                               args[i]);
+                }
+        *ret = v;
+        return 0;
+}
 
 int cli_cmd_apply(int argc, char **argv) {
         struct cli_store_opts o;
-        struct rtn_error err = {0};
         int code = cli_store_parse(argc, argv, &apply_verb, &o);
         if (code >= 0)
                 return code;
-        int nallow = argc - o.positional;
+        size_t nallow = (size_t)(argc - o.positional);
         if (nallow && !o.allow_protected)
                 return rtn_usage_error("apply", "unexpected operand '%s'", argv[o.positional]);
         if (!nallow && o.allow_protected)
                 return rtn_usage_error("apply", "--allow-protected wants the paths to write");
-        const char **allow = calloc((size_t)nallow + 1, sizeof *allow);
-        for (int i = 0; allow && i < nallow; i++)
-                if (!(allow[i] = cli_ws_path(argv[o.positional + i]))) {
-                        code = rtn_usage_error("apply", "'%s' is not a path in the workspace",
-                                               argv[o.positional + i]);
-                        for (int j = 0; j < i; j++)
-                                free((char *)allow[j]);
-                        free(allow);
-                        return code;
-                }
-        if (!allow) {
-                rtn_errx(&err, ENOMEM, "out of memory");
-                return cli_store_fail(&o, &err);
-        }
-        code = apply(&o, allow, (size_t)nallow);
-        for (int i = 0; i < nallow; i++)
-                free((char *)allow[i]);
-        free(allow);
+        const char **allow = NULL, **force = NULL;
+        if ((code = ws_paths((const char *const *)argv + o.positional, nallow, &allow)) == 0 &&
+            (code = ws_paths(o.force, o.nforce, &force)) == 0)
+                code = apply(&o, &(struct rt_ws_apply_named){.allow = allow,
+                                                             .nallow = nallow,
+                                                             .force = force,
+                                                             .nforce = o.nforce});
+        free_paths(allow, allow ? nallow : 0);
+        free_paths(force, force ? o.nforce : 0);
         return code;
 }
 
-static int apply(const struct cli_store_opts *op, const char *const *allow, size_t nallow) {
+static int apply(const struct cli_store_opts *op, const struct rt_ws_apply_named *names) {
         struct cli_store_opts o = *op;
         struct rtn_error err = {0};
         struct store *s;
@@ -105,8 +123,7 @@ static int apply(const struct cli_store_opts *op, const char *const *allow, size
         struct apply_out out = {.dry_run = o.dry_run};
         if (r == 0) {
                 (void)rt_ws_host(dir, host, sizeof host);
-                r = rt_ws_apply_allow(dir, NULL, o.dry_run, allow, nallow, print_applied, &out,
-                                      &err);
+                r = rt_ws_apply_allow(dir, NULL, o.dry_run, names, print_applied, &out, &err);
         }
         rtn_safe_close(lock);
         store_close(s);
@@ -127,5 +144,11 @@ static int apply(const struct cli_store_opts *op, const char *const *allow, size
                         "themselves. Review one with rtn diff PATH; write it with "
                         "rtn apply --allow-protected PATH\n",
                         out.protected);
+        if (out.conflicts)
+                fprintf(stderr,
+                        "rtn apply: %u refused as conflicts: changed on the host since the "
+                        "sandbox started. Review one with rtn diff PATH; write it over the host's "
+                        "with rtn apply --force PATH\n",
+                        out.conflicts);
         return out.refused ? 1 : 0;
 }

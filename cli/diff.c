@@ -56,12 +56,14 @@ static int do_diff(void *arg, char *out, size_t outlen, struct rtn_error *err) {
 
 static const struct cli_store_verb diff_verb = {
         .name = "diff",
-        .shorts = "",
-        .longopts = "upper",
-        .usage = "usage: rtn diff [--data-dir DIR] [--env NAME] [--upper DIR] [PATH...]\n"
+        .shorts = "p",
+        .longopts = "upper patch",
+        .usage = "usage: rtn diff [--data-dir DIR] [--env NAME] [--upper DIR] [-p] [PATH...]\n"
                  "Lists the pending changes: A added, M modified, D deleted, then the path.\n"
                  "With PATHs, shows the overlay workspace's changes there (a file, or all in a\n"
                  "directory) as diff -u does, host side first.\n"
+                 "  -p, --patch           show every workspace change that way (binary files\n"
+                 "                        named as such)\n"
                  "  --upper DIR           list the changes in the upper directory DIR "
                  "instead\n" CLI_STORE_OPTS_USAGE,
         .min_ops = 0,
@@ -149,6 +151,46 @@ static int show_change(enum rt_ws_change what, const char *path, const struct rt
         return 0;
 }
 
+/* The overlay workspace's changed paths, outermost only (showing a directory shows what is
+ * below it), for rtn diff -p. */
+struct ws_paths {
+        char **v;
+        size_t n, cap;
+};
+
+static int collect_ws_path(enum rt_ws_change what, const char *path, void *ud) {
+        struct ws_paths *w = ud;
+        size_t l = w->n ? strlen(w->v[w->n - 1]) : 0;
+        if (w->n && !strncmp(path, w->v[w->n - 1], l) && path[l] == '/')
+                return 0;
+        if (w->n == w->cap) {
+                size_t cap = w->cap ? 2 * w->cap : 64;
+                char **v = realloc(w->v, cap * sizeof *v);
+                if (!v)
+                        return -ENOMEM;
+                w->v = v;
+                w->cap = cap;
+        }
+        if (!(w->v[w->n] = strdup(path)))
+                return -ENOMEM;
+        w->n++;
+        return 0;
+}
+
+/* rtn diff -p: every change of the overlay workspace, shown whole. */
+static int show_all(const char *pending, struct rtn_error *err) {
+        struct ws_paths w = {0};
+        int r = rt_ws_diff(pending, NULL, collect_ws_path, &w, err);
+        for (size_t i = 0; r >= 0 && i < w.n; i++)
+                if ((r = rt_ws_show(pending, NULL, w.v[i], show_change, NULL, err)) == -ENOEXEC ||
+                    (r < 0 && err->code == ENOEXEC))
+                        r = rtn_errx(err, ENOEXEC, "diff(1) could not run: is it installed?");
+        for (size_t i = 0; i < w.n; i++)
+                free(w.v[i]);
+        free(w.v);
+        return r;
+}
+
 /* rtn diff PATH...: each path's changes in the overlay workspace, shown whole. */
 static int show_paths(struct store *s, const struct cli_store_opts *o, char **paths, int n,
                       struct rtn_error *err) {
@@ -186,6 +228,8 @@ int cli_cmd_diff(int argc, char **argv) {
         if (argc > o.positional) {
                 if (o.upper)
                         return rtn_usage_error("diff", "--upper takes no PATH");
+                if (o.patch)
+                        return rtn_usage_error("diff", "-p shows every change: it takes no PATH");
                 int r = show_paths(s, &o, argv + o.positional, argc - o.positional, &err);
                 if (s)
                         store_close(s);
@@ -208,7 +252,8 @@ int cli_cmd_diff(int argc, char **argv) {
         /* The overlay workspace's pending changes (rtn exec --keep --workspace-mode overlay),
          * against the host dir. */
         if (r == 0 && !o.upper && rt_pending_path(s, o.env, NULL, pending, sizeof pending) == 0)
-                r = rt_ws_diff(pending, NULL, print_ws_change, NULL, &err);
+                r = o.patch ? show_all(pending, &err)
+                            : rt_ws_diff(pending, NULL, print_ws_change, NULL, &err);
         store_close(s);
         return r < 0 ? cli_store_fail(&o, &err) : 0;
 }

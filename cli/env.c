@@ -19,7 +19,7 @@
         "usage: rtn env list [--data-dir DIR]\n"                                                   \
         "       rtn env rm [--data-dir DIR] NAME...\n"                                             \
         "list: every environment: its name, tip, base, when the tip was made (UTC) and\n"          \
-        "whether it has pending changes (rtn exec --keep).\n"                                      \
+        "whether a change is still pending (rtn exec --keep; not after rtn apply wrote all).\n"    \
         "rm: removes environments, their history and pending changes; refused while a running\n"   \
         "sandbox uses one (rtn ps). Their layers are freed by the next rtn gc.\n"                  \
         "  --data-dir DIR        the store (default $RTN_DATA_DIR, $XDG_DATA_HOME/rtn,\n"          \
@@ -82,7 +82,7 @@ static int list(struct store *s, struct rtn_error *err) {
                         snprintf(b.label, sizeof b.label, "-");
                 /* Names and labels are checked text (store_env_valid, printable ASCII). */
                 rtn_term_printf(stdout, "%-24s %-12s %-20s %-21s %s\n", names[i], short_id, b.label,
-                                when, rt_pending_exists(s, names[i]) ? "yes" : "no");
+                                when, rt_pending_any(s, names[i]) ? "yes" : "no");
         }
         store_free_paths(names, n);
         return 0;

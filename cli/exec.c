@@ -213,7 +213,9 @@ int cli_cmd_exec(int argc, char **argv) {
                 return err.msg[0] ? rtn_usage_error("exec", "%s", err.msg)
                                   : rtn_usage_error("exec", NULL);
         if (rt_tmpfs_check(&o.spec, 1, NULL, 0, &err) < 0 ||
-            rt_rootfs_resolve(NULL, o.spec.rootfs, &rootfs, &err) < 0) {
+            (o.spec.rootfs ? rt_rootfs_resolve(o.so.data_dir, o.spec.rootfs, &rootfs, &err)
+                           : rt_env_rootfs(o.so.data_dir, o.so.env ? o.so.env : STORE_DEFAULT_ENV,
+                                           &rootfs, &err)) < 0) {
                 rtn_term_printf(stderr, "rtn exec: %s\n", err.msg);
                 return EXIT_RTN;
         }

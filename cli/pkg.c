@@ -104,7 +104,8 @@ static int cli_start(struct cli *c, const struct pkg_opts *o, const char *rootfs
             (r = rtn_loop_add_signal(c->loop, SIGPIPE, NULL, NULL)) < 0)
                 return rtn_err(err, r, "event loop");
         cfg.session_dir = c->session_dir;
-        cli_progress_line(&c->prog, "starting a sandbox on %s", o->rootfs);
+        cli_progress_line(&c->prog, "starting a sandbox on %s",
+                          o->rootfs ? o->rootfs : "the environment's rootfs");
         if ((r = rt_session_new(c->loop, &cfg, &c->sess, err)) < 0)
                 return r;
         r = rt_session_set_layers(c->sess, c->stack.paths, c->stack.n);
@@ -129,10 +130,11 @@ static int cli_start(struct cli *c, const struct pkg_opts *o, const char *rootfs
 }
 
 static const char pkg_usage[] =
-        "usage: rtn pkg install --rootfs NAME [OPTIONS] PACKAGE...\n"
+        "usage: rtn pkg install [--rootfs NAME] [OPTIONS] PACKAGE...\n"
         "Installs Debian packages in a sandbox on rootfs NAME, through a gate that lets only\n"
         "the package mirrors through, and commits them to the environment.\n"
-        "  --rootfs NAME         the rootfs (rtn rootfs list); required\n"
+        "  --rootfs NAME         the rootfs (rtn rootfs list); default: the one the\n"
+        "                        environment was made on\n"
         "  --env NAME            environment to commit to (default: default)\n"
         "  --allow-host HOST     let the install reach HOST too (.example.org: all under it)\n"
         "  --timeout DURATION    kill the install after DURATION (default 30m; at most 24h)\n"
@@ -240,7 +242,10 @@ int cli_cmd_pkg(int argc, char **argv) {
         int r = parse_pkg(argc, argv, &o);
         if (r >= 0)
                 return r;
-        if ((r = rt_rootfs_resolve(o.data_dir, o.rootfs, &rootfs, &err)) == 0 && !rootfs)
+        /* without --rootfs, the base the environment was made on (docs/store.md, "Bases") */
+        if ((r = o.rootfs ? rt_rootfs_resolve(o.data_dir, o.rootfs, &rootfs, &err)
+                          : rt_env_rootfs(o.data_dir, o.env, &rootfs, &err)) == 0 &&
+            !rootfs)
                 r = rtn_errx(&err, EINVAL,
                              "packages install into a rootfs: give --rootfs NAME "
                              "(rtn rootfs bootstrap NAME makes one)");

@@ -233,12 +233,13 @@ static const char *cgroup_use(bool listed, bool enabled, const char *ctrl, const
 static void probe_cgroup(void) {
         if (!cgs.mount[0] || !cgs.self[0]) {
                 add("cgroup v2", false, false,
-                    "%s: sandboxes stay in rtn's cgroup; memory limit RLIMIT_AS per process, "
+                    "%s: sandboxes stay in rtn's cgroup; memory limit RLIMIT_DATA per process, "
                     "process limit pid_max",
                     cgs.why);
                 return;
         }
-        const char *mem = cgroup_use(cgs.memory, cgs.memory_on, "memory", "RLIMIT_AS per process");
+        const char *mem =
+                cgroup_use(cgs.memory, cgs.memory_on, "memory", "RLIMIT_DATA per process");
         const char *pids = cgroup_use(cgs.pids, cgs.pids_on, "pids", "pid_max");
         const char *ctrls = cgs.controllers[0] ? cgs.controllers : "none";
         int mode = rt_cgroup_mode();
@@ -283,7 +284,7 @@ static void print_cgroup_json(struct rtn_json_buf *b) {
         rtn_json_kv_str(b, "subtree_control", cgs.subtree);
         rtn_json_kv_bool(b, "sandbox_cgroup", cgs_child);
         rtn_json_kv_str(b, "memory_limit",
-                        cgroup_use(cgs.memory, cgs.memory_on, "memory", "RLIMIT_AS"));
+                        cgroup_use(cgs.memory, cgs.memory_on, "memory", "RLIMIT_DATA"));
         rtn_json_kv_str(b, "pids_limit", cgroup_use(cgs.pids, cgs.pids_on, "pids", "pid_max"));
         rtn_json_kv_str(b, "reason", cgs.why);
         rtn_json_obj_end(b);

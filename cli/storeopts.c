@@ -24,7 +24,8 @@ enum {
         OPT_MAX_BYTES,
         OPT_DRY_RUN,
         OPT_REFLOG_DAYS,
-        OPT_ALLOW_PROTECTED
+        OPT_ALLOW_PROTECTED,
+        OPT_FORCE
 };
 
 /* The options every store verb takes, then the verb's own (cli_store_verb.longopts). */
@@ -41,6 +42,8 @@ static const struct option verb_longopts[] = {
         {"dry-run", no_argument, NULL, OPT_DRY_RUN},
         {"reflog-days", required_argument, NULL, OPT_REFLOG_DAYS},
         {"allow-protected", no_argument, NULL, OPT_ALLOW_PROTECTED},
+        {"patch", no_argument, NULL, 'p'},
+        {"force", required_argument, NULL, OPT_FORCE},
 };
 
 #define NCOMMON (sizeof common_longopts / sizeof common_longopts[0])
@@ -96,6 +99,14 @@ static int set_opt(const struct cli_store_verb *v, int c, struct cli_store_opts 
                 return -1;
         case OPT_ALLOW_PROTECTED:
                 o->allow_protected = true;
+                return -1;
+        case 'p':
+                o->patch = true;
+                return -1;
+        case OPT_FORCE:
+                if (o->nforce == CLI_FORCE_MAX)
+                        return rtn_usage_error(v->name, "--force: at most %d paths", CLI_FORCE_MAX);
+                o->force[o->nforce++] = optarg;
                 return -1;
         case OPT_REFLOG_DAYS: {
                 long d = strtol(optarg, &end, 10);

@@ -22,12 +22,17 @@ struct cli_store_verb {
         const char *operand; /* what is missing when fewer than min_ops are given */
 };
 
+#define CLI_FORCE_MAX 256
+
 struct cli_store_opts {
         const char *verb; /* for the error prefix */
         const char *data_dir, *env, *msg, *upper, *out;
         unsigned long long max_bytes;
         bool dry_run;
         bool allow_protected; /* rtn apply: write the protected paths its operands name */
+        bool patch; /* rtn diff -p: the workspace's changes with their content */
+        const char *force[CLI_FORCE_MAX]; /* rtn apply --force PATH: conflicts to write */
+        size_t nforce;
         int64_t reflog_expire; /* seconds */
         int positional; /* index of the first operand in argv */
 };

@@ -213,7 +213,7 @@ void init_limits_default(struct init_limits *ret) {
                 .nofile = 4096,
                 .nproc = 0,
                 .fsize_bytes = 1ULL << 30,
-                .as_bytes = 0,
+                .data_bytes = 0,
                 .cpu_seconds = 0,
                 .core_bytes = 0,
         };

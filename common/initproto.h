@@ -63,7 +63,7 @@ struct init_limits {
         uint64_t nofile;
         uint64_t nproc; /* 0: leave to the pid namespace's pid_max */
         uint64_t fsize_bytes;
-        uint64_t as_bytes; /* 0: unlimited */
+        uint64_t data_bytes; /* 0: unlimited */
         uint64_t cpu_seconds; /* 0: unlimited */
         uint64_t core_bytes;
 };

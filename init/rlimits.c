@@ -43,8 +43,8 @@ int init_rlimits_apply(const struct init_limits *l, struct rtn_error *err) {
                 r = set_limit(RLIMIT_FSIZE, "RLIMIT_FSIZE", l->fsize_bytes, l->fsize_bytes, err);
         if (r >= 0 && l->nproc)
                 r = set_limit(RLIMIT_NPROC, "RLIMIT_NPROC", l->nproc, l->nproc, err);
-        if (r >= 0 && l->as_bytes)
-                r = set_limit(RLIMIT_AS, "RLIMIT_AS", l->as_bytes, l->as_bytes, err);
+        if (r >= 0 && l->data_bytes)
+                r = set_limit(RLIMIT_DATA, "RLIMIT_DATA", l->data_bytes, l->data_bytes, err);
         /* CPU: soft limit sends SIGXCPU, the hard one a second later SIGKILL. */
         if (r >= 0 && l->cpu_seconds)
                 r = set_limit(RLIMIT_CPU, "RLIMIT_CPU", l->cpu_seconds, l->cpu_seconds + 1, err);

@@ -397,8 +397,10 @@ int mcp_cmd_serve(int argc, char **argv) {
         char tmpfs_warn[512] = "";
         if (r == 0) /* the tmpfs all sandboxes may hold, against the machine's memory */
                 r = rt_tmpfs_check(&sv->scfg.spec, h.max, tmpfs_warn, sizeof tmpfs_warn, &err);
-        if (r == 0)
-                r = rt_rootfs_resolve(sv->spec_opts.data_dir, sv->scfg.spec.rootfs, &rootfs, &err);
+        if (r == 0) /* without --rootfs, the base the environment was made on */
+                r = rootfs_arg
+                            ? rt_rootfs_resolve(sv->spec_opts.data_dir, rootfs_arg, &rootfs, &err)
+                            : rt_env_rootfs(sv->spec_opts.data_dir, sv->env, &rootfs, &err);
         if (r == 0 && rootfs) {
                 sv->rootfs_path = sv->scfg.spec.rootfs = rootfs;
                 sv->scfg.spec.gate = true;
@@ -426,7 +428,8 @@ int mcp_cmd_serve(int argc, char **argv) {
         struct rtn_error reg = {0}; /* for `rtn ps`; best effort */
         if (rt_registry_add("serve", sv->env, store_data_dir(sv->store), argc, argv, &reg) < 0)
                 log_debug("not in the registry of running sandboxes: %s", reg.msg);
-        sv->rootfs = rootfs_arg ? rootfs_arg : "host";
+        /* env_status's base: as given, else the environment's (its label is "rootfs X") */
+        sv->rootfs = rootfs_arg ? rootfs_arg : rootfs ? sv->base.label + 7 : "host";
         sv->scfg.opts = &sv->spec_opts;
         struct rt_limit_warnings warn;
         rt_spec_opts_limits(&sv->scfg.spec, &sv->spec_opts, &warn);

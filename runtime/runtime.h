@@ -98,7 +98,7 @@ struct rt_spec {
         uint64_t upper_bytes; /* size of the tmpfs upper (and of /tmp) */
         uint32_t pids_max; /* pid_max of the sandbox's pid namespace */
         uint64_t memory_bytes; /* 0: no limit; else the sandbox cgroup's memory.max when
-                                  the controller is ours, else RLIMIT_AS per process (with a
+                                  the controller is ours, else RLIMIT_DATA per process (with a
                                   warning; rt_limits_choose) */
         enum init_isolation isolation;
         struct init_limits limits;
@@ -312,7 +312,7 @@ struct rt_limit_warnings {
         char pids[RT_CGROUP_WHY + 128];
 };
 /* Decides how spec->memory_bytes and spec->pids_max are enforced: the sandbox cgroup's
- * memory.max and pids.max when those controllers can be had, else RLIMIT_AS per process
+ * memory.max and pids.max when those controllers can be had, else RLIMIT_DATA per process
  * (set in spec->limits here) and the pid namespace's pid_max. Each warning says what was
  * lost and why ("" when nothing); pids only when the caller asked for a pid limit. The first
  * call sets up cgroups for the process (removes stale sandbox cgroups, enables controllers). */

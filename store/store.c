@@ -49,6 +49,13 @@ static int mkdir_p(const char *path) {
         return 0;
 }
 
+int store_make_dir(const char *data_dir, struct rtn_error *err) {
+        /* Only when it is missing: one stat, not a mkdir per component. */
+        struct stat st;
+        int r = stat(data_dir, &st) < 0 && errno == ENOENT ? mkdir_p(data_dir) : 0;
+        return r < 0 ? rtn_err(err, r, "create data dir %s", data_dir) : 0;
+}
+
 /* Opens dirfd/name, creating it first only when it is missing: once the data dir exists,
  * which is every open but the first, that is one openat instead of a mkdirat and an openat. */
 static int open_sub(int dirfd, const char *name) {
@@ -139,17 +146,13 @@ static int open_store(const char *data_dir, bool ro, struct store **ret, struct 
                         return r;
                 data_dir = def;
         }
-        /* Create the data dir only when it is missing (one stat, not a mkdir per component). */
-        struct stat st;
         int r = 0;
         if (ro && !store_made(data_dir)) {
                 *ret = NULL; /* no store yet: an empty one, which nothing had to create */
                 return 0;
         }
-        if (!ro)
-                r = stat(data_dir, &st) < 0 && errno == ENOENT ? mkdir_p(data_dir) : 0;
-        if (r < 0)
-                return rtn_err(err, r, "create data dir %s", data_dir);
+        if (!ro && (r = store_make_dir(data_dir, err)) < 0)
+                return r;
         struct store *s = calloc(1, sizeof *s);
         if (!s)
                 return rtn_err(err, ENOMEM, "open store");

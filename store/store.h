@@ -93,6 +93,10 @@ struct store_verify_stats {
 /* $RTN_DATA_DIR, else $XDG_DATA_HOME/rtn, else $HOME/.local/share/rtn. */
 int store_default_dir(char *buf, size_t len, struct rtn_error *err);
 
+/* Makes data_dir, and every directory missing above it (a fresh account has no ~/.local),
+ * mode 0700, when it is missing; every verb that writes under the data dir calls it (through
+ * store_open, or directly as rt_rootfs_make does). */
+int store_make_dir(const char *data_dir, struct rtn_error *err);
 /* Creates the data dir and its subdirectories as needed (mode 0700), takes the writer lock
  * long enough to remove half-written state left by a killed writer, and returns a handle.
  * data_dir NULL means store_default_dir(). */

@@ -199,11 +199,11 @@ static void json_limits(struct rtn_json_buf *b, const struct serve *sv) {
                 rtn_json_int(b, (int64_t)sp->memory_bytes);
         else
                 rtn_json_null(b);
-        /* rt_limits_choose moved it to RLIMIT_AS when no cgroup memory.max can be had. */
+        /* rt_limits_choose moved it to RLIMIT_DATA when no cgroup memory.max can be had. */
         rtn_json_kv_str(b, "memory_enforced_by",
-                        !sp->memory_bytes     ? "none"
-                        : sp->limits.as_bytes ? "rlimit_as_per_process"
-                                              : "cgroup_memory_max");
+                        !sp->memory_bytes       ? "none"
+                        : sp->limits.data_bytes ? "rlimit_data_per_process"
+                                                : "cgroup_memory_max");
         rtn_json_kv_int(b, "pids_max", sp->pids_max);
         rtn_json_key(b, "setenv");
         rtn_json_arr_begin(b);

@@ -158,6 +158,40 @@ int rt_env_stack(struct store *s, const char *env, const char *rootfs, bool keep
         return r < 0 ? r : store_stack_get(s, env, ret, err);
 }
 
+int rt_env_rootfs(const char *data_dir, const char *env, char **ret_path, struct rtn_error *err) {
+        struct store *s = NULL;
+        struct store_base b, now;
+        struct rtn_error none = {0};
+        int r = store_env_valid(env) < 0 ? 0 : store_open_ro(data_dir, &s, err);
+        if (r < 0)
+                return r;
+        r = s ? store_base_get(s, env, &b, &none) : -ENOENT;
+        if (s)
+                store_close(s);
+        if (r < 0 || !strcmp(b.id, "host")) { /* a bad record is the base check's to report */
+                *ret_path = NULL;
+                return 0;
+        }
+        const char *what = strncmp(b.label, "rootfs ", 7) ? "" : b.label + 7;
+        _cleanup_free_ char *path = NULL;
+        struct rtn_error why = {0};
+        if (!*what || rt_rootfs_resolve(data_dir, what, &path, &why) < 0)
+                return rtn_errx(err, ENOENT,
+                                "environment '%s' was made on %s [%s], which cannot be had now "
+                                "(%s): give --rootfs, or use another environment (--env)",
+                                env, b.label, b.id, why.msg[0] ? why.msg : "no name in the record");
+        if ((r = rt_rootfs_identity(path, &now, err)) < 0)
+                return r;
+        if (strcmp(now.id, b.id) != 0)
+                return rtn_errx(err, EMEDIUMTYPE,
+                                "environment '%s' was made on %s [%s], which is %s [%s] now: "
+                                "give --rootfs, or use another environment (--env)",
+                                env, b.label, b.id, now.label, now.id);
+        *ret_path = path;
+        path = NULL;
+        return 0;
+}
+
 /* First differing line of two stamps, for the message. */
 static void first_diff(const char *a, const char *b, char *out, size_t len) {
         while (*a && *b) {

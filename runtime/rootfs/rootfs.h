@@ -41,6 +41,13 @@ int rt_rootfs_identity(const char *rootfs, struct store_base *ret, struct rtn_er
 int rt_env_stack(struct store *s, const char *env, const char *rootfs, bool keep,
                  struct store_base *ret_base, struct store_stack *ret, struct rtn_error *err);
 
+/* The resolved --rootfs of a run that names none (docs/store.md, "Bases"): the base
+ * environment env of the store in data_dir was made on, found by its label's NAME (in
+ * data_dir) or DIR and checked to be that base still. *ret_path NULL: the host (also for an
+ * environment with no record yet, or no store). A base that is gone or changed is an error
+ * naming it. */
+int rt_env_rootfs(const char *data_dir, const char *env, char **ret_path, struct rtn_error *err);
+
 /* <data_dir>/rootfs, where the rootfses are (data_dir NULL: the default data dir). */
 int rt_rootfs_base(const char *data_dir, char **ret, struct rtn_error *err);
 /* Makes <data>/rootfs/NAME, bootstrapped from suite/variant/mirror or imported from file,

@@ -31,6 +31,7 @@
 #include "runtime/rootfs/internal.h"
 #include "runtime/runtime.h"
 #include "runtime/session/session.h"
+#include "store/store.h"
 
 #define VFS_CAP_REVISION_2 0x02000000
 #define VFS_CAP_REVISION_3 0x03000000
@@ -350,8 +351,10 @@ int rt_rootfs_make(const struct rt_rootfs_make *a, struct rtn_error *err) {
                 return rtn_errx(err, EEXIST, "rootfs %s already exists (%s)", a->name, final);
         char *slash = strrchr(base, '/');
         *slash = '\0';
-        (void)mkdir(base, 0700); /* the data dir */
+        r = store_make_dir(base, err);
         *slash = '/';
+        if (r < 0)
+                return r;
         if (mkdir(base, 0700) < 0 && errno != EEXIST)
                 return rtn_err(err, errno, "create %s", base);
         remove_tmp(base, tmpname, &m);

@@ -449,11 +449,13 @@ void rt_limits_choose(struct rt_spec *spec, bool pids_asked, struct rt_limit_war
                         why_mem = why_pids = cg.why;
         }
         if (spec->memory_bytes && !mem) {
-                /* RLIMIT_AS bounds each process's address space, not the sandbox's memory:
-                 * weaker (N processes may use N times it) and stricter (reservations count). */
-                spec->limits.as_bytes = spec->memory_bytes;
+                /* RLIMIT_DATA bounds each process's private writable memory, not the sandbox's:
+                 * weaker (N processes may use N times it; shared mappings and tmpfs are not
+                 * counted). Not RLIMIT_AS: it counts reservations never touched, and V8 died
+                 * at start under it (docs/policy.md, "Resource limits"). */
+                spec->limits.data_bytes = spec->memory_bytes;
                 snprintf(w->memory, sizeof w->memory,
-                         "memory limit is RLIMIT_AS per process, not a cgroup memory.max for the "
+                         "memory limit is RLIMIT_DATA per process, not a cgroup memory.max for the "
                          "sandbox: %s",
                          why_mem);
         }

@@ -14,7 +14,7 @@
  * sandbox says so (RT_PIDS_NPROC_KEPT, rt_setup_warning), rather than fail every start.
  * Memory: oom_score_adj 1000 makes the sandbox the OOM killer's first choice; a hard cap is
  * the sandbox cgroup's memory.max where cgroup v2 has the memory controller for us
- * (runtime/sandbox/cgroup.c), else RLIMIT_AS per process. */
+ * (runtime/sandbox/cgroup.c), else RLIMIT_DATA per process. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>

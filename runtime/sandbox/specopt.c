@@ -19,11 +19,12 @@ const struct rt_opt rt_spec_opt_rows[] = {
         {"rootfs",
          required_argument,
          RT_OPT_ROOTFS,
-         {"  --rootfs host|NAME|DIR  base filesystem: host (default, a read-only view of /usr /etc "
-          "/opt\n"
-          "                        ...), a rootfs NAME (rtn rootfs list) or a directory\n",
+         {"  --rootfs host|NAME|DIR  base filesystem: host (a read-only view of /usr /etc /opt\n"
+          "                        ...), a rootfs NAME (rtn rootfs list) or a directory;\n"
+          "                        default: the one the environment was made on, else host\n",
 
-          "  --rootfs host|NAME|DIR  base filesystem (default host; NAME: rtn rootfs list)\n"}},
+          "  --rootfs host|NAME|DIR  base filesystem (default: the environment's, else host;\n"
+          "                        NAME: rtn rootfs list)\n"}},
         {"workspace",
          required_argument,
          RT_OPT_WORKSPACE,
@@ -106,7 +107,7 @@ const struct rt_opt rt_spec_opt_rows[] = {
          required_argument,
          RT_OPT_MEMORY_MAX,
          {"  --memory-max BYTES    memory limit of the sandbox (cgroup v2 memory.max when\n"
-          "                        available, else RLIMIT_AS per process, with a warning)\n",
+          "                        available, else RLIMIT_DATA per process, with a warning)\n",
           NULL}},
         {"allow-ptrace",
          no_argument,

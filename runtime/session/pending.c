@@ -6,12 +6,14 @@
  * the session-dir shape of store_upper_claim): two runs would each lay their changes over
  * the same tree, and a commit or reset must not move or empty it under a running --keep
  * command. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include "common/cleanup.h"
@@ -87,6 +89,49 @@ int rt_pending_open(struct store *s, const char *env, char *dir, size_t len, int
 bool rt_pending_exists(struct store *s, const char *env) {
         char p[4096];
         return rt_pending_path(s, env, "upper", p, sizeof p) == 0 && access(p, F_OK) == 0;
+}
+
+/* Whether the tree at dir/name holds a change: anything but a directory, or an opaque one
+ * (overlayfs's xattr). A directory it cannot read, or one deeper than it looks, counts as
+ * one: the answer errs towards "pending". */
+static bool holds_change(int dir, const char *name, unsigned depth) {
+        char v[8];
+        _cleanup_close_ int fd =
+                openat(dir, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+        if (fd < 0)
+                return errno != ENOENT;
+        if (depth > 32 || fgetxattr(fd, "user.overlay.opaque", v, sizeof v) >= 0 ||
+            fgetxattr(fd, "trusted.overlay.opaque", v, sizeof v) >= 0)
+                return true;
+        int dup = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+        DIR *d = dup < 0 ? NULL : fdopendir(dup);
+        if (!d) {
+                if (dup >= 0)
+                        close(dup);
+                return true;
+        }
+        bool found = false;
+        struct dirent *e;
+        while (!found && (e = readdir(d))) {
+                if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+                        continue;
+                struct stat st;
+                found = fstatat(fd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+                        !S_ISDIR(st.st_mode) || holds_change(fd, e->d_name, depth + 1);
+        }
+        closedir(d);
+        return found;
+}
+
+bool rt_pending_any(struct store *s, const char *env) {
+        char p[4096];
+        if (rt_pending_path(s, env, NULL, p, sizeof p) < 0)
+                return false;
+        _cleanup_close_ int d = open(p, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (d < 0)
+                return false;
+        _cleanup_close_ int ws = openat(d, "ws", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        return holds_change(d, "upper", 0) || (ws >= 0 && holds_change(ws, "upper", 0));
 }
 
 static int reset_held(struct store *s, const char *env, const struct rt_idmap *m,

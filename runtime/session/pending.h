@@ -15,6 +15,9 @@ int rt_pending_path(struct store *s, const char *env, const char *sub, char *buf
 int rt_pending_open(struct store *s, const char *env, char *dir, size_t len, int *ret_lock,
                     struct rtn_error *err);
 bool rt_pending_exists(struct store *s, const char *env);
+/* Whether anything is pending: a change in the pending upper or in the overlay workspace's
+ * (rtn apply empties the latter), not the empty directories a run leaves (rtn env list). */
+bool rt_pending_any(struct store *s, const char *env);
 /* Drops the pending changes (m: the mapping that wrote them, or NULL); -EBUSY while a
  * running rtn exec --keep holds them. */
 int rt_pending_reset(struct store *s, const char *env, const struct rt_idmap *m,

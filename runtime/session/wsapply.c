@@ -44,6 +44,8 @@ struct apply {
         void *ud;
         const char *const *allow; /* paths the user named: their protection is lifted */
         size_t nallow;
+        const char *const *force; /* paths the user named: their conflicts are written */
+        size_t nforce;
         char why[512]; /* a reason formatted for refuse */
         struct rt_pathlist git; /* what git's configuration names, once applied (wsgit.h) */
         int host_root, upper_root; /* the top directories, for resolving links */
@@ -51,14 +53,25 @@ struct apply {
         bool in_git_dir; /* the directory being applied is a git dir, or will be */
 };
 
-/* Whether the user named path, or a directory above it, to be written although protected. */
-static bool allowed(const struct apply *a, const char *path) {
-        for (size_t i = 0; i < a->nallow; i++) {
-                size_t n = strlen(a->allow[i]);
-                if (!strncmp(path, a->allow[i], n) && (path[n] == '\0' || path[n] == '/'))
+/* Whether path is one of the n paths of list, or below one. */
+static bool named(const char *const *list, size_t n, const char *path) {
+        for (size_t i = 0; i < n; i++) {
+                size_t l = strlen(list[i]);
+                if (!strncmp(path, list[i], l) && (path[l] == '\0' || path[l] == '/'))
                         return true;
         }
         return false;
+}
+
+/* Whether the user named path, or a directory above it, to be written although protected. */
+static bool allowed(const struct apply *a, const char *path) {
+        return named(a->allow, a->nallow, path);
+}
+
+/* Whether the user named path, or a directory above it, to be written over a conflict (a
+ * host change since the sandbox started) that rtn apply showed. Protection still holds. */
+static bool forced(const struct apply *a, const char *path) {
+        return named(a->force, a->nforce, path);
 }
 
 /* The registry's entry that protects path (runtime/sandbox/hostrun.h), unless allowed. */
@@ -192,7 +205,7 @@ static const char *subtree_refusal(struct apply *a, int hdir, const char *name, 
                         why = "its host directory cannot be read";
                 else if (S_ISDIR(sb.st_mode))
                         why = subtree_refusal(a, d, v[i], depth + 1);
-                else if (ws_host_changed(a->st, a->p.buf, &sb))
+                else if (ws_host_changed(a->st, a->p.buf, &sb) && !forced(a, a->p.buf))
                         why = "conflict: a file below it changed on the host since the sandbox "
                               "started";
                 if (prev >= 0)
@@ -206,10 +219,12 @@ static const char *subtree_refusal(struct apply *a, int hdir, const char *name, 
 static const char *host_refusal(struct apply *a, int hdir, const char *name, const struct stat *hst,
                                 bool origin) {
         if (!hst)
-                return origin ? "conflict: deleted on the host since the sandbox started" : NULL;
+                return origin && !forced(a, a->p.buf)
+                               ? "conflict: deleted on the host since the sandbox started"
+                               : NULL;
         if (S_ISDIR(hst->st_mode))
                 return subtree_refusal(a, hdir, name, 0);
-        if (ws_host_changed(a->st, a->p.buf, hst))
+        if (ws_host_changed(a->st, a->p.buf, hst) && !forced(a, a->p.buf))
                 return "conflict: changed on the host since the sandbox started";
         return NULL;
 }
@@ -783,11 +798,12 @@ static int apply_dir(struct apply *a, int udir, int hdir, bool opaque, unsigned 
 
 int rt_ws_apply(const char *dir, const char *root, bool dry_run, rt_ws_apply_fn fn, void *ud,
                 struct rtn_error *err) {
-        return rt_ws_apply_allow(dir, root, dry_run, NULL, 0, fn, ud, err);
+        return rt_ws_apply_allow(dir, root, dry_run, &(struct rt_ws_apply_named){0}, fn, ud, err);
 }
 
-int rt_ws_apply_allow(const char *dir, const char *root, bool dry_run, const char *const *allow,
-                      size_t nallow, rt_ws_apply_fn fn, void *ud, struct rtn_error *err) {
+int rt_ws_apply_allow(const char *dir, const char *root, bool dry_run,
+                      const struct rt_ws_apply_named *names, rt_ws_apply_fn fn, void *ud,
+                      struct rtn_error *err) {
         struct rt_ws_state st = {0};
         int host, upper;
         int r = ws_open(dir, root, &st, &host, &upper, err);
@@ -808,8 +824,10 @@ int rt_ws_apply_allow(const char *dir, const char *root, bool dry_run, const cha
         a->gid = top.st_gid;
         a->fn = fn;
         a->ud = ud;
-        a->allow = allow;
-        a->nallow = nallow;
+        a->allow = names->allow;
+        a->nallow = names->nallow;
+        a->force = names->force;
+        a->nforce = names->nforce;
         if ((r = ws_git_paths(dir, st.host, upper, &a->git, err)) < 0) {
                 rtn_err_wrap(err, "apply the workspace's changes");
                 goto out;

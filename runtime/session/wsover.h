@@ -79,12 +79,19 @@ typedef int (*rt_ws_apply_fn)(enum rt_ws_change what, const char *path, const ch
                               void *ud);
 int rt_ws_apply(const char *dir, const char *root, bool dry_run, rt_ws_apply_fn fn, void *ud,
                 struct rtn_error *err);
-/* rt_ws_apply, with the registry's protection lifted from the nallow paths of allow (relative
- * to the workspace, no leading or trailing '/') and what lies below them; every other check
- * holds. Only the user on the command line names them (rtn apply --allow-protected): never an
- * argument the agent controls, which would let it approve its own hooks. */
-int rt_ws_apply_allow(const char *dir, const char *root, bool dry_run, const char *const *allow,
-                      size_t nallow, rt_ws_apply_fn fn, void *ud, struct rtn_error *err);
+/* Paths the user named on the command line (relative to the workspace, no leading or trailing
+ * '/'), each with what lies below it: allow, the registry's protection lifted (rtn apply
+ * --allow-protected); force, a conflict written over (--force: a host change since the
+ * sandbox started, which rtn apply showed). Never an argument the agent controls, which would
+ * let it approve its own hooks or overwrite the user's work. */
+struct rt_ws_apply_named {
+        const char *const *allow, *const *force;
+        size_t nallow, nforce;
+};
+/* rt_ws_apply with names' exceptions; every other check holds. */
+int rt_ws_apply_allow(const char *dir, const char *root, bool dry_run,
+                      const struct rt_ws_apply_named *names, rt_ws_apply_fn fn, void *ud,
+                      struct rtn_error *err);
 
 /* One side of a pending change rt_ws_show gives: a regular file open for reading (fd >= 0,
  * closed after the callback), or text saying what is there instead (a symlink's target). */

@@ -37,6 +37,27 @@ lists_environments() {
                 t_fail "not sorted or not all: $(cat "$T_OUT_FILE")"
 }
 
+# PENDING says yes only while something is pending: after rtn apply wrote every change of an
+# overlay workspace, and there is nothing else, it says no.
+pending_only_while_pending() {
+        setup
+        mkdir ws
+        t_exec --env w --keep --workspace "$T_TMP/ws" --workspace-mode overlay -- sh -c 'echo a > /workspace/a'
+        t_exit_is 0
+        t_exit_is 0 "$RTN" env list
+        grep -Eq '^w +.* yes$' "$T_OUT_FILE" || t_fail "before apply: $(cat "$T_OUT_FILE")"
+        t_exit_is 0 "$RTN" apply --env w
+        [ "$(cat ws/a)" = a ] || t_fail "not applied"
+        t_exit_is 0 "$RTN" env list
+        grep -Eq '^w +.* no$' "$T_OUT_FILE" || t_fail "after apply: $(cat "$T_OUT_FILE")"
+        # a change outside /workspace stays pending after apply
+        t_exec --env w --keep --workspace "$T_TMP/ws" --workspace-mode overlay -- sh -c 'echo b > /workspace/b; echo h > $HOME/h'
+        t_exit_is 0
+        t_exit_is 0 "$RTN" apply --env w
+        t_exit_is 0 "$RTN" env list
+        grep -Eq '^w +.* yes$' "$T_OUT_FILE" || t_fail "home change: $(cat "$T_OUT_FILE")"
+}
+
 removes_environments() {
         setup
         commit_to default one
@@ -123,6 +144,7 @@ usage() {
 }
 
 t_run lists_environments lists_environments
+t_run pending_only_while_pending pending_only_while_pending
 t_run removes_environments removes_environments
 t_run refusals_lose_nothing refusals_lose_nothing
 t_run usage usage

@@ -44,6 +44,24 @@ install_then_uninstall() {
 }
 t_run install_then_uninstall install_then_uninstall
 
+# bash loads the installed completion by itself through the bash-completion package's loader
+# (which looks in share/bash-completion/completions of XDG_DATA_DIRS), and that package is
+# among the ones the set-up installs (tools/deps.txt).
+installed_completion_loads() {
+        grep -qx bash-completion "$T_ROOT/tools/deps.txt" ||
+                t_fail "tools/deps.txt lacks bash-completion, which loads the installed completion"
+        local loader=/usr/share/bash-completion/bash_completion
+        [ -f "$loader" ] || t_skip "the bash-completion package is not installed ($loader)"
+        tree_make install DESTDIR="$T_TMP/dest" PREFIX=/usr/local
+        t_exit_is 0
+        # shellcheck disable=SC2016
+        t_cmd env XDG_DATA_DIRS="$T_TMP/dest/usr/local/share" bash --norc -c \
+                '. "$1" && __load_completion rtn && complete -p rtn' loads "$loader"
+        t_exit_is 0
+        t_stdout_has "_rtn"
+}
+t_run installed_completion_loads installed_completion_loads
+
 installed_rtn_runs_alone() {
         tree_make install DESTDIR="$T_TMP/dest" PREFIX=/opt/rtn
         t_exit_is 0

@@ -66,6 +66,24 @@ every_rtn_variable_is_under_environment() {
 }
 t_run every_rtn_variable_is_under_environment every_rtn_variable_is_under_environment
 
+# SYNOPSIS names every verb and every sub-verb its usage lines name (rootfs rm, env list).
+synopsis_names_every_verb() {
+        local syn v sub missing=''
+        syn=$(man_text | awk '/^\.SH / { on = ($0 ~ /^\.SH SYNOPSIS/); next } on' |
+                sed -E 's/^\.[A-Z]+ //; s/"//g' | tr '|\n' '  ')
+        [ -n "$syn" ] || t_fail "no SYNOPSIS section"
+        for v in $(cli_verbs); do
+                cli_has_word "$syn" "$v" || missing+=" $v"
+                for sub in $("$RTN" "$v" --help 2>/dev/null |
+                        sed -nE "s/^(usage:| +)[[:space:]]*rtn $v ([a-z][a-z0-9|-]*)([[:space:]].*)?\$/\2/p" |
+                        tr '|' '\n' | sort -u); do
+                        cli_has_word "$syn" "$sub" || missing+=" $v:$sub"
+                done
+        done
+        [ -z "$missing" ] || t_fail "not in rtn.1's SYNOPSIS:$missing"
+}
+t_run synopsis_names_every_verb synopsis_names_every_verb
+
 page_version_is_the_binary_s() {
         local th
         th=$(grep '^\.TH ' "$MAN")

@@ -2,7 +2,8 @@
 # `rtn rootfs rm` (cli/rootfs.c, rt_rootfs_remove): removes a rootfs whole (for a user with a
 # subordinate range, a tree owned by ids of that range too); refused, losing nothing, while
 # environments were made on it or a running sandbox was started on it, unless --force; a
-# missing or invalid name is an error.
+# missing or invalid name is an error. On a fresh account (an empty HOME, no RTN_DATA_DIR) the
+# first verb makes the data dir, and every directory missing above it, 0700.
 . "$(dirname "$0")/../lib.sh"
 t_need_rtn
 
@@ -53,6 +54,9 @@ refused_while_used() {
         t_stderr_has "rtn rootfs rm: rootfs tiny: environment 'on-tiny' was made on it (rtn env rm it first, or use --force)"
         t_exec --rootfs tiny --env on-tiny -- sh -c 'cat $HOME/x'
         t_exit_is 0
+        # without --rootfs, the environment's base: found again by its NAME
+        t_exec --env on-tiny -- sh -c 'cat $HOME/x'
+        t_exit_is 0
         # a running sandbox started on it
         t_exit_is 0 "$RTN" env rm on-tiny
         "$RTN" exec --rootfs tiny -- sleep 65.5 >/dev/null 2>&1 &
@@ -71,6 +75,10 @@ refused_while_used() {
         t_exec --rootfs tiny --env on-tiny -- true
         t_exit_is 125
         t_stderr_has "no rootfs named 'tiny'"
+        t_exec --env on-tiny -- true
+        t_exit_is 125
+        t_stderr_has "environment 'on-tiny' was made on rootfs tiny [rootfs:"
+        t_stderr_has "which cannot be had now (no rootfs named 'tiny'"
 }
 
 errors() {
@@ -94,6 +102,39 @@ errors() {
         t_stdout_is ""
 }
 
+# A fresh account: HOME holds nothing, not even ~/.local. import (as bootstrap, which shares
+# rt_rootfs_make) makes ~/.local/share/rtn 0700 and the rootfs works; so does a first exec.
+fresh_account() {
+        make_tar
+        local h=$T_TMP/home
+        mkdir -m 700 "$h"
+        (
+                unset RTN_DATA_DIR XDG_DATA_HOME
+                export HOME=$h XDG_RUNTIME_DIR=$T_TMP/run
+                mkdir -m 700 "$XDG_RUNTIME_DIR"
+                t_exit_is 0 "$RTN" rootfs import "$T_TMP/tiny.tar" tiny
+                t_exit_is 0 "$RTN" rootfs list
+                t_stdout_has tiny
+                t_exec --rootfs tiny -- true
+                t_exit_is 0
+        ) || exit
+        local d m
+        for d in .local .local/share .local/share/rtn; do
+                m=$(stat -c %a "$h/$d") || t_fail "$d not made"
+                [ "$m" = 700 ] || t_fail "$d is $m, not 700"
+        done
+        # a first commit, with no rootfs, on another fresh account
+        mkdir -m 700 "$T_TMP/home2"
+        (
+                unset RTN_DATA_DIR XDG_DATA_HOME
+                export HOME=$T_TMP/home2 XDG_RUNTIME_DIR=$T_TMP/run
+                t_exec --env e --commit -m first -- true
+                t_exit_is 0
+        ) || exit
+        [ "$(stat -c %a "$T_TMP/home2/.local/share/rtn")" = 700 ] || t_fail "a commit made no 0700 data dir"
+}
+
+t_run fresh_account fresh_account
 t_run removes_a_rootfs removes_a_rootfs
 t_run refused_while_used refused_while_used
 t_run errors errors

@@ -291,7 +291,7 @@ missing_controller_warns() {
                 fi
         done
         grep -qw memory <<<"$CG_CONTROLLERS" ||
-                t_stderr_has "memory limit is RLIMIT_AS per process, not a cgroup memory.max for the sandbox: "
+                t_stderr_has "memory limit is RLIMIT_DATA per process, not a cgroup memory.max for the sandbox: "
         grep -qw pids <<<"$CG_CONTROLLERS" ||
                 t_stderr_has "process limit is the pid namespace's pid_max, not a cgroup pids.max: "
 }
@@ -397,7 +397,7 @@ subtree_at_mount_point() {
 }
 
 # An unprivileged caller whose cgroup is not delegated: the sandbox stays in rtn's cgroup
-# and --memory-max is RLIMIT_AS, with the reason.
+# and --memory-max is RLIMIT_DATA, with the reason.
 unwritable_cgroup_warns() {
         cg_need_mount
         if [ -w "$CG_DIR" ] && [ -w "$CG_DIR/cgroup.procs" ]; then
@@ -409,7 +409,7 @@ unwritable_cgroup_warns() {
         [ "$(cg_of "$pid")" = "$CG_SELF" ] || t_fail "sleep is in '$(cg_of "$pid")', not rtn's $CG_SELF"
         kill "$pid"
         wait "$rtn"
-        grep -qF "memory limit is RLIMIT_AS per process, not a cgroup memory.max for the sandbox: cgroup $CG_SELF ($CG_DIR) is not writable by uid $(id -u): not delegated to us" "$T_TMP/err" ||
+        grep -qF "memory limit is RLIMIT_DATA per process, not a cgroup memory.max for the sandbox: cgroup $CG_SELF ($CG_DIR) is not writable by uid $(id -u): not delegated to us" "$T_TMP/err" ||
                 t_fail "stderr: $(cat "$T_TMP/err")"
 }
 

@@ -48,7 +48,7 @@ child = usable["memory"] or usable["pids"]
 assert d["mount"] == mount and d["cgroup"] == self, d
 assert d["writable"] is writable and d["sandbox_cgroup"] is child, d
 assert d["controllers"] == " ".join(ctrls), d
-assert d["memory_limit"] == ("memory.max" if usable["memory"] else "RLIMIT_AS"), d
+assert d["memory_limit"] == ("memory.max" if usable["memory"] else "RLIMIT_DATA"), d
 assert d["pids_limit"] == ("pids.max" if usable["pids"] else "pid_max"), d
 if not mount:
     assert "no cgroup v2" in d["reason"], d

@@ -42,8 +42,8 @@ def options():
     eq((lim["upper_size"], lim["tmp_size"], lim["memory_max"], lim["pids_max"]),
        (24 << 20, 24 << 20, 300 << 20, 777), "env_status limits")
     eq(lim["setenv"], ["FOO", "LANG"], "setenv names")
-    if lim["memory_enforced_by"] == "rlimit_as_per_process":
-        eq(out(s, "ulimit -v"), str(300 * 1024), "RLIMIT_AS fallback")
+    if lim["memory_enforced_by"] == "rlimit_data_per_process":
+        eq(out(s, "ulimit -d"), str(300 * 1024), "RLIMIT_DATA fallback")
     else:
         eq(lim["memory_enforced_by"], "cgroup_memory_max", "memory enforcement")
     eq((st["isolation"]["mode"], st["isolation"]["degraded"]), ("full", False), "isolation")

@@ -72,4 +72,16 @@ def reflog_rollback():
         s.close()
 
 
-{"two_servers": two_servers, "reflog_rollback": reflog_rollback}[sys.argv[2]]()
+def base_of_the_env():
+    """rtn serve without --rootfs on an environment made on ./tree: runs there, says so."""
+    s = serve()
+    try:
+        eq(s.call("env_status")["base"], os.path.join(TMP, "tree"), "env_status base")
+        eq(s.sh("cat /workspace/f; test -e /bin/dash || echo not-the-host")["stdout"],
+           "on-tree\nagain\nnot-the-host\n", "on the tree")
+    finally:
+        s.close()
+
+
+{"two_servers": two_servers, "reflog_rollback": reflog_rollback,
+ "base_of_the_env": base_of_the_env}[sys.argv[2]]()

@@ -112,12 +112,13 @@ make_tree() {
         echo "root:x:0:0:root:/root:/bin/sh" >tree/etc/passwd
 }
 
-# The case: layers committed on a rootfs, then a run on the host base.
+# Layers committed on a rootfs: a run without --rootfs runs on it, a run on the host base
+# (--rootfs host) is refused.
 base_is_recorded_and_another_refused() {
         make_tree
         t_exec --rootfs ./tree --commit -- sh -c 'echo on-tree > /workspace/f'
         t_exit_is 0
-        t_exec -- cat /workspace/f
+        t_exec --rootfs host -- cat /workspace/f
         t_exit_is 125
         t_stderr_has "environment 'default' was made on rootfs $T_TMP/tree [rootfs:"
         t_stderr_has "this run's base is the host [host]"
@@ -135,6 +136,39 @@ base_is_recorded_and_another_refused() {
         t_stderr_has "was made on the host"
 }
 
+# An environment remembers its base: a run without --rootfs (exec, serve) is on it, whether
+# it was given as a directory or as a NAME; a base that changed or is gone is named.
+base_is_the_default() {
+        export RTN_DATA_DIR=$T_TMP/data # store_live.py's
+        make_tree
+        t_exec --rootfs ./tree --commit -- sh -c 'echo on-tree > /workspace/f'
+        t_exit_is 0
+        t_exec -- sh -c 'cat /workspace/f; test -e /bin/dash || echo not-the-host'
+        t_exit_is 0
+        t_stdout_is $'on-tree\nnot-the-host'
+        t_exec --commit -- sh -c 'echo again >> /workspace/f'
+        t_exit_is 0
+        t_exec --env default -- cat /workspace/f
+        t_stdout_is $'on-tree\nagain'
+        # serve starts on it too and says so
+        scenario base_of_the_env
+        # the tree changed: another base, named
+        echo x >tree/etc/hostname
+        cp /bin/true tree/bin/true2
+        mkdir -p tree/var/lib/dpkg && echo changed >tree/var/lib/dpkg/status
+        t_exec -- true
+        t_exit_is 125
+        t_stderr_has "environment 'default' was made on rootfs $T_TMP/tree [rootfs:"
+        t_stderr_has "give --rootfs"
+        rm -rf tree
+        t_exec -- true
+        t_exit_is 125
+        t_stderr_has "which cannot be had now"
+        # a new environment is still on the host
+        t_exec --env fresh -- test -e /bin/dash
+        t_exit_is 0
+}
+
 # Environments from before the record (or imported) take the base of their first run; a
 # --keep run records at once, and rtn reset of an env without commits forgets it.
 base_migration_and_keep() {
@@ -145,12 +179,12 @@ base_migration_and_keep() {
         t_exec --rootfs ./tree -- cat /workspace/f
         t_exit_is 0
         t_stdout_is old
-        t_exec -- cat /workspace/f
+        t_exec --rootfs host -- cat /workspace/f
         t_exit_is 125
         t_stderr_has "was made on rootfs"
         t_exec --env k --keep --rootfs ./tree -- sh -c 'echo k > /workspace/k'
         t_exit_is 0
-        t_exec --env k --keep -- true
+        t_exec --env k --keep --rootfs host -- true
         t_exit_is 125
         t_stderr_has "environment 'k' was made on rootfs"
         t_exit_is 0 "$RTN" reset --env k
@@ -190,6 +224,7 @@ t_run reset_during_keep_is_refused reset_during_keep_is_refused
 t_run commit_of_a_running_sessions_upper_is_refused commit_of_a_running_sessions_upper_is_refused
 t_run gc_keeps_the_layers_of_a_running_sandbox gc_keeps_the_layers_of_a_running_sandbox
 t_run base_is_recorded_and_another_refused base_is_recorded_and_another_refused
+t_run base_is_the_default base_is_the_default
 t_run base_migration_and_keep base_migration_and_keep
 t_run rollback_can_be_undone rollback_can_be_undone
 for s in two_servers reflog_rollback; do

@@ -97,6 +97,27 @@ A /workspace/up"
 }
 t_run round_trip round_trip
 
+# rtn diff -p: every pending change with its content, as diff -u shows it (a directory's
+# files once, under it), binary files named as such; changes outside /workspace listed.
+diff_patch() {
+        mkproj
+        ov --keep 'echo more >> /workspace/a; rm /workspace/d/f; mkdir /workspace/nd;
+                echo y > /workspace/nd/y; printf "\0\1" > /workspace/bin; echo h > $HOME/h'
+        t_cmd "$RTN" diff -p
+        t_exit_is 0
+        grep -Eq '^A /.+/h$' "$T_OUT_FILE" || t_fail "\$HOME/h not listed: $(cat "$T_OUT_FILE")"
+        t_stdout_has "+++ b/workspace/a"
+        t_stdout_has "+more"
+        t_stdout_has "-f"
+        t_stdout_has "+++ b/workspace/nd/y"
+        t_stdout_has "Binary files a/workspace/bin and b/workspace/bin differ"
+        [ "$(grep -c '^+++ b/workspace/nd/y' "$T_OUT_FILE")" = 1 ] || t_fail "nd/y twice: $(cat "$T_OUT_FILE")"
+        t_cmd "$RTN" diff --patch
+        t_exit_is 0
+        t_stdout_has "+more"
+}
+t_run diff_patch diff_patch
+
 discarded_without_keep() {
         mkproj
         local before

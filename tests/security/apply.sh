@@ -436,10 +436,28 @@ conflicts() {
         t_stdout_has "refused D /workspace/c: conflict: changed on the host since the sandbox started"
         t_stdout_has "refused D /workspace/e: conflict: a file below it changed on the host"
         t_stdout_has "A /workspace/n"
+        t_stderr_has "4 refused as conflicts"
+        t_stderr_has "rtn apply --force PATH"
         [ "$(cat "$P/a" "$P/c" "$P/e/new")" = "user
 user
 user" ] || t_fail "a user's change was overwritten"
         t_no_file "$P/b"
+        # --force PATH writes a conflict the user saw, that one only: every other stays
+        # refused, and a protected file stays protected however it is forced.
+        t_cmd "$RTN" apply --force /workspace/a
+        t_exit_is 1
+        t_stdout_has "M /workspace/a"
+        t_stdout_has "refused D /workspace/c: conflict"
+        [ "$(cat "$P/a")" = "hello
+agent" ] || t_fail "--force did not write a: $(cat "$P/a")"
+        [ "$(cat "$P/c")" = user ] || t_fail "--force a wrote c"
+        t_cmd "$RTN" apply --force e --force b
+        t_exit_is 1
+        t_no_file "$P/e"
+        [ "$(cat "$P/b")" = "b
+agent" ] || t_fail "--force did not write b"
+        t_exit_is 125 "$RTN" apply --force ../x
+        t_stderr_has "'../x' is not a path in the workspace"
         # rtn apply's own writes are no conflict later: change n again, apply again.
         ov 'echo again >> /workspace/n'
         t_cmd "$RTN" apply

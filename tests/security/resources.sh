@@ -2,7 +2,7 @@
 # Resource exhaustion from inside: a fork bomb meets the pid namespace's pid_max (EAGAIN),
 # the host stays responsive and the sandbox ends with nothing left behind; a memory bomb
 # meets --memory-max (the sandbox cgroup's memory.max where cgroup v2 has the memory
-# controller for us, else RLIMIT_AS per process); filling the disk meets the tmpfs upper's size (ENOSPC) and the host's
+# controller for us, else RLIMIT_DATA per process); filling the disk meets the tmpfs upper's size (ENOSPC) and the host's
 # disk is untouched.
 # test.sh: alone (its bombs fill the per-user process count and memory on purpose: no other suite of its stream runs meanwhile)
 . "$(dirname "$0")/../lib.sh"
@@ -66,7 +66,7 @@ cg_no_memory() {
         fi
 }
 
-# Without the memory controller --memory-max is RLIMIT_AS per process: malloc fails.
+# Without the memory controller --memory-max is RLIMIT_DATA per process: malloc fails.
 memory_bomb() {
         sec_need_bin bomb
         local why
@@ -75,11 +75,37 @@ memory_bomb() {
         sec_exec --memory-max 256M -- /mnt/sec/bomb mem 4096
         t_exit_is 0
         t_stdout_has "malloc failed"
-        t_stderr_has "memory limit is RLIMIT_AS per process"
+        t_stderr_has "memory limit is RLIMIT_DATA per process"
+}
+
+# The fallback is one real runtimes survive: node (a worker thread, npm) and python start
+# and finish under --memory-max 512M. RLIMIT_AS, the fallback before, killed node at start ("Fatal process OOM
+# ... CodeRange", 133) below a few GiB, as V8 reserves address space it never uses; a
+# runtime that hangs instead fails here by the timeout.
+runtimes_survive_memory_max() {
+        local why
+        why=$(cg_no_memory)
+        [ -n "$why" ] || t_skip "the memory controller is available: memory.max applies"
+        command -v node >/dev/null || t_skip "node is not installed"
+        t_cmd timeout 60 "$RTN" exec --memory-max 512M -- node -e '
+                const { Worker } = require("worker_threads");
+                new Worker("require(\"worker_threads\").parentPort.postMessage(6 * 7)", { eval: true })
+                        .on("message", (m) => console.log("worker", m));'
+        t_exit_is 0
+        t_stdout_is "worker 42"
+        if command -v npm >/dev/null; then
+                t_cmd timeout 60 "$RTN" exec --memory-max 512M -- npm --version
+                t_exit_is 0
+        fi
+        if [ -x /usr/bin/python3 ]; then
+                t_cmd timeout 60 "$RTN" exec --memory-max 512M -- /usr/bin/python3 -c 'import json, ssl; print(len(bytearray(64 << 20)))'
+                t_exit_is 0
+                t_stdout_is $((64 << 20))
+        fi
 }
 
 # With it, the sandbox's memory.max (swap.max 0) stops the bomb: the OOM killer ends it
-# inside its cgroup (SIGKILL, 137) long before the 4 GiB it wants, and no RLIMIT_AS warning.
+# inside its cgroup (SIGKILL, 137) long before the 4 GiB it wants, and no RLIMIT_DATA warning.
 memory_bomb_cgroup() {
         sec_need_bin bomb
         local why
@@ -143,6 +169,7 @@ t_run fork_bomb_default_host_responsive fork_bomb_default_host_responsive
 t_run pid_max_is_set pid_max_is_set
 t_run memory_bomb memory_bomb
 t_run memory_bomb_cgroup memory_bomb_cgroup
+t_run runtimes_survive_memory_max runtimes_survive_memory_max
 t_run disk_fill_tmp disk_fill /tmp/fill
 t_run disk_fill_upper disk_fill /var/tmp/fill
 t_run disk_fill_home disk_fill '$HOME/fill'

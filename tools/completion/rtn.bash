@@ -15,8 +15,8 @@ _rtn_verb_options() {
         probe) echo "--json" ;;
         ps) echo "--all --data-dir --help" ;;
         commit) echo "$store -m --message --upper" ;;
-        diff) echo "$store --upper" ;;
-        apply) echo "$store --dry-run --allow-protected" ;;
+        diff) echo "$store --upper -p --patch" ;;
+        apply) echo "$store --dry-run --force --allow-protected" ;;
         gc) echo "$store --reflog-days" ;;
         export) echo "$store -o --output" ;;
         import) echo "$store --max-bytes" ;;

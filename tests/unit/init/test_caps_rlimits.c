@@ -209,13 +209,13 @@ Test(init_limits_default, documented_values) {
         cr_assert_eq(l.fsize_bytes, 1ULL << 30);
         cr_assert_eq(l.core_bytes, 0);
         cr_assert_eq(l.nproc, 0);
-        cr_assert_eq(l.as_bytes, 0);
+        cr_assert_eq(l.data_bytes, 0);
         cr_assert_eq(l.cpu_seconds, 0);
 }
 
 static int check_defaults_applied(int fd, void *arg) {
-        struct rlimit as_before, rl;
-        getrlimit(RLIMIT_AS, &as_before);
+        struct rlimit data_before, rl;
+        getrlimit(RLIMIT_DATA, &data_before);
         struct init_limits l;
         init_limits_default(&l);
         struct rtn_error err = {0};
@@ -229,7 +229,7 @@ static int check_defaults_applied(int fd, void *arg) {
                     "nofile %llu/%llu", (unsigned long long)rl.rlim_cur,
                     (unsigned long long)rl.rlim_max);
         CHILD_CHECK(fd, getrlimit(RLIMIT_FSIZE, &rl) == 0 && rl.rlim_cur == (1ULL << 30), "fsize");
-        CHILD_CHECK(fd, getrlimit(RLIMIT_AS, &rl) == 0 && rl.rlim_max == as_before.rlim_max,
+        CHILD_CHECK(fd, getrlimit(RLIMIT_DATA, &rl) == 0 && rl.rlim_max == data_before.rlim_max,
                     "AS changed although unset");
         /* and a smaller file limit bites: EFBIG past it, once SIGXFSZ is ignored */
         l.fsize_bytes = 4096;
