@@ -14,6 +14,7 @@
 #include "cli/cli.h"
 #include "cli/progress.h"
 #include "common/cleanup.h"
+#include "common/clock.h"
 #include "common/initproto.h"
 #include "common/log.h"
 #include "common/loop.h"
@@ -121,7 +122,7 @@ static int cli_start(struct cli *c, const struct pkg_opts *o, const char *rootfs
         struct rt_cmd_opts ro = {.command = cmd,
                                  .cwd = "/",
                                  .policy = INIT_POLICY_PROVISION,
-                                 .timeout_usec = o->timeout * 1000000,
+                                 .timeout_usec = o->timeout * RTN_USEC_PER_SEC,
                                  .output_fn = cli_output};
         cli_progress_line(&c->prog, "apt-get update and install through the gate");
         return rt_session_run(c->sess, &ro, cli_done, c, &c->cmd, err);

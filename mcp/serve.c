@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "common/cleanup.h"
+#include "common/clock.h"
 #include "common/json.h"
 #include "common/log.h"
 #include "common/term.h"
@@ -274,7 +275,7 @@ static int parse_serve(int argc, char **argv, struct serve_hub *h, struct serve_
                                 return rtn_errx(err, EINVAL, "bad --%s value %s",
                                                 c == 'T' ? "timeout" : "max-output", optarg);
                         if (c == 'T')
-                                sv->scfg.default_timeout_usec = v * 1000000;
+                                sv->scfg.default_timeout_usec = v * RTN_USEC_PER_SEC;
                         else
                                 sv->scfg.max_output = (size_t)v;
                         break;

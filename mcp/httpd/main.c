@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "common/cleanup.h"
+#include "common/clock.h"
 #include "common/log.h"
 #include "common/loop.h"
 #include "common/term.h"
@@ -108,7 +109,7 @@ static int set_front_opt(struct httpd_opts *o, int which, const char *v, struct 
                 break;
         case O_IDLE:
                 if ((r = parse_uint("idle-timeout", v, 86400ULL * 365, &x, err)) == 0)
-                        o->idle_usec = x * 1000000ULL;
+                        o->idle_usec = x * RTN_USEC_PER_SEC;
                 break;
         case O_MAX:
                 if ((r = parse_uint("max-sessions", v, HTTPD_MAX_SESSIONS, &x, err)) == 0)
@@ -131,7 +132,7 @@ static int set_front_opt(struct httpd_opts *o, int which, const char *v, struct 
 }
 
 int httpd_parse_opts(int argc, char **argv, struct httpd_opts *o, struct rtn_error *err) {
-        *o = (struct httpd_opts){.idle_usec = HTTPD_DEFAULT_IDLE_SECS * 1000000ULL,
+        *o = (struct httpd_opts){.idle_usec = HTTPD_DEFAULT_IDLE_SECS * RTN_USEC_PER_SEC,
                                  .max_sessions = HTTPD_DEFAULT_MAX_SESSIONS};
         if (!(o->child_argv = calloc((size_t)argc + 4, sizeof *o->child_argv)))
                 return rtn_err(err, ENOMEM, "options");
@@ -388,7 +389,8 @@ static int setup(struct httpd *h, struct rtn_error *err) {
                 close(fd);
                 return r;
         }
-        if ((r = rtn_loop_add_timer(h->loop, 1000000, 1000000, on_tick, h, &h->tick)) < 0)
+        if ((r = rtn_loop_add_timer(h->loop, RTN_USEC_PER_SEC, RTN_USEC_PER_SEC, on_tick, h,
+                                    &h->tick)) < 0)
                 return rtn_err(err, -r, "timer");
         return 0;
 }

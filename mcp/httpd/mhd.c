@@ -23,6 +23,7 @@
 #include <sys/socket.h>
 #include <time.h>
 
+#include "common/clock.h"
 #include "common/json.h"
 #include "common/log.h"
 #include "common/loop.h"
@@ -268,12 +269,6 @@ static bool auth_ok(struct httpd *h, const char *a) {
 
 /* ---- connections without the token ----------------------------------------------------- */
 
-static uint64_t now_usec(void) {
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (uint64_t)ts.tv_sec * 1000000ULL + (uint64_t)ts.tv_nsec / 1000;
-}
-
 static void unauth_unlink(struct httpd *h, struct httpd_conn *k) {
         if (!k->on_list)
                 return;
@@ -321,7 +316,7 @@ static bool spoke(const struct httpd_conn *k) {
  * longer than the deadline between its connect and its write, which it then makes on a
  * closed connection and loses the request), and the cap in on_connection bounds them. */
 void httpd_mhd_tick(struct httpd *h) {
-        uint64_t now = now_usec();
+        uint64_t now = rtn_now_usec();
         for (struct httpd_conn *k = h->unauth_head, *next; k; k = next) {
                 next = k->next;
                 if (!k->first_usec && spoke(k))
@@ -350,7 +345,7 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **ctx,
                 return;
         }
         k->fd = i->connect_fd;
-        k->first_usec = spoke(k) ? now_usec() : 0;
+        k->first_usec = spoke(k) ? rtn_now_usec() : 0;
         k->on_list = true;
         k->prev = h->unauth_tail;
         if (h->unauth_tail)

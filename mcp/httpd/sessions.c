@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "common/cleanup.h"
+#include "common/clock.h"
 #include "common/term.h"
 #include "common/io.h"
 #include "common/log.h"
@@ -56,12 +57,6 @@ struct httpd_session {
         struct httpd_req *end_waiter; /* the DELETE answered once the child is gone */
         struct rtn_loop_source *kill_timer;
 };
-
-static uint64_t now_usec(void) {
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (uint64_t)ts.tv_sec * 1000000ULL + (uint64_t)ts.tv_nsec / 1000;
-}
 
 const char *httpd_session_id(const struct httpd_session *s) {
         return s->sid;
@@ -191,7 +186,7 @@ static void on_line(void *ud, const char *line, size_t len) {
                 httpd_req_done(p->q, 200, body, len);
                 free(p->id);
                 free(p);
-                s->last_usec = now_usec();
+                s->last_usec = rtn_now_usec();
                 if (s->ephemeral && !s->pend)
                         httpd_session_end(s, NULL);
                 return;
@@ -290,7 +285,7 @@ int httpd_session_send(struct httpd_session *s, const char *msg, size_t len, con
                 p->next = s->pend;
                 s->pend = p;
         }
-        s->last_usec = now_usec();
+        s->last_usec = rtn_now_usec();
         flush_in(s);
         return 0;
 }
@@ -430,14 +425,15 @@ int httpd_session_new(struct httpd *h, bool ephemeral, struct httpd_session **re
                 return rtn_errx(err, EBUSY,
                                 "too many sessions: %u are open (--max-sessions); end one with "
                                 "DELETE, or wait until an idle one is ended after %llu s",
-                                h->nsessions, (unsigned long long)(h->o->idle_usec / 1000000ULL));
+                                h->nsessions,
+                                (unsigned long long)(h->o->idle_usec / RTN_USEC_PER_SEC));
         struct httpd_session *s = calloc(1, sizeof *s);
         if (!s)
                 return rtn_err(err, ENOMEM, "session");
         s->h = h;
         s->pidfd = s->in_fd = s->out_fd = -1;
         s->ephemeral = ephemeral;
-        s->last_usec = now_usec();
+        s->last_usec = rtn_now_usec();
         mcp_framer_init(&s->fr, CHILD_LINE_MAX);
         new_sid(s->sid);
         s->next = h->sessions;
@@ -453,11 +449,12 @@ int httpd_session_new(struct httpd *h, bool ephemeral, struct httpd_session **re
 }
 
 void httpd_sessions_tick(struct httpd *h) {
-        uint64_t now = now_usec();
+        uint64_t now = rtn_now_usec();
         for (struct httpd_session *s = h->sessions; s; s = s->next)
                 if (!s->ending && !s->pend && now - s->last_usec >= h->o->idle_usec) {
                         rtn_term_printf(stderr, "rtn serve: session %.8s… idle for %llu s: ended\n",
-                                        s->sid, (unsigned long long)(h->o->idle_usec / 1000000ULL));
+                                        s->sid,
+                                        (unsigned long long)(h->o->idle_usec / RTN_USEC_PER_SEC));
                         httpd_session_end(s, NULL);
                 }
 }

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "common/cleanup.h"
+#include "common/clock.h"
 #include "common/io.h"
 #include "common/json.h"
 #include "common/loop.h"
@@ -225,7 +226,7 @@ static void run_req(struct req *r) {
         url = strdup(r->url);
         bool post = r->post;
         for (int n = 0; url; n++) {
-                uint64_t used = rt_now_usec() - r->start_usec;
+                uint64_t used = rtn_now_usec() - r->start_usec;
                 if (used >= r->timeout_usec) {
                         snprintf(r->err, sizeof r->err, "timed out");
                         break;
@@ -259,7 +260,7 @@ out:
         if (e)
                 c->cleanup(e);
         c->slist_free_all(hl);
-        r->end_usec = rt_now_usec();
+        r->end_usec = rtn_now_usec();
 }
 
 static void *req_main(void *arg) {
@@ -455,9 +456,9 @@ int rt_http_start(struct rt_http **hp, struct rtn_loop *loop, const struct netns
         q->post = post;
         (void)mcp_args_int(a, "timeout", &t);
         (void)mcp_args_int(a, "max_bytes", &mb);
-        q->timeout_usec = (uint64_t)t * 1000000;
+        q->timeout_usec = (uint64_t)t * RTN_USEC_PER_SEC;
         q->max_bytes = (uint64_t)mb;
-        q->start_usec = rt_now_usec();
+        q->start_usec = rtn_now_usec();
         atomic_init(&q->cancel, false);
         if (mcp_args_str(a, "url", &q->url) < 0 ||
             (post && mcp_args_str(a, "body", &q->body) < 0)) {

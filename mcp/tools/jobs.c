@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "common/cleanup.h"
+#include "common/clock.h"
 #include "common/initproto.h"
 #include "common/json.h"
 #include "common/loop.h"
@@ -43,7 +44,7 @@ static void json_job(struct rtn_json_buf *b, const struct serve_job *j) {
                 rtn_json_int(b, rt_cmd_signal(c));
         else
                 rtn_json_null(b);
-        uint64_t end = c->done ? c->end_usec : rt_now_usec();
+        uint64_t end = c->done ? c->end_usec : rtn_now_usec();
         rtn_json_kv_int(b, "duration_ms", (int64_t)((end - c->start_usec) / 1000));
         rtn_json_kv_int(b, "output_bytes", (int64_t)c->out.total);
         if (c->done && c->blocked.total > 0)
@@ -191,8 +192,8 @@ int serve_job_query(struct serve *sv, struct mcp_call *call, const char *tool,
                         mcp_call_finish_error(call, "too many waits on this job at once");
                         return 0;
                 }
-                if (rtn_loop_add_timer(sv->loop, (uint64_t)t * 1000000, 0, on_wait_timeout, j,
-                                       &j->wait_timers[slot]) < 0)
+                if (rtn_loop_add_timer(sv->loop, (uint64_t)t * RTN_USEC_PER_SEC, 0, on_wait_timeout,
+                                       j, &j->wait_timers[slot]) < 0)
                         return -ENOMEM;
                 j->waiters[slot] = call;
         }

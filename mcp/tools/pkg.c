@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "common/cleanup.h"
+#include "common/clock.h"
 #include "common/json.h"
 #include "common/loop.h"
 #include "common/initproto.h"
@@ -46,7 +47,7 @@ static void on_progress(struct rtn_loop *l, struct rtn_loop_source *t, void *ud)
         struct pkg_ctx *pc = ud;
         char line[200];
         last_line(&pc->cmd->out, line, sizeof line);
-        double secs = (double)(rt_now_usec() - pc->cmd->start_usec) / 1e6;
+        double secs = (double)(rtn_now_usec() - pc->cmd->start_usec) / (double)RTN_USEC_PER_SEC;
         mcp_call_progress(pc->call, secs, 0, line[0] ? line : "installing");
 }
 
@@ -140,7 +141,8 @@ int serve_pkg_install(struct serve *sv, struct mcp_call *call, const char *tool,
                              "try again when it has ended",
                              sv->hub->installing->handle);
         else if ((r = rt_pkg_validate(pc->names, pc->n, &err)) == 0)
-                r = start_install(sv, pc, t > 0 ? (uint64_t)t * 1000000 : PKG_DEFAULT_TIMEOUT_USEC,
+                r = start_install(sv, pc,
+                                  t > 0 ? (uint64_t)t * RTN_USEC_PER_SEC : PKG_DEFAULT_TIMEOUT_USEC,
                                   &err);
         if (r < 0) {
                 mcp_call_finish_error(call, "pkg_install: %s", err.msg);

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "common/cleanup.h"
+#include "common/clock.h"
 #include "common/initproto.h"
 #include "common/json.h"
 #include "common/loop.h"
@@ -161,7 +162,7 @@ static void run_done(struct rt_cmd *c, void *ud) {
 static void on_progress(struct rtn_loop *l, struct rtn_loop_source *t, void *ud) {
         struct run_ctx *rc = ud;
         char msg[64];
-        uint64_t secs = (rt_now_usec() - rc->cmd->start_usec) / 1000000;
+        uint64_t secs = (rtn_now_usec() - rc->cmd->start_usec) / RTN_USEC_PER_SEC;
         snprintf(msg, sizeof msg, "running for %llu s", (unsigned long long)secs);
         mcp_call_progress(rc->call, (double)secs, 0, msg);
 }
@@ -173,7 +174,7 @@ int serve_read_run_args(const struct mcp_args *a, struct rt_cmd_opts *o, char **
         if (mcp_args_str(a, "cwd", cwd) == 0)
                 o->cwd = *cwd;
         if (mcp_args_int(a, "timeout", &t) == 0)
-                o->timeout_usec = (uint64_t)t * 1000000;
+                o->timeout_usec = (uint64_t)t * RTN_USEC_PER_SEC;
         if (mcp_args_map(a, "env", "=", env) == 0)
                 o->env = *env;
         if (mcp_args_str(a, "stdin", in) == 0) {
@@ -254,7 +255,7 @@ int serve_python_exec(struct serve *sv, struct mcp_call *call, const char *tool,
         };
         int64_t t;
         if (mcp_args_int(a, "timeout", &t) == 0)
-                o.timeout_usec = (uint64_t)t * 1000000;
+                o.timeout_usec = (uint64_t)t * RTN_USEC_PER_SEC;
         if (mcp_args_str(a, "stdin", &in) == 0) {
                 o.stdin_data = in;
                 o.stdin_len = strlen(in);

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "common/cleanup.h"
+#include "common/clock.h"
 #include "common/syscall.h"
 #include "runtime/session/wsover.h"
 #include "runtime/session/wsstate.h"
@@ -123,7 +124,7 @@ static int parse_line(char *line, struct rt_ws_state *st, unsigned *seen) {
                 st->ino = b;
                 *seen |= 1;
         } else if (sscanf(line, "since %llu %llu%n", &a, &b, &n) == 2 && !line[n] &&
-                   b < 1000000000) {
+                   b < RTN_NSEC_PER_SEC) {
                 st->since = (struct timespec){.tv_sec = (time_t)a, .tv_nsec = (long)b};
                 *seen |= 2;
         } else if (!strncmp(line, "host /", 6)) {
@@ -133,7 +134,7 @@ static int parse_line(char *line, struct rt_ws_state *st, unsigned *seen) {
                 strcpy(st->host, rest);
                 *seen |= 4;
         } else if (sscanf(line, "rec %llu %llu %llu %n", &a, &b, &c, &n) == 3 && line[n] &&
-                   c < 1000000000) {
+                   c < RTN_NSEC_PER_SEC) {
                 rest = line + n;
                 if (decode(rest) < 0)
                         return -EBADMSG;
