@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/exitcode.h"
 #include "common/log.h"
 #include "common/term.h"
 #include "cli/cli.h"
@@ -56,12 +57,12 @@ int main(int argc, char **argv) {
         if (rtn_log_init("rtn") < 0) {
                 rtn_term_printf(stderr, "rtn: RTN_LOG=%s is not a log level; use one of %s\n",
                                 getenv("RTN_LOG"), RTN_LOG_LEVELS);
-                return 125; /* rtn's own failure, before any verb ran */
+                return RTN_EXIT_FAILURE; /* rtn's own failure, before any verb ran */
         }
         if (argc < 2 || !strcmp(argv[1], "help") || !strcmp(argv[1], "--help") ||
             !strcmp(argv[1], "-h")) {
                 fputs(usage, argc < 2 ? stderr : stdout); /* rtn's own text */
-                return argc < 2 ? RTN_EXIT_USAGE : 0;
+                return argc < 2 ? RTN_EXIT_FAILURE : 0;
         }
         if (!strcmp(argv[1], "version") || !strcmp(argv[1], "--version")) {
                 rtn_term_printf(stdout, "rtn %s\n", RTN_VERSION);
@@ -78,5 +79,5 @@ int main(int argc, char **argv) {
         else
                 rtn_term_printf(stderr, "rtn: unknown command '%s'\n", argv[1]);
         fputs("Try 'rtn --help'.\n", stderr);
-        return RTN_EXIT_USAGE;
+        return RTN_EXIT_FAILURE;
 }

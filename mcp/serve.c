@@ -16,6 +16,7 @@
 
 #include "common/cleanup.h"
 #include "common/clock.h"
+#include "common/exitcode.h"
 #include "common/json.h"
 #include "common/log.h"
 #include "common/term.h"
@@ -509,5 +510,5 @@ out:
         rt_http_free(sv->http);
         if (sv->store)
                 store_close(sv->store);
-        return usage ? RTN_EXIT_USAGE : r < 0 ? 1 : 0;
+        return usage ? RTN_EXIT_FAILURE : r < 0 ? 1 : 0;
 }

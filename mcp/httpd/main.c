@@ -15,6 +15,7 @@
 
 #include "common/cleanup.h"
 #include "common/clock.h"
+#include "common/exitcode.h"
 #include "common/log.h"
 #include "common/loop.h"
 #include "common/term.h"
@@ -433,5 +434,5 @@ out:
         free(h.base);
         free(h.token);
         httpd_opts_free(&o);
-        return usage ? RTN_EXIT_USAGE : r < 0 ? 1 : 0;
+        return usage ? RTN_EXIT_FAILURE : r < 0 ? 1 : 0;
 }

@@ -20,6 +20,7 @@
 
 #include "common/cleanup.h"
 #include "common/clock.h"
+#include "common/exitcode.h"
 #include "common/term.h"
 #include "common/io.h"
 #include "common/log.h"
@@ -338,14 +339,14 @@ static void child_exec(struct httpd *h, char **argv, int in, int out, pid_t pare
         sigprocmask(SIG_SETMASK, &none, NULL); /* the loop blocked signals for its signalfd */
         signal(SIGPIPE, SIG_DFL);
         if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
-                _exit(125);
+                _exit(RTN_EXIT_FAILURE);
         if (dup2(in, 0) < 0 || dup2(out, 1) < 0 ||
             (h->nofile.rlim_max && setrlimit(RLIMIT_NOFILE, &h->nofile) < 0))
-                _exit(125);
+                _exit(RTN_EXIT_FAILURE);
         extern char **environ;
         syscall(__NR_execveat, h->exe_fd, "", argv, environ, AT_EMPTY_PATH);
         rtn_term_printf(stderr, "rtn serve: exec rtn serve: %s\n", strerror(errno));
-        _exit(125);
+        _exit(RTN_EXIT_FAILURE);
 }
 
 static int spawn(struct httpd_session *s, struct rtn_error *err) {
