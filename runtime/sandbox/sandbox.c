@@ -33,8 +33,7 @@
 #include "common/syscall.h"
 #include "netns/netns.h"
 #include "runtime/internal.h"
-#include "runtime/session/wsgit.h"
-#include "runtime/session/wsover.h"
+#include "runtime/sandbox/wsprep.h"
 
 #define RT_GO 'G'
 

@@ -30,7 +30,7 @@
 #include "runtime/sandbox/specopt.h"
 #include "runtime/session/upper.h"
 #include "runtime/session/wsover.h"
-#include "runtime/session/wsstate.h"
+#include "runtime/sandbox/wsstate.h"
 
 #define GRACE_USEC (100ULL * 1000)
 #define MAX_LINGER 64
@@ -61,12 +61,6 @@ struct rt_session {
 };
 
 static void session_lost(struct rt_session *s, bool unexpected);
-
-int rt_rm_rf_at(int at, const char *name) {
-        /* The store's remover: no symlink followed, bounded in open directories however deep
-         * the agent made the tree, overlayfs's mode-0000 work dir made removable. */
-        return store_rm_rf_at(at, name);
-}
 
 /* Drops the upper: the next sandbox makes a fresh, empty one. */
 static void reset_upper(struct rt_session *s) {

@@ -170,9 +170,6 @@ int rt_session_send(struct rt_session *s, const void *msg, size_t len, struct rt
  * strings must outlive the session); it takes effect at the next start. */
 struct rt_spec *rt_session_spec(struct rt_session *s);
 
-/* rm -rf of dirfd/name without following symlinks. */
-int rt_rm_rf_at(int dirfd, const char *name);
-
 /* The sandbox's skeleton dirs (mountpoints, /workspace, HOME) appear in an upper as empty
  * directories the agent did not make. rt_upper_prune removes them (unless opaque) before a
  * commit; rt_upper_is_skeleton tells a diff to skip them. */

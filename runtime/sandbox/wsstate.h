@@ -1,6 +1,7 @@
 /* The record of an overlay workspace's pending changes, DIR/ws/state (runtime/session/wsover.h):
- * shared by runtime/session/wsover.c, which makes and drops it, and runtime/session/wsapply.c,
- * which reads it and records what it wrote. rtn writes it; the sandbox never sees it. */
+ * made by runtime/sandbox/wsprep.c before a sandbox starts, read by runtime/session/wsover.c and
+ * runtime/session/wsapply.c, which records what it wrote. rtn writes it; the sandbox never sees
+ * it. */
 #pragma once
 
 #include <stdbool.h>

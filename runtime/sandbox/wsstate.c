@@ -1,4 +1,4 @@
-/* DIR/ws/state, the record of an overlay workspace's pending changes (runtime/session/wsstate.h).
+/* DIR/ws/state, the record of an overlay workspace's pending changes (runtime/sandbox/wsstate.h).
  * A small text file only rtn writes:
  *     rtn-ws 1
  *     dev DEV ino INO
@@ -20,8 +20,8 @@
 #include "common/cleanup.h"
 #include "common/clock.h"
 #include "common/syscall.h"
-#include "runtime/session/wsover.h"
-#include "runtime/session/wsstate.h"
+#include "runtime/sandbox/wsprep.h"
+#include "runtime/sandbox/wsstate.h"
 
 #define STATE_MAX (64u << 20)
 /* Past this many, the oldest records are dropped: a file whose record is gone is a conflict
