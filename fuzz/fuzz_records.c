@@ -14,7 +14,7 @@
 #include "common/json.h"
 #include "fuzz/fuzz.h"
 #include "fuzz/peer.h"
-#include "mcp/serve.h"
+#include "serve/serve.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         static const char *const shown[] = {"/workspace", "/", "/workspace/dir/", "dir"};

@@ -19,7 +19,7 @@
 #include "common/io.h"
 #include "common/json.h"
 #include "runtime/session/file_client.h"
-#include "mcp/serve.h"
+#include "serve/serve.h"
 
 #define READ_TEXT_MAX (1u << 20)
 #define READ_B64_MAX (4u << 20)

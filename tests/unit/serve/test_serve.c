@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "mcp/internal.h"
-#include "mcp/serve.h"
+#include "serve/serve.h"
 
 Test(serve_tool_find, every_listed_tool_has_a_handler) {
         unsigned all = MCP_TOOLS_HTTP | MCP_TOOLS_WS_OVERLAY;

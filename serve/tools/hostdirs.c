@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "common/json.h"
-#include "mcp/serve.h"
+#include "serve/serve.h"
 
 #define SHOWN_MAX 64 /* protected paths listed per bind; the count says how many there are */
 

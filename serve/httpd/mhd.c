@@ -27,7 +27,7 @@
 #include "common/json.h"
 #include "common/log.h"
 #include "common/loop.h"
-#include "mcp/httpd/httpd.h"
+#include "serve/httpd/httpd.h"
 #include "mcp/internal.h"
 
 struct mhd_fns {

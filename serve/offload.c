@@ -1,7 +1,7 @@
 /* Jobs on threads, results back on the loop (see offload.h). A finished thread writes its
  * job's pointer to a pipe the loop watches (atomic: less than PIPE_BUF), so done always runs
  * on the loop thread, between two events, like every other callback. */
-#include "mcp/offload.h"
+#include "serve/offload.h"
 
 #include <errno.h>
 #include <fcntl.h>

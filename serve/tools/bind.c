@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "common/json.h"
-#include "mcp/serve.h"
+#include "serve/serve.h"
 
 static int keep_str(struct serve *sv, const char *s, const char **ret) {
         char **v = realloc(sv->bind_strs, (sv->nbind_strs + 1) * sizeof *v);

@@ -11,7 +11,7 @@
 #include "common/initproto.h"
 #include "common/json.h"
 #include "common/loop.h"
-#include "mcp/serve.h"
+#include "serve/serve.h"
 
 #define JOB_DEFAULT_TIMEOUT_USEC (24ULL * 3600 * 1000 * 1000)
 #define JOB_LOG_MAX (4u << 20)

@@ -20,7 +20,7 @@
 #include "common/loop.h"
 #include "common/term.h"
 #include "common/usage.h"
-#include "mcp/httpd/httpd.h"
+#include "serve/httpd/httpd.h"
 #include "mcp/internal.h"
 #include "store/store.h"
 

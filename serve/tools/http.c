@@ -1,6 +1,6 @@
 /* http_get / http_post (see http.h). libcurl's headers give the types and constants only;
  * every function is looked up with dlsym, so nothing links against libcurl. */
-#include "mcp/tools/http.h"
+#include "serve/tools/http.h"
 
 #include <curl/curl.h>
 #include <dlfcn.h>

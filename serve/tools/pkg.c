@@ -14,9 +14,9 @@
 #include "common/loop.h"
 #include "common/initproto.h"
 #include "netns/netns.h"
-#include "mcp/tools/http.h"
+#include "serve/tools/http.h"
 #include "runtime/rootfs/pkg.h"
-#include "mcp/serve.h"
+#include "serve/serve.h"
 
 #define PKG_PROGRESS_USEC (3ULL * 1000 * 1000)
 #define PKG_DEFAULT_TIMEOUT_USEC (30ULL * 60 * 1000 * 1000)

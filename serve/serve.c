@@ -27,13 +27,13 @@
 #include "netns/netns.h"
 #include "runtime/session/file_client.h"
 #include "runtime/session/registry.h"
-#include "mcp/tools/http.h"
-#include "mcp/offload.h"
+#include "serve/tools/http.h"
+#include "serve/offload.h"
 #include "runtime/rootfs/pkg.h"
 #include "runtime/rootfs/rootfs.h"
 #include "runtime/session/pending.h"
-#include "mcp/serve.h"
-#include "mcp/httpd/httpd.h"
+#include "serve/serve.h"
+#include "serve/httpd/httpd.h"
 #include "runtime/session/wsover.h"
 
 /* ---- MCP backend ------------------------------------------------------------------------ */

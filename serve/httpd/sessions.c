@@ -26,7 +26,7 @@
 #include "common/log.h"
 #include "common/loop.h"
 #include "common/syscall.h"
-#include "mcp/httpd/httpd.h"
+#include "serve/httpd/httpd.h"
 #include "mcp/internal.h"
 #include "store/store.h"
 

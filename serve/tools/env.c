@@ -15,8 +15,8 @@
 
 #include "common/cleanup.h"
 #include "common/json.h"
-#include "mcp/offload.h"
-#include "mcp/serve.h"
+#include "serve/offload.h"
+#include "serve/serve.h"
 #include "runtime/session/upper.h"
 #include "runtime/session/wsover.h"
 

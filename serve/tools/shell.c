@@ -12,7 +12,7 @@
 #include "common/initproto.h"
 #include "common/json.h"
 #include "common/loop.h"
-#include "mcp/serve.h"
+#include "serve/serve.h"
 
 #define PROGRESS_USEC (2ULL * 1000 * 1000)
 #define PYTHON_CODE_MAX (96 * 1024)
