@@ -10,7 +10,7 @@
 #include "common/term.h"
 #include "common/usage.h"
 #include "common/version.h"
-#include "mcp/mcp.h"
+#include "serve/serve.h"
 
 static const char usage[] =
         "usage: rtn COMMAND [ARGS]\n"

@@ -38,61 +38,14 @@
 
 /* ---- MCP backend ------------------------------------------------------------------------ */
 
-/* One row per tool of mcp/tools.c (tests/unit/mcp/test_serve.c checks that each has
- * one): the name the client calls, the handler that answers it, and whether it acts on no
- * sandbox (the rest act on the one their sandbox argument names, SERVE_DEFAULT_SANDBOX
- * without it). The handlers of http_* and of the job queries serve a family and are told the
- * name. */
-static const struct serve_tool serve_tools[] = {
-        {"shell_run", serve_shell_run, false},
-        {"shell_list", serve_shell_list, false},
-        {"python_exec", serve_python_exec, false},
-        {"shell_job_start", serve_job_start, false},
-        {"shell_job_status", serve_job_query, false},
-        {"shell_job_wait", serve_job_query, false},
-        {"shell_job_kill", serve_job_query, false},
-        {"shell_job_output", serve_job_output, false},
-        {"shell_job_list", serve_job_list, false},
-        {"pkg_query", serve_pkg_query, false},
-        {"pkg_install", serve_pkg_install, false},
-        {"env_status", serve_env_status, false},
-        {"env_diff", serve_env_diff, false},
-        {"env_commit", serve_env_commit, false},
-        {"env_snapshot_list", serve_env_snapshot_list, false},
-        {"env_rollback", serve_env_rollback, false},
-        {"env_reset", serve_env_reset, false},
-        {"env_discard", serve_env_discard, false},
-        {"env_gc", serve_env_gc, false},
-        {"workspace_apply", serve_workspace_apply, false},
-        {"file_read", serve_file_read, false},
-        {"file_write", serve_file_write, false},
-        {"file_edit", serve_file_edit, false},
-        {"file_list", serve_file_list, false},
-        {"file_search", serve_file_search, false},
-        {"bind_host_dir", serve_bind_call, false},
-        {"http_get", serve_http_call, true},
-        {"http_post", serve_http_call, true},
-        {"sandbox_new", serve_sandbox_new, true},
-        {"sandbox_list", serve_sandbox_list, true},
-        {"sandbox_fork", serve_sandbox_fork, false},
-        {"sandbox_close", serve_sandbox_close, false},
-};
-
-const struct serve_tool *serve_tool_find(const char *name) {
-        for (size_t i = 0; i < sizeof serve_tools / sizeof serve_tools[0]; i++)
-                if (!strcmp(serve_tools[i].name, name))
-                        return &serve_tools[i];
-        return NULL;
-}
-
 static int op_call(void *ctx, struct mcp_call *call, const char *tool, const struct mcp_args *a) {
         struct serve_hub *h = ctx;
-        const struct serve_tool *t = serve_tool_find(tool);
-        if (!t) {
+        const struct mcp_tool *t = serve_tool_find(tool);
+        if (!t || !t->call) {
                 mcp_call_finish_error(call, "%s is not available in this build of rtn yet", tool);
                 return 0;
         }
-        if (t->server)
+        if (t->backend & SERVE_TOOL_ON_HUB)
                 return t->call(&h->tmpl, call, tool, a);
         struct serve *sv = serve_sandbox_pick(h, call, a);
         return sv ? t->call(sv, call, tool, a) : 0;
@@ -487,6 +440,7 @@ int mcp_cmd_serve(int argc, char **argv) {
                 rtn_term_printf(stderr, "rtn serve: WARNING: %s\n",
                                 rt_isolation_warning(sv->scfg.spec.isolation));
         mcp_config_init(&cfg);
+        cfg.tools = &serve_tool_table;
         cfg.tool_flags = so.flags;
         if (sv->scfg.spec.workspace_mode == RT_WS_OVERLAY)
                 cfg.tool_flags |= MCP_TOOLS_WS_OVERLAY;

@@ -106,20 +106,20 @@ void serve_json_denials(struct rtn_json_buf *b, const char *key, const struct ne
 /* network_denied (and network_denied_more) of a command's result, when it has any. */
 void serve_json_net(struct rtn_json_buf *b, const struct rt_cmd *c);
 
-/* A row of rtn serve's tool table (mcp/serve.c): the handler of one tool of mcp/tools.c.
- * It finishes the call (now or later) and returns 0, or < 0 to have the server answer with
- * a tool error. */
-struct serve_tool {
-        const char *name;
-        int (*call)(struct serve *sv, struct mcp_call *call, const char *tool,
-                    const struct mcp_args *args);
-        bool server; /* acts on no sandbox: called with the hub's template */
-};
-/* The row of the tool named name, NULL if there is none. */
-const struct serve_tool *serve_tool_find(const char *name);
+/* rtn serve's tool table (serve/tools.c): schema and handler in one row per tool. A row's
+ * handler finishes the call (now or later) and returns 0, or < 0 to have the server answer
+ * with a tool error; its backend flags say whom it acts on. */
+extern const struct mcp_tool_table serve_tool_table;
+#define SERVE_TOOL_ON_HUB 1u /* acts on no sandbox: called with the hub's template */
+/* The row of the tool named name, whatever the flags; NULL if there is none. */
+const struct mcp_tool *serve_tool_find(const char *name);
 
-/* The tools, one file per family under mcp/tools/; each is a serve_tool handler: it
- * finishes the call, now or later. */
+/* `rtn serve` (serve/serve.c): its options, the sandbox session behind the tools, then
+ * mcp_serve_main on stdio. argv[0] is the verb; returns the exit code. */
+int mcp_cmd_serve(int argc, char **argv);
+
+/* The tools, one file per family under serve/tools/; each is the handler of a row of the
+ * table (serve/tools.c): it finishes the call, now or later. */
 #define SERVE_TOOL_FN(name)                                                                        \
         int name(struct serve *sv, struct mcp_call *call, const char *tool,                        \
                  const struct mcp_args *args)

@@ -1,5 +1,5 @@
-/* rtn serve's tool table (mcp/serve.c) against the protocol's (mcp/tools.c): every tool the
- * server can list has a handler, so none answers "not available" by a missing row. */
+/* rtn serve's tool table (serve/tools.c): every row the server can list has a handler, so
+ * none answers "not available", and a row's sandbox argument matches whom it acts on. */
 #include <criterion/criterion.h>
 #include <string.h>
 
@@ -8,11 +8,11 @@
 
 Test(serve_tool_find, every_listed_tool_has_a_handler) {
         unsigned all = MCP_TOOLS_HTTP | MCP_TOOLS_WS_OVERLAY;
-        size_t n = mcp_tool_count(all);
+        size_t n = mcp_tool_count(&serve_tool_table, all);
         cr_assert_gt(n, 0);
         for (size_t i = 0; i < n; i++) {
-                const struct mcp_tool *t = mcp_tool_at(all, i);
-                const struct serve_tool *row = serve_tool_find(t->name);
+                const struct mcp_tool *t = mcp_tool_at(&serve_tool_table, all, i);
+                const struct mcp_tool *row = serve_tool_find(t->name);
                 cr_expect_not_null(row, "no handler for %s", t->name);
                 if (row)
                         cr_expect_not_null(row->call, "%s: handler is NULL", t->name);
@@ -32,12 +32,12 @@ static const struct mcp_arg_spec *arg_of(const struct mcp_tool *t, const char *n
  * sandbox_new, sandbox_list) does not offer one it would ignore. */
 Test(serve_tool_find, sandbox_argument_matches_the_row) {
         unsigned all = MCP_TOOLS_HTTP | MCP_TOOLS_WS_OVERLAY;
-        for (size_t i = 0; i < mcp_tool_count(all); i++) {
-                const struct mcp_tool *t = mcp_tool_at(all, i);
-                const struct serve_tool *row = serve_tool_find(t->name);
+        for (size_t i = 0; i < mcp_tool_count(&serve_tool_table, all); i++) {
+                const struct mcp_tool *t = mcp_tool_at(&serve_tool_table, all, i);
+                const struct mcp_tool *row = serve_tool_find(t->name);
                 cr_assert_not_null(row, "%s", t->name);
                 const struct mcp_arg_spec *a = arg_of(t, "sandbox");
-                if (row->server) {
+                if (row->backend & SERVE_TOOL_ON_HUB) {
                         cr_expect_null(a, "%s acts on no sandbox but takes one", t->name);
                         continue;
                 }

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "mcp/internal.h"
+#include "serve/serve.h"
 
 static const char *const design_tools[] = {
         "shell_run",       "shell_list",       "env_status",        "env_reset",
@@ -19,9 +20,11 @@ static const char *const design_tools[] = {
 #define ALL_TOOLS (MCP_TOOLS_HTTP | MCP_TOOLS_WS_OVERLAY)
 
 Test(mcp_tool_find, every_design_tool_exists_with_valid_schemas) {
-        cr_assert_eq(mcp_tool_count(ALL_TOOLS), sizeof design_tools / sizeof design_tools[0]);
+        cr_assert_eq(mcp_tool_count(&serve_tool_table, ALL_TOOLS),
+                     sizeof design_tools / sizeof design_tools[0]);
         for (size_t i = 0; i < sizeof design_tools / sizeof design_tools[0]; i++) {
-                const struct mcp_tool *t = mcp_tool_find(ALL_TOOLS, design_tools[i]);
+                const struct mcp_tool *t =
+                        mcp_tool_find(&serve_tool_table, ALL_TOOLS, design_tools[i]);
                 cr_assert_not_null(t, "%s missing", design_tools[i]);
                 cr_assert(t->title && t->description && strlen(t->description) > 20, "%s", t->name);
                 struct rtn_json_doc d;
@@ -46,24 +49,27 @@ Test(mcp_tool_find, every_design_tool_exists_with_valid_schemas) {
 }
 
 Test(mcp_tool_find, http_tools_need_their_flag) {
-        cr_assert_null(mcp_tool_find(0, "http_get"));
-        cr_assert_null(mcp_tool_find(0, "http_post"));
-        cr_assert_not_null(mcp_tool_find(MCP_TOOLS_HTTP, "http_get"));
-        cr_assert_eq(mcp_tool_count(0), mcp_tool_count(MCP_TOOLS_HTTP) - 2);
-        cr_assert_null(mcp_tool_at(0, mcp_tool_count(0)));
-        cr_assert_str_eq(mcp_tool_at(0, 0)->name, "shell_run");
+        cr_assert_null(mcp_tool_find(&serve_tool_table, 0, "http_get"));
+        cr_assert_null(mcp_tool_find(&serve_tool_table, 0, "http_post"));
+        cr_assert_not_null(mcp_tool_find(&serve_tool_table, MCP_TOOLS_HTTP, "http_get"));
+        cr_assert_eq(mcp_tool_count(&serve_tool_table, 0),
+                     mcp_tool_count(&serve_tool_table, MCP_TOOLS_HTTP) - 2);
+        cr_assert_null(mcp_tool_at(&serve_tool_table, 0, mcp_tool_count(&serve_tool_table, 0)));
+        cr_assert_str_eq(mcp_tool_at(&serve_tool_table, 0, 0)->name, "shell_run");
 }
 
 /* A session of rtn serve --http has no bind_host_dir, and a call is told what to use. */
 Test(mcp_tool_find, http_session_has_no_bind_host_dir) {
-        cr_assert_not_null(mcp_tool_find(0, "bind_host_dir"));
-        cr_assert_null(mcp_tool_find(MCP_TOOLS_HTTP_SESSION, "bind_host_dir"));
-        cr_assert_eq(mcp_tool_count(MCP_TOOLS_HTTP_SESSION), mcp_tool_count(0) - 1);
-        const char *why = mcp_tool_off_why(MCP_TOOLS_HTTP_SESSION, "bind_host_dir");
+        cr_assert_not_null(mcp_tool_find(&serve_tool_table, 0, "bind_host_dir"));
+        cr_assert_null(mcp_tool_find(&serve_tool_table, MCP_TOOLS_HTTP_SESSION, "bind_host_dir"));
+        cr_assert_eq(mcp_tool_count(&serve_tool_table, MCP_TOOLS_HTTP_SESSION),
+                     mcp_tool_count(&serve_tool_table, 0) - 1);
+        const char *why =
+                mcp_tool_off_why(&serve_tool_table, MCP_TOOLS_HTTP_SESSION, "bind_host_dir");
         cr_assert(why && strstr(why, "--workspace-root"), "%s", why ? why : "(null)");
-        cr_assert(strstr(mcp_tool_off_why(0, "http_get"), "--http-tools"));
-        cr_assert_null(mcp_tool_off_why(0, "shell_run"));
-        cr_assert_null(mcp_tool_off_why(0, "no_such_tool"));
+        cr_assert(strstr(mcp_tool_off_why(&serve_tool_table, 0, "http_get"), "--http-tools"));
+        cr_assert_null(mcp_tool_off_why(&serve_tool_table, 0, "shell_run"));
+        cr_assert_null(mcp_tool_off_why(&serve_tool_table, 0, "no_such_tool"));
 }
 
 /* The methods of the 2026-07-28 revision, from protocol.c's one table. */
@@ -79,12 +85,14 @@ Test(mcp_method_modern, only_the_revisions_methods) {
 
 /* workspace_apply exists only for an overlay workspace (rtn serve --workspace-mode overlay). */
 Test(mcp_tool_find, workspace_apply_needs_its_flag) {
-        cr_assert_null(mcp_tool_find(0, "workspace_apply"));
-        cr_assert_null(mcp_tool_find(MCP_TOOLS_HTTP, "workspace_apply"));
-        const struct mcp_tool *t = mcp_tool_find(MCP_TOOLS_WS_OVERLAY, "workspace_apply");
+        cr_assert_null(mcp_tool_find(&serve_tool_table, 0, "workspace_apply"));
+        cr_assert_null(mcp_tool_find(&serve_tool_table, MCP_TOOLS_HTTP, "workspace_apply"));
+        const struct mcp_tool *t =
+                mcp_tool_find(&serve_tool_table, MCP_TOOLS_WS_OVERLAY, "workspace_apply");
         cr_assert_not_null(t);
         cr_assert(t->hints & MCP_HINT_DESTRUCTIVE, "it writes the user's directory");
-        cr_assert_eq(mcp_tool_count(MCP_TOOLS_WS_OVERLAY), mcp_tool_count(0) + 1);
+        cr_assert_eq(mcp_tool_count(&serve_tool_table, MCP_TOOLS_WS_OVERLAY),
+                     mcp_tool_count(&serve_tool_table, 0) + 1);
 }
 
 /* The texts say which paths a reset cannot undo (docs/security-invariants.md, 15). */
@@ -93,7 +101,7 @@ Test(mcp_tool_find, texts_name_what_reset_cannot_undo) {
                                            "env_commit",   "env_rollback", "env_diff",
                                            "bind_host_dir"};
         for (size_t i = 0; i < sizeof told / sizeof told[0]; i++) {
-                const char *d = mcp_tool_find(0, told[i])->description;
+                const char *d = mcp_tool_find(&serve_tool_table, 0, told[i])->description;
                 cr_assert(strstr(d, "live") || strstr(d, "Live"), "%s: %s", told[i], d);
         }
 }
@@ -144,7 +152,7 @@ Test(mcp_args_str, typed_getters) {
 }
 
 Test(mcp_args_validate, limits_of_every_kind) {
-        const struct mcp_tool *t = mcp_tool_find(0, "pkg_install");
+        const struct mcp_tool *t = mcp_tool_find(&serve_tool_table, 0, "pkg_install");
         static const struct {
                 const char *js;
                 int r;
@@ -167,7 +175,8 @@ Test(mcp_args_validate, limits_of_every_kind) {
                 rtn_json_doc_free(&d);
         }
         char why[256];
-        cr_assert_eq(mcp_args_validate(mcp_tool_find(0, "env_status"), NULL, -1, why, sizeof why),
+        cr_assert_eq(mcp_args_validate(mcp_tool_find(&serve_tool_table, 0, "env_status"), NULL, -1,
+                                       why, sizeof why),
                      0);
         cr_assert_eq(mcp_args_validate(t, NULL, -1, why, sizeof why), -EINVAL);
         cr_assert_str_eq(why, "missing required argument \"packages\"");
@@ -220,7 +229,7 @@ Test(mcp_args_validate, errors_name_the_real_problem) {
                 char why[256] = "";
                 cr_assert_eq(rtn_json_parse(cases[i].js, strlen(cases[i].js), 1000, 10, &d, NULL),
                              0);
-                const struct mcp_tool *t = mcp_tool_find(0, cases[i].tool);
+                const struct mcp_tool *t = mcp_tool_find(&serve_tool_table, 0, cases[i].tool);
                 cr_assert_not_null(t);
                 cr_assert_eq(mcp_args_validate(t, &d, 0, why, sizeof why), -EINVAL, "%s",
                              cases[i].js);
