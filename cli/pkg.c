@@ -1,7 +1,7 @@
 /* `rtn pkg install NAME...`: a session on the environment's layers, one provisioning command
  * (apt-get as root inside, through the gate only; runtime/rootfs/pkg.h), and a commit of
  * what it installed. The verb runs its own small event loop for the session and the gate's
- * listener; `rtn serve` does the same on its MCP loop (mcp/tools/pkg.c). */
+ * listener; `rtn serve` does the same on its MCP loop (serve/tools/pkg.c). */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>

@@ -2,7 +2,7 @@
  * message, every sandbox and every timer, so anything whose time the sandbox decides (a walk
  * of an upper the agent filled with a million files) must not run on it: ping and
  * cancellation would wait. A job runs on a thread of its own and its result is handed back
- * to the loop through a pipe, as mcp/tools/http.c does for requests. At most
+ * to the loop through a pipe, as serve/tools/http.c does for requests. At most
  * RT_OFFLOAD_THREADS jobs run at once; later ones wait in order. Where a seccomp profile
  * leaves no way to make a thread, a job runs on the loop instead (offload.c). */
 #pragma once

@@ -1,6 +1,6 @@
 /* `rtn serve`: an MCP stdio server (mcp/) whose backend is persistent sandbox sessions (sb-1,
  * more by handle; runtime/session/session.c) on the store's environment. This file sets it up
- * (options, the session, the instructions) and holds the tool table; the tools are in mcp/tools/,
+ * (options, the session, the instructions) and holds the tool table; the tools are in serve/tools/,
  * one file per family. Every tool failure is a result with isError and a sentence saying what to
  * do; nothing an agent sends ends the server. */
 #include <errno.h>
@@ -376,7 +376,7 @@ int mcp_cmd_serve(int argc, char **argv) {
          * kept for the next result instead (mallopt(3)). */
         (void)mallopt(M_MMAP_THRESHOLD, 32 << 20);
         (void)mallopt(M_TRIM_THRESHOLD, 64 << 20);
-        /* --http: the Streamable HTTP front end (mcp/httpd/), which runs one `rtn serve` on
+        /* --http: the Streamable HTTP front end (serve/httpd/), which runs one `rtn serve` on
          * stdio, with the other options, per MCP session. */
         if (mcp_httpd_requested(argc, argv))
                 return mcp_httpd_cmd(argc, argv);

@@ -1,6 +1,6 @@
 /* `rtn serve`: the MCP backend that gives an agent persistent sandbox sessions (sb-1, and
- * more by handle). Shared by mcp/serve.c (setup, the tool table) and the tools of mcp/tools/, one
- * file per family. */
+ * more by handle). Shared by serve/serve.c (setup, the dispatch), the tool table (serve/tools.c)
+ * and the tools of serve/tools/, one file per family. */
 #pragma once
 
 #include <stdbool.h>
@@ -53,7 +53,7 @@ struct serve {
         const char *allow_hosts[32]; /* --allow-host */
         size_t nallow;
         struct netns_gate *gate; /* provisioning proxy (rootfs bases only) */
-        struct rt_http *http; /* http_get/http_post (mcp/tools/http.c), lazily */
+        struct rt_http *http; /* http_get/http_post (serve/tools/http.c), lazily */
         struct rt_files *files; /* the sandbox's file server, made on first use */
         struct rt_offload *offload; /* threads for walks of the upper, made on first use */
         char **bind_strs; /* strings of binds added by bind_host_dir */

@@ -1,7 +1,7 @@
 /* rtn serve's tool table, one row per tool: its name, title, description, input arguments,
  * output schema, annotations, the flags that add or take it away, and its handler (under
  * serve/tools/, one file per family). mcp/ lists, validates and dispatches from it
- * (mcp/tools.c); serve.c's ops->call runs the row's handler on the sandbox it picks. Output
+ * (serve/tools.c); serve.c's ops->call runs the row's handler on the sandbox it picks. Output
  * schemas are JSON text; a unit test parses every one. Names and arguments are the interface
  * (docs/tools.md): keep them stable. Tools whose `requires` flags are off (http_* without
  * --http-tools, workspace_apply without an overlay workspace) or one of whose `excludes` is

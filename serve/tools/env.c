@@ -100,7 +100,7 @@ static int ws_diff_cb(enum rt_ws_change what, const char *path, void *ud) {
 }
 
 /* env_status and env_diff: the store is read on the loop (the tip and the layer stack, small
- * files), the upper is walked on a thread of its own (mcp/offload.h), since how long that
+ * files), the upper is walked on a thread of its own (serve/offload.h), since how long that
  * takes is the agent's to decide. */
 struct walk_job {
         struct serve *sv;
@@ -221,7 +221,7 @@ static void json_limits(struct rtn_json_buf *b, const struct serve *sv) {
 }
 
 /* --publish: the host's ADDR:HOSTPORT forwarded to each port of the sandbox's loopback; the
- * ports go to the first sandbox alone (mcp/serve.c, publish_target). */
+ * ports go to the first sandbox alone (serve/serve.c, publish_target). */
 static void json_published(struct rtn_json_buf *b, const struct serve *sv) {
         bool first = !strcmp(sv->handle, SERVE_DEFAULT_SANDBOX);
         rtn_json_key(b, "published");

@@ -1,4 +1,4 @@
-/* The file tools' text logic (mcp/tools/filetext.c): line numbering with offsets, limits and
+/* The file tools' text logic (serve/tools/filetext.c): line numbering with offsets, limits and
  * an output cap, CRLF and empty files, binary detection, exact replacement with zero, one and
  * many matches, base64, paths and modes. */
 #include <criterion/criterion.h>
