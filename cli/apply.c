@@ -76,7 +76,7 @@ static int ws_paths(const char *const *args, size_t n, const char ***ret) {
         const char **v = calloc(n + 1, sizeof *v);
         if (!v) {
                 fprintf(stderr, "rtn apply: out of memory\n");
-                return 125;
+                return RTN_EXIT_FAILURE;
         }
         for (size_t i = 0; i < n; i++)
                 if (!(v[i] = cli_ws_path(args[i]))) {

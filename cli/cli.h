@@ -1,5 +1,5 @@
 /* The rtn verbs implemented in cli/, one file each (argv[0] is the verb; each returns an exit
- * code). `rtn serve` is mcp_cmd_serve (mcp/mcp.h). */
+ * code). `rtn serve` is mcp_cmd_serve (serve/serve.h). */
 #pragma once
 
 int cli_cmd_exec(int argc, char **argv);

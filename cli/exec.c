@@ -217,7 +217,7 @@ int cli_cmd_exec(int argc, char **argv) {
                            : rt_env_rootfs(o.so.data_dir, o.so.env ? o.so.env : STORE_DEFAULT_ENV,
                                            &rootfs, &err)) < 0) {
                 rtn_term_printf(stderr, "rtn exec: %s\n", err.msg);
-                return EXIT_RTN;
+                return RTN_EXIT_FAILURE;
         }
         o.spec.rootfs = rootfs;
         cli_exec_warn_setup(&o);
@@ -233,7 +233,7 @@ int cli_cmd_exec(int argc, char **argv) {
                 r = start_command(&run, &o, &err);
         if (r != 0) {
                 rtn_term_printf(stderr, "rtn exec: %s\n", err.msg);
-                return close_exec(&run, r > 0 ? r : EXIT_RTN);
+                return close_exec(&run, r > 0 ? r : RTN_EXIT_FAILURE);
         }
         if (rt_setup_warning(&run.x.sb)[0] && !o.quiet)
                 rtn_term_printf(stderr, "rtn: warning: %s\n", rt_setup_warning(&run.x.sb));

@@ -12,7 +12,6 @@
 #include "runtime/sandbox/blocked.h"
 #include "runtime/sandbox/specopt.h"
 
-#define EXIT_RTN RTN_EXIT_USAGE /* rtn failed, called wrong included */
 #define EXIT_TIMEOUT 124
 
 struct exec_opts {

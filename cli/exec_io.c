@@ -154,7 +154,7 @@ void cli_exec_loop(struct exec_run *run) {
                 }
                 if (pfd[0].revents && on_ctl(run) < 0) {
                         run->exited = true; /* init died: the sandbox is gone */
-                        run->wait_status = 125 << 8;
+                        run->wait_status = RTN_EXIT_FAILURE << 8;
                 }
                 if (pfd[3].revents)
                         netns_gate_accept(run->x.gate);

@@ -114,7 +114,7 @@ int cli_exec_finish(struct exec_opts *o, struct exec_run *run, int code) {
         int r;
         if (o->xo.keep && rt_exec_keep(&run->x, &err) < 0) {
                 rtn_term_printf(stderr, "rtn exec: the changes were not kept: %s\n", err.msg);
-                code = EXIT_RTN;
+                code = RTN_EXIT_FAILURE;
         } else if (run->timed_out) {
                 char d[RTN_DURATION_BUF];
                 rtn_term_printf(stderr, "rtn exec: timed out after %s\n",
@@ -127,7 +127,7 @@ int cli_exec_finish(struct exec_opts *o, struct exec_run *run, int code) {
                         fprintf(stderr, "rtn exec: nothing to commit\n");
                 else
                         rtn_term_printf(stderr, "rtn exec: committed %s\n", id);
-                code = r < 0 ? EXIT_RTN : 0;
+                code = r < 0 ? RTN_EXIT_FAILURE : 0;
         } else if (o->xo.commit) {
                 fprintf(stderr, "rtn exec: not committed: the command exited with %d\n", code);
         }

@@ -3,13 +3,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/exitcode.h"
 #include "common/log.h"
 #include "common/term.h"
 #include "cli/cli.h"
 #include "common/term.h"
 #include "common/usage.h"
 #include "common/version.h"
-#include "mcp/mcp.h"
+#include "serve/serve.h"
 
 /* The verbs: the one list rtn dispatches on and prints in its usage. The bash and zsh
  * completions and rtn(1) name the same verbs; tests/integration/cli_completion.sh and
@@ -73,12 +74,12 @@ int main(int argc, char **argv) {
         if (rtn_log_init("rtn") < 0) {
                 rtn_term_printf(stderr, "rtn: RTN_LOG=%s is not a log level; use one of %s\n",
                                 getenv("RTN_LOG"), RTN_LOG_LEVELS);
-                return 125; /* rtn's own failure, before any verb ran */
+                return RTN_EXIT_FAILURE; /* rtn's own failure, before any verb ran */
         }
         if (argc < 2 || !strcmp(argv[1], "help") || !strcmp(argv[1], "--help") ||
             !strcmp(argv[1], "-h")) {
                 usage(argc < 2 ? stderr : stdout);
-                return argc < 2 ? RTN_EXIT_USAGE : 0;
+                return argc < 2 ? RTN_EXIT_FAILURE : 0;
         }
         if (!strcmp(argv[1], "version") || !strcmp(argv[1], "--version")) {
                 rtn_term_printf(stdout, "rtn %s\n", RTN_VERSION);
@@ -95,5 +96,5 @@ int main(int argc, char **argv) {
         else
                 rtn_term_printf(stderr, "rtn: unknown command '%s'\n", argv[1]);
         fputs("Try 'rtn --help'.\n", stderr);
-        return RTN_EXIT_USAGE;
+        return RTN_EXIT_FAILURE;
 }

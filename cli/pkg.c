@@ -1,7 +1,7 @@
 /* `rtn pkg install NAME...`: a session on the environment's layers, one provisioning command
  * (apt-get as root inside, through the gate only; runtime/rootfs/pkg.h), and a commit of
  * what it installed. The verb runs its own small event loop for the session and the gate's
- * listener; `rtn serve` does the same on its MCP loop (mcp/tools/pkg.c). */
+ * listener; `rtn serve` does the same on its MCP loop (serve/tools/pkg.c). */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -15,6 +15,8 @@
 #include "cli/progress.h"
 #include "common/duration.h"
 #include "common/cleanup.h"
+#include "common/clock.h"
+#include "common/exitcode.h"
 #include "common/initproto.h"
 #include "common/log.h"
 #include "common/loop.h"
@@ -145,7 +147,7 @@ static const char pkg_usage[] =
         "package is installed already nothing is committed: it prints \"unchanged TIP\".\n";
 
 /* `rtn pkg install`'s options and packages: -1 to go on, else the exit code to stop with
- * (0 after --help, RTN_EXIT_USAGE after a usage error, both printed). */
+ * (0 after --help, RTN_EXIT_FAILURE after a usage error, both printed). */
 static int parse_pkg(int argc, char **argv, struct pkg_opts *o) {
         static const struct option longopts[] = {{"data-dir", required_argument, NULL, 'd'},
                                                  {"env", required_argument, NULL, 'e'},
@@ -254,7 +256,7 @@ int cli_cmd_pkg(int argc, char **argv) {
         while (r == 0 && !c.done)
                 if ((r = rtn_loop_run_once(c.loop, -1)) > 0)
                         r = 0;
-        int code = r < 0 || !c.cmd ? 125 : rt_cmd_exit_code(c.cmd);
+        int code = r < 0 || !c.cmd ? RTN_EXIT_FAILURE : rt_cmd_exit_code(c.cmd);
         fflush(stdout);
         if (r == 0 && code == RT_PKG_EXIT_UNCHANGED) {
                 cli_unchanged(&c, &o);
@@ -268,9 +270,9 @@ int cli_cmd_pkg(int argc, char **argv) {
             rt_session_sandbox(c.sess)->idmap.mode == RT_IDMAP_SINGLE)
                 rtn_term_printf(stderr, "rtn pkg install: %s\n", rt_pkg_single_uid_note);
         if (r == 0 && c.cmd && code == 0 && (r = cli_commit(&c, &o, &err)) < 0)
-                code = 125;
+                code = RTN_EXIT_FAILURE;
         if (r < 0)
                 rtn_term_printf(stderr, "rtn pkg install: %s\n", err.msg);
         cli_free(&c);
-        return r < 0 ? (err.code == EINVAL || err.code == ENOENT ? 1 : 125) : code;
+        return r < 0 ? (err.code == EINVAL || err.code == ENOENT ? 1 : RTN_EXIT_FAILURE) : code;
 }

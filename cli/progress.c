@@ -6,18 +6,13 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/clock.h"
 #include "common/log.h"
 #include "common/term.h"
 
-static uint64_t now_usec(void) {
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
-}
-
 void cli_progress_init(struct cli_progress *p, const char *prog) {
         p->prog = prog;
-        p->start_usec = now_usec();
+        p->start_usec = rtn_now_usec();
         p->on = isatty(STDERR_FILENO) || rtn_log_get_level() <= RTN_LOG_INFO;
 }
 
@@ -29,7 +24,7 @@ void cli_progress_line(struct cli_progress *p, const char *fmt, ...) {
         va_start(ap, fmt);
         (void)vsnprintf(what, sizeof what, fmt, ap);
         va_end(ap);
-        uint64_t secs = (now_usec() - p->start_usec) / 1000000;
+        uint64_t secs = (rtn_now_usec() - p->start_usec) / RTN_USEC_PER_SEC;
         /* what may quote names the user or a mirror chose: terminal-safe text. */
         rtn_term_printf(stderr, "%s: %s (%llu s)\n", p->prog, what, (unsigned long long)secs);
         fflush(stderr);

@@ -11,6 +11,7 @@
 #include "cli/cli.h"
 #include "cli/progress.h"
 #include "common/cleanup.h"
+#include "common/exitcode.h"
 #include "common/term.h"
 #include "common/usage.h"
 #include "runtime/rootfs/rootfs.h"
@@ -143,7 +144,7 @@ static int rm(const char *data_dir, char **names, int n) {
         int ret = 0;
         if (rt_rootfs_base(data_dir, &base, &err) < 0) {
                 rtn_term_printf(stderr, "rtn rootfs rm: %s\n", err.msg);
-                return 125;
+                return RTN_EXIT_FAILURE;
         }
         for (int i = 0; i < n; i++) {
                 char dir[4096];
@@ -158,7 +159,7 @@ static int rm(const char *data_dir, char **names, int n) {
                 bool user = err.code == EINVAL || err.code == ENOENT || err.code == EBUSY ||
                             err.code == ENOTDIR;
                 if (!ret)
-                        ret = user ? 1 : 125;
+                        ret = user ? 1 : RTN_EXIT_FAILURE;
         }
         return ret;
 }
@@ -271,7 +272,9 @@ int cli_cmd_rootfs(int argc, char **argv) {
         }
         if (r < 0) {
                 rtn_term_printf(stderr, "rtn rootfs %s: %s\n", verb, err.msg);
-                return err.code == EINVAL || err.code == EEXIST || err.code == EPERM ? 1 : 125;
+                return err.code == EINVAL || err.code == EEXIST || err.code == EPERM
+                               ? 1
+                               : RTN_EXIT_FAILURE;
         }
         if (strcmp(verb, "list") != 0) {
                 cli_progress_line(&prog, "rootfs %s is ready", a.name);

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "common/cleanup.h"
+#include "common/exitcode.h"
 #include "common/term.h"
 #include "common/usage.h"
 
@@ -169,7 +170,7 @@ int cli_store_fail(const struct cli_store_opts *o, const struct rtn_error *err) 
         case EMEDIUMTYPE:
                 return 1;
         default:
-                return 125;
+                return RTN_EXIT_FAILURE;
         }
 }
 

@@ -38,7 +38,7 @@ struct cli_store_opts {
 };
 
 /* Parses v's options and counts its operands into o: -1 to go on, else the exit code the
- * verb returns at once (0 after --help, RTN_EXIT_USAGE after a usage error, both printed). */
+ * verb returns at once (0 after --help, RTN_EXIT_FAILURE after a usage error, both printed). */
 int cli_store_parse(int argc, char **argv, const struct cli_store_verb *v,
                     struct cli_store_opts *o);
 /* Prints "rtn VERB: err"; returns 1 for what the user can fix, 125 for what rtn failed at. */

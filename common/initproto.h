@@ -9,6 +9,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "common/exitcode.h"
+
 #define INIT_PROTO_VERSION 1
 #define INIT_CTL_FD 3
 /* Upper bound of one control message; argv+env+cwd of a spawn must fit. */
@@ -145,8 +147,8 @@ enum init_step {
  * exec` and rtn serve's shell tools (docs/architecture.md, "Commands"). */
 static inline int init_spawn_exit_code(uint32_t step, int error) {
         if (step != INIT_STEP_EXEC)
-                return 125;
-        return error == ENOENT || error == ENOTDIR ? 127 : 126;
+                return RTN_EXIT_FAILURE;
+        return error == ENOENT || error == ENOTDIR ? RTN_EXIT_NOTFOUND : RTN_EXIT_NOEXEC;
 }
 
 struct init_status {

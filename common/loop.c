@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "common/cleanup.h"
+#include "common/clock.h"
 #include "common/err.h"
 
 enum src_kind { SRC_IO, SRC_TIMER, SRC_SIGNAL };
@@ -168,10 +169,11 @@ int rtn_loop_del_fd(struct rtn_loop *l, int fd) {
 
 static struct itimerspec usec_to_its(uint64_t usec, uint64_t interval) {
         struct itimerspec its = {
-                .it_value = {.tv_sec = (time_t)(usec / 1000000),
-                             .tv_nsec = (long)(usec % 1000000) * 1000},
-                .it_interval = {.tv_sec = (time_t)(interval / 1000000),
-                                .tv_nsec = (long)(interval % 1000000) * 1000},
+                .it_value = {.tv_sec = (time_t)(usec / RTN_USEC_PER_SEC),
+                             .tv_nsec = (long)((usec % RTN_USEC_PER_SEC) * RTN_NSEC_PER_USEC)},
+                .it_interval = {.tv_sec = (time_t)(interval / RTN_USEC_PER_SEC),
+                                .tv_nsec =
+                                        (long)((interval % RTN_USEC_PER_SEC) * RTN_NSEC_PER_USEC)},
         };
         /* an all-zero it_value disarms the timer: fire "now" as 1 ns instead */
         if (its.it_value.tv_sec == 0 && its.it_value.tv_nsec == 0)

@@ -1,4 +1,5 @@
 /* The command line's convention (common/usage.h). */
+#include "common/exitcode.h"
 #include "common/usage.h"
 
 #include <stdarg.h>
@@ -22,7 +23,7 @@ int rtn_usage_error(const char *verb, const char *fmt, ...) {
                 rtn_term_printf(stderr, "rtn %s: %s\n", verb, msg);
         }
         fprintf(stderr, "Try 'rtn %s --help'.\n", verb);
-        return RTN_EXIT_USAGE;
+        return RTN_EXIT_FAILURE;
 }
 
 int rtn_usage_help(const char *text) {

@@ -15,6 +15,7 @@
 #include "common/loop.h"
 #include "fuzz/fuzz.h"
 #include "mcp/internal.h"
+#include "serve/serve.h"
 
 #define MAX_PENDING 64
 
@@ -88,6 +89,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                 return 0;
         struct mcp_config cfg;
         mcp_config_init(&cfg);
+        cfg.tools = &serve_tool_table;
         cfg.limits.max_line = 64 * 1024;
         cfg.limits.max_message = 512 * 1024;
         cfg.limits.max_calls = 8;

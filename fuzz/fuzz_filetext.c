@@ -1,4 +1,4 @@
-/* What file_read and file_edit do with a file's content (mcp/tools/filetext.c), which the
+/* What file_read and file_edit do with a file's content (serve/tools/filetext.c), which the
  * sandbox wrote: binary detection, `cat -n` numbering with offset, limit and an output cap,
  * exact-string counting and replacement, base64. The input: a flags byte (bit 0: the read
  * was cut, bit 1: replace all), offset, limit and cap (small, so they bite), the lengths of

@@ -19,7 +19,7 @@ static unsigned envs;
 
 static void cleanup(void) {
         store_close(st);
-        (void)rt_rm_rf_at(AT_FDCWD, dir);
+        (void)store_rm_rf_at(AT_FDCWD, dir);
 }
 
 static bool tmp_empty(void) {

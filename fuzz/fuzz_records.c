@@ -1,6 +1,6 @@
 /* The LIST and SEARCH records the file server writes into the memfd rtn passes it
  * (common/initproto.h gives the format; init/file_server.c writes them), read back and turned into
- * file_list's and file_search's results by serve_files_walk_json (mcp/tools/files.c).
+ * file_list's and file_search's results by serve_files_walk_json (serve/tools/files.c).
  * The server runs inside the sandbox: every length in a record is its to choose. The first
  * byte says which (bit 0: SEARCH), whether the server flagged the result truncated (bit 1),
  * and how the listed path was shown (bits 2-3: "/workspace", "/", "/workspace/dir/", a
@@ -14,7 +14,7 @@
 #include "common/json.h"
 #include "fuzz/fuzz.h"
 #include "fuzz/peer.h"
-#include "mcp/serve.h"
+#include "serve/serve.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         static const char *const shown[] = {"/workspace", "/", "/workspace/dir/", "dir"};

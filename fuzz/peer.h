@@ -274,6 +274,7 @@ static inline void fuzz_check_blocked(const struct rt_blocked *b) {
 #include "common/loop.h"
 #include "runtime/internal.h"
 #include "runtime/session/session.h"
+#include "store/store.h"
 
 static char fuzz_session_dir[64];
 
@@ -281,7 +282,7 @@ static void fuzz_session_cleanup(void) {
         char *slash = strrchr(fuzz_session_dir, '/');
         if (slash) {
                 *slash = '\0';
-                (void)rt_rm_rf_at(AT_FDCWD, fuzz_session_dir);
+                (void)store_rm_rf_at(AT_FDCWD, fuzz_session_dir);
         }
 }
 

@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "common/cleanup.h"
+#include "common/exitcode.h"
 #include "common/io.h"
 #include "common/syscall.h"
 #include "init/internal.h"
@@ -553,7 +554,7 @@ static __attribute__((noreturn)) void child_fail(const char *step, const struct 
         resp.error = err->code ? err->code : EINVAL;
         snprintf(resp.message, sizeof resp.message, "file server: %s: %s", step, err->msg);
         (void)rtn_send_msg(SOCK_FD, &resp, sizeof resp, NULL, 0);
-        _exit(125);
+        _exit(RTN_EXIT_FAILURE);
 }
 
 static __attribute__((noreturn)) void child(const struct init_state *st, int sock) {
@@ -564,11 +565,11 @@ static __attribute__((noreturn)) void child(const struct init_state *st, int soc
         signal(SIGALRM, SIG_DFL); /* SIGPIPE stays ignored: a vanished rtn is an EPIPE */
         /* fd 3 was the control socket: ours replaces it, so the server cannot speak for init. */
         if (dup2(sock, SOCK_FD) < 0)
-                _exit(125);
+                _exit(RTN_EXIT_FAILURE);
         int nul = open("/dev/null", O_RDWR | O_CLOEXEC);
         for (int i = 0; i < 3; i++)
                 if (nul < 0 || dup2(nul, i) < 0)
-                        _exit(125);
+                        _exit(RTN_EXIT_FAILURE);
         (void)setsid();
         if (chdir("/") < 0)
                 child_fail("chdir", &(struct rtn_error){.code = errno, .msg = "/"});

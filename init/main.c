@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "common/cleanup.h"
+#include "common/exitcode.h"
 #include "common/io.h"
 #include "common/syscall.h"
 #include "init/internal.h"
@@ -336,16 +337,16 @@ int main(void) {
          * privilege through execve. */
         (void)prctl(PR_SET_NAME, "rtn-init"); /* not "memfd:rtn-init" */
         if (prctl(PR_SET_DUMPABLE, 0) < 0 || prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
-                _exit(125);
+                _exit(RTN_EXIT_FAILURE);
         sigset_t mask;
         sigemptyset(&mask);
         sigaddset(&mask, SIGCHLD);
         if (sigprocmask(SIG_BLOCK, &mask, NULL) < 0)
-                _exit(125);
+                _exit(RTN_EXIT_FAILURE);
         signal(SIGPIPE, SIG_IGN);
         int sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
         if (sfd < 0)
-                _exit(125);
+                _exit(RTN_EXIT_FAILURE);
         struct init_ready ready = {.hdr = {.type = INIT_MSG_READY, .len = sizeof ready},
                                    .version = INIT_PROTO_VERSION,
                                    .landlock_abi = init_landlock_abi()};

@@ -1,7 +1,7 @@
 /* Internals shared by the files of mcp/: line framing and JSON-RPC validation (jsonrpc.c),
  * method dispatch (protocol.c), the protocol eras (era.c), the server state and output queue
- * (server.c), the tool table and argument validation (tools.c, args.c). Nothing here is part
- * of the public interface. */
+ * (server.c), the tool table's lookups and argument validation (tools.c, args.c). Nothing here is
+ * part of the public interface. */
 #pragma once
 
 #include <stdbool.h>
@@ -130,39 +130,14 @@ void mcp_result_end(const struct mcp_server *s, struct rtn_json_buf *b, int vers
 
 /* ---- tools (tools.c, args.c) ----------------------------------------------------------- */
 
-enum mcp_arg_type { MCP_ARG_STRING, MCP_ARG_INT, MCP_ARG_BOOL, MCP_ARG_STRV, MCP_ARG_MAP };
-
-struct mcp_arg_spec {
-        const char *name;
-        enum mcp_arg_type type;
-        bool required;
-        int64_t min, max; /* INT: value range; STRING: bytes; STRV/MAP: items */
-        const char *const *enumv; /* STRING: allowed values (NULL-terminated; min/max unused) */
-        const char *description;
-};
-
-enum {
-        MCP_HINT_READ_ONLY = 1u << 0,
-        MCP_HINT_DESTRUCTIVE = 1u << 1,
-        MCP_HINT_IDEMPOTENT = 1u << 2,
-        MCP_HINT_OPEN_WORLD = 1u << 3,
-};
-
-struct mcp_tool {
-        const char *name, *title, *description;
-        const struct mcp_arg_spec *args;
-        size_t nargs;
-        const char *output_schema; /* JSON object */
-        unsigned hints; /* MCP_HINT_* */
-        unsigned requires; /* MCP_TOOLS_* that must be on for it to exist */
-};
-
-/* The tools that exist under flags, in table order: *ret_n of them. */
-const struct mcp_tool *mcp_tool_at(unsigned flags, size_t index);
-size_t mcp_tool_count(unsigned flags);
-const struct mcp_tool *mcp_tool_find(unsigned flags, const char *name);
+/* The tools of table that exist under flags, in table order. */
+const struct mcp_tool *mcp_tool_at(const struct mcp_tool_table *table, unsigned flags,
+                                   size_t index);
+size_t mcp_tool_count(const struct mcp_tool_table *table, unsigned flags);
+const struct mcp_tool *mcp_tool_find(const struct mcp_tool_table *table, unsigned flags,
+                                     const char *name);
 /* Why a tool of the table does not exist under flags (what to use instead), or NULL. */
-const char *mcp_tool_off_why(unsigned flags, const char *name);
+const char *mcp_tool_off_why(const struct mcp_tool_table *table, unsigned flags, const char *name);
 /* Writes the tool's entry of tools/list, shaped for protocol version v. */
 void mcp_tool_write(struct rtn_json_buf *b, const struct mcp_tool *t, enum mcp_version v);
 

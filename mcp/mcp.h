@@ -1,7 +1,7 @@
 /* The MCP server behind `rtn serve`: JSON-RPC 2.0 over a pair of fds (one message per line),
  * both protocol eras (a legacy session opened by initialize, and stateless 2026-07-28
  * requests), the utilities (ping, cancellation, progress, logging, tools/list pagination)
- * and the tool table with argument validation.
+ * and the tools of a table the backend gives (struct mcp_tool_table) with argument validation.
  * It knows nothing about sandboxes: a backend does the work behind struct mcp_backend_ops.
  *
  * Calls are asynchronous. The server validates a tools/call against the tool's input schema,
@@ -56,8 +56,54 @@ struct mcp_limits {
         unsigned max_batch; /* messages in one batch (protocol 2025-03-26 and older) */
 };
 
+/* ---- tools: what tools/list shows and tools/call validates ------------------------------ */
+
+enum mcp_arg_type { MCP_ARG_STRING, MCP_ARG_INT, MCP_ARG_BOOL, MCP_ARG_STRV, MCP_ARG_MAP };
+
+struct mcp_arg_spec {
+        const char *name;
+        enum mcp_arg_type type;
+        bool required;
+        int64_t min, max; /* INT: value range; STRING: bytes; STRV/MAP: items */
+        const char *const *enumv; /* STRING: allowed values (NULL-terminated; min/max unused) */
+        const char *description;
+};
+
+enum {
+        MCP_HINT_READ_ONLY = 1u << 0,
+        MCP_HINT_DESTRUCTIVE = 1u << 1,
+        MCP_HINT_IDEMPOTENT = 1u << 2,
+        MCP_HINT_OPEN_WORLD = 1u << 3,
+};
+
+/* A tool's handler: finishes the call (now or later) and returns 0, or < 0 to have the
+ * server answer with a tool error. target is what the backend's ops->call chose. */
+typedef int (*mcp_tool_fn)(void *target, struct mcp_call *call, const char *tool,
+                           const struct mcp_args *args);
+
+struct mcp_tool {
+        const char *name, *title, *description;
+        const struct mcp_arg_spec *args;
+        size_t nargs;
+        const char *output_schema; /* JSON object */
+        unsigned hints; /* MCP_HINT_* */
+        unsigned requires; /* MCP_TOOLS_* that must be on for it to exist */
+        unsigned excludes; /* MCP_TOOLS_* that take it away */
+        /* The backend's: the handler its ops->call runs for the tool, and its own flags for
+         * it. The core never reads them. */
+        mcp_tool_fn call;
+        unsigned backend;
+};
+
+/* A backend's tools, schema and handler in one row each (rtn serve's: serve/tools.c). */
+struct mcp_tool_table {
+        const struct mcp_tool *rows;
+        size_t n;
+};
+
 struct mcp_config {
         struct mcp_limits limits;
+        const struct mcp_tool_table *tools; /* NULL: none */
         unsigned tool_flags; /* MCP_TOOLS_* */
         unsigned page_size; /* tools per tools/list page */
         const char *server_name; /* serverInfo.name */
@@ -121,10 +167,6 @@ void mcp_log(struct mcp_server *s, enum mcp_log_level level, const char *fmt, ..
  * -errno with err filled otherwise. */
 int mcp_serve_main(const struct mcp_config *cfg, const struct mcp_backend_ops *ops, void *ctx,
                    struct rtn_error *err);
-
-/* `rtn serve` (mcp/serve.c): its options, the sandbox session behind the tools, then
- * mcp_serve_main on stdio. argv[0] is the verb; returns the exit code. */
-int mcp_cmd_serve(int argc, char **argv);
 
 /* ---- calls ----------------------------------------------------------------------------- */
 

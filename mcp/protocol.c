@@ -233,7 +233,7 @@ static int h_tools_list(struct mcp_server *s, const struct mcp_msg *m, struct mc
         int r = params_object(m, false, why, wl);
         if (r)
                 return r;
-        size_t count = mcp_tool_count(s->cfg.tool_flags), off;
+        size_t count = mcp_tool_count(s->cfg.tools, s->cfg.tool_flags), off;
         if (parse_cursor(m, count, &off) < 0) {
                 snprintf(why, wl, "Invalid params: invalid cursor");
                 return MCP_INVALID_PARAMS;
@@ -244,7 +244,8 @@ static int h_tools_list(struct mcp_server *s, const struct mcp_msg *m, struct mc
         rtn_json_key(b, "tools");
         rtn_json_arr_begin(b);
         for (size_t i = off; i < end; i++)
-                mcp_tool_write(b, mcp_tool_at(s->cfg.tool_flags, i), (enum mcp_version)m->version);
+                mcp_tool_write(b, mcp_tool_at(s->cfg.tools, s->cfg.tool_flags, i),
+                               (enum mcp_version)m->version);
         rtn_json_arr_end(b);
         if (end < count) {
                 char c[32];
@@ -310,9 +311,9 @@ static int call_check(struct mcp_server *s, const struct mcp_msg *m, const struc
         }
         const struct mcp_tool *tool = NULL;
         if (rtn_json_unescape(m->doc, t, name, sizeof name) >= 0)
-                tool = mcp_tool_find(s->cfg.tool_flags, name);
+                tool = mcp_tool_find(s->cfg.tools, s->cfg.tool_flags, name);
         if (!tool) {
-                const char *off = mcp_tool_off_why(s->cfg.tool_flags, name);
+                const char *off = mcp_tool_off_why(s->cfg.tools, s->cfg.tool_flags, name);
                 if (off)
                         snprintf(why, wl, "Invalid params: tool %s is not offered: %s", name, off);
                 else

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "common/cleanup.h"
+#include "common/clock.h"
 #include "common/io.h"
 #include "common/json.h"
 #include "common/log.h"
@@ -41,12 +42,6 @@ void mcp_config_init(struct mcp_config *c) {
                 .server_version = "0.1.0",
                 .progress_usec = 5 * 1000 * 1000,
         };
-}
-
-static uint64_t now_usec(void) {
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
 }
 
 static void input_watch(struct mcp_server *s, bool on);
@@ -474,7 +469,7 @@ void mcp_call_progress(struct mcp_call *call, double progress, double total, con
                 return; /* the spec requires progress to increase */
         call->has_progress = true;
         call->last_progress = progress;
-        call->progress_at_usec = now_usec();
+        call->progress_at_usec = rtn_now_usec();
         struct mcp_server *s = call->server;
         struct rtn_json_buf b = RTN_JSON_BUF_INIT(s->cfg.limits.max_message);
         rtn_json_obj_begin(&b);
@@ -503,20 +498,20 @@ void mcp_call_progress(struct mcp_call *call, double progress, double total, con
  * progress_usec of the last notification, the backend's or ours, sends nothing. */
 static void on_heartbeat(struct rtn_loop *l, struct rtn_loop_source *t, void *ud) {
         struct mcp_call *c = ud;
-        uint64_t now = now_usec(), every = c->server->cfg.progress_usec;
+        uint64_t now = rtn_now_usec(), every = c->server->cfg.progress_usec;
         if (c->has_progress && now - c->progress_at_usec + every / 10 < every)
                 return;
-        double secs = (double)(now - c->start_usec) / 1e6;
+        double secs = (double)(now - c->start_usec) / (double)RTN_USEC_PER_SEC;
         if (c->has_progress && secs <= c->last_progress)
                 secs = c->last_progress + 1;
         char msg[96];
         snprintf(msg, sizeof msg, "%s still running after %.0f s", c->tool->name,
-                 (double)(now - c->start_usec) / 1e6);
+                 (double)(now - c->start_usec) / (double)RTN_USEC_PER_SEC);
         mcp_call_progress(c, secs, 0, msg);
 }
 
 int mcp_call_heartbeat_start(struct mcp_call *c) {
-        c->start_usec = now_usec();
+        c->start_usec = rtn_now_usec();
         uint64_t every = c->server->cfg.progress_usec;
         if (!c->progress_token || !every)
                 return 0;

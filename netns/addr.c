@@ -1,5 +1,5 @@
 /* The egress address filter and resolver shared by the provisioning gate (netns/gate.c) and
- * the HTTP tools (mcp/tools/http.c). The rule is "public unicast only": every range that
+ * the HTTP tools (serve/tools/http.c). The rule is "public unicast only": every range that
  * reaches the host itself, its LAN, its cloud metadata service or a carrier's shared space
  * is refused, and so is every IPv6 form that embeds an IPv4 address, since those would
  * smuggle a refused IPv4 target past a check that only looks at IPv6 ranges (the classic

@@ -7,13 +7,12 @@
  * against the host's trust store (OpenSSL's default paths: SSL_CERT_FILE and SSL_CERT_DIR
  * of rtn's environment when set) and the host name. Any other host is never intercepted.
  *
- * OpenSSL (libssl.so.3 and the libcrypto it needs) is dlopen()ed the first time a gate with
- * a secret is made, like the store's libraries (store/dl.h): rtn without --secret never
- * loads it. Its headers give types and constants; every function is called through a table
- * of dlsym()'d pointers (dlsym on libssl's handle finds libcrypto's symbols, a dependency of
+ * OpenSSL (libssl.so.3 and the libcrypto it needs) is loaded the first time a gate with a
+ * secret is made, by the loader the store's libraries use too (common/dl.h): rtn without
+ * --secret never loads it. Its headers give types and constants; every function is called through a
+ * table of dlsym()'d pointers (dlsym on libssl's handle finds libcrypto's symbols, a dependency of
  * it). Macros of OpenSSL's that expand to a call (SSL_CTX_set_min_proto_version,
  * BIO_get_mem_data, SSL_set_tlsext_host_name) are spelled out as the *_ctrl calls they are. */
-#include <dlfcn.h>
 #include <errno.h>
 #include <openssl/bio.h>
 #include <openssl/err.h>
@@ -25,13 +24,13 @@
 #include <openssl/x509.h>
 #include <openssl/x509v3.h>
 #include <poll.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 
+#include "common/dl.h"
 #include "common/log.h"
 #include "netns/internal.h"
 #include "netns/netns.h"
@@ -67,25 +66,9 @@
 static struct { SSL_FNS(MEMBER) } F;
 #undef MEMBER
 
-static bool loaded;
-static pthread_once_t load_once = PTHREAD_ONCE_INIT;
-static char load_why[200];
-
-static void load_ssl(void) {
-        void *h = dlopen("libssl.so.3", RTLD_NOW | RTLD_LOCAL);
-        if (!h) {
-                snprintf(load_why, sizeof load_why, "dlopen libssl.so.3: %s", dlerror());
-                return;
-        }
-#define RESOLVE(f)                                                                                 \
-        if (!(F.f = (__typeof__(f) *)dlsym(h, #f))) {                                              \
-                snprintf(load_why, sizeof load_why, "libssl.so.3 lacks %s", #f);                   \
-                return;                                                                            \
-        }
-        SSL_FNS(RESOLVE)
-#undef RESOLVE
-        loaded = true;
-}
+#define SSL_SYM(f) RTN_DL_SYM(F, f)
+static const struct rtn_dl_sym ssl_syms[] = {SSL_FNS(SSL_SYM)};
+static struct rtn_dl ssl_lib = RTN_DL_INIT("libssl.so.3", ssl_syms);
 
 struct leaf {
         char host[256];
@@ -242,9 +225,8 @@ done:
 
 int netns_intercept_new(const struct netns_secrets *ss, struct netns_intercept **ret,
                         struct rtn_error *err) {
-        pthread_once(&load_once, load_ssl);
-        if (!loaded)
-                return rtn_errx(err, ENOSYS, "--secret needs OpenSSL 3 (libssl3): %s", load_why);
+        if (rtn_dl_load(&ssl_lib) < 0)
+                return rtn_errx(err, ENOSYS, "--secret needs OpenSSL 3 (libssl3): %s", ssl_lib.why);
         struct netns_intercept *t = calloc(1, sizeof *t);
         char why[300];
         if (!t)

@@ -1,18 +1,16 @@
-/* The loader behind store/dl.h: dlopen()s nettle, libcrypto or libarchive the first time the store
- * needs it and fills the table of function pointers with dlsym(). A library that is missing,
- * or lacks one of the symbols, leaves its table unusable and every later first call failing;
- * the reason is logged at debug level (library code prints nothing above that). */
+/* The tables behind store/dl.h: nettle, libcrypto and libarchive, loaded by the one loader
+ * (common/dl.h) the first time the store needs each. A library that is missing, or lacks one
+ * of the symbols, leaves its table unusable and every later first call failing; the loader
+ * logs the reason at debug level (library code prints nothing above that). */
 #define STORE_DL_NO_MACROS 1
 #include <archive.h>
 #include <archive_entry.h>
-#include <dlfcn.h>
 #include <nettle/sha2.h>
 #include <nettle/version.h>
 #include <openssl/evp.h>
 #include <openssl/opensslv.h>
-#include <pthread.h>
 
-#include "common/log.h"
+#include "common/dl.h"
 #include "store/dl.h"
 
 /* The sonames these headers' ABIs ship under (libarchive has kept 13 through 3.x). */
@@ -30,64 +28,25 @@ struct store_nettle_fns store_nettle_fns;
 struct store_crypto_fns store_crypto_fns;
 struct store_archive_fns store_archive_fns;
 
-static bool nettle_ok, crypto_ok, archive_ok;
-static pthread_once_t nettle_once = PTHREAD_ONCE_INIT, crypto_once = PTHREAD_ONCE_INIT,
-                      archive_once = PTHREAD_ONCE_INIT;
+#define NETTLE_SYM(f) RTN_DL_SYM(store_nettle_fns, f)
+#define CRYPTO_SYM(f) RTN_DL_SYM(store_crypto_fns, f)
+#define ARCHIVE_SYM(f) RTN_DL_SYM(store_archive_fns, f)
+static const struct rtn_dl_sym nettle_syms[] = {STORE_NETTLE_FNS(NETTLE_SYM)};
+static const struct rtn_dl_sym crypto_syms[] = {STORE_CRYPTO_FNS(CRYPTO_SYM)};
+static const struct rtn_dl_sym archive_syms[] = {STORE_ARCHIVE_FNS(ARCHIVE_SYM)};
 
-/* The handle is never closed: the pointers live as long as the process. */
-static void *open_lib(const char *soname) {
-        void *h = dlopen(soname, RTLD_NOW | RTLD_LOCAL);
-        if (!h)
-                log_debug("store: dlopen %s: %s", soname, dlerror());
-        return h;
-}
-
-/* Resolves one table member; POSIX (dlsym(3)) makes the object-to-function pointer
- * conversion valid. */
-#define RESOLVE(table, f)                                                                          \
-        if (!(table.f = (__typeof__(f) *)dlsym(h, #f))) {                                          \
-                log_debug("store: dlsym %s: %s", #f, dlerror());                                   \
-                return;                                                                            \
-        }
-#define RESOLVE_NETTLE(f) RESOLVE(store_nettle_fns, f)
-#define RESOLVE_CRYPTO(f) RESOLVE(store_crypto_fns, f)
-#define RESOLVE_ARCHIVE(f) RESOLVE(store_archive_fns, f)
-
-static void load_nettle(void) {
-        void *h = open_lib("libnettle.so.8");
-        if (!h)
-                return;
-        STORE_NETTLE_FNS(RESOLVE_NETTLE)
-        nettle_ok = true;
-}
-
-static void load_crypto(void) {
-        void *h = open_lib("libcrypto.so.3");
-        if (!h)
-                return;
-        STORE_CRYPTO_FNS(RESOLVE_CRYPTO)
-        crypto_ok = true;
-}
-
-static void load_archive(void) {
-        void *h = open_lib("libarchive.so.13");
-        if (!h)
-                return;
-        STORE_ARCHIVE_FNS(RESOLVE_ARCHIVE)
-        archive_ok = true;
-}
+static struct rtn_dl nettle = RTN_DL_INIT("libnettle.so.8", nettle_syms);
+static struct rtn_dl crypto = RTN_DL_INIT("libcrypto.so.3", crypto_syms);
+static struct rtn_dl archive = RTN_DL_INIT("libarchive.so.13", archive_syms);
 
 bool store_dl_nettle(void) {
-        pthread_once(&nettle_once, load_nettle);
-        return nettle_ok;
+        return rtn_dl_load(&nettle) == 0;
 }
 
 bool store_dl_crypto(void) {
-        pthread_once(&crypto_once, load_crypto);
-        return crypto_ok;
+        return rtn_dl_load(&crypto) == 0;
 }
 
 bool store_dl_archive(void) {
-        pthread_once(&archive_once, load_archive);
-        return archive_ok;
+        return rtn_dl_load(&archive) == 0;
 }

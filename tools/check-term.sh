@@ -2,7 +2,7 @@
 # The terminal check (docs/security-invariants.md, 19): text the CLI prints can hold names the
 # agent chose (paths in err.msg, refusal reasons, environment names, commit messages), so
 # every printf-family call of cli/ with a %s conversion, every puts/fputs of cli/ of a string
-# that is not a literal, and every such call of mcp/ that writes to stderr must go through
+# that is not a literal, and every such call of mcp/ and serve/ that writes to stderr must go through
 # common/term.h (rtn_term_printf, rtn_term_fputs) instead. A call that prints only rtn's own
 # text (a usage, escaped JSON) says so with the comment  /* rtn's own text */  inside it or
 # after it on its line. Prints each offending call as file:line and exits 1 if there is one.
@@ -13,7 +13,7 @@ set -uo pipefail
 ROOT=${1:-$(cd "$(dirname "$0")/.." && pwd)}
 cd "$ROOT" || exit 2
 
-exec python3 - cli/*.c $(find mcp -name '*.c' | LC_ALL=C sort) <<'PY'
+exec python3 - cli/*.c $(find mcp serve -name '*.c' | LC_ALL=C sort) <<'PY'
 import re, sys
 
 CALL = re.compile(r"(?<![\w.>])(printf|fprintf|vprintf|vfprintf|puts|fputs|perror)\s*\(")
@@ -37,7 +37,7 @@ for path in sys.argv[1:]:
         if MARK in call or MARK in src[i:src.find("\n", i)]:
             continue
         fn, args = m.group(1), call[m.end() - m.start():-1].strip()
-        if path.startswith("mcp/") and not re.search(r"\bstderr\b", args):
+        if path.startswith(("mcp/", "serve/")) and not re.search(r"\bstderr\b", args):
             continue
         if fn in ("puts", "fputs"):
             if args.startswith('"'):

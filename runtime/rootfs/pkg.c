@@ -1,6 +1,6 @@
 /* Package installs (see pkg.h): package names checked, the apt-get command line pointed at the
  * gate, and the gate's proxy for a base. `rtn pkg install` (cli/pkg.c) and rtn serve's
- * pkg_install (mcp/tools/pkg.c) run it in a session, each on its own event loop. */
+ * pkg_install (serve/tools/pkg.c) run it in a session, each on its own event loop. */
 #include "runtime/rootfs/pkg.h"
 
 #include <errno.h>

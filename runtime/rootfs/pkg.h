@@ -1,6 +1,6 @@
 /* Package installs into a sandbox session (docs/tools.md, pkg_install; docs/architecture.md,
  * "Network gate"): name validation, the apt command line pointed at the gate, and the gate.
- * The `rtn pkg install` verb is cli/pkg.c, the MCP tool mcp/tools/pkg.c. */
+ * The `rtn pkg install` verb is cli/pkg.c, the MCP tool serve/tools/pkg.c. */
 #pragma once
 
 #include <stddef.h>

@@ -321,7 +321,7 @@ static void remove_tmp(const char *base, const char *tmpname, const struct rt_id
                     fchmod(t, 0777) == 0)
                         (void)run(argv, -1, t, &ignored);
         }
-        (void)rt_rm_rf_at(d, tmpname);
+        (void)store_rm_rf_at(d, tmpname);
 }
 
 static int write_stamp(int dirfd, const char *stamp) {

@@ -23,7 +23,7 @@
 #include "common/sandbox_dirs.h"
 #include "common/syscall.h"
 #include "runtime/runtime.h"
-#include "runtime/session/registry.h"
+#include "runtime/sandbox/rundir.h"
 
 static const char *const system_dirs[] = {RTN_HOST_SYSTEM_DIRS(RTN_DIR_ABS)};
 

@@ -29,7 +29,7 @@
 #include "common/cleanup.h"
 #include "common/io.h"
 #include "runtime/runtime.h"
-#include "runtime/session/session.h"
+#include "store/store.h"
 
 #define RT_ID_COUNT 65536u
 #define RT_AGENT_ID 1000u
@@ -318,7 +318,7 @@ struct rm_args {
 static int rm_inside(void *arg, char *out, size_t outlen, struct rtn_error *err) {
         const struct rm_args *a = arg;
         _cleanup_close_ int d = open(a->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        int r = d < 0 ? negative_errno() : rt_rm_rf_at(d, a->name);
+        int r = d < 0 ? negative_errno() : store_rm_rf_at(d, a->name);
         if (r < 0 && r != -ENOENT)
                 return rtn_err(err, r, "remove %s/%s even inside a user namespace", a->dir,
                                a->name);
@@ -330,7 +330,7 @@ int rt_remove_tree(const struct rt_idmap *m, const char *dir, const char *name,
         _cleanup_close_ int d = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (d < 0)
                 return rtn_err(err, errno, "open %s", dir);
-        int r = rt_rm_rf_at(d, name);
+        int r = store_rm_rf_at(d, name);
         if (r == 0 || r == -ENOENT)
                 return 0;
         if ((r == -EACCES || r == -EPERM) && m && m->mode == RT_IDMAP_SUBID)

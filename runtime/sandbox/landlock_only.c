@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "common/cleanup.h"
+#include "common/exitcode.h"
 #include "common/io.h"
 #include "common/syscall.h"
 #include "runtime/internal.h"
@@ -153,7 +154,7 @@ static int start_init(struct rt_sandbox *sb, struct rtn_error *err) {
                 struct rt_plan p = {.init_fd = memfd, .ctl_fd = sv[1]};
                 close(sv[0]);
                 rt_child_exec_init(&p, &cerr);
-                _exit(125);
+                _exit(RTN_EXIT_FAILURE);
         }
         close(sv[1]);
         sb->pid = pid;

@@ -21,7 +21,7 @@
 #include "common/syscall.h"
 #include "runtime/internal.h"
 #include "runtime/sandbox/gitconf.h"
-#include "runtime/session/wsover.h"
+#include "runtime/sandbox/wsprep.h"
 
 /* bwrap uses /tmp as its base path too: in our private mount ns, hiding the host's /tmp
  * costs nothing since every host object is already open. */

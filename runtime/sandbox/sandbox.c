@@ -26,14 +26,14 @@
 #include <unistd.h>
 
 #include "common/cleanup.h"
+#include "common/exitcode.h"
 #include "common/io.h"
 #include "common/log.h"
 #include "common/sandbox_dirs.h"
 #include "common/syscall.h"
 #include "netns/netns.h"
 #include "runtime/internal.h"
-#include "runtime/session/wsgit.h"
-#include "runtime/session/wsover.h"
+#include "runtime/sandbox/wsprep.h"
 
 #define RT_GO 'G'
 
@@ -137,7 +137,7 @@ static void child_fail(int ctl, struct rtn_error *err, uint32_t step) {
                                  .step = step};
         snprintf(st.message, sizeof st.message, "%s", err->msg);
         (void)rtn_send_msg(ctl, &st, sizeof st, NULL, 0);
-        _exit(125);
+        _exit(RTN_EXIT_FAILURE);
 }
 
 static int child_creds(const struct rt_plan *p, struct rtn_error *err) {
@@ -195,7 +195,7 @@ static __attribute__((noreturn)) void child_main(struct rt_plan *p) {
         char go = 0;
         ssize_t n = rtn_recv_msg(p->ctl_fd, &go, 1, NULL, NULL);
         if (n != 1 || go != RT_GO)
-                _exit(125); /* the parent failed and told us so, or died */
+                _exit(RTN_EXIT_FAILURE); /* the parent failed and told us so, or died */
         /* Host objects are opened here, in our copy of the mount namespace: overlayfs and
          * bind mounts refuse layers whose mounts belong to another namespace
          * (clone_private_mount, may_copy_tree), so the parent cannot open them for us. We
@@ -224,7 +224,7 @@ static __attribute__((noreturn)) void child_main(struct rt_plan *p) {
                 child_fail(p->ctl_fd, &err, INIT_STEP_CONFIG);
         if (rt_child_exec_init(p, &err) < 0)
                 child_fail(p->ctl_fd, &err, INIT_STEP_CONFIG);
-        _exit(125);
+        _exit(RTN_EXIT_FAILURE);
 }
 
 int rt_child_exec_init(const struct rt_plan *p, struct rtn_error *err) {
@@ -921,5 +921,5 @@ int rt_exit_code(int st) {
                 return WEXITSTATUS(st);
         if (WIFSIGNALED(st))
                 return 128 + WTERMSIG(st);
-        return 125;
+        return RTN_EXIT_FAILURE;
 }

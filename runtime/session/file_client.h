@@ -3,7 +3,7 @@
  * The server is started on first use (INIT_MSG_FILES_START on the control socket) and again
  * after it died (a request ran past INIT_FILES_TIMEOUT_S, an agent killed it) or after the
  * sandbox restarted. Replies come from inside the sandbox and are checked like any other
- * untrusted input. Also the pure text helpers of the file tools (mcp/tools/filetext.c). */
+ * untrusted input. Also the pure text helpers of the file tools (serve/tools/filetext.c). */
 #pragma once
 
 #include <stdbool.h>
@@ -43,7 +43,7 @@ void rt_files_free(struct rt_files *f);
 int rt_files_call(struct rt_files *f, const struct rt_files_op *op, rt_files_fn fn, void *ud,
                   struct rtn_error *err);
 
-/* ---- text helpers (mcp/tools/filetext.c) -------------------------------------------------- */
+/* ---- text helpers (serve/tools/filetext.c) -------------------------------------------------- */
 
 /* True when data looks binary: a NUL byte in its first 8 KiB, or invalid UTF-8 (a cut
  * sequence at the very end is allowed when cut is true). */

@@ -24,6 +24,7 @@
 
 #include "common/cleanup.h"
 #include "common/io.h"
+#include "runtime/sandbox/rundir.h"
 
 #define ENTRY_MAX 4096
 #define LIST_MAX 1024
@@ -45,30 +46,10 @@ static int own_dir(int at, const char *name, bool create, struct rtn_error *err)
         return fd;
 }
 
-/* The top the registry hangs from, by name only. */
-static bool registry_base(char *base, size_t len) {
-        const char *xdg = getenv("XDG_RUNTIME_DIR");
-        if (xdg && xdg[0] == '/' && strlen(xdg) < len - 32) {
-                snprintf(base, len, "%s", xdg);
-                return true;
-        }
-        if (geteuid() == 0)
-                snprintf(base, len, "/run");
-        else
-                snprintf(base, len, "/tmp/rtn-%u", (unsigned)geteuid());
-        return false;
-}
-
-void rt_registry_path(char *buf, size_t len) {
-        char base[512];
-        registry_base(base, sizeof base);
-        snprintf(buf, len, "%s/rtn/running", base);
-}
-
 static int registry_fd(char *path, size_t len, bool create, struct rtn_error *err) {
         char base[512];
         _cleanup_close_ int top = -1;
-        if (registry_base(base, sizeof base)) {
+        if (rt_run_base(base, sizeof base)) {
                 top = own_dir(AT_FDCWD, base, false, err);
         } else if (geteuid() == 0) {
                 top = open(base, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);

@@ -35,5 +35,4 @@ bool rt_registry_same_dir(const char *a, const char *b);
 /* The registry's directory: $XDG_RUNTIME_DIR/rtn/running, else /run/rtn/running for root,
  * else /tmp/rtn-UID/running; made 0700 and refused unless it is ours. */
 int rt_registry_dir(char *buf, size_t len, bool create, struct rtn_error *err);
-/* The same path, by name only (nothing is opened or made): no host bind may hold it. */
-void rt_registry_path(char *buf, size_t len);
+/* The same path by name only is rt_registry_path (runtime/sandbox/rundir.h). */

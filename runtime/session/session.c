@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "common/cleanup.h"
+#include "common/clock.h"
 #include "common/io.h"
 #include "common/log.h"
 #include "common/loop.h"
@@ -29,11 +30,11 @@
 #include "runtime/sandbox/specopt.h"
 #include "runtime/session/upper.h"
 #include "runtime/session/wsover.h"
-#include "runtime/session/wsstate.h"
+#include "runtime/sandbox/wsstate.h"
 
 #define GRACE_USEC (100ULL * 1000)
 #define MAX_LINGER 64
-#define DEFAULT_TIMEOUT_USEC (10ULL * 60 * 1000 * 1000)
+#define DEFAULT_TIMEOUT_USEC (10 * 60 * RTN_USEC_PER_SEC)
 #define DEFAULT_MAX_OUTPUT (1u << 20)
 
 struct rt_session {
@@ -60,18 +61,6 @@ struct rt_session {
 };
 
 static void session_lost(struct rt_session *s, bool unexpected);
-
-uint64_t rt_now_usec(void) {
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
-}
-
-int rt_rm_rf_at(int at, const char *name) {
-        /* The store's remover: no symlink followed, bounded in open directories however deep
-         * the agent made the tree, overlayfs's mode-0000 work dir made removable. */
-        return store_rm_rf_at(at, name);
-}
 
 /* Drops the upper: the next sandbox makes a fresh, empty one. */
 static void reset_upper(struct rt_session *s) {
@@ -357,7 +346,7 @@ static void finish(struct rt_cmd *c) {
         if (c->done)
                 return;
         c->done = true;
-        c->end_usec = rt_now_usec();
+        c->end_usec = rtn_now_usec();
         c->net_end_seq = c->s->gate ? netns_gate_seq(c->s->gate) : 0;
         if (c->timer) {
                 rtn_loop_timer_cancel(c->s->loop, c->timer);
@@ -660,7 +649,7 @@ static struct rt_cmd *cmd_new(struct rt_session *s, const struct rt_cmd_opts *o)
         size_t max = o->max_output ? o->max_output : s->cfg.max_output;
         c->out.max = c->err.max = max;
         c->out.keep_tail = c->err.keep_tail = o->job;
-        c->start_usec = rt_now_usec();
+        c->start_usec = rtn_now_usec();
         c->next = s->cmds;
         s->cmds = c;
         return c;

@@ -62,7 +62,7 @@ struct rt_cmd {
         struct rt_blocked blocked; /* what seccomp blocked until the exit (n = total = 0) */
         uint64_t net_seq, net_end_seq; /* the proxy's refusals when it started and when it
                                           was done (netns_gate_seq): its own are between */
-        uint64_t start_usec, end_usec; /* CLOCK_MONOTONIC (rt_now_usec) */
+        uint64_t start_usec, end_usec; /* CLOCK_MONOTONIC (rtn_now_usec) */
         struct rtn_loop_source *timer, *grace;
         rt_cmd_done_fn done_fn;
         void *done_ud;
@@ -169,11 +169,6 @@ int rt_session_send(struct rt_session *s, const void *msg, size_t len, struct rt
 /* The spec the next sandbox is built from. A bind added here is kept across restarts (its
  * strings must outlive the session); it takes effect at the next start. */
 struct rt_spec *rt_session_spec(struct rt_session *s);
-
-/* CLOCK_MONOTONIC in microseconds. */
-uint64_t rt_now_usec(void);
-/* rm -rf of dirfd/name without following symlinks. */
-int rt_rm_rf_at(int dirfd, const char *name);
 
 /* The sandbox's skeleton dirs (mountpoints, /workspace, HOME) appear in an upper as empty
  * directories the agent did not make. rt_upper_prune removes them (unless opaque) before a

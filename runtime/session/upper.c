@@ -357,7 +357,7 @@ static int do_commit(void *arg, char *out, size_t outlen, struct rtn_error *err)
         _cleanup_close_ int dir = open(a->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (dir < 0)
                 return rtn_err(err, errno, "open %s", a->dir);
-        (void)rt_rm_rf_at(dir, "upper"); /* what a failed commit left */
+        (void)store_rm_rf_at(dir, "upper"); /* what a failed commit left */
         struct stat st;
         _cleanup_close_ int up = open_upper_dir(a->upper_fs, &st, err);
         if (up < 0)
@@ -370,13 +370,13 @@ static int do_commit(void *arg, char *out, size_t outlen, struct rtn_error *err)
         char path[4200];
         snprintf(path, sizeof path, "%s/upper", a->dir);
         if (r < 0) {
-                (void)rt_rm_rf_at(dir, "upper");
+                (void)store_rm_rf_at(dir, "upper");
                 return r;
         }
         rt_upper_prune(path); /* the sandbox's own mountpoints */
         r = store_commit_with(a->st, a->env, path, a->opts, out, err);
         if (r < 0 || r == 1)
-                (void)rt_rm_rf_at(dir, "upper");
+                (void)store_rm_rf_at(dir, "upper");
         return r;
 }
 
@@ -453,7 +453,7 @@ static int remove_at(int dir, const char *name) {
                 return errno == ENOENT ? 0 : negative_errno();
         if (S_ISDIR(st.st_mode) && fchmodat(dir, name, 0700, 0) < 0)
                 return negative_errno();
-        return rt_rm_rf_at(dir, name);
+        return store_rm_rf_at(dir, name);
 }
 
 static bool is_opaque(int fd) {

@@ -50,44 +50,11 @@ static int read_view(void *arg, const char *path, char **ret, size_t *ret_len) {
         return rt_gitconf_read_file(fdp, ret, ret_len);
 }
 
-#define PROTECT_FILE RT_WS_DIR "/protect"
-
-int rt_ws_protect_save(const char *dir, const char *host, const char *const *paths, size_t n,
-                       struct rtn_error *err) {
-        struct rt_pathlist l = {0};
-        char file[4200], *old = NULL;
-        size_t len = 0;
-        snprintf(file, sizeof file, "%s/" PROTECT_FILE, dir);
-        int r = rt_gitconf_user_paths(host, "/workspace", paths, n, &l, err);
-        if (r <= 0) {
-                rt_pathlist_free(&l);
-                return r;
-        }
-        /* the paths of earlier runs stay: their changes are pending too */
-        if (rt_gitconf_read_file(file, &old, &len) == 0) {
-                for (char *line = strtok(old, "\n"); line; line = strtok(NULL, "\n"))
-                        if ((r = rt_pathlist_add(&l, line, "--protect names it", RT_MAKE_DIR)) < 0)
-                                break;
-                free(old);
-        }
-        _cleanup_fclose_ FILE *f = r < 0 ? NULL : fopen(file, "we");
-        if (!f)
-                r = rtn_err(err, r < 0 ? -r : errno, "record --protect in %s", file);
-        size_t off = 0;
-        const char *rel, *why;
-        while (r >= 0 && rt_pathlist_next(&l, &off, &rel, &why))
-                fprintf(f, "%s\n", rel);
-        if (r >= 0 && fflush(f) != 0)
-                r = rtn_err(err, errno, "record --protect in %s", file);
-        rt_pathlist_free(&l);
-        return r < 0 ? r : 0;
-}
-
 /* The --protect paths recorded for the pending changes of dir. */
 static int saved_paths(const char *dir, struct rt_pathlist *ret, struct rtn_error *err) {
         char file[4200], *buf = NULL;
         size_t len = 0;
-        snprintf(file, sizeof file, "%s/" PROTECT_FILE, dir);
+        snprintf(file, sizeof file, "%s/" RT_WS_PROTECT, dir);
         int r = rt_gitconf_read_file(file, &buf, &len);
         if (r == -ENOENT)
                 return 0;

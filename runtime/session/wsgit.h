@@ -10,8 +10,3 @@
  * changes are (the --protect paths recorded there count too). */
 int ws_git_paths(const char *dir, const char *host, int upper, struct rt_pathlist *ret,
                  struct rtn_error *err);
-
-/* Records the --protect paths (the ones in the workspace host) with the pending changes of dir
- * (dir/ws/protect, beside ws/state), for every later rt_ws_apply of them. */
-int rt_ws_protect_save(const char *dir, const char *host, const char *const *paths, size_t n,
-                       struct rtn_error *err);

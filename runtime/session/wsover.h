@@ -29,20 +29,7 @@
 
 #include "common/err.h"
 #include "runtime/runtime.h"
-
-#define RT_WS_DIR "ws"
-
-/* ROOT for a sandbox's tmpfs upper (an fd rtn keeps, runtime/session/upper.h) into buf; NULL for
- * -1. */
-const char *rt_ws_root(char buf[32], int upper_fs);
-
-/* Before a sandbox starts on dir with host as its overlay workspace, its upper on root (NULL:
- * a fresh tmpfs): with no change pending in either, makes dir/ws/ and records host's identity
- * and now as the time since which a host change conflicts (the sandbox's start); with changes
- * pending for another directory, fails with -EBUSY and says so. m: the mapping that wrote
- * what an earlier run left (to remove it). */
-int rt_ws_prepare(const char *dir, const char *root, const char *host, const struct rt_idmap *m,
-                  struct rtn_error *err);
+#include "runtime/sandbox/wsprep.h" /* RT_WS_DIR, rt_ws_root, rt_ws_prepare */
 
 /* Drops the pending changes in dir and root (either may be NULL) and their record (m: the
  * mapping that wrote them, or NULL). */

@@ -13,7 +13,7 @@
 
 #include "common/err.h"
 #include "runtime/session/wsover.h"
-#include "runtime/session/wsstate.h"
+#include "runtime/sandbox/wsstate.h"
 
 #define WS_PATH_MAX 4096
 #define WS_DEPTH_MAX 128

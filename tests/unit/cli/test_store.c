@@ -106,22 +106,22 @@ Test(rt_cmd, user_errors_exit_1) {
         free(dd);
 }
 
-/* Usage errors exit RTN_EXIT_USAGE (docs/rtn.1, Conventions), before the store is opened. */
+/* Usage errors exit RTN_EXIT_FAILURE (docs/rtn.1, Conventions), before the store is opened. */
 Test(rt_cmd, usage_errors_exit_125) {
         char out[4096];
         char *dd = strdup(t_path("data"));
         cr_assert_eq(run(out, sizeof out, cli_cmd_rollback, ARGV("rollback", "--data-dir", dd)),
-                     RTN_EXIT_USAGE);
+                     RTN_EXIT_FAILURE);
         cr_assert_eq(run(out, sizeof out, cli_cmd_gc,
                          ARGV("gc", "--data-dir", dd, "--reflog-days", "-1")),
-                     RTN_EXIT_USAGE);
+                     RTN_EXIT_FAILURE);
         /* Without --upper, commit takes the pending changes (rtn exec --keep); an operand is
          * still a usage error. */
         cr_assert_eq(
                 run(out, sizeof out, cli_cmd_commit, ARGV("commit", "--data-dir", dd, "extra")),
-                RTN_EXIT_USAGE);
+                RTN_EXIT_FAILURE);
         cr_assert_eq(run(out, sizeof out, cli_cmd_store, ARGV("store", "--data-dir", dd, "frob")),
-                     RTN_EXIT_USAGE);
+                     RTN_EXIT_FAILURE);
         cr_assert_eq(access(dd, F_OK), -1, "a usage error created the data dir");
         free(dd);
 }

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "common/io.h"
+#include "serve/serve.h"
 
 void h_start(struct harness *h, const struct mcp_config *cfg) {
         memset(h, 0, sizeof *h);
@@ -18,6 +19,8 @@ void h_start(struct harness *h, const struct mcp_config *cfg) {
                 h->cfg = *cfg;
         else
                 mcp_config_init(&h->cfg);
+        if (!h->cfg.tools) /* the real tools' schemas, answered by the fake backend */
+                h->cfg.tools = &serve_tool_table;
         int in[2], out[2];
         cr_assert_eq(pipe2(in, O_CLOEXEC), 0);
         cr_assert_eq(pipe2(out, O_CLOEXEC | O_NONBLOCK), 0);

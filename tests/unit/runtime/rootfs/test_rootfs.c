@@ -49,7 +49,7 @@ Test(rt_rootfs_mirrors, fifo_in_sources_list_d, .timeout = 10) {
         cr_assert_str_eq(hosts[0], "deb.debian.org");
         cr_assert_null(hosts[1]);
         rt_strv_free(hosts);
-        rt_rm_rf_at(AT_FDCWD, root);
+        store_rm_rf_at(AT_FDCWD, root);
 }
 
 Test(rt_rootfs_scan_sources, one_line_and_deb822) {

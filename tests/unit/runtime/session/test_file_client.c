@@ -20,6 +20,7 @@
 #include "runtime/session/file_client.h"
 #include "runtime/internal.h"
 #include "runtime/session/session.h"
+#include "store/store.h"
 
 struct fixture {
         char dir[64];
@@ -58,7 +59,7 @@ static void teardown(struct fixture *x) {
         close(x->init);
         if (x->srv >= 0)
                 close(x->srv);
-        rt_rm_rf_at(AT_FDCWD, x->dir);
+        store_rm_rf_at(AT_FDCWD, x->dir);
 }
 
 static void on_reply(void *ud, const struct rt_files_reply *r) {

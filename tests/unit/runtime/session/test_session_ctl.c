@@ -15,6 +15,7 @@
 #include "common/loop.h"
 #include "runtime/internal.h"
 #include "runtime/session/session.h"
+#include "store/store.h"
 
 static void on_done(struct rt_cmd *c, void *ud) {
         *(struct rt_blocked *)ud = c->blocked;
@@ -79,5 +80,5 @@ Test(rt_session, short_datagram_changes_nothing) {
         rt_session_free(s);
         rtn_loop_free(loop);
         close(sv[1]);
-        rt_rm_rf_at(AT_FDCWD, dir);
+        store_rm_rf_at(AT_FDCWD, dir);
 }

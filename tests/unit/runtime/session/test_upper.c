@@ -1,4 +1,4 @@
-/* The upper dir's clean-up before a commit (rt_upper_prune), its removal (rt_rm_rf_at) and
+/* The upper dir's clean-up before a commit (rt_upper_prune), its removal (store_rm_rf_at) and
  * its copy into a fork's (rt_upper_clone): all act on a tree the agent made, so none may
  * follow a symlink out of it, removal must not depend on how deep the agent made it, and
  * the copy neither refuses what the sandbox could reach nor cuts an xattr. */
@@ -34,12 +34,12 @@ static void setup(void) {
 
 static void teardown(void) {
         int d = open("/tmp", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        (void)rt_rm_rf_at(d, top + strlen("/tmp/"));
+        (void)store_rm_rf_at(d, top + strlen("/tmp/"));
         close(d);
 }
 
 TestSuite(rt_upper_prune, .init = setup, .fini = teardown);
-TestSuite(rt_rm_rf_at, .init = setup, .fini = teardown);
+TestSuite(store_rm_rf_at, .init = setup, .fini = teardown);
 TestSuite(rt_upper_clone, .init = setup, .fini = teardown);
 
 /* upper/var is a symlink to a host dir holding an empty "tmp": pruning the skeleton's
@@ -61,7 +61,7 @@ Test(rt_upper_prune, never_follows_a_symlink_out) {
 }
 
 /* 600 levels with 64 descriptors to spare: one open directory per level cannot do it. */
-Test(rt_rm_rf_at, deeper_than_the_fd_limit) {
+Test(store_rm_rf_at, deeper_than_the_fd_limit) {
         struct rlimit rl = {64, 64};
         cr_assert_eq(mkdir(at("tree"), 0755), 0);
         /* Made writable, then given their modes from the bottom up (a user, unlike root,
@@ -80,20 +80,20 @@ Test(rt_rm_rf_at, deeper_than_the_fd_limit) {
         }
         cr_assert_eq(setrlimit(RLIMIT_NOFILE, &rl), 0);
         int top_fd = open(top, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        cr_assert_eq(rt_rm_rf_at(top_fd, "tree"), 0);
+        cr_assert_eq(store_rm_rf_at(top_fd, "tree"), 0);
         struct stat st;
         cr_assert_neq(fstatat(top_fd, "tree", &st, AT_SYMLINK_NOFOLLOW), 0);
         close(top_fd);
 }
 
 /* A symlink inside the tree is removed, never followed. */
-Test(rt_rm_rf_at, symlinks_are_not_followed) {
+Test(store_rm_rf_at, symlinks_are_not_followed) {
         cr_assert_eq(mkdir(at("tree"), 0755), 0);
         cr_assert_eq(mkdir(at("keep"), 0755), 0);
         cr_assert_eq(close(open(at("keep/f"), O_CREAT | O_WRONLY | O_CLOEXEC, 0644)), 0);
         cr_assert_eq(symlink(at("keep"), at("tree/link")), 0);
         int top_fd = open(top, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        cr_assert_eq(rt_rm_rf_at(top_fd, "tree"), 0);
+        cr_assert_eq(store_rm_rf_at(top_fd, "tree"), 0);
         close(top_fd);
         struct stat st;
         cr_assert_eq(stat(at("keep/f"), &st), 0);

@@ -1,0 +1,26 @@
+/* The user's runtime paths (runtime/sandbox/rundir.h). */
+#include "runtime/sandbox/rundir.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+bool rt_run_base(char *base, size_t len) {
+        const char *xdg = getenv("XDG_RUNTIME_DIR");
+        if (xdg && xdg[0] == '/' && strlen(xdg) < len - 32) {
+                snprintf(base, len, "%s", xdg);
+                return true;
+        }
+        if (geteuid() == 0)
+                snprintf(base, len, "/run");
+        else
+                snprintf(base, len, "/tmp/rtn-%u", (unsigned)geteuid());
+        return false;
+}
+
+void rt_registry_path(char *buf, size_t len) {
+        char base[512];
+        rt_run_base(base, sizeof base);
+        snprintf(buf, len, "%s/rtn/running", base);
+}

@@ -1,0 +1,16 @@
+/* Where rtn keeps what lives only while the user is logged in, apart from the data dir: the
+ * registry of running sandboxes (runtime/session/registry.h). The path is a fact of the
+ * sandbox's floor because runtime/sandbox/hostpath.c refuses a host bind that holds it. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* The top the registry hangs from, by name only: $XDG_RUNTIME_DIR when it is absolute and
+ * short enough (true: a directory the system made for the user), else /run for root and
+ * /tmp/rtn-UID for others (false). */
+bool rt_run_base(char *base, size_t len);
+
+/* The registry's directory by name only (nothing is opened or made): no host bind may hold
+ * it. */
+void rt_registry_path(char *buf, size_t len);

@@ -1,0 +1,127 @@
+/* The connections of `rtn serve --http` that have not carried the token yet
+ * (docs/security-invariants.md, invariant 27): they are listed oldest first, dropped when
+ * they do not finish a request with the token in time, and capped apart from the room of
+ * the token holder's connections. */
+#include <errno.h>
+#include <linux/tcp.h>
+#include <netinet/in.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <time.h>
+
+#include "common/clock.h"
+#include "serve/httpd/httpd.h"
+#include "serve/httpd/mhd.h"
+
+static void unauth_unlink(struct httpd *h, struct httpd_conn *k) {
+        if (!k->on_list)
+                return;
+        if (k->prev)
+                k->prev->next = k->next;
+        else
+                h->unauth_head = k->next;
+        if (k->next)
+                k->next->prev = k->prev;
+        else
+                h->unauth_tail = k->prev;
+        k->prev = k->next = NULL;
+        k->on_list = false;
+        h->nunauth--;
+}
+
+/* Drops a connection: libmicrohttpd sees end of file on its next read and closes it. */
+static void unauth_drop(struct httpd *h, struct httpd_conn *k) {
+        unauth_unlink(h, k);
+        (void)shutdown(k->fd, SHUT_RDWR);
+}
+
+/* Bytes the client sent that we have not read yet: a busy server's lag, not the client's. */
+static bool unread(const struct httpd_conn *k) {
+        int n = 0;
+        return ioctl(k->fd, FIONREAD, &n) == 0 && n > 0;
+}
+
+/* The client sent at least a byte on the connection, read by us or not (the kernel's
+ * count; true when it cannot tell, so that the deadline applies). */
+static bool spoke(const struct httpd_conn *k) {
+        struct tcp_info ti;
+        socklen_t len = sizeof ti;
+        memset(&ti, 0, sizeof ti);
+        if (getsockopt(k->fd, IPPROTO_TCP, TCP_INFO, &ti, &len) < 0 ||
+            len < offsetof(struct tcp_info, tcpi_bytes_received) + sizeof ti.tcpi_bytes_received)
+                return true;
+        return ti.tcpi_bytes_received > 0;
+}
+
+/* The connections that did not send a whole request with the token within HTTPD_HEAD_USEC
+ * of their first byte are dropped (half a head, or one trickled a byte at a time), unless
+ * what they sent is still waiting for us to read it. One that has sent nothing yet is not
+ * timed: on the wire it is a client its machine has not run yet (a loaded one can take
+ * longer than the deadline between its connect and its write, which it then makes on a
+ * closed connection and loses the request), and the cap in on_connection bounds them. */
+void httpd_mhd_tick(struct httpd *h) {
+        uint64_t now = rtn_now_usec();
+        for (struct httpd_conn *k = h->unauth_head, *next; k; k = next) {
+                next = k->next;
+                if (!k->first_usec && spoke(k))
+                        k->first_usec = now;
+                if (k->first_usec && now - k->first_usec >= HTTPD_HEAD_USEC && !unread(k))
+                        unauth_drop(h, k);
+        }
+}
+
+void httpd_conn_notify(void *cls, struct MHD_Connection *c, void **ctx,
+                       enum MHD_ConnectionNotificationCode why) {
+        struct httpd *h = cls;
+        struct httpd_conn *k = *ctx;
+        if (why == MHD_CONNECTION_NOTIFY_CLOSED) {
+                if (k) {
+                        unauth_unlink(h, k);
+                        free(k);
+                }
+                *ctx = NULL;
+                return;
+        }
+        const union MHD_ConnectionInfo *i = M.conn_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+        if (!i || !(k = calloc(1, sizeof *k))) {
+                if (i)
+                        (void)shutdown(i->connect_fd, SHUT_RDWR);
+                return;
+        }
+        k->fd = i->connect_fd;
+        k->first_usec = spoke(k) ? rtn_now_usec() : 0;
+        k->on_list = true;
+        k->prev = h->unauth_tail;
+        if (h->unauth_tail)
+                h->unauth_tail->next = k;
+        else
+                h->unauth_head = k;
+        h->unauth_tail = k;
+        h->nunauth++;
+        *ctx = k;
+        /* Past the cap the oldest goes (one whose request waits unread is left to be read):
+         * a flood of connections without the token cannot fill the room a token holder's
+         * new connection needs. */
+        for (struct httpd_conn *o = h->unauth_head, *next; o && h->nunauth > h->max_unauth;
+             o = next) {
+                next = o->next;
+                if (!unread(o))
+                        unauth_drop(h, o);
+        }
+}
+
+/* The connection carried a request with the token: off the list, and kept alive while idle
+ * as long as a client's session may be. */
+void httpd_conn_authed(struct httpd_req *q) {
+        const union MHD_ConnectionInfo *i =
+                M.conn_info(q->conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+        struct httpd_conn *k = i ? i->socket_context : NULL;
+        if (!k || k->authed)
+                return;
+        k->authed = true;
+        unauth_unlink(q->h, k);
+        (void)M.conn_set(q->conn, MHD_CONNECTION_OPTION_TIMEOUT, (unsigned)HTTPD_AUTHED_IDLE_SECS);
+}
