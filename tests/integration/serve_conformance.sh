@@ -15,6 +15,7 @@
 # tests/mcp-client/conformance-auth.mjs adds it to each request (fetch, undici and
 # node:http alike). Runs on loopback only.
 . "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/../httplib.bash"
 t_need_rtn
 
 client_dir=$T_ROOT/tests/mcp-client
@@ -50,16 +51,8 @@ install() {
 run() {
         local node=$1 cli=$2
         shift 2
-        head -c 32 /dev/urandom | base64 >"$T_TMP/tok"
-        chmod 600 "$T_TMP/tok"
-        "$RTN" serve --http 127.0.0.1:0 --token-file "$T_TMP/tok" --data-dir "$T_TMP/data" \
-                2>"$T_TMP/srv.log" &
-        SRV_PID=$!
-        trap 'kill $SRV_PID 2>/dev/null; wait $SRV_PID 2>/dev/null' EXIT
-        t_wait_for grep -q "listening on" "$T_TMP/srv.log" ||
-                t_fail "rtn serve --http did not start: $(head -c 400 "$T_TMP/srv.log")"
-        local url
-        url=$(grep -o 'http://[^ ]*/mcp' "$T_TMP/srv.log" | head -1)
+        http_start
+        local url=$URL
         # Each scenario writes its checks under the output dir; it also writes results/ in
         # the working directory: the case's temp dir.
         RTN_TOKEN=$(cat "$T_TMP/tok") T_CMD_TIMEOUT=300 t_cmd "$node" \

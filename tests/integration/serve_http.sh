@@ -7,6 +7,7 @@
 # messages and headers (each a clear error, the server going on); sessions are isolated,
 # ended when idle, capped, and 200 of them hold at once.
 . "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/../httplib.bash"
 t_need_rtn
 
 client_dir=$T_ROOT/tests/mcp-client
@@ -18,26 +19,6 @@ need_node() {
 command -v curl >/dev/null || t_note "curl is not installed: the curl cases skip"
 need_curl() {
         command -v curl >/dev/null || t_skip "curl is not installed"
-}
-
-new_token() {
-        head -c 32 /dev/urandom | base64 >"$T_TMP/tok"
-        chmod 600 "$T_TMP/tok"
-}
-
-# http_start ARGS...: rtn serve --http on a free loopback port with a fresh token; sets URL
-# and SRV_PID; the server is stopped when the case ends.
-http_start() {
-        [ -f "$T_TMP/tok" ] || new_token
-        "$RTN" serve --http 127.0.0.1:0 --token-file "$T_TMP/tok" --data-dir "$T_TMP/data" \
-                "$@" 2>"$T_TMP/srv.log" &
-        SRV_PID=$!
-        trap 'kill $SRV_PID 2>/dev/null; wait $SRV_PID 2>/dev/null' EXIT
-        t_wait_for grep -q "listening on" "$T_TMP/srv.log" ||
-                t_fail "rtn serve --http did not start: $(head -c 400 "$T_TMP/srv.log")"
-        URL=$(grep -o 'http://[^ ]*/mcp' "$T_TMP/srv.log" | head -1)
-        PORT=${URL##*:}
-        PORT=${PORT%/mcp}
 }
 
 # req METHOD BODY [CURL ARGS...]: one request with the token; $CODE is the HTTP status, the
@@ -52,12 +33,6 @@ req() {
 }
 authed() {
         req "$@" -H "Authorization: Bearer $(cat "$T_TMP/tok")"
-}
-code_is() {
-        [ "$CODE" = "$1" ] || t_fail "expected HTTP $1, got $CODE: $(head -c 300 "$T_TMP/body")"
-}
-body_has() {
-        grep -qF -- "$1" "$T_TMP/body" || t_fail "body lacks '$1': $(head -c 300 "$T_TMP/body")"
 }
 
 INIT='{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"curl","version":"1"}}}'

@@ -8,26 +8,12 @@
 # that has sent nothing yet (a client its loaded machine has not run) is answered when it
 # does.
 . "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/../httplib.bash"
 t_need_rtn
 
 command -v curl >/dev/null || t_note "curl is not installed: the cases skip"
 HOLD=$T_ROOT/tests/security/http_hold.py
 INIT='{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"curl","version":"1"}}}'
-
-serve() {
-        command -v curl >/dev/null || t_skip "curl is not installed"
-        head -c 32 /dev/urandom | base64 >"$T_TMP/tok"
-        chmod 600 "$T_TMP/tok"
-        "$RTN" serve --http 127.0.0.1:0 --token-file "$T_TMP/tok" --data-dir "$T_TMP/data" "$@" \
-                2>"$T_TMP/srv.log" &
-        SRV_PID=$!
-        trap 'kill $HOLD_PID $SRV_PID 2>/dev/null; wait 2>/dev/null' EXIT
-        t_wait_for grep -q "listening on" "$T_TMP/srv.log" ||
-                t_fail "rtn serve --http did not start: $(head -c 400 "$T_TMP/srv.log")"
-        URL=$(grep -o 'http://[^ ]*/mcp' "$T_TMP/srv.log" | head -1)
-        PORT=${URL##*:}
-        PORT=${PORT%/mcp}
-}
 
 hold() { # N SECONDS [KINDS]
         python3 "$HOLD" "$PORT" "$@" >"$T_TMP/hold.out" 2>"$T_TMP/hold.err" &
@@ -46,7 +32,7 @@ authed() { # BODY [CURL ARGS...]: $CODE, the body in $T_TMP/body
 }
 
 token_holder_gets_in() { # [KINDS]
-        serve
+        http_start
         # Held far longer than curl waits (--max-time 30): a server locked out answers only
         # once they are let go, so an answer while the holder still runs is the check, not
         # a time limit that a loaded machine could miss.
@@ -68,7 +54,7 @@ token_holder_gets_in() { # [KINDS]
 # A head it never finishes is dropped in seconds, not after libmicrohttpd's idle timeout;
 # one trickled a byte at a time is no different.
 heads_time_out() {
-        serve
+        http_start
         python3 - "$PORT" <<'PY' || t_fail "a connection without a whole head was kept"
 import socket, sys, time
 port = int(sys.argv[1])
@@ -104,7 +90,7 @@ PY
 # is answered: a connection that has sent nothing yet is not timed (the cap bounds those).
 # Its request went out on a connection the server had closed, and was lost, before.
 late_request_answered() {
-        serve
+        http_start
         python3 - "$PORT" "$(cat "$T_TMP/tok")" "$INIT" <<'PY' || t_fail "the late request was not answered"
 import socket, sys, time
 port, tok, body = int(sys.argv[1]), sys.argv[2], sys.argv[3].encode()

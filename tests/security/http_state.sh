@@ -6,24 +6,12 @@
 # (past that a clear tool error, nothing lost), and clients whose request ids collide each
 # get their own answer.
 . "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/../httplib.bash"
 t_need_rtn
 
 command -v curl >/dev/null || t_note "curl is not installed: the cases skip"
 INIT='{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"curl","version":"1"}}}'
 MMETA='"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}'
-
-http_start() {
-        command -v curl >/dev/null || t_skip "curl is not installed"
-        head -c 32 /dev/urandom | base64 >"$T_TMP/tok"
-        chmod 600 "$T_TMP/tok"
-        "$RTN" serve --http 127.0.0.1:0 --token-file "$T_TMP/tok" --data-dir "$T_TMP/data" "$@" \
-                2>"$T_TMP/srv.log" &
-        SRV_PID=$!
-        trap 'kill $SRV_PID 2>/dev/null; wait $SRV_PID 2>/dev/null' EXIT
-        t_wait_for grep -q "listening on" "$T_TMP/srv.log" ||
-                t_fail "rtn serve --http did not start: $(head -c 400 "$T_TMP/srv.log")"
-        URL=$(grep -o 'http://[^ ]*/mcp' "$T_TMP/srv.log" | head -1)
-}
 
 # req BODY [CURL ARGS...]: a POST; $CODE is the status, the body is in $T_TMP/body.
 req() {
@@ -33,12 +21,6 @@ req() {
 }
 authed() {
         req "$@" -H "Authorization: Bearer $(cat "$T_TMP/tok")"
-}
-code_is() {
-        [ "$CODE" = "$1" ] || t_fail "expected HTTP $1, got $CODE: $(head -c 300 "$T_TMP/body")"
-}
-body_has() {
-        grep -qF -- "$1" "$T_TMP/body" || t_fail "body lacks '$1': $(head -c 300 "$T_TMP/body")"
 }
 init() {
         authed "$INIT"

@@ -1,0 +1,37 @@
+# What the suites that drive `rtn serve --http` share (serve_http.sh, serve_conformance.sh,
+# http_lockout.sh, http_state.sh): a server on a free loopback port with a fresh token, and
+# the checks of an answer. Sourced after tests/lib.sh.
+
+# new_token: a fresh bearer token in $T_TMP/tok, readable by its owner only (the server
+# refuses a token file others can read).
+new_token() {
+        head -c 32 /dev/urandom | base64 >"$T_TMP/tok"
+        chmod 600 "$T_TMP/tok"
+}
+
+# http_start ARGS...: rtn serve --http on a free loopback port (the token of $T_TMP/tok, made
+# when missing); sets URL, PORT and SRV_PID. The server, and $HOLD_PID when a case set it,
+# are stopped when the case ends.
+http_start() {
+        command -v curl >/dev/null || t_skip "curl is not installed"
+        [ -f "$T_TMP/tok" ] || new_token
+        "$RTN" serve --http 127.0.0.1:0 --token-file "$T_TMP/tok" --data-dir "$T_TMP/data" \
+                "$@" 2>"$T_TMP/srv.log" &
+        SRV_PID=$!
+        trap 'kill $SRV_PID ${HOLD_PID:-} 2>/dev/null; wait 2>/dev/null' EXIT
+        t_wait_for grep -q "listening on" "$T_TMP/srv.log" ||
+                t_fail "rtn serve --http did not start: $(head -c 400 "$T_TMP/srv.log")"
+        URL=$(grep -o 'http://[^ ]*/mcp' "$T_TMP/srv.log" | head -1)
+        PORT=${URL##*:}
+        PORT=${PORT%/mcp}
+}
+
+# code_is STATUS: the last request's HTTP status ($CODE) was STATUS.
+code_is() {
+        [ "$CODE" = "$1" ] || t_fail "expected HTTP $1, got $CODE: $(head -c 300 "$T_TMP/body")"
+}
+
+# body_has TEXT: the last answer's body ($T_TMP/body) holds TEXT.
+body_has() {
+        grep -qF -- "$1" "$T_TMP/body" || t_fail "body lacks '$1': $(head -c 300 "$T_TMP/body")"
+}
