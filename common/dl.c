@@ -12,6 +12,8 @@ static pthread_mutex_t dl_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static int load(struct rtn_dl *lib) {
         void *h = dlopen(lib->soname, RTLD_NOW | RTLD_LOCAL);
+        if (!h && lib->alt)
+                h = dlopen(lib->alt, RTLD_NOW | RTLD_LOCAL);
         if (!h) {
                 snprintf(lib->why, sizeof lib->why, "dlopen %s: %s", lib->soname, dlerror());
                 return -ENOENT;

@@ -21,6 +21,8 @@ struct rtn_dl_sym {
 
 struct rtn_dl {
         const char *soname; /* the ABI the build's headers describe, e.g. "libssl.so.3" */
+        const char *alt; /* the same ABI under another name, tried when soname is not there
+                          * (libcurl's GnuTLS build), or NULL */
         const struct rtn_dl_sym *syms;
         size_t nsyms;
         int state; /* 0 not tried, 1 loaded, -errno failed (rtn_dl_load) */

@@ -1,7 +1,7 @@
 /* The HTTP side of `rtn serve --http`: MCP's Streamable HTTP transport (basic/transports,
  * "Streamable HTTP") on libmicrohttpd, whose header gives the types and constants only; its
- * functions are looked up with dlopen/dlsym when --http is used, so nothing else of rtn loads
- * it (or the TLS library it links). libmicrohttpd runs in "external epoll" mode on our event
+ * functions are looked up by common/dl.h's loader when --http is used, so nothing else of
+ * rtn loads it (or the TLS library it links). libmicrohttpd runs in "external epoll" mode on our event
  * loop; a POST whose answer comes from a session's child is suspended until it arrives.
  *
  * Every request passes, in this order: the path (/mcp), the Host header (loopback only: a
@@ -9,7 +9,6 @@
  * one of --allow-origin), the bearer token (constant-time compare; 401 with WWW-Authenticate), then
  * the method: POST carries one JSON-RPC message (batches are refused), DELETE ends a session,
  * GET is 405 (no server-initiated stream is offered). */
-#include <dlfcn.h>
 #include <errno.h>
 #include <microhttpd.h>
 #include <stddef.h>
@@ -21,6 +20,7 @@
 #include <time.h>
 
 #include "common/clock.h"
+#include "common/dl.h"
 #include "common/json.h"
 #include "common/log.h"
 #include "common/loop.h"
@@ -35,26 +35,25 @@ struct mhd_fns httpd_mhd_fns;
 /* A connection's buffers: a body is read this much at a time. */
 #define MHD_CONN_MEMORY (256u << 10)
 
-static int load_mhd(void) {
-        if (M.lib)
-                return 0;
-        if (!(M.lib = dlopen("libmicrohttpd.so.12", RTLD_NOW | RTLD_LOCAL)))
-                return -ENOENT;
-#define SYM(f, n) (*(void **)&M.f = dlsym(M.lib, n))
-        if (!SYM(start, "MHD_start_daemon") || !SYM(stop, "MHD_stop_daemon") ||
-            !SYM(run, "MHD_run") || !SYM(get_timeout, "MHD_get_timeout") ||
-            !SYM(info, "MHD_get_daemon_info") || !SYM(lookup, "MHD_lookup_connection_value") ||
-            !SYM(values, "MHD_get_connection_values") ||
-            !SYM(from_buffer, "MHD_create_response_from_buffer") ||
-            !SYM(from_callback, "MHD_create_response_from_callback") ||
-            !SYM(add_header, "MHD_add_response_header") || !SYM(queue, "MHD_queue_response") ||
-            !SYM(destroy, "MHD_destroy_response") || !SYM(suspend, "MHD_suspend_connection") ||
-            !SYM(resume, "MHD_resume_connection") || !SYM(conn_info, "MHD_get_connection_info") ||
-            !SYM(conn_set, "MHD_set_connection_option"))
-                return -ENOSYS;
-#undef SYM
-        return 0;
-}
+static const struct rtn_dl_sym mhd_syms[] = {
+        {"MHD_start_daemon", (void **)&M.start},
+        {"MHD_stop_daemon", (void **)&M.stop},
+        {"MHD_run", (void **)&M.run},
+        {"MHD_get_timeout", (void **)&M.get_timeout},
+        {"MHD_get_daemon_info", (void **)&M.info},
+        {"MHD_lookup_connection_value", (void **)&M.lookup},
+        {"MHD_get_connection_values", (void **)&M.values},
+        {"MHD_create_response_from_buffer", (void **)&M.from_buffer},
+        {"MHD_create_response_from_callback", (void **)&M.from_callback},
+        {"MHD_add_response_header", (void **)&M.add_header},
+        {"MHD_queue_response", (void **)&M.queue},
+        {"MHD_destroy_response", (void **)&M.destroy},
+        {"MHD_suspend_connection", (void **)&M.suspend},
+        {"MHD_resume_connection", (void **)&M.resume},
+        {"MHD_get_connection_info", (void **)&M.conn_info},
+        {"MHD_set_connection_option", (void **)&M.conn_set},
+};
+static struct rtn_dl mhd_lib = RTN_DL_INIT("libmicrohttpd.so.12", mhd_syms);
 
 static const char *header(struct MHD_Connection *c, const char *name) {
         return M.lookup(c, MHD_HEADER_KIND, name);
@@ -730,7 +729,7 @@ static void on_epoll(struct rtn_loop *l, int fd, uint32_t ev, void *ud) {
 }
 
 int httpd_mhd_start(struct httpd *h, int listen_fd, struct rtn_error *err) {
-        int r = load_mhd();
+        int r = rtn_dl_load(&mhd_lib);
         if (r < 0)
                 return rtn_errx(err, -r,
                                 "--http needs libmicrohttpd (libmicrohttpd.so.12: apt install "

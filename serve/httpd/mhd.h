@@ -12,7 +12,6 @@
 struct mcp_msg;
 
 struct mhd_fns {
-        void *lib;
         struct MHD_Daemon *(*start)(unsigned, uint16_t, MHD_AcceptPolicyCallback, void *,
                                     MHD_AccessHandlerCallback, void *, ...);
         void (*stop)(struct MHD_Daemon *);

@@ -1,9 +1,8 @@
 /* http_get / http_post (see http.h). libcurl's headers give the types and constants only;
- * every function is looked up with dlsym, so nothing links against libcurl. */
+ * every function is looked up by common/dl.h's loader, so nothing links against libcurl. */
 #include "serve/tools/http.h"
 
 #include <curl/curl.h>
-#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -16,6 +15,7 @@
 
 #include "common/cleanup.h"
 #include "common/clock.h"
+#include "common/dl.h"
 #include "common/io.h"
 #include "common/json.h"
 #include "common/loop.h"
@@ -30,7 +30,6 @@
 #define DEFAULT_TIMEOUT_S 30
 
 struct curl_fns {
-        void *lib;
         CURLcode (*global_init)(long);
         CURL *(*init)(void);
         CURLcode (*setopt)(CURL *, CURLoption, ...);
@@ -69,20 +68,28 @@ struct rt_http {
         unsigned inflight;
 };
 
+static struct curl_fns curl_loaded;
+static const struct rtn_dl_sym curl_syms[] = {
+        {"curl_global_init", (void **)&curl_loaded.global_init},
+        {"curl_easy_init", (void **)&curl_loaded.init},
+        {"curl_easy_setopt", (void **)&curl_loaded.setopt},
+        {"curl_easy_perform", (void **)&curl_loaded.perform},
+        {"curl_easy_getinfo", (void **)&curl_loaded.getinfo},
+        {"curl_easy_cleanup", (void **)&curl_loaded.cleanup},
+        {"curl_slist_append", (void **)&curl_loaded.slist_append},
+        {"curl_slist_free_all", (void **)&curl_loaded.slist_free_all},
+        {"curl_easy_strerror", (void **)&curl_loaded.strerror},
+};
+static struct rtn_dl curl_lib = {.soname = "libcurl.so.4",
+                                 .alt = "libcurl-gnutls.so.4",
+                                 .syms = curl_syms,
+                                 .nsyms = sizeof curl_syms / sizeof curl_syms[0]};
+
 static int load_curl(struct curl_fns *c) {
-        static const char *const names[] = {"libcurl.so.4", "libcurl-gnutls.so.4"};
-        for (size_t i = 0; i < 2 && !c->lib; i++)
-                c->lib = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
-        if (!c->lib)
-                return -ENOENT;
-#define SYM(f, n) (*(void **)&c->f = dlsym(c->lib, n))
-        if (!SYM(global_init, "curl_global_init") || !SYM(init, "curl_easy_init") ||
-            !SYM(setopt, "curl_easy_setopt") || !SYM(perform, "curl_easy_perform") ||
-            !SYM(getinfo, "curl_easy_getinfo") || !SYM(cleanup, "curl_easy_cleanup") ||
-            !SYM(slist_append, "curl_slist_append") ||
-            !SYM(slist_free_all, "curl_slist_free_all") || !SYM(strerror, "curl_easy_strerror"))
-                return -ENOSYS;
-#undef SYM
+        int r = rtn_dl_load(&curl_lib);
+        if (r < 0)
+                return r;
+        *c = curl_loaded;
         return c->global_init(CURL_GLOBAL_DEFAULT) == CURLE_OK ? 0 : -EIO;
 }
 
@@ -417,8 +424,6 @@ static int http_new(struct rt_http **ret, struct rtn_loop *loop, const struct ne
                 close(h->pipe[1]);
         }
         if (r < 0) {
-                if (h->c.lib)
-                        dlclose(h->c.lib);
                 netns_policy_free(&h->own_ok);
                 free(h);
                 return r;
