@@ -1,5 +1,6 @@
-/* `rtn apply [--dry-run] [--force PATH]... [--allow-protected PATH...]`: writes the overlay
- * workspace's pending changes to its host dir. Only here, on the user's command line, can a
+/* `rtn apply [--dry-run] [--force PATH]... [PATH...]` and `rtn apply --allow-protected
+ * PATH...`: writes the overlay workspace's pending changes (or those at the PATHs) to its
+ * host dir. Only here, on the user's command line, can a
  * file of the registry of host-run files be written (runtime/sandbox/hostrun.h), or a
  * conflict be written over: workspace_apply, which the agent calls, has no such argument. */
 #include "cli/cli.h"
@@ -46,8 +47,9 @@ static const struct cli_store_verb apply_verb = {
         .shorts = "",
         .longopts = "dry-run allow-protected force",
         .usage = "usage: rtn apply [--data-dir DIR] [--env NAME] [--dry-run] [--force PATH]...\n"
-                 "                 [--allow-protected PATH...]\n"
-                 "Writes the pending /workspace changes to the workspace's host dir.\n"
+                 "                 [PATH... | --allow-protected PATH...]\n"
+                 "Writes the pending /workspace changes to the workspace's host dir; with\n"
+                 "PATHs, only those (and what is below them): the rest stays pending.\n"
                  "  --dry-run             list what would be written, write nothing\n"
                  "  --force PATH          write PATH (and what is below it) over a conflict\n"
                  "                        rtn apply refused: a host change since the sandbox\n"
@@ -93,19 +95,25 @@ int cli_cmd_apply(int argc, char **argv) {
         int code = cli_store_parse(argc, argv, &apply_verb, &o);
         if (code >= 0)
                 return code;
-        size_t nallow = (size_t)(argc - o.positional);
-        if (nallow && !o.allow_protected)
-                return rtn_usage_error("apply", "unexpected operand '%s'", argv[o.positional]);
-        if (!nallow && o.allow_protected)
+        /* The operands: the paths to write, or with --allow-protected the protected files
+         * to write besides everything else. */
+        size_t nops = (size_t)(argc - o.positional);
+        if (!nops && o.allow_protected)
                 return rtn_usage_error("apply", "--allow-protected wants the paths to write");
-        const char **allow = NULL, **force = NULL;
-        if ((code = ws_paths((const char *const *)argv + o.positional, nallow, &allow)) == 0 &&
-            (code = ws_paths(o.force, o.nforce, &force)) == 0)
-                code = apply(&o, &(struct rt_ws_apply_named){.allow = allow,
-                                                             .nallow = nallow,
-                                                             .force = force,
-                                                             .nforce = o.nforce});
-        free_paths(allow, allow ? nallow : 0);
+        const char **ops = NULL, **force = NULL;
+        if ((code = ws_paths((const char *const *)argv + o.positional, nops, &ops)) == 0 &&
+            (code = ws_paths(o.force, o.nforce, &force)) == 0) {
+                struct rt_ws_apply_named n = {.force = force, .nforce = o.nforce};
+                if (o.allow_protected) {
+                        n.allow = ops;
+                        n.nallow = nops;
+                } else {
+                        n.only = ops;
+                        n.nonly = nops;
+                }
+                code = apply(&o, &n);
+        }
+        free_paths(ops, ops ? nops : 0);
         free_paths(force, force ? o.nforce : 0);
         return code;
 }

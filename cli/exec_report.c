@@ -1,7 +1,10 @@
 /* What `rtn exec` says on stderr around the command (cli/exec.h): the warnings of its
  * setup, what became of its changes, and what the sandbox refused it. */
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 #include "common/duration.h"
@@ -63,6 +66,36 @@ static void report_hostrun(const char *workspace, const struct timespec *started
                                 err.msg);
         else if (n > 32)
                 fprintf(stderr, "rtn exec: WARNING: %u more such files\n", n - 32);
+}
+
+/* Whether a word of the command line is git, or a shell script's word is (`sh -c '... git
+ * commit'`, `/usr/bin/git`). */
+static bool mentions_git(char *const *argv) {
+        for (; *argv; argv++)
+                for (const char *p = *argv; (p = strstr(p, "git")); p += 3) {
+                        bool start = p == *argv || strchr(" \t\n/;&|(`'\"", p[-1]);
+                        if (start && (!p[3] || strchr(" \t\n;&|)`'\"", p[3])))
+                                return true;
+                }
+        return false;
+}
+
+/* A live workspace's git dir is read-only (docs/security-invariants.md, 13): a git command
+ * that writes it fails with "Read-only file system" and says no more. After a command that
+ * ran git and failed, say why and what to use instead. */
+static void report_git_read_only(const struct exec_opts *o, int wait_status) {
+        struct stat sb;
+        char git[4096];
+        if (!o->spec.workspace || o->spec.workspace_mode != RT_WS_LIVE || !WIFEXITED(wait_status) ||
+            WEXITSTATUS(wait_status) == 0 || !mentions_git(o->argv) ||
+            (size_t)snprintf(git, sizeof git, "%s/.git", o->spec.workspace) >= sizeof git ||
+            fstatat(AT_FDCWD, git, &sb, AT_SYMLINK_NOFOLLOW) < 0)
+                return;
+        fprintf(stderr, "rtn exec: note: /workspace/.git is read-only in a live workspace, so git "
+                        "commit, checkout and whatever else writes it fail there (Read-only file "
+                        "system): a host git would run what the agent planted in it. With "
+                        "--workspace-mode overlay --keep the command can commit in the sandbox, "
+                        "and rtn apply writes its work tree back\n");
 }
 
 /* One line per system call the filter blocked (docs/policy.md, "Visibility"), after the
@@ -136,6 +169,8 @@ int cli_exec_finish(struct exec_opts *o, struct exec_run *run, int code) {
         if (o->spec.workspace && o->spec.workspace_mode == RT_WS_LIVE)
                 report_hostrun(o->spec.workspace, &run->x.started);
         report_violation(run->wait_status, o->argv[0]);
+        if (!o->quiet)
+                report_git_read_only(o, run->wait_status);
         if (!o->quiet) {
                 report_blocked(&run->blocked);
                 report_denied(run->x.gate);

@@ -38,7 +38,8 @@ const struct rt_opt rt_spec_opt_rows[] = {
           "                        at once; overlay: they go to the sandbox's upper, and with\n"
           "                        --keep become pending changes (rtn diff, rtn apply writes\n"
           "                        them to DIR, rtn reset drops them); without --keep they are\n"
-          "                        discarded when the command ends\n",
+          "                        discarded when the command ends. A live DIR's .git is\n"
+          "                        read-only inside (git commit fails: Read-only file system)\n",
 
           "  --workspace-mode live|overlay  live (default): the agent's writes to /workspace\n"
           "                        change DIR at once, and env_reset cannot undo them;\n"

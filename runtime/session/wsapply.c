@@ -46,11 +46,15 @@ struct apply {
         size_t nallow;
         const char *const *force; /* paths the user named: their conflicts are written */
         size_t nforce;
+        const char *const *only; /* paths the user named: only these are written (nonly > 0) */
+        size_t nonly;
+        bool *hit; /* per only path: a change at it, below it or above it was seen */
         char why[512]; /* a reason formatted for refuse */
         struct rt_pathlist git; /* what git's configuration names, once applied (wsgit.h) */
         int host_root, upper_root; /* the top directories, for resolving links */
         dev_t host_dev;
         bool in_git_dir; /* the directory being applied is a git dir, or will be */
+        unsigned keep_upper; /* opaque directories on the way to a named path, kept pending */
 };
 
 /* Whether path is one of the n paths of list, or below one. */
@@ -72,6 +76,20 @@ static bool allowed(const struct apply *a, const char *path) {
  * host change since the sandbox started) that rtn apply showed. Protection still holds. */
 static bool forced(const struct apply *a, const char *path) {
         return named(a->force, a->nforce, path);
+}
+
+enum scope { OUT, ON_WAY, IN };
+
+/* Whether path is to be applied (IN), is a directory above a path to apply (ON_WAY: only
+ * what leads there is written), or stays pending (OUT). */
+static enum scope scope(const struct apply *a, const char *path) {
+        if (!a->nonly || named(a->only, a->nonly, path))
+                return IN;
+        size_t l = strlen(path);
+        for (size_t i = 0; i < a->nonly; i++)
+                if (!strncmp(a->only[i], path, l) && a->only[i][l] == '/')
+                        return ON_WAY;
+        return OUT;
 }
 
 /* The registry's entry that protects path (runtime/sandbox/hostrun.h), unless allowed. */
@@ -568,7 +586,11 @@ static int make_dir(struct apply *a, int hdir, const char *name, const struct st
 
 static int apply_dir(struct apply *a, int udir, int hdir, bool opaque, unsigned depth);
 
-static void drop_upper(int udir, const char *name, bool dir) {
+/* What was written leaves the upper, unless an opaque directory above it stays pending
+ * (rtn apply PATH below it): there the upper's copy is what the overlay shows. */
+static void drop_upper(const struct apply *a, int udir, const char *name, bool dir) {
+        if (a->keep_upper)
+                return;
         (void)unlinkat(udir, name, dir ? AT_REMOVEDIR : 0); /* left pending if it fails */
 }
 
@@ -610,8 +632,11 @@ static int apply_delete(struct apply *a, int hdir, const char *name, const struc
         return 0;
 }
 
+/* A directory of the upper. On the way to a named path (way), only the directory itself is
+ * made where the host lacks it: its mode and an opaque one's deletions stay pending. */
 static int apply_subdir(struct apply *a, int udir, int hdir, const char *name,
-                        const struct ws_entry *e, const struct stat *hst, unsigned depth) {
+                        const struct ws_entry *e, const struct stat *hst, unsigned depth,
+                        bool way) {
         bool hdir_ok = hst && S_ISDIR(hst->st_mode);
         enum rt_ws_change what = !hst ? RT_WS_ADDED : RT_WS_MODIFIED;
         bool mode_changed = hdir_ok && (e->st.st_mode & 07777) != (hst->st_mode & 07777);
@@ -635,9 +660,17 @@ static int apply_subdir(struct apply *a, int udir, int hdir, const char *name,
         if (u < 0 || (h < 0 && (hdir_ok || !a->dry)))
                 return refuse(a, what, "its directory cannot be opened: %s",
                               strerror(u < 0 ? -u : -h));
+        bool keep = way && e->opaque && hdir_ok;
+        a->keep_upper += keep;
         int r = apply_dir(a, u, h, e->opaque && hdir_ok, depth + 1);
+        a->keep_upper -= keep;
         if (r != 0)
                 return r; /* refusals below: the directory stays pending, mode included */
+        if (way) {
+                if (!a->dry && !mode_changed && !(e->opaque && hdir_ok))
+                        drop_upper(a, udir, name, true); /* empty and nothing of its own */
+                return 0;
+        }
         if (mode_changed) {
                 if (!a->dry && fchmod(h, new_mode(a, e->st.st_mode, hst)) < 0)
                         return refuse(a, RT_WS_MODIFIED, "cannot set its mode: %s",
@@ -646,7 +679,7 @@ static int apply_subdir(struct apply *a, int udir, int hdir, const char *name,
                 applied(a, RT_WS_MODIFIED);
         }
         if (!a->dry)
-                drop_upper(udir, name, true);
+                drop_upper(a, udir, name, true);
         return 0;
 }
 
@@ -685,25 +718,28 @@ static int apply_file(struct apply *a, int udir, int hdir, const char *name,
                 return refuse(a, what, "cannot write it: %s", strerror(-r));
         if (!a->dry) {
                 record(a, hdir, name);
-                drop_upper(udir, name, false);
+                drop_upper(a, udir, name, false);
         }
         applied(a, what);
         return 0;
 }
 
-static int apply_one(struct apply *a, int udir, int hdir, const char *name, unsigned depth) {
+static int apply_one(struct apply *a, int udir, int hdir, const char *name, unsigned depth,
+                     bool way) {
         struct ws_entry e;
         struct stat hst;
         int r = ws_upper_entry(udir, name, &e);
         if (r < 0)
                 return refuse(a, RT_WS_MODIFIED, "cannot read it: %s", strerror(-r));
+        if (way && e.type != WS_DIR)
+                return 0; /* nothing of the upper below it: the named path has no change */
         bool host = ws_host_stat(hdir, name, &hst) == 0;
         enum rt_ws_change what = e.type == WS_WHITEOUT ? RT_WS_DELETED
                                  : host                ? RT_WS_MODIFIED
                                                        : RT_WS_ADDED;
         if (e.type == WS_WHITEOUT && !host) {
                 if (!a->dry)
-                        drop_upper(udir, name, false); /* the host lost it already */
+                        drop_upper(a, udir, name, false); /* the host lost it already */
                 return 0;
         }
         if (ws_name_bad(name))
@@ -725,11 +761,11 @@ static int apply_one(struct apply *a, int udir, int hdir, const char *name, unsi
         if (e.type == WS_WHITEOUT) {
                 r = apply_delete(a, hdir, name, &hst);
                 if (r == 0 && !a->dry)
-                        drop_upper(udir, name, false);
+                        drop_upper(a, udir, name, false);
                 return r;
         }
         if (e.type == WS_DIR)
-                return apply_subdir(a, udir, hdir, name, &e, host ? &hst : NULL, depth);
+                return apply_subdir(a, udir, hdir, name, &e, host ? &hst : NULL, depth, way);
         return apply_file(a, udir, hdir, name, &e, host ? &hst : NULL);
 }
 
@@ -768,7 +804,7 @@ static int apply_dir(struct apply *a, int udir, int hdir, bool opaque, unsigned 
                         continue;
                 struct stat hst;
                 int prev = ws_path_push(&a->p, hv[i]);
-                if (prev < 0 || ws_host_stat(hdir, hv[i], &hst) < 0) {
+                if (prev < 0 || scope(a, a->p.buf) != IN || ws_host_stat(hdir, hv[i], &hst) < 0) {
                         r = prev < 0 ? prev : 0;
                         if (prev >= 0)
                                 ws_path_pop(&a->p, prev);
@@ -786,7 +822,8 @@ static int apply_dir(struct apply *a, int udir, int hdir, bool opaque, unsigned 
                         r = prev;
                         break;
                 }
-                r = apply_one(a, udir, hdir, v[i], depth);
+                enum scope sc = scope(a, a->p.buf);
+                r = sc == OUT ? 0 : apply_one(a, udir, hdir, v[i], depth, sc == ON_WAY);
                 refused += r > 0 ? r : 0;
                 ws_path_pop(&a->p, prev);
         }
@@ -794,6 +831,46 @@ static int apply_dir(struct apply *a, int udir, int hdir, bool opaque, unsigned 
         ws_free_names(v, n);
         ws_free_names(hv, hn);
         return r < 0 ? r : refused;
+}
+
+/* The first pass of rtn apply PATH...: which named paths have a change, at them or below
+ * them, or a refusal above them that says why they are not written. */
+static int mark_hit(enum rt_ws_change what, const char *path, const char *reason, void *ud) {
+        (void)what;
+        struct apply *a = ud;
+        size_t l = strlen(path);
+        for (size_t i = 0; i < a->nonly; i++)
+                if (named(&a->only[i], 1, path) ||
+                    (reason && !strncmp(a->only[i], path, l) && a->only[i][l] == '/'))
+                        a->hit[i] = true;
+        return 0;
+}
+
+/* With named paths, a dry run first: a path without a pending change is an error before
+ * anything is written. */
+static int check_named(struct apply *a, int upper, int host, struct rtn_error *err) {
+        if (!a->nonly)
+                return 0;
+        if (!(a->hit = calloc(a->nonly, sizeof *a->hit)))
+                return rtn_errx(err, ENOMEM, "apply the workspace's changes");
+        bool dry = a->dry;
+        rt_ws_apply_fn fn = a->fn;
+        void *ud = a->ud;
+        a->dry = true;
+        a->fn = mark_hit;
+        a->ud = a;
+        int r = apply_dir(a, upper, host, false, 0);
+        a->dry = dry;
+        a->fn = fn;
+        a->ud = ud;
+        a->refused = 0;
+        if (r < 0)
+                return rtn_err(err, -r, "apply the workspace's changes");
+        for (size_t i = 0; i < a->nonly; i++)
+                if (!a->hit[i])
+                        return rtn_errx(err, ENOENT, "/workspace/%s: no pending change",
+                                        a->only[i]);
+        return 0;
 }
 
 int rt_ws_apply(const char *dir, const char *root, bool dry_run, rt_ws_apply_fn fn, void *ud,
@@ -828,6 +905,8 @@ int rt_ws_apply_allow(const char *dir, const char *root, bool dry_run,
         a->nallow = names->nallow;
         a->force = names->force;
         a->nforce = names->nforce;
+        a->only = names->only;
+        a->nonly = names->nonly;
         if ((r = ws_git_paths(dir, st.host, upper, &a->git, err)) < 0) {
                 rtn_err_wrap(err, "apply the workspace's changes");
                 goto out;
@@ -835,6 +914,8 @@ int rt_ws_apply_allow(const char *dir, const char *root, bool dry_run,
         a->host_root = host;
         a->upper_root = upper;
         a->host_dev = top.st_dev;
+        if ((r = check_named(a, upper, host, err)) < 0)
+                goto out;
         r = apply_dir(a, upper, host, false, 0);
         if (r < 0)
                 rtn_err(err, r, "apply the workspace's changes to %s", st.host);
@@ -850,8 +931,10 @@ int rt_ws_apply_allow(const char *dir, const char *root, bool dry_run,
         if (r >= 0)
                 r = a->refused;
 out:
-        if (a)
+        if (a) {
                 rt_pathlist_free(&a->git);
+                free(a->hit);
+        }
         free(a);
         close(host);
         close(upper);

@@ -67,13 +67,15 @@ typedef int (*rt_ws_apply_fn)(enum rt_ws_change what, const char *path, const ch
 int rt_ws_apply(const char *dir, const char *root, bool dry_run, rt_ws_apply_fn fn, void *ud,
                 struct rtn_error *err);
 /* Paths the user named on the command line (relative to the workspace, no leading or trailing
- * '/'), each with what lies below it: allow, the registry's protection lifted (rtn apply
- * --allow-protected); force, a conflict written over (--force: a host change since the
- * sandbox started, which rtn apply showed). Never an argument the agent controls, which would
- * let it approve its own hooks or overwrite the user's work. */
+ * '/'), each with what lies below it: only, the changes written (rtn apply PATH...: the rest
+ * stays pending, an opaque directory on the way deletes nothing unnamed; a path with no
+ * pending change is -ENOENT in err, naming it, and nothing is written); allow, the registry's
+ * protection lifted (rtn apply --allow-protected); force, a conflict written over (--force:
+ * a host change since the sandbox started, which rtn apply showed). Never an argument the
+ * agent controls, which would let it approve its own hooks or overwrite the user's work. */
 struct rt_ws_apply_named {
-        const char *const *allow, *const *force;
-        size_t nallow, nforce;
+        const char *const *only, *const *allow, *const *force;
+        size_t nonly, nallow, nforce;
 };
 /* rt_ws_apply with names' exceptions; every other check holds. */
 int rt_ws_apply_allow(const char *dir, const char *root, bool dry_run,

@@ -403,8 +403,11 @@ hostrun_families() {
         t_stdout_has "+shell touch $mark"
         t_cmd "$RTN" diff .cargo
         t_stdout_has '+rustc-wrapper = "/tmp/w"'
+        # Naming a path writes that one only, and its protection still holds.
         t_cmd "$RTN" apply .irbrc
-        t_exit_is 125
+        t_exit_is 1
+        t_stdout_has "refused A /workspace/.irbrc: protected"
+        t_no_file "$P/.irbrc"
         t_cmd timeout 60 "$RTN" apply --allow-protected ./.irbrc /workspace/.cargo/
         t_exit_is 1
         t_stdout_has "A /workspace/.irbrc"
@@ -464,6 +467,54 @@ agent" ] || t_fail "--force did not write b"
         t_stdout_has "M /workspace/n"
 }
 t_run conflicts conflicts
+
+# rtn apply PATH... writes those paths only (and what is below them): the rest stays
+# pending, every check still holds for the named ones, an opaque directory on the way to one
+# deletes nothing it did not name, and a PATH with no pending change is an error naming it
+# that writes nothing.
+named_paths() {
+        mkproj
+        ov 'cd /workspace && echo agent >> a && echo n > d/new && rm d/f && mkdir -p e/s &&
+                echo g > e/s/g && echo evil >> .bashrc'
+        t_exit_is 1 "$RTN" apply e/s/g zz
+        t_stderr_has "/workspace/zz: no pending change"
+        t_no_file "$P/e"
+        t_exit_is 1 "$RTN" apply d/f/x
+        t_stderr_has "/workspace/d/f/x: no pending change"
+        t_cmd "$RTN" apply --dry-run /workspace/e/s/g
+        t_exit_is 0
+        t_stdout_has "A /workspace/e/s/g"
+        grep -qF "/workspace/a" "$T_OUT_FILE" && t_fail "a dry run of e/s/g lists a"
+        t_cmd "$RTN" apply ./e/s/g
+        t_exit_is 0
+        [ "$(cat "$P/e/s/g")" = g ] || t_fail "e/s/g not written"
+        [ "$(cat "$P/a")" = hello ] || t_fail "a written by apply e/s/g"
+        [ -e "$P/d/f" ] && [ ! -e "$P/d/new" ] || t_fail "d written by apply e/s/g"
+        t_cmd "$RTN" apply .bashrc
+        t_exit_is 1
+        t_stdout_has "refused A /workspace/.bashrc: protected"
+        t_no_file "$P/.bashrc"
+        t_cmd "$RTN" apply d
+        t_exit_is 0
+        [ "$(cat "$P/d/new")" = n ] && [ ! -e "$P/d/f" ] || t_fail "apply d did not write d"
+        [ "$(cat "$P/a")" = hello ] || t_fail "a written by apply d"
+        t_cmd "$RTN" diff
+        t_stdout_has "M /workspace/a"
+        t_stdout_has "A /workspace/.bashrc"
+        # An opaque directory: naming a file in it writes that file, not its deletions, and
+        # the file stays what the overlay shows there until the directory is applied.
+        ov 'rm -r /workspace/d && mkdir /workspace/d && echo z > /workspace/d/z'
+        t_cmd "$RTN" apply d/z
+        t_exit_is 0
+        [ "$(cat "$P/d/z")" = z ] && [ -e "$P/d/new" ] || t_fail "apply d/z: $(ls "$P/d")"
+        t_cmd "$RTN" apply
+        t_exit_is 1
+        t_no_file "$P/d/new"
+        [ "$(cat "$P/d/z")" = z ] || t_fail "d/z lost after the opaque d was applied"
+        [ "$(cat "$P/a")" = "hello
+agent" ] || t_fail "the rest was not left pending"
+}
+t_run named_paths named_paths
 
 # Names are the agent's: dots that look like "..", control characters that would forge a
 # listing line or drive a terminal. Nothing leaves the workspace, control characters are

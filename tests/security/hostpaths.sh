@@ -296,6 +296,25 @@ git_reads_inside() {
         t_stdout_has "?? a"
 }
 
+# A live workspace's git dir is read-only, and git inside fails with EROFS: rtn exec says
+# why after a git command that failed, and nothing after one that did not fail or ran no git.
+git_read_only_said() {
+        need_git
+        echo a >"$T_TMP/ws/a"
+        t_exec --workspace "$T_TMP/ws" -- sh -c 'git add a && git -c user.name=t -c user.email=t@t commit -q -m a'
+        t_exit_is 128
+        t_stderr_has "/workspace/.git is read-only in a live workspace"
+        t_stderr_has "--workspace-mode overlay"
+        t_exec --workspace "$T_TMP/ws" -- git status --short
+        t_exit_is 0
+        grep -q "is read-only in a live" "$T_ERR_FILE" && t_fail "said after a git that worked"
+        t_exec --workspace "$T_TMP/ws" -- sh -c 'exit 3'
+        t_exit_is 3
+        grep -q "is read-only in a live" "$T_ERR_FILE" && t_fail "said after a command without git"
+        t_cmd "$RTN" exec --help
+        t_stdout_has "read-only"
+}
+
 # --isolation landlock (no mounts: Landlock keeps them read-only): the same attacks on a
 # repository, a nested one and an .envrc, as the caller on the host.
 landlock_mode_protects() {
@@ -400,6 +419,7 @@ t_run hostrun_families hostrun_families
 t_run hostrun_created_live hostrun_created_live
 t_run git_in_rw_bind git_in_rw_bind
 t_run git_reads_inside git_reads_inside
+t_run git_read_only_said git_read_only_said
 t_run landlock_mode_protects landlock_mode_protects
 t_run env_status_host_dirs env_status_host_dirs
 t_run setid_syscalls setid_syscalls
