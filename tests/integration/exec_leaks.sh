@@ -18,10 +18,16 @@ isolate_dirs() {
 # As root the caller's mount namespace is the host's, where suites running beside this one
 # (test network namespaces, podman) mount and unmount: count in a private copy of it, which
 # still holds every mount rtn would leave in its caller's namespace.
+# An unprivileged caller's namespace is the host's too, where it can mount nothing itself: a
+# mount rtn left there would lie in its own dirs, so only those are counted.
 own_mounts=()
 if [ "$(id -u)" = 0 ] && unshare -m --propagation private true 2>/dev/null; then
         own_mounts=(unshare -m --propagation private)
 fi
+# leak_env: what the helper is run under (set in each case, where $T_TMP is known)
+leak_env() {
+        [ ${#own_mounts[@]} -gt 0 ] || echo "LEAK_MOUNTS_UNDER=$T_TMP"
+}
 
 snapshot() {
         (cd "$T_TMP" && find tmpdir data run -mindepth 1 -printf '%p %y\n' 2>&1 | sort)
@@ -34,7 +40,7 @@ runs_leave_nothing() {
         t_exit_is 0 "$RTN" exec -- true
         local before
         before=$(snapshot)
-        t_cmd "${own_mounts[@]}" "$helper" "$RUNS" "$RTN" exec -- sh -c 'echo x >/tmp/f; exit 0'
+        t_cmd "${own_mounts[@]}" env $(leak_env) "$helper" "$RUNS" "$RTN" exec -- sh -c 'echo x >/tmp/f; exit 0'
         [ "$T_RC" = 0 ] || t_fail "$(cat "$T_ERR_FILE" "$T_OUT_FILE" | head -c 800)"
         t_stdout_has "leftover_processes=0"
         local after
