@@ -137,6 +137,13 @@ static int apply(const struct cli_store_opts *op, const struct rt_ws_apply_named
         store_close(s);
         if (r < 0)
                 return cli_store_fail(&o, &err);
+        if (out.applied + out.refused == 0 && names->nonly) {
+                /* paths named where nothing is pending: each is one without a change */
+                for (size_t i = 0; i < names->nonly; i++)
+                        rtn_term_printf(stderr, "rtn apply: /workspace/%s: no pending change\n",
+                                        names->only[i]);
+                return 1;
+        }
         if (out.applied + out.refused == 0)
                 fprintf(stderr, "rtn apply: no pending workspace changes\n");
         else

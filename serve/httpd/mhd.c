@@ -1,8 +1,8 @@
 /* The HTTP side of `rtn serve --http`: MCP's Streamable HTTP transport (basic/transports,
  * "Streamable HTTP") on libmicrohttpd, whose header gives the types and constants only; its
  * functions are looked up by common/dl.h's loader when --http is used, so nothing else of
- * rtn loads it (or the TLS library it links). libmicrohttpd runs in "external epoll" mode on our event
- * loop; a POST whose answer comes from a session's child is suspended until it arrives.
+ * rtn loads it (or the TLS library it links). libmicrohttpd runs in "external epoll" mode on our
+ * event loop; a POST whose answer comes from a session's child is suspended until it arrives.
  *
  * Every request passes, in this order: the path (/mcp), the Host header (loopback only: a
  * DNS-rebinding page names its own host), the Origin header (absent, the server's own, or

@@ -95,12 +95,15 @@ t_run bogus_option_is_a_usage_error bogus_option_is_a_usage_error
 
 bad_operands_are_usage_errors() {
         local v
-        # Verbs that take no operand, given one (rtn diff takes paths to show; rtn apply only
-        # with --allow-protected).
-        for v in log reflog reset apply gc commit; do
+        # Verbs that take no operand, given one (rtn diff and rtn apply take paths).
+        for v in log reflog reset gc commit; do
                 t_cmd "$RTN" "$v" extra-operand
                 conv_usage_error "$v"
         done
+        # rtn apply PATH where nothing is pending: that path has no change, a user's error.
+        t_cmd "$RTN" apply extra-operand
+        t_exit_is 1
+        t_stderr_has "rtn apply: /workspace/extra-operand: no pending change"
         # Verbs that need one, given none.
         for v in rollback import export rootfs pkg store; do
                 t_cmd "$RTN" "$v"

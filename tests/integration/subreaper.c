@@ -41,9 +41,9 @@ static int count_mounts(void) {
         char line[8192], point[4096];
         int n = 0;
         while (fgets(line, sizeof line, f))
-                if (!under || (sscanf(line, "%*s %*s %*s %*s %4095s", point) == 1 &&
-                               !strncmp(point, under, ulen) &&
-                               (point[ulen] == '/' || point[ulen] == '\0')))
+                if (!under ||
+                    (sscanf(line, "%*s %*s %*s %*s %4095s", point) == 1 &&
+                     !strncmp(point, under, ulen) && (point[ulen] == '/' || point[ulen] == '\0')))
                         n++;
         fclose(f);
         return n;
