@@ -252,7 +252,11 @@ static void on_line(void *ud, const char *line, size_t len) {
                 char *body = p->client_id ? with_value(line, len, id, il, p->client_id,
                                                        p->client_id_len, &blen)
                                           : strndup(line, len);
-                httpd_req_done(p->q, 200, body, blen);
+                /* A capability the request did not declare is 400 (basic/transports). */
+                httpd_req_done(p->q,
+                               mcp_response_error_code(line, len) == MCP_MISSING_CAPABILITY ? 400
+                                                                                            : 200,
+                               body, blen);
                 pend_free(p);
                 s->last_usec = rtn_now_usec();
                 return;
