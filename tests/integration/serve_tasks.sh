@@ -37,7 +37,8 @@ EXT='"extensions":{"io.modelcontextprotocol/tasks":{}}'
 # (Mcp-Name is NAME); $CODE is the status, the body in $T_TMP/body.
 mreq() {
         local meta="\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\",\"io.modelcontextprotocol/clientCapabilities\":$5}"
-        CODE=$(curl -s -o "$T_TMP/body" -w '%{http_code}' -X POST -H "Content-Type: application/json" \
+        # --max-time: a server that makes no task fails the case instead of holding it.
+        CODE=$(curl -s -m 30 -o "$T_TMP/body" -w '%{http_code}' -X POST -H "Content-Type: application/json" \
                 -H "Accept: application/json, text/event-stream" \
                 -H "Authorization: Bearer $(cat "$T_TMP/tok")" -H "MCP-Protocol-Version: 2026-07-28" \
                 -H "Mcp-Method: $2" -H "Mcp-Name: $3" \

@@ -146,7 +146,7 @@ treq() {
 }
 tcall() { # COMMAND [CURL ARGS...]: a shell_run that becomes a task; $TID its id
         authed "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"shell_run\",\"arguments\":{\"command\":\"$1\"},$TMETA}}" \
-                -H "MCP-Protocol-Version: 2026-07-28" -H "Mcp-Method: tools/call" -H "Mcp-Name: shell_run" "${@:2}"
+                -H "MCP-Protocol-Version: 2026-07-28" -H "Mcp-Method: tools/call" -H "Mcp-Name: shell_run" -m 30 "${@:2}"
         code_is 200
         TID=$(grep -o '"taskId":"[0-9a-f]*"' "$T_TMP/body" | cut -d'"' -f4)
         [ ${#TID} = 32 ] || t_fail "no task: $(head -c 300 "$T_TMP/body")"
