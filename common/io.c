@@ -6,7 +6,9 @@
 #include <fcntl.h>
 #include <stdbool.h>
 #include <string.h>
+#include <stdlib.h>
 #include <sys/mman.h>
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -178,4 +180,19 @@ void *rtn_stack_new(size_t size) {
                 return NULL;
         }
         return m + size;
+}
+
+void rtn_random_hex(char *buf, size_t n) {
+        static const char digits[] = "0123456789abcdef";
+        unsigned char rnd[64];
+        for (size_t i = 0; i < n; i += sizeof rnd) {
+                size_t k = n - i < sizeof rnd ? n - i : sizeof rnd;
+                if (getrandom(rnd, k, 0) != (ssize_t)k)
+                        abort(); /* the kernel's CSPRNG never fails once seeded */
+                for (size_t j = 0; j < k; j++) {
+                        buf[2 * (i + j)] = digits[rnd[j] >> 4];
+                        buf[2 * (i + j) + 1] = digits[rnd[j] & 15];
+                }
+        }
+        buf[2 * n] = '\0';
 }

@@ -21,6 +21,10 @@ ssize_t rtn_read_file_at(int dirfd, const char *path, char *buf, size_t max);
 ssize_t rtn_send_msg(int sock, const void *buf, size_t len, const int *fds, size_t nfds);
 ssize_t rtn_recv_msg(int sock, void *buf, size_t len, int *fds, size_t *nfds);
 
+/* 2*n hex digits of n random bytes from the kernel's CSPRNG, and a NUL, into buf: an id
+ * that is a secret (an HTTP session's, a task's). Never fails (aborts if the kernel cannot). */
+void rtn_random_hex(char *buf, size_t n);
+
 /* Sets or clears O_NONBLOCK. */
 int rtn_fd_nonblock(int fd, int on);
 

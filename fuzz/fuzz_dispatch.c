@@ -2,8 +2,10 @@
  * validation, calls held in flight, cancellation, progress and shutdown, with the sandbox
  * replaced by a stub backend at its interface. The first byte picks the legacy protocol version
  * the session is initialized with (or none), so batch and post-initialize paths are reached;
- * lines naming 2026-07-28 in their _meta take the modern path whatever it picked. The
- * oracle beyond the sanitizers: every line the server writes must be valid JSON. */
+ * lines naming 2026-07-28 in their _meta take the modern path whatever it picked; a call of
+ * one declaring the tasks extension that is held in flight becomes a task at the next line
+ * (the loop runs its timers between lines), finished as one at shutdown. The oracle beyond
+ * the sanitizers: every line the server writes must be valid JSON. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -94,6 +96,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         cfg.limits.max_message = 512 * 1024;
         cfg.limits.max_calls = 8;
         cfg.page_size = 7;
+        cfg.task_after_usec = 0;
         cfg.tool_flags = data[0] & 0x80 ? MCP_TOOLS_HTTP : 0;
         int in[2], pout[2];
         struct rtn_loop *loop = NULL;
@@ -121,6 +124,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                 size_t n = nl ? (size_t)(nl - p) : (size_t)(end - p);
                 if (n <= cfg.limits.max_line)
                         mcp_dispatch_line(s, p, n);
+                (void)rtn_loop_run_once(loop, 0); /* due timers: calls become tasks */
                 drain(pout[0], out, &olen, sizeof out);
                 p += n + 1;
         }

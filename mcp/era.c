@@ -56,6 +56,15 @@ static int check_envelope(const struct rtn_json_doc *d, int meta, char *why, siz
                          caps < 0 ? "is missing" : "must be an object");
                 return MCP_INVALID_PARAMS;
         }
+        int ext = rtn_json_obj_get(d, caps, "extensions");
+        int tasks = rtn_json_kind(d, ext) == 'o' ? rtn_json_obj_get(d, ext, MCP_EXT_TASKS) : -1;
+        if ((ext >= 0 && rtn_json_kind(d, ext) != 'o') ||
+            (tasks >= 0 && rtn_json_kind(d, tasks) != 'o')) {
+                snprintf(why, wl,
+                         "Invalid params: _meta[\"" META_CLIENT_CAPS "\"].extensions must be an "
+                         "object of objects ({} declares an extension)");
+                return MCP_INVALID_PARAMS;
+        }
         int info = rtn_json_obj_get(d, meta, META_CLIENT_INFO);
         if (info >= 0 && !implementation_ok(d, info)) {
                 snprintf(why, wl,
@@ -116,6 +125,14 @@ int mcp_era_classify(const struct mcp_server *s, struct mcp_msg *m, char *reques
         return r;
 }
 
+bool mcp_era_declares(const struct rtn_json_doc *d, int params, const char *ext) {
+        int meta = rtn_json_kind(d, params) == 'o' ? rtn_json_obj_get(d, params, "_meta") : -1;
+        int caps = rtn_json_kind(d, meta) == 'o' ? rtn_json_obj_get(d, meta, META_CLIENT_CAPS) : -1;
+        int exts = rtn_json_kind(d, caps) == 'o' ? rtn_json_obj_get(d, caps, "extensions") : -1;
+        int e = rtn_json_kind(d, exts) == 'o' ? rtn_json_obj_get(d, exts, ext) : -1;
+        return rtn_json_kind(d, e) == 'o';
+}
+
 void mcp_write_unsupported_version(struct rtn_json_buf *b, const char *id, size_t id_len,
                                    const char *requested) {
         struct rtn_json_buf data = RTN_JSON_BUF_INIT(0);
@@ -149,8 +166,13 @@ void mcp_write_cache_hints(struct rtn_json_buf *b, int version) {
 }
 
 void mcp_result_end(const struct mcp_server *s, struct rtn_json_buf *b, int version) {
+        mcp_result_end_as(s, b, version, "complete");
+}
+
+void mcp_result_end_as(const struct mcp_server *s, struct rtn_json_buf *b, int version,
+                       const char *result_type) {
         if (version >= MCP_V_FIRST_MODERN) {
-                rtn_json_kv_str(b, "resultType", "complete");
+                rtn_json_kv_str(b, "resultType", result_type);
                 rtn_json_key(b, "_meta");
                 rtn_json_obj_begin(b);
                 rtn_json_key(b, META_SERVER_INFO);

@@ -21,9 +21,14 @@
 /* 2026-07-28 over HTTP (basic/transports, "Server validation"): a standard header
  * (MCP-Protocol-Version, Mcp-Method, Mcp-Name) is missing or disagrees with the body. */
 #define MCP_HEADER_MISMATCH -32020
+/* 2026-07-28: the request needs a capability its client did not declare (over HTTP: 400). */
+#define MCP_MISSING_CAPABILITY -32021
 
 /* The _meta key by which a request claims the 2026-07-28 envelope (era.c). */
 #define MCP_META_VERSION "io.modelcontextprotocol/protocolVersion"
+/* The tasks extension (its 2026-07-28 text; tasks.c): the key a client declares it under in
+ * its per-request capabilities' extensions, and the server in server/discover's. */
+#define MCP_EXT_TASKS "io.modelcontextprotocol/tasks"
 #define MCP_ID_MAX 256 /* bytes of a request id as JSON */
 #define MCP_METHOD_MAX 128 /* bytes of a method name */
 
@@ -79,6 +84,8 @@ void mcp_write_result_open(struct rtn_json_buf *b, const char *id, size_t id_len
 /* The id of a response written by the two above (raw JSON, "null" included), for a front end
  * that relays them: 0, or -ENOMSG when line is no such response (a notification). */
 int mcp_response_id(const char *line, size_t len, const char **ret_id, size_t *ret_len);
+/* The error code of such a response written by mcp_write_error*, 0 for a result. */
+int mcp_response_error_code(const char *line, size_t len);
 /* The progressToken of a notifications/progress line written by mcp_call_progress (raw JSON),
  * for a front end that relays it to the request's stream: 0, or -ENOMSG for any other line. */
 int mcp_progress_token(const char *line, size_t len, const char **ret_tok, size_t *ret_len);
@@ -118,6 +125,9 @@ int mcp_era_classify(const struct mcp_server *s, struct mcp_msg *m, char *reques
 /* Whether a request of this method exists in the 2026-07-28 revision (protocol.c's method
  * table, the one home of what each era has). */
 bool mcp_method_modern(const char *method);
+/* Whether a 2026-07-28 request declares extension ext in its per-request clientCapabilities
+ * (extensions[ext] an object; {} declares it). */
+bool mcp_era_declares(const struct rtn_json_doc *d, int params, const char *ext);
 /* The -32022 error response, listing every version we speak. */
 void mcp_write_unsupported_version(struct rtn_json_buf *b, const char *id, size_t id_len,
                                    const char *requested);
@@ -127,6 +137,9 @@ void mcp_write_versions(struct rtn_json_buf *b);
 void mcp_write_cache_hints(struct rtn_json_buf *b, int version);
 /* Closes a result object: modern results first get resultType and _meta's serverInfo. */
 void mcp_result_end(const struct mcp_server *s, struct rtn_json_buf *b, int version);
+/* The same with the resultType given ("task" for a CreateTaskResult). */
+void mcp_result_end_as(const struct mcp_server *s, struct rtn_json_buf *b, int version,
+                       const char *result_type);
 
 /* ---- tools (tools.c, args.c) ----------------------------------------------------------- */
 
@@ -173,6 +186,9 @@ struct mcp_call {
         uint64_t start_usec, progress_at_usec; /* CLOCK_MONOTONIC: began, last progress sent */
         struct rtn_loop_source *heartbeat; /* cfg.progress_usec timer, with a progress token */
         bool cancelled;
+        bool tasks_ok; /* its request declared the tasks extension: it may become a task */
+        struct mcp_task *task; /* the task it became (tasks.c), answered already; or NULL */
+        struct rtn_loop_source *task_timer; /* cfg.task_after_usec: when it becomes one */
         bool in_backend; /* inside ops->call: finish must not free yet */
         bool finished;
         void *data;
@@ -194,11 +210,45 @@ struct mcp_server {
         enum mcp_log_level log_level;
         struct mcp_call *calls;
         unsigned ncalls;
+        struct mcp_task *tasks; /* tasks.c: running and finished, newest first */
+        unsigned ntasks;
         bool eof, shutting_down, backend_shut;
         struct rtn_loop_source *flush_timer, *lost_timer;
         int exit_code;
         char client_name[64];
 };
+
+/* ---- tasks (tasks.c) ------------------------------------------------------------------- */
+
+/* Tasks kept at once, running or finished: past it a call is answered synchronously. */
+#define MCP_TASKS_MAX 32
+/* A finished task's result is kept this long after it finished, then dropped. */
+#define MCP_TASK_KEEP_USEC (10ULL * 60 * 1000 * 1000)
+#define MCP_TASK_POLL_MS 1000 /* pollIntervalMs */
+#define MCP_TASK_ID_BYTES 16 /* random bytes of a task id (32 hex digits) */
+
+/* A call of a request that declared the extension and is still running after
+ * cfg.task_after_usec becomes a task: arms that timer. */
+int mcp_task_arm(struct mcp_call *c);
+/* The call of a task finished: its result (as mcp_call_reply would send it) is kept in the
+ * task. structured NULL: text is a tool error's. */
+void mcp_task_done(struct mcp_call *c, const char *structured, const char *text, const char *note,
+                   bool is_error);
+/* tasks/get, tasks/cancel, tasks/update (handler_fn of protocol.c's method table). */
+struct mcp_msg;
+struct mcp_batch;
+int mcp_h_tasks_get(struct mcp_server *s, const struct mcp_msg *m, struct mcp_batch *batch,
+                    struct rtn_json_buf *b, char *why, size_t wl);
+int mcp_h_tasks_cancel(struct mcp_server *s, const struct mcp_msg *m, struct mcp_batch *batch,
+                       struct rtn_json_buf *b, char *why, size_t wl);
+int mcp_h_tasks_update(struct mcp_server *s, const struct mcp_msg *m, struct mcp_batch *batch,
+                       struct rtn_json_buf *b, char *why, size_t wl);
+/* Frees every task (the server ends). */
+void mcp_tasks_free(struct mcp_server *s);
+/* A call's result object (no JSON-RPC envelope) into b, cut to fit as mcp_call_reply cuts it
+ * (protocol.c): 0, or MCP_INTERNAL_ERROR with why set when the tool's result is no object. */
+int mcp_call_result(struct mcp_call *c, const char *structured, const char *text, const char *note,
+                    bool is_error, struct rtn_json_buf *b, char *why, size_t wl);
 
 /* Handles one incoming line (protocol.c). */
 void mcp_dispatch_line(struct mcp_server *s, const char *line, size_t len);

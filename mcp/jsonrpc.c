@@ -205,6 +205,19 @@ int mcp_response_id(const char *line, size_t len, const char **ret_id, size_t *r
         return value_after(line, len, head, sizeof head - 1, ret_id, ret_len);
 }
 
+int mcp_response_error_code(const char *line, size_t len) {
+        static const char head[] = "{\"jsonrpc\":\"2.0\",\"id\":";
+        static const char err[] = ",\"error\":{\"code\":";
+        const char *id;
+        size_t il;
+        if (value_after(line, len, head, sizeof head - 1, &id, &il) < 0)
+                return 0;
+        size_t at = (size_t)(id - line) + il;
+        if (len - at <= sizeof err - 1 || memcmp(line + at, err, sizeof err - 1))
+                return 0;
+        return atoi(line + at + sizeof err - 1); /* ours: an integer, then ',' */
+}
+
 int mcp_progress_token(const char *line, size_t len, const char **ret_tok, size_t *ret_len) {
         static const char head[] = "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\","
                                    "\"params\":{\"progressToken\":";

@@ -114,11 +114,15 @@ struct mcp_config {
          * again passes: a client that resets its timeout on progress then never gives up on a
          * call that is still running. 0: never. */
         uint64_t progress_usec;
+        /* A call whose 2026-07-28 request declared the tasks extension and that still runs
+         * this long after it began is answered with a task the client polls (tasks/get) instead
+         * of its result (docs/tools.md, "Tasks"). */
+        uint64_t task_after_usec;
 };
 
 /* Defaults: 4 MiB lines, 8 MiB messages, 6 MiB results with a 256 KiB text copy, 64 MiB
  * queue, 65536 tokens, depth 64, 64 calls, batches of 64, 50 tools a page, no optional
- * tools, progress every 5 s. */
+ * tools, progress every 5 s, a call a task after 1 s. */
 void mcp_config_init(struct mcp_config *c);
 
 struct mcp_backend_ops {

@@ -108,7 +108,8 @@ static int param(const struct mcp_msg *m, const char *key) {
 static void write_capabilities(struct rtn_json_buf *b, int version) {
         rtn_json_key(b, "capabilities");
         static const char legacy[] = "{\"logging\":{},\"tools\":{\"listChanged\":false}}";
-        static const char modern[] = "{\"tools\":{\"listChanged\":false}}";
+        static const char modern[] = "{\"tools\":{\"listChanged\":false},\"extensions\":{"
+                                     "\"" MCP_EXT_TASKS "\":{}}}";
         if (version >= MCP_V_FIRST_MODERN)
                 rtn_json_raw(b, modern, sizeof modern - 1);
         else
@@ -340,7 +341,11 @@ static int start_call(struct mcp_server *s, const struct mcp_msg *m, struct mcp_
         struct mcp_call *c = calloc(1, sizeof *c);
         if (!c)
                 return MCP_INTERNAL_ERROR;
-        *c = (struct mcp_call){.server = s, .tool = tool, .version = m->version};
+        *c = (struct mcp_call){.server = s,
+                               .tool = tool,
+                               .version = m->version,
+                               .tasks_ok = m->version >= MCP_V_FIRST_MODERN &&
+                                           mcp_era_declares(m->doc, m->params, MCP_EXT_TASKS)};
         memcpy(c->id, m->id, m->id_len);
         int r = progress_token(m, &c->progress_token, why, wl);
         if (r == 0 && mcp_args_new(m->doc, args, &c->args) < 0)
@@ -365,6 +370,8 @@ static int start_call(struct mcp_server *s, const struct mcp_msg *m, struct mcp_
                 mcp_call_finish_error(c, "%s failed: %s", tool->name, strerror(-r));
         else if (c->finished)
                 mcp_call_release(c);
+        else if (c->tasks_ok && mcp_task_arm(c) < 0)
+                log_warn("mcp: no task timer for call %s: it is answered when it ends", c->id);
         return ASYNC;
 }
 
@@ -394,9 +401,11 @@ static int h_tools_call(struct mcp_server *s, const struct mcp_msg *m, struct mc
         return start_call(s, m, batch, tool, args, why, wl);
 }
 
-static void write_reply(struct mcp_call *c, struct rtn_json_buf *b, const char *structured,
-                        const char *text, const char *note, bool is_error) {
-        mcp_write_result_open(b, c->id, strlen(c->id));
+/* The call's result, in its JSON-RPC response (envelope) or alone (a task keeps it). */
+static void write_reply(struct mcp_call *c, struct rtn_json_buf *b, bool envelope,
+                        const char *structured, const char *text, const char *note, bool is_error) {
+        if (envelope)
+                mcp_write_result_open(b, c->id, strlen(c->id));
         rtn_json_obj_begin(b);
         rtn_json_key(b, "content");
         rtn_json_arr_begin(b);
@@ -415,7 +424,8 @@ static void write_reply(struct mcp_call *c, struct rtn_json_buf *b, const char *
                 rtn_json_kv_raw(b, "structuredContent", structured, strlen(structured));
         rtn_json_kv_bool(b, "isError", is_error);
         mcp_result_end(c->server, b, c->version);
-        rtn_json_obj_end(b);
+        if (envelope)
+                rtn_json_obj_end(b);
 }
 
 /* Bytes a call's result may take: the message limit less the envelope, shared evenly by the
@@ -444,12 +454,12 @@ static int fit_result(const struct mcp_server *s, const struct rtn_json_doc *d, 
         return mcp_result_cut(d, copy, note, ret_text, &len);
 }
 
-void mcp_call_reply(struct mcp_call *c, const char *structured, const char *text, const char *note,
-                    bool is_error) {
+/* The result into b (limited to the message size), as a response or alone: 0, or
+ * MCP_INTERNAL_ERROR when the tool's result is no JSON object. */
+static int build_reply(struct mcp_call *c, struct rtn_json_buf *b, bool envelope,
+                       const char *structured, const char *text, const char *note, bool is_error) {
         struct mcp_server *s = c->server;
-        struct rtn_json_buf b = RTN_JSON_BUF_INIT(s->cfg.limits.max_message);
         struct rtn_json_doc d = {0};
-        size_t id_len = strlen(c->id);
         bool with_structured = structured && c->version >= MCP_V2025_06_18;
         if (structured) {
                 if (rtn_json_parse(structured, strlen(structured), 1u << 22, 128, &d, NULL) < 0 ||
@@ -457,9 +467,7 @@ void mcp_call_reply(struct mcp_call *c, const char *structured, const char *text
                         log_error("mcp: %s returned a result that is not a JSON object",
                                   c->tool->name);
                         rtn_json_doc_free(&d);
-                        reply_error(s, c->batch, c->id, id_len, MCP_INTERNAL_ERROR,
-                                    "Internal error: the tool produced an invalid result");
-                        return;
+                        return MCP_INTERNAL_ERROR;
                 }
         }
         /* Escaping the text copy can make the message larger than the result: cut harder
@@ -471,23 +479,47 @@ void mcp_call_reply(struct mcp_call *c, const char *structured, const char *text
                 if (r < 0)
                         break;
                 const char *st = fit ? fit : structured, *tx = copy ? copy : st;
-                rtn_json_buf_reset(&b);
-                write_reply(c, &b, with_structured ? st : NULL, tx ? tx : text, note, is_error);
-                if (!b.err || !structured)
+                rtn_json_buf_reset(b);
+                write_reply(c, b, envelope, with_structured ? st : NULL, tx ? tx : text, note,
+                            is_error);
+                if (!b->err || !structured)
                         break;
                 budget = budget / 2;
         }
         rtn_json_doc_free(&d);
-        if (b.err == -ENOBUFS) {
+        if (b->err == -ENOBUFS) {
                 char msg[160];
                 snprintf(msg, sizeof msg, "the result of %s exceeds the %zu-byte message limit",
                          c->tool->name, s->cfg.limits.max_message);
-                rtn_json_buf_reset(&b);
-                mcp_write_result_open(&b, c->id, id_len);
-                write_tool_error(s, &b, msg, c->version);
-                rtn_json_obj_end(&b);
+                rtn_json_buf_reset(b);
+                if (envelope)
+                        mcp_write_result_open(b, c->id, strlen(c->id));
+                write_tool_error(s, b, msg, c->version);
+                if (envelope)
+                        rtn_json_obj_end(b);
+        }
+        return 0;
+}
+
+void mcp_call_reply(struct mcp_call *c, const char *structured, const char *text, const char *note,
+                    bool is_error) {
+        struct mcp_server *s = c->server;
+        struct rtn_json_buf b = RTN_JSON_BUF_INIT(s->cfg.limits.max_message);
+        if (build_reply(c, &b, true, structured, text, note, is_error) < 0) {
+                rtn_json_buf_free(&b);
+                reply_error(s, c->batch, c->id, strlen(c->id), MCP_INTERNAL_ERROR,
+                            "Internal error: the tool produced an invalid result");
+                return;
         }
         mcp_reply(s, c->batch, &b);
+}
+
+int mcp_call_result(struct mcp_call *c, const char *structured, const char *text, const char *note,
+                    bool is_error, struct rtn_json_buf *b, char *why, size_t wl) {
+        int r = build_reply(c, b, false, structured, text, note, is_error);
+        if (r)
+                snprintf(why, wl, "Internal error: the tool produced an invalid result");
+        return r;
 }
 
 /* Where a method exists: before initialize, in a legacy session, in a modern request. */
@@ -504,6 +536,10 @@ static const struct {
         {"tools/list", h_tools_list, ERA_LEGACY | ERA_MODERN},
         {"tools/call", h_tools_call, ERA_LEGACY | ERA_MODERN},
         {"logging/setLevel", h_set_level, ERA_LEGACY},
+        /* The tasks extension: only where a request can declare it (tasks.c). */
+        {"tasks/get", mcp_h_tasks_get, ERA_MODERN},
+        {"tasks/cancel", mcp_h_tasks_cancel, ERA_MODERN},
+        {"tasks/update", mcp_h_tasks_update, ERA_MODERN},
 };
 
 bool mcp_method_modern(const char *method) {

@@ -41,6 +41,7 @@ void mcp_config_init(struct mcp_config *c) {
                 .server_name = "rtn",
                 .server_version = "0.1.0",
                 .progress_usec = 5 * 1000 * 1000,
+                .task_after_usec = 1000 * 1000,
         };
 }
 
@@ -278,6 +279,7 @@ void mcp_server_free(struct mcp_server *s) {
                 s->calls->in_backend = false;
                 mcp_call_release(s->calls);
         }
+        mcp_tasks_free(s);
         input_watch(s, false);
         if (s->out_watched)
                 rtn_loop_del_fd(s->loop, s->out_fd);
@@ -391,13 +393,17 @@ const char *mcp_call_id(const struct mcp_call *call) {
         return call->id;
 }
 
+/* A task's request is answered: no progress belongs to it any more (the extension sends
+ * none for tasks). */
 bool mcp_call_wants_progress(const struct mcp_call *call) {
-        return call->progress_token && !call->cancelled && !call->finished;
+        return call->progress_token && !call->cancelled && !call->finished && !call->task;
 }
 
+/* The call of a request still waiting for its answer: a task's request was answered, its id
+ * free again, and notifications/cancelled does not reach it (tasks/cancel does). */
 struct mcp_call *mcp_call_lookup(struct mcp_server *s, const char *id, size_t id_len) {
         for (struct mcp_call *c = s->calls; c; c = c->next)
-                if (strlen(c->id) == id_len && !memcmp(c->id, id, id_len))
+                if (!c->task && strlen(c->id) == id_len && !memcmp(c->id, id, id_len))
                         return c;
         return NULL;
 }
@@ -415,6 +421,9 @@ void mcp_call_release(struct mcp_call *c) {
         if (c->batch)
                 mcp_batch_unref(s, c->batch);
         rtn_loop_timer_cancel(s->loop, c->heartbeat);
+        rtn_loop_timer_cancel(s->loop, c->task_timer);
+        if (c->task) /* finished without a result (the server ends): the task forgets it */
+                mcp_task_done(c, NULL, "the server ended before the call finished", NULL, true);
         mcp_args_free(c->args);
         free(c->progress_token);
         free(c);
@@ -427,7 +436,9 @@ void mcp_call_finish_note(struct mcp_call *call, const char *structured_json, co
                 return;
         }
         call->finished = true;
-        if (!call->cancelled)
+        if (call->task)
+                mcp_task_done(call, structured_json, structured_json, note, is_error);
+        else if (!call->cancelled)
                 mcp_call_reply(call, structured_json, structured_json, note, is_error);
         mcp_call_release(call);
 }
@@ -451,13 +462,16 @@ void mcp_call_finish_error(struct mcp_call *call, const char *fmt, ...) {
                 return;
         }
         call->finished = true;
-        if (!call->cancelled) {
+        if (!call->cancelled || call->task) {
                 _cleanup_free_ char *text = NULL;
                 va_list ap;
                 va_start(ap, fmt);
                 int n = vasprintf(&text, fmt, ap);
                 va_end(ap);
-                mcp_call_reply(call, NULL, n < 0 ? "out of memory" : text, NULL, true);
+                if (call->task)
+                        mcp_task_done(call, NULL, n < 0 ? "out of memory" : text, NULL, true);
+                else
+                        mcp_call_reply(call, NULL, n < 0 ? "out of memory" : text, NULL, true);
         }
         mcp_call_release(call);
 }

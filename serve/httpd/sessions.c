@@ -21,7 +21,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
-#include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -253,7 +252,11 @@ static void on_line(void *ud, const char *line, size_t len) {
                 char *body = p->client_id ? with_value(line, len, id, il, p->client_id,
                                                        p->client_id_len, &blen)
                                           : strndup(line, len);
-                httpd_req_done(p->q, 200, body, blen);
+                /* A capability the request did not declare is 400 (basic/transports). */
+                httpd_req_done(p->q,
+                               mcp_response_error_code(line, len) == MCP_MISSING_CAPABILITY ? 400
+                                                                                            : 200,
+                               body, blen);
                 pend_free(p);
                 s->last_usec = rtn_now_usec();
                 return;
@@ -541,14 +544,6 @@ static int spawn(struct httpd_session *s, struct rtn_error *err) {
         return 0;
 }
 
-static void new_sid(char *buf) {
-        unsigned char rnd[HTTPD_SID_LEN / 2];
-        if (getrandom(rnd, sizeof rnd, 0) != (ssize_t)sizeof rnd)
-                abort(); /* the kernel's CSPRNG never fails once seeded */
-        for (size_t i = 0; i < sizeof rnd; i++)
-                snprintf(buf + 2 * i, 3, "%02x", rnd[i]);
-}
-
 int httpd_session_new(struct httpd *h, bool modern, struct httpd_session **ret,
                       struct rtn_error *err) {
         if (modern && h->modern) {
@@ -571,7 +566,7 @@ int httpd_session_new(struct httpd *h, bool modern, struct httpd_session **ret,
         s->modern = modern;
         s->last_usec = rtn_now_usec();
         mcp_framer_init(&s->fr, CHILD_LINE_MAX);
-        new_sid(s->sid);
+        rtn_random_hex(s->sid, HTTPD_SID_LEN / 2);
         s->next = h->sessions;
         h->sessions = s;
         h->nsessions++;

@@ -4,7 +4,9 @@
 # session's handle, a guessed or a forged one reaches nothing of its own; another token gets
 # the same 401 whether the handle it names exists or not), it holds at most --max-sandboxes
 # (past that a clear tool error, nothing lost), and clients whose request ids collide each
-# get their own answer.
+# get their own answer. A task (io.modelcontextprotocol/tasks) is the state's or session's that
+# made it (invariant 29): another session's, the state's, a guessed one and another token's
+# request reach none.
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/../httplib.bash"
 t_need_rtn
@@ -134,7 +136,79 @@ modern_ids_collide() {
         true
 }
 
+# treq ID METHOD TASK [CURL ARGS...]: a 2026-07-28 tasks/* request declaring the extension.
+TMETA='"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"extensions":{"io.modelcontextprotocol/tasks":{}}}}'
+treq() {
+        local tok=(-H "Authorization: Bearer $(cat "$T_TMP/tok")")
+        [ "${OTHER-}" ] && tok=(-H "Authorization: Bearer x$(cat "$T_TMP/tok")")
+        req "{\"jsonrpc\":\"2.0\",\"id\":$1,\"method\":\"$2\",\"params\":{\"taskId\":\"$3\",$TMETA}}" \
+                -H "MCP-Protocol-Version: 2026-07-28" -H "Mcp-Method: $2" -H "Mcp-Name: $3" "${tok[@]}" "${@:4}"
+}
+tcall() { # COMMAND [CURL ARGS...]: a shell_run that becomes a task; $TID its id
+        authed "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"shell_run\",\"arguments\":{\"command\":\"$1\"},$TMETA}}" \
+                -H "MCP-Protocol-Version: 2026-07-28" -H "Mcp-Method: tools/call" -H "Mcp-Name: shell_run" -m 30 "${@:2}"
+        code_is 200
+        TID=$(grep -o '"taskId":"[0-9a-f]*"' "$T_TMP/body" | cut -d'"' -f4)
+        [ ${#TID} = 32 ] || t_fail "no task: $(head -c 300 "$T_TMP/body")"
+}
+unknown_task() {
+        code_is 200
+        body_has '"code":-32602'
+        grep -q '"status"' "$T_TMP/body" && t_fail "reached task $1: $(head -c 300 "$T_TMP/body")"
+        true
+}
+
+# A task reaches only the process that made it: a session's task is unknown to another
+# session and to the token's state, the state's to every session; neither get nor cancel
+# reaches it (the command runs on), nor a guessed id; another token gets the same 401 for a
+# real task as for an unknown one.
+modern_tasks_owned() {
+        http_start
+        init
+        local a=$SID
+        init
+        local b=$SID
+        tcall "sleep 60.$T_UNIQ" -H "Mcp-Session-Id: $a"
+        local ta=$TID
+        tcall "sleep 61.$T_UNIQ"
+        local tm=$TID
+        treq 2 tasks/get "$ta" -H "Mcp-Session-Id: $a"
+        body_has '"status":"working"'
+        local m guess=${ta:0:31}0
+        [ "$guess" = "$ta" ] && guess=${ta:0:31}1 # one digit off the real id
+        for m in tasks/get tasks/cancel; do
+                treq 3 $m "$ta" -H "Mcp-Session-Id: $b"
+                unknown_task "$ta"
+                treq 4 $m "$ta"
+                unknown_task "$ta"
+                treq 5 $m "$tm" -H "Mcp-Session-Id: $a"
+                unknown_task "$tm"
+                treq 6 $m "$guess" -H "Mcp-Session-Id: $a"
+                unknown_task guessed
+        done
+        [ -n "$(t_host_pids sleep "60.$T_UNIQ")" ] || t_fail "another session's cancel killed the task"
+        [ -n "$(t_host_pids sleep "61.$T_UNIQ")" ] || t_fail "a session's cancel killed the state's task"
+        local body=
+        for t in "$tm" 0123456789abcdef0123456789abcdef; do
+                OTHER=1 treq 7 tasks/cancel "$t"
+                code_is 401
+                if [ -z "$body" ]; then
+                        body=$(cat "$T_TMP/body")
+                else
+                        [ "$(cat "$T_TMP/body")" = "$body" ] || t_fail "another token tells a task from none"
+                fi
+        done
+        [ -n "$(t_host_pids sleep "61.$T_UNIQ")" ] || t_fail "another token's cancel killed the task"
+        treq 8 tasks/get "$tm"
+        body_has '"status":"working"'
+        treq 9 tasks/cancel "$ta" -H "Mcp-Session-Id: $a"
+        body_has '"resultType":"complete"'
+        treq 10 tasks/cancel "$tm"
+        body_has '"resultType":"complete"'
+}
+
 t_run modern_handles_owned modern_handles_owned
 t_run modern_handles_capped modern_handles_capped
 t_run modern_ids_collide modern_ids_collide
+t_run modern_tasks_owned modern_tasks_owned
 t_done

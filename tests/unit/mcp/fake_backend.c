@@ -17,6 +17,7 @@ struct fake_pending {
         struct rtn_loop_source *timer;
         struct fake_pending *next;
         int ms;
+        bool bad; /* "sleepbad MS": finishes with invalid JSON */
 };
 
 static void run_result(struct mcp_call *call, const char *out, int ms) {
@@ -47,7 +48,10 @@ static void unlink_pending(struct fake_pending *p) {
 static void on_timer(struct rtn_loop *l, struct rtn_loop_source *t, void *ud) {
         struct fake_pending *p = ud;
         unlink_pending(p);
-        run_result(p->call, "slept", p->ms);
+        if (p->bad)
+                mcp_call_finish(p->call, "{not json", false);
+        else
+                run_result(p->call, "slept", p->ms);
         free(p);
 }
 
@@ -79,6 +83,12 @@ static int shell_run(struct fake_backend *fb, struct mcp_call *call, const char 
         int ms;
         if (sscanf(cmd, "sleep %d", &ms) == 1)
                 return start_sleep(fb, call, ms);
+        if (sscanf(cmd, "sleepbad %d", &ms) == 1) {
+                int r = start_sleep(fb, call, ms);
+                if (r == 0)
+                        fb->pending->bad = true;
+                return r;
+        }
         if (!strcmp(cmd, "fail")) {
                 mcp_call_finish_error(call, "boom: %s", "the command failed");
                 return 0;

@@ -5,6 +5,7 @@
  *   "sleep MS"   finish after MS milliseconds       "fail"      finish_error
  *   "progress"   three progress notifications, then finish
  *   "errno"      return -EIO without finishing       "badjson"   finish with invalid JSON
+ *   "sleepbad MS"  finish with invalid JSON after MS milliseconds
  *   "big"        a result larger than any sane limit
  *   anything else: finish at once with stdout = the command.
  * Other tools finish at once with {"ok":true}. */
