@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# What a cold `rtn exec -- true` does, counted with strace (docs/benchmarks.md, "Where the
+# time goes"): work that only some runs need is done only by them, and what every run needs
+# is done once. Each case names a cost that crept onto every start once: the identity files
+# written a line at a time. Counting syscalls, not timing them, keeps the suite quick
+# and immune to a busy machine.
+. "$(dirname "$0")/../lib.sh"
+t_need_rtn
+
+# Traces `rtn exec -- true` into $T_TMP/trace (every process, -f). newuidmap loses its
+# setuid bit under a tracer, so where rtn needs it (a caller with a subordinate range) the
+# traced start cannot map its ids: that caller is skipped.
+trace_exec() {
+        command -v strace >/dev/null || t_skip "strace is not installed (tools/deps.txt)"
+        t_cmd strace -f -qq -s 64 -o "$T_TMP/trace" "$RTN" exec "$@" -- true
+        if [ "$T_RC" != 0 ] && grep -q newuidmap "$T_TMP/trace"; then
+                t_skip "newuidmap runs without its setuid bit under strace"
+        fi
+        t_exit_is 0
+}
+
+# Lines of the trace that match the extended regex $1.
+count() {
+        grep -cE "$1" "$T_TMP/trace"
+}
+
+# The sandbox's /etc/passwd and /etc/group: made in one write each after the line of root
+# and the agent, however many lines the base's have.
+identity_files_whole() {
+        trace_exec
+        local f n
+        for f in passwd group; do
+                grep -q "id/etc/$f\"" "$T_TMP/trace" || continue # an agent that is root keeps the base's
+                n=$(awk -v f="id/etc/$f\"" '
+                        index($0, f) && /open(at)?\(/ { pid = $1; fd = $NF; on = 1; next }
+                        on && $1 == pid && $2 ~ "^write\\(" fd "," { n++ }
+                        on && $1 == pid && $2 ~ "^close\\(" fd "\\)" { on = 0 }
+                        END { print n + 0 }' "$T_TMP/trace")
+                [ "$n" -le 2 ] || t_fail "/etc/$f written in $n writes"
+        done
+}
+
+t_run identity_files_written_whole identity_files_whole
+t_done
