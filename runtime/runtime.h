@@ -298,6 +298,9 @@ struct rt_cgroup_state {
         char why[3200]; /* when there is no mount or it is not writable: why */
 };
 int rt_cgroup_probe(struct rt_cgroup_state *ret);
+/* rt_cgroup_probe's answer, probed once per process: what a sandbox's cgroup and the tmpfs
+ * check (rt_memory_bytes) both start from, read once for a start, not once each. */
+const struct rt_cgroup_state *rt_cgroup_probed(void);
 /* Whether rtn is the only process in that cgroup: a controller listed there but not enabled
  * can then be (cgroup v2's no-internal-process rule; runtime/sandbox/cgroup.c, enable). */
 bool rt_cgroup_alone(const struct rt_cgroup_state *s);

@@ -223,6 +223,15 @@ int rt_cgroup_probe(struct rt_cgroup_state *ret) {
         return 0;
 }
 
+const struct rt_cgroup_state *rt_cgroup_probed(void) {
+        static struct rt_cgroup_state s;
+        static bool done;
+        if (!done)
+                (void)rt_cgroup_probe(&s);
+        done = true;
+        return &s;
+}
+
 /* Whether rtn is the only process in the cgroup directory dirfd. */
 static bool alone_in(int dirfd) {
         char buf[256];
@@ -416,21 +425,20 @@ static void prepare(void) {
                 snprintf(cg.why, sizeof cg.why, "RTN_CGROUP=never");
                 return;
         }
-        struct rt_cgroup_state s;
-        (void)rt_cgroup_probe(&s);
-        if (!s.writable) {
-                snprintf(cg.why, sizeof cg.why, "%s", s.why);
+        const struct rt_cgroup_state *s = rt_cgroup_probed();
+        if (!s->writable) {
+                snprintf(cg.why, sizeof cg.why, "%s", s->why);
                 return;
         }
-        cg.dir_fd = open(s.dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        cg.dir_fd = open(s->dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
         if (cg.dir_fd < 0) {
-                snprintf(cg.why, sizeof cg.why, "open cgroup %s: %s", s.dir, strerror(errno));
+                snprintf(cg.why, sizeof cg.why, "open cgroup %s: %s", s->dir, strerror(errno));
                 return;
         }
         sweep_stale();
-        plan_controller(&s, "memory", s.memory, s.memory_on, &cg.memory, cg.why_memory,
+        plan_controller(s, "memory", s->memory, s->memory_on, &cg.memory, cg.why_memory,
                         sizeof cg.why_memory);
-        plan_controller(&s, "pids", s.pids, s.pids_on, &cg.pids, cg.why_pids, sizeof cg.why_pids);
+        plan_controller(s, "pids", s->pids, s->pids_on, &cg.pids, cg.why_pids, sizeof cg.why_pids);
         cg.open = true;
         cg.use = mode == RT_CGROUP_ALWAYS || cg.memory || cg.pids;
 }

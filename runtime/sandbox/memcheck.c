@@ -53,9 +53,9 @@ uint64_t rt_memory_bytes(void) {
                                                                    << 10;
         if (!ram)
                 return 0;
-        struct rt_cgroup_state s;
-        if (rt_cgroup_probe(&s) == 0 && s.mount[0] && s.dir[0]) {
-                uint64_t cg = cgroup_memory_max(s.mount, s.dir);
+        const struct rt_cgroup_state *s = rt_cgroup_probed();
+        if (s->mount[0] && s->dir[0]) {
+                uint64_t cg = cgroup_memory_max(s->mount, s->dir);
                 ram = cg < ram ? cg : ram;
         }
         return ram + swap;

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # What a cold `rtn exec -- true` does, counted with strace (docs/benchmarks.md, "Where the
 # time goes"): work that only some runs need is done only by them, and what every run needs
-# is done once. Each case names a cost that crept onto every start once: the identity files
-# written a line at a time. Counting syscalls, not timing them, keeps the suite quick
+# is done once. Each case names a cost that crept onto every start once: /proc/self/cgroup
+# and /proc/meminfo read twice, and the identity files written a line at a time. Counting syscalls, not timing them, keeps the suite quick
 # and immune to a busy machine.
 . "$(dirname "$0")/../lib.sh"
 t_need_rtn
@@ -24,6 +24,15 @@ count() {
         grep -cE "$1" "$T_TMP/trace"
 }
 
+proc_files_once() {
+        trace_exec
+        local f n
+        for f in /proc/self/cgroup /proc/meminfo; do
+                n=$(count "open(at)?\(.*\"$f\"")
+                [ "$n" -le 1 ] || t_fail "$f opened $n times for one start"
+        done
+}
+
 # The sandbox's /etc/passwd and /etc/group: made in one write each after the line of root
 # and the agent, however many lines the base's have.
 identity_files_whole() {
@@ -40,5 +49,6 @@ identity_files_whole() {
         done
 }
 
+t_run proc_files_read_once proc_files_once
 t_run identity_files_written_whole identity_files_whole
 t_done
