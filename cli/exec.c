@@ -136,17 +136,27 @@ static int parse_opts(int argc, char **argv, struct exec_opts *o, struct rtn_err
 struct queued {
         struct exec_run *run;
         struct exec_opts *o;
+        /* The command's stdio, made once: a start that falls back to the Landlock mode
+         * (rt_exec_start) sends the spawn request a second time. */
+        bool stdio_made;
+        int fds[3], close_later[3];
+        bool warned; /* the fallback's warnings are out */
 };
 
 /* Sends the command's spawn request; called by rt_sandbox_start_queued with the sandbox it
  * is starting (run->x.sb is filled in only once that returns). */
 static int send_command(struct rt_sandbox *sb, void *arg, struct rtn_error *err) {
-        struct exec_run *run = ((struct queued *)arg)->run;
-        struct exec_opts *o = ((struct queued *)arg)->o;
+        struct queued *q = arg;
+        struct exec_run *run = q->run;
+        struct exec_opts *o = q->o;
         struct rt_env env;
-        int r, fds[3], close_later[3] = {-1, -1, -1};
+        int r;
         if ((r = rt_spec_opts_env(&o->so, &env, sb, INIT_POLICY_AGENT, o->tty, NULL, err)) < 0)
                 return r;
+        if (run->x.fell_back && !q->warned) {
+                cli_exec_warn_mode(o, &run->x.fallback_warn);
+                q->warned = true;
+        }
         /* No mounts in the Landlock mode: the places the command has are host paths. */
         if (sb->isolation == INIT_ISOLATION_LANDLOCK)
                 rtn_term_printf(stderr,
@@ -161,15 +171,14 @@ static int send_command(struct rt_sandbox *sb, void *arg, struct rtn_error *err)
                         rows = ws.ws_row;
                         cols = ws.ws_col;
                 }
-        } else if ((r = cli_exec_stdio(run, fds, close_later, err)) < 0) {
-                return r;
+        } else if (!q->stdio_made) {
+                if ((r = cli_exec_stdio(run, q->fds, q->close_later, err)) < 0)
+                        return r;
+                q->stdio_made = true;
         }
-        r = rt_sandbox_spawn(sb, 1, (o->tty ? INIT_SPAWN_PTY : 0) | INIT_SPAWN_FINAL,
-                             INIT_POLICY_AGENT, o->cwd ? o->cwd : sb->workspace, o->argv, env.vars,
-                             o->tty ? NULL : fds, rows, cols, err);
-        for (int i = 0; i < 3; i++)
-                rtn_safe_close(close_later[i]); /* the command has its own copies now */
-        return r;
+        return rt_sandbox_spawn(sb, 1, (o->tty ? INIT_SPAWN_PTY : 0) | INIT_SPAWN_FINAL,
+                                INIT_POLICY_AGENT, o->cwd ? o->cwd : sb->workspace, o->argv,
+                                env.vars, o->tty ? NULL : q->fds, rows, cols, err);
 }
 
 /* After the sandbox has started with the spawn request queued: its reply, then the tty. */
@@ -226,9 +235,16 @@ int cli_cmd_exec(int argc, char **argv) {
         int r = rt_exec_open(&run.x, &o.xo, &o.spec, &o.so, &err);
         if (r == 0)
                 r = cli_exec_signals(&run, o.so.timeout_usec, &err);
-        struct queued q = {&run, &o};
-        if (r == 0)
-                r = rt_exec_start(&run.x, &o.spec, send_command, &q, &err);
+        struct queued q = {&run, &o, .close_later = {-1, -1, -1}};
+        if (r == 0) {
+                r = rt_exec_start(&run.x, &o.spec, &o.so, send_command, &q, &err);
+                /* Why the start failed where user namespaces are denied: an option needs them,
+                 * or the Landlock mode failed too (rt_spec_opts_fallback). */
+                if (r < 0 && o.so.isolation_auto[0] && !q.warned)
+                        rtn_term_printf(stderr, "rtn exec: WARNING: %s\n", o.so.isolation_auto);
+        }
+        for (int i = 0; i < 3; i++)
+                rtn_safe_close(q.close_later[i]); /* the command has its own copies now */
         if (r == 0)
                 r = start_command(&run, &o, &err);
         if (r != 0) {

@@ -37,6 +37,9 @@ struct exec_run {
 
 /* What the options chose that the user should know before the command runs (stderr). */
 void cli_exec_warn_setup(struct exec_opts *o);
+/* The limits' warnings and the isolation mode's (stderr): at set-up, and again when the start
+ * fell back to the Landlock mode. */
+void cli_exec_warn_mode(const struct exec_opts *o, const struct rt_limit_warnings *warn);
 /* After the command: keeps or commits its changes as the options say, reports on stderr
  * what it should know (pending changes, host-run files, blocked calls, refused requests)
  * and returns the exit code, code unless keeping, committing or the clock failed it. */

@@ -122,19 +122,26 @@ static void report_denied(struct netns_gate *g) {
                                 (unsigned long long)more, more == 1 ? "" : "s");
 }
 
-/* What the options chose that the user should know before the command runs. */
-void cli_exec_warn_setup(struct exec_opts *o) {
-        struct rt_limit_warnings warn;
-        rt_spec_opts_limits(&o->spec, &o->so, &warn);
-        if (warn.memory[0])
-                rtn_term_printf(stderr, "rtn exec: warning: %s\n", warn.memory);
-        if (warn.pids[0])
-                rtn_term_printf(stderr, "rtn exec: warning: %s\n", warn.pids);
+/* The limits' warnings and the isolation mode's (stderr). */
+void cli_exec_warn_mode(const struct exec_opts *o, const struct rt_limit_warnings *warn) {
+        if (warn->memory[0])
+                rtn_term_printf(stderr, "rtn exec: warning: %s\n", warn->memory);
+        if (warn->pids[0])
+                rtn_term_printf(stderr, "rtn exec: warning: %s\n", warn->pids);
         if (o->so.isolation_auto[0])
                 rtn_term_printf(stderr, "rtn exec: WARNING: %s\n", o->so.isolation_auto);
         if (o->spec.isolation != INIT_ISOLATION_FULL)
                 rtn_term_printf(stderr, "rtn exec: WARNING: %s\n",
                                 rt_isolation_warning(o->spec.isolation));
+}
+
+/* What the options chose that the user should know before the command runs. The Landlock
+ * mode rtn may choose by itself is said only once the full sandbox failed to start
+ * (rt_exec_start, cli_exec_warn_mode). */
+void cli_exec_warn_setup(struct exec_opts *o) {
+        struct rt_limit_warnings warn;
+        rt_spec_opts_limits(&o->spec, &o->so, &warn);
+        cli_exec_warn_mode(o, &warn);
         if (o->spec.workspace_mode == RT_WS_OVERLAY && !o->xo.keep && !o->quiet)
                 fprintf(stderr, "rtn exec: the overlay workspace's changes are discarded when the "
                                 "command ends (--keep keeps them for rtn apply)\n");

@@ -387,6 +387,7 @@ int mcp_cmd_serve(int argc, char **argv) {
         sv->rootfs = rootfs_arg ? rootfs_arg : rootfs ? sv->base.label + 7 : "host";
         sv->scfg.opts = &sv->spec_opts;
         struct rt_limit_warnings warn;
+        rt_spec_opts_isolation(&sv->scfg.spec, &sv->spec_opts);
         rt_spec_opts_limits(&sv->scfg.spec, &sv->spec_opts, &warn);
         if (warn.memory[0])
                 rtn_term_printf(stderr, "rtn serve: warning: %s\n", warn.memory);

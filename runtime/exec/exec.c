@@ -126,13 +126,23 @@ int rt_exec_open(struct rt_exec *x, const struct rt_exec_opts *o, struct rt_spec
         return 0;
 }
 
-int rt_exec_start(struct rt_exec *x, const struct rt_spec *spec, rt_queue_fn queue, void *arg,
-                  struct rtn_error *err) {
+int rt_exec_start(struct rt_exec *x, struct rt_spec *spec, struct rt_spec_opts *so,
+                  rt_queue_fn queue, void *arg, struct rtn_error *err) {
         int r;
         x->wait_end = spec->upper_keep;
         clock_gettime(CLOCK_REALTIME_COARSE, &x->started); /* coarse, as the ctimes it meets */
-        if ((r = rt_sandbox_start_queued(spec, &x->sb, queue, arg, err)) < 0)
-                return r;
+        /* Whether this host denies user namespaces is asked only of a start that failed: the
+         * probe is a fork and a user namespace of its own, which every start paid when it
+         * came first. The decision is the probe's either way (docs/containers.md). */
+        if ((r = rt_sandbox_start_queued(spec, &x->sb, queue, arg, err)) < 0) {
+                if (!rt_spec_opts_fallback(spec, so, &x->fallback_warn))
+                        return r;
+                log_debug("full sandbox refused (%s): %s", err->msg, so->isolation_auto);
+                x->fell_back = true;
+                *err = (struct rtn_error){0};
+                if ((r = rt_sandbox_start_queued(spec, &x->sb, queue, arg, err)) < 0)
+                        return r;
+        }
         x->upper_fs = TAKE_FD(x->sb.upper_fs);
         /* The agent's proxy for --allow-net: made before the sandbox, served once it runs. */
         if (x->sb.net_fd >= 0) {

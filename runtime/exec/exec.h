@@ -40,6 +40,8 @@ struct rt_exec {
         bool all_exited; /* rtn-init reported the exit of the last process (INIT_SPAWN_FINAL) */
         bool wait_end; /* the sandbox's end must be waited for: its upper is kept */
         struct timespec started; /* CLOCK_REALTIME_COARSE before the start (rt_hostrun_since) */
+        bool fell_back; /* started in the Landlock mode: user namespaces are denied here */
+        struct rt_limit_warnings fallback_warn; /* the limits' warnings for that mode */
         const struct rt_exec_opts *o;
         /* The environment's layers (and, with --commit, a session dir on the store's
          * filesystem for the upper). Without --commit or --keep a store that does not exist
@@ -64,9 +66,12 @@ void rt_exec_init(struct rt_exec *x);
 int rt_exec_open(struct rt_exec *x, const struct rt_exec_opts *o, struct rt_spec *spec,
                  const struct rt_spec_opts *so, struct rtn_error *err);
 /* Starts the sandbox with queue's spawn request sent as it starts
- * (rt_sandbox_start_queued), then serves the proxy and the published ports. */
-int rt_exec_start(struct rt_exec *x, const struct rt_spec *spec, rt_queue_fn queue, void *arg,
-                  struct rtn_error *err);
+ * (rt_sandbox_start_queued), then serves the proxy and the published ports. Where the full
+ * sandbox fails to start and this host denies user namespaces (rt_spec_opts_fallback: spec
+ * and so change), it starts again in the Landlock mode and sets x->fell_back; queue may then
+ * be called twice. */
+int rt_exec_start(struct rt_exec *x, struct rt_spec *spec, struct rt_spec_opts *so,
+                  rt_queue_fn queue, void *arg, struct rtn_error *err);
 /* The command (id 1) as rtn-init reports it. await_spawned reads the spawn reply (the error
  * names cmd, or cwd when the chdir failed): 0 with *ret_master the pty master (or -1); on
  * SPAWN_FAILED the exit code rtn exec uses (127 not found, 126 cannot execute, 125 another

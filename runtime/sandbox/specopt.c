@@ -556,12 +556,22 @@ void rt_spec_opts_isolation(struct rt_spec *spec, struct rt_spec_opts *o) {
 
 void rt_spec_opts_limits(struct rt_spec *spec, struct rt_spec_opts *o,
                          struct rt_limit_warnings *ret) {
-        rt_spec_opts_isolation(spec, o);
         /* No pid namespace in the Landlock-only mode: RLIMIT_NPROC (per uid, counting the
          * caller's other processes too) is the only process limit there is. */
         if (spec->isolation == INIT_ISOLATION_LANDLOCK && spec->limits.nproc == 0)
                 spec->limits.nproc = spec->pids_max;
         rt_limits_choose(spec, o->pids_asked, ret);
+}
+
+bool rt_spec_opts_fallback(struct rt_spec *spec, struct rt_spec_opts *o,
+                           struct rt_limit_warnings *ret) {
+        if (spec->isolation != INIT_ISOLATION_FULL || o->isolation_asked)
+                return false;
+        rt_spec_opts_isolation(spec, o);
+        if (spec->isolation == INIT_ISOLATION_FULL)
+                return false;
+        rt_spec_opts_limits(spec, o, ret);
+        return true;
 }
 
 int rt_spec_opts_env(const struct rt_spec_opts *o, struct rt_env *env, const struct rt_sandbox *sb,

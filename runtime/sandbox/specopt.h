@@ -101,11 +101,19 @@ int rt_spec_opts_check(const struct rt_spec *spec, const struct rt_spec_opts *o,
  * user namespaces (o->isolation_auto says why, "" otherwise); changes nothing else (rtn probe
  * asks it which mode rtn would pick). */
 void rt_spec_opts_isolation(struct rt_spec *spec, struct rt_spec_opts *o);
-/* After parsing: the isolation mode (rt_spec_opts_isolation), the Landlock mode when the user named
- * none and this host denies user namespaces (o->isolation_auto says why; docs/containers.md), and
- * how the limits are enforced (rt_limits_choose), with the warnings a command prints on stderr. */
+/* After parsing and choosing the isolation mode: how the limits are enforced
+ * (rt_limits_choose), with the warnings a command prints on stderr. The mode is chosen either
+ * before, once (rt_spec_opts_isolation: rtn serve, whose tools report it), or only when the
+ * full sandbox failed to start (rt_spec_opts_fallback: rtn exec, where the probe's fork and
+ * user namespace would cost every start). */
 void rt_spec_opts_limits(struct rt_spec *spec, struct rt_spec_opts *o,
                          struct rt_limit_warnings *ret);
+/* After a start of the full sandbox failed: when the user named no mode and this host denies
+ * user namespaces (rt_spec_opts_isolation), the Landlock mode with its limits chosen again
+ * (rt_spec_opts_limits, *ret) and true, so the caller starts again; o->isolation_auto says
+ * why, or, with an option that needs the namespaces, why the start failed. Else false. */
+bool rt_spec_opts_fallback(struct rt_spec *spec, struct rt_spec_opts *o,
+                           struct rt_limit_warnings *ret);
 /* The environment of a command of this sandbox: the defaults (rt_env_default), then --setenv
  * (for agent commands), then extra KEY=VALUE settings (NULL-terminated, may be NULL). */
 int rt_spec_opts_env(const struct rt_spec_opts *o, struct rt_env *env, const struct rt_sandbox *sb,

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # What a cold `rtn exec -- true` does, counted with strace (docs/benchmarks.md, "Where the
 # time goes"): work that only some runs need is done only by them, and what every run needs
-# is done once. Each case names a cost that crept onto every start once: /proc/self/cgroup
-# and /proc/meminfo read twice, and the identity files written a line at a time. Counting syscalls, not timing them, keeps the suite quick
+# is done once. Each case names a cost that crept onto every start once: a child that tried
+# a user namespace before the sandbox's own (the Landlock fallback's probe, which only a
+# start that fails needs), /proc/self/cgroup and /proc/meminfo read twice, and the identity
+# files written a line at a time. Counting syscalls, not timing them, keeps the suite quick
 # and immune to a busy machine.
 . "$(dirname "$0")/../lib.sh"
 t_need_rtn
@@ -22,6 +24,13 @@ trace_exec() {
 # Lines of the trace that match the extended regex $1.
 count() {
         grep -cE "$1" "$T_TMP/trace"
+}
+
+one_user_namespace() {
+        trace_exec
+        local n
+        n=$(count 'clone3?\(.*CLONE_NEWUSER|unshare\(.*CLONE_NEWUSER')
+        [ "$n" = 1 ] || t_fail "$n user namespaces made for one start: $(grep -E 'CLONE_NEWUSER' "$T_TMP/trace")"
 }
 
 proc_files_once() {
@@ -49,6 +58,7 @@ identity_files_whole() {
         done
 }
 
+t_run one_user_namespace_per_start one_user_namespace
 t_run proc_files_read_once proc_files_once
 t_run identity_files_written_whole identity_files_whole
 t_done

@@ -85,11 +85,14 @@ probe_in_sandbox() {
         # The sandbox's seccomp filter refuses clone3: no user namespace, so rtn picks the
         # Landlock mode by itself, as rtn exec there does, and probe says so, not that the
         # full sandbox runs.
-        t_exec --bind "$T_TMP/bin:/mnt/rtn:ro" -- sh -c 'echo "uid=$(id -u)"; /mnt/rtn/rtn probe; echo "rc=$?"; /mnt/rtn/rtn exec -- true; echo "exec rc=$?"; /mnt/rtn/rtn exec --isolation full -- true; echo "full rc=$?"'
+        t_exec --bind "$T_TMP/bin:/mnt/rtn:ro" -- sh -c 'echo "uid=$(id -u)"; /mnt/rtn/rtn probe; echo "rc=$?"; /mnt/rtn/rtn exec -- true; echo "exec rc=$?"; /mnt/rtn/rtn exec --isolation full -- true; echo "full rc=$?"; /mnt/rtn/rtn exec --allow-net example.com -- true; echo "net rc=$?"'
         t_true grep -Eq '^missing +user namespaces +user namespaces are denied here \(clone3\(CLONE_NEWUSER\) fails with Function not implemented\): rtn chose --isolation landlock by itself' "$T_OUT_FILE"
         t_true grep -Eq '^missing +isolation +landlock, picked by rtn by itself' "$T_OUT_FILE"
         t_false grep -q "clone3 namespaces, id maps" "$T_OUT_FILE"
         t_stdout_has "full rc=125"
+        # an option that needs the namespaces: no fallback, and the start says why
+        t_stdout_has "net rc=125"
+        t_stderr_has "and --allow-net needs them: the sandbox will not start"
         if grep -qx uid=0 "$T_OUT_FILE"; then
                 # A single id mapped (no subordinate ids): the agent is uid 0 of a namespace
                 # with no other uid for the Landlock mode's commands; both say why.
@@ -98,11 +101,14 @@ probe_in_sandbox() {
                 t_stdout_has "rtn cannot run sandboxes here"
                 t_stdout_has "exec rc=125"
                 t_stderr_has "which this user namespace does not map"
+                t_stderr_has "rtn chose --isolation landlock by itself"
         else
                 t_stdout_has "rc=0"
                 t_true grep -Eq '^ok +sandbox +no namespaces: ' "$T_OUT_FILE"
                 t_stdout_has "rtn can run sandboxes here."
                 t_stdout_has "exec rc=0"
+                t_stderr_has "rtn exec: WARNING: user namespaces are denied here (clone3(CLONE_NEWUSER) fails with Function not implemented): rtn chose --isolation landlock by itself"
+                t_stderr_has "rtn exec: there is no /workspace"
         fi
 }
 t_run probe_landlock_inside_a_sandbox probe_in_sandbox
