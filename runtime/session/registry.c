@@ -120,32 +120,15 @@ static void put_line(char *out, size_t cap, size_t *off, const char *key, const 
         out[*off] = '\0';
 }
 
-static int read_entry(int dfd, const char *name, struct rt_running *r);
-
-/* Removes the entries of processes that are gone (a run SIGKILLed before its atexit): each
- * start recovers what the last one could not clean up. */
-static void sweep(int dfd) {
-        int fd = dup(dfd);
-        DIR *d = fd < 0 ? NULL : fdopendir(fd);
-        if (!d) {
-                if (fd >= 0)
-                        close(fd);
-                return;
-        }
-        struct rt_running r;
-        for (struct dirent *e; (e = readdir(d));)
-                if (e->d_name[0] != '.')
-                        (void)read_entry(dfd, e->d_name, &r);
-        closedir(d);
-}
-
 int rt_registry_add(const char *kind, const char *env, const char *data_dir, int argc, char **argv,
                     struct rtn_error *err) {
         char dir[600], text[ENTRY_MAX], cmd[1024], since[32], name[64], tmp[80];
         _cleanup_close_ int dfd = registry_fd(dir, sizeof dir, true, err);
         if (dfd < 0)
                 return dfd;
-        sweep(dfd);
+        /* No sweep of stale entries here: that read every entry (an open, a stat and a read of
+         * /proc/PID/stat each) on every start, N per start with N sandboxes running. A
+         * listing drops them (read_entry); until then a SIGKILLed run's few bytes stay. */
         int pid = getpid();
         unsigned long long start = start_of(pid);
         size_t off = 0, coff = 0;

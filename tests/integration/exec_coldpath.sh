@@ -3,8 +3,8 @@
 # time goes"): work that only some runs need is done only by them, and what every run needs
 # is done once. Each case names a cost that crept onto every start once: a child that tried
 # a user namespace before the sandbox's own (the Landlock fallback's probe, which only a
-# start that fails needs), /proc/self/cgroup and /proc/meminfo read twice, and the identity
-# files written a line at a time. Counting syscalls, not timing them, keeps the suite quick
+# start that fails needs), /proc/self/cgroup and /proc/meminfo read twice, the identity
+# files written a line at a time, and every entry of `rtn ps`'s registry read by each start. Counting syscalls, not timing them, keeps the suite quick
 # and immune to a busy machine.
 . "$(dirname "$0")/../lib.sh"
 t_need_rtn
@@ -58,7 +58,25 @@ identity_files_whole() {
         done
 }
 
+# A start reads none of the other runs' entries in the registry (runtime/session/registry.c):
+# it used to check each for staleness, N opens and reads per start with N sandboxes running.
+# A listing drops a stale entry instead.
+registry_entries_unread() {
+        export XDG_RUNTIME_DIR=$T_TMP/run
+        mkdir -m 700 "$XDG_RUNTIME_DIR" "$XDG_RUNTIME_DIR/rtn" "$XDG_RUNTIME_DIR/rtn/running"
+        local stale=$$-1 # our shell's pid with another start time: a reused pid
+        printf 'kind=exec\nsince=1\nenv=x\ndata_dir=x\ncommand=rtn x\n' \
+                >"$XDG_RUNTIME_DIR/rtn/running/$stale"
+        trace_exec
+        local n
+        n=$(count "open(at)?\(.*\"$stale\"")
+        [ "$n" = 0 ] || t_fail "a start opened another run's entry $n times"
+        t_exit_is 0 "$RTN" ps
+        t_no_file "$XDG_RUNTIME_DIR/rtn/running/$stale"
+}
+
 t_run one_user_namespace_per_start one_user_namespace
 t_run proc_files_read_once proc_files_once
 t_run identity_files_written_whole identity_files_whole
+t_run registry_entries_unread registry_entries_unread
 t_done
