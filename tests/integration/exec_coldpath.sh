@@ -14,7 +14,7 @@ t_need_rtn
 # traced start cannot map its ids: that caller is skipped.
 trace_exec() {
         command -v strace >/dev/null || t_skip "strace is not installed (tools/deps.txt)"
-        t_cmd strace -f -qq -s 64 -o "$T_TMP/trace" "$RTN" exec "$@" -- true
+        t_cmd strace -f -qq -s 64 -o "$T_TMP/trace" "$RTN" exec -- true
         if [ "$T_RC" != 0 ] && grep -q newuidmap "$T_TMP/trace"; then
                 t_skip "newuidmap runs without its setuid bit under strace"
         fi
