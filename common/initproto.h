@@ -90,6 +90,9 @@ struct init_config {
                                    bind): writes there reach the host, and the provisioning
                                    policy may only read it */
         uint32_t allow_ptrace; /* 1: agent commands may ptrace the sandbox's own processes */
+        uint32_t agent_root; /* 1: --user root: agent commands (uid 0, no capabilities) may
+                                write the rootfs too: all of / but /proc, /sys and /dev
+                                (INIT_LANDLOCK_ROOTFS) */
         uint32_t nwritable;
         uint32_t nreadonly;
         struct init_limits limits;

@@ -83,8 +83,9 @@ int init_policy_prepare(struct init_state *st, const struct init_config_view *v,
          */
         if (v->nreadonly)
                 return rtn_errx(err, EINVAL, "read-only paths are for --isolation landlock");
-        int r = init_landlock_prepare(INIT_POLICY_AGENT, writable, n, 0, 0, &st->ruleset_fd[0],
-                                      err);
+        int r = init_landlock_prepare(INIT_POLICY_AGENT, writable, n, 0,
+                                      st->cfg.agent_root ? INIT_LANDLOCK_ROOTFS : 0,
+                                      &st->ruleset_fd[0], err);
         if (r < 0)
                 return r;
         /* No gate yet: provisioning may connect nowhere until init_gate_open names its port.
@@ -222,7 +223,7 @@ int init_set_creds(const struct init_state *st, uint32_t policy, struct rtn_erro
         if (uid != 0)
                 return init_caps_check_none(err);
         if (policy == INIT_POLICY_AGENT && st->cfg.agent_drop_caps)
-                return init_caps_drop_all(err);
+                return init_caps_drop_all(st->cfg.agent_root ? INIT_CAPS_ROOT : 0, err);
         return 0;
 }
 
