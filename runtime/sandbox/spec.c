@@ -85,6 +85,10 @@ int rt_spec_check(const struct rt_spec *spec, struct rtn_error *err) {
                 return rtn_errx(err, EINVAL,
                                 "--isolation landlock has no overlay: --workspace-mode "
                                 "overlay needs namespaces");
+        if (spec->user_set && spec->isolation == INIT_ISOLATION_LANDLOCK)
+                return rtn_errx(err, EINVAL,
+                                "--user needs the sandbox's user namespace: not with "
+                                "--isolation landlock (commands run as you there)");
         if (spec->isolation == INIT_ISOLATION_LANDLOCK) {
                 /* Nothing to build these with: no mount, uts or net namespace. */
                 if ((spec->rootfs && strcmp(spec->rootfs, "host") != 0) || spec->nlayers ||

@@ -110,6 +110,15 @@ const struct rt_opt rt_spec_opt_rows[] = {
          {"  --memory-max BYTES    memory limit of the sandbox (cgroup v2 memory.max when\n"
           "                        available, else RLIMIT_DATA per process, with a warning)\n",
           NULL}},
+        {"user",
+         required_argument,
+         RT_OPT_USER,
+         {"  --user root|UID[:GID] run the agent's commands as this user of the sandbox's user\n"
+          "                        namespace (default: rtn, 1000; root without a subordinate\n"
+          "                        id range, the only id mapped then); root has no\n"
+          "                        capabilities and may write the rootfs (apt-get), never\n"
+          "                        the host's files as anyone but their owner\n",
+          NULL}},
         {"allow-ptrace",
          no_argument,
          RT_OPT_ALLOW_PTRACE,
@@ -473,6 +482,9 @@ int rt_spec_opt(int c, char *arg, struct rt_spec *s, struct rt_spec_opts *o,
                 o->protect[s->nprotect++] = arg;
                 s->protect = o->protect;
                 r = 0;
+                break;
+        case RT_OPT_USER:
+                r = rt_user_parse(arg, s, err);
                 break;
         case RT_OPT_ALLOW_PTRACE:
                 s->allow_ptrace = true;
