@@ -30,7 +30,7 @@
 #include "init/internal.h"
 #include "init/policy.h"
 
-static struct init_state st = {.ruleset_fd = {-1, -1}, .gate_netns = -1, .epfd = -1};
+static struct init_state st = {.ruleset_fd = {-1, -1, -1}, .gate_netns = -1, .epfd = -1};
 static char msgbuf[INIT_MSG_MAX];
 
 static int send_status(uint32_t type, uint64_t id, int error, uint32_t step, const char *msg) {

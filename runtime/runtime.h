@@ -232,6 +232,10 @@ int rt_idmap_choose(struct rt_idmap *ret, struct rtn_error *err);
  * the mapping does not hold the ids (one id, the caller's as 0, without a subordinate range).
  * Nothing when --user was not given. */
 int rt_idmap_user(struct rt_idmap *m, const struct rt_spec *spec, struct rtn_error *err);
+/* Whether the agent may run as u:g in a sandbox of spec mapped by m (rt_idmap_user's checks,
+ * also for one command as root, INIT_POLICY_AGENT_ROOT). */
+int rt_idmap_user_check(const struct rt_idmap *m, const struct rt_spec *spec, uint32_t u,
+                        uint32_t g, struct rtn_error *err);
 /* Parses --user's value: root, UID or UID:GID (GID defaults to UID), each below 65536. */
 int rt_user_parse(const char *arg, struct rt_spec *spec, struct rtn_error *err);
 struct stat;
@@ -385,6 +389,9 @@ void rt_sandbox_release(struct rt_sandbox *sb);
  * in a container), and the variables that point tools at it: OpenSSL (curl,
  * git, Python's ssl, go), requests and pip, curl, Node (npm), git, pip, cargo. */
 #define RT_CA_BUNDLE "/run/rtn/ca-certificates.crt"
+/* apt's configuration for root as the agent (APT_CONFIG in its environment): stay root to
+ * download, since it holds no capability to switch to _apt with (identity.c). */
+#define RT_APT_ROOT_CONF "/etc/apt/rtn-root.conf"
 #define RT_CA_BUNDLE_BASE "ssl/certs/ca-certificates.crt" /* the base's, below its etc/ */
 #define RT_CA_BUNDLE_VARS                                                                          \
         "SSL_CERT_FILE", "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE", "NODE_EXTRA_CA_CERTS",            \

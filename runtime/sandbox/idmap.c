@@ -235,10 +235,12 @@ int rt_idmap_choose(struct rt_idmap *ret, struct rtn_error *err) {
         return 0;
 }
 
-int rt_idmap_user(struct rt_idmap *m, const struct rt_spec *spec, struct rtn_error *err) {
-        if (!spec->user_set)
-                return 0;
-        uint32_t u = spec->user_uid, g = spec->user_gid;
+int rt_idmap_user_check(const struct rt_idmap *m, const struct rt_spec *spec, uint32_t u,
+                        uint32_t g, struct rtn_error *err) {
+        if (spec->isolation == INIT_ISOLATION_LANDLOCK)
+                return rtn_errx(err, EINVAL,
+                                "--user needs the sandbox's user namespace: not with "
+                                "--isolation landlock (commands run as you there)");
         if (u >= m->count || g >= m->count)
                 return rtn_errx(err, EPERM,
                                 "--user %u:%u: this sandbox maps %u id%s (%s), so only %s can "
@@ -262,6 +264,16 @@ int rt_idmap_user(struct rt_idmap *m, const struct rt_spec *spec, struct rtn_err
                                 "--workspace-mode overlay (rtn apply writes the changes as you) "
                                 "and read-only binds",
                                 u, RT_AGENT_ID);
+        return 0;
+}
+
+int rt_idmap_user(struct rt_idmap *m, const struct rt_spec *spec, struct rtn_error *err) {
+        if (!spec->user_set)
+                return 0;
+        uint32_t u = spec->user_uid, g = spec->user_gid;
+        int r = rt_idmap_user_check(m, spec, u, g, err);
+        if (r < 0)
+                return r;
         m->agent_uid = u;
         m->agent_gid = g;
         m->agent_drop_caps = u == 0;

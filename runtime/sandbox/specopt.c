@@ -580,10 +580,10 @@ int rt_spec_opts_env(const struct rt_spec_opts *o, struct rt_env *env, const str
                      uint32_t policy, bool tty, char *const *extra, struct rtn_error *err) {
         int r;
         rt_env_default(env, sb, policy, tty);
-        for (size_t i = 0; o && policy == INIT_POLICY_AGENT && i < o->nsetenv; i++)
+        for (size_t i = 0; o && init_policy_is_agent(policy) && i < o->nsetenv; i++)
                 if ((r = rt_env_set(env, o->setenv[i], err)) < 0)
                         return r;
-        if (policy == INIT_POLICY_AGENT && sb->net_port && o && o->secrets.n &&
+        if (init_policy_is_agent(policy) && sb->net_port && o && o->secrets.n &&
             (r = rt_env_secrets(env, &o->secrets, err)) < 0)
                 return r;
         for (size_t i = 0; extra && extra[i]; i++)

@@ -7,7 +7,8 @@
 # no set-id bit; with a subordinate range, where root is a subordinate id, a live workspace
 # is refused and an overlay's changes are applied as the caller. A user without a
 # subordinate id range maps one id: root works, any other id is refused, naming why; so are
-# bad values and --isolation landlock. rtn serve --user does the same.
+# bad values and --isolation landlock. rtn serve --user does the same, and shell_run's user
+# "root" for one command.
 . "$(dirname "$0")/../lib.sh"
 t_need_rtn
 
@@ -48,6 +49,8 @@ root_writes_rootfs_only() {
                 (mkdir /usr/local/lib/rtn-user-test) 2>/dev/null && echo host-usr-written
                 (echo 1 >/proc/sys/net/ipv4/ip_forward) 2>/dev/null && echo sysctl-written
                 (echo 0 >/proc/sys/net/ipv4/ping_group_range) 2>/dev/null && echo ping-written
+                (echo 500 >/proc/self/oom_score_adj) 2>/dev/null && echo oom-written
+                (echo x >/proc/self/comm) 2>/dev/null && echo comm-written
                 (touch /newtop) 2>/dev/null && echo top-written
                 (mknod /tmp/null c 1 3) 2>/dev/null && echo mknod-made
                 (: >/dev/rtn-user-test) 2>/dev/null && echo dev-written
@@ -163,6 +166,41 @@ assert r["result"]["stdout"] == "0\nCapEff:\t000000000000000a\nCapBnd:\t00000000
 PY
 }
 
+# shell_run's user "root": that one command as --user root runs every command (the rootfs
+# written, the kernel's files not), the next one as the server's user again with nothing of
+# root's; a live workspace with a subordinate range, and --isolation landlock, refuse it.
+shell_run_user_root() {
+        local ws=$T_TMP/ws
+        mkdir -p "$ws"
+        printf '%s\n' \
+                'shell_run {"user":"root","command":"id -u; grep -E \"^Cap(Eff|Bnd)\" /proc/self/status; echo $HOME; echo r >/etc/rtn-root-call && echo wrote; (echo 1 >/proc/sys/net/ipv4/ip_forward) 2>/dev/null && echo sysctl"}' \
+                'shell_run {"command":"grep -E \"^Cap(Eff|Bnd)\" /proc/self/status; cat /etc/rtn-root-call; echo x >/etc/rtn-root-call2 || echo refused"}' \
+                'shell_run {"user":"bob","command":"true"}' >calls
+        t_cmd python3 "$T_ROOT/tests/integration/mcp_calls.py" calls -- "$RTN" serve
+        t_exit_is 0
+        python3 - "$T_OUT_FILE" <<'PY' || t_fail "shell_run user root: $(cat "$T_OUT_FILE")"
+import json, sys
+r = [json.loads(l) for l in open(sys.argv[1])]
+assert not r[0]["isError"], r[0]
+assert r[0]["result"]["stdout"] == "0\nCapEff:\t000000000000000a\nCapBnd:\t000000000000000a\n/root\nwrote\n", r[0]
+out = r[1]["result"]["stdout"]
+assert out.startswith("CapEff:\t0000000000000000\nCapBnd:\t0000000000000000\nr\n"), r[1]
+assert out.endswith("refused\n"), r[1]
+assert r[2]["isError"] and "must be one of" in r[2]["text"], r[2]
+PY
+        printf '%s\n' 'shell_run {"user":"root","command":"echo x >/workspace/f"}' >calls
+        if [ "$(mode)" = subid ]; then
+                t_cmd python3 "$T_ROOT/tests/integration/mcp_calls.py" calls -- "$RTN" serve --workspace "$ws"
+                grep -q '"isError": true' "$T_OUT_FILE" && grep -q "use --workspace-mode overlay" "$T_OUT_FILE" ||
+                        t_fail "root call in a live workspace: $(cat "$T_OUT_FILE")"
+                t_no_file "$ws/f"
+        fi
+        t_cmd python3 "$T_ROOT/tests/integration/mcp_calls.py" calls -- "$RTN" serve --isolation landlock --workspace "$ws"
+        grep -q "needs the sandbox's user namespace" "$T_OUT_FILE" ||
+                t_fail "root call in --isolation landlock: $(cat "$T_OUT_FILE")"
+        t_no_file "$ws/f"
+}
+
 bad_values() {
         local v
         for v in rot -1 65536 1:x 1: :1 1:2:3 '' 0x1 ' 1'; do
@@ -214,6 +252,7 @@ t_run root_in_host_workspace root_in_host_workspace
 t_run root_overlay_apply_commit root_overlay_apply_commit
 t_run other_ids other_ids
 t_run serve_option serve_option
+t_run shell_run_user_root shell_run_user_root
 t_run bad_values bad_values
 t_run apt_update_as_root apt_update_as_root
 t_done
