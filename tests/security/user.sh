@@ -221,7 +221,8 @@ apt_update_as_root() {
         local o tar mirror
         o=$(dirname "${RTN#"$T_ROOT"/}")
         [[ $RTN == "$T_ROOT"/*/rtn ]] || o=build
-        tar=${RTN_TEST_DEBIAN_TAR:-$(ls "$T_ROOT/$o"/containers/bookworm-minbase-*.tar 2>/dev/null | head -n 1)}
+        tar=${RTN_TEST_DEBIAN_TAR:-$(ls "$T_ROOT/$o"/containers/bookworm-minbase-*.tar \
+                "$T_ROOT"/build/containers/bookworm-minbase-*.tar 2>/dev/null | head -n 1)}
         [ -r "$tar" ] || t_skip "no cached Debian base in $T_ROOT/$o/containers (tools/image.sh base makes one)"
         mirror=$(cat /etc/apt/sources.list /etc/apt/sources.list.d/*.list /etc/apt/sources.list.d/*.sources 2>/dev/null |
                 sed -n 's,^\(deb\|URIs:\)[^h]*https\?://\([^/ ]*\).*,\2,p' | head -n 1)
