@@ -40,7 +40,16 @@ enum init_msg_type {
 enum init_policy {
         INIT_POLICY_AGENT = 0, /* the agent's commands: Landlock writes to a few dirs only */
         INIT_POLICY_PROVISION = 1, /* package installs: whole overlay writable, runs as root */
+        /* One agent command as root (shell_run's user "root"): what --user root gives every
+         * command (init_config.agent_root), for this one: uid 0, INIT_CAPS_ROOT, the agent's
+         * filter, the agent's Landlock domain with the rootfs writable. */
+        INIT_POLICY_AGENT_ROOT = 2,
 };
+
+/* The agent's commands, whichever user they run as: its filter, environment and network. */
+static inline int init_policy_is_agent(uint32_t policy) {
+        return policy == INIT_POLICY_AGENT || policy == INIT_POLICY_AGENT_ROOT;
+}
 
 enum init_isolation {
         INIT_ISOLATION_FULL = 0, /* namespaces + Landlock + seccomp: the default */
@@ -90,6 +99,9 @@ struct init_config {
                                    bind): writes there reach the host, and the provisioning
                                    policy may only read it */
         uint32_t allow_ptrace; /* 1: agent commands may ptrace the sandbox's own processes */
+        uint32_t agent_root; /* 1: --user root: agent commands (uid 0, no capabilities) may
+                                write the rootfs too: all of / but /proc, /sys and /dev
+                                (INIT_LANDLOCK_ROOTFS) */
         uint32_t nwritable;
         uint32_t nreadonly;
         struct init_limits limits;

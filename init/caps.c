@@ -36,12 +36,17 @@ static bool unprivileged_for_good(void) {
         return true;
 }
 
-static int lock_securebits(struct rtn_error *err) {
+/* keep: the capabilities a --user root agent holds (INIT_CAPS_ROOT); then uid 0 must get them
+ * back at each execve, so NOROOT stays off: the bounding set, emptied of everything else, is
+ * what bounds what an execve by uid 0 gives. */
+static int lock_securebits(uint64_t keep, struct rtn_error *err) {
         int cur = prctl(PR_GET_SECUREBITS, 0, 0, 0, 0);
         if (cur < 0)
                 return rtn_err(err, errno, "caps: PR_GET_SECUREBITS");
         /* Keep bits we do not know about (e.g. SECBIT_EXEC_RESTRICT_FILE), clear KEEP_CAPS. */
-        int want = (cur | WANT_SECUREBITS) & ~SECBIT_KEEP_CAPS;
+        int bits =
+                keep ? WANT_SECUREBITS & ~(SECBIT_NOROOT | SECBIT_NOROOT_LOCKED) : WANT_SECUREBITS;
+        int want = (cur | bits) & ~SECBIT_KEEP_CAPS;
         if (cur == want)
                 return 0;
         if (prctl(PR_SET_SECUREBITS, want, 0, 0, 0) == 0)
@@ -81,24 +86,28 @@ int init_caps_limit_bounding(struct rtn_error *err) {
         return limit_bounding(INIT_CAPS_PROVISION, err);
 }
 
-int init_caps_drop_all(struct rtn_error *err) {
-        int r = lock_securebits(err);
+int init_caps_drop_all(uint64_t keep, struct rtn_error *err) {
+        keep &= INIT_CAPS_ROOT;
+        int r = lock_securebits(keep, err);
         if (r < 0)
                 return r;
-        r = init_caps_drop_bounding(err);
+        r = limit_bounding(keep, err);
         if (r < 0)
                 return r;
         if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0)
                 return rtn_err(err, errno, "caps: clear ambient set");
         struct __user_cap_header_struct hdr = {.version = _LINUX_CAPABILITY_VERSION_3};
         struct __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3] = {{0}};
+        for (size_t i = 0; i < _LINUX_CAPABILITY_U32S_3; i++)
+                data[i].effective = data[i].permitted = (uint32_t)(keep >> (32 * i));
         if (sys_capset(&hdr, data) < 0)
                 return rtn_err(err, errno, "caps: clear effective/permitted/inheritable");
         /* Read back: a kernel that silently kept something must not pass. */
         if (sys_capget(&hdr, data) < 0)
                 return rtn_err(err, errno, "caps: capget");
         for (size_t i = 0; i < _LINUX_CAPABILITY_U32S_3; i++)
-                if (data[i].effective || data[i].permitted || data[i].inheritable)
+                if ((data[i].effective | data[i].permitted) & ~(uint32_t)(keep >> (32 * i)) ||
+                    data[i].inheritable)
                         return rtn_errx(err, EPERM, "caps: capabilities still set after capset");
         return 0;
 }

@@ -37,7 +37,7 @@ struct init_state {
         const char *host[INIT_MAX_WRITABLE]; /* cfg.host_writable's paths, into host_strs */
         uint32_t nhost;
         char host_strs[INIT_HOST_STRS];
-        int ruleset_fd[2]; /* Landlock per enum init_policy; -1 in the weaker mode */
+        int ruleset_fd[3]; /* Landlock per enum init_policy; -1 in the weaker mode */
         int gate_netns; /* netns of the provisioning gate, or -1 (none opened) */
         uint16_t gate_port;
         struct init_job jobs[INIT_MAX_JOBS];

@@ -162,6 +162,13 @@ static int add_agent_rules(int ruleset, uint64_t handled, unsigned flags,
             (r = check_absolute(except, nexcept, "read-only", err)) < 0)
                 return r;
         struct all_but a = {ruleset, AGENT_WRITE_RIGHTS, handled, except, nexcept, err};
+        if (flags & INIT_LANDLOCK_ROOTFS) {
+                struct all_but root = {ruleset,       AGENT_WRITE_RIGHTS,        handled,
+                                       rootfs_closed, ARRAY_SIZE(rootfs_closed), err};
+                char dir[PATH_MAX] = "/";
+                if ((r = add_all_but(&root, dir, 0)) < 0)
+                        return r;
+        }
         for (size_t i = 0; i < n; i++) {
                 char dir[PATH_MAX];
                 struct stat st;
@@ -210,8 +217,13 @@ int init_landlock_prepare_except(enum init_policy policy, const char *const path
                                  unsigned flags, int *ret_ruleset_fd, struct rtn_error *err) {
         if (policy != INIT_POLICY_AGENT && policy != INIT_POLICY_PROVISION)
                 return rtn_errx(err, EINVAL, "landlock: unknown policy %d", (int)policy);
-        if (flags & ~(unsigned)(INIT_LANDLOCK_SCOPED | INIT_LANDLOCK_HOST))
+        if (flags & ~(unsigned)(INIT_LANDLOCK_SCOPED | INIT_LANDLOCK_HOST | INIT_LANDLOCK_ROOTFS))
                 return rtn_errx(err, EINVAL, "landlock: unknown flags %#x", flags);
+        if ((flags & INIT_LANDLOCK_ROOTFS) &&
+            (policy != INIT_POLICY_AGENT || (flags & INIT_LANDLOCK_HOST)))
+                return rtn_errx(err, EINVAL,
+                                "landlock: a writable rootfs is for the agent "
+                                "in namespaces only");
         if (policy == INIT_POLICY_PROVISION && (flags & INIT_LANDLOCK_HOST))
                 return rtn_errx(err, EINVAL, "landlock: no provisioning without namespaces");
         int abi = init_landlock_abi();

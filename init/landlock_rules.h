@@ -78,6 +78,13 @@ static const struct {
  * never needs one, and a writable dir is where a stray mknod would land). */
 #define AGENT_WRITE_RIGHTS (FS_V9 & ~FS_DEVICES)
 
+/* --user root (INIT_LANDLOCK_ROOTFS): the agent may write the rootfs, whose changes land in
+ * the overlay's upper as a package manager's do, but not these: the kernel's own files (in
+ * the sandbox's user namespace uid 0 is the owner of its net sysctls and of what else the
+ * namespace owns, and an owner needs no capability to write) and the device nodes, which
+ * keep dev_rules' rights only. "/" itself accepts no new entries. */
+static const char *const rootfs_closed[] = {"/proc", "/sys", "/dev"};
+
 /* Without a mount namespace (INIT_LANDLOCK_HOST) "/" is the host's own root: only these
  * system directories are readable and executable, plus /proc for the program's own status.
  * /root, /home, /srv, /run, /var and every user's data stay out of reach. */

@@ -30,7 +30,7 @@
 #include "init/internal.h"
 #include "init/policy.h"
 
-static struct init_state st = {.ruleset_fd = {-1, -1}, .gate_netns = -1, .epfd = -1};
+static struct init_state st = {.ruleset_fd = {-1, -1, -1}, .gate_netns = -1, .epfd = -1};
 static char msgbuf[INIT_MSG_MAX];
 
 static int send_status(uint32_t type, uint64_t id, int error, uint32_t step, const char *msg) {
@@ -150,8 +150,13 @@ static int configure(void) {
         if (st.cfg.isolation == INIT_ISOLATION_LANDLOCK &&
             prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) < 0)
                 return refuse(errno, INIT_STEP_CONFIG, "prctl PR_SET_CHILD_SUBREAPER");
-        if (st.cfg.agent_uid != 0 && st.cfg.agent_drop_caps)
-                st.cfg.agent_drop_caps = 0; /* a non-root uid has no capabilities anyway */
+        /* A non-root uid has no capabilities anyway; an agent that is uid 0 inside (a
+         * caller without a subordinate range, or --user root) never keeps one, whatever the
+         * message said. The rootfs is writable only to such a root (--user root). */
+        if (st.cfg.isolation != INIT_ISOLATION_LANDLOCK)
+                st.cfg.agent_drop_caps = st.cfg.agent_uid == 0;
+        if (st.cfg.agent_root && (st.cfg.agent_uid != 0 || st.cfg.isolation != INIT_ISOLATION_FULL))
+                st.cfg.agent_root = 0;
         /* Without a pid and a user namespace the host's processes of the caller's uid would
          * be in reach (rtn refuses the combination; so does rtn-init). */
         if (st.cfg.allow_ptrace && st.cfg.isolation == INIT_ISOLATION_LANDLOCK)

@@ -37,10 +37,15 @@ int init_landlock_abi(void);
  *                         agent's TCP bind/connect handled with no rule (all denied), none
  *                         of the host's /dev/ptmx, /dev/pts and /dev/shm, and (ABI >= 9)
  *                         connect to pathname unix sockets only beneath paths[].
+ *   INIT_LANDLOCK_ROOTFS  (AGENT, --user root) also every right but mknod of devices on all
+ *                         of "/" except rootfs_closed[] (/proc, /sys, /dev: the kernel's
+ *                         files and the nodes above, whose owner checks alone would let
+ *                         uid 0 inside write some), which keep read+exec, as does "/" itself.
  * Fails with -EOPNOTSUPP/-ENOSYS when the kernel has no Landlock. */
 enum init_landlock_flags {
         INIT_LANDLOCK_SCOPED = 1u << 0,
         INIT_LANDLOCK_HOST = 1u << 1,
+        INIT_LANDLOCK_ROOTFS = 1u << 2,
 };
 int init_landlock_prepare(enum init_policy policy, const char *const paths[], size_t n,
                           uint16_t proxy_port, unsigned flags, int *ret_ruleset_fd,
@@ -87,10 +92,20 @@ int init_rlimits_apply(const struct init_limits *l, struct rtn_error *err);
 
 /* Lock the securebits (NOROOT, NO_SETUID_FIXUP, KEEP_CAPS off, NO_CAP_AMBIENT_RAISE, all
  * locked), then empty the bounding, ambient, inheritable, permitted and effective sets. For
- * the agent policy. As uid 0 inside it needs CAP_SETPCAP (it has it). After a setuid to a
- * non-zero uid the securebits cannot be set and are not needed (no uid 0, nothing permitted,
- * no_new_privs next); the bounding set must already be empty then, else -EPERM. */
-int init_caps_drop_all(struct rtn_error *err);
+ * the agent policy. keep (0, or INIT_CAPS_ROOT for --user root): these stay in the bounding,
+ * permitted and effective sets, and NOROOT is left off so an execve by uid 0 keeps them. As uid 0
+ * inside it needs CAP_SETPCAP (it has it). After a setuid to a non-zero uid the securebits cannot
+ * be set and are not needed (no uid 0, nothing permitted, no_new_privs next); the bounding set must
+ * already be empty then, else -EPERM. */
+int init_caps_drop_all(uint64_t keep, struct rtn_error *err);
+/* What an agent that is root by choice (--user root, init_config.agent_root) keeps of
+ * init_caps_drop_all's keep (anything else asked is dropped too): reading and writing files
+ * whatever their mode or owner (apt's _apt-owned 0700 partial dirs), and only files whose
+ * owner the sandbox's user namespace maps: the rootfs's, the agent's own and, with a
+ * subordinate range, the caller's and the range's; host root's and every unmapped owner's
+ * stay out (capable_wrt_inode_uidgid). No CAP_CHOWN (a host file keeps its owner), no
+ * CAP_FSETID, CAP_SETUID or CAP_SETFCAP, and the filter's set-id refusal stands. */
+#define INIT_CAPS_ROOT ((1ull << CAP_DAC_OVERRIDE) | (1ull << CAP_FOWNER))
 /* The bounding set alone (needs CAP_SETPCAP: before a switch to a non-zero uid). */
 int init_caps_drop_bounding(struct rtn_error *err);
 /* What a provisioning command (apt, dpkg and their maintainer scripts, as root inside) may

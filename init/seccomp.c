@@ -28,6 +28,7 @@ static int pick(enum init_policy policy, bool notify, struct sock_fprog *ret,
                 struct rtn_error *err) {
         switch (policy) {
         case INIT_POLICY_AGENT:
+        case INIT_POLICY_AGENT_ROOT: /* root by call runs the agent's filter */
                 if (allow_ptrace) {
                         ret->filter = (struct sock_filter
                                                *)(notify ? init_seccomp_agent_trace_notify_filter

@@ -83,8 +83,14 @@ int init_policy_prepare(struct init_state *st, const struct init_config_view *v,
          */
         if (v->nreadonly)
                 return rtn_errx(err, EINVAL, "read-only paths are for --isolation landlock");
-        int r = init_landlock_prepare(INIT_POLICY_AGENT, writable, n, 0, 0, &st->ruleset_fd[0],
-                                      err);
+        int r = init_landlock_prepare(INIT_POLICY_AGENT, writable, n, 0,
+                                      st->cfg.agent_root ? INIT_LANDLOCK_ROOTFS : 0,
+                                      &st->ruleset_fd[0], err);
+        if (r < 0)
+                return r;
+        /* A root command by call (INIT_POLICY_AGENT_ROOT) gets --user root's domain. */
+        r = init_landlock_prepare(INIT_POLICY_AGENT, writable, n, 0, INIT_LANDLOCK_ROOTFS,
+                                  &st->ruleset_fd[INIT_POLICY_AGENT_ROOT], err);
         if (r < 0)
                 return r;
         /* No gate yet: provisioning may connect nowhere until init_gate_open names its port.
@@ -204,8 +210,9 @@ int init_set_creds(const struct init_state *st, uint32_t policy, struct rtn_erro
                 return 0;
         if (st->cfg.isolation == INIT_ISOLATION_LANDLOCK && st->cfg.agent_uid == 0)
                 return rtn_errx(err, EPERM, "no commands as root without a user namespace");
-        uid_t uid = policy == INIT_POLICY_PROVISION ? 0 : st->cfg.agent_uid;
-        gid_t gid = policy == INIT_POLICY_PROVISION ? 0 : st->cfg.agent_gid;
+        bool root = policy == INIT_POLICY_PROVISION || policy == INIT_POLICY_AGENT_ROOT;
+        uid_t uid = root ? 0 : st->cfg.agent_uid;
+        gid_t gid = root ? 0 : st->cfg.agent_gid;
         /* Denied (EPERM) when rtn mapped a single id and wrote setgroups=deny. */
         /* Raw syscalls: the spawn child shares rtn-init's memory (see the top of this file). */
         if (syscall(SYS_setgroups, 0, NULL) < 0 && errno != EPERM)
@@ -221,8 +228,10 @@ int init_set_creds(const struct init_state *st, uint32_t policy, struct rtn_erro
                 return rtn_err(err, errno, "setresuid %u", (unsigned)uid);
         if (uid != 0)
                 return init_caps_check_none(err);
+        if (policy == INIT_POLICY_AGENT_ROOT)
+                return init_caps_drop_all(INIT_CAPS_ROOT, err);
         if (policy == INIT_POLICY_AGENT && st->cfg.agent_drop_caps)
-                return init_caps_drop_all(err);
+                return init_caps_drop_all(st->cfg.agent_root ? INIT_CAPS_ROOT : 0, err);
         return 0;
 }
 
@@ -302,14 +311,16 @@ static __attribute__((noreturn)) void child(const struct child_args *a, int efd)
         if (policy == INIT_POLICY_PROVISION && st->cfg.isolation == INIT_ISOLATION_NO_LANDLOCK &&
             st->cfg.host_writable)
                 die(efd, INIT_STEP_LANDLOCK, EPERM);
-        int ll = st->ruleset_fd[policy == INIT_POLICY_PROVISION];
+        int ll = st->ruleset_fd[policy];
         if (st->cfg.isolation != INIT_ISOLATION_NO_LANDLOCK && init_landlock_enforce(ll, &err) < 0)
                 die(efd, INIT_STEP_LANDLOCK, err.code);
         int listener = -1;
         if (st->cfg.isolation == INIT_ISOLATION_LANDLOCK && init_seccomp_install_host_net(&err) < 0)
                 die(efd, INIT_STEP_SECCOMP, err.code);
-        if (a->notify ? init_seccomp_install_notify(policy, &listener, &err) < 0
-                      : init_seccomp_install(policy, &err) < 0)
+        /* A root command by call runs the agent's filter. */
+        uint32_t filter = policy == INIT_POLICY_PROVISION ? policy : INIT_POLICY_AGENT;
+        if (a->notify ? init_seccomp_install_notify(filter, &listener, &err) < 0
+                      : init_seccomp_install(filter, &err) < 0)
                 die(efd, INIT_STEP_SECCOMP, err.code);
         /* Under the filter now: sendmsg and execve are allowed, and nothing from here on may
          * be a notified call, since rtn-init, which would answer it, waits for our execve. */
@@ -484,7 +495,7 @@ out:
 void init_spawn(struct init_state *st, const void *msg, size_t len, int *fds, size_t nfds) {
         struct spawn_call call = {
                 .st = st, .id = ((const struct init_msg_hdr *)msg)->id, .fds = fds, .nfds = nfds};
-        if (init_decode_spawn(msg, len, &view) < 0 || view.msg->policy > INIT_POLICY_PROVISION) {
+        if (init_decode_spawn(msg, len, &view) < 0 || view.msg->policy > INIT_POLICY_AGENT_ROOT) {
                 reply_failed(call.id, EBADMSG, INIT_STEP_PROTOCOL);
         } else if (st->cfg.isolation == INIT_ISOLATION_LANDLOCK &&
                    view.msg->policy != INIT_POLICY_AGENT) {

@@ -63,6 +63,10 @@ struct rt_idmap {
         uid_t agent_uid; /* uid inside that agent commands run as */
         gid_t agent_gid;
         bool agent_drop_caps; /* agent runs as inside 0: strip every capability */
+        bool agent_root; /* --user root: the agent may write the rootfs (init_config.agent_root) */
+        uid_t caller_uid_in; /* the caller's ids inside (SUBID: 1000; SINGLE: 0), which --user
+                              * does not move: the owner of the uppers' tops */
+        gid_t caller_gid_in;
         bool ns_single; /* SINGLE for root: its user namespace has no 65536 ids to give */
         bool owner; /* SINGLE for root: inside 0 is the owner of the workspace (and read-write
                      * binds), which root could not give its agent through an idmapped mount
@@ -104,6 +108,8 @@ struct rt_spec {
         struct init_limits limits;
         bool gate; /* open the provisioning gate (init/gate.c) at start */
         bool allow_ptrace; /* --allow-ptrace: agent commands may trace the sandbox's own */
+        bool user_set; /* --user: agent commands run as user_uid:user_gid inside (rt_idmap_user) */
+        uint32_t user_uid, user_gid;
         bool net_proxy; /* --allow-net: a listener for the agent's proxy in the sandbox's
                            netns (rt_sandbox.net_fd; netns/gate.c serves it) */
         const char *ca_pem; /* --secret: the gate's CA certificate, installed in RT_CA_BUNDLE */
@@ -220,6 +226,18 @@ const char *rt_hostpath_home(void);
 
 /* Chooses the id mapping for this caller (rtn's euid, /etc/subuid, newuidmap). */
 int rt_idmap_choose(struct rt_idmap *ret, struct rtn_error *err);
+/* --user (spec->user_set): the agent runs as user_uid:user_gid of the sandbox's user namespace
+ * instead of the mapping's default, with no more than the default agent (uid 0 inside: every
+ * capability dropped, as for a caller without a subordinate range). Refused, naming why, when
+ * the mapping does not hold the ids (one id, the caller's as 0, without a subordinate range).
+ * Nothing when --user was not given. */
+int rt_idmap_user(struct rt_idmap *m, const struct rt_spec *spec, struct rtn_error *err);
+/* Whether the agent may run as u:g in a sandbox of spec mapped by m (rt_idmap_user's checks,
+ * also for one command as root, INIT_POLICY_AGENT_ROOT). */
+int rt_idmap_user_check(const struct rt_idmap *m, const struct rt_spec *spec, uint32_t u,
+                        uint32_t g, struct rtn_error *err);
+/* Parses --user's value: root, UID or UID:GID (GID defaults to UID), each below 65536. */
+int rt_user_parse(const char *arg, struct rt_spec *spec, struct rtn_error *err);
 struct stat;
 /* Root whose idmapped mounts the kernel refuses (a container's root has no CAP_SYS_ADMIN over
  * the host's filesystems): the single mapping of the owner of PATH (st, the directory a
@@ -374,6 +392,9 @@ void rt_sandbox_release(struct rt_sandbox *sb);
  * in a container), and the variables that point tools at it: OpenSSL (curl,
  * git, Python's ssl, go), requests and pip, curl, Node (npm), git, pip, cargo. */
 #define RT_CA_BUNDLE "/run/rtn/ca-certificates.crt"
+/* apt's configuration for root as the agent (APT_CONFIG in its environment): stay root to
+ * download, since it holds no capability to switch to _apt with (identity.c). */
+#define RT_APT_ROOT_CONF "/etc/apt/rtn-root.conf"
 #define RT_CA_BUNDLE_BASE "ssl/certs/ca-certificates.crt" /* the base's, below its etc/ */
 #define RT_CA_BUNDLE_VARS                                                                          \
         "SSL_CERT_FILE", "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE", "NODE_EXTRA_CA_CERTS",            \

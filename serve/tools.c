@@ -62,8 +62,18 @@ static const char *const encodings[] = {"text", "base64", NULL};
         }
 
 static const struct mcp_arg_spec sandbox_args[] = {A_SANDBOX};
-static const struct mcp_arg_spec shell_run_args[] = {A_COMMAND, A_CWD,   A_TIMEOUT,
-                                                     A_ENV,     A_STDIN, A_SANDBOX};
+static const char *const user_values[] = {"root", NULL};
+static const struct mcp_arg_spec shell_run_args[] = {
+        A_COMMAND,
+        A_CWD,
+        A_TIMEOUT,
+        A_ENV,
+        A_STDIN,
+        {"user", MCP_ARG_STRING, false, 0, 0, user_values,
+         "Run this command as root of the sandbox (rtn serve --user root for every command): "
+         "no capabilities but reading and writing files the sandbox's ids own, the rootfs "
+         "writable (apt-get with --allow-net), the same filter; default: the server's user."},
+        A_SANDBOX};
 static const struct mcp_arg_spec job_start_args[] = {A_COMMAND, A_CWD, A_ENV, A_TIMEOUT, A_SANDBOX};
 static const struct mcp_arg_spec job_id_args[] = {A_JOB_ID, A_SANDBOX};
 static const struct mcp_arg_spec job_wait_args[] = {

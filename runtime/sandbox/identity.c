@@ -2,7 +2,8 @@
  * child on its stage before anything of the sandbox runs: /etc/passwd and /etc/group naming
  * root and the agent (`rtn`, home RTN_SANDBOX_HOME) with the base's other entries after them,
  * /etc/hostname and /etc/hosts resolving the hostname and localhost. (An agent that is uid 0
- * is root, and keeps the base's passwd and group.)
+ * is root, and keeps the base's passwd and group.) And RT_APT_ROOT_CONF, the configuration
+ * that keeps apt as root where root has no capability to switch users with.
  *
  * They live in one directory on the stage, STAGE/id/etc, which is a lower layer of /etc just
  * above the base (the host's /etc or the rootfs), so they never show up as changes and the
@@ -181,6 +182,17 @@ int rt_identity_make(const struct rt_plan *p, struct rtn_error *err) {
                 if ((r = write_db(p, "group", head, err)) < 0)
                         return r;
         }
+        /* Root as the agent (--user root, shell_run's user) holds no CAP_SETUID or CAP_SETGID,
+         * so apt could not switch to its _apt user to download (setgroups: EPERM): its
+         * commands get APT_CONFIG=RT_APT_ROOT_CONF (rt_env_default), which tells apt to stay
+         * root, as `rtn pkg install` does where setgroups is denied (runtime/rootfs/pkg.c). */
+        if (mkdir(ID_ETC "/apt", 0755) < 0)
+                return rtn_err(err, errno, "create the sandbox's /etc/apt");
+        if ((r = write_small(RT_APT_ROOT_CONF + sizeof "/etc",
+                             "// rtn: root here has no capability to switch users with\n"
+                             "APT::Sandbox::User \"root\";\n",
+                             err)) < 0)
+                return r;
         snprintf(text, sizeof text, "%s\n", hn);
         if ((r = write_small("hostname", text, err)) < 0)
                 return r;

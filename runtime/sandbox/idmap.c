@@ -227,10 +227,90 @@ int rt_idmap_choose(struct rt_idmap *ret, struct rtn_error *err) {
                 m.agent_uid = RT_AGENT_ID;
                 m.agent_gid = RT_AGENT_ID;
         }
+        m.caller_uid_in = m.agent_uid;
+        m.caller_gid_in = m.agent_gid;
         if (m.mode == RT_IDMAP_ROOT && (m.sub_uid == 0 || m.sub_gid == 0))
                 return rtn_errx(err, EINVAL, "subordinate id range for root starts at 0");
         *ret = m;
         return 0;
+}
+
+int rt_idmap_user_check(const struct rt_idmap *m, const struct rt_spec *spec, uint32_t u,
+                        uint32_t g, struct rtn_error *err) {
+        if (spec->isolation == INIT_ISOLATION_LANDLOCK)
+                return rtn_errx(err, EINVAL,
+                                "--user needs the sandbox's user namespace: not with "
+                                "--isolation landlock (commands run as you there)");
+        if (u >= m->count || g >= m->count)
+                return rtn_errx(err, EPERM,
+                                "--user %u:%u: this sandbox maps %u id%s (%s), so only %s can "
+                                "run inside; a subordinate id range in /etc/subuid and "
+                                "/etc/subgid (and newuidmap) gives 65536",
+                                u, g, m->count, m->count == 1 ? "" : "s",
+                                m->count == 1 ? "yours, as root inside" : "0 and up",
+                                m->count == 1 ? "--user root" : "ids below that");
+        /* With a subordinate range the caller is 1000 inside, and any other agent makes the
+         * files it creates in the caller's directories a subordinate id's on the host, which
+         * the caller can no longer change or remove (a tree the default agent cannot make).
+         * An overlay workspace keeps them in the upper; rtn apply writes them as the caller. */
+        bool host_rw = spec->workspace && spec->workspace_mode != RT_WS_OVERLAY;
+        for (size_t i = 0; i < spec->nbinds; i++)
+                host_rw = host_rw || spec->binds[i].rw;
+        if (m->mode == RT_IDMAP_SUBID && u != RT_AGENT_ID && host_rw)
+                return rtn_errx(err, EPERM,
+                                "--user %u: with your subordinate id range you are uid %u "
+                                "inside, and what another user writes in your directories "
+                                "would belong to a subordinate id on the host: use "
+                                "--workspace-mode overlay (rtn apply writes the changes as you) "
+                                "and read-only binds",
+                                u, RT_AGENT_ID);
+        return 0;
+}
+
+int rt_idmap_user(struct rt_idmap *m, const struct rt_spec *spec, struct rtn_error *err) {
+        if (!spec->user_set)
+                return 0;
+        uint32_t u = spec->user_uid, g = spec->user_gid;
+        int r = rt_idmap_user_check(m, spec, u, g, err);
+        if (r < 0)
+                return r;
+        m->agent_uid = u;
+        m->agent_gid = g;
+        m->agent_drop_caps = u == 0;
+        m->agent_root = u == 0;
+        return 0;
+}
+
+int rt_user_parse(const char *arg, struct rt_spec *spec, struct rtn_error *err) {
+        unsigned long id[2];
+        if (!strcmp(arg, "root")) {
+                id[0] = id[1] = 0;
+        } else {
+                const char *p = arg;
+                for (int i = 0; i < 2; i++) {
+                        char *end;
+                        if (*p < '0' || *p > '9')
+                                goto bad;
+                        errno = 0;
+                        id[i] = strtoul(p, &end, 10);
+                        if (errno || id[i] >= RT_ID_COUNT)
+                                goto bad;
+                        if (i == 0 && *end == '\0') {
+                                id[1] = id[0];
+                                break;
+                        }
+                        if (*end != (i == 0 ? ':' : '\0'))
+                                goto bad;
+                        p = end + 1;
+                }
+        }
+        spec->user_set = true;
+        spec->user_uid = (uint32_t)id[0];
+        spec->user_gid = (uint32_t)id[1];
+        return 0;
+bad:
+        return rtn_errx(err, EINVAL, "--user wants root, UID or UID:GID, ids below %u: %s",
+                        RT_ID_COUNT, arg);
 }
 
 /* Runs newuidmap/newgidmap PID 0 SUB 1000 1000 ID 1 1001 SUB+1000 64535. */

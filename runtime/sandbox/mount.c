@@ -237,11 +237,11 @@ static int upper_dirs(const struct rt_plan *p, int mnt, struct rtn_error *err) {
         if (mkdirat(mnt, "upper", 0755) < 0)
                 return errno == EEXIST ? 0 : rtn_err(err, errno, "create upper/");
         /* The upper's top becomes a layer's top, whose owner its id hashes: the caller's, as
-         * for an upper rtn makes on disk. With a subordinate range the caller is the agent's
-         * id here, not this namespace's root. */
+         * for an upper rtn makes on disk. With a subordinate range the caller is 1000 here
+         * (the default agent's id, whatever --user chose), not this namespace's root. */
         if (p->idmap->mode == RT_IDMAP_SUBID &&
-            fchownat(mnt, "upper", p->idmap->agent_uid, p->idmap->agent_gid, AT_SYMLINK_NOFOLLOW) <
-                    0)
+            fchownat(mnt, "upper", p->idmap->caller_uid_in, p->idmap->caller_gid_in,
+                     AT_SYMLINK_NOFOLLOW) < 0)
                 return rtn_err(err, errno, "chown upper/");
         return 0;
 }

@@ -346,6 +346,7 @@ int rt_config_send(struct rt_sandbox *sb, const struct rt_spec *s, const char *c
                 .agent_uid = sb->idmap.agent_uid,
                 .agent_gid = sb->idmap.agent_gid,
                 .agent_drop_caps = sb->idmap.agent_drop_caps,
+                .agent_root = sb->idmap.agent_root,
                 .host_writable = host,
                 .allow_ptrace = s->allow_ptrace,
                 .limits = s->limits,
@@ -711,8 +712,12 @@ static int plan_prepare(const struct rt_spec *spec, struct rt_sandbox *sb, struc
         for (size_t i = 0; i < RT_MAX_BINDS; i++)
                 p->bind_fds[i] = p->bind_trees[i] = -1;
         int r;
+        /* --user before the idmapped trees (they map the host owner to the agent's ids) and
+         * again after them, where root_binds fell back to the owner's single mapping. */
         if ((r = rt_spec_check(spec, err)) < 0 || (r = rt_idmap_choose(&sb->idmap, err)) < 0 ||
-            (r = root_binds(spec, p, &sb->idmap, err)) < 0) {
+            (r = rt_idmap_user(&sb->idmap, spec, err)) < 0 ||
+            (r = root_binds(spec, p, &sb->idmap, err)) < 0 ||
+            (r = rt_idmap_user(&sb->idmap, spec, err)) < 0) {
                 close_trees(p);
                 return r;
         }

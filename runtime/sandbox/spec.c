@@ -85,6 +85,10 @@ int rt_spec_check(const struct rt_spec *spec, struct rtn_error *err) {
                 return rtn_errx(err, EINVAL,
                                 "--isolation landlock has no overlay: --workspace-mode "
                                 "overlay needs namespaces");
+        if (spec->user_set && spec->isolation == INIT_ISOLATION_LANDLOCK)
+                return rtn_errx(err, EINVAL,
+                                "--user needs the sandbox's user namespace: not with "
+                                "--isolation landlock (commands run as you there)");
         if (spec->isolation == INIT_ISOLATION_LANDLOCK) {
                 /* Nothing to build these with: no mount, uts or net namespace. */
                 if ((spec->rootfs && strcmp(spec->rootfs, "host") != 0) || spec->nlayers ||
@@ -147,15 +151,19 @@ void rt_env_default(struct rt_env *env, const struct rt_sandbox *sb, uint32_t po
         env->n = 0;
         env->used = 0;
         env->vars[0] = NULL;
-        bool root = policy == INIT_POLICY_PROVISION || sb->idmap.agent_uid == 0;
+        bool root_call = policy == INIT_POLICY_PROVISION || policy == INIT_POLICY_AGENT_ROOT;
+        bool root = root_call || sb->idmap.agent_uid == 0;
         env_put(env, "PATH", RTN_SANDBOX_PATH);
-        env_put(env, "HOME", policy == INIT_POLICY_PROVISION ? "/root" : sb->home);
+        env_put(env, "HOME", root_call ? "/root" : sb->home);
         env_put(env, "USER", root ? "root" : "rtn");
         env_put(env, "LOGNAME", root ? "root" : "rtn");
         env_put(env, "SHELL", "/bin/sh");
+        if (policy == INIT_POLICY_AGENT_ROOT ||
+            (policy == INIT_POLICY_AGENT && sb->idmap.agent_root))
+                env_put(env, "APT_CONFIG", RT_APT_ROOT_CONF);
         if (sb->isolation == INIT_ISOLATION_LANDLOCK)
                 env_put(env, "TMPDIR", sb->host_tmp); /* /tmp is the host's, not writable */
-        if (policy == INIT_POLICY_AGENT && sb->net_port)
+        if (init_policy_is_agent(policy) && sb->net_port)
                 env_proxy(env, sb->net_port);
         const char *term = getenv("TERM");
         env_put(env, "TERM", tty && term && env_value_ok(term) ? term : "dumb");

@@ -110,6 +110,15 @@ const struct rt_opt rt_spec_opt_rows[] = {
          {"  --memory-max BYTES    memory limit of the sandbox (cgroup v2 memory.max when\n"
           "                        available, else RLIMIT_DATA per process, with a warning)\n",
           NULL}},
+        {"user",
+         required_argument,
+         RT_OPT_USER,
+         {"  --user root|UID[:GID] run the agent's commands as this user of the sandbox's user\n"
+          "                        namespace (default: rtn, 1000; root without a subordinate\n"
+          "                        id range, the only id mapped then); root has no\n"
+          "                        capabilities and may write the rootfs (apt-get), never\n"
+          "                        the host's files as anyone but their owner\n",
+          NULL}},
         {"allow-ptrace",
          no_argument,
          RT_OPT_ALLOW_PTRACE,
@@ -474,6 +483,9 @@ int rt_spec_opt(int c, char *arg, struct rt_spec *s, struct rt_spec_opts *o,
                 s->protect = o->protect;
                 r = 0;
                 break;
+        case RT_OPT_USER:
+                r = rt_user_parse(arg, s, err);
+                break;
         case RT_OPT_ALLOW_PTRACE:
                 s->allow_ptrace = true;
                 r = 0;
@@ -578,10 +590,10 @@ int rt_spec_opts_env(const struct rt_spec_opts *o, struct rt_env *env, const str
                      uint32_t policy, bool tty, char *const *extra, struct rtn_error *err) {
         int r;
         rt_env_default(env, sb, policy, tty);
-        for (size_t i = 0; o && policy == INIT_POLICY_AGENT && i < o->nsetenv; i++)
+        for (size_t i = 0; o && init_policy_is_agent(policy) && i < o->nsetenv; i++)
                 if ((r = rt_env_set(env, o->setenv[i], err)) < 0)
                         return r;
-        if (policy == INIT_POLICY_AGENT && sb->net_port && o && o->secrets.n &&
+        if (init_policy_is_agent(policy) && sb->net_port && o && o->secrets.n &&
             (r = rt_env_secrets(env, &o->secrets, err)) < 0)
                 return r;
         for (size_t i = 0; extra && extra[i]; i++)

@@ -38,6 +38,7 @@ enum {
         RT_OPT_TIMEOUT,
         RT_OPT_DATA_DIR,
         RT_OPT_ENV,
+        RT_OPT_USER,
         RT_OPT_VERB = 0x200, /* a verb's own options' values start here (or are characters) */
 };
 

@@ -63,8 +63,8 @@ static __attribute__((noreturn)) void child(const struct rt_idmap *m, int in, in
             prctl(PR_SET_SECUREBITS, SECBIT_NO_SETUID_FIXUP | SECBIT_NO_SETUID_FIXUP_LOCKED) < 0) {
                 res.r = rtn_err(&res.err, errno, "become root of the helper user namespace");
         } else {
-                setfsgid(m->agent_gid);
-                setfsuid(m->agent_uid);
+                setfsgid(m->caller_gid_in); /* the caller itself, whatever --user chose */
+                setfsuid(m->caller_uid_in);
                 view_map = m;
                 store_set_id_view(view_uid, view_gid);
                 res.r = fn(arg, res.out, sizeof res.out, &res.err);

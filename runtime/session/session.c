@@ -672,6 +672,9 @@ static int cmd_spawn(struct rt_cmd *c, const struct rt_cmd_opts *o, struct rtn_e
                 goto out;
         }
         struct rt_env env;
+        if (o->policy == INIT_POLICY_AGENT_ROOT &&
+            (r = rt_idmap_user_check(&s->sb.idmap, &s->cfg.spec, 0, 0, err)) < 0)
+                goto out;
         if ((r = rt_spec_opts_env(s->cfg.opts, &env, &s->sb, o->policy, false, o->env, err)) < 0)
                 goto out;
         char *argv[] = {"/bin/sh", "-c", c->command, NULL};

@@ -31,7 +31,7 @@ size_t serve_net_denied(const struct rt_cmd *c, struct netns_denial *out, size_t
                         uint64_t *ret_more) {
         struct netns_gate *g = rt_session_gate(c->s);
         *ret_more = 0;
-        if (!g || !c->done || c->policy != INIT_POLICY_AGENT)
+        if (!g || !c->done || !init_policy_is_agent(c->policy))
                 return 0;
         return netns_gate_denials(g, c->net_seq, c->net_end_seq, out, max, ret_more);
 }
@@ -224,6 +224,9 @@ static int shell_run(struct serve *sv, struct mcp_call *call, const struct mcp_a
         }
         o.command = command;
         serve_read_run_args(a, &o, &cwd, &env, &in);
+        _cleanup_free_ char *user = NULL;
+        if (mcp_args_str(a, "user", &user) == 0 && !strcmp(user, "root"))
+                o.policy = INIT_POLICY_AGENT_ROOT;
         int r = serve_shell_start(sv, call, &o);
         mcp_strv_free(env);
         return r;

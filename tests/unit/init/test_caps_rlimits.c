@@ -103,7 +103,7 @@ static int check_drop_root(int fd, void *arg) {
         char buf[8192];
         const char *eff = status_field(buf, sizeof buf, "CapEff");
         CHILD_CHECK(fd, eff && strcmp(eff, "0000000000000000") != 0, "no caps to begin with");
-        int r = init_caps_drop_all(&err);
+        int r = init_caps_drop_all(0, &err);
         CHILD_CHECK(fd, r == 0, "drop: %d %s", r, err.msg);
         if (check_caps_gone(fd))
                 return 1;
@@ -133,6 +133,39 @@ Test(init_caps_drop_all, root_loses_everything) {
         assert_child_ok(r);
 }
 
+/* --user root: INIT_CAPS_ROOT and nothing else stays, in every set and after an execve by
+ * uid 0; anything else asked for is dropped too. */
+static int check_drop_root_keep(int fd, void *arg) {
+        struct rtn_error err = {0};
+        if (getuid() != 0 && become_userns_root(fd))
+                return 1;
+        int r = init_caps_drop_all(INIT_CAPS_ROOT | (1ull << CAP_CHOWN) | (1ull << CAP_SYS_ADMIN),
+                                   &err);
+        CHILD_CHECK(fd, r == 0, "drop: %d %s", r, err.msg);
+        char buf[8192], want[32];
+        snprintf(want, sizeof want, "%016llx", (unsigned long long)INIT_CAPS_ROOT);
+        const char *f;
+        CHILD_CHECK(fd, (f = status_field(buf, sizeof buf, "CapEff")) && !strcmp(f, want),
+                    "CapEff %s", f ? f : "?");
+        CHILD_CHECK(fd, (f = status_field(buf, sizeof buf, "CapBnd")) && !strcmp(f, want),
+                    "CapBnd %s", f ? f : "?");
+        CHILD_CHECK(fd,
+                    (f = status_field(buf, sizeof buf, "CapInh")) && !strcmp(f, "0000000000000000"),
+                    "CapInh %s", f ? f : "?");
+        CHILD_EXPECT_ERRNO(fd, mount("none", "/mnt", "tmpfs", 0, NULL), EPERM);
+        CHILD_EXPECT_ERRNO(fd, chown("/proc/self/comm", 1, 1), EPERM);
+        char out[128], exp[64];
+        snprintf(exp, sizeof exp, "CapEff:\t%s\n", want);
+        CHILD_CHECK(fd, capeff_after_exec(out, sizeof out) == 0, "exec grep");
+        CHILD_CHECK(fd, strcmp(out, exp) == 0, "after exec: %s", out);
+        return 0;
+}
+
+Test(init_caps_drop_all, root_keeps_only_its_two) {
+        struct child_result r = run_child(check_drop_root_keep, NULL);
+        assert_child_ok(r);
+}
+
 /* rtn-init's path for a non-zero agent uid: empty the bounding set, setresuid, then drop. */
 static int check_drop_after_setuid(int fd, void *arg) {
         for (int c = 0; c <= 63; c++)
@@ -141,7 +174,7 @@ static int check_drop_after_setuid(int fd, void *arg) {
         CHILD_CHECK(fd, setresgid(65534, 65534, 65534) == 0, "setresgid");
         CHILD_CHECK(fd, setresuid(65534, 65534, 65534) == 0, "setresuid");
         struct rtn_error err = {0};
-        int r = init_caps_drop_all(&err);
+        int r = init_caps_drop_all(0, &err);
         CHILD_CHECK(fd, r == 0, "drop as uid 65534: %d %s", r, err.msg);
         return check_caps_gone(fd);
 }
@@ -157,7 +190,7 @@ Test(init_caps_drop_all, after_setuid_to_nobody) {
 static int check_drop_fails_closed(int fd, void *arg) {
         CHILD_CHECK(fd, setresuid(65534, 65534, 65534) == 0, "setresuid");
         struct rtn_error err = {0};
-        int r = init_caps_drop_all(&err);
+        int r = init_caps_drop_all(0, &err);
         CHILD_CHECK(fd, r == -EPERM, "drop with a full bounding set returned %d", r);
         CHILD_CHECK(fd, strstr(err.msg, "bounding") != NULL, "message: %s", err.msg);
         return 0;
@@ -289,7 +322,7 @@ static int run_sequence(int fd, void *arg) {
         CHILD_CHECK(fd, init_landlock_prepare(INIT_POLICY_AGENT, w, 1, 0, 0, &ruleset, &err) == 0,
                     "prepare: %s", err.msg);
         CHILD_CHECK(fd, init_rlimits_apply(&l, &err) == 0, "rlimits: %s", err.msg);
-        CHILD_CHECK(fd, init_caps_drop_all(&err) == 0, "caps: %s", err.msg);
+        CHILD_CHECK(fd, init_caps_drop_all(0, &err) == 0, "caps: %s", err.msg);
         CHILD_CHECK(fd, prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0, "nnp");
         CHILD_CHECK(fd, init_landlock_enforce(ruleset, &err) == 0, "landlock: %s", err.msg);
         CHILD_CHECK(fd, init_seccomp_install(INIT_POLICY_AGENT, &err) == 0, "seccomp: %s", err.msg);
