@@ -81,6 +81,10 @@ struct rt_spec {
         bool upper_keep;
         int upper_fs;
         uint64_t upper_room;
+        /* With upper_keep: /tmp is tmp/ on the kept tmpfs (runtime/sandbox/kept.h), kept with
+         * the changes and within the same upper_bytes, rather than a tmpfs of its own (a
+         * session's: its forks and checkpoints hold it too) */
+        bool tmp_kept;
         const char *workspace; /* host dir at /workspace (canonical), or NULL */
         uint64_t workspace_dev, workspace_ino; /* set by rt_binds_check, like a bind's */
         /* overlay: the workspace's upper is ws_dir's ws/ (runtime/session/wsover.h), a dir on the

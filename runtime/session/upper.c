@@ -32,6 +32,7 @@
 #include "runtime/session/session.h"
 #include "runtime/session/upper.h"
 #include "runtime/session/wsover.h"
+#include "runtime/sandbox/kept.h"
 
 #define MAX_DEPTH 512
 #define COPY_BUF (128u << 10)
@@ -398,36 +399,47 @@ struct clone_call {
         int from_fs, to_fs;
 };
 
-/* Replaces the tree named upper below dfd with a copy of the one below sfd (none: left
- * empty). Everything overlayfs and the agent set is kept, user.* xattrs included, as the
- * copy stays an upper. */
-static int clone_tree(int sfd, int dfd, struct rtn_error *err) {
+/* Replaces the tree name below dfd with a copy of the one below sfd (none: left empty).
+ * Everything overlayfs and the agent set is kept, user.* xattrs included, as the copy stays
+ * an upper (or /tmp, where the agent may set any). */
+static int clone_tree(int sfd, int dfd, const char *name, struct rtn_error *err) {
         struct stat st;
-        if (fstatat(sfd, "upper", &st, AT_SYMLINK_NOFOLLOW) < 0)
-                return errno == ENOENT ? 0 : rtn_err(err, errno, "stat the source's upper");
+        if (fstatat(sfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+                return errno == ENOENT ? 0 : rtn_err(err, errno, "stat the source's %s", name);
         if (!S_ISDIR(st.st_mode))
-                return rtn_errx(err, ENOTDIR, "the source's upper is not a directory");
-        int r = remove_at(dfd, "upper");
+                return rtn_errx(err, ENOTDIR, "the source's %s is not a directory", name);
+        int r = remove_at(dfd, name);
         if (r < 0)
-                return rtn_err(err, -r, "empty the copy's upper");
+                return rtn_err(err, -r, "empty the copy's %s", name);
         struct copy c;
         r = copy_init(&c, dfd, err);
         c.ws = true;
-        if (r == 0 && (r = rel_push(&c, "upper", &(size_t){0})) == 0)
-                r = copy_dir(sfd, dfd, "upper", &st, &c, 0);
+        if (r == 0 && (r = rel_push(&c, name, &(size_t){0})) == 0)
+                r = copy_dir(sfd, dfd, name, &st, &c, 0);
         copy_done(&c);
         return r;
 }
 
+/* One tree of RT_KEPT_STATE: below parent of both tmpfs, when both have parent. */
+static int clone_state(int from_fs, int to_fs, const char *parent, const char *name,
+                       struct rtn_error *err) {
+        if (!*parent)
+                return clone_tree(from_fs, to_fs, name, err);
+        _cleanup_close_ int s =
+                openat(from_fs, parent, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        _cleanup_close_ int d =
+                openat(to_fs, parent, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        return s >= 0 && d >= 0 ? clone_tree(s, d, name, err) : 0;
+}
+
 static int do_clone(void *arg, char *out, size_t outlen, struct rtn_error *err) {
         struct clone_call *a = arg;
-        int r = clone_tree(a->from_fs, a->to_fs, err);
-        _cleanup_close_ int sws =
-                openat(a->from_fs, RT_WS_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        _cleanup_close_ int dws =
-                openat(a->to_fs, RT_WS_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        if (r == 0 && sws >= 0 && dws >= 0)
-                r = clone_tree(sws, dws, err);
+        int r = 0;
+#define CLONE_STATE(parent, name)                                                                  \
+        if (r == 0)                                                                                \
+                r = clone_state(a->from_fs, a->to_fs, parent, name, err);
+        RT_KEPT_STATE(CLONE_STATE)
+#undef CLONE_STATE
         return r;
 }
 

@@ -30,9 +30,10 @@ int rt_upper_merge(const struct rt_idmap *m, int upper_fs, const char *pending,
 /* The same for the workspace's upper alone (pending/ws/ must exist): a session's kept. */
 int rt_upper_keep_ws(const struct rt_idmap *m, int upper_fs, const char *pending,
                      struct rtn_error *err);
-/* Copies the changes on the tmpfs from_fs (upper/, and an overlay workspace's ws/upper) over
- * those of to_fs, which no sandbox has mounted (a fork's fresh one): afterwards the two hold
- * the same files and share nothing. m: the mapping that wrote them. */
+/* Copies the state on the tmpfs from_fs (RT_KEPT_STATE of runtime/sandbox/kept.h: upper/,
+ * an overlay workspace's ws/upper and /tmp's tmp/) over that of to_fs, which no sandbox has mounted
+ * (a fork's fresh one): afterwards the two hold the same files and share nothing. m: the mapping
+ * that wrote them. */
 int rt_upper_clone(const struct rt_idmap *m, int from_fs, int to_fs, struct rtn_error *err);
 /* What the last merge recorded (0: none). */
 uint64_t rt_upper_pending_size(const char *pending);

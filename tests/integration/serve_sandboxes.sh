@@ -2,7 +2,7 @@
 # Sandboxes as handles in `rtn serve` (docs/tools.md, "Sandboxes"), through the official MCP
 # client 2.x in both protocol eras (tests/mcp-client/sandboxes.mjs): the default sandbox for
 # calls that name none, sandbox_fork's copy of the root filesystem's and an overlay
-# workspace's changes with each side's later writes its own, env_commit from a fork,
+# workspace's changes and /tmp with each side's later writes its own, env_commit from a fork,
 # sandbox_new from a commit, closed and unknown handles refused by name, --max-sandboxes,
 # and a close that frees the sandbox's processes, session dir and fds. Then the server's exit
 # with several sandboxes: the oldest sandbox's unapplied workspace changes are the ones kept.

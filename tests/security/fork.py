@@ -135,7 +135,7 @@ def same_tree(s, a, b, root):
 
 PLANT_SH = r'''
 set -e
-for top in $HOME/t /workspace/t; do
+for top in $HOME/t /workspace/t /tmp/t; do
 mkdir -p $top && cd $top
 echo data >file
 ln -s /etc/passwd abs_link; ln -s ../../.. up_link; ln -s "$HOSTSECRET" host_link
@@ -153,7 +153,7 @@ rm /workspace/base
 
 MODES_SH = r'''
 set -e
-for top in $HOME/m /workspace/m; do
+for top in $HOME/m /workspace/m /tmp/m; do
 mkdir -p $top && cd $top
 echo secret >f000; chmod 000 f000
 echo w >f200; chmod 200 f200
@@ -195,7 +195,7 @@ def planted():
     try:
         sh(s, PLANT_SH, env={"HOSTSECRET": os.environ["HOSTSECRET"]})
         sb = fork_ok(s)
-        for root in ("$HOME/t", "/workspace/t"):
+        for root in ("$HOME/t", "/workspace/t", "/tmp/t"):
             m = same_tree(s, "sb-1", sb, root)
             kinds = {e["path"]: e["mode"][:-4] for e in m}
             eq(kinds["./fifo"], "1", f"{root}/fifo's type (S_IFIFO) in the fork")
@@ -219,7 +219,7 @@ def modes():
     try:
         sh(s, MODES_SH)
         sb = fork_ok(s)
-        for root in ("$HOME/m", "/workspace/m"):
+        for root in ("$HOME/m", "/workspace/m", "/tmp/m"):
             m = same_tree(s, "sb-1", sb, root)
             got = {e["path"]: e["mode"] for e in m if e["path"] in ("./f000", "./d000", "./sticky")}
             eq(got, {"./f000": "100000", "./d000": "40000", "./sticky": "41777"},
