@@ -344,6 +344,8 @@ int mcp_cmd_serve(int argc, char **argv) {
         struct rtn_error err = {0};
         struct mcp_config cfg;
         rt_spec_init(&sv->scfg.spec);
+        /* /tmp kept with the changes, so that a fork copies it (runtime/sandbox/kept.h) */
+        sv->scfg.spec.tmp_kept = true;
         init_limits_default(&sv->scfg.spec.limits);
         _cleanup_free_ char *rootfs = NULL;
         int r = parse_serve(argc, argv, &h, &so, &err);

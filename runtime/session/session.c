@@ -475,7 +475,6 @@ int rt_session_ensure(struct rt_session *s, struct rtn_error *err) {
         spec.ws_dir = s->dir;
         /* --isolation landlock runs on the host itself: no layers, no upper. */
         spec.upper_keep = spec.isolation != INIT_ISOLATION_LANDLOCK;
-        spec.tmp_kept = spec.upper_keep;
         spec.upper_fs = s->upper_fs;
         if (!spec.upper_keep)
                 spec.nlayers = 0;
