@@ -1,7 +1,7 @@
 """Scenarios of tests/security/fork.sh: the sandboxes of one `rtn serve` stay apart, and what
 the agent planted in a sandbox cannot turn sandbox_fork's copy (rtn's trusted side) against
-the host or another sandbox. python3 fork.py RTN SCENARIO, from the case's temp dir; the
-minimal MCP client of the integration suites is imported from MCP_PY_DIR (default
+the host or another sandbox. python3 fork.py RTN SCENARIO; its files go to a directory of
+its own (case_dir), never the current one. The minimal MCP client of the integration suites is imported from MCP_PY_DIR (default
 tests/integration). Exit 0 = pass; an AssertionError's message says what broke. Lines
 starting with '#' on stderr are notes for the suite's output."""
 import json
@@ -12,10 +12,10 @@ import time
 
 sys.path.insert(0, os.environ.get("MCP_PY_DIR") or
                 os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "integration"))
-from mcp_serve import Serve  # noqa: E402
+from mcp_serve import Serve, case_dir  # noqa: E402
 
 RTN = sys.argv[1]
-TMP = os.getcwd()
+TMP = case_dir("fork")
 # Unique to this run, so the host-side pid lookups find only this run's sleeps.
 SLEEP = [str(470000000 + os.getpid() * 10 + i) for i in range(3)]
 FORK_MAX_S = 90  # a fork is one sandbox start and a copy: a blocked copy would hang for good
