@@ -456,6 +456,100 @@ int rt_upper_clone(const struct rt_idmap *m, int from_fs, int to_fs, struct rtn_
         return rt_userns_run(m, do_clone, &a, NULL, 0, err);
 }
 
+/* ---- checkpoints: the state copied to RT_UNDO_DIR/<step>/ on the same tmpfs ---------- */
+
+enum step_op { STEP_SAVE, STEP_RESTORE, STEP_DROP };
+
+struct step_call {
+        int fs;
+        const char *step;
+        enum step_op op;
+};
+
+/* The directory parent ("" for top) below top, made when make; -1 when it is missing. */
+static int open_parent(int top, const char *parent, bool make) {
+        if (!*parent)
+                return fcntl(top, F_DUPFD_CLOEXEC, 3);
+        if (make && mkdirat(top, parent, 0700) < 0 && errno != EEXIST)
+                return -1;
+        return openat(top, parent, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+}
+
+/* One tree of RT_KEPT_STATE from below sfd to below dfd; a tree the source lacks is removed
+ * from the destination, so that a restore brings back its absence too. */
+static int step_tree(int sfd, int dfd, const char *parent, const char *name, bool restore,
+                     struct rtn_error *err) {
+        _cleanup_close_ int s = open_parent(sfd, parent, false);
+        if (s < 0 && !restore)
+                return 0; /* no overlay workspace here */
+        _cleanup_close_ int d = open_parent(dfd, parent, !restore);
+        if (d < 0)
+                return 0;
+        if (s < 0 ||
+            (fstatat(s, name, &(struct stat){0}, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT)) {
+                int r = remove_at(d, name);
+                return r < 0 ? rtn_err(err, -r, "remove %s", name) : 0;
+        }
+        return clone_tree(s, d, name, err);
+}
+
+static int do_step(void *arg, char *out, size_t outlen, struct rtn_error *err) {
+        struct step_call *a = arg;
+        if (mkdirat(a->fs, RT_UNDO_DIR, 0700) < 0 && errno != EEXIST)
+                return rtn_err(err, errno, "create %s", RT_UNDO_DIR);
+        _cleanup_close_ int undo =
+                openat(a->fs, RT_UNDO_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (undo < 0)
+                return rtn_err(err, errno, "open %s", RT_UNDO_DIR);
+        int r = 0;
+        if (a->op != STEP_RESTORE && (r = remove_at(undo, a->step)) < 0)
+                return rtn_err(err, -r, "remove checkpoint %s", a->step);
+        if (a->op == STEP_DROP)
+                return 0;
+        if (a->op == STEP_SAVE && mkdirat(undo, a->step, 0700) < 0)
+                return rtn_err(err, errno, "create checkpoint %s", a->step);
+        _cleanup_close_ int step =
+                openat(undo, a->step, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (step < 0 && !(a->op == STEP_RESTORE && errno == ENOENT))
+                return rtn_err(err, errno, "open checkpoint %s", a->step);
+        /* A restore of a step never saved is one of the empty state (nothing had run). */
+        bool restore = a->op == STEP_RESTORE;
+#define STEP_STATE(parent, name)                                                                   \
+        if (r == 0)                                                                                \
+                r = restore ? step_tree(step, a->fs, parent, name, true, err)                      \
+                            : step_tree(a->fs, step, parent, name, false, err);
+        RT_KEPT_STATE(STEP_STATE)
+#undef STEP_STATE
+        if (r < 0 && !restore)
+                (void)remove_at(undo, a->step); /* no partial step: its room comes back */
+        return r;
+}
+
+static int step_run(const struct rt_idmap *m, int fs, const char *step, enum step_op op,
+                    struct rtn_error *err) {
+        if (!m)
+                return rtn_errx(err, EINVAL, "no id mapping for the checkpoint");
+        if (!*step || strspn(step, "abcdefghijklmnopqrstuvwxyz0123456789") != strlen(step))
+                return rtn_errx(err, EINVAL, "bad checkpoint name");
+        struct step_call a = {.fs = fs, .step = step, .op = op};
+        /* As rt_upper_clone: in a user namespace mapped like the sandbox, with its rights. */
+        return rt_userns_run(m, do_step, &a, NULL, 0, err);
+}
+
+int rt_upper_save(const struct rt_idmap *m, int upper_fs, const char *step, struct rtn_error *err) {
+        return step_run(m, upper_fs, step, STEP_SAVE, err);
+}
+
+int rt_upper_restore(const struct rt_idmap *m, int upper_fs, const char *step,
+                     struct rtn_error *err) {
+        return step_run(m, upper_fs, step, STEP_RESTORE, err);
+}
+
+int rt_upper_step_drop(const struct rt_idmap *m, int upper_fs, const char *step,
+                       struct rtn_error *err) {
+        return step_run(m, upper_fs, step, STEP_DROP, err);
+}
+
 /* ---- merge: an upper laid over the pending changes ----------------------------------- */
 
 /* rm -rf that first makes each directory writable and searchable (ours, or the helper's). */
