@@ -460,6 +460,8 @@ int serve_env_commit(struct serve *sv, struct mcp_call *call, const char *tool,
                 return 0;
         }
         if (r >= 0)
+                serve_undo_forget(sv, true); /* undoable back to the commit, not past it */
+        if (r >= 0)
                 r = serve_load_layers(sv, &err);
         if (r < 0) {
                 mcp_call_finish_error(call, "commit failed: %s", err.msg);
@@ -610,6 +612,7 @@ static int env_drop(struct serve *sv, struct mcp_call *call, bool reset) {
         serve_drop_jobs(sv);
         /* Nothing uncommitted is left: start from the env's tip as it is now, which another
          * server may have moved. */
+        serve_undo_forget(sv, false); /* the checkpoints go with the tmpfs */
         if (rt_session_discard(sv->sess, &err) < 0 ||
             rt_ws_drop(rt_session_dir(sv->sess), NULL, rt_session_idmap(sv->sess), &err) < 0 ||
             serve_load_layers(sv, &err) < 0) {
