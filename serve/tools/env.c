@@ -51,7 +51,8 @@ static void json_tip(struct rtn_json_buf *b, struct serve *sv, const char *key) 
 }
 
 /* A session's uncommitted bytes: what its tmpfs holds (upper_fs, -1 before the first
- * sandbox), an overlay workspace's changes and rtn serve's /tmp included. */
+ * sandbox), an overlay workspace's changes, rtn serve's /tmp and env_undo's checkpoints
+ * (tools/undo.c) included. */
 static uint64_t upper_bytes(int upper_fs) {
         uint64_t bytes = 0;
         if (upper_fs >= 0)
