@@ -85,6 +85,10 @@ struct rt_spec {
         bool upper_keep;
         int upper_fs;
         uint64_t upper_room;
+        /* With upper_keep: /tmp is tmp/ on the kept tmpfs (runtime/sandbox/kept.h), kept with
+         * the changes and within the same upper_bytes, rather than a tmpfs of its own (rtn
+         * serve's sandboxes: their forks and checkpoints hold it too) */
+        bool tmp_kept;
         const char *workspace; /* host dir at /workspace (canonical), or NULL */
         uint64_t workspace_dev, workspace_ino; /* set by rt_binds_check, like a bind's */
         /* overlay: the workspace's upper is ws_dir's ws/ (runtime/session/wsover.h), a dir on the
@@ -342,7 +346,8 @@ void rt_limits_choose(struct rt_spec *spec, bool pids_asked, struct rt_limit_war
  * lowest memory.max of rtn's cgroup and its ancestors plus swap when that is lower; 0 when
  * unknown (runtime/sandbox/memcheck.c). */
 uint64_t rt_memory_bytes(void);
-/* The tmpfs n sandboxes of spec may hold (an upper and a /tmp of spec->upper_bytes each)
+/* The tmpfs n sandboxes of spec may hold (an upper and a /tmp of spec->upper_bytes each, or
+ * one with tmp_kept)
  * against rt_memory_bytes: -E2BIG (err says the numbers) when one sandbox alone may hold
  * more; else 0, with a warning with the numbers in ret_warn when n of them may ("" when
  * not). */

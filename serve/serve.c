@@ -48,6 +48,8 @@ static int op_call(void *ctx, struct mcp_call *call, const char *tool, const str
         if (t->backend & SERVE_TOOL_ON_HUB)
                 return t->call(&h->tmpl, call, tool, a);
         struct serve *sv = serve_sandbox_pick(h, call, a);
+        if (sv && (t->backend & SERVE_TOOL_CHANGES))
+                serve_undo_checkpoint(sv, tool, a);
         return sv ? t->call(sv, call, tool, a) : 0;
 }
 
@@ -131,7 +133,8 @@ enum {
         SERVE_OPT_HTTP_TOOLS,
         SERVE_OPT_HTTP_SESSION,
         SERVE_OPT_ALLOW_HOST,
-        SERVE_OPT_MAX_SANDBOXES
+        SERVE_OPT_MAX_SANDBOXES,
+        SERVE_OPT_UNDO_DEPTH
 };
 static const struct rt_opt serve_rows[] = {
         {"allow-host",
@@ -154,6 +157,12 @@ static const struct rt_opt serve_rows[] = {
          SERVE_OPT_MAX_SANDBOXES,
          {"  --max-sandboxes N     sandboxes open at once (sandbox_new, sandbox_fork; "
           "default " SERVE_STR(SERVE_SANDBOXES_DEFAULT) ")\n"}},
+        {"undo-depth",
+         required_argument,
+         SERVE_OPT_UNDO_DEPTH,
+         {"  --undo-depth N        checkpoints kept per sandbox for env_undo, oldest dropped\n"
+          "                        first (default " SERVE_STR(
+                  SERVE_UNDO_DEPTH_DEFAULT) "; 0: none)\n"}},
         /* internal: set by the --http front end */
         {"http-session", no_argument, SERVE_OPT_HTTP_SESSION, {""}},
 };
@@ -188,6 +197,13 @@ static int serve_opt(int c, const char *arg, struct serve_hub *h, struct serve_o
                         return rtn_errx(err, EINVAL, "bad --max-sandboxes value %s (1 to %d)", arg,
                                         SERVE_SANDBOXES_MAX);
                 h->max = (unsigned)v;
+                return 0;
+        case SERVE_OPT_UNDO_DEPTH:
+                v = strtoull(arg, &end, 10);
+                if (errno || *end || !*arg || v > SERVE_UNDO_DEPTH_MAX)
+                        return rtn_errx(err, EINVAL, "bad --undo-depth value %s (0 to %d)", arg,
+                                        SERVE_UNDO_DEPTH_MAX);
+                sv->undo_depth = (unsigned)v;
                 return 0;
         case SERVE_OPT_ALLOW_HOST:
                 if (sv->nallow >= 32 || !netns_host_valid(arg))
@@ -339,11 +355,16 @@ int mcp_cmd_serve(int argc, char **argv) {
                 return mcp_httpd_cmd(argc, argv);
         static struct serve_hub h = {.max = SERVE_SANDBOXES_DEFAULT, .next = 1};
         struct serve *sv = &h.tmpl; /* the settings every sandbox starts from */
-        *sv = (struct serve){.hub = &h, .env = STORE_DEFAULT_ENV, .session_lock = -1};
+        *sv = (struct serve){.hub = &h,
+                             .env = STORE_DEFAULT_ENV,
+                             .session_lock = -1,
+                             .undo_depth = SERVE_UNDO_DEPTH_DEFAULT};
         struct serve_opts so = {0};
         struct rtn_error err = {0};
         struct mcp_config cfg;
         rt_spec_init(&sv->scfg.spec);
+        /* /tmp kept with the changes, so that a fork copies it (runtime/sandbox/kept.h) */
+        sv->scfg.spec.tmp_kept = true;
         init_limits_default(&sv->scfg.spec.limits);
         _cleanup_free_ char *rootfs = NULL;
         int r = parse_serve(argc, argv, &h, &so, &err);

@@ -15,6 +15,9 @@
 /* Sandboxes one server keeps open at once: --max-sandboxes, its default and its ceiling. */
 #define SERVE_SANDBOXES_DEFAULT 16
 #define SERVE_SANDBOXES_MAX 1024
+/* Checkpoints kept per sandbox (--undo-depth): its default and its ceiling. */
+#define SERVE_UNDO_DEPTH_DEFAULT 50
+#define SERVE_UNDO_DEPTH_MAX 1000
 /* The handle of the first sandbox, the one a call without a sandbox argument acts on. */
 #define SERVE_DEFAULT_SANDBOX "sb-1"
 
@@ -22,6 +25,7 @@ struct serve;
 struct serve_hub;
 struct rt_files;
 struct rt_offload;
+struct serve_undo;
 
 struct serve_job {
         struct serve *sv;
@@ -63,6 +67,8 @@ struct serve {
         struct store_stack stack; /* the layers the session runs on, held; stack.tip is the
                                    * commit env_commit builds on */
         struct store_base base; /* the base's identity (docs/store.md, "Bases") */
+        unsigned undo_depth; /* --undo-depth */
+        struct serve_undo *undo; /* the checkpoints (tools/undo.c), made on first use */
 };
 
 struct netns_gate;
@@ -111,6 +117,7 @@ void serve_json_net(struct rtn_json_buf *b, const struct rt_cmd *c);
  * with a tool error; its backend flags say whom it acts on. */
 extern const struct mcp_tool_table serve_tool_table;
 #define SERVE_TOOL_ON_HUB 1u /* acts on no sandbox: called with the hub's template */
+#define SERVE_TOOL_CHANGES 2u /* can change the sandbox's files: a checkpoint first */
 /* The row of the tool named name, whatever the flags; NULL if there is none. */
 const struct mcp_tool *serve_tool_find(const char *name);
 
@@ -155,6 +162,18 @@ SERVE_TOOL_FN(serve_file_edit);
 SERVE_TOOL_FN(serve_file_list);
 SERVE_TOOL_FN(serve_file_search);
 SERVE_TOOL_FN(serve_bind_call);
+/* env_history, env_undo, env_redo (tools/undo.c). */
+SERVE_TOOL_FN(serve_env_history);
+SERVE_TOOL_FN(serve_env_undo);
+SERVE_TOOL_FN(serve_env_redo);
+/* Before a call of tool that can change sv's files: keeps the state it starts from as a
+ * step of env_undo, and forgets what env_undo had undone (no more redo). A state that
+ * cannot be kept (no room) drops the oldest steps first, then runs the call without one and
+ * env_history says so. */
+void serve_undo_checkpoint(struct serve *sv, const char *tool, const struct mcp_args *a);
+/* Forgets every step (env_commit, env_reset, env_discard, the sandbox's end); drop: remove
+ * their copies too (the tmpfs stays). */
+void serve_undo_forget(struct serve *sv, bool drop);
 /* sandbox_new, sandbox_list (called with the template), sandbox_fork, sandbox_close
  * (tools/sandbox.c). */
 SERVE_TOOL_FN(serve_sandbox_new);

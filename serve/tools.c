@@ -74,6 +74,14 @@ static const struct mcp_arg_spec shell_run_args[] = {
          "no capabilities but reading and writing files the sandbox's ids own, the rootfs "
          "writable (apt-get with --allow-net), the same filter; default: the server's user."},
         A_SANDBOX};
+static const struct mcp_arg_spec undo_args[] = {
+        {"steps", MCP_ARG_INT, false, 1, 1000, NULL, "How many calls to take back (default 1)."},
+        A_SANDBOX,
+};
+static const struct mcp_arg_spec redo_args[] = {
+        {"steps", MCP_ARG_INT, false, 1, 1000, NULL, "How many undone calls to redo (default 1)."},
+        A_SANDBOX,
+};
 static const struct mcp_arg_spec job_start_args[] = {A_COMMAND, A_CWD, A_ENV, A_TIMEOUT, A_SANDBOX};
 static const struct mcp_arg_spec job_id_args[] = {A_JOB_ID, A_SANDBOX};
 static const struct mcp_arg_spec job_wait_args[] = {
@@ -317,6 +325,17 @@ static const char out_sandbox_list[] =
           "," P_INT("max_sandboxes"), "\"sandboxes\",\"max_sandboxes\"");
 static const char out_sandbox_close[] = O(P_STR("sandbox") "," P_INT("killed_jobs"), "\"sandbox\",\"killed_jobs\"");
 
+#define STEP_ITEM O(P_INT("step") "," P_STR("tool") "," P_STR("args") "," P_STR("time") "," P_BOOL("undone") "," \
+                    P_BOOL("undoable") "," P_STR("note"), "\"step\",\"tool\",\"args\",\"time\",\"undone\",\"undoable\"")
+#define UNDO_COUNTS P_INT("undoable") "," P_INT("redoable")
+static const char out_history[] = O(P_ARR("steps", STEP_ITEM) "," UNDO_COUNTS "," P_INT("dropped") "," P_INT("undo_depth"),
+                                    "\"steps\",\"undoable\",\"redoable\",\"dropped\",\"undo_depth\"");
+#define UNDO_KILLED P_INT("killed_jobs") "," P_STRS("killed_job_ids")
+static const char out_undo[] = O(P_INT("undone") "," UNDO_COUNTS "," UNDO_KILLED,
+                                 "\"undone\",\"undoable\",\"redoable\",\"killed_jobs\",\"killed_job_ids\"");
+static const char out_redo[] = O(P_INT("redone") "," UNDO_COUNTS "," UNDO_KILLED,
+                                 "\"redone\",\"undoable\",\"redoable\",\"killed_jobs\",\"killed_job_ids\"");
+
 /* clang-format on */
 
 /* ---- the table ------------------------------------------------------------------------- */
@@ -332,10 +351,13 @@ THUNK(serve_env_commit)
 THUNK(serve_env_diff)
 THUNK(serve_env_discard)
 THUNK(serve_env_gc)
+THUNK(serve_env_history)
+THUNK(serve_env_redo)
 THUNK(serve_env_reset)
 THUNK(serve_env_rollback)
 THUNK(serve_env_snapshot_list)
 THUNK(serve_env_status)
+THUNK(serve_env_undo)
 THUNK(serve_file_edit)
 THUNK(serve_file_list)
 THUNK(serve_file_read)
@@ -360,6 +382,8 @@ THUNK(serve_workspace_apply)
 /* A tool's handler, and whether it acts on the sandbox its argument names (the hub picks it)
  * or on none (called with the hub's template: http_*, sandbox_new, sandbox_list). */
 #define IN_SANDBOX(f) f##_row, 0
+/* One that can change the sandbox's files: a checkpoint before it (env_undo). */
+#define CHANGES(f) f##_row, SERVE_TOOL_CHANGES
 #define ON_HUB(f) f##_row, SERVE_TOOL_ON_HUB
 
 static const struct mcp_tool tools[] = {
@@ -368,7 +392,7 @@ static const struct mcp_tool tools[] = {
          "stderr are returned separately, capped, and say when they were cut. Files changed are "
          "kept for later calls; env_reset drops them unless committed, except in live host "
          "directories (env_status live_paths), where a write changes the user's files at once.",
-         ARGS(shell_run_args), out_run, H_RUN, 0, 0, IN_SANDBOX(serve_shell_run)},
+         ARGS(shell_run_args), out_run, H_RUN, 0, 0, CHANGES(serve_shell_run)},
         {"shell_list", "List commands", "List the executables on PATH inside the sandbox.",
          ARGS(sandbox_args), out_shell_list, H_READ, 0, 0, IN_SANDBOX(serve_shell_list)},
         {"env_status", "Environment status",
@@ -410,12 +434,28 @@ static const struct mcp_tool tools[] = {
          "restart the sandbox on it; uncommitted changes are dropped. An overlay workspace's "
          "pending /workspace changes are kept, and live host directories are not rolled back.",
          ARGS(rollback_args), out_rollback, MCP_HINT_DESTRUCTIVE | MCP_HINT_IDEMPOTENT, 0, 0,
-         IN_SANDBOX(serve_env_rollback)},
+         CHANGES(serve_env_rollback)},
         {"env_gc", "Collect garbage",
          "Delete layers and commits that no environment's tip or reflog reaches and no running "
          "sandbox uses.",
          ARGS(sandbox_args), out_gc, MCP_HINT_DESTRUCTIVE | MCP_HINT_IDEMPOTENT, 0, 0,
          IN_SANDBOX(serve_env_gc)},
+        {"env_history", "List undoable calls",
+         "List the calls since the last commit that could change the sandbox's files, newest "
+         "first: step, tool, a short form of the arguments, time, and whether env_undo can take "
+         "it back. A checkpoint is taken before each such call (at most --undo-depth, the "
+         "oldest dropped first). Live host directories are not covered.",
+         ARGS(sandbox_args), out_history, H_READ, 0, 0, IN_SANDBOX(serve_env_history)},
+        {"env_undo", "Undo calls",
+         "Put the sandbox's files back as they were before the last steps calls (default 1): "
+         "the root filesystem's uncommitted changes, an overlay workspace's pending /workspace "
+         "changes and /tmp. The sandbox restarts: running jobs are killed. env_redo goes "
+         "forward again until the next changing call. Live host directories are not undone.",
+         ARGS(undo_args), out_undo, MCP_HINT_DESTRUCTIVE, 0, 0, IN_SANDBOX(serve_env_undo)},
+        {"env_redo", "Redo undone calls",
+         "Bring back the files of calls env_undo took back (default 1), until the next call "
+         "that changes files. The sandbox restarts: running jobs are killed.",
+         ARGS(redo_args), out_redo, MCP_HINT_DESTRUCTIVE, 0, 0, IN_SANDBOX(serve_env_redo)},
         {"env_diff", "Show uncommitted changes",
          "List files added, modified and deleted since the tip commit, and an overlay "
          "workspace's pending /workspace changes against the user's directory. Writes to live "
@@ -425,7 +465,7 @@ static const struct mcp_tool tools[] = {
          "Install distribution packages into the sandbox with its package manager, through rtn's "
          "network gate (package mirrors only). Kept only if committed.",
          ARGS(pkg_install_args), out_pkg_install, MCP_HINT_IDEMPOTENT | MCP_HINT_OPEN_WORLD, 0, 0,
-         IN_SANDBOX(serve_pkg_install)},
+         CHANGES(serve_pkg_install)},
         {"pkg_query", "Query packages",
          "Read-only package queries: apt-cache policy/show/search/depends, dpkg -l/-L/-S.",
          ARGS(pkg_query_args), out_run, H_READ, 0, 0, IN_SANDBOX(serve_pkg_query)},
@@ -434,7 +474,7 @@ static const struct mcp_tool tools[] = {
          "once. "
          "Its output is kept in a bounded log. The job id works in later calls, over HTTP "
          "from later requests too, while its sandbox is open.",
-         ARGS(job_start_args), out_job_start, H_RUN, 0, 0, IN_SANDBOX(serve_job_start)},
+         ARGS(job_start_args), out_job_start, H_RUN, 0, 0, CHANGES(serve_job_start)},
         {"shell_job_status", "Job status", "State, exit code and output size of a job.",
          ARGS(job_id_args), out_job, H_READ, 0, 0, IN_SANDBOX(serve_job_query)},
         {"shell_job_wait", "Wait for a job", "Wait up to timeout seconds for a job to end.",
@@ -458,12 +498,11 @@ static const struct mcp_tool tools[] = {
          ARGS(file_read_args), out_file_read, H_READ, 0, 0, IN_SANDBOX(serve_file_read)},
         {"file_write", "Write a file", "Create or overwrite a file inside the sandbox.",
          ARGS(file_write_args), out_file_write, MCP_HINT_DESTRUCTIVE | MCP_HINT_IDEMPOTENT, 0, 0,
-         IN_SANDBOX(serve_file_write)},
+         CHANGES(serve_file_write)},
         {"file_edit", "Edit a file",
          "Replace an exact string in a file inside the sandbox; it must match once unless "
          "replace_all.",
-         ARGS(file_edit_args), out_file_edit, MCP_HINT_DESTRUCTIVE, 0, 0,
-         IN_SANDBOX(serve_file_edit)},
+         ARGS(file_edit_args), out_file_edit, MCP_HINT_DESTRUCTIVE, 0, 0, CHANGES(serve_file_edit)},
         {"file_list", "List a directory",
          "List a directory inside the sandbox, optionally recursively.", ARGS(file_list_args),
          out_file_list, H_READ, 0, 0, IN_SANDBOX(serve_file_list)},
@@ -471,7 +510,7 @@ static const struct mcp_tool tools[] = {
          "Search file contents inside the sandbox with a regular expression.",
          ARGS(file_search_args), out_file_search, H_READ, 0, 0, IN_SANDBOX(serve_file_search)},
         {"python_exec", "Run Python", "Run Python 3 code inside the sandbox; shell_run's result.",
-         ARGS(python_args), out_run, H_RUN, 0, 0, IN_SANDBOX(serve_python_exec)},
+         ARGS(python_args), out_run, H_RUN, 0, 0, CHANGES(serve_python_exec)},
         {"workspace_apply", "Apply the workspace's changes",
          "Write the pending /workspace changes of an overlay workspace to the user's directory "
          "on the host. Refused and left pending, each with its reason: setuid/setgid files, "
@@ -482,7 +521,7 @@ static const struct mcp_tool tools[] = {
          "sandbox started (conflicts). Refused "
          "while commands run; the sandbox restarts at the next call.",
          ARGS(apply_args), out_apply, MCP_HINT_DESTRUCTIVE | MCP_HINT_IDEMPOTENT,
-         MCP_TOOLS_WS_OVERLAY, 0, IN_SANDBOX(serve_workspace_apply)},
+         MCP_TOOLS_WS_OVERLAY, 0, CHANGES(serve_workspace_apply)},
         {"sandbox_new", "Open a sandbox",
          "Open another sandbox, on the environment's tip or on the environment or commit named "
          "by from, and return its handle. Pass the handle as the sandbox argument of any tool "

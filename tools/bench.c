@@ -404,7 +404,7 @@ static void print_table(const struct bench_opts *o, const char *kernel, const ch
 static const char usage[] =
         "usage: bench [--rtn PATH] [--compare PATH] [--json] [--runs N] [--iters N] [--calls N]\n"
         "             [--commit-mb N] [--small-files N] [--tmp DIR] [--only GROUPS] [-v]\n"
-        "groups: spawn exec bwrap serve fork commit net http (comma-separated)\n";
+        "groups: spawn exec bwrap serve fork commit net http undo (comma-separated)\n";
 
 static int num(const char *s, int lo, int hi) {
         char *end;
@@ -516,6 +516,8 @@ int main(int argc, char **argv) {
                 bench_net(&o);
         if (bench_want(&o, "http"))
                 bench_http(&o);
+        if (bench_want(&o, "undo"))
+                bench_undo(&o);
         char *rm[] = {"rm", "-rf", "--", data, NULL};
         (void)bench_run(rm, -1, -1, 2);
         char kernel[128], cpu[128];

@@ -67,3 +67,5 @@ void bench_exec_commit(const struct bench_opts *o);
 int bench_stdio_call_ms(const struct bench_opts *o, const char *params, int calls, double *ret);
 /* bench_http.c: file_write of 1 MiB over `rtn serve --http` against the same over stdio */
 void bench_http(const struct bench_opts *o);
+/* bench_undo.c: a checkpoint per call, two mechanisms (docs/benchmarks.md, "Checkpoints") */
+void bench_undo(const struct bench_opts *o);

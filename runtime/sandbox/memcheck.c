@@ -72,25 +72,26 @@ int rt_tmpfs_check(const struct rt_spec *spec, unsigned n, char *ret_warn, size_
                 ret_warn[0] = '\0';
         if (!mem)
                 return 0; /* nothing to compare with */
-        if (__builtin_mul_overflow(spec->upper_bytes, 2, &one))
+        /* /tmp is a tmpfs of its own, or on the upper's (spec.tmp_kept) */
+        const char *what = spec->tmp_kept ? "its upper, /tmp included" : "its upper and /tmp";
+        if (__builtin_mul_overflow(spec->upper_bytes, spec->tmp_kept ? 1 : 2, &one))
                 one = UINT64_MAX;
         if (one > mem)
-                return rtn_errx(
-                        err, E2BIG,
-                        "--upper-size %llu MiB gives a sandbox %llu MiB of tmpfs (its upper "
-                        "and /tmp), more than this machine's memory, %llu MiB (RAM and "
-                        "swap, or rtn's memory cgroup): tmpfs pages are not freed by the "
-                        "OOM killer; give a smaller --upper-size",
-                        mib(spec->upper_bytes), mib(one), mib(mem));
+                return rtn_errx(err, E2BIG,
+                                "--upper-size %llu MiB gives a sandbox %llu MiB of tmpfs (%s), "
+                                "more than this machine's memory, %llu MiB (RAM and swap, or "
+                                "rtn's memory cgroup): tmpfs pages are not freed by the OOM "
+                                "killer; give a smaller --upper-size",
+                                mib(spec->upper_bytes), mib(one), what, mib(mem));
         if (__builtin_mul_overflow(one, (uint64_t)n, &all))
                 all = UINT64_MAX;
         if (n > 1 && all > mem && len)
                 snprintf(ret_warn, len,
                          "%u sandboxes (--max-sandboxes) of %llu MiB of tmpfs each (--upper-size "
-                         "%llu MiB: the upper and /tmp) may hold %llu MiB, more than this "
+                         "%llu MiB: %s) may hold %llu MiB, more than this "
                          "machine's memory, %llu MiB (RAM and swap, or rtn's memory cgroup), and "
                          "the OOM killer frees no tmpfs page: lower --max-sandboxes or "
                          "--upper-size",
-                         n, mib(one), mib(spec->upper_bytes), mib(all), mib(mem));
+                         n, mib(one), mib(spec->upper_bytes), what, mib(all), mib(mem));
         return 0;
 }

@@ -20,6 +20,7 @@
 #include "common/sandbox_dirs.h"
 #include "common/syscall.h"
 #include "runtime/internal.h"
+#include "runtime/sandbox/kept.h"
 #include "runtime/sandbox/gitconf.h"
 #include "runtime/sandbox/wsprep.h"
 
@@ -234,6 +235,9 @@ static int mount_overlay(const struct rt_plan *p, const char *sub, const char *b
 static int upper_dirs(const struct rt_plan *p, int mnt, struct rtn_error *err) {
         if (mkdirat(mnt, "work", 0700) < 0 && errno != EEXIST)
                 return rtn_err(err, errno, "create work/");
+        if (p->spec->tmp_kept && mkdirat(mnt, RT_KEPT_TMP, 0700) == 0 &&
+            fchmodat(mnt, RT_KEPT_TMP, 01777, 0) < 0)
+                return rtn_err(err, errno, "create " RT_KEPT_TMP "/");
         if (mkdirat(mnt, "upper", 0755) < 0)
                 return errno == EEXIST ? 0 : rtn_err(err, errno, "create upper/");
         /* The upper's top becomes a layer's top, whose owner its id hashes: the caller's, as
@@ -696,6 +700,18 @@ static int pivot(struct rtn_error *err) {
         return 0;
 }
 
+/* /tmp: a tmpfs of upper_bytes of its own, or the kept tmpfs's tmp/ (spec.tmp_kept), which
+ * that tmpfs's nosuid and nodev cover and its size bounds with the upper. */
+static int mount_tmp(const struct rt_plan *p, struct rtn_error *err) {
+        if (p->spec->upper_keep && p->spec->tmp_kept)
+                return do_mount(STAGE "/u/" RT_KEPT_TMP, NEWROOT "/tmp", NULL, MS_BIND, NULL,
+                                "/tmp", err);
+        char opts[64];
+        snprintf(opts, sizeof opts, "mode=1777,size=%llu",
+                 (unsigned long long)p->spec->upper_bytes);
+        return do_mount("tmpfs", NEWROOT "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, opts, "/tmp", err);
+}
+
 int rt_child_build_root(const struct rt_plan *p, struct rtn_error *err) {
         int r;
         if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
@@ -712,12 +728,7 @@ int rt_child_build_root(const struct rt_plan *p, struct rtn_error *err) {
             (r = mount_root(p, err)) < 0 || (r = rt_identity_bind(NEWROOT, err)) < 0 ||
             (r = mount_proc(p, err)) < 0 || (r = mount_dev(err)) < 0)
                 return r;
-        snprintf(opts, sizeof opts, "mode=1777,size=%llu",
-                 (unsigned long long)p->spec->upper_bytes);
-        if ((r = do_mount("tmpfs", NEWROOT "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, opts, "/tmp",
-                          err)) < 0)
-                return r;
-        if ((r = mount_binds(p, err)) < 0)
+        if ((r = mount_tmp(p, err)) < 0 || (r = mount_binds(p, err)) < 0)
                 return r;
         return pivot(err);
 }

@@ -89,7 +89,10 @@ const struct rt_opt rt_spec_opt_rows[] = {
           "                        overlay workspace's included) and for /tmp, each (default 2G;\n"
           "                        K M G); a write beyond fails with ENOSPC inside; more\n"
           "                        than the machine's memory is refused\n",
-          NULL}},
+          "  --upper-size BYTES    room for a sandbox's changes (its upper layer, a tmpfs, an\n"
+          "                        overlay workspace's and /tmp included: one budget, kept with\n"
+          "                        the changes; default 2G; K M G); a write beyond fails with\n"
+          "                        ENOSPC inside; more than the machine's memory is refused\n"}},
         {"store-max",
          required_argument,
          RT_OPT_STORE_MAX,

@@ -67,17 +67,15 @@ static void reset_upper(struct rt_session *s) {
         s->upper_fs = rtn_safe_close(s->upper_fs);
 }
 
-/* Committed: the next sandbox starts on the new layer with an empty upper. An overlay
- * workspace's changes share the tmpfs and are not part of a commit (rt_ws_apply writes them):
- * then only what upper/ holds goes (upper/ itself, the agent's, stays for the next sandbox and
- * for the walks that read it). What cannot be removed stays: the same content the layer now
- * holds. */
+/* Committed: the next sandbox starts on the new layer with an empty upper/. The rest of the
+ * tmpfs is not part of a commit and stays: an overlay workspace's changes (rt_ws_apply writes
+ * them) and /tmp (runtime/sandbox/kept.h); upper/ itself, the agent's, stays for the next
+ * sandbox and for the walks that read it. What cannot be removed stays: the same content
+ * the layer now holds. */
 static void drop_committed(struct rt_session *s) {
         char root[32], upper[48];
-        if (s->cfg.spec.workspace_mode != RT_WS_OVERLAY || !rt_ws_root(root, s->upper_fs)) {
-                reset_upper(s);
+        if (!rt_ws_root(root, s->upper_fs))
                 return;
-        }
         snprintf(upper, sizeof upper, "%s/upper", root);
         DIR *d = opendir(upper);
         struct dirent *de;

@@ -96,8 +96,8 @@ struct rt_session_config {
 int rt_session_new(struct rtn_loop *loop, const struct rt_session_config *cfg,
                    struct rt_session **ret, struct rtn_error *err);
 /* A new session (cfg, its own session_dir) on src's layers, holding a copy of src's
- * uncommitted changes as they are now (its upper, an overlay workspace's changes and their
- * record); src's commands go on and are not copied. Later writes on either side stay its
+ * filesystem state as it is now (its upper, an overlay workspace's changes and their record,
+ * /tmp); src's commands go on and are not copied. Later writes on either side stay its
  * own. */
 int rt_session_fork(struct rt_session *src, const struct rt_session_config *cfg,
                     struct rt_session **ret, struct rtn_error *err);

@@ -32,6 +32,7 @@
 #include "runtime/session/session.h"
 #include "runtime/session/upper.h"
 #include "runtime/session/wsover.h"
+#include "runtime/sandbox/kept.h"
 
 #define MAX_DEPTH 512
 #define COPY_BUF (128u << 10)
@@ -398,36 +399,47 @@ struct clone_call {
         int from_fs, to_fs;
 };
 
-/* Replaces the tree named upper below dfd with a copy of the one below sfd (none: left
- * empty). Everything overlayfs and the agent set is kept, user.* xattrs included, as the
- * copy stays an upper. */
-static int clone_tree(int sfd, int dfd, struct rtn_error *err) {
+/* Replaces the tree name below dfd with a copy of the one below sfd (none: left empty).
+ * Everything overlayfs and the agent set is kept, user.* xattrs included, as the copy stays
+ * an upper (or /tmp, where the agent may set any). */
+static int clone_tree(int sfd, int dfd, const char *name, struct rtn_error *err) {
         struct stat st;
-        if (fstatat(sfd, "upper", &st, AT_SYMLINK_NOFOLLOW) < 0)
-                return errno == ENOENT ? 0 : rtn_err(err, errno, "stat the source's upper");
+        if (fstatat(sfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+                return errno == ENOENT ? 0 : rtn_err(err, errno, "stat the source's %s", name);
         if (!S_ISDIR(st.st_mode))
-                return rtn_errx(err, ENOTDIR, "the source's upper is not a directory");
-        int r = remove_at(dfd, "upper");
+                return rtn_errx(err, ENOTDIR, "the source's %s is not a directory", name);
+        int r = remove_at(dfd, name);
         if (r < 0)
-                return rtn_err(err, -r, "empty the copy's upper");
+                return rtn_err(err, -r, "empty the copy's %s", name);
         struct copy c;
         r = copy_init(&c, dfd, err);
         c.ws = true;
-        if (r == 0 && (r = rel_push(&c, "upper", &(size_t){0})) == 0)
-                r = copy_dir(sfd, dfd, "upper", &st, &c, 0);
+        if (r == 0 && (r = rel_push(&c, name, &(size_t){0})) == 0)
+                r = copy_dir(sfd, dfd, name, &st, &c, 0);
         copy_done(&c);
         return r;
 }
 
+/* One tree of RT_KEPT_STATE: below parent of both tmpfs, when both have parent. */
+static int clone_state(int from_fs, int to_fs, const char *parent, const char *name,
+                       struct rtn_error *err) {
+        if (!*parent)
+                return clone_tree(from_fs, to_fs, name, err);
+        _cleanup_close_ int s =
+                openat(from_fs, parent, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        _cleanup_close_ int d =
+                openat(to_fs, parent, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        return s >= 0 && d >= 0 ? clone_tree(s, d, name, err) : 0;
+}
+
 static int do_clone(void *arg, char *out, size_t outlen, struct rtn_error *err) {
         struct clone_call *a = arg;
-        int r = clone_tree(a->from_fs, a->to_fs, err);
-        _cleanup_close_ int sws =
-                openat(a->from_fs, RT_WS_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        _cleanup_close_ int dws =
-                openat(a->to_fs, RT_WS_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        if (r == 0 && sws >= 0 && dws >= 0)
-                r = clone_tree(sws, dws, err);
+        int r = 0;
+#define CLONE_STATE(parent, name)                                                                  \
+        if (r == 0)                                                                                \
+                r = clone_state(a->from_fs, a->to_fs, parent, name, err);
+        RT_KEPT_STATE(CLONE_STATE)
+#undef CLONE_STATE
         return r;
 }
 
@@ -442,6 +454,100 @@ int rt_upper_clone(const struct rt_idmap *m, int from_fs, int to_fs, struct rtn_
         if (!m)
                 return rtn_errx(err, EINVAL, "no id mapping for the copy");
         return rt_userns_run(m, do_clone, &a, NULL, 0, err);
+}
+
+/* ---- checkpoints: the state copied to RT_UNDO_DIR/<step>/ on the same tmpfs ---------- */
+
+enum step_op { STEP_SAVE, STEP_RESTORE, STEP_DROP };
+
+struct step_call {
+        int fs;
+        const char *step;
+        enum step_op op;
+};
+
+/* The directory parent ("" for top) below top, made when make; -1 when it is missing. */
+static int open_parent(int top, const char *parent, bool make) {
+        if (!*parent)
+                return fcntl(top, F_DUPFD_CLOEXEC, 3);
+        if (make && mkdirat(top, parent, 0700) < 0 && errno != EEXIST)
+                return -1;
+        return openat(top, parent, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+}
+
+/* One tree of RT_KEPT_STATE from below sfd to below dfd; a tree the source lacks is removed
+ * from the destination, so that a restore brings back its absence too. */
+static int step_tree(int sfd, int dfd, const char *parent, const char *name, bool restore,
+                     struct rtn_error *err) {
+        _cleanup_close_ int s = open_parent(sfd, parent, false);
+        if (s < 0 && !restore)
+                return 0; /* no overlay workspace here */
+        _cleanup_close_ int d = open_parent(dfd, parent, !restore);
+        if (d < 0)
+                return 0;
+        if (s < 0 ||
+            (fstatat(s, name, &(struct stat){0}, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT)) {
+                int r = remove_at(d, name);
+                return r < 0 ? rtn_err(err, -r, "remove %s", name) : 0;
+        }
+        return clone_tree(s, d, name, err);
+}
+
+static int do_step(void *arg, char *out, size_t outlen, struct rtn_error *err) {
+        struct step_call *a = arg;
+        if (mkdirat(a->fs, RT_UNDO_DIR, 0700) < 0 && errno != EEXIST)
+                return rtn_err(err, errno, "create %s", RT_UNDO_DIR);
+        _cleanup_close_ int undo =
+                openat(a->fs, RT_UNDO_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (undo < 0)
+                return rtn_err(err, errno, "open %s", RT_UNDO_DIR);
+        int r = 0;
+        if (a->op != STEP_RESTORE && (r = remove_at(undo, a->step)) < 0)
+                return rtn_err(err, -r, "remove checkpoint %s", a->step);
+        if (a->op == STEP_DROP)
+                return 0;
+        if (a->op == STEP_SAVE && mkdirat(undo, a->step, 0700) < 0)
+                return rtn_err(err, errno, "create checkpoint %s", a->step);
+        _cleanup_close_ int step =
+                openat(undo, a->step, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (step < 0 && !(a->op == STEP_RESTORE && errno == ENOENT))
+                return rtn_err(err, errno, "open checkpoint %s", a->step);
+        /* A restore of a step never saved is one of the empty state (nothing had run). */
+        bool restore = a->op == STEP_RESTORE;
+#define STEP_STATE(parent, name)                                                                   \
+        if (r == 0)                                                                                \
+                r = restore ? step_tree(step, a->fs, parent, name, true, err)                      \
+                            : step_tree(a->fs, step, parent, name, false, err);
+        RT_KEPT_STATE(STEP_STATE)
+#undef STEP_STATE
+        if (r < 0 && !restore)
+                (void)remove_at(undo, a->step); /* no partial step: its room comes back */
+        return r;
+}
+
+static int step_run(const struct rt_idmap *m, int fs, const char *step, enum step_op op,
+                    struct rtn_error *err) {
+        if (!m)
+                return rtn_errx(err, EINVAL, "no id mapping for the checkpoint");
+        if (!*step || strspn(step, "abcdefghijklmnopqrstuvwxyz0123456789") != strlen(step))
+                return rtn_errx(err, EINVAL, "bad checkpoint name");
+        struct step_call a = {.fs = fs, .step = step, .op = op};
+        /* As rt_upper_clone: in a user namespace mapped like the sandbox, with its rights. */
+        return rt_userns_run(m, do_step, &a, NULL, 0, err);
+}
+
+int rt_upper_save(const struct rt_idmap *m, int upper_fs, const char *step, struct rtn_error *err) {
+        return step_run(m, upper_fs, step, STEP_SAVE, err);
+}
+
+int rt_upper_restore(const struct rt_idmap *m, int upper_fs, const char *step,
+                     struct rtn_error *err) {
+        return step_run(m, upper_fs, step, STEP_RESTORE, err);
+}
+
+int rt_upper_step_drop(const struct rt_idmap *m, int upper_fs, const char *step,
+                       struct rtn_error *err) {
+        return step_run(m, upper_fs, step, STEP_DROP, err);
 }
 
 /* ---- merge: an upper laid over the pending changes ----------------------------------- */

@@ -51,7 +51,8 @@ static void json_tip(struct rtn_json_buf *b, struct serve *sv, const char *key) 
 }
 
 /* A session's uncommitted bytes: what its tmpfs holds (upper_fs, -1 before the first
- * sandbox), an overlay workspace's changes included. */
+ * sandbox), an overlay workspace's changes, rtn serve's /tmp and env_undo's checkpoints
+ * (tools/undo.c) included. */
 static uint64_t upper_bytes(int upper_fs) {
         uint64_t bytes = 0;
         if (upper_fs >= 0)
@@ -460,6 +461,8 @@ int serve_env_commit(struct serve *sv, struct mcp_call *call, const char *tool,
                 return 0;
         }
         if (r >= 0)
+                serve_undo_forget(sv, true); /* undoable back to the commit, not past it */
+        if (r >= 0)
                 r = serve_load_layers(sv, &err);
         if (r < 0) {
                 mcp_call_finish_error(call, "commit failed: %s", err.msg);
@@ -610,6 +613,7 @@ static int env_drop(struct serve *sv, struct mcp_call *call, bool reset) {
         serve_drop_jobs(sv);
         /* Nothing uncommitted is left: start from the env's tip as it is now, which another
          * server may have moved. */
+        serve_undo_forget(sv, false); /* the checkpoints go with the tmpfs */
         if (rt_session_discard(sv->sess, &err) < 0 ||
             rt_ws_drop(rt_session_dir(sv->sess), NULL, rt_session_idmap(sv->sess), &err) < 0 ||
             serve_load_layers(sv, &err) < 0) {

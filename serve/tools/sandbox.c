@@ -38,6 +38,7 @@ static struct serve *sandbox_alloc(struct serve_hub *h) {
         sv->nbind_strs = 0;
         sv->have_idmap = false;
         sv->stack = (struct store_stack){0};
+        sv->undo = NULL;
         snprintf(sv->handle, sizeof sv->handle, "sb-%u", h->next);
         return sv;
 }
@@ -164,6 +165,7 @@ void serve_sandbox_end(struct serve *sv, bool keep_ws) {
                 rt_session_stop(sv->sess);
                 if (keep_ws && rt_session_spec(sv->sess)->workspace_mode == RT_WS_OVERLAY)
                         keep_workspace_changes(sv);
+                serve_undo_forget(sv, false); /* the checkpoints go with the tmpfs */
                 rt_session_free(sv->sess); /* the last fd of its tmpfs upper */
         }
         if (h->installing == sv)

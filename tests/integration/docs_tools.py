@@ -167,11 +167,12 @@ def main():
             "env_rollback": [("shell_run", {"command": "echo 2 > \"$HOME/two\""}),
                              ("env_commit", {"message": "two"})],
             "env_reset": [("shell_run", {"command": "echo 3 > \"$HOME/three\""})],
+            "env_undo": [("shell_run", {"command": "echo 4 > \"$HOME/four\""})],
         }
         order = ["shell_run", "shell_list", "file_write", "file_read", "file_edit", "file_list",
                  "file_search", "python_exec", "shell_job_start", "shell_job_status",
                  "shell_job_output", "shell_job_wait", "shell_job_kill", "shell_job_list",
-                 "env_diff", "env_status", "workspace_apply", "env_commit", "env_snapshot_list",
+                 "env_diff", "env_status", "env_history", "env_undo", "env_redo", "workspace_apply", "env_commit", "env_snapshot_list",
                  "env_rollback", "env_gc", "env_reset", "env_discard", "bind_host_dir",
                  "sandbox_new", "sandbox_fork", "sandbox_list", "sandbox_close"]
         order += sorted(n for n in tools if n not in order)

@@ -1,8 +1,31 @@
 """A minimal MCP stdio client for the integration suites: starts `rtn serve`, initializes,
 and calls tools. Used by serve_files.sh (scenarios in serve_files.py)."""
+import atexit
 import json
 import os
+import shutil
 import subprocess
+import tempfile
+
+
+def case_dir(prefix):
+    """A directory of the scenario's own under $TMPDIR, removed at exit: where its data dir,
+    workspace and host files go, never the directory it was started from (run by hand from a
+    checkout, a scenario must not leave data/ or ws/ there). Files a sandbox's subordinate ids
+    own are removed from a user namespace that maps them, as tests/lib.sh's t_rmtree does."""
+    d = tempfile.mkdtemp(prefix=prefix + ".")
+
+    def remove():
+        shutil.rmtree(d, ignore_errors=True)
+        if os.path.exists(d):
+            subprocess.run(["chmod", "-R", "u+rwX", d], stderr=subprocess.DEVNULL)
+            shutil.rmtree(d, ignore_errors=True)
+        if os.path.exists(d):
+            subprocess.run(["unshare", "--map-root-user", "--map-auto", "rm", "-rf", d],
+                           stderr=subprocess.DEVNULL)
+
+    atexit.register(remove)
+    return d
 
 
 class ToolError(Exception):

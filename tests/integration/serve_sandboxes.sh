@@ -2,10 +2,11 @@
 # Sandboxes as handles in `rtn serve` (docs/tools.md, "Sandboxes"), through the official MCP
 # client 2.x in both protocol eras (tests/mcp-client/sandboxes.mjs): the default sandbox for
 # calls that name none, sandbox_fork's copy of the root filesystem's and an overlay
-# workspace's changes with each side's later writes its own, env_commit from a fork,
+# workspace's changes and /tmp with each side's later writes its own, env_commit from a fork,
 # sandbox_new from a commit, closed and unknown handles refused by name, --max-sandboxes,
 # and a close that frees the sandbox's processes, session dir and fds. Then the server's exit
 # with several sandboxes: the oldest sandbox's unapplied workspace changes are the ones kept.
+# And /tmp, which a fork copies, within the upper's --upper-size.
 . "$(dirname "$0")/../lib.sh"
 t_need_rtn
 
@@ -55,8 +56,30 @@ landlock_fork_refused() {
         t_stdout_has 'sandbox_fork: --isolation landlock runs commands on the host'
 }
 
+# rtn serve's /tmp lives on the upper's tmpfs (runtime/sandbox/kept.h), so that a fork
+# copies it: the two share one --upper-size (each had a tmpfs of that size before).
+tmp_shares_upper_size() {
+        command -v python3 >/dev/null || t_skip "python3 is not installed"
+        cat >"$T_TMP/budget.py" <<'EOF'
+import sys
+sys.path.insert(0, sys.argv[2])
+from mcp_serve import Serve
+s = Serve(sys.argv[1], "--upper-size", "16M")
+r = s.sh("head -c 10M /dev/zero >/var/tmp/a && echo upper-ok; "
+         "head -c 10M /dev/zero 2>&1 >/tmp/b || echo tmp-refused")
+print(r["stdout"])
+s.close()
+EOF
+        t_cmd python3 "$T_TMP/budget.py" "$RTN" "$T_ROOT/tests/integration"
+        t_exit_is 0
+        t_stdout_has upper-ok
+        t_stdout_has "No space left on device"
+        t_stdout_has tmp-refused
+}
+
 t_run sandboxes_modern sandboxes_era modern
 t_run sandboxes_legacy sandboxes_era legacy
 t_run max_sandboxes_checked bad_cap
 t_run landlock_fork_refused landlock_fork_refused
+t_run tmp_shares_upper_size tmp_shares_upper_size
 t_done

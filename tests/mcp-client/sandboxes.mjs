@@ -1,7 +1,7 @@
 // Sandboxes as handles, through the official MCP TypeScript client 2.x in either era: the
 // default sandbox answers calls that name none (today's clients), sandbox_fork copies the
-// root filesystem's and an overlay /workspace's uncommitted changes, each side's later
-// writes stay its own, jobs are not copied, env_commit works from a fork, sandbox_new starts
+// root filesystem's and an overlay /workspace's uncommitted changes and /tmp, each side's
+// later writes stay its own, jobs are not copied, env_commit works from a fork and keeps /tmp, sandbox_new starts
 // from a commit, a closed or unknown handle is refused by name, the cap's error, and closing
 // frees the sandbox (its processes, its session dir, the server's fds). Usage
 // (tests/integration/serve_sandboxes.sh):
@@ -64,7 +64,8 @@ const children = () => readFileSync(`/proc/${pid}/task/${pid}/children`, "utf8")
 let l = await ok("sandbox_list");
 check(l.sandboxes.length === 1 && l.sandboxes[0].sandbox === "sb-1" && l.sandboxes[0].default &&
       l.max_sandboxes === MAX, "one default sandbox, sb-1", l);
-await sh("echo src > /var/tmp/shared; echo src > /workspace/shared; echo src > /workspace/base");
+await sh("echo src > /var/tmp/shared; echo src > /workspace/shared; echo src > /workspace/base; " +
+         "mkdir /tmp/d; echo src > /tmp/d/shared; chmod 640 /tmp/d/shared");
 check((await sh("cat /var/tmp/shared", "sb-1")) === "src\n", "a call without a handle acts on sb-1");
 const job = (await ok("shell_job_start", { command: "sleep 300" })).job_id;
 const fdsBefore = fds();
@@ -73,23 +74,24 @@ const sessionsBefore = sessions();
 // The fork sees the source's files: root filesystem and overlay workspace.
 const f = await ok("sandbox_fork");
 check(f.sandbox === "sb-2" && f.forked_from === "sb-1" && /not copied/.test(f.note), "sandbox_fork result", f);
-check((await sh("cat /var/tmp/shared /workspace/shared /workspace/base", "sb-2")) === "src\nsrc\nsrc\n",
-      "the fork sees the source's files (root fs and /workspace)");
+check((await sh("cat /var/tmp/shared /workspace/shared /workspace/base /tmp/d/shared; stat -c %a /tmp/d/shared /tmp",
+                "sb-2")) === "src\nsrc\nsrc\nsrc\n640\n1777\n",
+      "the fork sees the source's files (root fs, /workspace and /tmp)");
 check((await ok("shell_job_list", { sandbox: "sb-2" })).jobs.length === 0, "jobs are not copied");
 check((await sh("ps -eo comm= | grep -c '^sleep$' || true", "sb-2")).trim() === "0",
       "processes are not copied");
 check((await ok("shell_job_status", { job_id: job })).state === "running", "the source's job runs on");
 
 // Each side's later writes stay its own.
-await sh("echo one > /var/tmp/shared; echo one > /workspace/shared; echo one > /var/tmp/only1", "sb-1");
-await sh("echo two > /var/tmp/shared; echo two > /workspace/shared; rm /workspace/base; echo two > /var/tmp/only2", "sb-2");
+await sh("echo one > /var/tmp/shared; echo one > /workspace/shared; echo one > /var/tmp/only1; echo one > /tmp/d/shared", "sb-1");
+await sh("echo two > /var/tmp/shared; echo two > /workspace/shared; rm /workspace/base; echo two > /var/tmp/only2; echo two > /tmp/d/shared", "sb-2");
 await ok("file_write", { path: "/workspace/by-tool", content: "two\n", sandbox: "sb-2" });
-check((await sh("cat /var/tmp/shared /workspace/shared /workspace/base; ls /var/tmp/only2 /workspace/by-tool 2>&1 || true", "sb-1")) ===
-      "one\none\nsrc\nls: cannot access '/var/tmp/only2': No such file or directory\n" +
+check((await sh("cat /var/tmp/shared /workspace/shared /workspace/base /tmp/d/shared; ls /var/tmp/only2 /workspace/by-tool 2>&1 || true", "sb-1")) ===
+      "one\none\nsrc\none\nls: cannot access '/var/tmp/only2': No such file or directory\n" +
       "ls: cannot access '/workspace/by-tool': No such file or directory\n",
       "the source does not see the fork's writes");
-check((await sh("cat /var/tmp/shared /workspace/shared; ls /workspace/base /var/tmp/only1 2>&1 || true", "sb-2")) ===
-      "two\ntwo\nls: cannot access '/workspace/base': No such file or directory\n" +
+check((await sh("cat /var/tmp/shared /workspace/shared /tmp/d/shared; ls /workspace/base /var/tmp/only1 2>&1 || true", "sb-2")) ===
+      "two\ntwo\ntwo\nls: cannot access '/workspace/base': No such file or directory\n" +
       "ls: cannot access '/var/tmp/only1': No such file or directory\n",
       "the fork does not see the source's writes");
 const rd = await ok("file_read", { path: "/workspace/shared", sandbox: "sb-2" });
@@ -101,6 +103,7 @@ check(readFileSync(`${ws}/base`, "utf8") === "host\n", "the host's workspace is 
 // env_commit from the fork; sandbox_new from that commit sees it, and from nothing does not.
 const c = await ok("env_commit", { message: "from the fork", sandbox: "sb-2" });
 check(/^[0-9a-f]{64}$/.test(c.commit_id), "env_commit works from a fork", c);
+check((await sh("cat /tmp/d/shared", "sb-2")) === "two\n", "/tmp outlives the commit, as it does a fork");
 const n = await ok("sandbox_new", { from: c.commit_id.slice(0, 12) });
 check(n.sandbox === "sb-3" && n.base_commit === c.commit_id, "sandbox_new from a commit", n);
 check((await sh("cat /var/tmp/only2", "sb-3")) === "two\n", "the new sandbox runs on the commit");

@@ -1,7 +1,7 @@
 """Scenarios of tests/security/fork.sh: the sandboxes of one `rtn serve` stay apart, and what
 the agent planted in a sandbox cannot turn sandbox_fork's copy (rtn's trusted side) against
-the host or another sandbox. python3 fork.py RTN SCENARIO, from the case's temp dir; the
-minimal MCP client of the integration suites is imported from MCP_PY_DIR (default
+the host or another sandbox. python3 fork.py RTN SCENARIO; its files go to a directory of
+its own (case_dir), never the current one. The minimal MCP client of the integration suites is imported from MCP_PY_DIR (default
 tests/integration). Exit 0 = pass; an AssertionError's message says what broke. Lines
 starting with '#' on stderr are notes for the suite's output."""
 import json
@@ -12,10 +12,10 @@ import time
 
 sys.path.insert(0, os.environ.get("MCP_PY_DIR") or
                 os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "integration"))
-from mcp_serve import Serve  # noqa: E402
+from mcp_serve import Serve, case_dir  # noqa: E402
 
 RTN = sys.argv[1]
-TMP = os.getcwd()
+TMP = case_dir("fork")
 # Unique to this run, so the host-side pid lookups find only this run's sleeps.
 SLEEP = [str(470000000 + os.getpid() * 10 + i) for i in range(3)]
 FORK_MAX_S = 90  # a fork is one sandbox start and a copy: a blocked copy would hang for good
@@ -135,7 +135,7 @@ def same_tree(s, a, b, root):
 
 PLANT_SH = r'''
 set -e
-for top in $HOME/t /workspace/t; do
+for top in $HOME/t /workspace/t /tmp/t; do
 mkdir -p $top && cd $top
 echo data >file
 ln -s /etc/passwd abs_link; ln -s ../../.. up_link; ln -s "$HOSTSECRET" host_link
@@ -153,7 +153,7 @@ rm /workspace/base
 
 MODES_SH = r'''
 set -e
-for top in $HOME/m /workspace/m; do
+for top in $HOME/m /workspace/m /tmp/m; do
 mkdir -p $top && cd $top
 echo secret >f000; chmod 000 f000
 echo w >f200; chmod 200 f200
@@ -195,7 +195,7 @@ def planted():
     try:
         sh(s, PLANT_SH, env={"HOSTSECRET": os.environ["HOSTSECRET"]})
         sb = fork_ok(s)
-        for root in ("$HOME/t", "/workspace/t"):
+        for root in ("$HOME/t", "/workspace/t", "/tmp/t"):
             m = same_tree(s, "sb-1", sb, root)
             kinds = {e["path"]: e["mode"][:-4] for e in m}
             eq(kinds["./fifo"], "1", f"{root}/fifo's type (S_IFIFO) in the fork")
@@ -219,7 +219,7 @@ def modes():
     try:
         sh(s, MODES_SH)
         sb = fork_ok(s)
-        for root in ("$HOME/m", "/workspace/m"):
+        for root in ("$HOME/m", "/workspace/m", "/tmp/m"):
             m = same_tree(s, "sb-1", sb, root)
             got = {e["path"]: e["mode"] for e in m if e["path"] in ("./f000", "./d000", "./sticky")}
             eq(got, {"./f000": "100000", "./d000": "40000", "./sticky": "41777"},

@@ -4,8 +4,8 @@
 # of a sandbox; sandbox_fork copies its upper on rtn's side, in a helper user namespace
 # mapped like the sandbox (runtime/session/upper.c, rt_upper_clone):
 #   planted       symlinks (absolute, out of the tree, to a host file, dangling), a FIFO,
-#                 names with newlines and escapes, hard links, a tree 400 deep and a whiteout
-#                 are copied as what they are: nothing followed, nothing blocks, the host
+#                 names with newlines and escapes, hard links, a tree 400 deep and a whiteout,
+#                 in the upper, an overlay /workspace and /tmp, are copied as what they are: nothing followed, nothing blocks, the host
 #                 file a link names never enters the fork
 #   modes         000 files, 000, 100 and 300 directories, set-id and sticky bits: copied
 #                 exactly (for a caller without a subordinate range rtn's own process could

@@ -151,13 +151,14 @@ tmpfs_memory() {
         t_exec --upper-size 1024G -- true
         t_exit_is 125
         t_stderr_has "gives a sandbox 2097152 MiB of tmpfs (its upper and /tmp), more than this machine's memory"
+        # rtn serve's /tmp is on its upper's tmpfs: one --upper-size per sandbox, not two.
         t_cmd "$RTN" serve --upper-size 1024G --max-sandboxes 1024
         [ "$T_RC" != 0 ] || t_fail "rtn serve accepted --upper-size 1024G --max-sandboxes 1024"
-        t_stderr_has "gives a sandbox 2097152 MiB of tmpfs"
+        t_stderr_has "gives a sandbox 1048576 MiB of tmpfs (its upper, /tmp included)"
         t_cmd "$RTN" serve --upper-size "${q}M" --max-sandboxes 1024
         t_exit_is 0
-        t_stderr_has "warning: 1024 sandboxes (--max-sandboxes) of $((2 * q)) MiB of tmpfs each"
-        t_stderr_has "may hold $((2048 * q)) MiB, more than this machine's memory"
+        t_stderr_has "warning: 1024 sandboxes (--max-sandboxes) of $q MiB of tmpfs each"
+        t_stderr_has "may hold $((1024 * q)) MiB, more than this machine's memory"
         t_exec --upper-size "${q}M" -- true
         t_exit_is 0
         grep -q tmpfs "$T_ERR_FILE" && t_fail "one sandbox that fits was warned about: $(cat "$T_ERR_FILE")"

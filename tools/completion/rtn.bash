@@ -11,7 +11,7 @@ _rtn_verb_options() {
         local spec="--setenv --env-file --allow-ptrace --user --upper-size --store-max --pids-max --memory-max --isolation --allow-net --net-policy --publish --secret --secret-file --secret-header --protect"
         case $1 in
         exec) echo "--rootfs --workspace --workspace-mode --bind --cwd --net --hostname --timeout $spec -t --tty --quiet --env --keep --commit -m --message --data-dir --help" ;;
-        serve) echo "--data-dir --env --rootfs --allow-host --workspace --workspace-mode --bind --hostname --net --timeout --max-output --http-tools --max-sandboxes --http --token-file --idle-timeout --max-sessions --allow-origin --http-public --workspace-root $spec --help" ;;
+        serve) echo "--data-dir --env --rootfs --allow-host --workspace --workspace-mode --bind --hostname --net --timeout --max-output --http-tools --max-sandboxes --undo-depth --http --token-file --idle-timeout --max-sessions --allow-origin --http-public --workspace-root $spec --help" ;;
         probe) echo "--json" ;;
         ps) echo "--all --data-dir --help" ;;
         commit) echo "$store -m --message --upper" ;;
@@ -69,7 +69,7 @@ _rtn_takes_value() {
         case $1 in
         --workspace | --cwd | --data-dir | --upper | --workspace-mode | --net | --isolation | --user | \
                 --rootfs | --env | -o | --output | --bind | --hostname | --timeout | --setenv | --env-file | \
-                --upper-size | --store-max | --pids-max | --memory-max | --allow-host | --max-output | --max-sandboxes | -m | \
+                --upper-size | --store-max | --pids-max | --memory-max | --allow-host | --max-output | --max-sandboxes | --undo-depth | -m | \
                 --allow-net | --net-policy | --publish | --secret | --secret-file | --secret-header | --http | --token-file | --idle-timeout | \
                 --max-sessions | --allow-origin | --workspace-root | \
                 --message | --reflog-days | --max-bytes | --suite | --variant | --mirror)

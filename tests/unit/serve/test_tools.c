@@ -16,7 +16,27 @@ static const char *const design_tools[] = {
         "file_write",      "file_edit",        "file_list",         "file_search",
         "python_exec",     "http_get",         "http_post",         "workspace_apply",
         "sandbox_new",     "sandbox_fork",     "sandbox_list",      "sandbox_close",
+        "env_history",     "env_undo",         "env_redo",
 };
+
+/* The calls that can change a sandbox's files: each takes a checkpoint first (env_undo). */
+static const char *const changing_tools[] = {
+        "shell_run",       "python_exec", "file_write",      "file_edit",
+        "shell_job_start", "pkg_install", "workspace_apply", "env_rollback",
+};
+
+Test(mcp_tool_find, the_changing_tools_take_a_checkpoint) {
+        size_t n = 0;
+        for (size_t i = 0; i < serve_tool_table.n; i++) {
+                const struct mcp_tool *t = &serve_tool_table.rows[i];
+                bool want = false;
+                for (size_t k = 0; k < sizeof changing_tools / sizeof changing_tools[0]; k++)
+                        want |= !strcmp(t->name, changing_tools[k]);
+                cr_assert_eq(!!(t->backend & SERVE_TOOL_CHANGES), want, "%s", t->name);
+                n += want;
+        }
+        cr_assert_eq(n, sizeof changing_tools / sizeof changing_tools[0]);
+}
 #define ALL_TOOLS (MCP_TOOLS_HTTP | MCP_TOOLS_WS_OVERLAY)
 
 Test(mcp_tool_find, every_design_tool_exists_with_valid_schemas) {
