@@ -199,8 +199,8 @@ run_suite() {
 # The suites that take longest (about a minute or more, then half a minute), started first
 # so that no lane is left with one of them at the end. Ordering only: a name not here runs
 # after them, in the order given, and a name here that is gone is passed over.
-SLOW_FIRST=(serve_modern provision store_cli cli_ps serve_http http_lockout
-        docs_tools secrets trusted store_live serve_wire cli_completion)
+SLOW_FIRST=(containers provision http_tools serve_modern serve_http store_cli cli_ps
+        http_lockout docs_tools secrets trusted apply store_live serve_wire cli_completion)
 
 slow_first() { # file...
         local n f
