@@ -282,16 +282,18 @@ run_shell_suites() {
 
 # The rtn serve and store suites again against the sanitized rtn (build-san/rtn): an ASan or
 # UBSan report from any rtn process fails the section, even when the suite's own checks pass
-# (a leak at exit does not change what a client sees).
+# (a leak at exit does not change what a client sees). Every case runs here too; a setup
+# step repeated many times that is not under test uses build/rtn (T_RTN_SETUP, tests/lib.sh).
 run_sanitized_suites() {
         local f logs saved_rtn=${RTN-} saved_bin=${T_BIN-} saved_asan=${ASAN_OPTIONS-} saved_ubsan=${UBSAN_OPTIONS-}
         logs=$(mktemp -d)
-        export RTN=$ROOT/build-san/rtn T_BIN=$ROOT/build/tests/bin
+        export RTN=$ROOT/build-san/rtn T_BIN=$ROOT/build/tests/bin T_RTN_SETUP=$ROOT/build/rtn
         export ASAN_OPTIONS="log_path=$logs/asan" UBSAN_OPTIONS="log_path=$logs/ubsan:print_stacktrace=1"
         run_suites tests/integration/serve_wire.sh tests/integration/serve_e2e.sh \
                 tests/integration/serve_files.sh tests/integration/store_cli.sh \
                 tests/integration/serve_workspace.sh tests/integration/workspace_overlay.sh
         export RTN=$saved_rtn T_BIN=$saved_bin ASAN_OPTIONS=$saved_asan UBSAN_OPTIONS=$saved_ubsan
+        unset T_RTN_SETUP
         if compgen -G "$logs/*san*" >/dev/null; then
                 echo "FAIL sanitizer reports from build-san/rtn:"
                 cat "$logs"/*san* | head -n 80

@@ -92,10 +92,10 @@ import_refuses_garbage() {
 t_run import_refuses_garbage import_refuses_garbage
 
 # The stack is built without a sandbox per commit (250 sandboxes were most of this suite's
-# time, four times per make test): commit 1 by rtn exec, 2-249 by rtn commit --upper from
+# time, six times per make test): commit 1 by rtn exec, 2-249 by rtn commit --upper from
 # copies of its layer's /workspace (the agent's owner and mode, copied inside the caller's
 # subordinate range where they are its ids), then commit 250 by rtn exec on 249 layers, and
-# a command on all 250.
+# a command on all 250. The filling commits are setup, made by $T_RTN_SETUP (tests/lib.sh).
 deep_stack_of_commits() {
         t_exec --commit -m c1 -- sh -c 'echo 1 > /workspace/f1'
         t_exit_is 0
@@ -115,7 +115,7 @@ SH
                 t_fail "cannot copy the first layer's workspace"
         local i
         for i in $(seq 2 249); do # past the one-page limit of overlay options
-                "$RTN" commit --upper "up$i" -m "c$i" >/dev/null || t_fail "commit $i failed"
+                "$T_RTN_SETUP" commit --upper "up$i" -m "c$i" >/dev/null || t_fail "commit $i failed"
         done
         t_exec --commit -m c250 -- sh -c 'echo 250 > /workspace/f250'
         t_exit_is 0
