@@ -37,13 +37,18 @@ T_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 : "${RTN:=$T_ROOT/build/rtn}"
 # Helper programs built from tests/{integration,security}/*.c (GNUmakefile TEST_HELPERS).
 : "${T_BIN:=$(dirname "$RTN")/tests/bin}"
+# An rtn for a case's setup steps that are not what it tests, many times over (filling a
+# store): the build/rtn of tools/test.sh's sanitized part, whose RTN is build-san/rtn, so the
+# sanitizer watches the steps under test and not the hundredth copy of a setup step.
+: "${T_RTN_SETUP:=$RTN}"
 # Upper bound for one command run through t_cmd, so a hung sandbox fails a case instead
 # of hanging the suite.
 : "${T_CMD_TIMEOUT:=120}"
 # Cases run in their own temp dir: make relative paths absolute first.
 [[ $RTN == /* ]] || RTN=$PWD/$RTN
 [[ $T_BIN == /* ]] || T_BIN=$PWD/$T_BIN
-export RTN T_BIN
+[[ $T_RTN_SETUP == /* ]] || T_RTN_SETUP=$PWD/$T_RTN_SETUP
+export RTN T_BIN T_RTN_SETUP
 
 T_PASSED=0
 T_FAILED=0

@@ -70,11 +70,13 @@ out=${1:?usage: tools/image.sh OUT.tar | base}
 [ "$(id -u)" = 0 ] || { echo "tools/image.sh: needs root (rootful podman)" >&2; exit 1; }
 base=$(make_base "$pkgs $agent_pkgs${IMAGE_PACKAGES:+ $IMAGE_PACKAGES}")
 state=$(mktemp -d "${TMPDIR:-/tmp}/rtn-image.XXXXXX")
-pm=(podman --root "$state/storage" --runroot "$state/run" --runtime runc
+# podman refuses a run root longer than 50 characters, which one under a TMPDIR may be
+runroot=$(mktemp -d /tmp/rtnc.XXXXXX)
+pm=(podman --root "$state/storage" --runroot "$runroot" --runtime runc
         --cgroup-manager cgroupfs --events-backend none --storage-driver overlay)
 cleanup() {
         "${pm[@]}" system reset -f >/dev/null 2>&1 || true
-        rm -rf "$state"
+        rm -rf "$state" "$runroot"
 }
 trap cleanup EXIT
 version=$("$here/$O/rtn" --version | awk '{print $2}')

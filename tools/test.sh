@@ -2,7 +2,8 @@
 # What `make test` runs. In order: the layer check (tools/check-layers.sh), the terminal
 # check (tools/check-term.sh); install missing
 # dependencies (tools/install-deps.sh, then the MCP client's npm packages); build normally
-# (build/) and with SANITIZE=address,undefined (build-san/); then the test parts:
+# (build/), start the streams of shell suites, and build with SANITIZE=address,undefined
+# (build-san/) while they run; then the other test parts:
 #   units  every unit binary build-san/tests/unit-*
 #   fuzz   every fuzz corpus replay build-san/fuzz/*-replay over fuzz/corpus/<target>/
 #   shell  the shell suites tests/integration/*.sh and tests/security/*.sh against build/rtn
@@ -12,13 +13,15 @@
 # enter, so what they execute is first copied to a world-readable temp dir, and each run gets
 # its own HOME, TMPDIR, XDG_RUNTIME_DIR and RTN_DATA_DIR (each case of a suite has its own
 # data dir as well, tests/lib.sh). Five streams (root's unit and fuzz, root's shell suites,
-# root's sanitized suites, rtntest's and rtnsub's) run at once; RTN_TEST_STREAMS=serial
-# runs them one after another. Within a stream the shell suites run RTN_TEST_LANES (2) at a
+# root's sanitized suites, rtntest's and rtnsub's) run at once; a user's stream runs its
+# shell suites first and its unit and sanitized parts once build-san/ is made;
+# RTN_TEST_STREAMS=serial builds both trees first and runs the streams one after another. Within a stream the shell suites run RTN_TEST_LANES (2) at a
 # time, longest first (SLOW_FIRST), each with a TMPDIR and XDG_RUNTIME_DIR of its own; a
 # suite marked "# test.sh: alone" (it fills a per-user count on purpose) runs by itself
 # after the others. A user's suites stay in that user's one stream: they share its per-user
 # kernel counts. Each suite's and stream's output is printed whole when it ends, then the
-# wall time of every stream and the ten slowest suites. Counts come
+# wall time of every stream, the ten slowest suites by wall time and by CPU time (what each
+# suite and its reaped descendants used), and each stream's CPU. Counts come
 # from each runner (criterion's TAP report, the `# t:` line of tests/lib.sh); the last line
 # is the total: `N passed, N failed, N skipped`. Exit 0 only when nothing failed.
 #
@@ -65,6 +68,25 @@ abort() {
         exit 1
 }
 
+# Runs CMD... in a subshell and writes to FILE the CPU seconds (user + system) of everything
+# it waited for: CMD and its descendants that were reaped in turn (a sandbox's processes by
+# rtn), not a daemon that outlived its parent. Returns CMD's exit code.
+with_cpu() { # file cmd...
+        local f=$1
+        shift
+        (
+                rc=0
+                "$@" || rc=$?
+                # not in a pipe: a forked shell's `times` counts nothing
+                times >"$f"
+                awk 'NR == 2 {
+                        n = split($0, a, /[ms ]+/); t = 0
+                        for (i = 1; i + 1 <= n; i += 2) t += a[i] * 60 + a[i + 1]
+                        printf "%d\n", t + 0.5 }' "$f" >"$f.s" && mv "$f.s" "$f"
+                exit $rc
+        )
+}
+
 # One criterion binary. Its TAP report (criterion --tap) gives per-test results; skipped
 # tests are "ok ... # SKIP". A non-zero exit with no failing test (a crash of the runner
 # itself) still counts as one failure.
@@ -74,7 +96,7 @@ run_unit() {
         tap=$(mktemp)
         echo "-- $name"
         out=$(mktemp)
-        timeout -k 10 "$SUITE_TIMEOUT" "$bin" --tap="$tap" >"$out" 2>&1 || rc=$?
+        with_cpu "$out.cpu" timeout -k 10 "$SUITE_TIMEOUT" "$bin" --tap="$tap" >"$out" 2>&1 || rc=$?
         cat "$out"
         local p f s
         s=$(grep -c '^ok .*# SKIP' "$tap")
@@ -89,7 +111,8 @@ run_unit() {
                 echo "FAIL $name: sanitizer reports in its output"
                 f=$((f + 1))
         fi
-        rm -f "$out"
+        echo "# cpu: $(cat "$out.cpu") $name"
+        rm -f "$out" "$out.cpu"
         if [ "$rc" != 0 ] && [ "$f" = 0 ]; then
                 echo "FAIL $name exited $rc without a failing test"
                 f=1
@@ -136,8 +159,10 @@ run_fuzz_replay() {
 suite_run() { # file log
         local t0=$SECONDS rc=0
         echo "-- $1" >"$2"
-        timeout -k 10 "$SUITE_TIMEOUT" bash "$1" </dev/null >>"$2" 2>&1 || rc=$?
+        with_cpu "$2.cpu" timeout -k 10 "$SUITE_TIMEOUT" bash "$1" </dev/null >>"$2" 2>&1 || rc=$?
         echo "# time: $((SECONDS - t0)) $1" >>"$2"
+        echo "# cpu: $(cat "$2.cpu") $1" >>"$2"
+        rm -f "$2.cpu"
         echo "$rc" >"$2.rc"
 }
 
@@ -174,8 +199,9 @@ run_suite() {
 # The suites that take longest (about a minute or more, then half a minute), started first
 # so that no lane is left with one of them at the end. Ordering only: a name not here runs
 # after them, in the order given, and a name here that is gone is passed over.
-SLOW_FIRST=(serve_modern provision store_cli cli_ps serve_http http_lockout user
-        docs_tools secrets trusted store_live serve_wire cli_completion)
+SLOW_FIRST=(containers provision http_tools serve_modern serve_http store_cli cli_ps
+        http_lockout user gitconf undo docs_tools secrets trusted apply store_live serve_wire
+        cli_completion)
 
 slow_first() { # file...
         local n f
@@ -257,16 +283,18 @@ run_shell_suites() {
 
 # The rtn serve and store suites again against the sanitized rtn (build-san/rtn): an ASan or
 # UBSan report from any rtn process fails the section, even when the suite's own checks pass
-# (a leak at exit does not change what a client sees).
+# (a leak at exit does not change what a client sees). Every case runs here too; a setup
+# step repeated many times that is not under test uses build/rtn (T_RTN_SETUP, tests/lib.sh).
 run_sanitized_suites() {
         local f logs saved_rtn=${RTN-} saved_bin=${T_BIN-} saved_asan=${ASAN_OPTIONS-} saved_ubsan=${UBSAN_OPTIONS-}
         logs=$(mktemp -d)
-        export RTN=$ROOT/build-san/rtn T_BIN=$ROOT/build/tests/bin
+        export RTN=$ROOT/build-san/rtn T_BIN=$ROOT/build/tests/bin T_RTN_SETUP=$ROOT/build/rtn
         export ASAN_OPTIONS="log_path=$logs/asan" UBSAN_OPTIONS="log_path=$logs/ubsan:print_stacktrace=1"
         run_suites tests/integration/serve_wire.sh tests/integration/serve_e2e.sh \
                 tests/integration/serve_files.sh tests/integration/store_cli.sh \
                 tests/integration/serve_workspace.sh tests/integration/workspace_overlay.sh
         export RTN=$saved_rtn T_BIN=$saved_bin ASAN_OPTIONS=$saved_asan UBSAN_OPTIONS=$saved_ubsan
+        unset T_RTN_SETUP
         if compgen -G "$logs/*san*" >/dev/null; then
                 echo "FAIL sanitizer reports from build-san/rtn:"
                 cat "$logs"/*san* | head -n 80
@@ -282,12 +310,31 @@ run_fuzz_replays() {
         done
 }
 
+# A stream started before the sanitized build ended (RTN_TEST_SAN_READY names the mark
+# stage_san writes) waits for it; false when it failed.
+await_san() {
+        [ -n "${RTN_TEST_SAN_READY:-}" ] || return 0
+        while [ ! -e "$RTN_TEST_SAN_READY" ]; do
+                sleep 2
+        done
+        [ "$(cat "$RTN_TEST_SAN_READY")" = ok ]
+}
+
 # --suites PART...: one stream, run from this tree as whoever runs it. Its last lines carry
 # what the stream's starter adds up: the totals and the names of what failed.
 if [ "${1:-}" = --suites ]; then
         shift
         echo "as $(id -un) (uid $(id -u)) in $ROOT"
         for part in "$@"; do
+                case $part in
+                units | fuzz | san)
+                        if ! await_san; then
+                                echo "FAIL $part: $(cat "$RTN_TEST_SAN_READY")"
+                                add 0 1 0 "$part"
+                                continue
+                        fi
+                        ;;
+                esac
                 case $part in
                 units) section "unit (build-san)" && run_units ;;
                 fuzz) section "fuzz corpus replay (build-san)" && run_fuzz_replays ;;
@@ -343,11 +390,27 @@ if tools/check-layers.sh; then add 1 0 0; else add 0 1 0 "check-layers"; fi
 section "terminal text (tools/check-term.sh)"
 if tools/check-term.sh; then add 1 0 0; else add 0 1 0 "check-term"; fi
 
+case ${RTN_TEST_STREAMS:-all} in
+all) STREAM_MODE=all ;;
+serial) STREAM_MODE=serial ;;
+*) abort "RTN_TEST_STREAMS=${RTN_TEST_STREAMS} is not all or serial" ;;
+esac
+
+# The sanitized build, into LOG; its exit code into LOG.rc.
+build_san() { # log
+        local rc=0
+        make -j"$JOBS" SANITIZE=address,undefined O=build-san all tests >"$1" 2>&1 || rc=$?
+        echo "$rc" >"$1.rc"
+}
+
 if [ -n "$DO_BUILD" ]; then
         section "build (build/)"
         make -j"$JOBS" O=build all tests || abort "build"
-        section "build (build-san/, SANITIZE=address,undefined)"
-        make -j"$JOBS" SANITIZE=address,undefined O=build-san all tests || abort "sanitized build"
+        # With the streams one after another, nothing runs beside the sanitized build.
+        if [ "$STREAM_MODE" = serial ]; then
+                section "build (build-san/, SANITIZE=address,undefined)"
+                make -j"$JOBS" SANITIZE=address,undefined O=build-san all tests || abort "sanitized build"
+        fi
 fi
 [ -x build/rtn ] || abort "build/rtn missing"
 
@@ -363,8 +426,9 @@ cleanup() {
 trap cleanup EXIT
 
 # Copies what the unprivileged runs execute to a world-readable temp dir: the built binaries
-# and helpers, the unit binaries, the shell suites with their library and the MCP client,
-# and the man page, completions, docs and manifests the CLI and doc suites check against rtn.
+# and helpers, the shell suites with their library and the MCP client, and the man page,
+# completions, docs and manifests the CLI and doc suites check against rtn. The sanitized
+# rtn and unit binaries follow when they are built (stage_san).
 stage_tree() {
         STAGE=$(mktemp -d /tmp/rtn-test-stage.XXXXXX) || return 1
         mkdir -p "$STAGE/tools" "$STAGE/docs" "$STAGE/build/tests" "$STAGE/build-san/tests" ||
@@ -374,12 +438,23 @@ stage_tree() {
                 cp docs/rtn.1 docs/*.md "$STAGE/docs/" && cp README.md "$STAGE/" &&
                 cp -a deploy "$STAGE/" &&
                 cp -a tests "$STAGE/" &&
-                cp build/rtn "$STAGE/build/" &&
-                cp build-san/rtn "$STAGE/build-san/" &&
-                cp build-san/tests/unit-* "$STAGE/build-san/tests/" || return 1
+                cp build/rtn "$STAGE/build/" || return 1
         [ -f build/rtn-init ] && cp build/rtn-init "$STAGE/build/"
         [ -d build/tests/bin ] && cp -a build/tests/bin "$STAGE/build/tests/"
         chmod -R a+rX,go-w "$STAGE"
+}
+
+# The sanitized build's part of the staged copy, then its ready mark (ok, or why not), which
+# the users' streams wait for before their unit and sanitized parts (await_san).
+stage_san() { # ok|why-not
+        local why=$1
+        if [ "$why" = ok ]; then
+                { cp build-san/rtn "$STAGE/build-san/" &&
+                        cp build-san/tests/unit-* "$STAGE/build-san/tests/" &&
+                        chmod -R a+rX,go-w "$STAGE/build-san"; } || why="staging build-san failed"
+        fi
+        echo "$why" >"$STAGE/build-san/ready.tmp" && chmod a+r "$STAGE/build-san/ready.tmp" &&
+                mv "$STAGE/build-san/ready.tmp" "$STAGE/build-san/ready"
 }
 
 # One stream as an unprivileged user, from the staged copy, with a HOME of its own.
@@ -396,7 +471,7 @@ as_user() { # user part...
                 USER="$user" LOGNAME="$user" HOME="$home" TMPDIR="$home/tmp" \
                 XDG_RUNTIME_DIR="$home/run" RTN_DATA_DIR="$home/data" \
                 UBSAN_OPTIONS="$UBSAN_OPTIONS" RTN_SUITE_TIMEOUT="$SUITE_TIMEOUT" \
-                RTN_TEST_LANES="$LANES" \
+                RTN_TEST_LANES="$LANES" RTN_TEST_SAN_READY="$STAGE/build-san/ready" \
                 bash "$STAGE/tools/test.sh" --suites "$@"
 }
 
@@ -437,6 +512,15 @@ start_stream() {
         STREAM_RC[$name]=$rc
 }
 
+# The ten largest "# time: N what" or "# cpu: N what" lines of every stream, with a heading.
+slowest() { # time|cpu heading
+        local name
+        echo "$2"
+        for name in "${STREAMS[@]}"; do
+                sed -n "s|^# $1: \([0-9]*\) \(.*\)|\1 $name:\2|p" "$LOGS/$name"
+        done | sort -rn | head -n 10 | while read -r t what; do printf '%6d s  %s\n' "$t" "$what"; done
+}
+
 # Waits for every stream, prints each one's output whole, then adds up its counts.
 finish_streams() {
         local name rc line p f s
@@ -463,25 +547,22 @@ finish_streams() {
         for name in "${STREAMS[@]}"; do
                 printf '%6d s  %s\n' "${STREAM_TIME[$name]}" "$name"
         done
-        echo "the ten slowest:"
+        slowest time "the ten slowest by wall time:"
+        slowest cpu "the ten slowest by CPU time (user + system, seconds of one core):"
+        echo "CPU of each stream's suites:"
         for name in "${STREAMS[@]}"; do
-                sed -n "s|^# time: \([0-9]*\) \(.*\)|\1 $name:\2|p" "$LOGS/$name"
-        done | sort -rn | head -n 10 | while read -r t what; do printf '%6d s  %s\n' "$t" "$what"; done
+                printf '%6d s  %s\n' "$(sed -n 's|^# cpu: \([0-9]*\) .*|\1|p' "$LOGS/$name" |
+                        awk '{ t += $1 } END { print t + 0 }')" "$name"
+        done
         echo "cpu (user, system) of this script, then of everything it waited for:"
         times
 }
 
-case ${RTN_TEST_STREAMS:-all} in
-all) STREAM_MODE=all ;;
-serial) STREAM_MODE=serial ;;
-*) abort "RTN_TEST_STREAMS=${RTN_TEST_STREAMS} is not all or serial" ;;
-esac
 LOGS=$(mktemp -d /tmp/rtn-test-logs.XXXXXX) || abort "mktemp"
 chmod 755 "$LOGS"
-start_stream "root: unit and fuzz" as_root units fuzz
+# The shell suites against build/rtn start while the sanitized build compiles: root's, and
+# each user's, whose unit and sanitized parts come after and wait for it.
 start_stream "root: integration and security" as_root shell
-start_stream "root: sanitized rtn" as_root san
-
 if [ -n "$DO_UNPRIV" ]; then
         if [ "$(id -u)" != 0 ]; then
                 section "unprivileged runs: skipped (need root to switch users)"
@@ -489,13 +570,29 @@ if [ -n "$DO_UNPRIV" ]; then
         else
                 tools/test-users.sh || abort "tools/test-users.sh"
                 stage_tree || abort "staging the tests in a world-readable temp dir"
+                [ "$STREAM_MODE" = serial ] && stage_san ok
                 # One stream per user: its suites share the user's per-user kernel counts
                 # (processes, user namespaces), which a suite's fork bomb or budget test
                 # fills on purpose.
                 for u in rtntest rtnsub; do
-                        start_stream "$u" as_user "$u" units shell san
+                        start_stream "$u" as_user "$u" shell units san
                 done
         fi
+fi
+SAN_OK=ok
+if [ -n "$DO_BUILD" ] && [ "$STREAM_MODE" != serial ]; then
+        section "build (build-san/, SANITIZE=address,undefined)"
+        build_san "$LOGS/build-san"
+        cat "$LOGS/build-san"
+        [ "$(cat "$LOGS/build-san.rc")" = 0 ] || SAN_OK="the sanitized build failed"
+fi
+[ -n "$STAGE" ] && [ ! -e "$STAGE/build-san/ready" ] && stage_san "$SAN_OK"
+if [ "$SAN_OK" = ok ]; then
+        start_stream "root: unit and fuzz" as_root units fuzz
+        start_stream "root: sanitized rtn" as_root san
+else
+        echo "FAIL $SAN_OK: no unit, fuzz or sanitized suites"
+        add 0 1 0 "sanitized build"
 fi
 finish_streams
 if [ -f "$LOGS/homes" ]; then

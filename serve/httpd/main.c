@@ -22,7 +22,7 @@
 #include "common/term.h"
 #include "common/usage.h"
 #include "serve/httpd/httpd.h"
-#include "mcp/internal.h"
+#include "mcp/mcp.h"
 #include "store/store.h"
 
 /* Options of the front end. name=value or name value, as getopt_long takes them. */

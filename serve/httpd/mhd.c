@@ -26,7 +26,8 @@
 #include "common/loop.h"
 #include "serve/httpd/httpd.h"
 #include "serve/httpd/mhd.h"
-#include "mcp/internal.h"
+#include "mcp/mcp.h"
+#include "mcp/wire.h"
 
 struct mhd_fns httpd_mhd_fns;
 

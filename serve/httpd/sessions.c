@@ -35,7 +35,7 @@
 #include "common/loop.h"
 #include "common/syscall.h"
 #include "serve/httpd/httpd.h"
-#include "mcp/internal.h"
+#include "mcp/wire.h"
 #include "store/store.h"
 
 #ifndef P_PIDFD

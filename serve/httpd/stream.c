@@ -8,7 +8,7 @@
 #include "common/json.h"
 #include "serve/httpd/httpd.h"
 #include "serve/httpd/mhd.h"
-#include "mcp/internal.h"
+#include "mcp/wire.h"
 
 /* One SSE event carrying msg, queued for the stream. */
 static int event_add(struct httpd_req *q, const char *msg, size_t len) {

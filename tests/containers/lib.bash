@@ -6,9 +6,11 @@
 # storage in a temp dir of the suite's, removed at the end. Sourced by the container suites
 # after tests/lib.sh.
 
-# A case skips, naming what this host lacks; the suite's setup runs once (c_setup).
+# A case skips, naming what this host lacks, or fails when podman, which it has, failed (a
+# broken setup must not pass for a missing feature); the suite's setup runs once (c_setup).
 c_need() {
         [ -n "${C_SKIP:-}" ] && t_skip "$C_SKIP"
+        [ -n "${C_FAIL:-}" ] && t_fail "$C_FAIL"
         return 0
 }
 
@@ -33,9 +35,11 @@ c_containers_conf() {
         printf '[containers]\ndefault_ulimits = ["nofile=%s", "nproc=%s"]\n' "$n" "$u" >"$C_STATE/containers.conf"
 }
 
-# The podman command line, in C_PODMAN (an array): storage in the suite's temp dir.
+# The podman command line, in C_PODMAN (an array): storage in the suite's temp dir, the run
+# root in C_RUNROOT (podman refuses one longer than 50 characters, which a TMPDIR of make
+# test's streams is).
 c_podman_argv() {
-        C_PODMAN=(podman --root "$C_STATE/storage" --runroot "$C_STATE/run" --runtime runc
+        C_PODMAN=(podman --root "$C_STATE/storage" --runroot "$C_RUNROOT" --runtime runc
                 --cgroup-manager cgroupfs --events-backend none --storage-driver overlay)
 }
 
@@ -57,7 +61,7 @@ c_base_tar() {
 # Once per suite: the reasons to skip, the base image, and localhost/rtn-test with the rtn
 # under test in /usr/local/bin and a user `agent` (uid 1000).
 c_setup() {
-        C_SKIP=
+        C_SKIP= C_FAIL=
         if [ "$(id -u)" != 0 ]; then
                 C_SKIP="the container suites run podman as root (rootless podman needs subordinate ids and storage of its own); rtn runs as a user inside the container"
                 return
@@ -66,6 +70,7 @@ c_setup() {
                 command -v "$b" >/dev/null || { C_SKIP="no $b (tools/deps.txt installs it)"; return; }
         done
         C_STATE=$(mktemp -d "${TMPDIR:-/tmp}/rtn-containers.XXXXXX")
+        C_RUNROOT=$(mktemp -d /tmp/rtnc.XXXXXX)
         # Host ids for --uidmap: above every range of /etc/subuid and /etc/subgid and below
         # root's default subordinate block, so they are nobody's.
         C_UIDMAP=$(cat /etc/subuid /etc/subgid 2>/dev/null |
@@ -74,13 +79,16 @@ c_setup() {
                 C_SKIP="mmdebstrap could not make a Debian 12 base (no Debian mirror?): $C_BASE_LOG"
                 return
         fi
-        c_podman import -q "$C_BASE_TAR" localhost/rtn-base >/dev/null || { C_SKIP="podman import failed"; return; }
+        if ! c_podman import -q "$C_BASE_TAR" localhost/rtn-base >/dev/null 2>"$C_STATE/import.log"; then
+                C_FAIL="podman import failed: $(tail -n 3 "$C_STATE/import.log" | tr '\n' ' ')"
+                return
+        fi
         mkdir -p "$C_STATE/ctx"
         cp "$RTN" "$C_STATE/ctx/rtn"
         printf '%s\n' 'FROM localhost/rtn-base' 'COPY rtn /usr/local/bin/rtn' \
                 'RUN useradd -m -u 1000 agent' >"$C_STATE/ctx/Containerfile"
         if ! c_podman build -q --network none -t localhost/rtn-test "$C_STATE/ctx" >"$C_STATE/build.log" 2>&1; then
-                C_SKIP="podman build failed: $(tail -n 3 "$C_STATE/build.log" | tr '\n' ' ')"
+                C_FAIL="podman build failed: $(tail -n 3 "$C_STATE/build.log" | tr '\n' ' ')"
                 return
         fi
         # A seccomp profile that denies user namespaces: podman's default, with clone3
@@ -155,5 +163,5 @@ SCRIPT
 c_teardown() {
         [ -n "${C_STATE:-}" ] || return 0
         c_podman system reset -f >/dev/null 2>&1
-        rm -rf "$C_STATE"
+        rm -rf "$C_STATE" "${C_RUNROOT:-}"
 }

@@ -5,7 +5,7 @@
 # netns), a room of runtime/ up inside it (runtime/sandbox to runtime/session, the loop the
 # rooms were split to break), the protocol core up to runtime/ or serve/, and another
 # module's internal.h where the graph allows the module (cli/ to runtime/internal.h, serve/
-# to mcp/internal.h). Needs no rtn: it reads sources only, so it skips in
+# and its HTTP front end to mcp/internal.h, which has mcp/wire.h for what a transport needs). Needs no rtn: it reads sources only, so it skips in
 # the staged copy the unprivileged users run from (tools/test.sh), which holds none.
 . "$(dirname "$0")/../lib.sh"
 
@@ -62,6 +62,7 @@ t_run mcp_core_up_to_runtime wrong_edge mcp/server.c runtime/runtime.h
 t_run mcp_core_up_to_serve wrong_edge mcp/protocol.c serve/serve.h
 t_run runtime_up_to_serve wrong_edge runtime/session/session.c serve/serve.h
 t_run serve_to_mcp_internal wrong_edge serve/tools/shell.c mcp/internal.h
+t_run httpd_to_mcp_internal wrong_edge serve/httpd/mhd.c mcp/internal.h
 
 right_edge() {
         copy_tree
@@ -74,5 +75,6 @@ t_run sandbox_to_runtime_internal right_edge runtime/sandbox/mount.c runtime/int
 t_run cli_to_session right_edge cli/ps.c runtime/session/registry.h
 t_run serve_down_to_runtime_and_mcp right_edge serve/tools/shell.c runtime/session/session.h
 t_run serve_down_to_mcp right_edge serve/tools/env.c mcp/mcp.h
+t_run httpd_down_to_mcp_wire right_edge serve/httpd/conns.c mcp/wire.h
 
 t_done
