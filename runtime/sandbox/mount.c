@@ -231,7 +231,7 @@ static int mount_overlay(const struct rt_plan *p, const char *sub, const char *b
  * costs each file an inode and maybe a block there. */
 /* upper/ and work/ on a kept upper's tmpfs: made with it, and again after a commit emptied it
  * (runtime/session/session.c keeps the tmpfs while an overlay workspace's changes are on it). */
-static int upper_dirs(const struct rt_plan *p, int mnt, struct rtn_error *err) {
+static int upper_dirs(const struct rt_idmap *m, int mnt, struct rtn_error *err) {
         if (mkdirat(mnt, "work", 0700) < 0 && errno != EEXIST)
                 return rtn_err(err, errno, "create work/");
         if (mkdirat(mnt, "upper", 0755) < 0)
@@ -239,15 +239,14 @@ static int upper_dirs(const struct rt_plan *p, int mnt, struct rtn_error *err) {
         /* The upper's top becomes a layer's top, whose owner its id hashes: the caller's, as
          * for an upper rtn makes on disk. With a subordinate range the caller is the agent's
          * id here, not this namespace's root. */
-        if (p->idmap->mode == RT_IDMAP_SUBID &&
-            fchownat(mnt, "upper", p->idmap->agent_uid, p->idmap->agent_gid, AT_SYMLINK_NOFOLLOW) <
-                    0)
+        if (m->mode == RT_IDMAP_SUBID &&
+            fchownat(mnt, "upper", m->agent_uid, m->agent_gid, AT_SYMLINK_NOFOLLOW) < 0)
                 return rtn_err(err, errno, "chown upper/");
         return 0;
 }
 
-static int new_upper_fs(const struct rt_plan *p, struct rtn_error *err) {
-        uint64_t room = p->spec->upper_room ? p->spec->upper_room : p->spec->upper_bytes;
+int rt_upper_fs_new(const struct rt_spec *spec, const struct rt_idmap *m, struct rtn_error *err) {
+        uint64_t room = spec->upper_room ? spec->upper_room : spec->upper_bytes;
         char size[24], inodes[24];
         snprintf(size, sizeof size, "%llu", (unsigned long long)room);
         snprintf(inodes, sizeof inodes, "%llu", (unsigned long long)(room / 4096 + 1024));
@@ -261,7 +260,7 @@ static int new_upper_fs(const struct rt_plan *p, struct rtn_error *err) {
                 sys_fsmount(fs, FSMOUNT_CLOEXEC, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
         if (mnt < 0)
                 return rtn_err(err, errno, "mount the upper's tmpfs");
-        int r = upper_dirs(p, mnt, err);
+        int r = upper_dirs(m, mnt, err);
         if (r < 0)
                 return r;
         return TAKE_FD(mnt);
@@ -270,9 +269,9 @@ static int new_upper_fs(const struct rt_plan *p, struct rtn_error *err) {
 static int mount_kept_upper(const struct rt_plan *p, struct rtn_error *err) {
         _cleanup_close_ int made = -1;
         int src = p->spec->upper_fs;
-        if (src < 0 && (src = made = new_upper_fs(p, err)) < 0)
+        if (src < 0 && (src = made = rt_upper_fs_new(p->spec, p->idmap, err)) < 0)
                 return made;
-        int r = made < 0 ? upper_dirs(p, src, err) : 0;
+        int r = made < 0 ? upper_dirs(p->idmap, src, err) : 0;
         if (r < 0)
                 return r;
         _cleanup_close_ int tree =

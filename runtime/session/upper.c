@@ -13,13 +13,15 @@
  * depth and path length are bounded, and xattrs are copied whole. For every caller but host
  * root the work runs in a user namespace mapped like the sandbox (rt_userns_as_owner), whose
  * root may create files of every mapped owner and read what the agent made unreadable (a
- * 000 directory); a fork's copy (rt_upper_clone) runs there for every caller. */
+ * 000 directory); a fork's tmpfs and copy (rt_upper_fork) are made there for every caller. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/fsuid.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/statvfs.h>
@@ -419,29 +421,60 @@ static int clone_tree(int sfd, int dfd, struct rtn_error *err) {
         return r;
 }
 
-static int do_clone(void *arg, char *out, size_t outlen, struct rtn_error *err) {
-        struct clone_call *a = arg;
-        int r = clone_tree(a->from_fs, a->to_fs, err);
+/* Copies upper/, and an overlay workspace's ws/upper, of the tmpfs from_fs onto to_fs. */
+static int clone_uppers(int from_fs, int to_fs, struct rtn_error *err) {
+        int r = clone_tree(from_fs, to_fs, err);
         _cleanup_close_ int sws =
-                openat(a->from_fs, RT_WS_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                openat(from_fs, RT_WS_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         _cleanup_close_ int dws =
-                openat(a->to_fs, RT_WS_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                openat(to_fs, RT_WS_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         if (r == 0 && sws >= 0 && dws >= 0)
                 r = clone_tree(sws, dws, err);
         return r;
 }
 
-int rt_upper_clone(const struct rt_idmap *m, int from_fs, int to_fs, struct rtn_error *err) {
-        struct clone_call a = {.from_fs = from_fs, .to_fs = to_fs};
-        /* Always from a user namespace mapped like the sandbox, whatever the mapping: a tmpfs
-         * made in a sandbox's user namespace stores only ids mapped there, and the copy of a
-         * tree the agent wrote acts with the sandbox's rights (its root's CAP_DAC_OVERRIDE
-         * over the mapped ids, so a 000 file or directory is copied, not refused) and never
-         * with rtn's own: with a single-id mapping, rtn's process is the host user with all
-         * its groups. */
+struct fork_call {
+        const struct rt_spec *spec;
+        const struct rt_idmap *m;
+        int from_fs;
+};
+
+/* In the helper: the fork's tmpfs, made as its sandbox would make it (rt_upper_fs_new, as
+ * the namespace's root, so its root and work/ are root's), with ws/ where the source has
+ * one (a sandbox's mount_ws_overlay makes it), then the copy as the caller. Returns the
+ * tmpfs's fd, which rt_userns_run_fd hands to rtn. */
+static int do_fork(void *arg, char *out, size_t outlen, struct rtn_error *err) {
+        struct fork_call *a = arg;
+        /* fsopen wants CAP_SYS_ADMIN over the mount namespace: one of the helper's own */
+        if (unshare(CLONE_NEWNS) < 0)
+                return rtn_err(err, errno, "a mount namespace for the fork's tmpfs");
+        uid_t fsuid = (uid_t)setfsuid(0);
+        gid_t fsgid = (gid_t)setfsgid(0);
+        _cleanup_close_ int to = rt_upper_fs_new(a->spec, a->m, err);
+        _cleanup_close_ int sws =
+                openat(a->from_fs, RT_WS_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        int r = to;
+        if (to >= 0 && sws >= 0 && mkdirat(to, RT_WS_DIR, 0755) < 0)
+                r = rtn_err(err, errno, "create the fork's " RT_WS_DIR "/");
+        setfsgid(fsgid);
+        setfsuid(fsuid);
+        if (r >= 0)
+                r = clone_uppers(a->from_fs, to, err);
+        return r < 0 ? r : TAKE_FD(to);
+}
+
+int rt_upper_fork(const struct rt_idmap *m, const struct rt_spec *spec, int from_fs, int *ret_fs,
+                  struct rtn_error *err) {
+        struct fork_call a = {.spec = spec, .m = m, .from_fs = from_fs};
+        /* Always from a user namespace mapped like the sandbox, whatever the mapping: the
+         * fork's tmpfs belongs to one mapped as its sandboxes will be, as a tmpfs a sandbox
+         * made does, and it stores only ids mapped there; and the copy of a tree the agent
+         * wrote acts with the sandbox's rights (its root's CAP_DAC_OVERRIDE over the mapped
+         * ids, so a 000 file or directory is copied, not refused) and never with rtn's own:
+         * with a single-id mapping, rtn's process is the host user with all its groups. */
         if (!m)
                 return rtn_errx(err, EINVAL, "no id mapping for the copy");
-        return rt_userns_run(m, do_clone, &a, NULL, 0, err);
+        return rt_userns_run_fd(m, do_fork, &a, ret_fs, err);
 }
 
 /* ---- merge: an upper laid over the pending changes ----------------------------------- */

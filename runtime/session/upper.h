@@ -30,9 +30,11 @@ int rt_upper_merge(const struct rt_idmap *m, int upper_fs, const char *pending,
 /* The same for the workspace's upper alone (pending/ws/ must exist): a session's kept. */
 int rt_upper_keep_ws(const struct rt_idmap *m, int upper_fs, const char *pending,
                      struct rtn_error *err);
-/* Copies the changes on the tmpfs from_fs (upper/, and an overlay workspace's ws/upper) over
- * those of to_fs, which no sandbox has mounted (a fork's fresh one): afterwards the two hold
- * the same files and share nothing. m: the mapping that wrote them. */
-int rt_upper_clone(const struct rt_idmap *m, int from_fs, int to_fs, struct rtn_error *err);
+/* A fork's tmpfs (rt_upper_fs_new of spec), made without a sandbox by a helper mapped as m
+ * (the mapping that wrote from_fs), holding a copy of the changes on the tmpfs from_fs
+ * (upper/, and an overlay workspace's ws/upper): afterwards the two hold the same files and
+ * share nothing. *ret_fs: the new tmpfs's detached mount. */
+int rt_upper_fork(const struct rt_idmap *m, const struct rt_spec *spec, int from_fs, int *ret_fs,
+                  struct rtn_error *err);
 /* What the last merge recorded (0: none). */
 uint64_t rt_upper_pending_size(const char *pending);
