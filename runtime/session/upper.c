@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/fsuid.h>
+#include <sys/sendfile.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/statvfs.h>
@@ -130,8 +131,22 @@ static int copy_meta(int fd, const struct stat *st, struct copy *c) {
         return 0;
 }
 
+/* len bytes at off from in to out, inside the kernel (sendfile: page cache to page cache,
+ * no copy through our buffer; copy_file_range refuses two tmpfs mounts, EXDEV). Returns the
+ * bytes copied, 0 when the kernel cannot do it for these files (the caller reads and writes
+ * instead), or -errno. */
+static ssize_t copy_kernel(int in, int out, off_t off, size_t len) {
+        if (lseek(out, off, SEEK_SET) < 0)
+                return -errno;
+        ssize_t n = sendfile(out, in, &off, len);
+        if (n < 0 && (errno == EINVAL || errno == ENOSYS || errno == EOPNOTSUPP))
+                return 0;
+        return n < 0 ? -errno : n == 0 ? -EIO : n;
+}
+
 /* The data of a regular file, segment by segment: holes are not written. */
 static int copy_data(int in, int out, off_t size, struct copy *c) {
+        bool kernel = true;
         for (off_t off = 0; off < size;) {
                 off_t data = lseek(in, off, SEEK_DATA);
                 if (data < 0 && errno == ENXIO)
@@ -140,6 +155,14 @@ static int copy_data(int in, int out, off_t size, struct copy *c) {
                 if (data < 0 || hole < 0)
                         return rtn_err(c->err, errno, "read %s", c->rel);
                 for (off = data; off < hole;) {
+                        ssize_t k = kernel ? copy_kernel(in, out, off, (size_t)(hole - off)) : 0;
+                        if (k < 0)
+                                return rtn_err(c->err, (int)-k, "copy %s", c->rel);
+                        if (k > 0) {
+                                off += k;
+                                continue;
+                        }
+                        kernel = false;
                         size_t want =
                                 (size_t)(hole - off) < COPY_BUF ? (size_t)(hole - off) : COPY_BUF;
                         ssize_t r = pread(in, c->buf, want, off);
