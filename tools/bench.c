@@ -436,9 +436,10 @@ static void print_lines(const struct bench_opts *o) {
         char day[16];
         time_t t = time(NULL);
         strftime(day, sizeof day, "%Y-%m-%d", gmtime(&t));
-        printf("\n");
+        printf("\n```ratios\n");
         for (int i = 0; i < n; i++)
                 printf("%-32s %6.2f  %-10s %s\n", now[i].key, now[i].value, now[i].commit, day);
+        printf("```\n");
 }
 
 /* --check-against: 0 when no line moved, 1 when one did, 2 when a file cannot be used. */
@@ -452,8 +453,9 @@ static int check_against(const struct bench_opts *o) {
         }
         int nnow = o->result ? bench_lines_read(o->result, now, BENCH_MAX_LINES)
                              : current_lines(o, now);
-        if (nnow < 0) {
-                fprintf(stderr, "bench: %s: %s\n", o->result, strerror(-nnow));
+        if (nnow <= 0 && o->result) {
+                fprintf(stderr, "bench: %s: %s\n", o->result,
+                        nnow < 0 ? strerror(-nnow) : "no ratio lines");
                 return 2;
         }
         printf("\nagainst %s:\n", o->check_against);

@@ -48,8 +48,8 @@ struct bench_line {
 #define BENCH_MAX_LINES 128
 #define BENCH_CHECK_TOLERANCE 0.15 /* a ratio moved when it changed by more than this */
 
-/* Reads the ratio lines of path: those in ```ratios fences when it has any, else every
- * line; a key's later line replaces its earlier ones. Returns how many, or -errno. */
+/* Reads the ratio lines of path's ```ratios fences; a key's later line replaces its
+ * earlier ones. Returns how many, or -errno. */
 int bench_lines_read(const char *path, struct bench_line *ret, int max);
 /* Prints each recorded line beside its new value; returns how many moved by more than
  * tolerance (a fraction) either way. */

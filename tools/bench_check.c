@@ -1,8 +1,9 @@
 /* The regression guard of tools/bench (`--check-against FILE`): the ratios a run gives
  * against the last ones recorded. A recorded ratio is one line `KEY VALUE COMMIT [NOTE...]`
- * inside a fence opened by ```ratios (docs/benchmarks.md, "Recorded ratios"), or anywhere
- * in a file with no such fence (what `--lines` prints); a key recorded again later in the
- * file replaces what came before, so the section is a log and its last line per key counts.
+ * inside a fence opened by ```ratios (docs/benchmarks.md, "Recorded ratios"; `--lines`
+ * prints a run's in one); a key recorded again later in the file replaces what came before,
+ * so the section is a log and its last line per key counts. Nothing outside such a fence is
+ * read, so a page's prose and tables never pass for a ratio.
  * A line moves when the new value differs from the recorded one by more than the tolerance
  * (15 %) either way: worse is a regression, better is a run to record. Nothing here is
  * timed, so the check is tested with a recorded file and a synthetic result. */
@@ -32,7 +33,8 @@ static bool is_fence(const char *line, const char *info) {
 static bool parse_line(const char *line, struct bench_line *ret) {
         struct bench_line l = {0};
         char value[32];
-        if (sscanf(line, " %47s %31s %47s", l.key, value, l.commit) != 3 || l.key[0] == '#')
+        if (sscanf(line, " %47s %31s %47s", l.key, value, l.commit) != 3 ||
+            l.key[strspn(l.key, "abcdefghijklmnopqrstuvwxyz0123456789_")] != '\0')
                 return false;
         char *end;
         l.value = strtod(value, &end);
@@ -58,18 +60,13 @@ int bench_lines_read(const char *path, struct bench_line *ret, int max) {
         FILE *f = fopen(path, "re");
         if (!f)
                 return -errno;
-        /* Fenced ratios blocks when the file has one, else every line. */
         char line[512];
-        bool fenced = false;
-        while (!fenced && fgets(line, sizeof line, f))
-                fenced = is_fence(line, "ratios");
-        rewind(f);
-        bool inside = !fenced;
+        bool inside = false;
         int n = 0;
         while (n >= 0 && fgets(line, sizeof line, f)) {
                 line[strcspn(line, "\n")] = '\0';
                 struct bench_line l;
-                if (fenced && is_fence(line, inside ? NULL : "ratios"))
+                if (is_fence(line, inside ? NULL : "ratios"))
                         inside = !inside;
                 else if (inside && parse_line(line, &l))
                         n = put_line(ret, n, max, &l);

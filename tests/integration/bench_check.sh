@@ -3,8 +3,8 @@
 # docs/benchmarks.md records ("Recorded ratios"), fed a recorded page and a synthetic result,
 # so nothing is timed and nothing runs a sandbox. A ratio that moved by more than 15 %
 # either way is named and makes the exit status 1; within 15 % it is 0; a key's last line in
-# the log is the one compared; only ```ratios fences of a page count; an unreadable file or
-# one with no ratio lines is 2. The repository's own page must stay readable this way.
+# the log is the one compared; only ```ratios fences count (a table or prose beside them
+# never passes for a ratio); an unreadable file or one with no ratio lines is 2. The repository's own page must stay readable this way.
 . "$(dirname "$0")/../lib.sh"
 
 : "${BENCH:=$T_ROOT/build/tools/bench}"
@@ -39,13 +39,14 @@ exec_vs_bwrap          1.00  bbbbbbb  2026-12-02  the last line of a key counts
 EOF
 }
 
-# result KEY=VALUE...: a --lines style result.
+# result KEY=VALUE...: a result as --lines prints it, after a table that must not count.
 result() {
-        : >now.txt
+        printf 'measurement    median\nsandbox_fork 10 MB / cold  0.50  <= 1.5 met\n\n```ratios\n' >now.txt
         local kv
         for kv in "$@"; do
                 printf '%-24s %s  ccccccc  2026-12-03\n' "${kv%%=*}" "${kv#*=}" >>now.txt
         done
+        printf '```\n' >>now.txt
 }
 
 check() {
@@ -98,7 +99,7 @@ only_ratios_fences() {
         result exec_vs_spawn=7.00
         check
         t_exit_is 0
-        if grep -q -e notthis -e 9.99 -e 50.0 "$T_OUT_FILE"; then
+        if grep -q -e notthis -e 9.99 -e 50.0 -e '^sandbox_fork ' "$T_OUT_FILE"; then
                 t_fail "a line outside a ratios fence was read: $(cat "$T_OUT_FILE")"
         fi
 }
@@ -126,6 +127,11 @@ bad_files() {
         t_exit_is 2 "$BENCH" --check-against empty.md --result now.txt
         t_stderr_has "no recorded ratio lines"
         t_exit_is 2 "$BENCH" --check-against page.md --result missing.txt
+        t_exit_is 2 "$BENCH" --check-against page.md --result empty.md
+        t_stderr_has "no ratio lines"
+        # lines outside a fence are no record: a page or a log without one has none
+        printf 'exec_vs_bwrap 1.00 aaaaaaa\n' >bare.txt
+        t_exit_is 2 "$BENCH" --check-against bare.txt --result now.txt
         t_exit_is 2 "$BENCH" --result now.txt
 }
 
