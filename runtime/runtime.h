@@ -274,6 +274,16 @@ int rt_remove_tree(const struct rt_idmap *m, const char *dir, const char *name,
 typedef int (*rt_userns_fn)(void *arg, char *out, size_t outlen, struct rtn_error *err);
 int rt_userns_run(const struct rt_idmap *m, rt_userns_fn fn, void *arg, char *out, size_t outlen,
                   struct rtn_error *err);
+/* The same where fn returns an fd of the helper's (a mount it made there): *ret_fd is rtn's
+ * copy of it. */
+int rt_userns_run_fd(const struct rt_idmap *m, rt_userns_fn fn, void *arg, int *ret_fd,
+                     struct rtn_error *err);
+
+/* A kept upper's tmpfs (spec.upper_keep) with its upper/ and work/, as the detached mount's
+ * fd: of spec's upper_room bytes (0: upper_bytes) and as many inodes as a copy to disk could
+ * need. Made by the sandbox that first needs it, or by a helper in a user namespace mapped
+ * like it (m) for a fork; the caller must be root of its user and mount namespaces. */
+int rt_upper_fs_new(const struct rt_spec *spec, const struct rt_idmap *m, struct rtn_error *err);
 
 /* fn as the owner of what a sandbox mapped by m wrote, with its root's CAP_DAC_OVERRIDE over
  * the mapped ids, so a mode the agent set (a 000 directory) stops nothing: through

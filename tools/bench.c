@@ -5,7 +5,7 @@
  * for are computed from medians of the same run. Cold starts are interleaved (floor, rtn,
  * bwrap, floor, rtn, ...) so a burst of noise lands on all of them alike. --json prints the
  * same as one JSON object. The serve and commit groups live in bench_mcp.c and
- * bench_commit.c. */
+ * bench_commit.c, the density group in bench_density.c. */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -265,6 +265,8 @@ static void bench_cold(const struct bench_opts *o) {
 
 /* ---- report -------------------------------------------------------------------------- */
 
+/* A ratio of two results' medians, or with den NULL one result's median on its own (a
+ * target in its unit, as memory per sandbox). */
 struct ratio {
         const char *key, *label, *num, *den;
         double target; /* ratio <= target meets the goal; 0 = no target */
@@ -289,11 +291,25 @@ static const struct ratio ratios[] = {
          "exec_commit_1_file_b", 0},
         {"exec_commit_large_vs_compare", "exec --commit large / --compare", "exec_commit_large",
          "exec_commit_large_b", 0},
+        {"fork_10mb_vs_cold", "sandbox_fork 10 MB / cold shell_run", "fork_10mb", "fork_cold_first",
+         1.5},
+        {"forks_100_vs_cold", "sandbox_fork x100 mean / cold", "forks_100_each", "fork_cold_first",
+         0.5},
         {"net_proxy_vs_direct", "100 MiB download via proxy / direct", "net_proxy", "net_direct",
-         0},
+         1.1},
         {"http_write_vs_stdio", "file_write 1 MiB, HTTP / stdio", "http_write_1m", "stdio_write_1m",
          2.0},
+        {"density_mib", "memory per sandbox (MiB, MemAvailable)", "density_avail", NULL, 1.0},
 };
+
+/* The ratio's value from this run's medians; false when a side did not run. */
+static bool ratio_value(const struct ratio *q, double *ret) {
+        const struct bench_result *a = find(q->num), *b = q->den ? find(q->den) : NULL;
+        if (!a || (q->den && (!b || bench_median(b) == 0)))
+                return false;
+        *ret = bench_median(a) / (b ? bench_median(b) : 1);
+        return true;
+}
 
 static void machine(char *kernel, size_t kl, char *cpu, size_t cl) {
         struct utsname u;
@@ -356,10 +372,9 @@ static void print_json(const struct bench_opts *o, const char *kernel, const cha
         printf("],\"ratios\":[");
         int first = 1;
         for (size_t i = 0; i < sizeof ratios / sizeof ratios[0]; i++) {
-                const struct bench_result *a = find(ratios[i].num), *b = find(ratios[i].den);
-                if (!a || !b || bench_median(b) == 0)
+                double q;
+                if (!ratio_value(&ratios[i], &q))
                         continue;
-                double q = bench_median(a) / bench_median(b);
                 printf("%s{\"key\":\"%s\",\"value\":%.4g", first ? "" : ",", ratios[i].key, q);
                 if (ratios[i].target > 0)
                         printf(",\"target\":%.4g,\"met\":%s", ratios[i].target,
@@ -387,10 +402,9 @@ static void print_table(const struct bench_opts *o, const char *kernel, const ch
         }
         printf("\n%-40s %10s %10s\n", "ratio (medians, same run)", "value", "target");
         for (size_t i = 0; i < sizeof ratios / sizeof ratios[0]; i++) {
-                const struct bench_result *a = find(ratios[i].num), *b = find(ratios[i].den);
-                if (!a || !b || bench_median(b) == 0)
+                double q;
+                if (!ratio_value(&ratios[i], &q))
                         continue;
-                double q = bench_median(a) / bench_median(b);
                 if (ratios[i].target > 0)
                         printf("%-40s %10.2f %8s%.1f %s\n", ratios[i].label, q,
                                "<= ", ratios[i].target, q <= ratios[i].target ? "met" : "MISSED");
@@ -399,12 +413,63 @@ static void print_table(const struct bench_opts *o, const char *kernel, const ch
         }
 }
 
+/* ---- recorded ratios ----------------------------------------------------------------- */
+
+static int current_lines(const struct bench_opts *o, struct bench_line *ret) {
+        int n = 0;
+        for (size_t i = 0; i < sizeof ratios / sizeof ratios[0] && n < BENCH_MAX_LINES; i++) {
+                double q;
+                if (!ratio_value(&ratios[i], &q))
+                        continue;
+                struct bench_line *l = &ret[n++];
+                snprintf(l->key, sizeof l->key, "%s", ratios[i].key);
+                snprintf(l->commit, sizeof l->commit, "%s", o->commit);
+                l->value = q;
+        }
+        return n;
+}
+
+/* The ratios of this run in the form docs/benchmarks.md records them. */
+static void print_lines(const struct bench_opts *o) {
+        static struct bench_line now[BENCH_MAX_LINES];
+        int n = current_lines(o, now);
+        char day[16];
+        time_t t = time(NULL);
+        strftime(day, sizeof day, "%Y-%m-%d", gmtime(&t));
+        printf("\n```ratios\n");
+        for (int i = 0; i < n; i++)
+                printf("%-32s %6.2f  %-10s %s\n", now[i].key, now[i].value, now[i].commit, day);
+        printf("```\n");
+}
+
+/* --check-against: 0 when no line moved, 1 when one did, 2 when a file cannot be used. */
+static int check_against(const struct bench_opts *o) {
+        static struct bench_line old[BENCH_MAX_LINES], now[BENCH_MAX_LINES];
+        int nold = bench_lines_read(o->check_against, old, BENCH_MAX_LINES);
+        if (nold <= 0) {
+                fprintf(stderr, "bench: %s: %s\n", o->check_against,
+                        nold < 0 ? strerror(-nold) : "no recorded ratio lines");
+                return 2;
+        }
+        int nnow = o->result ? bench_lines_read(o->result, now, BENCH_MAX_LINES)
+                             : current_lines(o, now);
+        if (nnow <= 0 && o->result) {
+                fprintf(stderr, "bench: %s: %s\n", o->result,
+                        nnow < 0 ? strerror(-nnow) : "no ratio lines");
+                return 2;
+        }
+        printf("\nagainst %s:\n", o->check_against);
+        return bench_check(old, nold, now, nnow, BENCH_CHECK_TOLERANCE) ? 1 : 0;
+}
+
 /* ---- main ---------------------------------------------------------------------------- */
 
 static const char usage[] =
         "usage: bench [--rtn PATH] [--compare PATH] [--json] [--runs N] [--iters N] [--calls N]\n"
-        "             [--commit-mb N] [--small-files N] [--tmp DIR] [--only GROUPS] [-v]\n"
-        "groups: spawn exec bwrap serve fork commit net http undo (comma-separated)\n";
+        "             [--commit-mb N] [--small-files N] [--density N] [--density-runs N]\n"
+        "             [--tmp DIR] [--only GROUPS] [--lines] [--commit ID] [-v]\n"
+        "             [--check-against FILE [--result FILE]]\n"
+        "groups: spawn exec bwrap serve fork commit net http undo density (comma-separated)\n";
 
 static int num(const char *s, int lo, int hi) {
         char *end;
@@ -424,10 +489,16 @@ static void parse(int argc, char **argv, struct bench_opts *o) {
                                                  {"calls", required_argument, NULL, 'c'},
                                                  {"commit-mb", required_argument, NULL, 'm'},
                                                  {"small-files", required_argument, NULL, 's'},
+                                                 {"density", required_argument, NULL, 'd'},
+                                                 {"density-runs", required_argument, NULL, 'D'},
                                                  {"tmp", required_argument, NULL, 't'},
                                                  {"only", required_argument, NULL, 'o'},
                                                  {"verbose", no_argument, NULL, 'v'},
                                                  {"compare", required_argument, NULL, 'C'},
+                                                 {"check-against", required_argument, NULL, 'K'},
+                                                 {"result", required_argument, NULL, 'R'},
+                                                 {"lines", no_argument, NULL, 'L'},
+                                                 {"commit", required_argument, NULL, 'I'},
                                                  {"help", no_argument, NULL, 'h'},
                                                  {0}};
         int c;
@@ -457,6 +528,12 @@ static void parse(int argc, char **argv, struct bench_opts *o) {
                 case 's':
                         o->small_files = num(optarg, 1, 1000000);
                         break;
+                case 'd':
+                        o->density = num(optarg, 1, 100000);
+                        break;
+                case 'D':
+                        o->density_runs = num(optarg, 1, BENCH_MAX_RUNS);
+                        break;
                 case 't':
                         o->tmp = optarg;
                         break;
@@ -466,6 +543,18 @@ static void parse(int argc, char **argv, struct bench_opts *o) {
                 case 'v':
                         o->verbose = true;
                         break;
+                case 'K':
+                        o->check_against = optarg;
+                        break;
+                case 'R':
+                        o->result = optarg;
+                        break;
+                case 'L':
+                        o->lines = true;
+                        break;
+                case 'I':
+                        o->commit = optarg;
+                        break;
                 case 'h':
                         fputs(usage, stdout);
                         exit(0);
@@ -474,7 +563,7 @@ static void parse(int argc, char **argv, struct bench_opts *o) {
                         exit(2);
                 }
         }
-        if (optind != argc) {
+        if (optind != argc || (o->result && !o->check_against)) {
                 fputs(usage, stderr);
                 exit(2);
         }
@@ -486,10 +575,15 @@ int main(int argc, char **argv) {
                                .iters = 50,
                                .calls = 1000,
                                .commit_mb = 500,
-                               .small_files = 10000};
+                               .small_files = 10000,
+                               .density = 1000,
+                               .density_runs = 1,
+                               .commit = "?"};
         const char *tmp = getenv("TMPDIR");
         o.tmp = tmp && *tmp ? tmp : "/var/tmp";
         parse(argc, argv, &o);
+        if (o.result) /* a recorded result against recorded ratios: nothing to run */
+                return check_against(&o);
         if (access(o.rtn, X_OK) < 0) {
                 fprintf(stderr, "bench: %s: %s (build it first, or pass --rtn)\n", o.rtn,
                         strerror(errno));
@@ -518,6 +612,8 @@ int main(int argc, char **argv) {
                 bench_http(&o);
         if (bench_want(&o, "undo"))
                 bench_undo(&o);
+        if (bench_want(&o, "density")) /* last: a thousand sandboxes disturb what follows */
+                bench_density(&o);
         char *rm[] = {"rm", "-rf", "--", data, NULL};
         (void)bench_run(rm, -1, -1, 2);
         char kernel[128], cpu[128];
@@ -526,5 +622,7 @@ int main(int argc, char **argv) {
                 print_json(&o, kernel, cpu);
         else
                 print_table(&o, kernel, cpu);
-        return 0;
+        if (o.lines)
+                print_lines(&o);
+        return o.check_against ? check_against(&o) : 0;
 }

@@ -19,8 +19,14 @@ struct bench_opts {
         int calls; /* shell_run / ping round trips per run */
         int commit_mb; /* size of the large commit */
         int small_files; /* files in the many-files commit */
+        int density; /* sandboxes alive at once in the density group */
+        int density_runs; /* runs of the density group (each starts and stops them all) */
         bool json, verbose;
+        bool lines; /* print the ratios as lines to record (bench_check.c's form) */
         const char *only; /* comma-separated groups, NULL = all */
+        const char *commit; /* the commit under test, named in --lines */
+        const char *check_against; /* recorded ratios to compare with, or NULL */
+        const char *result; /* with check_against: ratio lines instead of a run */
 };
 
 /* One line of the table: a value per run, summarised as median [min, max]. */
@@ -32,6 +38,23 @@ struct bench_result {
         int n;
         char note[96]; /* why it was skipped, or a remark */
 };
+
+/* One recorded ratio: `KEY VALUE COMMIT [NOTE...]` (bench_check.c). */
+struct bench_line {
+        char key[48];
+        double value;
+        char commit[48];
+};
+#define BENCH_MAX_LINES 128
+#define BENCH_CHECK_TOLERANCE 0.15 /* a ratio moved when it changed by more than this */
+
+/* Reads the ratio lines of path's ```ratios fences; a key's later line replaces its
+ * earlier ones. Returns how many, or -errno. */
+int bench_lines_read(const char *path, struct bench_line *ret, int max);
+/* Prints each recorded line beside its new value; returns how many moved by more than
+ * tolerance (a fraction) either way. */
+int bench_check(const struct bench_line *old, int nold, const struct bench_line *now, int nnow,
+                double tolerance);
 
 /* Returns the result named key, creating it. */
 struct bench_result *bench_result(const char *key, const char *label, const char *unit);
@@ -65,6 +88,8 @@ void bench_exec_commit(const struct bench_opts *o);
 /* bench_mcp.c: a fresh `rtn serve` on stdio, initialized, then calls tools/call of params
  * (a JSON object) one at a time; ret[i] is each one's round trip in ms. */
 int bench_stdio_call_ms(const struct bench_opts *o, const char *params, int calls, double *ret);
+/* bench_density.c: N concurrent `rtn exec -- sleep`, memory per sandbox, time to start all */
+void bench_density(const struct bench_opts *o);
 /* bench_http.c: file_write of 1 MiB over `rtn serve --http` against the same over stdio */
 void bench_http(const struct bench_opts *o);
 /* bench_undo.c: a checkpoint per call, two mechanisms (docs/benchmarks.md, "Checkpoints") */

@@ -441,6 +441,7 @@ stage_tree() {
                 cp build/rtn "$STAGE/build/" || return 1
         [ -f build/rtn-init ] && cp build/rtn-init "$STAGE/build/"
         [ -d build/tests/bin ] && cp -a build/tests/bin "$STAGE/build/tests/"
+        [ -f build/tools/bench ] && mkdir -p "$STAGE/build/tools" && cp build/tools/bench "$STAGE/build/tools/"
         chmod -R a+rX,go-w "$STAGE"
 }
 

@@ -1,6 +1,6 @@
 /* What a session's kept tmpfs holds besides its work dirs (runtime/session/upper.h): the
  * trees that are the sandbox's filesystem state. One list, so that what sandbox_fork copies
- * (rt_upper_clone) and what a checkpoint keeps are the same: the root filesystem's changes
+ * (rt_upper_fork) and what a checkpoint keeps are the same: the root filesystem's changes
  * (upper/), an overlay workspace's pending changes (ws/upper, runtime/sandbox/wsprep.h) and
  * /tmp, which lives here as tmp/ (mount.c binds it) so that it outlives a restart of the
  * sandbox and counts against --upper-size with the rest. */

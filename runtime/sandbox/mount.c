@@ -232,10 +232,11 @@ static int mount_overlay(const struct rt_plan *p, const char *sub, const char *b
  * costs each file an inode and maybe a block there. */
 /* upper/ and work/ on a kept upper's tmpfs: made with it, and again after a commit emptied it
  * (runtime/session/session.c keeps the tmpfs while an overlay workspace's changes are on it). */
-static int upper_dirs(const struct rt_plan *p, int mnt, struct rtn_error *err) {
+static int upper_dirs(const struct rt_spec *spec, const struct rt_idmap *m, int mnt,
+                      struct rtn_error *err) {
         if (mkdirat(mnt, "work", 0700) < 0 && errno != EEXIST)
                 return rtn_err(err, errno, "create work/");
-        if (p->spec->tmp_kept && mkdirat(mnt, RT_KEPT_TMP, 0700) == 0 &&
+        if (spec->tmp_kept && mkdirat(mnt, RT_KEPT_TMP, 0700) == 0 &&
             fchmodat(mnt, RT_KEPT_TMP, 01777, 0) < 0)
                 return rtn_err(err, errno, "create " RT_KEPT_TMP "/");
         if (mkdirat(mnt, "upper", 0755) < 0)
@@ -243,15 +244,14 @@ static int upper_dirs(const struct rt_plan *p, int mnt, struct rtn_error *err) {
         /* The upper's top becomes a layer's top, whose owner its id hashes: the caller's, as
          * for an upper rtn makes on disk. With a subordinate range the caller is 1000 here
          * (the default agent's id, whatever --user chose), not this namespace's root. */
-        if (p->idmap->mode == RT_IDMAP_SUBID &&
-            fchownat(mnt, "upper", p->idmap->caller_uid_in, p->idmap->caller_gid_in,
-                     AT_SYMLINK_NOFOLLOW) < 0)
+        if (m->mode == RT_IDMAP_SUBID &&
+            fchownat(mnt, "upper", m->caller_uid_in, m->caller_gid_in, AT_SYMLINK_NOFOLLOW) < 0)
                 return rtn_err(err, errno, "chown upper/");
         return 0;
 }
 
-static int new_upper_fs(const struct rt_plan *p, struct rtn_error *err) {
-        uint64_t room = p->spec->upper_room ? p->spec->upper_room : p->spec->upper_bytes;
+int rt_upper_fs_new(const struct rt_spec *spec, const struct rt_idmap *m, struct rtn_error *err) {
+        uint64_t room = spec->upper_room ? spec->upper_room : spec->upper_bytes;
         char size[24], inodes[24];
         snprintf(size, sizeof size, "%llu", (unsigned long long)room);
         snprintf(inodes, sizeof inodes, "%llu", (unsigned long long)(room / 4096 + 1024));
@@ -265,7 +265,7 @@ static int new_upper_fs(const struct rt_plan *p, struct rtn_error *err) {
                 sys_fsmount(fs, FSMOUNT_CLOEXEC, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
         if (mnt < 0)
                 return rtn_err(err, errno, "mount the upper's tmpfs");
-        int r = upper_dirs(p, mnt, err);
+        int r = upper_dirs(spec, m, mnt, err);
         if (r < 0)
                 return r;
         return TAKE_FD(mnt);
@@ -274,9 +274,9 @@ static int new_upper_fs(const struct rt_plan *p, struct rtn_error *err) {
 static int mount_kept_upper(const struct rt_plan *p, struct rtn_error *err) {
         _cleanup_close_ int made = -1;
         int src = p->spec->upper_fs;
-        if (src < 0 && (src = made = new_upper_fs(p, err)) < 0)
+        if (src < 0 && (src = made = rt_upper_fs_new(p->spec, p->idmap, err)) < 0)
                 return made;
-        int r = made < 0 ? upper_dirs(p, src, err) : 0;
+        int r = made < 0 ? upper_dirs(p->spec, p->idmap, src, err) : 0;
         if (r < 0)
                 return r;
         _cleanup_close_ int tree =

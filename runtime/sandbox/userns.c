@@ -16,9 +16,11 @@
 #include <string.h>
 #include <sys/fsuid.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "common/cleanup.h"
 #include "common/io.h"
 #include "runtime/runtime.h"
 #include "store/store.h"
@@ -54,7 +56,7 @@ static uint32_t view_gid(uint32_t id) {
 }
 
 static __attribute__((noreturn)) void child(const struct rt_idmap *m, int in, int out,
-                                            rt_userns_fn fn, void *arg) {
+                                            rt_userns_fn fn, void *arg, bool send_fd) {
         struct userns_result res = {0};
         char c = 0;
         if (unshare(CLONE_NEWUSER) < 0 || write(out, &c, 1) != 1 || read(in, &c, 1) != 1)
@@ -70,18 +72,21 @@ static __attribute__((noreturn)) void child(const struct rt_idmap *m, int in, in
                 res.r = fn(arg, res.out, sizeof res.out, &res.err);
                 fflush(NULL); /* what fn printed: _exit does not */
         }
-        (void)rtn_write_all(out, &res, sizeof res);
+        /* With send_fd, fn's value is an fd of the helper's that goes with the result. */
+        int fd = (int)res.r;
+        (void)rtn_send_msg(out, &res, sizeof res, &fd, send_fd && res.r >= 0 ? 1 : 0);
         _exit(0);
 }
 
 /* rt_userns_run; *ret_none (when given) says whether the helper failed because no user
- * namespace could be made. */
+ * namespace could be made; with ret_fd, fn returns an fd of the helper's, which comes back
+ * (SCM_RIGHTS over the result's socket) as *ret_fd. */
 static int run(const struct rt_idmap *m, rt_userns_fn fn, void *arg, char *out, size_t outlen,
-               bool *ret_none, struct rtn_error *err) {
+               bool *ret_none, int *ret_fd, struct rtn_error *err) {
         int to_child[2], to_parent[2];
         if (pipe2(to_child, O_CLOEXEC) < 0)
                 return rtn_err(err, errno, "pipe");
-        if (pipe2(to_parent, O_CLOEXEC) < 0) {
+        if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, to_parent) < 0) {
                 close(to_child[0]);
                 close(to_child[1]);
                 return rtn_err(err, errno, "pipe");
@@ -91,7 +96,7 @@ static int run(const struct rt_idmap *m, rt_userns_fn fn, void *arg, char *out, 
         if (pid == 0) {
                 close(to_child[1]);
                 close(to_parent[0]);
-                child(m, to_child[0], to_parent[1], fn, arg);
+                child(m, to_child[0], to_parent[1], fn, arg, ret_fd != NULL);
         }
         close(to_child[0]);
         close(to_parent[1]);
@@ -107,8 +112,15 @@ static int run(const struct rt_idmap *m, rt_userns_fn fn, void *arg, char *out, 
         } else if ((r = rt_idmap_write(m, pid, err)) == 0 && write(to_child[1], "G", 1) != 1)
                 r = rtn_err(err, errno, "start the helper");
         close(to_child[1]);
-        if (r == 0 && rtn_read_full(to_parent[0], &res, sizeof res) != (ssize_t)sizeof res)
+        int fd = -1;
+        size_t nfds = 1;
+        if (r == 0 &&
+            rtn_recv_msg(to_parent[0], &res, sizeof res, &fd, &nfds) != (ssize_t)sizeof res)
                 r = rtn_errx(err, EIO, "the helper user namespace died");
+        else if (r == 0 && ret_fd && res.r >= 0 && nfds != 1)
+                r = rtn_errx(err, EIO, "the helper user namespace sent no descriptor");
+        if (r < 0 && nfds == 1 && fd >= 0)
+                fd = rtn_safe_close(fd);
         close(to_parent[0]);
         if (pid > 0)
                 while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
@@ -119,12 +131,21 @@ static int run(const struct rt_idmap *m, rt_userns_fn fn, void *arg, char *out, 
                 *err = res.err;
         if (out && outlen)
                 memcpy(out, res.out, outlen < sizeof res.out ? outlen : sizeof res.out);
+        if (ret_fd && res.r >= 0) {
+                *ret_fd = fd;
+                return 0;
+        }
         return res.r;
 }
 
 int rt_userns_run(const struct rt_idmap *m, rt_userns_fn fn, void *arg, char *out, size_t outlen,
                   struct rtn_error *err) {
-        return run(m, fn, arg, out, outlen, NULL, err);
+        return run(m, fn, arg, out, outlen, NULL, NULL, err);
+}
+
+int rt_userns_run_fd(const struct rt_idmap *m, rt_userns_fn fn, void *arg, int *ret_fd,
+                     struct rtn_error *err) {
+        return run(m, fn, arg, NULL, 0, NULL, ret_fd, err);
 }
 
 int rt_userns_as_owner(const struct rt_idmap *m, rt_userns_fn fn, void *arg, char *out,
@@ -133,7 +154,7 @@ int rt_userns_as_owner(const struct rt_idmap *m, rt_userns_fn fn, void *arg, cha
         if (!m || m->mode == RT_IDMAP_ROOT || m->owner)
                 return fn(arg, out, outlen, err);
         bool none = false;
-        int r = run(m, fn, arg, out, outlen, &none, err);
+        int r = run(m, fn, arg, out, outlen, &none, NULL, err);
         /* Where no user namespace can be made (the Landlock-only mode), a single-id caller
          * still owns every file: it works as itself, refused only by modes it set. */
         if (none && m->mode == RT_IDMAP_SINGLE)

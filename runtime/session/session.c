@@ -159,11 +159,10 @@ int rt_session_commit(struct rt_session *s, struct store *st, const char *env,
         return r;
 }
 
-/* A fork's tmpfs is made by its own first sandbox, as every kept upper is (a tmpfs needs no
- * privilege in the sandbox's user namespace, and the trusted side has none of its own);
- * that sandbox is stopped at once and the source's changes copied in while nothing has the
- * new tmpfs mounted. Nothing is shared afterwards: each has its own tmpfs, session dir and
- * workspace record. */
+/* A fork's tmpfs is made with the copy of the source's changes by one helper in a user
+ * namespace mapped like the source's sandbox (rt_upper_fork): no sandbox starts until the
+ * fork's first command, and nothing has the new tmpfs mounted while it fills. Nothing is
+ * shared afterwards: each has its own tmpfs, session dir and workspace record. */
 int rt_session_fork(struct rt_session *src, const struct rt_session_config *cfg,
                     struct rt_session **ret, struct rtn_error *err) {
         struct rt_session *s;
@@ -175,11 +174,12 @@ int rt_session_fork(struct rt_session *src, const struct rt_session_config *cfg,
                 goto fail;
         }
         if (src->upper_fs >= 0 && s->cfg.spec.isolation != INIT_ISOLATION_LANDLOCK) {
-                if ((r = rt_session_ensure(s, err)) < 0)
+                if ((r = rt_upper_fork(&src->idmap, &s->cfg.spec, src->upper_fs, &s->upper_fs,
+                                       err)) < 0)
                         goto fail;
-                rt_session_stop(s);
-                if ((r = rt_upper_clone(&src->idmap, src->upper_fs, s->upper_fs, err)) < 0)
-                        goto fail;
+                /* the mapping the copy was made with, for cleaning and committing it */
+                s->idmap = src->idmap;
+                s->started = true;
         }
         struct rt_ws_state st;
         if (s->cfg.spec.workspace_mode == RT_WS_OVERLAY && rt_ws_state_read(src->dir, &st) == 0) {

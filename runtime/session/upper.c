@@ -13,13 +13,16 @@
  * depth and path length are bounded, and xattrs are copied whole. For every caller but host
  * root the work runs in a user namespace mapped like the sandbox (rt_userns_as_owner), whose
  * root may create files of every mapped owner and read what the agent made unreadable (a
- * 000 directory); a fork's copy (rt_upper_clone) runs there for every caller. */
+ * 000 directory); a fork's tmpfs and copy (rt_upper_fork) are made there for every caller. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/fsuid.h>
+#include <sys/sendfile.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/statvfs.h>
@@ -129,8 +132,22 @@ static int copy_meta(int fd, const struct stat *st, struct copy *c) {
         return 0;
 }
 
+/* len bytes at off from in to out, inside the kernel (sendfile: page cache to page cache,
+ * no copy through our buffer; copy_file_range refuses two tmpfs mounts, EXDEV). Returns the
+ * bytes copied, 0 when the kernel cannot do it for these files (the caller reads and writes
+ * instead), or -errno. */
+static ssize_t copy_kernel(int in, int out, off_t off, size_t len) {
+        if (lseek(out, off, SEEK_SET) < 0)
+                return -errno;
+        ssize_t n = sendfile(out, in, &off, len);
+        if (n < 0 && (errno == EINVAL || errno == ENOSYS || errno == EOPNOTSUPP))
+                return 0;
+        return n < 0 ? -errno : n == 0 ? -EIO : n;
+}
+
 /* The data of a regular file, segment by segment: holes are not written. */
 static int copy_data(int in, int out, off_t size, struct copy *c) {
+        bool kernel = true;
         for (off_t off = 0; off < size;) {
                 off_t data = lseek(in, off, SEEK_DATA);
                 if (data < 0 && errno == ENXIO)
@@ -139,6 +156,14 @@ static int copy_data(int in, int out, off_t size, struct copy *c) {
                 if (data < 0 || hole < 0)
                         return rtn_err(c->err, errno, "read %s", c->rel);
                 for (off = data; off < hole;) {
+                        ssize_t k = kernel ? copy_kernel(in, out, off, (size_t)(hole - off)) : 0;
+                        if (k < 0)
+                                return rtn_err(c->err, (int)-k, "copy %s", c->rel);
+                        if (k > 0) {
+                                off += k;
+                                continue;
+                        }
+                        kernel = false;
                         size_t want =
                                 (size_t)(hole - off) < COPY_BUF ? (size_t)(hole - off) : COPY_BUF;
                         ssize_t r = pread(in, c->buf, want, off);
@@ -395,10 +420,6 @@ static int remove_at(int dir, const char *name);
 
 /* ---- clone: one kept tmpfs's changes into another's --------------------------------- */
 
-struct clone_call {
-        int from_fs, to_fs;
-};
-
 /* Replaces the tree name below dfd with a copy of the one below sfd (none: left empty).
  * Everything overlayfs and the agent set is kept, user.* xattrs included, as the copy stays
  * an upper (or /tmp, where the agent may set any). */
@@ -432,28 +453,60 @@ static int clone_state(int from_fs, int to_fs, const char *parent, const char *n
         return s >= 0 && d >= 0 ? clone_tree(s, d, name, err) : 0;
 }
 
-static int do_clone(void *arg, char *out, size_t outlen, struct rtn_error *err) {
-        struct clone_call *a = arg;
+/* Copies RT_KEPT_STATE (upper/, an overlay workspace's ws/upper, /tmp's tmp/) of the tmpfs
+ * from_fs onto to_fs. */
+static int clone_uppers(int from_fs, int to_fs, struct rtn_error *err) {
         int r = 0;
 #define CLONE_STATE(parent, name)                                                                  \
         if (r == 0)                                                                                \
-                r = clone_state(a->from_fs, a->to_fs, parent, name, err);
+                r = clone_state(from_fs, to_fs, parent, name, err);
         RT_KEPT_STATE(CLONE_STATE)
 #undef CLONE_STATE
         return r;
 }
 
-int rt_upper_clone(const struct rt_idmap *m, int from_fs, int to_fs, struct rtn_error *err) {
-        struct clone_call a = {.from_fs = from_fs, .to_fs = to_fs};
-        /* Always from a user namespace mapped like the sandbox, whatever the mapping: a tmpfs
-         * made in a sandbox's user namespace stores only ids mapped there, and the copy of a
-         * tree the agent wrote acts with the sandbox's rights (its root's CAP_DAC_OVERRIDE
-         * over the mapped ids, so a 000 file or directory is copied, not refused) and never
-         * with rtn's own: with a single-id mapping, rtn's process is the host user with all
-         * its groups. */
+struct fork_call {
+        const struct rt_spec *spec;
+        const struct rt_idmap *m;
+        int from_fs;
+};
+
+/* In the helper: the fork's tmpfs, made as its sandbox would make it (rt_upper_fs_new, as
+ * the namespace's root, so its root and work/ are root's), with ws/ where the source has
+ * one (a sandbox's mount_ws_overlay makes it), then the copy as the caller. Returns the
+ * tmpfs's fd, which rt_userns_run_fd hands to rtn. */
+static int do_fork(void *arg, char *out, size_t outlen, struct rtn_error *err) {
+        struct fork_call *a = arg;
+        /* fsopen wants CAP_SYS_ADMIN over the mount namespace: one of the helper's own */
+        if (unshare(CLONE_NEWNS) < 0)
+                return rtn_err(err, errno, "a mount namespace for the fork's tmpfs");
+        uid_t fsuid = (uid_t)setfsuid(0);
+        gid_t fsgid = (gid_t)setfsgid(0);
+        _cleanup_close_ int to = rt_upper_fs_new(a->spec, a->m, err);
+        _cleanup_close_ int sws =
+                openat(a->from_fs, RT_WS_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        int r = to;
+        if (to >= 0 && sws >= 0 && mkdirat(to, RT_WS_DIR, 0755) < 0)
+                r = rtn_err(err, errno, "create the fork's " RT_WS_DIR "/");
+        setfsgid(fsgid);
+        setfsuid(fsuid);
+        if (r >= 0)
+                r = clone_uppers(a->from_fs, to, err);
+        return r < 0 ? r : TAKE_FD(to);
+}
+
+int rt_upper_fork(const struct rt_idmap *m, const struct rt_spec *spec, int from_fs, int *ret_fs,
+                  struct rtn_error *err) {
+        struct fork_call a = {.spec = spec, .m = m, .from_fs = from_fs};
+        /* Always from a user namespace mapped like the sandbox, whatever the mapping: the
+         * fork's tmpfs belongs to one mapped as its sandboxes will be, as a tmpfs a sandbox
+         * made does, and it stores only ids mapped there; and the copy of a tree the agent
+         * wrote acts with the sandbox's rights (its root's CAP_DAC_OVERRIDE over the mapped
+         * ids, so a 000 file or directory is copied, not refused) and never with rtn's own:
+         * with a single-id mapping, rtn's process is the host user with all its groups. */
         if (!m)
                 return rtn_errx(err, EINVAL, "no id mapping for the copy");
-        return rt_userns_run(m, do_clone, &a, NULL, 0, err);
+        return rt_userns_run_fd(m, do_fork, &a, ret_fs, err);
 }
 
 /* ---- checkpoints: the state copied to RT_UNDO_DIR/<step>/ on the same tmpfs ---------- */
@@ -532,7 +585,7 @@ static int step_run(const struct rt_idmap *m, int fs, const char *step, enum ste
         if (!*step || strspn(step, "abcdefghijklmnopqrstuvwxyz0123456789") != strlen(step))
                 return rtn_errx(err, EINVAL, "bad checkpoint name");
         struct step_call a = {.fs = fs, .step = step, .op = op};
-        /* As rt_upper_clone: in a user namespace mapped like the sandbox, with its rights. */
+        /* As rt_upper_fork: in a user namespace mapped like the sandbox, with its rights. */
         return rt_userns_run(m, do_step, &a, NULL, 0, err);
 }
 

@@ -30,18 +30,20 @@ int rt_upper_merge(const struct rt_idmap *m, int upper_fs, const char *pending,
 /* The same for the workspace's upper alone (pending/ws/ must exist): a session's kept. */
 int rt_upper_keep_ws(const struct rt_idmap *m, int upper_fs, const char *pending,
                      struct rtn_error *err);
-/* Copies the state on the tmpfs from_fs (RT_KEPT_STATE of runtime/sandbox/kept.h: upper/,
- * an overlay workspace's ws/upper and /tmp's tmp/) over that of to_fs, which no sandbox has mounted
- * (a fork's fresh one): afterwards the two hold the same files and share nothing. m: the mapping
- * that wrote them. */
-int rt_upper_clone(const struct rt_idmap *m, int from_fs, int to_fs, struct rtn_error *err);
+/* A fork's tmpfs (rt_upper_fs_new of spec), made without a sandbox by a helper mapped as m
+ * (the mapping that wrote from_fs), holding a copy of the state on the tmpfs from_fs
+ * (RT_KEPT_STATE of runtime/sandbox/kept.h: upper/, an overlay workspace's ws/upper, /tmp's tmp/):
+ * afterwards the two hold the same files and share nothing. *ret_fs: the new tmpfs's detached
+ * mount. */
+int rt_upper_fork(const struct rt_idmap *m, const struct rt_spec *spec, int from_fs, int *ret_fs,
+                  struct rtn_error *err);
 /* Checkpoints (env_undo): RT_UNDO_DIR/<step>/ on the same tmpfs holds a copy of
  * RT_KEPT_STATE, so that the checkpoints count against --upper-size with the state.
  * rt_upper_save copies the state into step (replacing one of that name; ENOSPC leaves no
  * partial step), rt_upper_restore makes the state the step's copy again (no sandbox may have
  * the tmpfs mounted; the step is kept), rt_upper_step_drop removes it. step: a name of
  * digits and letters. The copies follow nothing and keep holes, links and xattrs, as
- * rt_upper_clone's. m: the mapping that wrote them. */
+ * rt_upper_fork's. m: the mapping that wrote them. */
 #define RT_UNDO_DIR "undo"
 int rt_upper_save(const struct rt_idmap *m, int upper_fs, const char *step, struct rtn_error *err);
 int rt_upper_restore(const struct rt_idmap *m, int upper_fs, const char *step,

@@ -2,7 +2,7 @@
 # The sandboxes of one `rtn serve` stay apart (docs/security-invariants.md, 25), driven by a
 # Python MCP client (fork.py, over tests/integration/mcp_serve.py). The agent controls all
 # of a sandbox; sandbox_fork copies its upper on rtn's side, in a helper user namespace
-# mapped like the sandbox (runtime/session/upper.c, rt_upper_clone):
+# mapped like the sandbox (runtime/session/upper.c, rt_upper_fork):
 #   planted       symlinks (absolute, out of the tree, to a host file, dangling), a FIFO,
 #                 names with newlines and escapes, hard links, a tree 400 deep and a whiteout,
 #                 in the upper, an overlay /workspace and /tmp, are copied as what they are: nothing followed, nothing blocks, the host

@@ -1,15 +1,18 @@
 /* The upper dir's clean-up before a commit (rt_upper_prune), its removal (store_rm_rf_at) and
- * its copy into a fork's (rt_upper_clone): all act on a tree the agent made, so none may
+ * its copy into a fork's new tmpfs (rt_upper_fork): all act on a tree the agent made, so none may
  * follow a symlink out of it, removal must not depend on how deep the agent made it, and
  * the copy neither refuses what the sandbox could reach nor cuts an xattr. */
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/magic.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/xattr.h>
 #include <unistd.h>
 
@@ -40,7 +43,7 @@ static void teardown(void) {
 
 TestSuite(rt_upper_prune, .init = setup, .fini = teardown);
 TestSuite(store_rm_rf_at, .init = setup, .fini = teardown);
-TestSuite(rt_upper_clone, .init = setup, .fini = teardown);
+TestSuite(rt_upper_fork, .init = setup, .fini = teardown);
 
 /* upper/var is a symlink to a host dir holding an empty "tmp": pruning the skeleton's
  * var/tmp must not rmdir it; the skeleton's own empty dirs still go, real changes stay. */
@@ -117,7 +120,7 @@ static const char *get(const char *rel) {
 }
 
 /* The caller as inside root and nothing else: a sandbox's single-id mapping, which the
- * helper user namespace of rt_upper_clone takes for every caller (root writes the map
+ * helper user namespace of rt_upper_fork takes for every caller (root writes the map
  * itself, as the caller may). */
 static const struct rt_idmap *caller_map(void) {
         static struct rt_idmap m;
@@ -129,12 +132,26 @@ static const struct rt_idmap *caller_map(void) {
         return &m;
 }
 
-/* A fork's tmpfs (to) gets the source's upper/ and ws/upper as they are, in place of what it
- * had: files, a symlink as a link (never followed), hard links as links, an overlay mark;
+/* The fork of top/from: its new tmpfs, reached as top/to (a link to its fd), or a failure. */
+static int fork_of(const struct rt_idmap *m, int *ret_to, struct rtn_error *err) {
+        struct rt_spec spec = {.upper_bytes = 64u << 20};
+        int from = open(at("from"), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        cr_assert_geq(from, 0);
+        int r = rt_upper_fork(m, &spec, from, ret_to, err);
+        close(from);
+        if (r == 0) {
+                char fdp[32];
+                snprintf(fdp, sizeof fdp, "/proc/self/fd/%d", *ret_to);
+                cr_assert_eq(symlink(fdp, at("to")), 0);
+        }
+        return r;
+}
+
+/* A fork's new tmpfs gets the source's upper/ and ws/upper as they are, with a work/ of its
+ * own: files, a symlink as a link (never followed), hard links as links, an overlay mark;
  * afterwards a write on either side does not reach the other (no inode is shared). */
-Test(rt_upper_clone, copies_both_uppers_and_shares_nothing) {
-        const char *dirs[] = {"from", "from/upper", "from/upper/d", "from/ws",    "from/ws/upper",
-                              "to",   "to/upper",   "to/ws",        "to/ws/upper"};
+Test(rt_upper_fork, copies_both_uppers_and_shares_nothing) {
+        const char *dirs[] = {"from", "from/upper", "from/upper/d", "from/ws", "from/ws/upper"};
         for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++)
                 cr_assert_eq(mkdir(at(dirs[i]), 0755), 0, "%s", dirs[i]);
         put("from/upper/a", "src\n");
@@ -142,21 +159,21 @@ Test(rt_upper_clone, copies_both_uppers_and_shares_nothing) {
         cr_assert_eq(symlink("/etc/passwd", at("from/upper/d/link")), 0);
         bool marks = setxattr(at("from/upper/d"), "user.overlay.opaque", "y", 1, 0) == 0;
         put("from/ws/upper/w", "ws\n");
-        put("to/upper/stale", "old\n");
-        put("to/ws/upper/stale", "old\n");
-        int from = open(at("from"), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        int to = open(at("to"), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         struct rtn_error err = {0};
-        cr_assert_eq(rt_upper_clone(NULL, from, to, &err), -EINVAL, "the copy has no mapping");
-        cr_assert_eq(rt_upper_clone(caller_map(), from, to, &err), 0, "%s", err.msg);
-        close(from);
-        close(to);
+        int to = -1;
+        cr_assert_eq(fork_of(NULL, &to, &err), -EINVAL, "the copy has no mapping");
+        cr_assert_eq(fork_of(caller_map(), &to, &err), 0, "%s", err.msg);
 
+        struct statfs sfs;
+        cr_assert_eq(fstatfs(to, &sfs), 0);
+        cr_assert_eq(sfs.f_type, TMPFS_MAGIC, "the fork's upper is a tmpfs of its own");
+        cr_assert_eq((uint64_t)sfs.f_blocks * sfs.f_bsize, 64u << 20, "of the spec's size");
+        struct stat w;
+        cr_assert_eq(lstat(at("to/work"), &w), 0);
+        cr_assert(S_ISDIR(w.st_mode));
         struct stat a, a2, st;
         cr_assert_str_eq(get("to/upper/a"), "src\n");
         cr_assert_str_eq(get("to/ws/upper/w"), "ws\n");
-        cr_assert_null(get("to/upper/stale"), "what the fork's upper held is gone");
-        cr_assert_null(get("to/ws/upper/stale"));
         char target[64] = "";
         cr_assert_eq(readlink(at("to/upper/d/link"), target, sizeof target - 1), 11);
         cr_assert_str_eq(target, "/etc/passwd");
@@ -173,14 +190,29 @@ Test(rt_upper_clone, copies_both_uppers_and_shares_nothing) {
         put("from/ws/upper/w", "source\n");
         cr_assert_str_eq(get("from/upper/a"), "src\n", "the fork's write reached the source");
         cr_assert_str_eq(get("to/ws/upper/w"), "ws\n", "the source's write reached the fork");
+        close(to);
+}
+
+/* A source with no overlay workspace gives a fork with no ws/: a sandbox makes it when it
+ * mounts one. */
+Test(rt_upper_fork, no_ws_without_one) {
+        cr_assert_eq(mkdir(at("from"), 0755), 0);
+        cr_assert_eq(mkdir(at("from/upper"), 0755), 0);
+        struct rtn_error err = {0};
+        int to = -1;
+        cr_assert_eq(fork_of(caller_map(), &to, &err), 0, "%s", err.msg);
+        struct stat st;
+        cr_assert_eq(lstat(at("to/upper"), &st), 0);
+        cr_assert_neq(lstat(at("to/ws"), &st), 0);
+        close(to);
 }
 
 /* What the agent made unreadable to itself (a 000 file, a 000 directory) is copied with its
  * mode: the copy runs as root of a user namespace mapped like the sandbox, whose
  * CAP_DAC_OVERRIDE covers the sandbox's ids; an xattr past any small fixed buffer is copied
  * whole. */
-Test(rt_upper_clone, odd_modes_and_large_xattrs) {
-        const char *dirs[] = {"from", "from/upper", "from/upper/closed", "to", "to/upper"};
+Test(rt_upper_fork, odd_modes_and_large_xattrs) {
+        const char *dirs[] = {"from", "from/upper", "from/upper/closed"};
         for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++)
                 cr_assert_eq(mkdir(at(dirs[i]), 0755), 0, "%s", dirs[i]);
         put("from/upper/closed/f", "in\n");
@@ -190,12 +222,9 @@ Test(rt_upper_clone, odd_modes_and_large_xattrs) {
         bool xattrs = setxattr(at("from/upper/none"), "user.big", big, sizeof big, 0) == 0;
         cr_assert_eq(chmod(at("from/upper/none"), 0), 0);
         cr_assert_eq(chmod(at("from/upper/closed"), 0), 0);
-        int from = open(at("from"), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        int to = open(at("to"), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         struct rtn_error err = {0};
-        int r = rt_upper_clone(caller_map(), from, to, &err);
-        close(from);
-        close(to);
+        int to = -1;
+        int r = fork_of(caller_map(), &to, &err);
         cr_assert_eq(chmod(at("from/upper/closed"), 0755), 0);
         cr_assert_eq(r, 0, "%s", err.msg);
         struct stat st;
@@ -213,4 +242,5 @@ Test(rt_upper_clone, odd_modes_and_large_xattrs) {
                              (ssize_t)sizeof big);
                 cr_assert_eq(memcmp(back, big, sizeof big), 0);
         }
+        close(to);
 }
