@@ -197,18 +197,20 @@ struct rt_hostpath {
         int fd; /* O_PATH, opened without crossing a symlink */
         uint64_t dev, ino;
         bool file; /* a regular file (else a directory; nothing else is taken) */
+        bool hidden; /* below a hidden directory of $HOME (the user's only): read-only */
 };
 int rt_hostpath_check(const char *path, const struct rt_hostpath_policy *pol,
                       struct rt_hostpath *ret, struct rtn_error *err);
-/* Mount points of --bind and bind_host_dir: canonical, strictly below /workspace, or /mnt
- * and below. */
-int rt_mount_point_check(const char *dst, struct rtn_error *err);
+/* Mount points, canonical: the agent's (bind_host_dir) strictly below /workspace, or /mnt and
+ * below; the user's (--bind) anywhere but on, below or above the sandbox's own paths
+ * (RTN_SANDBOX_OWN_PATHS) and /workspace itself. */
+int rt_mount_point_check(const char *dst, bool agent, struct rtn_error *err);
 /* A bind's path as given (in place, into cap bytes): a trailing '/', '.' components and
  * doubled '/' dropped; a relative path (src only: rel_ok) made absolute from the cwd. '..'
  * is refused: below it a symlink would mean another place than the text says. */
-/* Records whether b's source is a file (rt_hostpath.file): a file is bound read-only, and
- * an explicit :rw for one is refused. */
-int rt_bind_file_mode(struct rt_bind *b, bool file, struct rtn_error *err);
+/* Records whether b's source is a file (rt_hostpath.file): a file, and a hidden directory of
+ * $HOME (rt_hostpath.hidden), is bound read-only, and an explicit :rw for one is refused. */
+int rt_bind_mode(struct rt_bind *b, const struct rt_hostpath *hp, struct rtn_error *err);
 int rt_bind_path_clean(char *path, size_t cap, bool rel_ok, const char *what,
                        struct rtn_error *err);
 /* Checks the user's --workspace and --bind sources (policy not agent: the same refusals and

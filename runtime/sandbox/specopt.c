@@ -50,9 +50,10 @@ const struct rt_opt rt_spec_opt_rows[] = {
         {"bind",
          required_argument,
          RT_OPT_BIND,
-         {"  --bind SRC:DST[:ro|rw] bind a host dir or file at DST, below /workspace or under\n"
-          "                        /mnt (default rw; a file ro only); '\\:' is a ':' of a\n"
-          "                        path, SRC may be relative; repeatable\n",
+         {"  --bind SRC:DST[:ro|rw] bind a host dir or file at DST, anywhere but /proc, /sys,\n"
+          "                        /dev and rtn's own files (default rw; a file, or a hidden\n"
+          "                        dir of your home, ro only; never a credential store);\n"
+          "                        '\\:' is a ':' of a path, SRC may be relative; repeatable\n",
           NULL}},
         {"net",
          required_argument,
