@@ -86,6 +86,9 @@ struct rt_spec {
         /* overlay: the workspace's upper is ws_dir's ws/ (runtime/session/wsover.h), a dir on the
          * stage without ws_dir */
         enum rt_ws_mode workspace_mode;
+        /* --workspace-git rw: a live workspace's top .git is writable but for what git reads
+         * configuration or programs from (runtime/sandbox/protectlist.c) */
+        bool workspace_git_rw;
         const char *ws_dir; /* a session dir or an environment's pending changes, or NULL */
         struct rt_bind binds[RT_MAX_BINDS];
         size_t nbinds;
@@ -118,6 +121,7 @@ struct rt_protect_bind {
         char mount_point[256]; /* "/workspace", a bind's destination */
         uint32_t nprotected, npinned;
         bool whole; /* the bind is a git dir itself (a bare repository): all read-only */
+        bool git_rw; /* --workspace-git rw: its top .git writable, git's configuration not */
         uint32_t nlisted; /* the first of the protected paths, relative to the bind's top: */
         char list[RT_PROTECT_LIST]; /* nlisted NUL-terminated strings */
 };

@@ -73,6 +73,14 @@ int rt_spec_check(const struct rt_spec *spec, struct rtn_error *err) {
                 return rtn_errx(err, EINVAL,
                                 "--allow-ptrace needs the sandbox's namespaces: with "
                                 "--isolation landlock the host's processes would be in reach");
+        if (spec->workspace_git_rw && spec->workspace_mode == RT_WS_OVERLAY)
+                return rtn_errx(err, EINVAL,
+                                "--workspace-git rw is for a live workspace: an overlay's .git "
+                                "is writable inside already (rtn apply refuses its changes)");
+        if (spec->workspace_git_rw && spec->isolation == INIT_ISOLATION_LANDLOCK)
+                return rtn_errx(err, EINVAL,
+                                "--workspace-git rw needs the sandbox's mounts: not with "
+                                "--isolation landlock");
         if (spec->workspace_mode == RT_WS_OVERLAY && spec->isolation == INIT_ISOLATION_LANDLOCK)
                 return rtn_errx(err, EINVAL,
                                 "--isolation landlock has no overlay: --workspace-mode "
