@@ -85,6 +85,10 @@ const char *rt_pathlist_match(const struct rt_pathlist *l, const char *rel, bool
 bool rt_pathlist_covered(const struct rt_pathlist *l, const char *top, const char *rel) {
         char path[2 * PATH_MAX];
         struct stat st;
+        /* with --workspace-git rw the top's .git is pinned, not read-only: nothing below it is
+         * covered, so what the configuration names there is listed */
+        if (l && l->git_rw && !strncmp(rel, ".git", 4) && (rel[4] == '/' || !rel[4]))
+                return false;
         int n = snprintf(path, sizeof path, "%s/", top);
         if (n < 0 || (size_t)n >= sizeof path)
                 return false;
@@ -95,9 +99,7 @@ bool rt_pathlist_covered(const struct rt_pathlist *l, const char *top, const cha
                         return false;
                 memcpy(path + n, rel, (size_t)(p - rel) + len);
                 path[n + (p - rel) + len] = '\0';
-                /* with --workspace-git rw the top's .git is pinned, not read-only */
-                bool rw_git = l && l->git_rw && p == rel && len == 4 && !strncmp(p, ".git", 4);
-                if (!rw_git && rt_hostrun_match(path + n))
+                if (rt_hostrun_match(path + n))
                         return fstatat(AT_FDCWD, path, &st, AT_SYMLINK_NOFOLLOW) == 0;
                 p += len;
                 p += strspn(p, "/");

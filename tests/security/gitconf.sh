@@ -318,11 +318,14 @@ PY
 # and worktree listing must run nothing of the agent's and still work.
 rw_gitdir() {
         setup
+        git -C "$WS" config core.hooksPath .git/hooks-ci # hooks named inside .git itself
+        mkdir "$WS/.git/hooks-ci"
         local evil=$T_TMP/evil-not-there
         t_exec --workspace "$WS" --workspace-git rw -- sh -c "cd /workspace/.git; $(plant mon.sh)
                 printf '[core]\n\tfsmonitor = /workspace/.git/mon.sh\n' >>config
                 printf '[core]\n\tfsmonitor = $WS/.git/mon.sh\n' >config.worktree
                 cp mon.sh hooks/pre-commit; cp mon.sh hooks/post-commit; chmod +x hooks/*
+                mkdir -p hooks-ci; cp mon.sh hooks-ci/pre-commit
                 mv hooks hooks.old; mkdir hooks; cp mon.sh hooks/pre-commit
                 rm -f commondir; ln -s $evil commondir; echo $evil >commondir
                 mkdir -p $evil 2>/dev/null
@@ -337,7 +340,7 @@ rw_gitdir() {
         owner_git "git status; git commit -q --allow-empty -m x; git worktree list; git fetch origin"
         t_file_exists "$WS/.git/HEAD"
         local f
-        for f in hooks/pre-commit hooks/post-commit info/attributes worktrees/x modules/m remotes/origin; do
+        for f in hooks/pre-commit hooks/post-commit hooks-ci/pre-commit info/attributes worktrees/x modules/m remotes/origin; do
                 t_no_file "$WS/.git/$f"
         done
         [ ! -s "$WS/.git/objects/info/alternates" ] || t_fail "alternates written"
