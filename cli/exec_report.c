@@ -44,9 +44,16 @@ static void report_pending(const struct rt_exec *x, const char *workspace) {
                         n, n == 1 ? "" : "s", workspace);
 }
 
+struct hostrun_seen {
+        unsigned n;
+        bool git_rw; /* --workspace-git rw: the top's .git is the agent's to write */
+};
+
 static int warn_hostrun(const char *rel, const struct rt_hostrun *h, void *ud) {
-        unsigned *n = ud;
-        if ((*n)++ < 32)
+        struct hostrun_seen *s = ud;
+        if (s->git_rw && !strcmp(rel, ".git"))
+                return 0;
+        if (s->n++ < 32)
                 rtn_term_printf(stderr,
                                 "rtn exec: WARNING: the command made or changed /workspace/%s, "
                                 "which a host program runs by itself (%s: %s); review it\n",
@@ -56,16 +63,16 @@ static int warn_hostrun(const char *rel, const struct rt_hostrun *h, void *ud) {
 
 /* A live workspace: the files of the registry of host-run files the command made, which the
  * walk at the start could not make read-only (docs/security-invariants.md, 13). */
-static void report_hostrun(const char *workspace, const struct timespec *started) {
+static void report_hostrun(const char *workspace, bool git_rw, const struct timespec *started) {
         struct rtn_error err = {0};
-        unsigned n = 0;
-        if (rt_hostrun_since(workspace, started, warn_hostrun, &n, &err) < 0)
+        struct hostrun_seen s = {.git_rw = git_rw};
+        if (rt_hostrun_since(workspace, started, warn_hostrun, &s, &err) < 0)
                 rtn_term_printf(stderr,
                                 "rtn exec: WARNING: could not look for files host programs run "
                                 "that the command made: %s\n",
                                 err.msg);
-        else if (n > 32)
-                fprintf(stderr, "rtn exec: WARNING: %u more such files\n", n - 32);
+        else if (s.n > 32)
+                fprintf(stderr, "rtn exec: WARNING: %u more such files\n", s.n - 32);
 }
 
 /* Whether a word of the command line is git, or a shell script's word is (`sh -c '... git
@@ -91,11 +98,19 @@ static void report_git_read_only(const struct exec_opts *o, int wait_status) {
             (size_t)snprintf(git, sizeof git, "%s/.git", o->spec.workspace) >= sizeof git ||
             fstatat(AT_FDCWD, git, &sb, AT_SYMLINK_NOFOLLOW) < 0)
                 return;
+        if (o->spec.workspace_git_rw && S_ISDIR(sb.st_mode)) {
+                fprintf(stderr, "rtn exec: note: with --workspace-git rw, /workspace/.git's "
+                                "config, config.worktree, commondir, hooks/, info/, "
+                                "objects/info/alternates, worktrees/ and modules/ stay read-only "
+                                "(git config, hook and worktree changes fail there)\n");
+                return;
+        }
         fprintf(stderr, "rtn exec: note: /workspace/.git is read-only in a live workspace, so git "
                         "commit, checkout and whatever else writes it fail there (Read-only file "
-                        "system): a host git would run what the agent planted in it. With "
-                        "--workspace-mode overlay --keep the command can commit in the sandbox, "
-                        "and rtn apply writes its work tree back\n");
+                        "system): a host git would run what the agent planted in it. "
+                        "--workspace-git rw lets the command commit, with .git's configuration "
+                        "and hooks kept read-only; with --workspace-mode overlay --keep it can "
+                        "commit in the sandbox, and rtn apply writes its work tree back\n");
 }
 
 /* One line per system call the filter blocked (docs/policy.md, "Visibility"), after the
@@ -174,7 +189,7 @@ int cli_exec_finish(struct exec_opts *o, struct exec_run *run, int code) {
         if (o->spec.workspace_mode == RT_WS_OVERLAY && o->xo.keep && !o->quiet)
                 report_pending(&run->x, o->spec.workspace);
         if (o->spec.workspace && o->spec.workspace_mode == RT_WS_LIVE)
-                report_hostrun(o->spec.workspace, &run->x.started);
+                report_hostrun(o->spec.workspace, o->spec.workspace_git_rw, &run->x.started);
         report_violation(run->wait_status, o->argv[0]);
         if (!o->quiet)
                 report_git_read_only(o, run->wait_status);

@@ -23,6 +23,29 @@
 #define RTN_HOST_SYSTEM_DIRS(X) \
         X("bin") X("boot") X("dev") X("etc") X("lib") X("lib32") X("lib64") X("libx32") \
         X("proc") X("run") X("sbin") X("sys") X("usr") X("var") X("snap")
+
+/* Credential stores below $HOME (docs/architecture.md, "Host directory binds"): never bound,
+ * nor a directory holding one that is there, nor another name of one. Hidden directories of
+ * $HOME are bound read-only otherwise (a toolchain's ~/.nvm, ~/.cargo/bin). Paths relative to
+ * $HOME, compared without regard to case; a user adds names in
+ * $XDG_CONFIG_HOME/rtn/credential-stores (runtime/sandbox/credstore.c) and removes none. */
+#define RTN_HOME_CREDENTIAL_STORES(X) \
+        X(".ssh") X(".gnupg") X(".aws") X(".azure") X(".config/gcloud") X(".config/gh") \
+        X(".config/hub") X(".config/glab-cli") X(".docker") X(".kube") X(".netrc") \
+        X(".git-credentials") X(".config/git/credentials") X(".npmrc") X(".pypirc") \
+        X(".cargo/credentials") X(".cargo/credentials.toml") X(".gem/credentials") \
+        X(".vault-token") X(".terraform.d/credentials.tfrc.json") X(".config/doctl") X(".oci") \
+        X(".password-store") X(".local/share/keyrings") X(".gnome2/keyrings") X(".pki") \
+        X(".config/op") X(".op") X(".config/Bitwarden") X(".config/Bitwarden CLI") \
+        X(".local/share/keepassxc") X(".mozilla") X(".config/google-chrome") \
+        X(".config/chromium") X(".config/rtn")
+
+/* Paths of the sandbox that rtn makes and relies on (docs/architecture.md, "Host directory
+ * binds"): the pseudo-filesystems, the gate's CA bundle, the identity files. A bind lands
+ * anywhere docker's -v would, but never on one of these, below one or on what holds one. */
+#define RTN_SANDBOX_OWN_PATHS(X) \
+        X("proc") X("sys") X("dev") X("run/rtn") X("etc/passwd") X("etc/group") \
+        X("etc/hostname") X("etc/hosts")
 /* clang-format on */
 
 #define RTN_DIR_BARE(d) d,

@@ -94,6 +94,9 @@ struct rt_spec {
         /* overlay: the workspace's upper is ws_dir's ws/ (runtime/session/wsover.h), a dir on the
          * stage without ws_dir */
         enum rt_ws_mode workspace_mode;
+        /* --workspace-git rw: a live workspace's top .git is writable but for what git reads
+         * configuration or programs from (runtime/sandbox/protectlist.c) */
+        bool workspace_git_rw;
         const char *ws_dir; /* a session dir or an environment's pending changes, or NULL */
         struct rt_bind binds[RT_MAX_BINDS];
         size_t nbinds;
@@ -128,6 +131,7 @@ struct rt_protect_bind {
         char mount_point[256]; /* "/workspace", a bind's destination */
         uint32_t nprotected, npinned;
         bool whole; /* the bind is a git dir itself (a bare repository): all read-only */
+        bool git_rw; /* --workspace-git rw: its top .git writable, git's configuration not */
         uint32_t nlisted; /* the first of the protected paths, relative to the bind's top: */
         char list[RT_PROTECT_LIST]; /* nlisted NUL-terminated strings */
 };
@@ -207,18 +211,20 @@ struct rt_hostpath {
         int fd; /* O_PATH, opened without crossing a symlink */
         uint64_t dev, ino;
         bool file; /* a regular file (else a directory; nothing else is taken) */
+        bool hidden; /* below a hidden directory of $HOME (the user's only): read-only */
 };
 int rt_hostpath_check(const char *path, const struct rt_hostpath_policy *pol,
                       struct rt_hostpath *ret, struct rtn_error *err);
-/* Mount points of --bind and bind_host_dir: canonical, strictly below /workspace, or /mnt
- * and below. */
-int rt_mount_point_check(const char *dst, struct rtn_error *err);
+/* Mount points, canonical: the agent's (bind_host_dir) strictly below /workspace, or /mnt and
+ * below; the user's (--bind) anywhere but on, below or above the sandbox's own paths
+ * (RTN_SANDBOX_OWN_PATHS) and /workspace itself. */
+int rt_mount_point_check(const char *dst, bool agent, struct rtn_error *err);
 /* A bind's path as given (in place, into cap bytes): a trailing '/', '.' components and
  * doubled '/' dropped; a relative path (src only: rel_ok) made absolute from the cwd. '..'
  * is refused: below it a symlink would mean another place than the text says. */
-/* Records whether b's source is a file (rt_hostpath.file): a file is bound read-only, and
- * an explicit :rw for one is refused. */
-int rt_bind_file_mode(struct rt_bind *b, bool file, struct rtn_error *err);
+/* Records whether b's source is a file (rt_hostpath.file): a file, and a hidden directory of
+ * $HOME (rt_hostpath.hidden), is bound read-only, and an explicit :rw for one is refused. */
+int rt_bind_mode(struct rt_bind *b, const struct rt_hostpath *hp, struct rtn_error *err);
 int rt_bind_path_clean(char *path, size_t cap, bool rel_ok, const char *what,
                        struct rtn_error *err);
 /* Checks the user's --workspace and --bind sources (policy not agent: the same refusals and

@@ -313,8 +313,13 @@ static void serve_instructions(const struct rt_spec *sp, char *buf, size_t len) 
                         "rename or delete there changes the user's files at once, and neither "
                         "env_reset nor env_rollback can undo it. Everything else you change is "
                         "dropped by env_reset unless you env_commit it; commits never include "
-                        "/workspace.",
-                        sp->workspace);
+                        "/workspace.%s",
+                        sp->workspace,
+                        sp->workspace_git_rw
+                                ? " You may commit there with git: its .git is writable but for "
+                                  "its config, hooks, info/ and the other files git runs or reads "
+                                  "configuration from, which stay read-only."
+                                : "");
         else
                 fprintf(f,
                         "/workspace shows the user's directory %s through an overlay: your "

@@ -184,7 +184,7 @@ static int add_inside(struct ctx *c, const char *abs, const char *why, enum rt_m
         const char *rel = abs + c->top_len;
         while (*rel == '/')
                 rel++;
-        if (rt_pathlist_covered(c->top, rel))
+        if (rt_pathlist_covered(c->list, c->top, rel))
                 return 0; /* an existing git dir or registry entry: protected already */
         if (!*rel)
                 return rtn_errx(c->err, EINVAL,

@@ -38,12 +38,19 @@ struct rt_pathlist {
         char *buf;
         size_t len, cap;
         uint32_t n;
+        /* --workspace-git rw: the top's .git directory is pinned, not read-only, and what git
+         * reads configuration or programs from inside it is on the list (rt_git_rw_paths) */
+        bool git_rw;
 };
 /* What rtn makes where a listed path does not exist yet, so that a read-only mount has
  * something to cover: the kind git reads there. An empty file where git reads configuration,
  * attributes or a program is as if nothing were there; a directory there makes the owner's
  * every later git command fail ("bad config line"). */
-enum rt_make { RT_MAKE_DIR = 'd', RT_MAKE_FILE = 'f' };
+enum rt_make { RT_MAKE_DIR = 'd', RT_MAKE_FILE = 'f', RT_MAKE_SELF = 's' };
+/* What RT_MAKE_SELF makes: a git dir's `commondir` naming the git dir itself (git reads one
+ * that exists, even empty or a dangling symlink, and dies on either: "failed to read"); git
+ * then finds its common files where they are. */
+#define RT_MAKE_SELF_TEXT ".\n"
 int rt_pathlist_add(struct rt_pathlist *l, const char *rel, const char *why, enum rt_make make);
 /* What a missing path of the pair whose why this is gets made as. */
 enum rt_make rt_pathlist_make(const char *why);
@@ -60,7 +67,11 @@ const char *rt_pathlist_match(const struct rt_pathlist *l, const char *rel, bool
  * a registry entry (runtime/sandbox/hostrun.h) matches exists, and the walk protects it with
  * all below (an existing `.git` covers `.git/hooks`). One that does not exist yet is left to
  * the list, which makes it before the start so that there is something to mount read-only. */
-bool rt_pathlist_covered(const char *top, const char *rel);
+bool rt_pathlist_covered(const struct rt_pathlist *l, const char *top, const char *rel);
+/* --workspace-git rw: adds what git reads configuration or programs from in top's .git
+ * directory (config, config.worktree, commondir, hooks/, info/, objects/info/alternates,
+ * worktrees/, modules/ ...) to l, and marks l git_rw. Nothing when top has no .git dir. */
+int rt_git_rw_paths(const char *top, struct rt_pathlist *l, struct rtn_error *err);
 
 /* path (absolute) made normal lexically into out: no ".", "..", or repeated slashes. */
 int rt_path_normalise(const char *path, char out[4096]);

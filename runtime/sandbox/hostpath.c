@@ -23,9 +23,11 @@
 #include "common/sandbox_dirs.h"
 #include "common/syscall.h"
 #include "runtime/runtime.h"
+#include "runtime/sandbox/credstore.h"
 #include "runtime/sandbox/rundir.h"
 
 static const char *const system_dirs[] = {RTN_HOST_SYSTEM_DIRS(RTN_DIR_ABS)};
+static const char *const own_paths[] = {RTN_SANDBOX_OWN_PATHS(RTN_DIR_ABS)};
 
 /* path equals dir or lies below it (both without trailing slashes). */
 static bool is_under(const char *path, const char *dir) {
@@ -102,18 +104,35 @@ static int check_passwd_homes(const char *p, const char *home, const char *home_
         return 0;
 }
 
-static int check_home(const char *p, const char *home, struct rtn_error *err) {
+/* p below home without "home/". */
+static const char *below(const char *p, const char *home) {
+        size_t n = strlen(home);
+        while (n > 1 && home[n - 1] == '/')
+                n--;
+        return p[n] ? p + n + 1 : p + n;
+}
+
+/* The home itself is refused; a hidden directory below it is the user's to bind read-only
+ * (*ret_hidden), unless it is a credential store or below one, and never the agent's. */
+static int check_home(const char *p, const char *home, const struct rt_hostpath_policy *pol,
+                      const struct rt_credstores *cs, bool *ret_hidden, struct rtn_error *err) {
         if (!strcmp(p, home))
                 return rtn_errx(err, EPERM,
                                 "refusing to bind %s: it is your home directory, whose hidden "
                                 "files hold your credentials and settings; pass the project's "
                                 "directory instead",
                                 p);
-        if (is_under(p, home) && hidden_below(p, home))
+        if (!is_under(p, home) || !hidden_below(p, home))
+                return 0;
+        if (pol->agent)
                 return rtn_errx(err, EPERM,
                                 "refusing to bind %s: hidden directories of your "
                                 "home (.ssh, .config, ...) hold credentials and settings",
                                 p);
+        int r = rt_credstores_named(p, below(p, home), cs, err);
+        if (r < 0)
+                return r;
+        *ret_hidden = true;
         return 0;
 }
 
@@ -157,7 +176,7 @@ static bool below_home(const char *p, const char *home, const char *home_real) {
 }
 
 static int check_policy(const char *p, const struct rt_hostpath_policy *pol,
-                        struct rtn_error *err) {
+                        const struct rt_credstores *cs, bool *ret_hidden, struct rtn_error *err) {
         if (!strcmp(p, "/"))
                 return rtn_errx(err, EPERM, "refusing to bind /: it holds the whole system");
         for (size_t i = 0; i < sizeof system_dirs / sizeof system_dirs[0]; i++)
@@ -170,8 +189,8 @@ static int check_policy(const char *p, const struct rt_hostpath_policy *pol,
         if (!strcmp(home_real, "/"))
                 home_real[0] = '\0';
         int r;
-        if ((home && (r = check_home(p, home, err)) < 0) ||
-            (home_real[0] && (r = check_home(p, home_real, err)) < 0))
+        if ((home && (r = check_home(p, home, pol, cs, ret_hidden, err)) < 0) ||
+            (home_real[0] && (r = check_home(p, home_real, pol, cs, ret_hidden, err)) < 0))
                 return r;
         bool mine = below_home(p, home, home_real);
         if ((is_under(p, "/home") && strcmp(p, "/home") && !mine) ||
@@ -195,10 +214,35 @@ static int check_policy(const char *p, const struct rt_hostpath_policy *pol,
                         p);
 }
 
+/* What the opened fd holds, or is under another name: a credential store of home. */
+static int check_stores(int fd, const char *p, const struct rt_hostpath_policy *pol,
+                        const struct rt_credstores *cs, bool hidden, struct rtn_error *err) {
+        const char *home =
+                pol->home && pol->home[0] == '/' && strcmp(pol->home, "/") ? pol->home : NULL;
+        if (!home)
+                return 0;
+        char home_real[PATH_MAX];
+        real_of(home, home_real);
+        const char *names[] = {home, home_real[0] ? home_real : NULL};
+        int r;
+        for (size_t i = 0; i < 2; i++)
+                if (hidden && names[i] && is_under(p, names[i]) &&
+                    (r = rt_credstores_held(fd, p, below(p, names[i]), cs, err)) < 0)
+                        return r;
+        return rt_credstores_alias(fd, p, home, cs, err);
+}
+
 int rt_hostpath_check(const char *path, const struct rt_hostpath_policy *pol,
                       struct rt_hostpath *ret, struct rtn_error *err) {
+        _cleanup_free_ struct rt_credstores *cs = malloc(sizeof *cs);
+        if (!cs)
+                return rtn_err(err, ENOMEM, "check %s", path);
+        bool hidden = false;
         int r = check_lexical(path, err);
-        if (r < 0 || (r = check_policy(path, pol, err)) < 0)
+        if (r < 0 ||
+            (r = rt_credstores_load(pol->home && pol->home[0] == '/' ? pol->home : NULL, cs, err)) <
+                    0 ||
+            (r = check_policy(path, pol, cs, &hidden, err)) < 0)
                 return r;
         struct open_how how = {.flags = O_PATH | O_CLOEXEC,
                                .resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS};
@@ -218,14 +262,37 @@ int rt_hostpath_check(const char *path, const struct rt_hostpath_policy *pol,
                 return rtn_errx(err, EINVAL,
                                 "refusing to bind %s: neither a directory nor a regular file",
                                 path);
+        if ((r = check_stores(fd, path, pol, cs, hidden, err)) < 0)
+                return r;
         ret->file = S_ISREG(st.st_mode);
+        ret->hidden = hidden;
         ret->dev = st.st_dev;
         ret->ino = st.st_ino;
         ret->fd = TAKE_FD(fd);
         return 0;
 }
 
-int rt_mount_point_check(const char *dst, struct rtn_error *err) {
+/* The user's mount point: anywhere but on, below or above what rtn makes the sandbox. */
+static int check_own_paths(const char *dst, struct rtn_error *err) {
+        if (!strcmp(dst, "/workspace"))
+                return rtn_errx(err, EPERM,
+                                "mount point /workspace: the workspace itself (name it with "
+                                "--workspace)");
+        for (size_t i = 0; i < sizeof own_paths / sizeof own_paths[0]; i++) {
+                if (is_under(dst, own_paths[i]))
+                        return rtn_errx(err, EPERM,
+                                        "mount point %s: %s is the sandbox's own (rtn makes it)",
+                                        dst, own_paths[i]);
+                if (is_under(own_paths[i], dst))
+                        return rtn_errx(err, EPERM,
+                                        "mount point %s: it holds %s, the sandbox's own (rtn "
+                                        "makes it)",
+                                        dst, own_paths[i]);
+        }
+        return 0;
+}
+
+int rt_mount_point_check(const char *dst, bool agent, struct rtn_error *err) {
         if (dst[0] != '/' || strlen(dst) > 1024)
                 return rtn_errx(err, EINVAL, "mount point must be an absolute path");
         for (const char *s = dst; *s; s++)
@@ -238,6 +305,8 @@ int rt_mount_point_check(const char *dst, struct rtn_error *err) {
                                         "mount point must be canonical, without ',' "
                                         "or control characters: %s",
                                         dst);
+        if (!agent)
+                return check_own_paths(dst, err);
         bool ws = is_under(dst, "/workspace") && strcmp(dst, "/workspace");
         if (!ws && !is_under(dst, "/mnt"))
                 return rtn_errx(err, EPERM,
@@ -247,9 +316,18 @@ int rt_mount_point_check(const char *dst, struct rtn_error *err) {
         return 0;
 }
 
-int rt_bind_file_mode(struct rt_bind *b, bool file, struct rtn_error *err) {
-        b->file = file;
-        if (!file)
+int rt_bind_mode(struct rt_bind *b, const struct rt_hostpath *hp, struct rtn_error *err) {
+        b->file = hp->file;
+        /* A toolchain's hidden directory of $HOME is read, not written: what it holds is
+         * what the host's shells and editors run (docs/architecture.md). */
+        if (hp->hidden && b->rw && b->mode_given)
+                return rtn_errx(err, EPERM,
+                                "refusing to bind %s read-write: hidden directories of your "
+                                "home are bound read-only",
+                                b->src);
+        if (hp->hidden)
+                b->rw = false;
+        if (!hp->file)
                 return 0;
         /* The agent owns what the caller owns: a writable file bind would let it chmod the
          * host file, and nothing in a sandbox could stop that (Landlock has no right for
@@ -326,17 +404,24 @@ int rt_binds_check(struct rt_spec *spec, const char *data_dir, struct rtn_error 
                 if (hp.file)
                         return rtn_errx(err, ENOTDIR, "--workspace %s: not a directory",
                                         spec->workspace);
+                if (hp.hidden)
+                        return rtn_errx(err, EPERM,
+                                        "--workspace %s: refusing to bind %s: hidden directories "
+                                        "of your home (.ssh, .config, ...) hold credentials and "
+                                        "settings; a workspace is written, and they are bound "
+                                        "read-only (--bind SRC:DST:ro)",
+                                        spec->workspace, spec->workspace);
                 spec->workspace_dev = hp.dev;
                 spec->workspace_ino = hp.ino;
         }
         for (size_t i = 0; i < spec->nbinds; i++) {
                 struct rt_bind *b = &spec->binds[i];
-                if ((r = rt_mount_point_check(b->dst, err)) < 0)
+                if ((r = rt_mount_point_check(b->dst, false, err)) < 0)
                         return rtn_err_wrap(err, "--bind %s", b->src);
                 if ((r = rt_hostpath_check(b->src, &pol, &hp, err)) < 0)
                         return rtn_err_wrap(err, "--bind %s", b->src);
                 close(hp.fd);
-                if ((r = rt_bind_file_mode(b, hp.file, err)) < 0)
+                if ((r = rt_bind_mode(b, &hp, err)) < 0)
                         return rtn_err_wrap(err, "--bind %s", b->src);
                 b->dev = hp.dev;
                 b->ino = hp.ino;

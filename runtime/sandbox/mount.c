@@ -360,8 +360,21 @@ static int bind_locked_dir(const struct rt_plan *p, const struct rt_hostdir *h, 
         return 0;
 }
 
+/* A bind's mount point below a host dir (--bind SRC:/usr/local/lib/x) is made in the skeleton
+ * (build_skel): the host dir's owner is not mapped, so nothing could make it in the overlay.
+ * The skeleton's dir then lies between the layers and the host's, holding only that. */
+static bool binds_below(const struct rt_plan *p, const char *name) {
+        size_t n = strlen(name);
+        for (size_t i = 0; i < p->spec->nbinds; i++) {
+                const char *d = p->spec->binds[i].dst;
+                if (d[0] == '/' && !strncmp(d + 1, name, n) && d[n + 1] == '/')
+                        return true;
+        }
+        return false;
+}
+
 static int mount_root(const struct rt_plan *p, struct rtn_error *err) {
-        char upper[40], work[64], bottom[96], dst[64], fdp[32];
+        char upper[40], work[64], bottom[160], skel[64], dst[64], fdp[32];
         const char *wbase = STAGE "/work";
         snprintf(upper, sizeof upper, STAGE "/upper");
         int r;
@@ -394,11 +407,14 @@ static int mount_root(const struct rt_plan *p, struct rtn_error *err) {
                 if (!plain && mkdir_p(dst, 0755) < 0)
                         return rtn_err(err, errno, "mkdir %s", dst);
                 /* The sandbox's identity files sit between the layers and the host's /etc. */
+                skel[0] = '\0';
+                if (binds_below(p, h->name))
+                        snprintf(skel, sizeof skel, SKEL "/%s:", h->name);
                 if (strcmp(h->name, "etc") == 0)
-                        snprintf(bottom, sizeof bottom, "%s:%s", rt_identity_lower(),
+                        snprintf(bottom, sizeof bottom, "%s%s:%s", skel, rt_identity_lower(),
                                  rt_fdpath(fdp, h->fd));
                 else
-                        rt_fdpath(bottom, h->fd);
+                        snprintf(bottom, sizeof bottom, "%s%s", skel, rt_fdpath(fdp, h->fd));
                 r = mount_overlay(p, h->name, bottom, u, w, dst, shown, err);
                 if (r == -EINVAL)
                         r = bind_locked_dir(p, h, dst, shown, err);

@@ -63,6 +63,7 @@ struct rec {
 
 struct walk {
         const char *shown; /* the mount point inside, for messages */
+        bool git_rw; /* --workspace-git rw: the top's .git directory is pinned, not read-only */
         struct rtn_error *err;
         char *arena; /* paths from the bottom up, listings from the top down */
         size_t paths_used, names_top;
@@ -228,7 +229,9 @@ static int walk_dir(struct walk *w, int fd, bool *ret_git_dir) {
                         const char *name = w->arena + off + 1;
                         unsigned char t = type_of(fd, name, (unsigned char)w->arena[off]);
                         off += strlen(name) + 2;
-                        if (hostrun_at(w, name, t))
+                        if (w->git_rw && w->depth == 0 && t == DT_DIR && !strcmp(name, ".git"))
+                                r = protect_entry(w, name, RT_PROTECT_PIN);
+                        else if (hostrun_at(w, name, t))
                                 r = protect_entry(w, name,
                                                   t == DT_LNK ? RT_PROTECT_LINK : RT_PROTECT_RO);
                         else if (t == DT_DIR)
@@ -291,13 +294,14 @@ static int apply(int top, const char *rel, enum rt_protect_kind kind, int *stand
         return 0;
 }
 
-int rt_protect_walk(int top, const char *shown, rt_protect_fn fn, void *arg, bool *ret_whole,
-                    struct rtn_error *err) {
+static int walk_tree(int top, const char *shown, bool git_rw, rt_protect_fn fn, void *arg,
+                     bool *ret_whole, struct rtn_error *err) {
         struct walk *w = mmap(NULL, sizeof *w + ARENA_BYTES, PROT_READ | PROT_WRITE,
                               MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
         if (w == MAP_FAILED)
                 return rtn_err(err, errno, "map the walk of %s", shown);
         w->shown = shown;
+        w->git_rw = git_rw;
         w->err = err;
         w->arena = (char *)(w + 1);
         w->names_top = ARENA_BYTES;
@@ -309,6 +313,11 @@ int rt_protect_walk(int top, const char *shown, rt_protect_fn fn, void *arg, boo
         if (r >= 0)
                 *ret_whole = whole;
         return r < 0 ? r : 0;
+}
+
+int rt_protect_walk(int top, const char *shown, rt_protect_fn fn, void *arg, bool *ret_whole,
+                    struct rtn_error *err) {
+        return walk_tree(top, shown, false, fn, arg, ret_whole, err);
 }
 
 struct bind_ctx {
@@ -383,8 +392,9 @@ int rt_protect_bind(const char *path, const char *shown, const struct rt_pathlis
         if (top < 0)
                 return rtn_err(err, errno, "open %s", shown);
         struct bind_ctx c = {.top = top, .stand_in = stand_in, .shown = shown, .report = ret};
+        ret->git_rw = listed && listed->git_rw;
         bool whole = false;
-        int r = rt_protect_walk(top, shown, apply_cb, &c, &whole, err);
+        int r = walk_tree(top, shown, listed && listed->git_rw, apply_cb, &c, &whole, err);
         if (r >= 0 && !whole && listed)
                 r = protect_listed(&c, listed, err);
         if (r >= 0 && whole) {

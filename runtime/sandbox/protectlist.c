@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "common/cleanup.h"
+#include "common/io.h"
 #include "runtime/internal.h"
 #include "runtime/sandbox/gitconf.h"
 #include "runtime/sandbox/hostrun.h"
@@ -57,7 +58,8 @@ bool rt_pathlist_next(const struct rt_pathlist *l, size_t *off, const char **ret
 }
 
 enum rt_make rt_pathlist_make(const char *why) {
-        return why[-1] == RT_MAKE_FILE ? RT_MAKE_FILE : RT_MAKE_DIR;
+        return why[-1] == RT_MAKE_FILE || why[-1] == RT_MAKE_SELF ? (enum rt_make)why[-1]
+                                                                  : RT_MAKE_DIR;
 }
 
 /* Whether a, of n bytes, is b or an ancestor of b (component-wise), without regard to ASCII
@@ -80,9 +82,13 @@ const char *rt_pathlist_match(const struct rt_pathlist *l, const char *rel, bool
         return NULL;
 }
 
-bool rt_pathlist_covered(const char *top, const char *rel) {
+bool rt_pathlist_covered(const struct rt_pathlist *l, const char *top, const char *rel) {
         char path[2 * PATH_MAX];
         struct stat st;
+        /* with --workspace-git rw the top's .git is pinned, not read-only: nothing below it is
+         * covered, so what the configuration names there is listed */
+        if (l && l->git_rw && !strncmp(rel, ".git", 4) && (rel[4] == '/' || !rel[4]))
+                return false;
         int n = snprintf(path, sizeof path, "%s/", top);
         if (n < 0 || (size_t)n >= sizeof path)
                 return false;
@@ -132,7 +138,7 @@ int rt_gitconf_user_paths(const char *top, const char *inside, const char *const
                                         "instead",
                                         paths[i], inside);
                 matched++;
-                if (!rt_pathlist_covered(top, rel) &&
+                if (!rt_pathlist_covered(list, top, rel) &&
                     rt_pathlist_add(list, rel, "--protect names it", RT_MAKE_DIR) < 0)
                         return rtn_err(err, ENOMEM, "--protect %s", paths[i]);
         }
@@ -160,7 +166,8 @@ static int make_missing(int top, const char *rel, enum rt_make make, size_t *ret
                         if (errno != ENOENT)
                                 return -errno;
                         struct stat parent;
-                        bool file = make == RT_MAKE_FILE && !p[n + strspn(p + n, "/")];
+                        bool last = !p[n + strspn(p + n, "/")];
+                        bool file = (make == RT_MAKE_FILE || make == RT_MAKE_SELF) && last;
                         if (fstat(dir, &parent) < 0)
                                 return -errno;
                         /* A file is given its owner through its fd: by name, root's rtn could
@@ -172,6 +179,10 @@ static int make_missing(int top, const char *rel, enum rt_make make, size_t *ret
                                         O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
                                 if (fd < 0 || (geteuid() == 0 &&
                                                fchown(fd, parent.st_uid, parent.st_gid) < 0))
+                                        return -errno;
+                                if (make == RT_MAKE_SELF &&
+                                    rtn_write_all(fd, RT_MAKE_SELF_TEXT,
+                                                  sizeof RT_MAKE_SELF_TEXT - 1) < 0)
                                         return -errno;
                         } else if (mkdirat(dir, name, 0755) < 0 ||
                                    (geteuid() == 0 &&
@@ -202,7 +213,7 @@ int rt_pathlist_prepare(const char *top, struct rt_pathlist *list, struct rtn_er
         _cleanup_close_ int fd = open(top, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (fd < 0)
                 return rtn_err(err, errno, "open %s", top);
-        struct rt_pathlist out = {0};
+        struct rt_pathlist out = {.git_rw = list->git_rw};
         size_t off = 0;
         const char *rel, *why;
         int r = 0;
@@ -272,10 +283,52 @@ void rt_protect_lists_free(struct rt_pathlist *lists) {
         free(lists);
 }
 
+/* --workspace-git rw: every place in a git dir that git reads configuration or a program
+ * from, or that makes it read another git dir's (docs/security-invariants.md, 13): with the
+ * git dir writable, each stays read-only, and a missing one is made first as what git would
+ * find there (nothing), so the agent cannot create it. What git writes to commit (objects/,
+ * refs/, logs/, index, HEAD, packed-refs, COMMIT_EDITMSG) stays writable. */
+static const struct {
+        const char *rel;
+        enum rt_make make;
+} git_rw_paths[] = {
+        {".git/config", RT_MAKE_FILE}, /* core.fsmonitor, core.hooksPath, aliases ... */
+        {".git/config.worktree", RT_MAKE_FILE}, /* with extensions.worktreeConfig */
+        {".git/commondir", RT_MAKE_SELF}, /* another git dir's config; read if it exists */
+        {".git/hooks", RT_MAKE_DIR},
+        {".git/info", RT_MAKE_DIR}, /* attributes (filter and diff drivers), sparse-checkout */
+        {".git/objects/info/alternates", RT_MAKE_FILE}, /* object stores elsewhere */
+        {".git/objects/info/http-alternates", RT_MAKE_FILE},
+        {".git/worktrees", RT_MAKE_DIR}, /* linked worktrees' git dirs: gitdir, config */
+        {".git/modules", RT_MAKE_DIR}, /* submodules' git dirs, with their config and hooks */
+        {".git/remotes", RT_MAKE_DIR}, /* remotes defined by file, as git's config does */
+        {".git/branches", RT_MAKE_DIR},
+};
+
+int rt_git_rw_paths(const char *top, struct rt_pathlist *l, struct rtn_error *err) {
+        char path[PATH_MAX + 8];
+        struct stat st;
+        l->git_rw = true;
+        snprintf(path, sizeof path, "%s/.git", top);
+        if (lstat(path, &st) < 0 || !S_ISDIR(st.st_mode))
+                return 0; /* none, or a gitfile: its git dir is outside, and .git read-only */
+        for (size_t i = 0; i < sizeof git_rw_paths / sizeof git_rw_paths[0]; i++)
+                if (rt_pathlist_add(l, git_rw_paths[i].rel,
+                                    "git reads configuration or programs there (--workspace-git "
+                                    "rw)",
+                                    git_rw_paths[i].make) < 0)
+                        return rtn_err(err, ENOMEM, "protect %s", git_rw_paths[i].rel);
+        return 0;
+}
+
 /* One live bind's list: git's configuration, the user's paths in it, made ready. */
 static int bind_list(const char *top, const char *inside, const struct rt_spec *spec,
                      struct rt_pathlist *l, int *matched, struct rtn_error *err) {
-        int r = rt_gitconf_paths(top, NULL, l, err);
+        int r = spec->workspace_git_rw && !strcmp(inside, "/workspace")
+                        ? rt_git_rw_paths(top, l, err)
+                        : 0;
+        if (r >= 0)
+                r = rt_gitconf_paths(top, NULL, l, err);
         if (r >= 0 &&
             (r = rt_gitconf_user_paths(top, inside, spec->protect, spec->nprotect, l, err)) >= 0)
                 *matched += r;

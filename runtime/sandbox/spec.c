@@ -16,10 +16,6 @@ void rt_spec_init(struct rt_spec *spec) {
         spec->isolation = INIT_ISOLATION_FULL;
 }
 
-/* Destinations a bind may not cover: the sandbox's own plumbing. */
-static const char *const bind_forbidden[] = {"/",    "/proc", "/dev", "/sys",   "/usr", "/etc",
-                                             "/bin", "/sbin", "/lib", "/lib64", "/tmp"};
-
 static int check_abs_path(const char *p, const char *what, struct rtn_error *err) {
         if (!p || p[0] != '/')
                 return rtn_errx(err, EINVAL, "%s must be an absolute path: %s", what, p ? p : "");
@@ -54,12 +50,8 @@ int rt_spec_check(const struct rt_spec *spec, struct rtn_error *err) {
                 const char *d = spec->binds[i].dst;
                 if ((r = check_abs_path(d, "bind destination", err)) < 0)
                         return r;
-                size_t len = strlen(d);
-                while (len > 1 && d[len - 1] == '/')
-                        len--;
-                for (size_t k = 0; k < sizeof bind_forbidden / sizeof bind_forbidden[0]; k++)
-                        if (strlen(bind_forbidden[k]) == len && !strncmp(d, bind_forbidden[k], len))
-                                return rtn_errx(err, EINVAL, "cannot bind over %s", d);
+                if ((r = rt_mount_point_check(d, false, err)) < 0)
+                        return r;
         }
         const char *hn = spec->hostname;
         if (hn) {
@@ -81,6 +73,14 @@ int rt_spec_check(const struct rt_spec *spec, struct rtn_error *err) {
                 return rtn_errx(err, EINVAL,
                                 "--allow-ptrace needs the sandbox's namespaces: with "
                                 "--isolation landlock the host's processes would be in reach");
+        if (spec->workspace_git_rw && spec->workspace_mode == RT_WS_OVERLAY)
+                return rtn_errx(err, EINVAL,
+                                "--workspace-git rw is for a live workspace: an overlay's .git "
+                                "is writable inside already (rtn apply refuses its changes)");
+        if (spec->workspace_git_rw && spec->isolation == INIT_ISOLATION_LANDLOCK)
+                return rtn_errx(err, EINVAL,
+                                "--workspace-git rw needs the sandbox's mounts: not with "
+                                "--isolation landlock");
         if (spec->workspace_mode == RT_WS_OVERLAY && spec->isolation == INIT_ISOLATION_LANDLOCK)
                 return rtn_errx(err, EINVAL,
                                 "--isolation landlock has no overlay: --workspace-mode "

@@ -39,7 +39,8 @@ const struct rt_opt rt_spec_opt_rows[] = {
           "                        --keep become pending changes (rtn diff, rtn apply writes\n"
           "                        them to DIR, rtn reset drops them); without --keep they are\n"
           "                        discarded when the command ends. A live DIR's .git is\n"
-          "                        read-only inside (git commit fails: Read-only file system)\n",
+          "                        read-only inside (git commit fails: Read-only file system)\n"
+          "                        unless --workspace-git rw\n",
 
           "  --workspace-mode live|overlay  live (default): the agent's writes to /workspace\n"
           "                        change DIR at once, and env_reset cannot undo them;\n"
@@ -47,12 +48,21 @@ const struct rt_opt rt_spec_opt_rows[] = {
           "                        env_reset drops them) until workspace_apply writes them to\n"
           "                        DIR; left unapplied at exit, they become the environment's\n"
           "                        pending changes (rtn diff, rtn apply, rtn reset)\n"}},
+        {"workspace-git",
+         required_argument,
+         RT_OPT_WORKSPACE_GIT,
+         {"  --workspace-git ro|rw  a live workspace's .git: ro (default), read-only inside;\n"
+          "                        rw, writable so the agent can commit, with its config,\n"
+          "                        hooks, info/, commondir, alternates, worktrees/ and\n"
+          "                        modules/ still read-only\n",
+          NULL}},
         {"bind",
          required_argument,
          RT_OPT_BIND,
-         {"  --bind SRC:DST[:ro|rw] bind a host dir or file at DST, below /workspace or under\n"
-          "                        /mnt (default rw; a file ro only); '\\:' is a ':' of a\n"
-          "                        path, SRC may be relative; repeatable\n",
+         {"  --bind SRC:DST[:ro|rw] bind a host dir or file at DST, anywhere but /proc, /sys,\n"
+          "                        /dev and rtn's own files (default rw; a file, or a hidden\n"
+          "                        dir of your home, ro only; never a credential store);\n"
+          "                        '\\:' is a ':' of a path, SRC may be relative; repeatable\n",
           NULL}},
         {"net",
          required_argument,
@@ -408,6 +418,12 @@ static int spec_place_opt(int c, char *arg, struct rt_spec *s, struct rt_spec_op
                 return 0;
         case RT_OPT_WORKSPACE_MODE:
                 return rt_parse_ws_mode(s, arg, err);
+        case RT_OPT_WORKSPACE_GIT:
+                if (strcmp(arg, "ro") && strcmp(arg, "rw"))
+                        return rtn_errx(err, EINVAL, "--workspace-git must be ro or rw, got %s",
+                                        arg);
+                s->workspace_git_rw = !strcmp(arg, "rw");
+                return 0;
         case RT_OPT_BIND:
                 return rt_parse_bind(s, arg, err);
         case RT_OPT_NET:
@@ -439,6 +455,7 @@ int rt_spec_opt(int c, char *arg, struct rt_spec *s, struct rt_spec_opts *o,
         case RT_OPT_ROOTFS:
         case RT_OPT_WORKSPACE:
         case RT_OPT_WORKSPACE_MODE:
+        case RT_OPT_WORKSPACE_GIT:
         case RT_OPT_BIND:
         case RT_OPT_NET:
         case RT_OPT_HOSTNAME:

@@ -32,6 +32,7 @@ enum {
         RT_OPT_ROOTFS,
         RT_OPT_WORKSPACE,
         RT_OPT_WORKSPACE_MODE,
+        RT_OPT_WORKSPACE_GIT,
         RT_OPT_BIND,
         RT_OPT_NET,
         RT_OPT_HOSTNAME,

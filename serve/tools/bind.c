@@ -36,7 +36,7 @@ void serve_bind_free(struct serve *sv) {
 static int check(struct serve *sv, const char *host, const char *dst, struct rt_hostpath *hp,
                  struct rtn_error *err) {
         const struct rt_spec *spec = rt_session_spec(sv->sess);
-        int r = rt_mount_point_check(dst, err);
+        int r = rt_mount_point_check(dst, true, err);
         if (r < 0)
                 return r;
         if (spec->nbinds >= RT_MAX_BINDS)
@@ -95,7 +95,7 @@ int serve_bind_call(struct serve *sv, struct mcp_call *call, const char *tool,
                 goto out;
         }
         close(hp.fd);
-        if (rt_bind_file_mode(&nb, hp.file, &err) < 0) {
+        if (rt_bind_mode(&nb, &hp, &err) < 0) {
                 mcp_call_finish_error(call, "bind_host_dir: %s", err.msg);
                 goto out;
         }

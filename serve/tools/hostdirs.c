@@ -28,7 +28,10 @@ static const struct rt_protect_bind *find(const struct rt_sandbox *sb, const cha
 
 static void protections(struct rtn_json_buf *b, const struct rt_protect_bind *p) {
         rtn_json_kv_str(b, "git",
-                        p->whole ? "read-only (the directory is a git dir)" : "read-only");
+                        p->whole    ? "read-only (the directory is a git dir)"
+                        : p->git_rw ? "writable, but for what git reads configuration or "
+                                      "programs from (--workspace-git rw)"
+                                    : "read-only");
         rtn_json_key(b, "protected");
         rtn_json_arr_begin(b);
         size_t off = 0;

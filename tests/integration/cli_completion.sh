@@ -60,7 +60,7 @@ every_help_option_completes() {
                 done
         done
         [ -z "$missing" ] || t_fail "options in --help that do not complete:$missing"
-        reply_is $'--workspace\n--workspace-mode' rtn exec --work
+        reply_is $'--workspace\n--workspace-git\n--workspace-mode' rtn exec --work
         reply_is '--dry-run' rtn apply --dr
 }
 t_run every_help_option_completes every_help_option_completes
@@ -68,6 +68,7 @@ t_run every_help_option_completes every_help_option_completes
 completes_values_and_sub_verbs() {
         reply_is $'loopback\nnone' rtn exec --net ''
         reply_is overlay rtn serve --workspace-mode o
+        reply_is $'ro\nrw' rtn exec --workspace-git r
         reply_is $'full\nlandlock\nnamespaces' rtn exec --isolation ''
         reply_is $'bootstrap\nimport\nlist\nrm' rtn rootfs ''
         reply_is $'bootstrap\nimport\nlist\nrm' rtn rootfs --data-dir /nonexistent ''

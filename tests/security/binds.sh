@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # --bind and bind_host_dir as docs/architecture.md ("Host directory binds") writes them:
-# mount points only strictly below /workspace or at /mnt and below, for exec, serve and the
-# agent alike; SRC and DST spelled as --workspace takes a path (relative source, trailing
+# the user's mount points anywhere but on the sandbox's own paths (homebind.sh has more), the
+# agent's only strictly below /workspace or at /mnt and below; SRC and DST spelled as --workspace takes a path (relative source, trailing
 # '/', '\:' for a ':' of a path, '\\' for a backslash; '..' refused); a regular file may be
 # bound, read-only only, and nothing inside can write, chmod, chown, set-id, touch, xattr,
 # rename over, remove or replace the host file (docs/security-invariants.md, 4).
@@ -13,14 +13,13 @@ MCP=$T_ROOT/tests/integration/mcp_calls.py
 mount_points_refused() {
         mkdir src
         local d
-        for d in /usr/local /etc/foo /run /proc/sys /dev/pts /tmp/x /home/x /workspace /; do
+        for d in /etc/hosts /run /proc/sys /dev/pts /sys /etc /workspace /; do
                 t_exec --bind "src:$d" -- true
                 t_exit_is 125
-                [ "$d" = / ] && continue
-                t_stderr_has "mount point $d: only below /workspace or under /mnt"
+                t_stderr_has "mount point $d: "
                 t_cmd "$RTN" serve --bind "$T_TMP/src:$d" </dev/null
                 t_exit_is 1
-                t_stderr_has "mount point $d: only below /workspace or under /mnt"
+                t_stderr_has "mount point $d: "
         done
         t_exec --bind "src:/mnt/../etc" -- true
         t_exit_is 125

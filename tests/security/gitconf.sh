@@ -16,6 +16,8 @@ command -v git >/dev/null || {
 }
 
 OV_OPTS=()
+LIVE_OPTS=()
+RW=
 
 # A repository at $WS with one commit, a HOME of the case's own (its .gitconfig is the global
 # configuration rtn reads too), and the program the agent plants: it leaves $MARK.
@@ -48,7 +50,7 @@ owner_git() {
 
 # live SCRIPT CMD: SCRIPT in a live workspace (to its end), then the owner's CMD.
 live() {
-        t_exec --workspace "$WS" -- sh -c "$1; echo SCRIPT-ENDED"
+        t_exec --workspace "$WS" "${LIVE_OPTS[@]}" -- sh -c "$1; echo SCRIPT-ENDED"
         t_stdout_has SCRIPT-ENDED
         owner_git "$2"
 }
@@ -58,6 +60,7 @@ live() {
 overlay() {
         local script=$1 cmd=$2 p
         shift 2
+        [ -z "$RW" ] || return 0 # --workspace-git rw is for a live workspace
         t_exec --keep --quiet --workspace "$WS" --workspace-mode overlay "${OV_OPTS[@]}" -- sh -c "$script"
         t_exit_is 0
         t_cmd timeout 60 "$RTN" apply
@@ -175,7 +178,7 @@ pager_textconv() {
         echo '*.txt diff=x' >"$WS/.gitattributes"
         echo b >"$WS/a.txt"
         both "$(plant p conv)" "git -p log; git diff" p
-        grep -qF " /workspace/conv: " "$T_OUT_FILE" || t_fail "conv not refused"
+        [ -n "$RW" ] || grep -qF " /workspace/conv: " "$T_OUT_FILE" || t_fail "conv not refused"
 }
 
 # --isolation landlock (no mounts: Landlock keeps the paths read-only), as the caller.
@@ -197,7 +200,7 @@ user_protect() {
         OV_OPTS=(--protect "$WS/deploy")
         mkdir -p "$WS/deploy"
         echo ok >"$WS/deploy/run.sh"
-        t_exec --workspace "$WS" --protect deploy -- sh -c 'echo evil >deploy/run.sh; echo x >deploy/new; echo ok >other; echo SCRIPT-ENDED'
+        t_exec --workspace "$WS" "${LIVE_OPTS[@]}" --protect deploy -- sh -c 'echo evil >deploy/run.sh; echo x >deploy/new; echo ok >other; echo SCRIPT-ENDED'
         t_stdout_has SCRIPT-ENDED
         [ "$(cat "$WS/deploy/run.sh")" = ok ] || t_fail "deploy/run.sh changed"
         t_no_file "$WS/deploy/new"
@@ -205,6 +208,7 @@ user_protect() {
         t_exec --workspace "$WS" --protect /etc -- true
         t_exit_is 125
         t_stderr_has "not below the workspace"
+        [ -n "$RW" ] && return
         overlay 'echo evil >deploy/run.sh; echo ok >other2' "true" deploy
         [ "$(cat "$WS/deploy/run.sh")" = ok ] || t_fail "deploy/run.sh changed by apply"
         t_file_exists "$WS/other2"
@@ -263,6 +267,102 @@ placeholders_keep_git_working() {
         fi
 }
 
+# --workspace-git rw: the agent commits in a live workspace, and .git's configuration, hooks,
+# commondir, alternates, info/, worktrees/ and modules/ stay out of its reach.
+rw() {
+        LIVE_OPTS=(--workspace-git rw)
+        RW=1
+        "$@"
+}
+
+# The agent commits twice; the owner's git sees both commits and a sound repository.
+rw_commits() {
+        setup
+        t_exec --workspace "$WS" --workspace-git rw -- sh -c 'cd /workspace &&
+                echo b >b.txt && git add b.txt && git -c user.name=a -c user.email=a@a commit -q -m one &&
+                echo c >c.txt && git add c.txt && git -c user.name=a -c user.email=a@a commit -q -m two && echo COMMITTED'
+        t_exit_is 0
+        t_stdout_has COMMITTED
+        [ "$(git -C "$WS" log --format=%s | tr '\n' ' ')" = "two one init " ] ||
+                t_fail "the owner's log: $(git -C "$WS" log --oneline)"
+        t_cmd git -C "$WS" fsck --no-progress
+        t_exit_is 0
+        t_cmd git -C "$WS" status --porcelain
+        t_exit_is 0
+        [ -z "$(cat "$T_OUT_FILE")" ] || t_fail "the owner's status: $(cat "$T_OUT_FILE")"
+        # rtn serve takes it too, and env_status says what it means
+        if command -v python3 >/dev/null; then
+                printf '%s\n' \
+                        'shell_run {"command":"echo d >d.txt && git add d.txt && git -c user.name=a -c user.email=a@a commit -q -m three && echo COMMITTED"}' \
+                        'shell_run {"command":"echo x >>.git/config || echo REFUSED"}' \
+                        'env_status {}' >calls
+                t_exit_is 0 python3 "$T_ROOT/tests/integration/mcp_calls.py" calls -- \
+                        "$RTN" serve --workspace "$WS" --workspace-git rw
+                python3 - "$T_OUT_FILE" <<'PY' || t_fail "$(cat "$T_OUT_FILE")"
+import json, sys
+r = [json.loads(l) for l in open(sys.argv[1])]
+assert "COMMITTED" in r[0]["result"]["stdout"], r[0]
+assert "REFUSED" in r[1]["result"]["stdout"], r[1]
+ws = [d for d in r[2]["result"]["host_dirs"] if d["mount_point"] == "/workspace"][0]
+assert ws["git"].startswith("writable"), ws
+PY
+                [ "$(git -C "$WS" log -1 --format=%s)" = three ] || t_fail "serve's commit is not on the host"
+        fi
+        # the default is unchanged: .git read-only, and said
+        t_exec --workspace "$WS" -- sh -c 'cd /workspace && git commit -q --allow-empty -m three'
+        t_stderr_has "read-only"
+}
+
+# Every place in .git that git reads configuration or a program from, written, created,
+# replaced or moved away by the agent with .git writable; then the owner's git status, commit
+# and worktree listing must run nothing of the agent's and still work.
+rw_gitdir() {
+        setup
+        git -C "$WS" config core.hooksPath .git/hooks-ci # hooks named inside .git itself
+        mkdir "$WS/.git/hooks-ci"
+        local evil=$T_TMP/evil-not-there
+        t_exec --workspace "$WS" --workspace-git rw -- sh -c "cd /workspace/.git; $(plant mon.sh)
+                printf '[core]\n\tfsmonitor = /workspace/.git/mon.sh\n' >>config
+                printf '[core]\n\tfsmonitor = $WS/.git/mon.sh\n' >config.worktree
+                cp mon.sh hooks/pre-commit; cp mon.sh hooks/post-commit; chmod +x hooks/*
+                mkdir -p hooks-ci; cp mon.sh hooks-ci/pre-commit
+                mv hooks hooks.old; mkdir hooks; cp mon.sh hooks/pre-commit
+                rm -f commondir; ln -s $evil commondir; echo $evil >commondir
+                mkdir -p $evil 2>/dev/null
+                mv config config.old; echo '[core]' >config
+                echo '* filter=x' >info/attributes; mkdir -p info; echo '* filter=x' >>info/attributes
+                echo /tmp/objs >objects/info/alternates
+                mkdir -p worktrees/x modules/m remotes; echo '$WS' >worktrees/x/gitdir
+                echo 'URL: ext::sh -c touch% $MARK' >remotes/origin
+                cd /workspace && mv .git .git-old; mkdir .git
+                echo SCRIPT-ENDED"
+        t_stdout_has SCRIPT-ENDED
+        owner_git "git status; git commit -q --allow-empty -m x; git worktree list; git fetch origin"
+        t_file_exists "$WS/.git/HEAD"
+        local f
+        for f in hooks/pre-commit hooks/post-commit hooks-ci/pre-commit info/attributes worktrees/x modules/m remotes/origin; do
+                t_no_file "$WS/.git/$f"
+        done
+        [ ! -s "$WS/.git/objects/info/alternates" ] || t_fail "alternates written"
+        [ ! -s "$WS/.git/config.worktree" ] || t_fail "config.worktree written"
+        grep -q fsmonitor "$WS/.git/config" && t_fail "config written"
+        t_cmd git -C "$WS" status --porcelain
+        t_exit_is 0
+        if grep -qiE "warning|fatal|error" "$T_ERR_FILE"; then
+                t_fail "the owner's git complains: $(cat "$T_ERR_FILE")"
+        fi
+        t_exec --workspace "$WS" --workspace-git rw --workspace-mode overlay -- true
+        t_exit_is 125
+        t_stderr_has "--workspace-git rw"
+}
+
+t_run rw_commits rw_commits
+t_run rw_gitdir rw_gitdir
+for c in hooks_path hooks_path_absolute include_fsmonitor hooks_path_included \
+        hooks_path_registry_absent include_if_gitdir worktree_config fsmonitor_path filter_clean \
+        alias_bang pager_textconv user_protect placeholders_keep_git_working; do
+        t_run "${c}_rw" rw "$c"
+done
 t_run config_not_opened config_not_opened
 t_run hooks_path hooks_path
 t_run hooks_path_absolute hooks_path_absolute

@@ -10,8 +10,8 @@ _rtn_verb_options() {
         local store="--data-dir --env --help"
         local spec="--setenv --env-file --allow-ptrace --user --upper-size --store-max --pids-max --memory-max --isolation --allow-net --net-policy --publish --secret --secret-file --secret-header --protect"
         case $1 in
-        exec) echo "--rootfs --workspace --workspace-mode --bind --cwd --net --hostname --timeout $spec -t --tty --quiet --env --keep --commit -m --message --data-dir --help" ;;
-        serve) echo "--data-dir --env --rootfs --allow-host --workspace --workspace-mode --bind --hostname --net --timeout --max-output --http-tools --max-sandboxes --undo-depth --http --token-file --idle-timeout --max-sessions --allow-origin --http-public --workspace-root $spec --help" ;;
+        exec) echo "--rootfs --workspace --workspace-mode --workspace-git --bind --cwd --net --hostname --timeout $spec -t --tty --quiet --env --keep --commit -m --message --data-dir --help" ;;
+        serve) echo "--data-dir --env --rootfs --allow-host --workspace --workspace-mode --workspace-git --bind --hostname --net --timeout --max-output --http-tools --max-sandboxes --undo-depth --http --token-file --idle-timeout --max-sessions --allow-origin --http-public --workspace-root $spec --help" ;;
         probe) echo "--json" ;;
         ps) echo "--all --data-dir --help" ;;
         commit) echo "$store -m --message --upper" ;;
@@ -67,7 +67,7 @@ _rtn_compgen() {
 # True when OPT takes a value (the next word).
 _rtn_takes_value() {
         case $1 in
-        --workspace | --cwd | --data-dir | --upper | --workspace-mode | --net | --isolation | --user | \
+        --workspace | --cwd | --data-dir | --upper | --workspace-mode | --workspace-git | --net | --isolation | --user | \
                 --rootfs | --env | -o | --output | --bind | --hostname | --timeout | --setenv | --env-file | \
                 --upper-size | --store-max | --pids-max | --memory-max | --allow-host | --max-output | --max-sandboxes | --undo-depth | -m | \
                 --allow-net | --net-policy | --publish | --secret | --secret-file | --secret-header | --http | --token-file | --idle-timeout | \
@@ -86,6 +86,7 @@ _rtn_value() {
         --workspace | --cwd | --data-dir | --upper | --workspace-root)
                 _rtn_compgen -d -- "$cur" ;;
         --workspace-mode) _rtn_compgen -W "live overlay" -- "$cur" ;;
+        --workspace-git) _rtn_compgen -W "ro rw" -- "$cur" ;;
         --net) _rtn_compgen -W "loopback none" -- "$cur" ;;
         --isolation) _rtn_compgen -W "full landlock namespaces" -- "$cur" ;;
         --user) _rtn_compgen -W "root" -- "$cur" ;;

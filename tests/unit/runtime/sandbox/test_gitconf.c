@@ -200,3 +200,48 @@ Test(rt_pathlist_match, below_and_above) {
         cr_assert_null(rt_pathlist_match(&l, "tool", false));
         rt_pathlist_free(&l);
 }
+
+/* --workspace-git rw: every place in .git that git reads configuration or programs from is
+ * listed, no longer covered by a read-only .git, and made before the start when missing as
+ * what git finds there (a commondir naming the git dir itself: an empty one stops git). */
+Test(rt_git_rw_paths, listed_and_made) {
+        char tmp[] = "/tmp/rtn-gitrw.XXXXXX", path[PATH_MAX + 64];
+        cr_assert_not_null(mkdtemp(tmp));
+        snprintf(path, sizeof path, "%s/.git/objects/info", tmp);
+        char cmd[PATH_MAX + 64];
+        snprintf(cmd, sizeof cmd, "mkdir -p '%s' '%s/.git/hooks'", path, tmp);
+        cr_assert_eq(system(cmd), 0);
+        struct rt_pathlist ro = {0}, rw = {0};
+        cr_assert(rt_pathlist_covered(&ro, tmp, ".git/hooks")); /* .git read-only covers it */
+        struct rtn_error err = {0};
+        cr_assert_eq(rt_git_rw_paths(tmp, &rw, &err), 0, "%s", err.msg);
+        cr_assert(rw.git_rw);
+        cr_assert_not(rt_pathlist_covered(&rw, tmp, ".git/hooks"));
+        cr_assert_not_null(rt_pathlist_match(&rw, ".git/commondir", false));
+        cr_assert_not_null(rt_pathlist_match(&rw, ".git/config", false));
+        cr_assert_not_null(rt_pathlist_match(&rw, ".git/hooks/pre-commit", false));
+        cr_assert_not_null(rt_pathlist_match(&rw, ".git/worktrees/x/gitdir", false));
+        cr_assert_not_null(rt_pathlist_match(&rw, ".git/objects/info/alternates", false));
+        cr_assert_null(rt_pathlist_match(&rw, ".git/objects/ab/cdef", false));
+        cr_assert_null(rt_pathlist_match(&rw, ".git/index", false));
+        cr_assert_null(rt_pathlist_match(&rw, ".git/refs/heads/main", false));
+        cr_assert_eq(rt_pathlist_prepare(tmp, &rw, &err), 0, "%s", err.msg);
+        cr_assert(rw.git_rw);
+        char buf[8] = {0};
+        snprintf(path, sizeof path, "%s/.git/commondir", tmp);
+        FILE *f = fopen(path, "re");
+        cr_assert_not_null(f);
+        cr_assert_eq(fread(buf, 1, sizeof buf - 1, f), 2);
+        fclose(f);
+        cr_assert_str_eq(buf, ".\n");
+        struct stat st;
+        snprintf(path, sizeof path, "%s/.git/config.worktree", tmp);
+        cr_assert_eq(stat(path, &st), 0);
+        cr_assert(S_ISREG(st.st_mode) && st.st_size == 0);
+        snprintf(path, sizeof path, "%s/.git/worktrees", tmp);
+        cr_assert_eq(stat(path, &st), 0);
+        cr_assert(S_ISDIR(st.st_mode));
+        rt_pathlist_free(&rw);
+        snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp);
+        (void)!system(cmd);
+}

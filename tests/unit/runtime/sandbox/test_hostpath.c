@@ -67,6 +67,29 @@ Test(rt_hostpath_check, home_itself_and_hidden) {
         cr_assert_eq(check(".ssh", true, NULL, 0), -EPERM);
         cr_assert_eq(check("proj/.git", true, NULL, 0), -EPERM);
         cr_assert_eq(check(".ssh", false, NULL, 0), -EPERM); /* the user's --bind too */
+        cr_assert_eq(check(".SSH", false, NULL, 0), -EPERM); /* another case, same store */
+        cr_assert_eq(check(".ssh/x", false, NULL, 0), -EPERM);
+        cr_assert_eq(check(".config/GH", false, NULL, 0), -EPERM);
+}
+
+/* The user's hidden toolchain directory: read-only, unless it holds a store that is there. */
+Test(rt_hostpath_check, hidden_toolchain) {
+        snprintf(path, sizeof path, "%s/.nvm", home);
+        cr_assert_eq(mkdir(path, 0700), 0);
+        cr_assert_eq(check(".nvm", true, NULL, 0), -EPERM); /* never the agent's */
+        cr_assert_eq(check(".nvm", false, NULL, 0), 0);
+        snprintf(path, sizeof path, "%s/.cargo", home);
+        cr_assert_eq(mkdir(path, 0700), 0);
+        cr_assert_eq(check(".cargo", false, NULL, 0), 0);
+        snprintf(path, sizeof path, "%s/.cargo/credentials.toml", home);
+        cr_assert_eq(close(open(path, O_CREAT | O_WRONLY | O_CLOEXEC, 0600)), 0);
+        cr_assert_eq(check(".cargo", false, NULL, 0), -EPERM);
+        struct rt_bind b = {.rw = true, .mode_given = true, .src = "x"};
+        struct rtn_error err;
+        cr_assert_eq(rt_bind_mode(&b, &(struct rt_hostpath){.hidden = true}, &err), -EPERM);
+        b.mode_given = false;
+        cr_assert_eq(rt_bind_mode(&b, &(struct rt_hostpath){.hidden = true}, &err), 0);
+        cr_assert(!b.rw);
 }
 
 Test(rt_hostpath_check, symlink_on_the_way) {
@@ -148,9 +171,9 @@ Test(rt_hostpath_check, files) {
         cr_assert_eq(rt_hostpath_check(fifo, &pol, &hp, &err), -EINVAL);
         cr_assert(strstr(err.msg, "neither a directory nor a regular file"), "%s", err.msg);
         struct rt_bind b = {.src = f, .rw = true, .mode_given = true};
-        cr_assert_eq(rt_bind_file_mode(&b, true, &err), -EPERM);
+        cr_assert_eq(rt_bind_mode(&b, &(struct rt_hostpath){.file = true}, &err), -EPERM);
         b.mode_given = false;
-        cr_assert_eq(rt_bind_file_mode(&b, true, &err), 0);
+        cr_assert_eq(rt_bind_mode(&b, &(struct rt_hostpath){.file = true}, &err), 0);
         cr_assert(!b.rw && b.file);
         unlink(f);
         unlink(fifo);
@@ -201,16 +224,30 @@ Test(rt_bind_path_clean, relative) {
 
 Test(rt_mount_point_check, cases) {
         struct rtn_error err;
-        cr_assert_eq(rt_mount_point_check("/workspace/p", &err), 0);
-        cr_assert_eq(rt_mount_point_check("/mnt", &err), 0);
-        cr_assert_eq(rt_mount_point_check("/mnt/a/b", &err), 0);
-        cr_assert_eq(rt_mount_point_check("/workspace", &err), -EPERM);
-        cr_assert_eq(rt_mount_point_check("/", &err), -EPERM);
-        cr_assert_eq(rt_mount_point_check("/etc", &err), -EPERM);
-        cr_assert_eq(rt_mount_point_check("/usr/x", &err), -EPERM);
-        cr_assert_eq(rt_mount_point_check("/mntx", &err), -EPERM);
-        cr_assert_eq(rt_mount_point_check("/mnt/../etc", &err), -EINVAL);
-        cr_assert_eq(rt_mount_point_check("/mnt/a:b", &err), 0); /* written \\: in --bind */
-        cr_assert_eq(rt_mount_point_check("/mnt/a,b", &err), -EINVAL);
-        cr_assert_eq(rt_mount_point_check("mnt/a", &err), -EINVAL);
+        cr_assert_eq(rt_mount_point_check("/workspace/p", true, &err), 0);
+        cr_assert_eq(rt_mount_point_check("/mnt", true, &err), 0);
+        cr_assert_eq(rt_mount_point_check("/mnt/a/b", true, &err), 0);
+        cr_assert_eq(rt_mount_point_check("/workspace", true, &err), -EPERM);
+        cr_assert_eq(rt_mount_point_check("/", true, &err), -EPERM);
+        cr_assert_eq(rt_mount_point_check("/etc", true, &err), -EPERM);
+        cr_assert_eq(rt_mount_point_check("/usr/x", true, &err), -EPERM);
+        cr_assert_eq(rt_mount_point_check("/mntx", true, &err), -EPERM);
+        cr_assert_eq(rt_mount_point_check("/mnt/../etc", true, &err), -EINVAL);
+        cr_assert_eq(rt_mount_point_check("/mnt/a:b", true, &err), 0); /* written \\: in --bind */
+        cr_assert_eq(rt_mount_point_check("/mnt/a,b", true, &err), -EINVAL);
+        cr_assert_eq(rt_mount_point_check("mnt/a", true, &err), -EINVAL);
+}
+
+/* The user's --bind: anywhere docker's -v takes, but rtn's own paths and what holds them. */
+Test(rt_mount_point_check, user) {
+        struct rtn_error err;
+        const char *ok[] = {"/usr/x", "/opt/t",       "/srv/d", "/home/rtn/.nvm", "/tmp/x",
+                            "/mnt",   "/workspace/p", "/etc/x", "/run/x",         "/procx"};
+        for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++)
+                cr_assert_eq(rt_mount_point_check(ok[i], false, &err), 0, "%s", ok[i]);
+        const char *no[] = {"/",          "/proc", "/proc/sys",  "/sys",        "/dev/pts",  "/run",
+                            "/run/rtn/x", "/etc",  "/etc/hosts", "/etc/passwd", "/workspace"};
+        for (size_t i = 0; i < sizeof no / sizeof no[0]; i++)
+                cr_assert_eq(rt_mount_point_check(no[i], false, &err), -EPERM, "%s", no[i]);
+        cr_assert_eq(rt_mount_point_check("/mnt/../proc", false, &err), -EINVAL);
 }

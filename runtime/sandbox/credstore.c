@@ -1,0 +1,161 @@
+/* Credential stores below $HOME (docs/architecture.md, "Host directory binds"; invariant 12):
+ * hidden directories of $HOME are bound read-only, but never a credential store, a directory
+ * below one, a directory holding one that is there, or another name of one. Names compare
+ * component by component without regard to case, so `.SSH` on a case-insensitive filesystem
+ * is `.ssh`; '..' and symlinks never reach here (rt_bind_path_clean, openat2 in
+ * rt_hostpath_check). What a directory holds is looked up from its fd, never by a path. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/cleanup.h"
+#include "common/sandbox_dirs.h"
+#include "common/syscall.h"
+#include "runtime/sandbox/credstore.h"
+
+static const char *const builtin[] = {RTN_HOME_CREDENTIAL_STORES(RTN_DIR_BARE)};
+
+/* Relative, canonical: no leading '/', no empty, '.' or '..' component, no trailing '/'. */
+static bool name_ok(const char *s) {
+        if (!*s || s[0] == '/' || strlen(s) > 1024)
+                return false;
+        for (const char *c = s; *c;) {
+                const char *e = strchrnul(c, '/');
+                size_t n = (size_t)(e - c);
+                if (n == 0 || (n == 1 && c[0] == '.') || (n == 2 && c[0] == '.' && c[1] == '.'))
+                        return false;
+                for (const char *k = c; k < e; k++)
+                        if ((unsigned char)*k < 0x20)
+                                return false;
+                c = *e ? e + 1 : e;
+                if (*e && !*c)
+                        return false;
+        }
+        return true;
+}
+
+static int list_path(const char *home, char out[4200], struct rtn_error *err) {
+        const char *x = getenv("XDG_CONFIG_HOME");
+        int n = x && x[0] == '/' ? snprintf(out, 4200, "%s/rtn/credential-stores", x)
+                                 : snprintf(out, 4200, "%s/.config/rtn/credential-stores", home);
+        if (n < 0 || n >= 4200)
+                return rtn_errx(err, ENAMETOOLONG, "the path of your credential-stores list");
+        return 0;
+}
+
+static int load_user(const char *home, struct rt_credstores *cs, struct rtn_error *err) {
+        char path[4200];
+        int r = list_path(home, path, err);
+        if (r < 0)
+                return r;
+        _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+        if (fd < 0)
+                return errno == ENOENT || errno == ENOTDIR ? 0
+                                                           : rtn_err(err, errno, "open %s", path);
+        ssize_t len = read(fd, cs->buf, RT_CREDSTORE_FILE_MAX + 1);
+        if (len < 0)
+                return rtn_err(err, errno, "read %s", path);
+        if (len > RT_CREDSTORE_FILE_MAX)
+                return rtn_errx(err, EFBIG, "%s: more than %d bytes", path, RT_CREDSTORE_FILE_MAX);
+        cs->buf[len] = '\0';
+        if (memchr(cs->buf, '\0', (size_t)len))
+                return rtn_errx(err, EINVAL, "%s: not a text file", path);
+        unsigned line = 0;
+        for (char *s = cs->buf, *next; s; s = next) {
+                line++;
+                if ((next = strchr(s, '\n')))
+                        *next++ = '\0';
+                size_t n = strlen(s);
+                while (n && (s[n - 1] == ' ' || s[n - 1] == '\t' || s[n - 1] == '\r'))
+                        s[--n] = '\0';
+                while (*s == ' ' || *s == '\t')
+                        s++;
+                if (!*s || *s == '#')
+                        continue;
+                if (!name_ok(s))
+                        return rtn_errx(err, EINVAL,
+                                        "%s:%u: not a path relative to your home (such as "
+                                        ".mytool or .config/mytool)",
+                                        path, line);
+                if (cs->n >= RT_CREDSTORE_MAX)
+                        return rtn_errx(err, E2BIG, "%s: more than %d names", path,
+                                        RT_CREDSTORE_MAX - (int)(sizeof builtin / sizeof *builtin));
+                cs->names[cs->n++] = s;
+        }
+        return 0;
+}
+
+int rt_credstores_load(const char *home, struct rt_credstores *ret, struct rtn_error *err) {
+        ret->n = 0;
+        for (size_t i = 0; i < sizeof builtin / sizeof builtin[0]; i++)
+                ret->names[ret->n++] = builtin[i];
+        return home ? load_user(home, ret, err) : 0;
+}
+
+/* How far a is a prefix of b by whole components, case aside: the length of a when b is a
+ * or below it, else 0. */
+static size_t prefix_len(const char *a, const char *b) {
+        size_t n = strlen(a);
+        if (strncasecmp(a, b, n) || (b[n] != '\0' && b[n] != '/'))
+                return 0;
+        return n;
+}
+
+int rt_credstores_named(const char *p, const char *rel, const struct rt_credstores *cs,
+                        struct rtn_error *err) {
+        for (size_t i = 0; i < cs->n; i++)
+                if (prefix_len(cs->names[i], rel))
+                        return rtn_errx(err, EPERM,
+                                        "refusing to bind %s: a credential store (%s) never "
+                                        "enters a sandbox",
+                                        p, cs->names[i]);
+        return 0;
+}
+
+int rt_credstores_held(int fd, const char *p, const char *rel, const struct rt_credstores *cs,
+                       struct rtn_error *err) {
+        for (size_t i = 0; i < cs->n; i++) {
+                size_t n = prefix_len(rel, cs->names[i]);
+                if (!n || !cs->names[i][n])
+                        continue;
+                const char *rest = cs->names[i] + n + 1;
+                /* A symlink on the way leads, inside the sandbox, to its own files, not here. */
+                struct open_how how = {.flags = O_PATH | O_CLOEXEC | O_NOFOLLOW,
+                                       .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS |
+                                                  RESOLVE_NO_MAGICLINKS};
+                _cleanup_close_ int s = sys_openat2(fd, rest, &how, sizeof how);
+                if (s < 0 && (errno == ENOENT || errno == ENOTDIR || errno == ELOOP))
+                        continue;
+                if (s < 0)
+                        return rtn_err(err, errno,
+                                       "refusing to bind %s: cannot tell whether it holds the "
+                                       "credential store %s",
+                                       p, cs->names[i]);
+                return rtn_errx(err, EPERM,
+                                "refusing to bind %s: it holds %s/%s, a credential store; bind "
+                                "the directories you need below it",
+                                p, p, rest);
+        }
+        return 0;
+}
+
+int rt_credstores_alias(int fd, const char *p, const char *home, const struct rt_credstores *cs,
+                        struct rtn_error *err) {
+        struct stat me, st;
+        if (fstat(fd, &me) < 0)
+                return rtn_err(err, errno, "stat %s", p);
+        char path[4200];
+        for (size_t i = 0; i < cs->n; i++) {
+                snprintf(path, sizeof path, "%s/%s", home, cs->names[i]);
+                if (lstat(path, &st) == 0 && st.st_dev == me.st_dev && st.st_ino == me.st_ino)
+                        return rtn_errx(err, EPERM,
+                                        "refusing to bind %s: it is %s, a credential store", p,
+                                        path);
+        }
+        return 0;
+}
