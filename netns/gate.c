@@ -22,8 +22,10 @@
  * address and no raw TCP leaves. A host with a secret (--secret, netns/secret.c) is intercepted:
  * its plain requests get the secret's header (netns/http.c), and its tunnels are answered with TLS
  * under the gate's own CA, the request inside held as a plain one is and sent on over
- * verified TLS (netns/intercept.c). Every refusal is kept (host, port, reason) for the
- * reports of the command that made it (netns/denials.c). */
+ * verified TLS (netns/intercept.c). NETNS_HOST_NAME:PORT, for a port --allow-host-port
+ * opened, goes to that port of the host's loopback and nowhere else, and its tunnel carries
+ * any protocol: no rule, no DNS answer and no other port reaches the loopback. Every refusal is
+ * kept (host, port, reason) for the reports of the command that made it (netns/denials.c). */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -196,6 +198,17 @@ static enum netns_verdict gate_verdict(const struct netns_gate *g, const char *h
                 snprintf(why, wl, "%.100s is not a valid host name", host);
                 return NETNS_VERDICT_REFUSE;
         }
+        /* The host's name answers to --allow-host-port alone, whatever a rule (.internal) or
+         * a DNS server says of it. */
+        if (!family && !strcmp(canon, NETNS_HOST_NAME)) {
+                if (netns_policy_host_port(&g->policy, port))
+                        return NETNS_VERDICT_HOST;
+                snprintf(why, wl,
+                         "port %u of " NETNS_HOST_NAME " is not open (only rtn "
+                         "--allow-host-port %u opens it)",
+                         port, port);
+                return NETNS_VERDICT_REFUSE;
+        }
         if (netns_policy_allows(&g->policy, canon, port))
                 return netns_secrets_for(&g->secrets, canon) ? NETNS_VERDICT_INTERCEPT
                                                              : NETNS_VERDICT_TUNNEL;
@@ -348,6 +361,7 @@ struct request {
         uint16_t port;
         uint64_t body;
         bool intercept; /* a host with a secret */
+        bool host_port; /* NETNS_HOST_NAME: addr is 127.0.0.1:port, then [::1]:port */
         struct sockaddr_storage addr;
         socklen_t addr_len;
         struct netns_http_req h; /* the parse; it points into the connection's buffer */
@@ -365,6 +379,32 @@ static int check_held(const struct netns_http_req *h, const char *host, uint16_t
                                 (int)(h->hostl > 100 ? 100 : h->hostl), h->hostv, host),
                        400;
         *ret_body = h->has_cl ? h->content_length : 0;
+        return 0;
+}
+
+/* NETNS_HOST_NAME:port, a port --allow-host-port opened: the host's 127.0.0.1 on it (and
+ * [::1] when nothing listens there, connect_request), never another address, and never a
+ * listener of rtn's own (netns_port_rtns): 0, or 403 and why. */
+static int host_port_addr(struct request *q, char *why, size_t wl) {
+        struct sockaddr_in *a = (struct sockaddr_in *)&q->addr;
+        *a = (struct sockaddr_in){.sin_family = AF_INET,
+                                  .sin_port = htons(q->port),
+                                  .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+        q->addr_len = sizeof *a;
+        q->host_port = true;
+        int own = netns_port_rtns(q->port);
+        if (own > 0)
+                return snprintf(why, wl,
+                                "port %u of " NETNS_HOST_NAME " is one of rtn's own listeners "
+                                "(rtn serve --http, --publish), never opened to a sandbox",
+                                q->port),
+                       403;
+        if (own < 0)
+                return snprintf(why, wl,
+                                "port %u of " NETNS_HOST_NAME ": whose listener it is could "
+                                "not be read (%s)",
+                                q->port, strerror(-own)),
+                       403;
         return 0;
 }
 
@@ -394,12 +434,28 @@ static int decide(struct netns_gate *g, const char *buf, size_t head_len, struct
                 if (!q->is_connect && cleartext_ok(g, q->host, why, wl) < 0)
                         return 403;
                 break;
+        case NETNS_VERDICT_HOST:
+                return host_port_addr(q, why, wl);
         case NETNS_VERDICT_TUNNEL:
                 break;
         }
         if (netns_resolve(q->host, q->port, &g->policy, &q->addr, &q->addr_len, &err) < 0)
                 return snprintf(why, wl, "%s", err.msg), 403;
         return 0;
+}
+
+/* The upstream of an admitted request: its checked address; for a port of the host, the
+ * same port on [::1] when nothing listens on 127.0.0.1 (a server bound to ::1 alone). */
+static int connect_request(const struct request *q) {
+        int fd = connect_to(&q->addr, q->addr_len);
+        if (fd != -ECONNREFUSED || !q->host_port)
+                return fd;
+        struct sockaddr_storage a6 = {0};
+        struct sockaddr_in6 *a = (struct sockaddr_in6 *)&a6;
+        a->sin6_family = AF_INET6;
+        a->sin6_port = htons(q->port);
+        a->sin6_addr = in6addr_loopback;
+        return connect_to(&a6, sizeof *a);
 }
 
 /* A refusal: recorded, and answered (over the client's TLS when c is set). */
@@ -533,13 +589,14 @@ static void serve_tunnel(struct netns_gate *g, int fd, char *buf, size_t cap, si
                 serve_intercept(g, fd, q, buf);
                 return;
         }
-        int r = check_sni(fd, buf, cap, &len, q->host, why, sizeof why);
+        /* A port of the host is opened whole (--allow-host-port): any protocol rides it. */
+        int r = q->host_port ? 0 : check_sni(fd, buf, cap, &len, q->host, why, sizeof why);
         if (r < 0) {
                 if (r == -EACCES)
                         netns_gate_refuse(g, q->host, q->port, why);
                 return; /* the tunnel is open: all the client learns is its end */
         }
-        _cleanup_close_ int up = connect_to(&q->addr, q->addr_len);
+        _cleanup_close_ int up = connect_request(q);
         if (up >= 0 && send_all(up, buf, len) == 0)
                 netns_relay(fd, up, UINT64_MAX);
 }
@@ -550,7 +607,7 @@ static void serve_tunnel(struct netns_gate *g, int fd, char *buf, size_t cap, si
 static ssize_t serve_plain(struct netns_gate *g, int fd, char *buf, size_t n, size_t head_len,
                            const struct request *q) {
         char msg[600];
-        _cleanup_close_ int up = connect_to(&q->addr, q->addr_len);
+        _cleanup_close_ int up = connect_request(q);
         if (up < 0) {
                 snprintf(msg, sizeof msg, "rtn gate: connect to %s:%u: %s", q->host, q->port,
                          strerror(-up));

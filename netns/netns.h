@@ -69,15 +69,35 @@ static inline bool netns_port_default(uint16_t port) {
 }
 #define NETNS_PORTS_DEFAULT "80 and 443"
 
+/* The name the sandbox reaches a port of the host's loopback by, through the gate, once
+ * --allow-host-port opens it: host.rtn.internal:PORT. No rule names it; no DNS answer for
+ * it is ever asked. */
+#define NETNS_HOST_NAME "host.rtn.internal"
+#define NETNS_HOST_PORTS_MAX 16
+
 struct netns_policy {
         struct netns_rule *rules;
         size_t n, cap;
+        uint16_t host_ports[NETNS_HOST_PORTS_MAX]; /* --allow-host-port, in the given order */
+        size_t nhost_ports;
 };
 
 /* Adds one rule written HOST[:PORT] (HOST: name, .domain, IPv4 address or [IPv6] address;
- * the forms of --allow-net and of a policy file's lines). -EINVAL (err says why) or -E2BIG
- * past NETNS_POLICY_MAX_RULES. */
+ * the forms of --allow-net and of a policy file's lines). -EINVAL (err says why) or -E2BIG past
+ * NETNS_POLICY_MAX_RULES. A host no request through the gate can reach is refused here with the
+ * reason and what to use instead: a name of the loopback (localhost, *.localhost, ...),
+ * NETNS_HOST_NAME, and an address netns_addr_check refuses, in any spelling. */
 int netns_policy_add(struct netns_policy *p, const char *spec, struct rtn_error *err);
+/* Opens port arg (decimal 1-65535) of the host's loopback to NETNS_HOST_NAME:arg (the gate
+ * connects to 127.0.0.1:PORT, then [::1]:PORT). -EINVAL, -EEXIST for a port given twice,
+ * -E2BIG past NETNS_HOST_PORTS_MAX. */
+int netns_policy_add_host_port(struct netns_policy *p, const char *arg, struct rtn_error *err);
+/* Whether --allow-host-port opened port. */
+bool netns_policy_host_port(const struct netns_policy *p, uint16_t port);
+/* Whether something listening on port of this network namespace (any address) is held by a
+ * process called rtn (netns/hostport.c): 1, 0, or -errno when the socket tables cannot be
+ * read. A listener of a user whose rtn processes cannot be read counts as rtn's. */
+int netns_port_rtns(uint16_t port);
 /* Adds the rules of a policy file's text: one HOST[:PORT] a line, '#' starts a comment,
  * blank lines skipped (docs/network.md, "The policy file"). name is for messages
  * ("FILE:LINE: ..."). The first bad line fails the whole file. */
@@ -185,12 +205,14 @@ int netns_gate_set_secrets(struct netns_gate *g, const struct netns_secrets *ss,
 const char *netns_gate_ca_pem(const struct netns_gate *g);
 
 /* The per-host decision the gate makes for each request (netns/gate.c, gate_verdict):
- * refuse it, tunnel it to the checked address untouched, or intercept it (a host with a
- * secret: add its header; for TLS, terminate it with the gate's CA to do so). */
+ * refuse it, tunnel it to the checked address untouched, intercept it (a host with a
+ * secret: add its header; for TLS, terminate it with the gate's CA to do so), or connect it
+ * to the host's loopback on the one port --allow-host-port opened (NETNS_HOST_NAME:PORT). */
 enum netns_verdict {
         NETNS_VERDICT_REFUSE,
         NETNS_VERDICT_TUNNEL,
         NETNS_VERDICT_INTERCEPT,
+        NETNS_VERDICT_HOST, /* NETNS_HOST_NAME on a port --allow-host-port opened */
 };
 
 /* Serves listen_fd (ownership taken) on loop; a previous listener is dropped and closed. */

@@ -23,6 +23,7 @@ enum {
         RT_OPT_ALLOW_PTRACE,
         RT_OPT_ALLOW_NET,
         RT_OPT_NET_POLICY,
+        RT_OPT_ALLOW_HOST_PORT,
         RT_OPT_PUBLISH,
         RT_OPT_SECRET,
         RT_OPT_SECRET_FILE,
@@ -94,7 +95,7 @@ int rt_parse_size(const char *arg, const char *what, uint64_t *ret, struct rtn_e
 int rt_spec_opt(int c, char *arg, struct rt_spec *spec, struct rt_spec_opts *o,
                 struct rtn_error *err);
 /* After parsing: options that cannot go together (--publish with --net none or
- * --isolation landlock). */
+ * --isolation landlock, --allow-host-port with --net none or a --publish host port). */
 int rt_spec_opts_check(const struct rt_spec *spec, const struct rt_spec_opts *o,
                        struct rtn_error *err);
 /* The isolation mode alone: the Landlock mode when the user named none and this host denies
