@@ -83,10 +83,11 @@ struct netns_policy {
 };
 
 /* Adds one rule written HOST[:PORT] (HOST: name, .domain, IPv4 address or [IPv6] address;
- * the forms of --allow-net and of a policy file's lines). -EINVAL (err says why) or -E2BIG past
- * NETNS_POLICY_MAX_RULES. A host no request through the gate can reach is refused here with the
- * reason and what to use instead: a name of the loopback (localhost, *.localhost, ...),
- * NETNS_HOST_NAME, and an address netns_addr_check refuses, in any spelling. */
+ * the forms of --allow-net and of a policy file's lines), or an http:// or https:// URL,
+ * taken as its HOST[:PORT]. -EINVAL (err says why) or -E2BIG past NETNS_POLICY_MAX_RULES.
+ * A host no request through the gate can reach is refused here with the reason and what to
+ * use instead: a name of the loopback (localhost, *.localhost, ...), NETNS_HOST_NAME, and an
+ * address netns_addr_check refuses, in any spelling. */
 int netns_policy_add(struct netns_policy *p, const char *spec, struct rtn_error *err);
 /* Opens port arg (decimal 1-65535) of the host's loopback to NETNS_HOST_NAME:arg (the gate
  * connects to 127.0.0.1:PORT, then [::1]:PORT). -EINVAL, -EEXIST for a port given twice,

@@ -5,11 +5,12 @@
  * literal (1.2.3.4, [2001:db8::1]); a literal is admitted only by a rule that is that
  * literal, never by a name, and inet_aton's short and hex forms ("127.1", "0x7f000001")
  * count as literals, since a resolver would take them as one. Names are kept lower-case
- * without a trailing dot, the form netns_policy_allows compares with. A rule that can never work
- * (the loopback by name or address, an address the gate's filter refuses, the host's own name for
- * --allow-host-port) is refused when read, with what to use instead, rather than accepted and then
- * refused at every request. The ports of --allow-host-port live here too, beside the rules. The
- * policy is fixed when the sandbox starts: nothing an agent can call adds a rule. */
+ * without a trailing dot, the form netns_policy_allows compares with. A URL is taken as its
+ * HOST[:PORT]. A rule that can never work (the loopback by name or address, an address the
+ * gate's filter refuses, the host's own name for --allow-host-port) is refused when read,
+ * with what to use instead, rather than accepted and then refused at every request. The
+ * ports of --allow-host-port live here too, beside the rules. The policy is fixed
+ * when the sandbox starts: nothing an agent can call adds a rule. */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
@@ -17,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include "common/cleanup.h"
@@ -182,6 +184,33 @@ static int bare_ipv6(const char *spec, struct rtn_error *err) {
         return rtn_errx(err, EINVAL, "'%s': write an IPv6 address in brackets, [ADDR]:PORT", spec);
 }
 
+/* An http:// or https:// URL given as a rule: its authority (HOST[:PORT]) into buf, 1; 0 when
+ * spec is no URL. A path names nothing the gate could hold a request to. */
+static int url_authority(const char *spec, char *buf, size_t len, struct rtn_error *err) {
+        const char *sep = strstr(spec, "://");
+        if (!sep)
+                return 0;
+        size_t sl = (size_t)(sep - spec);
+        if (!((sl == 4 && !strncasecmp(spec, "http", 4)) ||
+              (sl == 5 && !strncasecmp(spec, "https", 5))))
+                return rtn_errx(err, EINVAL,
+                                "only http:// and https:// URLs name a host the gate reaches "
+                                "(or write HOST[:PORT]; the rule is not shown)");
+        const char *a = sep + 3;
+        size_t al = strcspn(a, "/?#");
+        if (memchr(a, '@', al))
+                return rtn_errx(err, EINVAL,
+                                "a URL with user information (user:password@HOST): write the "
+                                "host alone (the rule is not shown, as it may hold a password)");
+        if (al == 0)
+                return rtn_errx(err, EINVAL, "no host in the URL");
+        if (al >= len)
+                return rtn_errx(err, EINVAL, "the URL's host is longer than %zu bytes", len - 1);
+        memcpy(buf, a, al);
+        buf[al] = '\0';
+        return 1;
+}
+
 /* "HOST[:PORT]" into r; what is wrong goes to err, naming the rule when rule_showable. */
 static int parse_rule(const char *spec, struct netns_rule *r, struct rtn_error *err) {
         char tmp[300];
@@ -232,7 +261,11 @@ static int parse_rule(const char *spec, struct netns_rule *r, struct rtn_error *
 
 int netns_policy_add(struct netns_policy *p, const char *spec, struct rtn_error *err) {
         struct netns_rule r;
-        int e = parse_rule(spec, &r, err);
+        char auth[300];
+        int e = url_authority(spec, auth, sizeof auth, err);
+        if (e < 0)
+                return e;
+        e = parse_rule(e ? auth : spec, &r, err);
         if (e < 0)
                 return e;
         if (p->n >= NETNS_POLICY_MAX_RULES)

@@ -121,8 +121,9 @@ const struct rt_opt rt_spec_opt_rows[] = {
          RT_OPT_ALLOW_NET,
          {"  --allow-net HOST      let the agent's commands reach HOST through rtn's proxy: a\n"
           "                        name, .domain (it and every name below), IPv4 or [IPv6]\n"
-          "                        address, :PORT (default 80 and 443); an address of this\n"
-          "                        machine only as ADDR:PORT; repeatable\n",
+          "                        address, :PORT (default 80 and 443), or an http(s):// URL\n"
+          "                        (its host); an address of this machine only as ADDR:PORT;\n"
+          "                        never localhost (see --allow-host-port); repeatable\n",
           NULL}},
         {"allow-host-port",
          required_argument,

@@ -6,7 +6,8 @@
 # that resolves to 127.0.0.1, another port of host.rtn.internal, a Host header naming
 # another port, a redirect to another port, a direct connection — is refused, and the host's
 # other server never sees a connection. rtn's own listeners are never opened; --allow-net
-# refuses, when it reads them, the names and addresses that can never work.
+# refuses, when it reads them, the names and addresses that can never work, and takes a URL
+# as its host.
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/seclib.bash"
 t_need_rtn
@@ -131,7 +132,8 @@ allow_net_never() {
         local bad
         for bad in localhost LOCALHOST localhost. localhost:11434 app.localhost 127.0.0.1 127.1 \
                 0x7f.1 2130706433 '[::1]' '::1' '::ffff:127.0.0.1' '[::ffff:127.0.0.1]' 0.0.0.0 \
-                '[::]' 169.254.169.254 '[fe80::1]' 10.1.2.3 host.rtn.internal; do
+                '[::]' 169.254.169.254 '[fe80::1]' 10.1.2.3 host.rtn.internal \
+                http://localhost:8080/v1 'http://[::1]:11434/'; do
                 t_exec --allow-net "$bad" -- true
                 t_exit_is 125
                 t_stderr_has "never"
@@ -146,6 +148,21 @@ allow_net_never() {
         t_stderr_has "policy:2: '127.1:8080' is 127.0.0.1"
 }
 
+# A URL is taken as its host (and port): the sandbox starts, and env_status would list the rule.
+allow_net_url() {
+        t_exec --allow-net https://deb.debian.org --allow-net 'http://mirror.example:8080/debian/' \
+                -- sh -c 'echo "$http_proxy"'
+        t_exit_is 0
+        t_stdout_has "http://127.0.0.1:"
+        t_exec --allow-net 'https://user:s3cret-pw@deb.debian.org/' -- true
+        t_exit_is 125
+        t_stderr_has "user information"
+        grep -q s3cret "$T_ERR_FILE" && t_fail "the password was echoed: $(cat "$T_ERR_FILE")"
+        t_exec --allow-net 'ssh://git.example.org/' -- true
+        t_exit_is 125
+        t_stderr_has "only http:// and https:// URLs"
+}
+
 hostport_env_status() {
         t_cmd python3 "$LIB" status "$RTN" 11434
         t_exit_is 0
@@ -157,5 +174,6 @@ t_run hostport_not_rtns_own hostport_not_rtns_own
 t_run hostport_rtns_own_at_request hostport_rtns_own_at_request
 t_run hostport_bad_values hostport_bad_values
 t_run allow_net_never allow_net_never
+t_run allow_net_url allow_net_url
 t_run hostport_env_status hostport_env_status
 t_done

@@ -55,6 +55,10 @@ static const struct bad bad_cases[] = {
         {"x.example:", "1-65535"},
         {".203.0.113.7", "an address cannot be a domain"},
         {"2001:db8::1", "in brackets"},
+        {"ftp://x.example/", "only http:// and https:// URLs"},
+        {"https://user:hunter2@x.example/", "user information"},
+        {"https:///path", "no host"},
+        {"https://x.example:0/", "1-65535"},
         {"-x.example", "is not a host name"},
         {"x_y.example", "a character no host name"},
         {"GH_TOKEN=ghp_x1@example.org", "not shown, as it may be a secret"},
@@ -69,6 +73,12 @@ ParameterizedTestParameters(netns_policy, bad_rules) {
         return cr_make_param_array(int, idx, NBAD);
 }
 ParameterizedTest(int *i, netns_policy, bad_rules) {
+        if (strstr(bad_cases[*i].rule, "hunter2")) {
+                struct netns_policy p = {0};
+                struct rtn_error err = {0};
+                cr_assert_eq(netns_policy_add(&p, bad_cases[*i].rule, &err), -EINVAL);
+                cr_assert_null(strstr(err.msg, "hunter2"), "echoed: %s", err.msg);
+        }
         const struct bad *b = &bad_cases[*i];
         struct netns_policy p = {0};
         struct rtn_error err = {0};
@@ -157,6 +167,9 @@ static const char *const never[] = {
         "192.168.1.10:3128",
         "host.rtn.internal",
         "HOST.rtn.internal.:80",
+        "http://localhost:8080/v1",
+        "https://127.0.0.1/",
+        "http://[::1]:11434/api",
 };
 #define NNEVER (sizeof never / sizeof never[0])
 
@@ -181,6 +194,28 @@ ParameterizedTest(int *i, netns_policy, never_reachable) {
         if (local)
                 cr_assert(strstr(err.msg, "--allow-host-port"), "'%s': no way out: %s", rule,
                           err.msg);
+}
+
+/* A URL is taken as its host, and its port when it has one; its path names nothing. */
+Test(netns_policy, urls_are_their_host) {
+        cr_assert(admits("https://deb.debian.org", "deb.debian.org", 443));
+        cr_assert(admits("https://deb.debian.org/", "deb.debian.org", 80));
+        cr_assert(admits("HTTPS://Deb.Debian.Org/debian/dists?x#y", "deb.debian.org", 443));
+        cr_assert(admits("http://host.example:8080/path", "host.example", 8080));
+        cr_assert_not(admits("http://host.example:8080/path", "host.example", 80));
+        cr_assert(admits("http://[2001:db8::1]:8443/", "[2001:db8::1]", 8443));
+        cr_assert(admits("https://.npmjs.org", "registry.npmjs.org", 443));
+        struct netns_policy p = {0};
+        struct rtn_error err = {0};
+        cr_assert_eq(netns_policy_add(&p, "http://host.example:8080/path", &err), 0, "%s", err.msg);
+        char buf[300];
+        netns_policy_describe(&p, 0, buf, sizeof buf);
+        cr_assert_str_eq(buf, "host.example:8080");
+        netns_policy_free(&p);
+        static const char file[] = "https://deb.debian.org/debian\n";
+        cr_assert_eq(netns_policy_parse(&p, file, strlen(file), "f", &err), 0, "%s", err.msg);
+        cr_assert(netns_policy_allows(&p, "deb.debian.org", 443));
+        netns_policy_free(&p);
 }
 
 /* --allow-host-port PORT: decimal 1-65535, each once, at most NETNS_HOST_PORTS_MAX. */
