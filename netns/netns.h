@@ -181,6 +181,30 @@ size_t netns_secret_line(const struct netns_secret *s, char *buf, size_t len);
 /* The length of its header's name. */
 size_t netns_secret_header_name(const struct netns_secret *s);
 
+/* ---- the operator's proxy the gate goes out through (netns/upstream.c) ---------------- */
+#define NETNS_UPSTREAM_NOPROXY_MAX 64
+struct netns_upstream {
+        bool set;
+        char host[256]; /* the proxy's host: a name, an IPv4 address or [IPv6] */
+        uint16_t port;
+        char auth[704]; /* base64 of USER:PASSWORD for Proxy-Authorization, or "" */
+        char shown[300]; /* the URL with its credentials masked: what messages show */
+        char noproxy[NETNS_UPSTREAM_NOPROXY_MAX][256]; /* env's no_proxy: these go direct */
+        size_t nnoproxy;
+        bool noproxy_all; /* no_proxy=*: nothing goes through the proxy */
+};
+/* --upstream-proxy ARG: an http://[USER:PASSWORD@]HOST[:PORT] URL (port 80 by default), or
+ * "env": the first of rtn's https_proxy, HTTPS_PROXY, http_proxy, HTTP_PROXY, with
+ * no_proxy (else NO_PROXY) naming hosts that go direct. -EINVAL/-ENOENT with err saying
+ * why; neither err nor u->shown ever holds the credentials. */
+int netns_upstream_parse(struct netns_upstream *u, const char *arg, struct rtn_error *err);
+/* Whether a request for host goes through u (u may be NULL or unset: no). */
+bool netns_upstream_for(const struct netns_upstream *u, const char *host);
+/* A connection to host:port through u's CONNECT: the socket, past the proxy's 200, or
+ * -errno with why (the URL masked). */
+int netns_upstream_connect(const struct netns_upstream *u, const char *host, uint16_t port,
+                           char *why, size_t wl);
+
 /* ---- the gate's proxy (netns/gate.c) ------------------------------------------------- */
 struct rtn_loop;
 struct netns_gate;
@@ -201,6 +225,9 @@ int netns_gate_new_policy(const struct netns_policy *p, struct netns_gate **ret,
  * OpenSSL is loaded only now, when there is a secret. */
 int netns_gate_set_secrets(struct netns_gate *g, const struct netns_secrets *ss,
                            struct rtn_error *err);
+/* The proxy every request the gate admits goes out through (--upstream-proxy; copied), but
+ * for the hosts of its no_proxy and the host's ports of --allow-host-port. */
+void netns_gate_set_upstream(struct netns_gate *g, const struct netns_upstream *u);
 /* The CA certificate (PEM) of the gate's interception, or NULL without secrets. Its key
  * never leaves rtn's memory. */
 const char *netns_gate_ca_pem(const struct netns_gate *g);

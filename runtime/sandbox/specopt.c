@@ -133,6 +133,13 @@ const struct rt_opt rt_spec_opt_rows[] = {
           "                        " NETNS_HOST_NAME ":PORT through rtn's proxy, and no other\n"
           "                        port; not one of rtn's own listeners; repeatable\n",
           NULL}},
+        {"upstream-proxy",
+         required_argument,
+         RT_OPT_UPSTREAM_PROXY,
+         {"  --upstream-proxy URL|env  send what rtn's proxy admits on through this HTTP proxy\n"
+          "                        (http://[USER:PASSWORD@]HOST:PORT, with CONNECT); env: the\n"
+          "                        caller's https_proxy or http_proxy, honouring no_proxy\n",
+          NULL}},
         {"net-policy",
          required_argument,
          RT_OPT_NET_POLICY,
@@ -497,6 +504,9 @@ int rt_spec_opt(int c, char *arg, struct rt_spec *s, struct rt_spec_opts *o,
                         rtn_err_wrap(err, "--allow-host-port");
                 s->net_proxy = true;
                 break;
+        case RT_OPT_UPSTREAM_PROXY:
+                r = netns_upstream_parse(&o->upstream, arg, err);
+                break;
         case RT_OPT_NET_POLICY:
                 r = netns_policy_load(&o->net, arg, err);
                 s->net_proxy = true;
@@ -640,6 +650,7 @@ int rt_spec_opts_gate(const struct rt_spec_opts *o, struct rt_spec *spec, struct
                 return 0;
         if ((r = netns_gate_new_policy(&o->net, &g, err)) < 0)
                 return r;
+        netns_gate_set_upstream(g, &o->upstream);
         if (o->secrets.n && (r = netns_gate_set_secrets(g, &o->secrets, err)) < 0) {
                 netns_gate_free(g);
                 return r;

@@ -24,6 +24,7 @@ enum {
         RT_OPT_ALLOW_NET,
         RT_OPT_NET_POLICY,
         RT_OPT_ALLOW_HOST_PORT,
+        RT_OPT_UPSTREAM_PROXY,
         RT_OPT_PUBLISH,
         RT_OPT_SECRET,
         RT_OPT_SECRET_FILE,
@@ -80,6 +81,7 @@ struct rt_spec_opts {
         bool pids_asked; /* --pids-max given: say how it is enforced when not pids.max */
         struct netns_policy net; /* --allow-net and --net-policy (spec.net_proxy when given) */
         struct netns_secrets secrets; /* --secret, --secret-file, --secret-header */
+        struct netns_upstream upstream; /* --upstream-proxy, or unset */
         struct netns_port publish[NETNS_PUBLISH_MAX]; /* --publish */
         size_t npublish;
         const char *protect[RT_PROTECT_PATHS_MAX]; /* --protect, in spec.protect */
@@ -112,9 +114,9 @@ void rt_spec_opts_limits(struct rt_spec *spec, struct rt_spec_opts *o,
 int rt_spec_opts_env(const struct rt_spec_opts *o, struct rt_env *env, const struct rt_sandbox *sb,
                      uint32_t policy, bool tty, char *const *extra, struct rtn_error *err);
 /* The agent's proxy for --allow-net, --net-policy and --secret (spec->net_proxy): a gate with
- * o's policy, then o's secrets, and their CA in spec->ca_pem, in that order (the CA exists once
- * the secrets are set); *ret NULL without spec->net_proxy. `rtn exec` and each `rtn serve`
- * session make theirs with it. */
+ * o's policy and --upstream-proxy, then o's secrets, and their CA in spec->ca_pem, in that order
+ * (the CA exists once the secrets are set); *ret NULL without spec->net_proxy. `rtn exec` and each
+ * `rtn serve` session make theirs with it. */
 int rt_spec_opts_gate(const struct rt_spec_opts *o, struct rt_spec *spec, struct netns_gate **ret,
                       struct rtn_error *err);
 /* "full", "landlock" or "namespaces". */

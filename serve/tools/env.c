@@ -184,6 +184,8 @@ static void json_network(struct rtn_json_buf *b, struct serve *sv) {
         rtn_json_arr_end(b);
         if (sv->spec_opts.net.nhost_ports)
                 rtn_json_kv_str(b, "host_name", NETNS_HOST_NAME);
+        if (sv->spec_opts.upstream.set) /* its credentials masked */
+                rtn_json_kv_str(b, "upstream_proxy", sv->spec_opts.upstream.shown);
         if (g && rt_session_alive(sv->sess) && sb->net_port) {
                 char url[40];
                 snprintf(url, sizeof url, "http://127.0.0.1:%u", sb->net_port);
