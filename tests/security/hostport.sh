@@ -84,6 +84,16 @@ print(s.recv(4096).decode().splitlines()[0])' 2>/dev/null
         t_exec --allow-host-port 18089 --publish 18089:80 -- true
         t_exit_is 125
         t_stderr_has "that port is rtn's own (--publish 127.0.0.1:18089:80"
+        # rtn serve --http's own port, in each spelling getopt takes
+        head -c 32 /dev/urandom | base64 >"$T_TMP/token"
+        chmod 600 "$T_TMP/token"
+        local a
+        for a in "--allow-host-port 18090" "--allow-host-port=18090" "--allow-host-po 18090"; do
+                # shellcheck disable=SC2086 # the option and its value, split on purpose
+                t_cmd "$RTN" serve --http 127.0.0.1:18090 --token-file "$T_TMP/token" $a
+                t_exit_is 125
+                t_stderr_has "that port is rtn's own (--http 127.0.0.1:18090"
+        done
 }
 
 # The gate's answer when a port of rtn's own is reached only after rtn started (serve): a
