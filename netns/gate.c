@@ -23,8 +23,12 @@
  * address and no raw TCP leaves. A host with a secret (--secret, netns/secret.c) is intercepted:
  * its plain requests get the secret's header (netns/http.c), and its tunnels are answered with TLS
  * under the gate's own CA, the request inside held as a plain one is and sent on over
- * verified TLS (netns/intercept.c). Every refusal is kept (host, port, reason) for the
- * reports of the command that made it (netns/denials.c). */
+ * verified TLS (netns/intercept.c). NETNS_HOST_NAME:PORT, for a port --allow-host-port
+ * opened, goes to that port of the host's loopback and nowhere else, and its tunnel carries
+ * any protocol: no rule, no DNS answer and no other port reaches the loopback. Behind
+ * --upstream-proxy (netns/upstream.c) the decision is the same, and the connection is a
+ * CONNECT of the operator's proxy to the name instead of one to the address. Every refusal is
+ * kept (host, port, reason) for the reports of the command that made it (netns/denials.c). */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -107,12 +111,16 @@ int netns_gate_set_secrets(struct netns_gate *g, const struct netns_secrets *ss,
         return 0;
 }
 
+void netns_gate_set_upstream(struct netns_gate *g, const struct netns_upstream *u) {
+        g->upstream = *u;
+}
+
 const char *netns_gate_ca_pem(const struct netns_gate *g) {
         return netns_intercept_ca_pem(g->icpt);
 }
 
 /* send(2) with MSG_NOSIGNAL: a client or server that hung up must not raise SIGPIPE. */
-static int send_all(int fd, const void *buf, size_t len) {
+int netns_send_all(int fd, const void *buf, size_t len) {
         const char *p = buf;
         while (len > 0) {
                 ssize_t n = send(fd, p, len, MSG_NOSIGNAL);
@@ -136,7 +144,7 @@ static size_t format_reply(char *buf, size_t len, int code, const char *status, 
 
 static void reply(int fd, int code, const char *status, const char *body) {
         char buf[768];
-        (void)send_all(fd, buf, format_reply(buf, sizeof buf, code, status, body));
+        (void)netns_send_all(fd, buf, format_reply(buf, sizeof buf, code, status, body));
 }
 
 static const char *status_text(int code) {
@@ -202,6 +210,17 @@ static enum netns_verdict gate_verdict(const struct netns_gate *g, const char *h
                 snprintf(why, wl, "%.100s is not a valid host name", host);
                 return NETNS_VERDICT_REFUSE;
         }
+        /* The host's name answers to --allow-host-port alone, whatever a rule (.internal) or
+         * a DNS server says of it. */
+        if (!family && !strcmp(canon, NETNS_HOST_NAME)) {
+                if (netns_policy_host_port(&g->policy, port))
+                        return NETNS_VERDICT_HOST;
+                snprintf(why, wl,
+                         "port %u of " NETNS_HOST_NAME " is not open (only rtn "
+                         "--allow-host-port %u opens it)",
+                         port, port);
+                return NETNS_VERDICT_REFUSE;
+        }
         if (netns_policy_allows(&g->policy, canon, port))
                 return netns_secrets_for(&g->secrets, canon) ? NETNS_VERDICT_INTERCEPT
                                                              : NETNS_VERDICT_TUNNEL;
@@ -225,7 +244,7 @@ static enum netns_verdict gate_verdict(const struct netns_gate *g, const char *h
         return NETNS_VERDICT_REFUSE;
 }
 
-static int connect_to(const struct sockaddr_storage *a, socklen_t len) {
+int netns_connect(const struct sockaddr_storage *a, socklen_t len) {
         _cleanup_close_ int s = socket(a->ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
         if (s < 0)
                 return negative_errno();
@@ -293,7 +312,7 @@ static ssize_t relay_move(int from, int to, size_t want, struct relay_dir *d, ch
                 return k < 0 ? -errno : k;
         }
         ssize_t k = read(from, buf, want);
-        if (k > 0 && send_all(to, buf, (size_t)k) < 0)
+        if (k > 0 && netns_send_all(to, buf, (size_t)k) < 0)
                 return -EPIPE;
         return k < 0 ? -errno : k;
 }
@@ -424,6 +443,8 @@ struct request {
         uint16_t port;
         uint64_t body;
         bool intercept; /* a host with a secret */
+        bool host_port; /* NETNS_HOST_NAME: addr is 127.0.0.1:port, then [::1]:port */
+        bool via_upstream; /* through --upstream-proxy's CONNECT to host:port */
         struct sockaddr_storage addr;
         socklen_t addr_len;
         struct netns_http_req h; /* the parse; it points into the connection's buffer */
@@ -441,6 +462,32 @@ static int check_held(const struct netns_http_req *h, const char *host, uint16_t
                                 (int)(h->hostl > 100 ? 100 : h->hostl), h->hostv, host),
                        400;
         *ret_body = h->has_cl ? h->content_length : 0;
+        return 0;
+}
+
+/* NETNS_HOST_NAME:port, a port --allow-host-port opened: the host's 127.0.0.1 on it (and
+ * [::1] when nothing listens there, connect_request), never another address, and never a
+ * listener of rtn's own (netns_port_rtns): 0, or 403 and why. */
+static int host_port_addr(struct request *q, char *why, size_t wl) {
+        struct sockaddr_in *a = (struct sockaddr_in *)&q->addr;
+        *a = (struct sockaddr_in){.sin_family = AF_INET,
+                                  .sin_port = htons(q->port),
+                                  .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+        q->addr_len = sizeof *a;
+        q->host_port = true;
+        int own = netns_port_rtns(q->port);
+        if (own > 0)
+                return snprintf(why, wl,
+                                "port %u of " NETNS_HOST_NAME " is one of rtn's own listeners "
+                                "(rtn serve --http, --publish), never opened to a sandbox",
+                                q->port),
+                       403;
+        if (own < 0)
+                return snprintf(why, wl,
+                                "port %u of " NETNS_HOST_NAME ": whose listener it is could "
+                                "not be read (%s)",
+                                q->port, strerror(-own)),
+                       403;
         return 0;
 }
 
@@ -470,12 +517,42 @@ static int decide(struct netns_gate *g, const char *buf, size_t head_len, struct
                 if (!q->is_connect && cleartext_ok(g, q->host, why, wl) < 0)
                         return 403;
                 break;
+        case NETNS_VERDICT_HOST:
+                return host_port_addr(q, why, wl);
         case NETNS_VERDICT_TUNNEL:
                 break;
         }
-        if (netns_resolve(q->host, q->port, &g->policy, &q->addr, &q->addr_len, &err) < 0)
+        /* Behind --upstream-proxy the filter still holds for every address the name has
+         * here; a name that does not resolve here is the proxy's to resolve. */
+        bool up = netns_upstream_for(&g->upstream, q->host);
+        int rr = netns_resolve(q->host, q->port, &g->policy, &q->addr, &q->addr_len, &err);
+        if (rr < 0 && !(up && (rr == -ENOENT || rr == -EHOSTUNREACH)))
                 return snprintf(why, wl, "%s", err.msg), 403;
+        q->via_upstream = up;
         return 0;
+}
+
+/* The upstream of an admitted request: its checked address, or a tunnel of the upstream
+ * proxy to its name; for a port of the host, the same port on [::1] when nothing listens on
+ * 127.0.0.1 (a server bound to ::1 alone). The socket, or -errno with why. */
+static int connect_request(const struct netns_gate *g, const struct request *q, char *why,
+                           size_t wl) {
+        char canon[256];
+        union netns_ip ip;
+        int family = 0;
+        if (q->via_upstream && netns_host_canon(q->host, canon, sizeof canon, &ip, &family) == 0)
+                return netns_upstream_connect(&g->upstream, canon, q->port, why, wl);
+        int fd = netns_connect(&q->addr, q->addr_len);
+        if (fd < 0)
+                snprintf(why, wl, "connect to %s:%u: %s", q->host, q->port, strerror(-fd));
+        if (fd != -ECONNREFUSED || !q->host_port)
+                return fd;
+        struct sockaddr_storage a6 = {0};
+        struct sockaddr_in6 *a = (struct sockaddr_in6 *)&a6;
+        a->sin6_family = AF_INET6;
+        a->sin6_port = htons(q->port);
+        a->sin6_addr = in6addr_loopback;
+        return netns_connect(&a6, sizeof *a);
 }
 
 /* A refusal: recorded, and answered (over the client's TLS when c is set). */
@@ -488,7 +565,7 @@ static void refuse(struct netns_gate *g, int fd, struct netns_tls_conn *c, const
         if (c)
                 (void)netns_tls_write(c, buf, n);
         else
-                (void)send_all(fd, buf, n);
+                (void)netns_send_all(fd, buf, n);
 }
 
 /* Reads the head of a request inside an intercepted tunnel into buf (HEAD_MAX at most),
@@ -549,9 +626,8 @@ static ssize_t intercept_request(struct netns_gate *g, struct netns_tls_conn *cl
         }
         if (!forward)
                 return -1;
-        _cleanup_close_ int up = connect_to(&q->addr, q->addr_len);
+        _cleanup_close_ int up = connect_request(g, q, why, sizeof why);
         if (up < 0) {
-                snprintf(why, sizeof why, "connect to %s:%u: %s", q->host, q->port, strerror(-up));
                 refuse(g, -1, cl, q->host, q->port, 502, why);
                 return -1;
         }
@@ -603,20 +679,21 @@ static void serve_tunnel(struct netns_gate *g, int fd, char *buf, size_t cap, si
                 netns_gate_refuse(g, q->host, q->port, "TLS sent before the tunnel was open");
                 return;
         }
-        if (send_all(fd, ok, sizeof ok - 1) < 0)
+        if (netns_send_all(fd, ok, sizeof ok - 1) < 0)
                 return;
         if (q->intercept) {
                 serve_intercept(g, fd, q, buf);
                 return;
         }
-        int r = check_sni(fd, buf, cap, &len, q->host, why, sizeof why);
+        /* A port of the host is opened whole (--allow-host-port): any protocol rides it. */
+        int r = q->host_port ? 0 : check_sni(fd, buf, cap, &len, q->host, why, sizeof why);
         if (r < 0) {
                 if (r == -EACCES)
                         netns_gate_refuse(g, q->host, q->port, why);
                 return; /* the tunnel is open: all the client learns is its end */
         }
-        _cleanup_close_ int up = connect_to(&q->addr, q->addr_len);
-        if (up >= 0 && send_all(up, buf, len) == 0)
+        _cleanup_close_ int up = connect_request(g, q, why, sizeof why);
+        if (up >= 0 && netns_send_all(up, buf, len) == 0)
                 netns_relay(fd, up, UINT64_MAX);
 }
 
@@ -625,24 +702,23 @@ static void serve_tunnel(struct netns_gate *g, int fd, char *buf, size_t cap, si
  * buf[0..n) after the request stay in buf; their count, or -1 when the connection is done. */
 static ssize_t serve_plain(struct netns_gate *g, int fd, char *buf, size_t n, size_t head_len,
                            const struct request *q) {
-        char msg[600];
-        _cleanup_close_ int up = connect_to(&q->addr, q->addr_len);
+        char msg[600], why[400];
+        _cleanup_close_ int up = connect_request(g, q, why, sizeof why);
         if (up < 0) {
-                snprintf(msg, sizeof msg, "rtn gate: connect to %s:%u: %s", q->host, q->port,
-                         strerror(-up));
+                snprintf(msg, sizeof msg, "rtn gate: %s", why);
                 reply(fd, 502, "Bad Gateway", msg);
                 return -1;
         }
         char *h = NULL;
         ssize_t hl = netns_http_upstream_head(&g->secrets, &q->h, q->host, q->port, 80,
                                               q->intercept, &h);
-        int r = hl < 0 ? (int)hl : send_all(up, h, (size_t)hl);
+        int r = hl < 0 ? (int)hl : netns_send_all(up, h, (size_t)hl);
         netns_http_head_free(h, hl > 0 ? (size_t)hl : 0);
         uint64_t extra = (uint64_t)n - head_len;
         if (extra > q->body)
                 extra = q->body;
         if (r == 0 && extra > 0)
-                r = send_all(up, buf + head_len, (size_t)extra);
+                r = netns_send_all(up, buf + head_len, (size_t)extra);
         if (r < 0 || relay(fd, up, q->body - extra, true) > 0)
                 return -1;
         return (ssize_t)keep_rest(buf, n, head_len, q->body);

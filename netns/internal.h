@@ -60,6 +60,12 @@ int netns_tls_sni(const uint8_t *buf, size_t len, char *ret, size_t rlen);
  * for two minutes; at most a_limit bytes go from a to b (UINT64_MAX: no limit), and a is not
  * read past it (netns/gate.c; the published ports' forwarder uses it too). */
 void netns_relay(int a, int b, uint64_t a_limit);
+/* A blocking TCP connection to a, made within the gate's connect timeout: the socket or
+ * -errno (netns/gate.c; the upstream proxy's too). */
+#include <sys/socket.h>
+int netns_connect(const struct sockaddr_storage *a, socklen_t len);
+/* send(2) of all of buf with MSG_NOSIGNAL: 0 or -errno. */
+int netns_send_all(int fd, const void *buf, size_t len);
 
 /* The gate's TLS interception for hosts with a secret (netns/intercept.c). A CA made with
  * the object (its key freed once the leaves are signed), a leaf certificate per secret's
@@ -115,6 +121,7 @@ struct netns_gate {
         size_t ntotals;
         struct netns_secrets secrets; /* --secret: the headers added, by host */
         struct netns_intercept *icpt; /* their hosts' TLS interception, or NULL */
+        struct netns_upstream upstream; /* --upstream-proxy, or unset */
 };
 
 /* Keeps one refusal: the message the proxy answered with, the log for the reports of the

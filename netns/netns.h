@@ -69,15 +69,36 @@ static inline bool netns_port_default(uint16_t port) {
 }
 #define NETNS_PORTS_DEFAULT "80 and 443"
 
+/* The name the sandbox reaches a port of the host's loopback by, through the gate, once
+ * --allow-host-port opens it: host.rtn.internal:PORT. No rule names it; no DNS answer for
+ * it is ever asked. */
+#define NETNS_HOST_NAME "host.rtn.internal"
+#define NETNS_HOST_PORTS_MAX 16
+
 struct netns_policy {
         struct netns_rule *rules;
         size_t n, cap;
+        uint16_t host_ports[NETNS_HOST_PORTS_MAX]; /* --allow-host-port, in the given order */
+        size_t nhost_ports;
 };
 
 /* Adds one rule written HOST[:PORT] (HOST: name, .domain, IPv4 address or [IPv6] address;
- * the forms of --allow-net and of a policy file's lines). -EINVAL (err says why) or -E2BIG
- * past NETNS_POLICY_MAX_RULES. */
+ * the forms of --allow-net and of a policy file's lines), or an http:// or https:// URL,
+ * taken as its HOST[:PORT]. -EINVAL (err says why) or -E2BIG past NETNS_POLICY_MAX_RULES.
+ * A host no request through the gate can reach is refused here with the reason and what to
+ * use instead: a name of the loopback (localhost, *.localhost, ...), NETNS_HOST_NAME, and an
+ * address netns_addr_check refuses, in any spelling. */
 int netns_policy_add(struct netns_policy *p, const char *spec, struct rtn_error *err);
+/* Opens port arg (decimal 1-65535) of the host's loopback to NETNS_HOST_NAME:arg (the gate
+ * connects to 127.0.0.1:PORT, then [::1]:PORT). -EINVAL, -EEXIST for a port given twice,
+ * -E2BIG past NETNS_HOST_PORTS_MAX. */
+int netns_policy_add_host_port(struct netns_policy *p, const char *arg, struct rtn_error *err);
+/* Whether --allow-host-port opened port. */
+bool netns_policy_host_port(const struct netns_policy *p, uint16_t port);
+/* Whether something listening on port of this network namespace (any address) is held by a
+ * process called rtn (netns/hostport.c): 1, 0, or -errno when the socket tables cannot be
+ * read. A listener of a user whose rtn processes cannot be read counts as rtn's. */
+int netns_port_rtns(uint16_t port);
 /* Adds the rules of a policy file's text: one HOST[:PORT] a line, '#' starts a comment,
  * blank lines skipped (docs/network.md, "The policy file"). name is for messages
  * ("FILE:LINE: ..."). The first bad line fails the whole file. */
@@ -160,6 +181,30 @@ size_t netns_secret_line(const struct netns_secret *s, char *buf, size_t len);
 /* The length of its header's name. */
 size_t netns_secret_header_name(const struct netns_secret *s);
 
+/* ---- the operator's proxy the gate goes out through (netns/upstream.c) ---------------- */
+#define NETNS_UPSTREAM_NOPROXY_MAX 64
+struct netns_upstream {
+        bool set;
+        char host[256]; /* the proxy's host: a name, an IPv4 address or [IPv6] */
+        uint16_t port;
+        char auth[704]; /* base64 of USER:PASSWORD for Proxy-Authorization, or "" */
+        char shown[300]; /* the URL with its credentials masked: what messages show */
+        char noproxy[NETNS_UPSTREAM_NOPROXY_MAX][256]; /* env's no_proxy: these go direct */
+        size_t nnoproxy;
+        bool noproxy_all; /* no_proxy=*: nothing goes through the proxy */
+};
+/* --upstream-proxy ARG: an http://[USER:PASSWORD@]HOST[:PORT] URL (port 80 by default), or
+ * "env": the first of rtn's https_proxy, HTTPS_PROXY, http_proxy, HTTP_PROXY, with
+ * no_proxy (else NO_PROXY) naming hosts that go direct. -EINVAL/-ENOENT with err saying
+ * why; neither err nor u->shown ever holds the credentials. */
+int netns_upstream_parse(struct netns_upstream *u, const char *arg, struct rtn_error *err);
+/* Whether a request for host goes through u (u may be NULL or unset: no). */
+bool netns_upstream_for(const struct netns_upstream *u, const char *host);
+/* A connection to host:port through u's CONNECT: the socket, past the proxy's 200, or
+ * -errno with why (the URL masked). */
+int netns_upstream_connect(const struct netns_upstream *u, const char *host, uint16_t port,
+                           char *why, size_t wl);
+
 /* ---- the gate's proxy (netns/gate.c) ------------------------------------------------- */
 struct rtn_loop;
 struct netns_gate;
@@ -180,17 +225,22 @@ int netns_gate_new_policy(const struct netns_policy *p, struct netns_gate **ret,
  * OpenSSL is loaded only now, when there is a secret. */
 int netns_gate_set_secrets(struct netns_gate *g, const struct netns_secrets *ss,
                            struct rtn_error *err);
+/* The proxy every request the gate admits goes out through (--upstream-proxy; copied), but
+ * for the hosts of its no_proxy and the host's ports of --allow-host-port. */
+void netns_gate_set_upstream(struct netns_gate *g, const struct netns_upstream *u);
 /* The CA certificate (PEM) of the gate's interception, or NULL without secrets. Its key
  * never leaves rtn's memory. */
 const char *netns_gate_ca_pem(const struct netns_gate *g);
 
 /* The per-host decision the gate makes for each request (netns/gate.c, gate_verdict):
- * refuse it, tunnel it to the checked address untouched, or intercept it (a host with a
- * secret: add its header; for TLS, terminate it with the gate's CA to do so). */
+ * refuse it, tunnel it to the checked address untouched, intercept it (a host with a
+ * secret: add its header; for TLS, terminate it with the gate's CA to do so), or connect it
+ * to the host's loopback on the one port --allow-host-port opened (NETNS_HOST_NAME:PORT). */
 enum netns_verdict {
         NETNS_VERDICT_REFUSE,
         NETNS_VERDICT_TUNNEL,
         NETNS_VERDICT_INTERCEPT,
+        NETNS_VERDICT_HOST, /* NETNS_HOST_NAME on a port --allow-host-port opened */
 };
 
 /* Serves listen_fd (ownership taken) on loop; a previous listener is dropped and closed. */

@@ -5,7 +5,11 @@
  * literal (1.2.3.4, [2001:db8::1]); a literal is admitted only by a rule that is that
  * literal, never by a name, and inet_aton's short and hex forms ("127.1", "0x7f000001")
  * count as literals, since a resolver would take them as one. Names are kept lower-case
- * without a trailing dot, the form netns_policy_allows compares with. The policy is fixed
+ * without a trailing dot, the form netns_policy_allows compares with. A URL is taken as its
+ * HOST[:PORT]. A rule that can never work (the loopback by name or address, an address the
+ * gate's filter refuses, the host's own name for --allow-host-port) is refused when read,
+ * with what to use instead, rather than accepted and then refused at every request. The
+ * ports of --allow-host-port live here too, beside the rules. The policy is fixed
  * when the sandbox starts: nothing an agent can call adds a rule. */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -14,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include "common/cleanup.h"
@@ -106,6 +111,106 @@ static bool rule_showable(const char *spec) {
                       "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-:[]*") == n;
 }
 
+/* What to use instead of a rule for this machine's loopback. */
+#define HOST_PORT_HINT                                                                             \
+        "for a service on this machine's loopback, open its port with --allow-host-port PORT "     \
+        "and reach it at " NETNS_HOST_NAME ":PORT"
+
+/* Names of the loopback in every resolver (RFC 6761 reserves .localhost; Debian's
+ * /etc/hosts adds the rest). The sandbox's loopback is its own, and the gate refuses a
+ * loopback answer at each request: a rule naming one of these never works. */
+static bool loopback_name(const char *name) {
+        static const char *const names[] = {"localhost", "localhost.localdomain", "ip6-localhost",
+                                            "ip6-loopback"};
+        size_t n = strlen(name);
+        for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+                if (!strcmp(name, names[i]))
+                        return true;
+        return n > 10 && !strcmp(name + n - 10, ".localhost");
+}
+
+/* Whether a refused address is this machine itself (0/8, 127/8, ::, ::1, or an IPv6 form
+ * embedding one of the first two): a rule for it wants --allow-host-port. */
+static bool loopback_addr(int family, const union netns_ip *ip) {
+        static const uint8_t mapped[12] = {[10] = 0xff, [11] = 0xff}, zero[16];
+        const uint8_t *v4 = (const uint8_t *)&ip->v4;
+        if (family == AF_INET6) {
+                if (!memcmp(ip->v6.s6_addr, zero, 15) && ip->v6.s6_addr[15] <= 1)
+                        return true;
+                if (memcmp(ip->v6.s6_addr, mapped, 12) && memcmp(ip->v6.s6_addr, zero, 12))
+                        return false;
+                v4 = ip->v6.s6_addr + 12;
+        }
+        return v4[0] == 127 || v4[0] == 0;
+}
+
+/* A rule no request through the gate can ever use: refused now, with why and what works. */
+static int never_reachable(const char *spec, const struct netns_rule *r, struct rtn_error *err) {
+        if (!r->family && !strcmp(r->host, NETNS_HOST_NAME))
+                return rtn_errx(err, EINVAL,
+                                "'%s': --allow-net never opens " NETNS_HOST_NAME
+                                ": open a port of this machine's loopback with "
+                                "--allow-host-port PORT",
+                                spec);
+        if (!r->family && loopback_name(r->host))
+                return rtn_errx(err, EINVAL,
+                                "'%s' names the loopback, which the gate never reaches (the "
+                                "sandbox's own loopback is another): " HOST_PORT_HINT,
+                                spec);
+        if (!r->family)
+                return 0;
+        struct sockaddr_storage sa = {.ss_family = (sa_family_t)r->family};
+        if (r->family == AF_INET)
+                ((struct sockaddr_in *)&sa)->sin_addr = r->ip.v4;
+        else
+                ((struct sockaddr_in6 *)&sa)->sin6_addr = r->ip.v6;
+        const char *why = NULL;
+        if (netns_addr_check((struct sockaddr *)&sa, sizeof sa, &why) == 0)
+                return 0;
+        return rtn_errx(err, EINVAL,
+                        "'%s' is %s (%s), which the gate never connects to: it reaches public "
+                        "addresses only%s",
+                        spec, r->host, why,
+                        loopback_addr(r->family, &r->ip) ? "; " HOST_PORT_HINT : "");
+}
+
+/* An IPv6 address written without brackets: refused, for why it never works when it is a
+ * refused address, else with the form to write. */
+static int bare_ipv6(const char *spec, struct rtn_error *err) {
+        struct netns_rule r = {.family = AF_INET6};
+        if (inet_pton(AF_INET6, spec, &r.ip.v6) == 1 &&
+            inet_ntop(AF_INET6, &r.ip.v6, r.host, sizeof r.host) && never_reachable(spec, &r, err))
+                return -EINVAL;
+        return rtn_errx(err, EINVAL, "'%s': write an IPv6 address in brackets, [ADDR]:PORT", spec);
+}
+
+/* An http:// or https:// URL given as a rule: its authority (HOST[:PORT]) into buf, 1; 0 when
+ * spec is no URL. A path names nothing the gate could hold a request to. */
+static int url_authority(const char *spec, char *buf, size_t len, struct rtn_error *err) {
+        const char *sep = strstr(spec, "://");
+        if (!sep)
+                return 0;
+        size_t sl = (size_t)(sep - spec);
+        if (!((sl == 4 && !strncasecmp(spec, "http", 4)) ||
+              (sl == 5 && !strncasecmp(spec, "https", 5))))
+                return rtn_errx(err, EINVAL,
+                                "only http:// and https:// URLs name a host the gate reaches "
+                                "(or write HOST[:PORT]; the rule is not shown)");
+        const char *a = sep + 3;
+        size_t al = strcspn(a, "/?#");
+        if (memchr(a, '@', al))
+                return rtn_errx(err, EINVAL,
+                                "a URL with user information (user:password@HOST): write the "
+                                "host alone (the rule is not shown, as it may hold a password)");
+        if (al == 0)
+                return rtn_errx(err, EINVAL, "no host in the URL");
+        if (al >= len)
+                return rtn_errx(err, EINVAL, "the URL's host is longer than %zu bytes", len - 1);
+        memcpy(buf, a, al);
+        buf[al] = '\0';
+        return 1;
+}
+
 /* "HOST[:PORT]" into r; what is wrong goes to err, naming the rule when rule_showable. */
 static int parse_rule(const char *spec, struct netns_rule *r, struct rtn_error *err) {
         char tmp[300];
@@ -121,8 +226,7 @@ static int parse_rule(const char *spec, struct netns_rule *r, struct rtn_error *
                                 "(HOST[:PORT]; the rule is not shown, as it may be a secret)");
         memcpy(tmp, spec, n + 1);
         if (tmp[0] != '[' && strchr(tmp, ':') != strrchr(tmp, ':'))
-                return rtn_errx(err, EINVAL, "'%s': write an IPv6 address in brackets, [ADDR]:PORT",
-                                spec);
+                return bare_ipv6(spec, err);
         char *colon = tmp[0] == '[' ? strchr(tmp, ']') : tmp;
         colon = colon ? strrchr(colon, ':') : NULL;
         memset(r, 0, sizeof *r);
@@ -143,6 +247,8 @@ static int parse_rule(const char *spec, struct netns_rule *r, struct rtn_error *
                                 "'%s' is not a host name, .domain, IPv4 address or [IPv6] "
                                 "address",
                                 spec);
+        if (never_reachable(spec, r, err) < 0)
+                return -EINVAL;
         if (r->domain && r->family)
                 return rtn_errx(err, EINVAL, "'%s': an address cannot be a domain", spec);
         if (r->domain && !strchr(r->host, '.'))
@@ -155,7 +261,11 @@ static int parse_rule(const char *spec, struct netns_rule *r, struct rtn_error *
 
 int netns_policy_add(struct netns_policy *p, const char *spec, struct rtn_error *err) {
         struct netns_rule r;
-        int e = parse_rule(spec, &r, err);
+        char auth[300];
+        int e = url_authority(spec, auth, sizeof auth, err);
+        if (e < 0)
+                return e;
+        e = parse_rule(e ? auth : spec, &r, err);
         if (e < 0)
                 return e;
         if (p->n >= NETNS_POLICY_MAX_RULES)
@@ -222,6 +332,31 @@ int netns_policy_load(struct netns_policy *p, const char *path, struct rtn_error
         return netns_policy_parse(p, buf, (size_t)n, path, err);
 }
 
+int netns_policy_add_host_port(struct netns_policy *p, const char *arg, struct rtn_error *err) {
+        uint16_t port;
+        if (parse_port(arg, &port) < 0)
+                return rule_showable(arg)
+                               ? rtn_errx(err, EINVAL, "'%s': a port of this machine is 1-65535",
+                                          arg)
+                               : rtn_errx(err, EINVAL,
+                                          "a port of this machine is 1-65535 (the value is not "
+                                          "shown, as it may be a secret)");
+        if (netns_policy_host_port(p, port))
+                return rtn_errx(err, EEXIST, "port %u twice", port);
+        if (p->nhost_ports >= NETNS_HOST_PORTS_MAX)
+                return rtn_errx(err, E2BIG, "at most %d ports of this machine",
+                                NETNS_HOST_PORTS_MAX);
+        p->host_ports[p->nhost_ports++] = port;
+        return 0;
+}
+
+bool netns_policy_host_port(const struct netns_policy *p, uint16_t port) {
+        for (size_t i = 0; i < p->nhost_ports; i++)
+                if (p->host_ports[i] == port)
+                        return true;
+        return false;
+}
+
 void netns_policy_free(struct netns_policy *p) {
         free(p->rules);
         *p = (struct netns_policy){0};
@@ -234,6 +369,8 @@ int netns_policy_copy(const struct netns_policy *src, struct netns_policy *ret) 
         if (src->n)
                 memcpy(rules, src->rules, src->n * sizeof *rules);
         *ret = (struct netns_policy){.rules = rules, .n = src->n, .cap = src->n};
+        memcpy(ret->host_ports, src->host_ports, sizeof ret->host_ports);
+        ret->nhost_ports = src->nhost_ports;
         return 0;
 }
 

@@ -386,6 +386,8 @@ int mcp_cmd_serve(int argc, char **argv) {
                 sv->rootfs_path = sv->scfg.spec.rootfs = rootfs;
                 sv->scfg.spec.gate = true;
                 r = rt_pkg_gate_new(rootfs, sv->allow_hosts, sv->nallow, &sv->gate, &err);
+                if (r == 0) /* pkg_install's mirrors behind the same proxy */
+                        netns_gate_set_upstream(sv->gate, &sv->spec_opts.upstream);
         }
         if (r == 0 && (r = store_open(sv->spec_opts.data_dir, &sv->store, &err)) == 0)
                 store_set_max(sv->store, sv->spec_opts.store_max);

@@ -143,8 +143,24 @@ const struct rt_opt rt_spec_opt_rows[] = {
          RT_OPT_ALLOW_NET,
          {"  --allow-net HOST      let the agent's commands reach HOST through rtn's proxy: a\n"
           "                        name, .domain (it and every name below), IPv4 or [IPv6]\n"
-          "                        address, :PORT (default 80 and 443); an address of this\n"
-          "                        machine only as ADDR:PORT; repeatable\n",
+          "                        address, :PORT (default 80 and 443), or an http(s):// URL\n"
+          "                        (its host); an address of this machine only as ADDR:PORT;\n"
+          "                        never localhost (see --allow-host-port); repeatable\n",
+          NULL}},
+        {"allow-host-port",
+         required_argument,
+         RT_OPT_ALLOW_HOST_PORT,
+         {"  --allow-host-port PORT  let the agent's commands reach PORT of this machine's\n"
+          "                        loopback (a model server, a registry mirror) at\n"
+          "                        " NETNS_HOST_NAME ":PORT through rtn's proxy, and no other\n"
+          "                        port; not one of rtn's own listeners; repeatable\n",
+          NULL}},
+        {"upstream-proxy",
+         required_argument,
+         RT_OPT_UPSTREAM_PROXY,
+         {"  --upstream-proxy URL|env  send what rtn's proxy admits on through this HTTP proxy\n"
+          "                        (http://[USER:PASSWORD@]HOST:PORT, with CONNECT); env: the\n"
+          "                        caller's https_proxy or http_proxy, honouring no_proxy\n",
           NULL}},
         {"net-policy",
          required_argument,
@@ -515,6 +531,14 @@ int rt_spec_opt(int c, char *arg, struct rt_spec *s, struct rt_spec_opts *o,
                         rtn_err_wrap(err, "--allow-net");
                 s->net_proxy = true;
                 break;
+        case RT_OPT_ALLOW_HOST_PORT:
+                if ((r = netns_policy_add_host_port(&o->net, arg, err)) < 0)
+                        rtn_err_wrap(err, "--allow-host-port");
+                s->net_proxy = true;
+                break;
+        case RT_OPT_UPSTREAM_PROXY:
+                r = netns_upstream_parse(&o->upstream, arg, err);
+                break;
         case RT_OPT_NET_POLICY:
                 r = netns_policy_load(&o->net, arg, err);
                 s->net_proxy = true;
@@ -545,8 +569,45 @@ int rt_spec_opt(int c, char *arg, struct rt_spec *s, struct rt_spec_opts *o,
         return r < 0 ? r : 1;
 }
 
+/* A port --allow-host-port opens must not be one rtn itself listens on: a --publish host port
+ * would lead the sandbox into a sandbox's server, and rtn serve --http's to an endpoint that
+ * drives sandboxes. */
+static int host_ports_check(const struct rt_spec *spec, const struct rt_spec_opts *o,
+                            struct rtn_error *err) {
+        if (o->net.nhost_ports && spec->net_none)
+                return rtn_errx(err, EINVAL,
+                                "--allow-host-port needs the sandbox's loopback: not with --net "
+                                "none");
+        if (o->net.nhost_ports && spec->isolation == INIT_ISOLATION_LANDLOCK)
+                return rtn_errx(err, EINVAL,
+                                "--allow-host-port needs a network namespace: not with "
+                                "--isolation landlock (its commands use the host's network "
+                                "directly)");
+        for (size_t i = 0; i < o->npublish; i++)
+                if (netns_policy_host_port(&o->net, o->publish[i].host_port))
+                        return rtn_errx(err, EINVAL,
+                                        "--allow-host-port %u: that port is rtn's own (--publish "
+                                        "%s:%u:%u listens on it); open the port of the host's "
+                                        "service instead",
+                                        o->publish[i].host_port, o->publish[i].addr,
+                                        o->publish[i].host_port, o->publish[i].sandbox_port);
+        /* One rtn listens on now (rtn serve --http, another sandbox's --publish); the gate
+         * asks again at each request, for one that comes later. */
+        for (size_t i = 0; i < o->net.nhost_ports; i++)
+                if (netns_port_rtns(o->net.host_ports[i]) > 0)
+                        return rtn_errx(err, EINVAL,
+                                        "--allow-host-port %u: that port is rtn's own (rtn serve "
+                                        "--http or a --publish listens on it); open the port of "
+                                        "the host's service instead",
+                                        o->net.host_ports[i]);
+        return 0;
+}
+
 int rt_spec_opts_check(const struct rt_spec *spec, const struct rt_spec_opts *o,
                        struct rtn_error *err) {
+        int r = host_ports_check(spec, o, err);
+        if (r < 0)
+                return r;
         if (o->npublish && spec->net_none)
                 return rtn_errx(err, EINVAL,
                                 "--publish needs the sandbox's loopback: not with --net none");
@@ -631,6 +692,7 @@ int rt_spec_opts_gate(const struct rt_spec_opts *o, struct rt_spec *spec, struct
                 return 0;
         if ((r = netns_gate_new_policy(&o->net, &g, err)) < 0)
                 return r;
+        netns_gate_set_upstream(g, &o->upstream);
         if (o->secrets.n && (r = netns_gate_set_secrets(g, &o->secrets, err)) < 0) {
                 netns_gate_free(g);
                 return r;

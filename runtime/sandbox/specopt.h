@@ -23,6 +23,8 @@ enum {
         RT_OPT_ALLOW_PTRACE,
         RT_OPT_ALLOW_NET,
         RT_OPT_NET_POLICY,
+        RT_OPT_ALLOW_HOST_PORT,
+        RT_OPT_UPSTREAM_PROXY,
         RT_OPT_PUBLISH,
         RT_OPT_SECRET,
         RT_OPT_SECRET_FILE,
@@ -81,6 +83,7 @@ struct rt_spec_opts {
         bool pids_asked; /* --pids-max given: say how it is enforced when not pids.max */
         struct netns_policy net; /* --allow-net and --net-policy (spec.net_proxy when given) */
         struct netns_secrets secrets; /* --secret, --secret-file, --secret-header */
+        struct netns_upstream upstream; /* --upstream-proxy, or unset */
         struct netns_port publish[NETNS_PUBLISH_MAX]; /* --publish */
         size_t npublish;
         const char *protect[RT_PROTECT_PATHS_MAX]; /* --protect, in spec.protect */
@@ -96,7 +99,7 @@ int rt_parse_size(const char *arg, const char *what, uint64_t *ret, struct rtn_e
 int rt_spec_opt(int c, char *arg, struct rt_spec *spec, struct rt_spec_opts *o,
                 struct rtn_error *err);
 /* After parsing: options that cannot go together (--publish with --net none or
- * --isolation landlock). */
+ * --isolation landlock, --allow-host-port with --net none or a --publish host port). */
 int rt_spec_opts_check(const struct rt_spec *spec, const struct rt_spec_opts *o,
                        struct rtn_error *err);
 /* The isolation mode alone: the Landlock mode when the user named none and this host denies
@@ -121,9 +124,9 @@ bool rt_spec_opts_fallback(struct rt_spec *spec, struct rt_spec_opts *o,
 int rt_spec_opts_env(const struct rt_spec_opts *o, struct rt_env *env, const struct rt_sandbox *sb,
                      uint32_t policy, bool tty, char *const *extra, struct rtn_error *err);
 /* The agent's proxy for --allow-net, --net-policy and --secret (spec->net_proxy): a gate with
- * o's policy, then o's secrets, and their CA in spec->ca_pem, in that order (the CA exists once
- * the secrets are set); *ret NULL without spec->net_proxy. `rtn exec` and each `rtn serve`
- * session make theirs with it. */
+ * o's policy and --upstream-proxy, then o's secrets, and their CA in spec->ca_pem, in that order
+ * (the CA exists once the secrets are set); *ret NULL without spec->net_proxy. `rtn exec` and each
+ * `rtn serve` session make theirs with it. */
 int rt_spec_opts_gate(const struct rt_spec_opts *o, struct rt_spec *spec, struct netns_gate **ret,
                       struct rtn_error *err);
 /* "full", "landlock" or "namespaces". */

@@ -132,6 +132,29 @@ static int set_front_opt(struct httpd_opts *o, int which, const char *v, struct 
         return r;
 }
 
+/* --allow-host-port naming --http's own port: a sandbox of this server would reach the
+ * endpoint that drives its sandboxes (each session's rtn serve, and the gate at each
+ * request, refuse it too: netns_port_rtns). Said here, before anything listens. */
+static int host_port_clash(const struct httpd_opts *o, struct rtn_error *err) {
+        static const char opt[] = "--allow-host-port";
+        const char *lp = strrchr(o->listen, ':');
+        for (size_t i = 0; lp && i < o->child_argc; i++) {
+                const char *a = o->child_argv[i], *v = NULL;
+                size_t n = strcspn(a, "=");
+                if (n <= strlen("--allow-host-") || n > strlen(opt) || strncmp(a, opt, n))
+                        continue;
+                v = a[n] == '=' ? a + n + 1 : i + 1 < o->child_argc ? o->child_argv[i + 1] : NULL;
+                if (v && *v && strtoul(v, NULL, 10) == strtoul(lp + 1, NULL, 10) &&
+                    strspn(v, "0123456789") == strlen(v))
+                        return rtn_errx(err, EINVAL,
+                                        "--allow-host-port %s: that port is rtn's own (--http %s "
+                                        "listens on it); open the port of the host's service "
+                                        "instead",
+                                        v, o->listen);
+        }
+        return 0;
+}
+
 int httpd_parse_opts(int argc, char **argv, struct httpd_opts *o, struct rtn_error *err) {
         *o = (struct httpd_opts){.idle_usec = HTTPD_DEFAULT_IDLE_SECS * RTN_USEC_PER_SEC,
                                  .max_sessions = HTTPD_DEFAULT_MAX_SESSIONS};
@@ -173,7 +196,7 @@ int httpd_parse_opts(int argc, char **argv, struct httpd_opts *o, struct rtn_err
                 return rtn_errx(err, EINVAL,
                                 "--http needs --token-file FILE: every request must carry its "
                                 "bearer token");
-        return 0;
+        return host_port_clash(o, err);
 }
 
 void httpd_opts_free(struct httpd_opts *o) {

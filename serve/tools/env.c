@@ -162,7 +162,8 @@ static int count_cb(enum rt_ws_change what, const char *path, void *ud) {
 
 /* The resource options the session's sandboxes get (rtn serve --upper-size, --memory-max,
  * --pids-max, --setenv; runtime/sandbox/specopt.h), and how each is enforced. */
-/* network: the rules the proxy admits, where it listens inside, and every refusal so far
+/* network: the rules the proxy admits, the host's ports it opens, where it listens inside, and
+ * every refusal so far
  * (docs/network.md, "Reports"). */
 static void json_network(struct rtn_json_buf *b, struct serve *sv) {
         struct netns_gate *g = rt_session_gate(sv->sess);
@@ -176,6 +177,16 @@ static void json_network(struct rtn_json_buf *b, struct serve *sv) {
         for (size_t i = 0; netns_policy_describe(&sv->spec_opts.net, i, rule, sizeof rule); i++)
                 rtn_json_str(b, rule);
         rtn_json_arr_end(b);
+        /* --allow-host-port: ports of the host's loopback, at host.rtn.internal:PORT */
+        rtn_json_key(b, "host_ports");
+        rtn_json_arr_begin(b);
+        for (size_t i = 0; i < sv->spec_opts.net.nhost_ports; i++)
+                rtn_json_int(b, sv->spec_opts.net.host_ports[i]);
+        rtn_json_arr_end(b);
+        if (sv->spec_opts.net.nhost_ports)
+                rtn_json_kv_str(b, "host_name", NETNS_HOST_NAME);
+        if (sv->spec_opts.upstream.set) /* its credentials masked */
+                rtn_json_kv_str(b, "upstream_proxy", sv->spec_opts.upstream.shown);
         if (g && rt_session_alive(sv->sess) && sb->net_port) {
                 char url[40];
                 snprintf(url, sizeof url, "http://127.0.0.1:%u", sb->net_port);

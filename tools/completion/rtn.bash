@@ -8,7 +8,7 @@ _rtn_verbs="exec serve probe ps env commit log reflog diff reset rollback gc exp
 # The options a verb takes, as its --help lists them.
 _rtn_verb_options() {
         local store="--data-dir --env --help"
-        local spec="--setenv --env-file --allow-ptrace --user --upper-size --store-max --pids-max --memory-max --isolation --allow-net --net-policy --publish --secret --secret-file --secret-header --protect"
+        local spec="--setenv --env-file --allow-ptrace --user --upper-size --store-max --pids-max --memory-max --isolation --allow-net --allow-host-port --upstream-proxy --net-policy --publish --secret --secret-file --secret-header --protect"
         case $1 in
         exec) echo "--rootfs --workspace --workspace-mode --workspace-git --bind --cwd --net --hostname --timeout $spec -t --tty --quiet --env --keep --commit -m --message --data-dir --help" ;;
         serve) echo "--data-dir --env --rootfs --allow-host --workspace --workspace-mode --workspace-git --bind --hostname --net --timeout --max-output --http-tools --max-sandboxes --undo-depth --http --token-file --idle-timeout --max-sessions --allow-origin --http-public --workspace-root $spec --help" ;;
@@ -70,7 +70,7 @@ _rtn_takes_value() {
         --workspace | --cwd | --data-dir | --upper | --workspace-mode | --workspace-git | --net | --isolation | --user | \
                 --rootfs | --env | -o | --output | --bind | --hostname | --timeout | --setenv | --env-file | \
                 --upper-size | --store-max | --pids-max | --memory-max | --allow-host | --max-output | --max-sandboxes | --undo-depth | -m | \
-                --allow-net | --net-policy | --publish | --secret | --secret-file | --secret-header | --http | --token-file | --idle-timeout | \
+                --allow-net | --allow-host-port | --upstream-proxy | --net-policy | --publish | --secret | --secret-file | --secret-header | --http | --token-file | --idle-timeout | \
                 --max-sessions | --allow-origin | --workspace-root | \
                 --message | --reflog-days | --max-bytes | --suite | --variant | --mirror)
                 return 0 ;;

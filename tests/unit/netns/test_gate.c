@@ -11,6 +11,9 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "common/loop.h"
@@ -41,15 +44,31 @@ static void *loop_main(void *arg) {
         return NULL;
 }
 
-static void start(struct fixture *f) {
-        const char *hosts[] = {"localhost", "allowed.test", ".wild.test"};
+/* A gate whose policy admits allowed.test, .wild.test and, written into the policy as no
+ * user can (--allow-net refuses it), localhost: the filter at each request must hold alone.
+ * With open_victim, --allow-host-port opens the victim's port. */
+static void start_with(struct fixture *f, bool open_victim) {
         struct rtn_error err = {0};
+        struct netns_policy p = {0};
+        cr_assert_eq(netns_policy_add(&p, "allowed.test", &err), 0, "%s", err.msg);
+        cr_assert_eq(netns_policy_add(&p, ".wild.test", &err), 0, "%s", err.msg);
+        cr_assert_eq(netns_policy_add(&p, "own.test", &err), 0, "%s", err.msg);
+        snprintf(p.rules[2].host, sizeof p.rules[2].host, "localhost");
+        f->victim = listen_any(&f->victim_port);
+        char port[8];
+        snprintf(port, sizeof port, "%u", f->victim_port);
+        if (open_victim)
+                cr_assert_eq(netns_policy_add_host_port(&p, port, &err), 0, "%s", err.msg);
         cr_assert_eq(rtn_loop_new(&f->loop), 0);
-        cr_assert_eq(netns_gate_new(hosts, 3, &f->g, &err), 0, "%s", err.msg);
+        cr_assert_eq(netns_gate_new_policy(&p, &f->g, &err), 0, "%s", err.msg);
+        netns_policy_free(&p);
         int l = listen_any(&f->gate_port);
         cr_assert_eq(netns_gate_attach(f->g, f->loop, l), 0);
-        f->victim = listen_any(&f->victim_port);
         cr_assert_eq(pthread_create(&f->t, NULL, loop_main, f), 0);
+}
+
+static void start(struct fixture *f) {
+        start_with(f, false);
 }
 
 static void stop(struct fixture *f) {
@@ -83,17 +102,23 @@ static bool victim_touched(struct fixture *f) {
         return poll(&p, 1, 100) > 0;
 }
 
+/* tmpl with each "VPORT" replaced by port, into req. */
+static void fill(char *req, size_t len, const char *tmpl, uint16_t port) {
+        char p[8];
+        snprintf(p, sizeof p, "%u", port);
+        snprintf(req, len, "%s", tmpl);
+        for (char *v; (v = strstr(req, "VPORT"));) {
+                memmove(v + strlen(p), v + 5, strlen(v + 5) + 1);
+                memcpy(v, p, strlen(p));
+        }
+}
+
 /* req may hold "VPORT", replaced by the victim's port. The reply's status must be code. */
 static void refused_with(int code, const char *tmpl, const char *why) {
         struct fixture f = {0};
-        char req[512], buf[2048], port[8];
+        char req[512], buf[2048];
         start(&f);
-        snprintf(port, sizeof port, "%u", f.victim_port);
-        snprintf(req, sizeof req, "%s", tmpl);
-        for (char *v; (v = strstr(req, "VPORT"));) {
-                memmove(v + strlen(port), v + 5, strlen(v + 5) + 1);
-                memcpy(v, port, strlen(port));
-        }
+        fill(req, sizeof req, tmpl, f.victim_port);
         cr_assert_eq(ask(&f, req, buf, sizeof buf), code, "reply: %s", buf);
         cr_assert(strstr(buf, why), "reply lacks '%s': %s", why, buf);
         cr_assert_not(victim_touched(&f), "the local server was reached");
@@ -221,5 +246,99 @@ Test(netns_gate, denials_since_a_point) {
         cr_assert_eq(netns_gate_denials(f.g, NETNS_GATE_ALL, 0, d, 4, &more), 2);
         cr_assert_eq(netns_gate_denials(f.g, NETNS_GATE_ALL, 0, d, 1, &more), 1);
         cr_assert_eq(more, 3);
+        stop(&f);
+}
+
+/* --allow-host-port: host.rtn.internal on the opened port reaches the host's loopback there
+ * (plain HTTP and a CONNECT tunnel carrying anything); every other spelling of the loopback
+ * and every other port of it is refused before a byte reaches it. */
+static void host_port_reaches(const char *tmpl, const char *want) {
+        struct fixture f = {0};
+        char req[512], buf[2048];
+        start_with(&f, true);
+        fill(req, sizeof req, tmpl, f.victim_port);
+        int s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        struct sockaddr_in a = {.sin_family = AF_INET,
+                                .sin_port = htons(f.gate_port),
+                                .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+        cr_assert_eq(connect(s, (void *)&a, sizeof a), 0);
+        cr_assert_eq(write(s, req, strlen(req)), (ssize_t)strlen(req));
+        int c = accept4(f.victim, NULL, NULL, SOCK_CLOEXEC);
+        cr_assert(c >= 0, "the host's service was not reached");
+        struct pollfd pf = {.fd = c, .events = POLLIN};
+        cr_assert_eq(poll(&pf, 1, 5000), 1);
+        ssize_t n = read(c, buf, sizeof buf - 1);
+        cr_assert(n > 0);
+        buf[n] = '\0';
+        cr_assert(strstr(buf, want), "upstream got: %s", buf);
+        close(c);
+        close(s);
+        stop(&f);
+}
+
+Test(netns_gate, host_port_reached_by_its_name) {
+        host_port_reaches("GET http://host.rtn.internal:VPORT/v1 HTTP/1.1\r\n"
+                          "Host: host.rtn.internal:VPORT\r\n\r\n",
+                          "GET /v1 HTTP/1.1\r\nHost: host.rtn.internal:");
+        host_port_reaches("GET http://HOST.rtn.internal.:VPORT/ HTTP/1.1\r\n"
+                          "Host: host.rtn.internal.:VPORT\r\n\r\n",
+                          "GET / HTTP/1.1\r\n");
+        host_port_reaches("CONNECT host.rtn.internal:VPORT HTTP/1.1\r\n\r\nSSH-2.0-VPORT\r\n",
+                          "SSH-2.0-");
+}
+
+static void host_port_refused(const char *tmpl, const char *why) {
+        struct fixture f = {0};
+        char req[512], buf[2048];
+        start_with(&f, true);
+        fill(req, sizeof req, tmpl, f.victim_port);
+        cr_assert_eq(ask(&f, req, buf, sizeof buf), 403, "reply: %s", buf);
+        cr_assert(strstr(buf, why), "reply lacks '%s': %s", why, buf);
+        cr_assert_not(victim_touched(&f), "the host's service was reached");
+        stop(&f);
+}
+
+Test(netns_gate, host_port_only_by_its_name_and_port) {
+        host_port_refused("GET http://127.0.0.1:VPORT/ HTTP/1.1\r\nHost: 127.0.0.1:VPORT\r\n\r\n",
+                          "rtn gate refused");
+        host_port_refused("CONNECT 127.0.0.1:VPORT HTTP/1.1\r\nHost: 127.0.0.1:VPORT\r\n\r\n",
+                          "rtn gate refused");
+        host_port_refused("CONNECT [::1]:VPORT HTTP/1.1\r\n\r\nVPORT", "rtn gate refused");
+        host_port_refused("CONNECT [::ffff:127.0.0.1]:VPORT HTTP/1.1\r\n\r\nVPORT",
+                          "rtn gate refused");
+        host_port_refused("CONNECT 2130706433:VPORT HTTP/1.1\r\n\r\nVPORT", "rtn gate refused");
+        host_port_refused("CONNECT localhost:VPORT HTTP/1.1\r\n\r\nVPORT", "rtn gate refused");
+        host_port_refused("CONNECT x.wild.test:VPORT HTTP/1.1\r\n\r\nVPORT", "rtn gate refused");
+        /* another port of the host's name */
+        host_port_refused("CONNECT host.rtn.internal:1 HTTP/1.1\r\n\r\nVPORT",
+                          "port 1 of host.rtn.internal is not open");
+        host_port_refused("GET http://host.rtn.internal/ HTTP/1.1\r\nHost: host.rtn.internal"
+                          "\r\n\r\n",
+                          "port 80 of host.rtn.internal is not open");
+}
+
+/* A listener of rtn's own (this test's process is no rtn, so one of a process called rtn is
+ * made: a child renamed rtn holds the socket) is never opened, even when named. */
+Test(netns_gate, host_port_of_rtn_refused) {
+        struct fixture f = {0};
+        char req[256], buf[2048];
+        start_with(&f, true);
+        pid_t pid = fork();
+        if (pid == 0) {
+                prctl(PR_SET_NAME, "rtn");
+                pause();
+                _exit(0);
+        }
+        cr_assert(pid > 0);
+        for (int i = 0; i < 100 && netns_port_rtns(f.victim_port) != 1; i++)
+                usleep(10000);
+        cr_assert_eq(netns_port_rtns(f.victim_port), 1);
+        fill(req, sizeof req, "CONNECT host.rtn.internal:VPORT HTTP/1.1\r\n\r\n", f.victim_port);
+        int code = ask(&f, req, buf, sizeof buf);
+        kill(pid, SIGKILL);
+        waitpid(pid, NULL, 0);
+        cr_assert_eq(code, 403, "reply: %s", buf);
+        cr_assert(strstr(buf, "one of rtn's own listeners"), "%s", buf);
+        cr_assert_not(victim_touched(&f));
         stop(&f);
 }

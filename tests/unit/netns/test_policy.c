@@ -3,6 +3,7 @@
 #include <arpa/inet.h>
 #include <criterion/criterion.h>
 #include <criterion/parameterized.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "netns/netns.h"
@@ -33,10 +34,10 @@ Test(netns_policy, addresses_only_by_their_own_rule) {
         cr_assert(admits("203.0.113.7", "203.0.113.7", 80));
         cr_assert(admits("203.0.113.7:8080", "203.0.113.7", 8080));
         cr_assert(admits("[2001:db8::1]", "[2001:db8:0::1]", 443));
-        cr_assert(admits("127.0.0.1", "127.1", 80)); /* the same address, spelt short */
+        cr_assert(admits("203.0.113.7", "203.28935", 80)); /* the same address, spelt short */
         cr_assert(admits("203.0.0.0", "203.0.", 80)); /* a trailing dot leaves an address */
         cr_assert_not(admits("x.example", "203.0.", 80));
-        cr_assert_not(admits("localhost", "127.0.0.1", 80));
+        cr_assert_not(admits("own.example", "203.0.113.7", 80));
         cr_assert_not(admits(".example.org", "203.0.113.7", 443));
         cr_assert_not(admits("203.0.113.7", "203.0.113.8", 443));
 }
@@ -54,6 +55,10 @@ static const struct bad bad_cases[] = {
         {"x.example:", "1-65535"},
         {".203.0.113.7", "an address cannot be a domain"},
         {"2001:db8::1", "in brackets"},
+        {"ftp://x.example/", "only http:// and https:// URLs"},
+        {"https://user:hunter2@x.example/", "user information"},
+        {"https:///path", "no host"},
+        {"https://x.example:0/", "1-65535"},
         {"-x.example", "is not a host name"},
         {"x_y.example", "a character no host name"},
         {"GH_TOKEN=ghp_x1@example.org", "not shown, as it may be a secret"},
@@ -68,6 +73,12 @@ ParameterizedTestParameters(netns_policy, bad_rules) {
         return cr_make_param_array(int, idx, NBAD);
 }
 ParameterizedTest(int *i, netns_policy, bad_rules) {
+        if (strstr(bad_cases[*i].rule, "hunter2")) {
+                struct netns_policy p = {0};
+                struct rtn_error err = {0};
+                cr_assert_eq(netns_policy_add(&p, bad_cases[*i].rule, &err), -EINVAL);
+                cr_assert_null(strstr(err.msg, "hunter2"), "echoed: %s", err.msg);
+        }
         const struct bad *b = &bad_cases[*i];
         struct netns_policy p = {0};
         struct rtn_error err = {0};
@@ -117,5 +128,121 @@ Test(netns_policy, file_lines_comments_and_errors) {
         static const char nul[] = "a.example\0b\n";
         cr_assert_eq(netns_policy_parse(&p, nul, sizeof nul - 1, "f", &err), -EINVAL);
         cr_assert(strstr(err.msg, "f:1: a NUL byte"), "%s", err.msg);
+        netns_policy_free(&p);
+}
+
+/* Names and addresses no request through the gate can ever reach are refused when the rule
+ * is read, every spelling of them, with the reason and what to use instead. */
+static const char *const never[] = {
+        "localhost",
+        "LOCALHOST",
+        "localhost.",
+        "LocalHost:8080",
+        "app.localhost",
+        ".localhost",
+        "localhost.localdomain",
+        "ip6-localhost",
+        "ip6-loopback",
+        "127.0.0.1",
+        "127.1",
+        "0x7f.1",
+        "0x7f000001",
+        "2130706433",
+        "0177.0.0.1",
+        "127.0.0.1:11434",
+        "127.255.255.254",
+        "[::1]",
+        "[::1]:8080",
+        "::1",
+        "[0:0:0:0:0:0:0:1]",
+        "::ffff:127.0.0.1",
+        "[::ffff:127.0.0.1]",
+        "[::ffff:7f00:1]",
+        "0.0.0.0",
+        "0",
+        "[::]",
+        "169.254.169.254",
+        "[fe80::1]",
+        "10.0.0.5",
+        "192.168.1.10:3128",
+        "host.rtn.internal",
+        "HOST.rtn.internal.:80",
+        "http://localhost:8080/v1",
+        "https://127.0.0.1/",
+        "http://[::1]:11434/api",
+};
+#define NNEVER (sizeof never / sizeof never[0])
+
+ParameterizedTestParameters(netns_policy, never_reachable) {
+        static int idx[NNEVER];
+        for (size_t i = 0; i < NNEVER; i++)
+                idx[i] = (int)i;
+        return cr_make_param_array(int, idx, NNEVER);
+}
+ParameterizedTest(int *i, netns_policy, never_reachable) {
+        const char *rule = never[*i];
+        struct netns_policy p = {0};
+        struct rtn_error err = {0};
+        cr_assert_eq(netns_policy_add(&p, rule, &err), -EINVAL, "%s was accepted", rule);
+        cr_assert_eq(p.n, 0);
+        cr_assert(strstr(err.msg, "never"), "'%s': no reason: %s", rule, err.msg);
+        bool local = (strstr(rule, "local") && !strstr(rule, "fe80")) || strstr(rule, "127") ||
+                     (strstr(rule, "::1") && !strstr(rule, "fe80")) || strstr(rule, "7f") ||
+                     strstr(rule, "2130706433") || strstr(rule, "0177") ||
+                     strstr(rule, "internal") || !strcmp(rule, "0") || strstr(rule, "0.0.0.0") ||
+                     !strcmp(rule, "[::]");
+        if (local)
+                cr_assert(strstr(err.msg, "--allow-host-port"), "'%s': no way out: %s", rule,
+                          err.msg);
+}
+
+/* A URL is taken as its host, and its port when it has one; its path names nothing. */
+Test(netns_policy, urls_are_their_host) {
+        cr_assert(admits("https://deb.debian.org", "deb.debian.org", 443));
+        cr_assert(admits("https://deb.debian.org/", "deb.debian.org", 80));
+        cr_assert(admits("HTTPS://Deb.Debian.Org/debian/dists?x#y", "deb.debian.org", 443));
+        cr_assert(admits("http://host.example:8080/path", "host.example", 8080));
+        cr_assert_not(admits("http://host.example:8080/path", "host.example", 80));
+        cr_assert(admits("http://[2001:db8::1]:8443/", "[2001:db8::1]", 8443));
+        cr_assert(admits("https://.npmjs.org", "registry.npmjs.org", 443));
+        struct netns_policy p = {0};
+        struct rtn_error err = {0};
+        cr_assert_eq(netns_policy_add(&p, "http://host.example:8080/path", &err), 0, "%s", err.msg);
+        char buf[300];
+        netns_policy_describe(&p, 0, buf, sizeof buf);
+        cr_assert_str_eq(buf, "host.example:8080");
+        netns_policy_free(&p);
+        static const char file[] = "https://deb.debian.org/debian\n";
+        cr_assert_eq(netns_policy_parse(&p, file, strlen(file), "f", &err), 0, "%s", err.msg);
+        cr_assert(netns_policy_allows(&p, "deb.debian.org", 443));
+        netns_policy_free(&p);
+}
+
+/* --allow-host-port PORT: decimal 1-65535, each once, at most NETNS_HOST_PORTS_MAX. */
+Test(netns_policy, host_ports) {
+        struct netns_policy p = {0};
+        struct rtn_error err = {0};
+        cr_assert_eq(netns_policy_add_host_port(&p, "11434", &err), 0, "%s", err.msg);
+        cr_assert_eq(p.nhost_ports, 1);
+        cr_assert_eq(p.host_ports[0], 11434);
+        static const char *const bad[] = {"0",    "65536",        "",   "80a", "-1",
+                                          "0x50", "localhost:80", "+80"};
+        for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+                cr_assert_eq(netns_policy_add_host_port(&p, bad[i], &err), -EINVAL, "%s", bad[i]);
+                cr_assert(strstr(err.msg, "1-65535"), "%s: %s", bad[i], err.msg);
+        }
+        cr_assert_eq(netns_policy_add_host_port(&p, "11434", &err), -EEXIST);
+        cr_assert(strstr(err.msg, "twice"), "%s", err.msg);
+        char n[8];
+        for (int i = 1; i < NETNS_HOST_PORTS_MAX; i++) {
+                snprintf(n, sizeof n, "%d", 2000 + i);
+                cr_assert_eq(netns_policy_add_host_port(&p, n, &err), 0, "%s", err.msg);
+        }
+        cr_assert_eq(netns_policy_add_host_port(&p, "3000", &err), -E2BIG);
+        struct netns_policy q = {0};
+        cr_assert_eq(netns_policy_copy(&p, &q), 0);
+        cr_assert_eq(q.nhost_ports, NETNS_HOST_PORTS_MAX);
+        cr_assert_eq(q.host_ports[0], 11434);
+        netns_policy_free(&q);
         netns_policy_free(&p);
 }
