@@ -21,9 +21,12 @@ const char *mcp_tool_off_why(const struct mcp_tool_table *table, unsigned flags,
                         return "rtn serve --http does not offer it: every session would share "
                                "the host directory; start the server with --workspace-root DIR "
                                "to give each session a workspace of its own";
-                return t->requires & MCP_TOOLS_HTTP
-                               ? "start rtn serve with --http-tools to offer it"
-                               : "it needs --workspace-mode overlay";
+                if (t->requires & MCP_TOOLS_HTTP)
+                        return "start rtn serve with --http-tools to offer it";
+                if (t->requires & MCP_TOOLS_UNDO)
+                        return "this server keeps no checkpoints: start rtn serve with "
+                               "--undo-depth N to offer it";
+                return "it needs --workspace-mode overlay";
         }
         return NULL;
 }

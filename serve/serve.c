@@ -162,7 +162,7 @@ static const struct rt_opt serve_rows[] = {
          SERVE_OPT_UNDO_DEPTH,
          {"  --undo-depth N        checkpoints kept per sandbox for env_undo, oldest dropped\n"
           "                        first (default " SERVE_STR(
-                  SERVE_UNDO_DEPTH_DEFAULT) "; 0: none)\n"}},
+                  SERVE_UNDO_DEPTH_DEFAULT) ": none; each copies the uncommitted state)\n"}},
         /* internal: set by the --http front end */
         {"http-session", no_argument, SERVE_OPT_HTTP_SESSION, {""}},
 };
@@ -433,6 +433,8 @@ int mcp_cmd_serve(int argc, char **argv) {
         cfg.tool_flags = so.flags;
         if (sv->scfg.spec.workspace_mode == RT_WS_OVERLAY)
                 cfg.tool_flags |= MCP_TOOLS_WS_OVERLAY;
+        if (sv->undo_depth)
+                cfg.tool_flags |= MCP_TOOLS_UNDO;
         static char instructions[8192];
         serve_instructions(&sv->scfg.spec, instructions, sizeof instructions);
         cfg.instructions = instructions;

@@ -15,8 +15,11 @@
 /* Sandboxes one server keeps open at once: --max-sandboxes, its default and its ceiling. */
 #define SERVE_SANDBOXES_DEFAULT 16
 #define SERVE_SANDBOXES_MAX 1024
-/* Checkpoints kept per sandbox (--undo-depth): its default and its ceiling. */
-#define SERVE_UNDO_DEPTH_DEFAULT 50
+/* Checkpoints kept per sandbox (--undo-depth): its default and its ceiling. Off by default:
+ * a checkpoint copies the sandbox's whole uncommitted state before each changing call
+ * (docs/benchmarks.md, "Checkpoints"), which an agent with a large state would pay on every
+ * call. */
+#define SERVE_UNDO_DEPTH_DEFAULT 0
 #define SERVE_UNDO_DEPTH_MAX 1000
 /* The handle of the first sandbox, the one a call without a sandbox argument acts on. */
 #define SERVE_DEFAULT_SANDBOX "sb-1"

@@ -123,7 +123,7 @@ def main():
         ws, data = setup(tmp)
         env = dict(os.environ, RTN_DATA_DIR=os.path.join(tmp, "store"))
         srv = Server([rtn, "serve", "--workspace", ws, "--workspace-mode", "overlay",
-                      "--bind", data + ":/mnt/data:ro", "--http-tools"], env)
+                      "--bind", data + ":/mnt/data:ro", "--http-tools", "--undo-depth", "50"], env)
         listed = {t["name"]: t for t in srv.request("tools/list", {})["tools"]}
         for name in listed:
             if name not in tools:

@@ -9,7 +9,12 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import fork  # noqa: E402
-from fork import MODES_SH, PLANT_SH, TMP, eq, has, host_setid, manifest, note, serve, sh  # noqa: E402
+from fork import MODES_SH, PLANT_SH, TMP, eq, has, host_setid, manifest, note, sh  # noqa: E402
+
+def serve(*args):
+    """fork.py's server, keeping checkpoints (they are off unless --undo-depth asks)."""
+    return fork.serve(*(args if "--undo-depth" in args else ("--undo-depth", "50") + args))
+
 
 ROOTS = ("$HOME/t", "/workspace/t", "/tmp/t", "$HOME/m", "/workspace/m", "/tmp/m")
 
@@ -158,11 +163,31 @@ def jobs():
         s.close()
 
 
+def off_by_default():
+    """Without --undo-depth no checkpoint is taken: env_history, env_undo and env_redo are
+    not offered, a call of one is refused naming the option, and the state stays."""
+    s = fork.serve()
+    try:
+        sh(s, "echo one >$HOME/f")
+        listed = {t["name"] for t in s.request("tools/list", {})["tools"]}
+        eq(listed & {"env_history", "env_undo", "env_redo"}, set(), "undo tools listed")
+        for tool in ("env_history", "env_undo", "env_redo"):
+            try:
+                r = s.call_raw(tool)
+            except RuntimeError as e:
+                has(str(e), "--undo-depth", f"{tool}'s refusal")
+            else:
+                raise AssertionError(f"{tool} without --undo-depth answered {r}")
+        eq(sh(s, "cat $HOME/f")["stdout"], "one\n", "the state after a refused env_undo")
+    finally:
+        s.close()
+
+
 def steps_of(s, sb):
     return len(s.call("env_history", sandbox=sb)["steps"])
 
 
-SCENARIOS = {f.__name__: f for f in (roundtrip, sparse, bounded, jobs)}
+SCENARIOS = {f.__name__: f for f in (roundtrip, sparse, bounded, jobs, off_by_default)}
 
 if __name__ == "__main__":
     SCENARIOS[sys.argv[2]]()

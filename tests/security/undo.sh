@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# env_undo and env_redo of `rtn serve` (docs/security-invariants.md, 26), driven by a Python
+# env_undo and env_redo of `rtn serve` (docs/security-invariants.md, 31), driven by a Python
 # MCP client (undo.py, over tests/integration/mcp_serve.py). A checkpoint copies the
 # sandbox's state onto its own tmpfs before each changing call, and a restore copies it back,
 # on rtn's side, in a helper user namespace mapped like the sandbox (runtime/session/upper.c,
@@ -17,6 +17,8 @@
 #              upper's --upper-size lets the call run without one and env_history says so
 #   jobs       env_undo of the first call empties the state; env_undo kills running jobs
 #              and names them; a fork's history is empty; env_commit forgets it
+#   off_by_default  without --undo-depth no checkpoint is taken, and env_history, env_undo
+#              and env_redo are not offered (a call says how to turn them on)
 # Every case also checks that a host file and a host directory the agent's links name are
 # unchanged.
 . "$(dirname "$0")/../lib.sh"
@@ -43,4 +45,5 @@ t_run roundtrip scenario roundtrip
 t_run sparse scenario sparse
 t_run bounded scenario bounded
 t_run jobs scenario jobs
+t_run off_by_default scenario off_by_default
 t_done
