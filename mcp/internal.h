@@ -29,6 +29,9 @@
 /* The tasks extension (its 2026-07-28 text; tasks.c): the key a client declares it under in
  * its per-request capabilities' extensions, and the server in server/discover's. */
 #define MCP_EXT_TASKS "io.modelcontextprotocol/tasks"
+/* The _meta key by which a call's notifications/message names its request's id for a front end
+ * (mcp_config.related_meta; never sent to a client: the front end strips it). */
+#define MCP_META_RELATED "rtn/relatedRequest"
 #define MCP_ID_MAX 256 /* bytes of a request id as JSON */
 #define MCP_METHOD_MAX 128 /* bytes of a method name */
 
@@ -89,6 +92,11 @@ int mcp_response_error_code(const char *line, size_t len);
 /* The progressToken of a notifications/progress line written by mcp_call_progress (raw JSON),
  * for a front end that relays it to the request's stream: 0, or -ENOMSG for any other line. */
 int mcp_progress_token(const char *line, size_t len, const char **ret_tok, size_t *ret_len);
+/* The related request's id of a notifications/message line written by mcp_call_log with
+ * related_meta (raw JSON), and the span [*ret_cut, *ret_cut + *ret_cut_len) of line that holds
+ * that _meta (cut it, and the message is the one a client gets): 0, or -ENOMSG. */
+int mcp_related_request(const char *line, size_t len, const char **ret_id, size_t *ret_len,
+                        size_t *ret_cut, size_t *ret_cut_len);
 
 /* ---- protocol versions and eras (era.c) ------------------------------------------------ */
 
@@ -128,6 +136,8 @@ bool mcp_method_modern(const char *method);
 /* Whether a 2026-07-28 request declares extension ext in its per-request clientCapabilities
  * (extensions[ext] an object; {} declares it). */
 bool mcp_era_declares(const struct rtn_json_doc *d, int params, const char *ext);
+/* The enum mcp_log_level a 2026-07-28 request's _meta logLevel names, or -1 (none asked). */
+int mcp_era_log_level(const struct rtn_json_doc *d, int params);
 /* The -32022 error response, listing every version we speak. */
 void mcp_write_unsupported_version(struct rtn_json_buf *b, const char *id, size_t id_len,
                                    const char *requested);
@@ -186,6 +196,7 @@ struct mcp_call {
         uint64_t start_usec, progress_at_usec; /* CLOCK_MONOTONIC: began, last progress sent */
         struct rtn_loop_source *heartbeat; /* cfg.progress_usec timer, with a progress token */
         bool cancelled;
+        int log_level; /* enum mcp_log_level its 2026-07-28 request asked for; -1: none */
         bool tasks_ok; /* its request declared the tasks extension: it may become a task */
         struct mcp_task *task; /* the task it became (tasks.c), answered already; or NULL */
         struct rtn_loop_source *task_timer; /* cfg.task_after_usec: when it becomes one */

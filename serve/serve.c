@@ -402,6 +402,8 @@ int mcp_cmd_serve(int argc, char **argv) {
         mcp_config_init(&cfg);
         cfg.tools = &serve_tool_table;
         cfg.tool_flags = so.flags;
+        /* The front end routes a call's log messages to its request's stream by this. */
+        cfg.related_meta = so.flags & MCP_TOOLS_HTTP_SESSION;
         if (sv->scfg.spec.workspace_mode == RT_WS_OVERLAY)
                 cfg.tool_flags |= MCP_TOOLS_WS_OVERLAY;
         static char instructions[8192];

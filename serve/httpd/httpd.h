@@ -133,9 +133,9 @@ void httpd_mhd_tick(struct httpd *h);
 void httpd_mhd_run(struct httpd *h);
 /* A forwarded request's answer is ready (or its session ended): resume its connection. */
 void httpd_req_done(struct httpd_req *q, unsigned status, char *body, size_t len);
-/* A progress notification (a JSON text) for q's request: sent on its event stream when its
- * client takes one (the stream is opened on the first), else dropped. */
-void httpd_req_progress(struct httpd_req *q, const char *msg, size_t len);
+/* A notification (a JSON text: progress, a log message) for q's request: sent on its event
+ * stream when its client takes one (the stream is opened on the first), else dropped. */
+void httpd_req_notify(struct httpd_req *q, const char *msg, size_t len);
 
 /* ---- sessions.c ------------------------------------------------------------------------ */
 
@@ -147,7 +147,8 @@ struct httpd_session *httpd_session_find(struct httpd *h, const char *sid, size_
 const char *httpd_session_id(const struct httpd_session *s);
 /* Forwards one message (a JSON text, any newlines already gone). When q is not NULL it
  * waits for the response whose id is id (raw JSON, a span of msg), and relays to q the
- * progress notifications for ptok (its _meta.progressToken, a span of msg, or NULL).
+ * progress notifications for ptok (its _meta.progressToken, a span of msg, or NULL) and the
+ * log messages of its call.
  * -EEXIST: that id is in flight. */
 int httpd_session_send(struct httpd_session *s, const char *msg, size_t len, const char *id,
                        size_t id_len, const char *ptok, size_t ptok_len, struct httpd_req *q);

@@ -3,9 +3,9 @@
  * are its own (one session's tools reach no other's sandbox), its commits go to the
  * environments every later session starts on. A message is written to the child's stdin as one
  * line; the child's responses are matched to the HTTP requests waiting for them by id, its
- * progress notifications by progressToken (relayed on the request's event stream when its
- * client takes one: mhd.c). Other notifications (log messages) belong to no request here and
- * are dropped.
+ * progress notifications by progressToken and a call's log messages by the request id the
+ * child names in them (relayed on the request's event stream when its client takes one:
+ * stream.c). Log messages of no request have no stream to go on and are dropped.
  *
  * The 2026-07-28 requests (no session: each stands alone) all go to one more child, the
  * token's state (h->modern): its sandboxes, their handles, jobs and files last from one request
@@ -220,7 +220,23 @@ static void relay_progress(struct httpd_session *s, const char *line, size_t len
                                                         p->client_ptok_len, &n)
                                            : strndup(line, len);
                 if (msg)
-                        httpd_req_progress(p->q, msg, n);
+                        httpd_req_notify(p->q, msg, n);
+                free(msg);
+                return;
+        }
+}
+
+/* A call's log message goes to its request, without the _meta that named it (the child's name
+ * for the request, which a client of the modern state never sent). */
+static void relay_log(struct httpd_session *s, const char *line, size_t len, const char *id,
+                      size_t il, size_t cut, size_t cut_len) {
+        for (struct pend *p = s->pend; p; p = p->next) {
+                if (p->id_len != il || memcmp(p->id, id, il))
+                        continue;
+                size_t n = 0;
+                char *msg = with_value(line, len, line + cut, cut_len, "", 0, &n);
+                if (msg)
+                        httpd_req_notify(p->q, msg, n);
                 free(msg);
                 return;
         }
@@ -238,6 +254,11 @@ static void on_line(void *ud, const char *line, size_t len) {
         }
         if (mcp_progress_token(line, len, &id, &il) == 0) {
                 relay_progress(s, line, len, id, il);
+                return;
+        }
+        size_t cut, cut_len;
+        if (mcp_related_request(line, len, &id, &il, &cut, &cut_len) == 0) {
+                relay_log(s, line, len, id, il, cut, cut_len);
                 return;
         }
         if (mcp_response_id(line, len, &id, &il) < 0)

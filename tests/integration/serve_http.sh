@@ -57,6 +57,16 @@ progress_mode() {
         t_stdout_has "http done [progress]"
 }
 
+# A call's log messages go on the POST's event stream, at the level the session (legacy) or
+# the request (2026-07-28) asked for, and only then.
+logs_mode() {
+        need_node
+        http_start
+        T_CMD_TIMEOUT=120 t_cmd node "$client_dir/http.mjs" "$URL" "$T_TMP/tok" logs "$1"
+        t_exit_is 0
+        t_stdout_has "http done [logs]"
+}
+
 # mcall TOOL ARGUMENTS-JSON [CURL ARGS...]: a 2026-07-28 tools/call, every header right.
 MMETA='"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}'
 mcall() {
@@ -625,5 +635,8 @@ t_run state_modern state_mode modern
 t_run modern_state_idle modern_state_idle
 t_run progress_sdk1 progress_mode sdk1
 t_run progress_modern progress_mode modern
+t_run logs_sdk1 logs_mode sdk1
+t_run logs_legacy logs_mode legacy
+t_run logs_modern logs_mode modern
 t_run sessions_200 node_mode "load 200" --max-sessions 256
 t_done
