@@ -164,6 +164,14 @@ void mcp_server_shutdown(struct mcp_server *s, int code);
 /* The protocol version agreed in initialize, NULL before. Modern (2026-07-28) requests make
  * no session and leave it as it is. */
 const char *mcp_server_protocol_version(const struct mcp_server *s);
+/* A notification of method with no params, queued for the client (never dropped): what a
+ * backend tells a front end it runs under (MCP_NOTE_STATE_EMPTY). */
+void mcp_notify(struct mcp_server *s, const char *method);
+/* The method by which the token's state of `rtn serve --http` (a child run with
+ * --sandbox-idle-timeout) says it has no sandbox left and no call for that long: the front end
+ * ends it unless a request is on its way (docs/architecture.md, "MCP over HTTP"). */
+#define MCP_NOTE_STATE_EMPTY "rtn/stateEmpty"
+
 /* notifications/message at level that belongs to no request: sent to a legacy session when
  * level >= the client's logging/setLevel (default info), never to modern requests (their log
  * messages must belong to the request that asked: mcp_call_log); dropped while output is

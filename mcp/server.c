@@ -362,6 +362,17 @@ static void log_push(struct mcp_server *s, enum mcp_log_level level, int min, co
         rtn_json_buf_free(&b);
 }
 
+void mcp_notify(struct mcp_server *s, const char *method) {
+        struct rtn_json_buf b = RTN_JSON_BUF_INIT(s->cfg.limits.max_message);
+        rtn_json_obj_begin(&b);
+        rtn_json_kv_str(&b, "jsonrpc", "2.0");
+        rtn_json_kv_str(&b, "method", method);
+        rtn_json_obj_end(&b);
+        if (!b.err)
+                mcp_out_push(s, b.data, b.len, false);
+        rtn_json_buf_free(&b);
+}
+
 void mcp_log(struct mcp_server *s, enum mcp_log_level level, const char *fmt, ...) {
         _cleanup_free_ char *text = NULL;
         va_list ap;

@@ -16,6 +16,7 @@
 
 #include "common/cleanup.h"
 #include "common/clock.h"
+#include "common/duration.h"
 #include "common/exitcode.h"
 #include "common/json.h"
 #include "common/log.h"
@@ -45,9 +46,13 @@ static int op_call(void *ctx, struct mcp_call *call, const char *tool, const str
                 mcp_call_finish_error(call, "%s is not available in this build of rtn yet", tool);
                 return 0;
         }
+        h->used_usec = rtn_now_usec();
+        h->told_empty = false;
         if (t->backend & SERVE_TOOL_ON_HUB)
                 return t->call(&h->tmpl, call, tool, a);
         struct serve *sv = serve_sandbox_pick(h, call, a);
+        if (sv)
+                sv->used_usec = h->used_usec;
         return sv ? t->call(sv, call, tool, a) : 0;
 }
 
@@ -73,6 +78,9 @@ static void op_cancel(void *ctx, struct mcp_call *call) {
  * (docs/tools.md, "Sandboxes"). */
 static void op_shutdown(void *ctx) {
         struct serve_hub *h = ctx;
+        if (h->idle_timer)
+                rtn_loop_timer_cancel(h->tmpl.loop, h->idle_timer);
+        h->idle_timer = NULL;
         if (h->tmpl.gate)
                 netns_gate_detach(h->tmpl.gate); /* before the loop goes */
         netns_publish_free(h->publish);
@@ -93,6 +101,10 @@ static int publish_target(void *ud) {
                                                             : -1;
 }
 
+static void on_idle_tick(struct rtn_loop *l, struct rtn_loop_source *t, void *ud) {
+        serve_sandboxes_reap(ud);
+}
+
 static int op_attach(void *ctx, struct mcp_server *s) {
         struct serve_hub *h = ctx;
         struct rtn_error err = {0};
@@ -107,6 +119,13 @@ static int op_attach(void *ctx, struct mcp_server *s) {
                 r = rt_session_ensure(first->sess, &err);
         if (r == 0 && h->publish)
                 r = netns_publish_attach(h->publish, h->tmpl.loop, publish_target, h, &err);
+        /* A tick of at most a second, finer for a short timeout. */
+        uint64_t tick = h->idle_usec / 4 < RTN_USEC_PER_SEC ? h->idle_usec / 4 : RTN_USEC_PER_SEC;
+        h->used_usec = rtn_now_usec();
+        if (r == 0 && h->idle_usec &&
+            (r = rtn_loop_add_timer(h->tmpl.loop, tick ? tick : 1, tick ? tick : 1, on_idle_tick, h,
+                                    &h->idle_timer)) < 0)
+                rtn_err(&err, r, "idle timer");
         if (r < 0) {
                 rtn_term_printf(stderr, "rtn serve: %s\n", err.msg);
                 h->attach_failed = true;
@@ -131,7 +150,8 @@ enum {
         SERVE_OPT_HTTP_TOOLS,
         SERVE_OPT_HTTP_SESSION,
         SERVE_OPT_ALLOW_HOST,
-        SERVE_OPT_MAX_SANDBOXES
+        SERVE_OPT_MAX_SANDBOXES,
+        SERVE_OPT_SANDBOX_IDLE
 };
 static const struct rt_opt serve_rows[] = {
         {"allow-host",
@@ -156,6 +176,7 @@ static const struct rt_opt serve_rows[] = {
           "default " SERVE_STR(SERVE_SANDBOXES_DEFAULT) ")\n"}},
         /* internal: set by the --http front end */
         {"http-session", no_argument, SERVE_OPT_HTTP_SESSION, {""}},
+        {"sandbox-idle-timeout", required_argument, SERVE_OPT_SANDBOX_IDLE, {""}},
 };
 #define SERVE_NROWS (sizeof serve_rows / sizeof serve_rows[0])
 
@@ -189,6 +210,8 @@ static int serve_opt(int c, const char *arg, struct serve_hub *h, struct serve_o
                                         SERVE_SANDBOXES_MAX);
                 h->max = (unsigned)v;
                 return 0;
+        case SERVE_OPT_SANDBOX_IDLE:
+                return rtn_duration_opt("--sandbox-idle-timeout", arg, &h->idle_usec, err);
         case SERVE_OPT_ALLOW_HOST:
                 if (sv->nallow >= 32 || !netns_host_valid(arg))
                         return rtn_errx(err, EINVAL, "bad --allow-host %s", arg);
