@@ -197,6 +197,7 @@ struct mcp_call {
         struct rtn_loop_source *heartbeat; /* cfg.progress_usec timer, with a progress token */
         bool cancelled;
         int log_level; /* enum mcp_log_level its 2026-07-28 request asked for; -1: none */
+        unsigned long owner; /* mcp_call_set_owner */
         bool tasks_ok; /* its request declared the tasks extension: it may become a task */
         struct mcp_task *task; /* the task it became (tasks.c), answered already; or NULL */
         struct rtn_loop_source *task_timer; /* cfg.task_after_usec: when it becomes one */

@@ -189,6 +189,11 @@ int mcp_serve_main(const struct mcp_config *cfg, const struct mcp_backend_ops *o
 
 const char *mcp_call_tool(const struct mcp_call *call);
 struct mcp_server *mcp_call_server(const struct mcp_call *call);
+/* A number the backend tags the call with (rtn serve: the sandbox it acts on), for
+ * mcp_server_owned; 0 until set. */
+void mcp_call_set_owner(struct mcp_call *call, unsigned long owner);
+/* The calls in flight (answered as a task but still running included) tagged owner. */
+unsigned mcp_server_owned(const struct mcp_server *s, unsigned long owner);
 /* A pointer the backend keeps with the call (its job, its timer ...). */
 void mcp_call_set_data(struct mcp_call *call, void *data);
 void *mcp_call_get_data(const struct mcp_call *call);

@@ -409,6 +409,17 @@ int mcp_log_level_parse(const char *name) {
 
 /* ---- calls ----------------------------------------------------------------------------- */
 
+void mcp_call_set_owner(struct mcp_call *call, unsigned long owner) {
+        call->owner = owner;
+}
+
+unsigned mcp_server_owned(const struct mcp_server *s, unsigned long owner) {
+        unsigned n = 0;
+        for (const struct mcp_call *c = s->calls; c; c = c->next)
+                n += c->owner == owner && !c->finished;
+        return n;
+}
+
 const char *mcp_call_tool(const struct mcp_call *call) {
         return call->tool->name;
 }

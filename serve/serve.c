@@ -51,9 +51,17 @@ static int op_call(void *ctx, struct mcp_call *call, const char *tool, const str
         if (t->backend & SERVE_TOOL_ON_HUB)
                 return t->call(&h->tmpl, call, tool, a);
         struct serve *sv = serve_sandbox_pick(h, call, a);
-        if (sv)
-                sv->used_usec = h->used_usec;
-        return sv ? t->call(sv, call, tool, a) : 0;
+        if (!sv)
+                return 0;
+        /* The call keeps its sandbox while it runs (serve_sandboxes_reap), and one that ran
+         * long before it returned (a sandbox's start) starts the clock when it returns. */
+        unsigned num = sv->num;
+        mcp_call_set_owner(call, num);
+        int r = t->call(sv, call, tool, a);
+        for (size_t i = 0; i < h->n; i++) /* sandbox_close may have ended it */
+                if (h->sbs[i]->num == num)
+                        h->sbs[i]->used_usec = rtn_now_usec();
+        return r;
 }
 
 static bool cancel_in(struct serve *sv, struct mcp_call *call) {

@@ -36,6 +36,7 @@ struct serve_job {
 struct serve {
         struct serve_hub *hub;
         char handle[16]; /* "sb-N"; "" for the hub's template */
+        unsigned num; /* N of the handle, never reused: the tag of its calls */
         char *own_env; /* env when the sandbox chose its own (sandbox_new from) */
         struct mcp_server *srv;
         struct rtn_loop *loop;

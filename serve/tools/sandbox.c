@@ -40,6 +40,7 @@ static struct serve *sandbox_alloc(struct serve_hub *h) {
         sv->have_idmap = false;
         sv->stack = (struct store_stack){0};
         sv->used_usec = rtn_now_usec();
+        sv->num = h->next;
         snprintf(sv->handle, sizeof sv->handle, "sb-%u", h->next);
         return sv;
 }
@@ -217,14 +218,15 @@ struct serve *serve_sandbox_pick(struct serve_hub *h, struct mcp_call *call,
         return NULL;
 }
 
-/* A sandbox is busy while a command or job of it runs: the clock starts again when the last
- * ends. Handles are closed oldest first, as sandbox_close would close them (its jobs killed:
+/* A sandbox is busy while a call on it, or a command or job of it, runs: the clock starts
+ * again when the last ends. Handles are closed oldest first, as sandbox_close would close them (its jobs killed:
  * none runs). */
 void serve_sandboxes_reap(struct serve_hub *h) {
         uint64_t now = rtn_now_usec();
         for (size_t i = 0; i < h->n;) {
                 struct serve *sv = h->sbs[i];
-                if (sv->sess && rt_session_running(sv->sess) > 0)
+                if ((sv->sess && rt_session_running(sv->sess) > 0) ||
+                    mcp_server_owned(h->tmpl.srv, sv->num) > 0)
                         sv->used_usec = now;
                 if (now - sv->used_usec < h->idle_usec) {
                         i++;
