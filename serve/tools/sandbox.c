@@ -219,8 +219,8 @@ struct serve *serve_sandbox_pick(struct serve_hub *h, struct mcp_call *call,
 }
 
 /* A sandbox is busy while a call on it, or a command or job of it, runs: the clock starts
- * again when the last ends. Handles are closed oldest first, as sandbox_close would close them (its jobs killed:
- * none runs). */
+ * again when the last ends. Handles are closed oldest first, as sandbox_close would close
+ * them (its jobs killed: none runs). */
 void serve_sandboxes_reap(struct serve_hub *h) {
         uint64_t now = rtn_now_usec();
         for (size_t i = 0; i < h->n;) {
