@@ -45,8 +45,8 @@ static bool implementation_ok(const struct rtn_json_doc *d, int t) {
 }
 
 /* The rest of a 2026-07-28 envelope: 0, or MCP_INVALID_PARAMS naming the key. clientInfo is
- * optional (a SHOULD); logLevel, when given, must be a level, although no notifications/message
- * is ever sent to a modern request (server.c, mcp_log). */
+ * optional (a SHOULD); logLevel, when given, must be a level: the least a call's own log
+ * messages must be to be sent (server.c, mcp_call_log). */
 static int check_envelope(const struct rtn_json_doc *d, int meta, char *why, size_t wl) {
         int caps = rtn_json_obj_get(d, meta, META_CLIENT_CAPS);
         if (rtn_json_kind(d, caps) != 'o') {
@@ -123,6 +123,15 @@ int mcp_era_classify(const struct mcp_server *s, struct mcp_msg *m, char *reques
         if (r == 0 && v >= MCP_V_FIRST_MODERN)
                 m->version = v;
         return r;
+}
+
+int mcp_era_log_level(const struct rtn_json_doc *d, int params) {
+        int meta = rtn_json_kind(d, params) == 'o' ? rtn_json_obj_get(d, params, "_meta") : -1;
+        int t = rtn_json_kind(d, meta) == 'o' ? rtn_json_obj_get(d, meta, META_LOG_LEVEL) : -1;
+        char name[16];
+        if (rtn_json_kind(d, t) != 's' || rtn_json_unescape(d, t, name, sizeof name) < 0)
+                return -1;
+        return mcp_log_level_parse(name) < 0 ? -1 : mcp_log_level_parse(name);
 }
 
 bool mcp_era_declares(const struct rtn_json_doc *d, int params, const char *ext) {

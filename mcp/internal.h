@@ -28,6 +28,8 @@ int mcp_era_classify(const struct mcp_server *s, struct mcp_msg *m, char *reques
 /* Whether a 2026-07-28 request declares extension ext in its per-request clientCapabilities
  * (extensions[ext] an object; {} declares it). */
 bool mcp_era_declares(const struct rtn_json_doc *d, int params, const char *ext);
+/* The enum mcp_log_level a 2026-07-28 request's _meta logLevel names, or -1 (none asked). */
+int mcp_era_log_level(const struct rtn_json_doc *d, int params);
 /* ttlMs and cacheScope for a cacheable result of version (nothing before 2026-07-28). */
 void mcp_write_cache_hints(struct rtn_json_buf *b, int version);
 /* Closes a result object: modern results first get resultType and _meta's serverInfo. */
@@ -81,6 +83,8 @@ struct mcp_call {
         uint64_t start_usec, progress_at_usec; /* CLOCK_MONOTONIC: began, last progress sent */
         struct rtn_loop_source *heartbeat; /* cfg.progress_usec timer, with a progress token */
         bool cancelled;
+        int log_level; /* enum mcp_log_level its 2026-07-28 request asked for; -1: none */
+        unsigned long owner; /* mcp_call_set_owner */
         bool tasks_ok; /* its request declared the tasks extension: it may become a task */
         struct mcp_task *task; /* the task it became (tasks.c), answered already; or NULL */
         struct rtn_loop_source *task_timer; /* cfg.task_after_usec: when it becomes one */

@@ -224,6 +224,37 @@ int mcp_progress_token(const char *line, size_t len, const char **ret_tok, size_
         return value_after(line, len, head, sizeof head - 1, ret_tok, ret_len);
 }
 
+int mcp_related_request(const char *line, size_t len, const char **ret_id, size_t *ret_len,
+                        size_t *ret_cut, size_t *ret_cut_len) {
+        static const char params[] = "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\","
+                                     "\"params\":{";
+        static const char head[] = "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\","
+                                   "\"params\":{\"_meta\":{\"" MCP_META_RELATED "\":";
+        const char *id;
+        size_t il;
+        /* value_after wants a ',' after the value: here it is "}," (the _meta object ends). */
+        if (len <= sizeof head - 1 || memcmp(line, head, sizeof head - 1))
+                return -ENOMSG;
+        size_t i = sizeof head - 1;
+        if (line[i] == '"') {
+                for (i++; i < len && line[i] != '"'; i++)
+                        if (line[i] == '\\')
+                                i++;
+                i++;
+        } else
+                while (i < len && line[i] != '}' && line[i] != ',')
+                        i++;
+        if (i + 1 >= len || line[i] != '}' || line[i + 1] != ',')
+                return -ENOMSG;
+        id = line + sizeof head - 1;
+        il = (size_t)(line + i - id);
+        *ret_id = id;
+        *ret_len = il;
+        *ret_cut = sizeof params - 1;
+        *ret_cut_len = i + 2 - (sizeof params - 1);
+        return 0;
+}
+
 void mcp_write_error_data(struct rtn_json_buf *b, const char *id, size_t id_len, int code,
                           const char *msg, const char *data_json) {
         envelope(b, id, id_len);

@@ -119,6 +119,10 @@ struct mcp_config {
          * this long after it began is answered with a task the client polls (tasks/get) instead
          * of its result (docs/tools.md, "Tasks"). */
         uint64_t task_after_usec;
+        /* A call's notifications/message carries its request's id as params._meta
+         * MCP_META_RELATED, first in params, for a front end that routes it to the request's
+         * stream and strips it (a session of `rtn serve --http`: mcp_related_request). */
+        bool related_meta;
 };
 
 /* Defaults: 4 MiB lines, 8 MiB messages, 6 MiB results with a 256 KiB text copy, 64 MiB
@@ -161,9 +165,18 @@ void mcp_server_shutdown(struct mcp_server *s, int code);
 /* The protocol version agreed in initialize, NULL before. Modern (2026-07-28) requests make
  * no session and leave it as it is. */
 const char *mcp_server_protocol_version(const struct mcp_server *s);
-/* notifications/message at level, sent to a legacy session when level >= the client's
- * logging/setLevel (default info), never to modern requests (their log messages must belong
- * to the request that asked); dropped while output is backed up. Also logged to stderr. */
+/* A notification of method with no params, queued for the client (never dropped): what a
+ * backend tells a front end it runs under (MCP_NOTE_STATE_EMPTY). */
+void mcp_notify(struct mcp_server *s, const char *method);
+/* The method by which the token's state of `rtn serve --http` (a child run with
+ * --sandbox-idle-timeout) says it has no sandbox left and no call for that long: the front end
+ * ends it unless a request is on its way (docs/architecture.md, "MCP over HTTP"). */
+#define MCP_NOTE_STATE_EMPTY "rtn/stateEmpty"
+
+/* notifications/message at level that belongs to no request: sent to a legacy session when
+ * level >= the client's logging/setLevel (default info), never to modern requests (their log
+ * messages must belong to the request that asked: mcp_call_log); dropped while output is
+ * backed up. Also logged to stderr. */
 void mcp_log(struct mcp_server *s, enum mcp_log_level level, const char *fmt, ...)
         __attribute__((format(printf, 3, 4)));
 
@@ -177,6 +190,11 @@ int mcp_serve_main(const struct mcp_config *cfg, const struct mcp_backend_ops *o
 
 const char *mcp_call_tool(const struct mcp_call *call);
 struct mcp_server *mcp_call_server(const struct mcp_call *call);
+/* A number the backend tags the call with (rtn serve: the sandbox it acts on), for
+ * mcp_server_owned; 0 until set. */
+void mcp_call_set_owner(struct mcp_call *call, unsigned long owner);
+/* The calls in flight (answered as a task but still running included) tagged owner. */
+unsigned mcp_server_owned(const struct mcp_server *s, unsigned long owner);
 /* A pointer the backend keeps with the call (its job, its timer ...). */
 void mcp_call_set_data(struct mcp_call *call, void *data);
 void *mcp_call_get_data(const struct mcp_call *call);
@@ -208,6 +226,13 @@ void mcp_call_finish_error(struct mcp_call *call, const char *fmt, ...)
  * notifications, which count the same way. */
 void mcp_call_progress(struct mcp_call *call, double progress, double total, const char *msg);
 bool mcp_call_wants_progress(const struct mcp_call *call);
+/* notifications/message at level that belongs to call, sent before its result when the level
+ * its request asked for lets it through: a legacy session's logging/setLevel (default info),
+ * a 2026-07-28 request's _meta "io.modelcontextprotocol/logLevel" (none asked: none sent).
+ * Over HTTP it goes on the call's event stream (docs/architecture.md, "MCP over HTTP").
+ * Also logged to stderr. */
+void mcp_call_log(struct mcp_call *call, enum mcp_log_level level, const char *fmt, ...)
+        __attribute__((format(printf, 3, 4)));
 
 /* ---- arguments (already checked against the tool's schema) ---------------------------- */
 

@@ -102,9 +102,9 @@ static int param(const struct mcp_msg *m, const char *key) {
         return m->params < 0 ? -ENOENT : rtn_json_obj_get(m->doc, m->params, key);
 }
 
-/* No logging capability from 2026-07-28 on: its notifications/message would have to belong
- * to the request that asked for them, and mcp_log's messages belong to none, so they are only
- * sent to a legacy session. */
+/* No logging capability from 2026-07-28 on (logging/setLevel is gone): a request asks for the
+ * log messages of its own call with _meta's logLevel (mcp_call_log); mcp_log's messages belong
+ * to no request, so they are only sent to a legacy session. */
 static void write_capabilities(struct rtn_json_buf *b, int version) {
         rtn_json_key(b, "capabilities");
         static const char legacy[] = "{\"logging\":{},\"tools\":{\"listChanged\":false}}";
@@ -344,6 +344,9 @@ static int start_call(struct mcp_server *s, const struct mcp_msg *m, struct mcp_
         *c = (struct mcp_call){.server = s,
                                .tool = tool,
                                .version = m->version,
+                               .log_level = m->version >= MCP_V_FIRST_MODERN
+                                                    ? mcp_era_log_level(m->doc, m->params)
+                                                    : -1,
                                .tasks_ok = m->version >= MCP_V_FIRST_MODERN &&
                                            mcp_era_declares(m->doc, m->params, MCP_EXT_TASKS)};
         memcpy(c->id, m->id, m->id_len);

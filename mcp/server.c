@@ -329,20 +329,16 @@ void mcp_server_shutdown(struct mcp_server *s, int code) {
 static const char *const level_names[] = {"debug", "info",     "notice", "warning",
                                           "error", "critical", "alert",  "emergency"};
 
-void mcp_log(struct mcp_server *s, enum mcp_log_level level, const char *fmt, ...) {
-        _cleanup_free_ char *text = NULL;
-        va_list ap;
-        va_start(ap, fmt);
-        int n = vasprintf(&text, fmt, ap);
-        va_end(ap);
-        if (n < 0)
-                return;
+/* Logs text to stderr and, when level passes min, queues its notifications/message; related
+ * (a call's request id, or NULL) goes first in params as _meta MCP_META_RELATED. */
+static void log_push(struct mcp_server *s, enum mcp_log_level level, int min, const char *text,
+                     const char *related) {
         rtn_log(level >= MCP_LOG_ERROR     ? RTN_LOG_ERROR
                 : level >= MCP_LOG_WARNING ? RTN_LOG_WARN
                 : level >= MCP_LOG_NOTICE  ? RTN_LOG_INFO
                                            : RTN_LOG_DEBUG,
                 "%s", text);
-        if (s->version < 0 || level < s->log_level || (unsigned)level >= ARRAY_SIZE(level_names))
+        if (min < 0 || (int)level < min || (unsigned)level >= ARRAY_SIZE(level_names))
                 return;
         struct rtn_json_buf b = RTN_JSON_BUF_INIT(s->cfg.limits.max_message);
         rtn_json_obj_begin(&b);
@@ -350,6 +346,12 @@ void mcp_log(struct mcp_server *s, enum mcp_log_level level, const char *fmt, ..
         rtn_json_kv_str(&b, "method", "notifications/message");
         rtn_json_key(&b, "params");
         rtn_json_obj_begin(&b);
+        if (related) { /* mcp_related_request reads exactly this head */
+                rtn_json_key(&b, "_meta");
+                rtn_json_obj_begin(&b);
+                rtn_json_kv_raw(&b, MCP_META_RELATED, related, strlen(related));
+                rtn_json_obj_end(&b);
+        }
         rtn_json_kv_str(&b, "level", level_names[level]);
         rtn_json_kv_str(&b, "logger", s->cfg.server_name);
         rtn_json_kv_str(&b, "data", text);
@@ -360,6 +362,44 @@ void mcp_log(struct mcp_server *s, enum mcp_log_level level, const char *fmt, ..
         rtn_json_buf_free(&b);
 }
 
+void mcp_notify(struct mcp_server *s, const char *method) {
+        struct rtn_json_buf b = RTN_JSON_BUF_INIT(s->cfg.limits.max_message);
+        rtn_json_obj_begin(&b);
+        rtn_json_kv_str(&b, "jsonrpc", "2.0");
+        rtn_json_kv_str(&b, "method", method);
+        rtn_json_obj_end(&b);
+        if (!b.err)
+                mcp_out_push(s, b.data, b.len, false);
+        rtn_json_buf_free(&b);
+}
+
+void mcp_log(struct mcp_server *s, enum mcp_log_level level, const char *fmt, ...) {
+        _cleanup_free_ char *text = NULL;
+        va_list ap;
+        va_start(ap, fmt);
+        int n = vasprintf(&text, fmt, ap);
+        va_end(ap);
+        if (n >= 0)
+                log_push(s, level, s->version < 0 ? -1 : (int)s->log_level, text, NULL);
+}
+
+void mcp_call_log(struct mcp_call *call, enum mcp_log_level level, const char *fmt, ...) {
+        _cleanup_free_ char *text = NULL;
+        va_list ap;
+        va_start(ap, fmt);
+        int n = vasprintf(&text, fmt, ap);
+        va_end(ap);
+        if (n < 0)
+                return;
+        struct mcp_server *s = call->server;
+        /* A cancelled call sends nothing more; one answered as a task has no stream left. */
+        int min = call->cancelled || call->task         ? -1
+                  : call->version >= MCP_V_FIRST_MODERN ? call->log_level
+                  : call->version < 0                   ? -1
+                                                        : (int)s->log_level;
+        log_push(s, level, min, text, s->cfg.related_meta ? call->id : NULL);
+}
+
 int mcp_log_level_parse(const char *name) {
         for (size_t i = 0; i < ARRAY_SIZE(level_names); i++)
                 if (!strcmp(name, level_names[i]))
@@ -368,6 +408,17 @@ int mcp_log_level_parse(const char *name) {
 }
 
 /* ---- calls ----------------------------------------------------------------------------- */
+
+void mcp_call_set_owner(struct mcp_call *call, unsigned long owner) {
+        call->owner = owner;
+}
+
+unsigned mcp_server_owned(const struct mcp_server *s, unsigned long owner) {
+        unsigned n = 0;
+        for (const struct mcp_call *c = s->calls; c; c = c->next)
+                n += c->owner == owner && !c->finished;
+        return n;
+}
 
 const char *mcp_call_tool(const struct mcp_call *call) {
         return call->tool->name;

@@ -25,6 +25,9 @@
 
 /* The _meta key by which a request claims the 2026-07-28 envelope (era.c). */
 #define MCP_META_VERSION "io.modelcontextprotocol/protocolVersion"
+/* The _meta key by which a call's notifications/message names its request's id for a front end
+ * (mcp_config.related_meta; never sent to a client: the front end strips it). */
+#define MCP_META_RELATED "rtn/relatedRequest"
 #define MCP_ID_MAX 256 /* bytes of a request id as JSON */
 #define MCP_METHOD_MAX 128 /* bytes of a method name */
 
@@ -85,6 +88,11 @@ int mcp_response_error_code(const char *line, size_t len);
 /* The progressToken of a notifications/progress line written by mcp_call_progress (raw JSON),
  * for a front end that relays it to the request's stream: 0, or -ENOMSG for any other line. */
 int mcp_progress_token(const char *line, size_t len, const char **ret_tok, size_t *ret_len);
+/* The related request's id of a notifications/message line written by mcp_call_log with
+ * related_meta (raw JSON), and the span [*ret_cut, *ret_cut + *ret_cut_len) of line that holds
+ * that _meta (cut it, and the message is the one a client gets): 0, or -ENOMSG. */
+int mcp_related_request(const char *line, size_t len, const char **ret_id, size_t *ret_len,
+                        size_t *ret_cut, size_t *ret_cut_len);
 
 /* ---- protocol versions (era.c) --------------------------------------------------------- */
 

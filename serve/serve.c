@@ -16,6 +16,7 @@
 
 #include "common/cleanup.h"
 #include "common/clock.h"
+#include "common/duration.h"
 #include "common/exitcode.h"
 #include "common/json.h"
 #include "common/log.h"
@@ -45,12 +46,24 @@ static int op_call(void *ctx, struct mcp_call *call, const char *tool, const str
                 mcp_call_finish_error(call, "%s is not available in this build of rtn yet", tool);
                 return 0;
         }
+        h->used_usec = rtn_now_usec();
+        h->told_empty = false;
         if (t->backend & SERVE_TOOL_ON_HUB)
                 return t->call(&h->tmpl, call, tool, a);
         struct serve *sv = serve_sandbox_pick(h, call, a);
-        if (sv && (t->backend & SERVE_TOOL_CHANGES))
+        if (!sv)
+                return 0;
+        if (t->backend & SERVE_TOOL_CHANGES)
                 serve_undo_checkpoint(sv, tool, a);
-        return sv ? t->call(sv, call, tool, a) : 0;
+        /* The call keeps its sandbox while it runs (serve_sandboxes_reap), and one that ran
+         * long before it returned (a sandbox's start) starts the clock when it returns. */
+        unsigned num = sv->num;
+        mcp_call_set_owner(call, num);
+        int r = t->call(sv, call, tool, a);
+        for (size_t i = 0; i < h->n; i++) /* sandbox_close may have ended it */
+                if (h->sbs[i]->num == num)
+                        h->sbs[i]->used_usec = rtn_now_usec();
+        return r;
 }
 
 static bool cancel_in(struct serve *sv, struct mcp_call *call) {
@@ -75,6 +88,9 @@ static void op_cancel(void *ctx, struct mcp_call *call) {
  * (docs/tools.md, "Sandboxes"). */
 static void op_shutdown(void *ctx) {
         struct serve_hub *h = ctx;
+        if (h->idle_timer)
+                rtn_loop_timer_cancel(h->tmpl.loop, h->idle_timer);
+        h->idle_timer = NULL;
         if (h->tmpl.gate)
                 netns_gate_detach(h->tmpl.gate); /* before the loop goes */
         netns_publish_free(h->publish);
@@ -95,6 +111,10 @@ static int publish_target(void *ud) {
                                                             : -1;
 }
 
+static void on_idle_tick(struct rtn_loop *l, struct rtn_loop_source *t, void *ud) {
+        serve_sandboxes_reap(ud);
+}
+
 static int op_attach(void *ctx, struct mcp_server *s) {
         struct serve_hub *h = ctx;
         struct rtn_error err = {0};
@@ -109,6 +129,13 @@ static int op_attach(void *ctx, struct mcp_server *s) {
                 r = rt_session_ensure(first->sess, &err);
         if (r == 0 && h->publish)
                 r = netns_publish_attach(h->publish, h->tmpl.loop, publish_target, h, &err);
+        /* A tick of at most a second, finer for a short timeout. */
+        uint64_t tick = h->idle_usec / 4 < RTN_USEC_PER_SEC ? h->idle_usec / 4 : RTN_USEC_PER_SEC;
+        h->used_usec = rtn_now_usec();
+        if (r == 0 && h->idle_usec &&
+            (r = rtn_loop_add_timer(h->tmpl.loop, tick ? tick : 1, tick ? tick : 1, on_idle_tick, h,
+                                    &h->idle_timer)) < 0)
+                rtn_err(&err, r, "idle timer");
         if (r < 0) {
                 rtn_term_printf(stderr, "rtn serve: %s\n", err.msg);
                 h->attach_failed = true;
@@ -134,7 +161,8 @@ enum {
         SERVE_OPT_HTTP_SESSION,
         SERVE_OPT_ALLOW_HOST,
         SERVE_OPT_MAX_SANDBOXES,
-        SERVE_OPT_UNDO_DEPTH
+        SERVE_OPT_UNDO_DEPTH,
+        SERVE_OPT_SANDBOX_IDLE
 };
 static const struct rt_opt serve_rows[] = {
         {"allow-host",
@@ -165,6 +193,7 @@ static const struct rt_opt serve_rows[] = {
                   SERVE_UNDO_DEPTH_DEFAULT) ": none; each copies the uncommitted state)\n"}},
         /* internal: set by the --http front end */
         {"http-session", no_argument, SERVE_OPT_HTTP_SESSION, {""}},
+        {"sandbox-idle-timeout", required_argument, SERVE_OPT_SANDBOX_IDLE, {""}},
 };
 #define SERVE_NROWS (sizeof serve_rows / sizeof serve_rows[0])
 
@@ -205,6 +234,8 @@ static int serve_opt(int c, const char *arg, struct serve_hub *h, struct serve_o
                                         SERVE_UNDO_DEPTH_MAX);
                 sv->undo_depth = (unsigned)v;
                 return 0;
+        case SERVE_OPT_SANDBOX_IDLE:
+                return rtn_duration_opt("--sandbox-idle-timeout", arg, &h->idle_usec, err);
         case SERVE_OPT_ALLOW_HOST:
                 if (sv->nallow >= 32 || !netns_host_valid(arg))
                         return rtn_errx(err, EINVAL, "bad --allow-host %s", arg);
@@ -431,6 +462,8 @@ int mcp_cmd_serve(int argc, char **argv) {
         mcp_config_init(&cfg);
         cfg.tools = &serve_tool_table;
         cfg.tool_flags = so.flags;
+        /* The front end routes a call's log messages to its request's stream by this. */
+        cfg.related_meta = so.flags & MCP_TOOLS_HTTP_SESSION;
         if (sv->scfg.spec.workspace_mode == RT_WS_OVERLAY)
                 cfg.tool_flags |= MCP_TOOLS_WS_OVERLAY;
         if (sv->undo_depth)

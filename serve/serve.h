@@ -43,6 +43,7 @@ struct serve_job {
 struct serve {
         struct serve_hub *hub;
         char handle[16]; /* "sb-N"; "" for the hub's template */
+        unsigned num; /* N of the handle, never reused: the tag of its calls */
         char *own_env; /* env when the sandbox chose its own (sandbox_new from) */
         struct mcp_server *srv;
         struct rtn_loop *loop;
@@ -72,6 +73,7 @@ struct serve {
         struct store_base base; /* the base's identity (docs/store.md, "Bases") */
         unsigned undo_depth; /* --undo-depth */
         struct serve_undo *undo; /* the checkpoints (tools/undo.c), made on first use */
+        uint64_t used_usec; /* a call named it, or a command of it ran (--sandbox-idle-timeout) */
 };
 
 struct netns_gate;
@@ -90,7 +92,17 @@ struct serve_hub {
         struct serve *installing; /* the sandbox whose pkg_install runs (one gate), or NULL */
         struct netns_publish *publish; /* --publish's listeners (to sb-1), or NULL */
         bool attach_failed; /* op_attach said why on stderr: nothing to add */
+        /* --sandbox-idle-timeout (the token's state of rtn serve --http): a sandbox no call
+         * named and none of whose commands ran for this long is closed; 0: never. */
+        uint64_t idle_usec;
+        uint64_t used_usec; /* the last call of any tool */
+        bool told_empty; /* MCP_NOTE_STATE_EMPTY sent since the last call */
+        struct rtn_loop_source *idle_timer;
 };
+
+/* Closes the sandboxes idle for h->idle_usec, and says so when none is left (tools/sandbox.c;
+ * every tick of h->idle_timer). */
+void serve_sandboxes_reap(struct serve_hub *h);
 
 /* Opens a sandbox on the server's environment (from NULL), an environment's tip or a commit
  * (sandbox_new), or as a copy of src (sandbox_fork; from ignored) into *ret (tools/sandbox.c). */

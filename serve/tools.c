@@ -530,7 +530,8 @@ static const struct mcp_tool tools[] = {
          "by from, and return its handle. Pass the handle as the sandbox argument of any tool "
          "to act on it; calls without one act on sb-1. At most --max-sandboxes are open. A "
          "handle lasts until sandbox_close or the server's end; over HTTP it lasts across "
-         "requests (stateless 2026-07-28 ones too) until none came for --idle-timeout.",
+         "requests (stateless 2026-07-28 ones too) until unused for --idle-timeout with no "
+         "job of it running.",
          ARGS(sandbox_new_args), out_sandbox, 0, 0, 0, ON_HUB(serve_sandbox_new)},
         {"sandbox_fork", "Fork a sandbox",
          "Open a new sandbox holding a copy of a sandbox's files as they are now: its "

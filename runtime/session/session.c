@@ -146,6 +146,15 @@ int rt_session_upper_fs(const struct rt_session *s) {
 int rt_session_commit(struct rt_session *s, struct store *st, const char *env,
                       const struct store_commit_opts *o, char ret_id[STORE_ID_SIZE],
                       struct rtn_error *err) {
+        /* Nothing to take a layer from, and stopping would drop the private temp dir: the
+         * sandbox is left as it is (docs/security-invariants.md, "Weaker named modes"). */
+        if (s->cfg.spec.isolation == INIT_ISOLATION_LANDLOCK)
+                return rtn_errx(err, EOPNOTSUPP,
+                                "--isolation landlock has no overlay, so nothing was committed: "
+                                "the workspace's files are written to the host as they change, "
+                                "and what commands write elsewhere (their private temp dir, "
+                                "$HOME) is no layer and ends with the sandbox, which runs on as "
+                                "it was");
         rt_session_stop(s);
         if (s->upper_fs < 0) { /* no sandbox ran: nothing changed */
                 ret_id[0] = '\0';

@@ -127,7 +127,8 @@ int rt_session_discard(struct rt_session *s, struct rtn_error *err);
 const char *rt_session_upper(struct rt_session *s);
 int rt_session_upper_fs(const struct rt_session *s);
 /* Stops the sandbox and commits its changes to env as o says (rt_upper_commit: 1 when
- * there were none); afterwards the next sandbox starts with an empty upper. */
+ * there were none); afterwards the next sandbox starts with an empty upper. -EOPNOTSUPP in
+ * --isolation landlock, which has no upper to commit: the sandbox is left running. */
 struct store;
 struct store_commit_opts;
 int rt_session_commit(struct rt_session *s, struct store *st, const char *env,

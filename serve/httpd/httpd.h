@@ -27,9 +27,9 @@ struct MHD_Connection;
         "                        PORT 0 picks a free one, printed on stderr)\n"                    \
         "  --token-file FILE     the bearer token every HTTP request must carry (required\n"       \
         "                        with --http; FILE must not be readable by group or others)\n"     \
-        "  --idle-timeout DURATION end an HTTP session idle this long, and the sandboxes of\n"     \
-        "                        2026-07-28 requests when none came this long (default 15m;\n"     \
-        "                        30s, 5m, 1h)\n"                                                   \
+        "  --idle-timeout DURATION end an HTTP session idle this long, and each sandbox of\n"      \
+        "                        2026-07-28 requests unused this long (default 15m; 30s, 5m,\n"    \
+        "                        1h)\n"                                                            \
         "  --max-sessions N      HTTP sessions at once, the 2026-07-28 requests' sandboxes\n"      \
         "                        counted as one (default 64); more are refused (503)\n"            \
         "  --allow-origin ORIGIN accept requests whose Origin is ORIGIN too; repeatable (the\n"    \
@@ -133,21 +133,23 @@ void httpd_mhd_tick(struct httpd *h);
 void httpd_mhd_run(struct httpd *h);
 /* A forwarded request's answer is ready (or its session ended): resume its connection. */
 void httpd_req_done(struct httpd_req *q, unsigned status, char *body, size_t len);
-/* A progress notification (a JSON text) for q's request: sent on its event stream when its
- * client takes one (the stream is opened on the first), else dropped. */
-void httpd_req_progress(struct httpd_req *q, const char *msg, size_t len);
+/* A notification (a JSON text: progress, a log message) for q's request: sent on its event
+ * stream when its client takes one (the stream is opened on the first), else dropped. */
+void httpd_req_notify(struct httpd_req *q, const char *msg, size_t len);
 
 /* ---- sessions.c ------------------------------------------------------------------------ */
 
 /* A new session with its child running; -EBUSY at the cap. modern: the state of the
- * 2026-07-28 requests instead (h->modern), made on the first one and kept until idle. */
+ * 2026-07-28 requests instead (h->modern), made on the first one and kept while it has a
+ * sandbox or a call came within --idle-timeout. */
 int httpd_session_new(struct httpd *h, bool modern, struct httpd_session **ret,
                       struct rtn_error *err);
 struct httpd_session *httpd_session_find(struct httpd *h, const char *sid, size_t len);
 const char *httpd_session_id(const struct httpd_session *s);
 /* Forwards one message (a JSON text, any newlines already gone). When q is not NULL it
  * waits for the response whose id is id (raw JSON, a span of msg), and relays to q the
- * progress notifications for ptok (its _meta.progressToken, a span of msg, or NULL).
+ * progress notifications for ptok (its _meta.progressToken, a span of msg, or NULL) and the
+ * log messages of its call.
  * -EEXIST: that id is in flight. */
 int httpd_session_send(struct httpd_session *s, const char *msg, size_t len, const char *id,
                        size_t id_len, const char *ptok, size_t ptok_len, struct httpd_req *q);
@@ -158,7 +160,7 @@ void httpd_session_cancel(struct httpd_session *s, struct httpd_req *q);
 void httpd_session_forget(struct httpd_session *s, struct httpd_req *q);
 /* Ends the session: its child's input is closed; q (may be NULL) is answered once it is gone. */
 void httpd_session_end(struct httpd_session *s, struct httpd_req *q);
-/* Idle sessions past the timeout are ended; called every second. */
+/* Idle sessions past the timeout are ended (the token's state ends itself); every second. */
 void httpd_sessions_tick(struct httpd *h);
 /* Ends every session and returns once all children are gone (or killed). */
 void httpd_sessions_stop(struct httpd *h);

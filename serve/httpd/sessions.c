@@ -3,13 +3,15 @@
  * are its own (one session's tools reach no other's sandbox), its commits go to the
  * environments every later session starts on. A message is written to the child's stdin as one
  * line; the child's responses are matched to the HTTP requests waiting for them by id, its
- * progress notifications by progressToken (relayed on the request's event stream when its
- * client takes one: mhd.c). Other notifications (log messages) belong to no request here and
- * are dropped.
+ * progress notifications by progressToken and a call's log messages by the request id the
+ * child names in them (relayed on the request's event stream when its client takes one:
+ * stream.c). Log messages of no request have no stream to go on and are dropped.
  *
  * The 2026-07-28 requests (no session: each stands alone) all go to one more child, the
  * token's state (h->modern): its sandboxes, their handles, jobs and files last from one request
- * to the next until closed, or until no request came for --idle-timeout. It counts as one of
+ * to the next until closed, or until unused for --idle-timeout, each on its own clock (the
+ * child closes them: --sandbox-idle-timeout); the child says when none is left and no call
+ * came for as long, and is ended then. It counts as one of
  * the --max-sessions and holds at most --max-sandboxes handles (the child's own limit). Its
  * requests come from independent clients whose ids and progress tokens may collide, so each
  * is forwarded with an id (and progress token) of the front end's own and answered under the
@@ -35,6 +37,7 @@
 #include "common/loop.h"
 #include "common/syscall.h"
 #include "serve/httpd/httpd.h"
+#include "mcp/mcp.h"
 #include "mcp/wire.h"
 #include "store/store.h"
 
@@ -220,7 +223,23 @@ static void relay_progress(struct httpd_session *s, const char *line, size_t len
                                                         p->client_ptok_len, &n)
                                            : strndup(line, len);
                 if (msg)
-                        httpd_req_progress(p->q, msg, n);
+                        httpd_req_notify(p->q, msg, n);
+                free(msg);
+                return;
+        }
+}
+
+/* A call's log message goes to its request, without the _meta that named it (the child's name
+ * for the request, which a client of the modern state never sent). */
+static void relay_log(struct httpd_session *s, const char *line, size_t len, const char *id,
+                      size_t il, size_t cut, size_t cut_len) {
+        for (struct pend *p = s->pend; p; p = p->next) {
+                if (p->id_len != il || memcmp(p->id, id, il))
+                        continue;
+                size_t n = 0;
+                char *msg = with_value(line, len, line + cut, cut_len, "", 0, &n);
+                if (msg)
+                        httpd_req_notify(p->q, msg, n);
                 free(msg);
                 return;
         }
@@ -238,6 +257,24 @@ static void on_line(void *ud, const char *line, size_t len) {
         }
         if (mcp_progress_token(line, len, &id, &il) == 0) {
                 relay_progress(s, line, len, id, il);
+                return;
+        }
+        static const char empty[] = "{\"jsonrpc\":\"2.0\",\"method\":\"" MCP_NOTE_STATE_EMPTY "\"}";
+        if (s->modern && len == sizeof empty - 1 && !memcmp(line, empty, len)) {
+                /* No sandbox left and no call for --idle-timeout: ended, unless a request is
+                 * on its way to it (then the child tells again when it is idle). */
+                if (!s->pend && !s->ending) {
+                        rtn_term_printf(stderr,
+                                        "rtn serve: the 2026-07-28 requests' state %.8s… has no "
+                                        "sandbox left: ended\n",
+                                        s->sid);
+                        httpd_session_end(s, NULL);
+                }
+                return;
+        }
+        size_t cut, cut_len;
+        if (mcp_related_request(line, len, &id, &il, &cut, &cut_len) == 0) {
+                relay_log(s, line, len, id, il, cut, cut_len);
                 return;
         }
         if (mcp_response_id(line, len, &id, &il) < 0)
@@ -488,7 +525,8 @@ static int spawn(struct httpd_session *s, struct rtn_error *err) {
         const struct httpd_opts *o = h->o;
         _cleanup_free_ char *dir = NULL;
         _cleanup_free_ char *ws = NULL;
-        _cleanup_free_ char **argv = calloc(o->child_argc + 6, sizeof *argv);
+        _cleanup_free_ char **argv = calloc(o->child_argc + 8, sizeof *argv);
+        char idle[32];
         if (!argv || !(dir = strdup(h->base)) ||
             (o->workspace_root && asprintf(&ws, "%s/%s", o->workspace_root, s->sid) < 0))
                 return rtn_err(err, ENOMEM, "session");
@@ -503,6 +541,13 @@ static int spawn(struct httpd_session *s, struct rtn_error *err) {
         if (ws) {
                 argv[n++] = "--workspace";
                 argv[n++] = ws;
+        }
+        if (s->modern) { /* its sandboxes idle each on its own clock (sandboxes_reap) */
+                snprintf(idle, sizeof idle, "%llu.%06llu",
+                         (unsigned long long)(o->idle_usec / RTN_USEC_PER_SEC),
+                         (unsigned long long)(o->idle_usec % RTN_USEC_PER_SEC));
+                argv[n++] = "--sandbox-idle-timeout";
+                argv[n++] = idle;
         }
         for (size_t i = 1; i < o->child_argc; i++)
                 argv[n++] = o->child_argv[i];
@@ -584,9 +629,9 @@ int httpd_session_new(struct httpd *h, bool modern, struct httpd_session **ret,
 void httpd_sessions_tick(struct httpd *h) {
         uint64_t now = rtn_now_usec();
         for (struct httpd_session *s = h->sessions; s; s = s->next)
-                if (!s->ending && !s->pend && now - s->last_usec >= h->o->idle_usec) {
-                        rtn_term_printf(stderr, "rtn serve: %s %.8s… idle for %llu s: ended\n",
-                                        s->modern ? "the 2026-07-28 requests' state" : "session",
+                /* The token's state ends itself: its sandboxes idle each on its own clock. */
+                if (!s->ending && !s->modern && !s->pend && now - s->last_usec >= h->o->idle_usec) {
+                        rtn_term_printf(stderr, "rtn serve: session %.8s… idle for %llu s: ended\n",
                                         s->sid,
                                         (unsigned long long)(h->o->idle_usec / RTN_USEC_PER_SEC));
                         httpd_session_end(s, NULL);

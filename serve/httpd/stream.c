@@ -1,6 +1,6 @@
 /* A request's event stream (basic/transports, "Streamable HTTP"): when the client takes
- * text/event-stream, the first progress notification of its call turns the answer into an
- * SSE stream that carries each notification as it comes and ends with the result. */
+ * text/event-stream, the first notification of its call (progress, a log message) turns the
+ * answer into an SSE stream that carries each notification as it comes and ends with the result. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,7 +25,7 @@ static int event_add(struct httpd_req *q, const char *msg, size_t len) {
         return 0;
 }
 
-void httpd_req_progress(struct httpd_req *q, const char *msg, size_t len) {
+void httpd_req_notify(struct httpd_req *q, const char *msg, size_t len) {
         if (q->done || !q->sse_ok || event_add(q, msg, len) < 0)
                 return;
         q->streaming = true;
@@ -46,7 +46,7 @@ bool httpd_stream_done(struct httpd_req *q, unsigned status, char *body, size_t 
 }
 
 /* The event stream's bytes as they come: what is queued, else the connection waits
- * (suspended, its socket watched) until httpd_req_progress or httpd_req_done wakes it; the
+ * (suspended, its socket watched) until httpd_req_notify or httpd_req_done wakes it; the
  * stream ends after the answer. */
 static ssize_t stream_read(void *cls, uint64_t pos, char *buf, size_t max) {
         (void)pos;

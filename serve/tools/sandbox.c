@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "common/cleanup.h"
+#include "common/clock.h"
 #include "common/json.h"
 #include "common/term.h"
 #include "serve/offload.h"
@@ -39,6 +40,8 @@ static struct serve *sandbox_alloc(struct serve_hub *h) {
         sv->have_idmap = false;
         sv->stack = (struct store_stack){0};
         sv->undo = NULL;
+        sv->used_usec = rtn_now_usec();
+        sv->num = h->next;
         snprintf(sv->handle, sizeof sv->handle, "sb-%u", h->next);
         return sv;
 }
@@ -202,7 +205,10 @@ struct serve *serve_sandbox_pick(struct serve_hub *h, struct mcp_call *call,
         char end;
         if (sscanf(want, "sb-%u%c", &num, &end) == 1 && num >= 1 && num < h->next)
                 mcp_call_finish_error(
-                        call, "sandbox %s was closed%s; sandbox_list lists the open ones", want,
+                        call, "sandbox %s was closed%s%s; sandbox_list lists the open ones", want,
+                        h->idle_usec ? " (by sandbox_close, or unused longer than the server's "
+                                       "--idle-timeout)"
+                                     : "",
                         name ? ""
                              : " (it is the default: name an open one "
                                "with the sandbox argument)");
@@ -212,6 +218,30 @@ struct serve *serve_sandbox_pick(struct serve_hub *h, struct mcp_call *call,
                                       "ones",
                                       want);
         return NULL;
+}
+
+/* A sandbox is busy while a call on it, or a command or job of it, runs: the clock starts
+ * again when the last ends. Handles are closed oldest first, as sandbox_close would close
+ * them (its jobs killed: none runs). */
+void serve_sandboxes_reap(struct serve_hub *h) {
+        uint64_t now = rtn_now_usec();
+        for (size_t i = 0; i < h->n;) {
+                struct serve *sv = h->sbs[i];
+                if ((sv->sess && rt_session_running(sv->sess) > 0) ||
+                    mcp_server_owned(h->tmpl.srv, sv->num) > 0)
+                        sv->used_usec = now;
+                if (now - sv->used_usec < h->idle_usec) {
+                        i++;
+                        continue;
+                }
+                rtn_term_printf(stderr, "rtn serve: sandbox %s idle for %llu s: closed\n",
+                                sv->handle, (unsigned long long)(h->idle_usec / RTN_USEC_PER_SEC));
+                serve_sandbox_end(sv, false);
+        }
+        if (h->n == 0 && !h->told_empty && now - h->used_usec >= h->idle_usec) {
+                h->told_empty = true;
+                mcp_notify(h->tmpl.srv, MCP_NOTE_STATE_EMPTY);
+        }
 }
 
 /* ---- the tools ------------------------------------------------------------------------- */

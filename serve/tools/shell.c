@@ -191,14 +191,20 @@ int serve_shell_start(struct serve *sv, struct mcp_call *call, struct rt_cmd_opt
                 return -ENOMEM;
         rc->sv = sv;
         rc->call = call;
+        bool fresh = !rt_session_alive(sv->sess);
         int r = rt_session_run(sv->sess, o, run_done, rc, &rc->cmd, &err);
         /* Asked after the run: the death may have been noticed before it, or by its own
          * spawn request (rt_session_run then starts the fresh sandbox itself). */
         if (r == 0 && rt_session_take_crash(sv->sess)) {
                 rc->restarted = true;
-                mcp_log(sv->srv, MCP_LOG_WARNING,
-                        "the sandbox's init had died; this command "
-                        "runs in a fresh sandbox on the same layers and uncommitted changes");
+                mcp_call_log(call, MCP_LOG_WARNING,
+                             "%s: the sandbox's init had died; this command runs in a fresh "
+                             "sandbox on the same layers and uncommitted changes",
+                             sv->handle);
+        } else if (r == 0 && fresh) {
+                /* Why this call took longer than the next: a client's log says so. */
+                mcp_call_log(call, MCP_LOG_INFO, "%s: the sandbox started for this command",
+                             sv->handle);
         }
         if (r < 0) {
                 free(rc);

@@ -36,6 +36,14 @@ call() { echo "{\"jsonrpc\":\"2.0\",\"id\":$1,\"method\":\"tools/call\",\"params
 stdout_of() { grep "\"id\":$1[,}]" "$2" | sed -n 's/.*"structuredContent":{[^}]*"stdout":"\([^"]*\)".*/\1/p' | head -n 1; }
 mode_of() { grep "\"id\":$1[,}]" "$2" | sed -n 's/.*"isolation":{"mode":"\([a-z]*\)".*/\1/p' | head -n 1; }
 ok_of() { grep -q "\"id\":$1,\"result\":{.*\"isError\":false" "$2" && echo ok || echo "failed: $(grep "\"id\":$1[,}]" "$2" | head -c 300)"; }
+# an env_commit's answer: ok, or "nothing kept" where the mode has no overlay to commit
+commit_of() {
+        if grep -q "\"id\":$1,\"result\":{.*has no overlay, so nothing was committed.*\"isError\":true" "$2"; then
+                echo "nothing kept"
+        else
+                ok_of "$1" "$2"
+        fi
+}
 
 serve_stdio() { # N: the Nth start; its steps on stdin of one rtn serve
         mkfifo "in$1"
@@ -50,7 +58,7 @@ serve_stdio() { # N: the Nth start; its steps on stdin of one rtn serve
                 wait_id 2 "out$1"
                 call 3 env_commit '{"message":"m"}' >&3
                 wait_id 3 "out$1"
-                say stdio_commit "$(ok_of 3 "out$1")"
+                say stdio_commit "$(commit_of 3 "out$1")"
         else
                 call 2 shell_run '{"command":"cat $HOME/f; echo new >$HOME/g"}' >&3
                 wait_id 2 "out$1"
@@ -101,7 +109,7 @@ http_start() {
 http_start
 post "$(call 2 shell_run '{"command":"echo kept >$HOME/h"}')" >h.2
 post "$(call 3 env_commit '{"message":"h"}')" >h.3
-say http_commit "$(ok_of 3 h.3)"
+say http_commit "$(commit_of 3 h.3)"
 http_start
 post "$(call 2 shell_run '{"command":"cat $HOME/h"}')" >h.4
 say http_second_start "$(stdout_of 2 h.4)"

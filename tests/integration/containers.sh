@@ -198,15 +198,15 @@ EOF
 
 # What matrix.bash prints for USER in MODE. The Landlock mode has no overlay: what a command
 # writes outside the workspace is in its private temp dir ($HOME), gone with the sandbox, so
-# env_commit keeps nothing and the next start finds nothing (docs/security-invariants.md,
-# "Weaker named modes").
+# env_commit says it kept nothing (a tool error) and the next start finds nothing
+# (docs/security-invariants.md, "Weaker named modes").
 matrix_want() {
-        local u=$1 m=$2 kept='kept\n'
-        [ "$m" = landlock ] && kept=
-        printf '%s\n' "$u exec rc=0 in said=$m" "$u stdio_commit ok" \
+        local u=$1 m=$2 kept='kept\n' commit=ok
+        [ "$m" = landlock ] && kept= commit="nothing kept"
+        printf '%s\n' "$u exec rc=0 in said=$m" "$u stdio_commit $commit" \
                 "$u stdio_isolation1 $m said=$m" "$u stdio_second_start $kept" \
                 "$u stdio_after_reset ${kept}gone\\n" "$u stdio_isolation2 $m said=$m" \
-                "$u http_commit ok" "$u http_second_start $kept" "$u http_after_reset $kept" \
+                "$u http_commit $commit" "$u http_second_start $kept" "$u http_after_reset $kept" \
                 "$u http_isolation $m said=$m"
 }
 

@@ -57,6 +57,16 @@ progress_mode() {
         t_stdout_has "http done [progress]"
 }
 
+# A call's log messages go on the POST's event stream, at the level the session (legacy) or
+# the request (2026-07-28) asked for, and only then.
+logs_mode() {
+        need_node
+        http_start
+        T_CMD_TIMEOUT=120 t_cmd node "$client_dir/http.mjs" "$URL" "$T_TMP/tok" logs "$1"
+        t_exit_is 0
+        t_stdout_has "http done [logs]"
+}
+
 # mcall TOOL ARGUMENTS-JSON [CURL ARGS...]: a 2026-07-28 tools/call, every header right.
 MMETA='"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}'
 mcall() {
@@ -580,21 +590,46 @@ state_mode() {
         t_stdout_has "http done [state]"
 }
 
-# A state no request used for --idle-timeout is ended: its handles with it.
+# Each sandbox of the 2026-07-28 requests has its own idle clock: one no call named for
+# --idle-timeout is closed while one in use lives on, a running job keeps its sandbox, and
+# requests without the token neither keep a sandbox alive nor close one. With no sandbox left
+# and no call, the state ends and the next request starts a new one.
 modern_state_idle() {
         need_curl
-        http_start --idle-timeout 1
+        http_start --idle-timeout 4
         mcall sandbox_new '{}'
-        body_has '"sandbox":"sb-2"'
-        mcall shell_run '{"sandbox":"sb-2","command":"sleep 2; echo busy"}'
-        body_has busy # a call in flight is not idleness
+        body_has '"sandbox":"sb-2"' # left to requests without the token
+        mcall sandbox_new '{}'
+        body_has '"sandbox":"sb-3"' # used
+        mcall shell_job_start '{"command":"sleep 60"}'
+        body_has '"job_id"' # sb-1's job runs while no call names sb-1
+        local i bad=(-H "Authorization: Bearer x$(cat "$T_TMP/tok")")
+        # sb-3 is used every half second or so: a loaded machine has 3 s to spare.
+        for i in 1 2 3 4 5 6 7 8 9 10; do
+                mcall file_read '{"sandbox":"sb-2","path":"/etc/hostname"}' "${bad[@]}"
+                code_is 401
+                mcall sandbox_close '{"sandbox":"sb-3"}' "${bad[@]}"
+                code_is 401
+                mcall file_read '{"sandbox":"sb-3","path":"/etc/hostname"}'
+                body_has '"content"'
+                sleep 0.5
+        done
+        t_wait_for grep -q "sandbox sb-2 idle for 4 s: closed" "$T_TMP/srv.log" ||
+                t_fail "sb-2 was not closed: $(cat "$T_TMP/srv.log")"
         mcall file_read '{"sandbox":"sb-2","path":"/etc/hostname"}'
-        body_has '"content"'
-        t_wait_for grep -q "2026-07-28 requests.* idle for 1 s: ended" "$T_TMP/srv.log" ||
-                t_fail "never reaped: $(cat "$T_TMP/srv.log")"
-        mcall file_read '{"sandbox":"sb-2","path":"/etc/hostname"}'
+        body_has "sandbox sb-2 was closed"
+        mcall shell_job_kill '{"job_id":"1"}'
+        body_has '"state":"killed"' # sb-1 lived on by its job
+        grep -q "sb-3 idle\|sb-1 idle\|no sandbox left" "$T_TMP/srv.log" &&
+                t_fail "a sandbox in use was closed: $(cat "$T_TMP/srv.log")"
+        # Nothing more: sb-1 and sb-3 idle out and the state ends with them.
+        t_wait_for grep -q "has no sandbox left: ended" "$T_TMP/srv.log" ||
+                t_wait_for grep -q "has no sandbox left: ended" "$T_TMP/srv.log" ||
+                t_fail "the state never ended: $(cat "$T_TMP/srv.log")"
+        grep -q "sandbox sb-3 idle for 4 s: closed" "$T_TMP/srv.log" || t_fail "sb-3 never closed"
+        mcall file_read '{"sandbox":"sb-3","path":"/etc/hostname"}'
         code_is 200
-        body_has "no sandbox sb-2"
+        body_has "no sandbox sb-3"
 }
 
 t_run sdk1_client node_mode sdk1
@@ -625,5 +660,8 @@ t_run state_modern state_mode modern
 t_run modern_state_idle modern_state_idle
 t_run progress_sdk1 progress_mode sdk1
 t_run progress_modern progress_mode modern
+t_run logs_sdk1 logs_mode sdk1
+t_run logs_legacy logs_mode legacy
+t_run logs_modern logs_mode modern
 t_run sessions_200 node_mode "load 200" --max-sessions 256
 t_done

@@ -10,6 +10,9 @@
 // load N:    N sessions at once, each initialize + shell_run; prints the latencies
 // progress C: client C (as for state) runs a command longer than its request timeout with
 //            resetTimeoutOnProgress: the server's progress on the POST's event stream keeps it
+// logs C:    client C's log messages of a call on the POST's event stream: the legacy era at
+//            the session's logging/setLevel, the 2026-07-28 era at the request's _meta logLevel
+//            (none asked, none sent)
 // state C:   client C (sdk1, or the 2.x client in legacy, auto or modern mode) keeps a file,
 //            a job and a sandbox handle across calls: in its session in the legacy era, and
 //            from one client to a fresh one in the 2026-07-28 era (every request stands alone)
@@ -17,6 +20,7 @@
 import { readFileSync } from "node:fs";
 import { Client as Client1 } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport as Http1 } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { LoggingMessageNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import { Client as Client2, StreamableHTTPClientTransport as Http2 } from "@modelcontextprotocol/client";
 
 const [url, tokenFile, mode, nArg] = process.argv.slice(2);
@@ -140,7 +144,7 @@ if (mode === "sdk1") {
   }
   await Promise.all(sessions.map(end));
   check(true, "every session ended");
-} else if (mode === "state" || mode === "progress") {
+} else if (mode === "state" || mode === "progress" || mode === "logs") {
   const negotiation = { legacy: { mode: "legacy" }, auto: { mode: "auto" },
                         modern: { mode: { pin: "2026-07-28" } } }[nArg];
   if (nArg !== "sdk1" && !negotiation) {
@@ -170,6 +174,45 @@ if (mode === "sdk1") {
           "progress notifications, growing", progress);
     const again = await c.callTool({ name: "shell_run", arguments: { command: "echo after" } });
     check(again.structuredContent?.stdout === "after\n", "the next call is answered", again);
+    await c.close();
+    console.log(`http done [${mode}]`);
+    process.exit(0);
+  }
+  if (mode === "logs") {
+    const c = await open();
+    const logs = [];
+    const seen = (n) => logs.push(n.params);
+    if (nArg === "sdk1")
+      c.setNotificationHandler(LoggingMessageNotificationSchema, seen);
+    else
+      c.setNotificationHandler("notifications/message", seen);
+    const modern = nArg !== "sdk1" && c.getNegotiatedProtocolVersion() === "2026-07-28";
+    // A call that starts a sandbox logs so at info; logLevel is the request's (modern) or
+    // the session's (legacy).
+    const run = async (sandbox, level) => {
+      const before = logs.length;
+      const params = { name: "shell_run", arguments: { sandbox, command: "true" } };
+      if (modern && level)
+        params._meta = { "io.modelcontextprotocol/logLevel": level };
+      else if (!modern && level)
+        await c.setLoggingLevel(level);
+      const r = await c.callTool(params);
+      check(!r.isError, `shell_run in ${sandbox}`, r);
+      return logs.slice(before);
+    };
+    const fresh = async () => (await c.callTool({ name: "sandbox_new", arguments: {} })).structuredContent.sandbox;
+    let got = await run("sb-1", modern ? undefined : "info");
+    if (modern)
+      check(got.length === 0, "no log message without a logLevel in the request", got);
+    else
+      check(got.length === 1 && got[0].level === "info" && got[0].data === "sb-1: the sandbox started for this command" &&
+            got[0]._meta === undefined, "the call's log message on its stream, at the session's level", got);
+    got = await run(await fresh(), "warning");
+    check(got.length === 0, "no info message at level warning", got);
+    const sb = await fresh();
+    got = await run(sb, "debug");
+    check(got.length === 1 && got[0].level === "info" && got[0].data === `${sb}: the sandbox started for this command` &&
+          got[0]._meta === undefined, "the call's log message on its stream at the level asked for", got);
     await c.close();
     console.log(`http done [${mode}]`);
     process.exit(0);

@@ -1,7 +1,7 @@
 // Drives `rtn serve` with the official MCP TypeScript client 2.x (@modelcontextprotocol/client)
 // in one of its version-negotiation modes, and checks the 2026-07-28 era end to end: the
 // era it settles on, discovery, tools/list, calls with structured results, argument errors
-// as tool results, cancellation, and progress that keeps a call longer than the client's
+// as tool results, a call's log messages, cancellation, and progress that keeps a call longer than the client's
 // timeout alive (resetTimeoutOnProgress). Usage (tests/integration/serve_modern.sh):
 //   node modern.mjs RTN DATA_DIR modern|auto|legacy
 // Prints one line per check and exits non-zero on the first failure.
@@ -62,6 +62,21 @@ check(r.isError && r.content[0].text.includes("command: must be a string, got an
 r = await client.callTool({ name: "file_read", arguments: { path: "/etc/hostname", encoding: "hex" } });
 check(r.isError && r.content[0].text.includes('encoding: must be one of "text" "base64", got "hex"'),
       "an enum error names the values", r.content);
+
+// A call's own log message (a sandbox started for it) reaches the client before its result, at
+// the level the request asked for (2026-07-28) or the session's (legacy).
+const logs = [];
+client.setNotificationHandler("notifications/message", (n) => logs.push(n.params));
+const sbLog = (await client.callTool({ name: "sandbox_new", arguments: {} })).structuredContent.sandbox;
+const logCall = { name: "shell_run", arguments: { sandbox: sbLog, command: "true" } };
+if (era === "2026-07-28")
+  logCall._meta = { "io.modelcontextprotocol/logLevel": "info" };
+else
+  await client.setLoggingLevel("info");
+await client.callTool(logCall);
+check(logs.some((l) => l.level === "info" && l.data === `${sbLog}: the sandbox started for this command`),
+      "the call's log message at the level asked for", logs);
+await client.callTool({ name: "sandbox_close", arguments: { sandbox: sbLog } });
 
 // Cancellation: the aborted call's command is killed.
 const ac = new AbortController();

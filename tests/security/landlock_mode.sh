@@ -300,6 +300,32 @@ root_runs_as_unowned_uid() {
         [ -z "$(find /tmp -maxdepth 1 -user 1879113728 2>/dev/null)" ] || t_fail "left files of the agent's uid"
 }
 
+# There is no overlay to commit in this mode: env_commit says so as an error, commits nothing,
+# and leaves the sandbox as it was (its private temp dir, $HOME, with the file in it), as root
+# too. It answered ok with nothing kept before, and stopped the sandbox, losing that file.
+serve_commit_keeps_nothing() {
+        command -v python3 >/dev/null || t_skip "python3 is not installed"
+        ll_exec -- true
+        grep -q "needs Landlock" "$T_ERR_FILE" && t_skip "kernel has no Landlock"
+        cat >"$T_TMP/commit.py" <<'EOF'
+import sys
+from mcp_serve import Serve
+s = Serve(sys.argv[1], "--isolation", "landlock")
+s.sh('echo kept > "$HOME/f"')
+c = s.call_raw("env_commit", message="m")
+print("commit", "error" if c.get("isError") else "ok", c["content"][0]["text"])
+print("after", s.sh('cat "$HOME/f"')["stdout"].strip())
+print("commits", len(s.call("env_snapshot_list")["commits"]))
+s.close()
+EOF
+        T_CMD_TIMEOUT=60 t_cmd env PYTHONPATH="$T_ROOT/tests/integration" python3 "$T_TMP/commit.py" "$RTN"
+        t_exit_is 0
+        t_stdout_has "commit error commit failed: --isolation landlock has no overlay"
+        t_stdout_has "nothing was committed"
+        t_stdout_has "after kept"
+        t_stdout_has "commits 0"
+}
+
 refuses_namespace_options() {
         t_exit_is 125 "$RTN" exec --isolation landlock --bind /tmp:/data -- true
         t_stderr_has "no --rootfs, --bind"
@@ -321,4 +347,5 @@ t_run automatic_mode_same_walls automatic_mode_same_walls
 t_run first_instruction_confined first_instruction_confined
 t_run root_runs_as_unowned_uid root_runs_as_unowned_uid
 t_run refuses_namespace_options refuses_namespace_options
+t_run serve_commit_keeps_nothing serve_commit_keeps_nothing
 t_done

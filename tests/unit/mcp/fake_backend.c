@@ -105,6 +105,10 @@ static int shell_run(struct fake_backend *fb, struct mcp_call *call, const char 
                 mcp_call_progress(call, 2, 3, NULL);
                 mcp_call_progress(call, 3, 0, "done");
         }
+        if (!strcmp(cmd, "log")) {
+                mcp_call_log(call, MCP_LOG_DEBUG, "low");
+                mcp_call_log(call, MCP_LOG_WARNING, "high %d", 2);
+        }
         if (!strcmp(cmd, "big")) {
                 _cleanup_free_ char *huge = malloc(1 << 20);
                 if (!huge)

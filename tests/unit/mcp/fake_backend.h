@@ -7,6 +7,7 @@
  *   "errno"      return -EIO without finishing       "badjson"   finish with invalid JSON
  *   "sleepbad MS"  finish with invalid JSON after MS milliseconds
  *   "big"        a result larger than any sane limit
+ *   "log"        a log message of the call at debug ("low") and at warning ("high"), then finish
  *   anything else: finish at once with stdout = the command.
  * Other tools finish at once with {"ok":true}. */
 #pragma once

@@ -235,6 +235,56 @@ Test(mcp_call_progress, modern_call, .init = setup, .fini = teardown) {
         cr_assert_null(h_recv(&h, 200), "%s", h.line);
 }
 
+/* A call's own log messages reach a modern client at the level its request asked for, before
+ * the result, and not at all when it asked for none; no _meta names the request over stdio. */
+Test(mcp_call_log, modern_at_the_requests_level, .init = setup, .fini = teardown) {
+        send_req(1, "tools/call", ENVELOPE ",\"io.modelcontextprotocol/logLevel\":\"info\"",
+                 "\"name\":\"shell_run\",\"arguments\":{\"command\":\"log\"}");
+        cr_assert_not_null(h_recv(&h, 2000));
+        cr_assert_str_eq(h_str(&h, "method"), "notifications/message", "%s", h.line);
+        cr_assert_str_eq(h_str(&h, "params.level"), "warning");
+        cr_assert_str_eq(h_str(&h, "params.data"), "high 2");
+        cr_assert_not(h_has(&h, "params._meta"), "%s", h.line);
+        recv_id(1);
+        send_req(2, "tools/call", NULL,
+                 "\"name\":\"shell_run\",\"arguments\":{\"command\":\"log\"}");
+        recv_id(2);
+        send_req(3, "tools/call", ENVELOPE ",\"io.modelcontextprotocol/logLevel\":\"debug\"",
+                 "\"name\":\"shell_run\",\"arguments\":{\"command\":\"log\"}");
+        cr_assert_not_null(h_recv(&h, 2000));
+        cr_assert_str_eq(h_str(&h, "params.data"), "low", "%s", h.line);
+        cr_assert_not_null(h_recv(&h, 2000));
+        cr_assert_str_eq(h_str(&h, "params.data"), "high 2", "%s", h.line);
+        recv_id(3);
+}
+
+/* With related_meta (a session of rtn serve --http) the message names its request first in
+ * params, as the front end's reader expects; a legacy session's level filters it. */
+Test(mcp_call_log, related_meta_for_a_front_end) {
+        struct mcp_config cfg;
+        mcp_config_init(&cfg);
+        cfg.related_meta = true;
+        h_start(&h, &cfg);
+        h_init(&h, "2025-06-18");
+        h_send(&h, "{\"jsonrpc\":\"2.0\",\"id\":\"r-1\",\"method\":\"tools/call\",\"params\":"
+                   "{\"name\":\"shell_run\",\"arguments\":{\"command\":\"log\"}}}");
+        const char *l = h_recv(&h, 2000);
+        cr_assert_not_null(l);
+        const char *id;
+        size_t il, cut, cut_len;
+        cr_assert_eq(mcp_related_request(l, strlen(l), &id, &il, &cut, &cut_len), 0, "%s", l);
+        cr_assert_eq(il, 5);
+        cr_assert(!memcmp(id, "\"r-1\"", 5));
+        char rest[512];
+        snprintf(rest, sizeof rest, "%.*s%s", (int)cut, l, l + cut + cut_len);
+        cr_assert_str_eq(rest, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\","
+                               "\"params\":{\"level\":\"warning\",\"logger\":\"rtn\",\"data\":"
+                               "\"high 2\"}}");
+        cr_assert_not_null(h_recv(&h, 2000));
+        cr_assert_str_eq(h_str(&h, "id"), "r-1", "the info level lets debug pass: %s", h.line);
+        h_stop(&h);
+}
+
 /* mcp_era_claim, the rule the HTTP front end shares: the claimed name comes back whenever the
  * claim is a string, also when the version or the envelope is refused (the front end compares
  * it with MCP-Protocol-Version first); a claim of another JSON type names nothing. */

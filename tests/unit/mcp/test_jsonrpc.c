@@ -127,6 +127,34 @@ Test(mcp_framer_eof, overlong_tail_is_reported) {
 
 /* The front end of `rtn serve --http` relays a progress notification by the token that
  * mcp_call_progress wrote: a string (escapes and all) or a number, and nothing else. */
+/* The reader of a call's log line with related_meta: the id, and the span that cut leaves the
+ * message a client gets; any other line is no such message. */
+Test(mcp_related_request, finds_the_id_and_the_meta_to_cut) {
+        const char *id;
+        size_t n, cut, cl;
+        const char *s = "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{"
+                        "\"_meta\":{\"rtn/relatedRequest\":\"a}\\\",b\"},\"level\":\"info\"}}";
+        cr_assert_eq(mcp_related_request(s, strlen(s), &id, &n, &cut, &cl), 0);
+        cr_assert_eq(n, strlen("\"a}\\\",b\""));
+        cr_assert(!memcmp(id, "\"a}\\\",b\"", n));
+        char rest[256];
+        snprintf(rest, sizeof rest, "%.*s%s", (int)cut, s, s + cut + cl);
+        cr_assert_str_eq(rest, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\","
+                               "\"params\":{\"level\":\"info\"}}");
+        const char *other[] = {
+                "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{"
+                "\"level\":\"info\"}}",
+                "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{"
+                "\"_meta\":{\"rtn/relatedRequest\":7,\"x\":1},\"level\":\"info\"}}",
+                "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{"
+                "\"_meta\":{\"rtn/relatedRequest\":\"unterminated",
+                "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}",
+        };
+        for (size_t i = 0; i < sizeof other / sizeof other[0]; i++)
+                cr_assert_eq(mcp_related_request(other[i], strlen(other[i]), &id, &n, &cut, &cl),
+                             -ENOMSG, "line %zu", i);
+}
+
 Test(mcp_progress_token, finds_the_raw_token_of_a_progress_line) {
         const char *tok;
         size_t n;
