@@ -101,6 +101,9 @@ bool httpd_token_equal(const char *given, size_t given_len, const char *want, si
 
 struct httpd {
         struct rtn_loop *loop;
+        /* The requests whose connections are suspended (httpd_req_suspend): libmicrohttpd
+         * aborts when stopped with one left, so httpd_mhd_stop resumes them first. */
+        struct httpd_req *suspended;
         const struct httpd_opts *o;
         char *token;
         size_t token_len;

@@ -117,12 +117,40 @@ void httpd_req_unwatch(struct httpd_req *q) {
         q->watch_fd = -1;
 }
 
+void httpd_req_suspend(struct httpd_req *q) {
+        struct httpd *h = q->h;
+        q->suspended = true;
+        q->sus_prev = NULL;
+        q->sus_next = h->suspended;
+        if (h->suspended)
+                h->suspended->sus_prev = q;
+        h->suspended = q;
+        M.suspend(q->conn);
+}
+
+/* Off h->suspended; false when it was not suspended. */
+static bool req_unlink(struct httpd_req *q) {
+        if (!q->suspended)
+                return false;
+        q->suspended = false;
+        if (q->sus_prev)
+                q->sus_prev->sus_next = q->sus_next;
+        else
+                q->h->suspended = q->sus_next;
+        if (q->sus_next)
+                q->sus_next->sus_prev = q->sus_prev;
+        q->sus_prev = q->sus_next = NULL;
+        return true;
+}
+
+static void req_resume(struct httpd_req *q) {
+        if (req_unlink(q))
+                M.resume(q->conn);
+}
+
 void httpd_req_wake(struct httpd_req *q) {
         httpd_req_unwatch(q);
-        if (q->suspended) {
-                q->suspended = false;
-                M.resume(q->conn);
-        }
+        req_resume(q);
 }
 
 void httpd_req_done(struct httpd_req *q, unsigned status, char *body, size_t len) {
@@ -138,10 +166,7 @@ void httpd_req_done(struct httpd_req *q, unsigned status, char *body, size_t len
         q->status = status;
         q->resp = body;
         q->resp_len = body ? len : 0;
-        if (q->suspended) {
-                q->suspended = false;
-                M.resume(q->conn);
-        }
+        req_resume(q);
 }
 
 /* The answer to initialize opens the session: only a result does. */
@@ -508,8 +533,7 @@ static enum MHD_Result forward(struct httpd_req *q, struct httpd_session *s,
         q->s = s;
         if (q->done)
                 return send_done(q);
-        q->suspended = true;
-        M.suspend(q->conn);
+        httpd_req_suspend(q);
         httpd_req_watch(q);
         return MHD_YES;
 }
@@ -591,8 +615,7 @@ static enum MHD_Result do_delete(struct httpd_req *q) {
         httpd_session_end(s, q);
         if (q->done)
                 return send_done(q);
-        q->suspended = true;
-        M.suspend(q->conn);
+        httpd_req_suspend(q);
         return MHD_YES;
 }
 
@@ -676,6 +699,7 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **ctx,
         if (!q)
                 return;
         httpd_req_unwatch(q);
+        (void)req_unlink(q); /* libmicrohttpd ends a suspended connection only when stopping */
         /* A stream the client closed before its answer cancels the call, as on_gone does for
          * a suspended one. */
         if (q->s && q->streaming && !q->done)
@@ -766,6 +790,28 @@ void httpd_mhd_stop(struct httpd *h) {
         if (h->mhd_timer)
                 rtn_loop_timer_cancel(h->loop, h->mhd_timer);
         h->mhd_timer = NULL;
+        /* libmicrohttpd aborts when stopped with a connection suspended, and a resumed one
+         * leaves its suspended list only in MHD_run: every waiting request is answered (the
+         * server is stopping; its call is cancelled) or its stream ended, then run. */
+        while (h->suspended) {
+                struct httpd_req *q = h->suspended;
+                httpd_req_unwatch(q);
+                if (q->done) {
+                        req_resume(q);
+                        continue;
+                }
+                if (q->s)
+                        httpd_session_cancel(q->s, q);
+                struct rtn_json_buf b = RTN_JSON_BUF_INIT(0);
+                mcp_write_error(&b, NULL, 0, MCP_INTERNAL_ERROR, "rtn serve is stopping");
+                size_t len = b.len;
+                char *body = b.err ? NULL : rtn_json_buf_steal(&b);
+                rtn_json_buf_free(&b);
+                httpd_req_done(q, MHD_HTTP_SERVICE_UNAVAILABLE, body, body ? len : 0);
+                if (q->suspended) /* a stream whose answer httpd_stream_done took */
+                        req_resume(q);
+        }
+        (void)M.run(h->mhd);
         M.stop(h->mhd);
         h->mhd = NULL;
 }

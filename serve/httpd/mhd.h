@@ -52,6 +52,7 @@ struct httpd_req {
         unsigned status;
         char *resp;
         size_t resp_len;
+        struct httpd_req *sus_prev, *sus_next; /* on h->suspended while suspended */
 };
 
 /* One TCP connection (libmicrohttpd's socket context). Until it has carried a request with
@@ -70,6 +71,9 @@ void httpd_req_watch(struct httpd_req *q);
 void httpd_req_unwatch(struct httpd_req *q);
 /* The connection goes on: libmicrohttpd handles it again (and notices a peer gone). */
 void httpd_req_wake(struct httpd_req *q);
+/* The connection waits (MHD_suspend_connection) until httpd_req_wake or httpd_req_done; it is
+ * listed on h->suspended meanwhile. */
+void httpd_req_suspend(struct httpd_req *q);
 
 /* ---- conns.c --------------------------------------------------------------------------- */
 

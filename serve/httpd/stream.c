@@ -61,8 +61,7 @@ static ssize_t stream_read(void *cls, uint64_t pos, char *buf, size_t max) {
         }
         if (q->done)
                 return MHD_CONTENT_READER_END_OF_STREAM;
-        q->suspended = true;
-        M.suspend(q->conn);
+        httpd_req_suspend(q);
         httpd_req_watch(q);
         return 0;
 }

@@ -632,6 +632,35 @@ modern_state_idle() {
         body_has "no sandbox sb-3"
 }
 
+# SIGTERM while calls wait on their sessions (a legacy POST, a 2026-07-28 POST, an event
+# stream) and a keep-alive connection idles: the server answers or drops each and exits 0,
+# never libmicrohttpd's abort on a daemon stopped with connections still suspended.
+stops_with_calls_in_flight() {
+        need_curl
+        http_start
+        init
+        call '{"name":"shell_run","arguments":{"command":"sleep 60"}}' --max-time 30 &
+        local legacy=$!
+        mcall shell_run '{"command":"sleep 60"}' --max-time 30 &
+        local modern=$!
+        ACCEPT="text/event-stream" call '{"name":"shell_run","arguments":{"command":"sleep 60"}}' \
+                --max-time 30 -o /dev/null &
+        local stream=$!
+        sleep 2
+        kill -TERM "$SRV_PID"
+        local rc=0 i
+        for i in $(seq 1 100); do
+                kill -0 "$SRV_PID" 2>/dev/null || break
+                sleep 0.2
+        done
+        kill -0 "$SRV_PID" 2>/dev/null && t_fail "rtn serve --http still runs 20 s after SIGTERM"
+        wait "$SRV_PID" || rc=$?
+        wait "$legacy" "$modern" "$stream" 2>/dev/null || true
+        ! grep -q "Fatal error\|MHD_stop_daemon" "$T_TMP/srv.log" ||
+                t_fail "libmicrohttpd aborted: $(tail -c 400 "$T_TMP/srv.log")"
+        [ "$rc" = 0 ] || t_fail "rtn serve --http exited $rc after SIGTERM: $(tail -c 400 "$T_TMP/srv.log")"
+}
+
 t_run sdk1_client node_mode sdk1
 t_run modern_client node_mode modern
 t_run sdk_refused_without_token node_mode noauth
@@ -650,6 +679,7 @@ t_run modern_rules modern_rules
 t_run modern_envelope modern_envelope
 t_run modern_stream_only_answer modern_stream_only_answer
 t_run closing_cancels closing_cancels
+t_run stops_with_calls_in_flight stops_with_calls_in_flight
 t_run commits_last commits_last
 t_run idle_reaped idle_reaped
 t_run session_cap session_cap
