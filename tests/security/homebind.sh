@@ -101,6 +101,28 @@ holding_a_store() {
         t_exit_is 0 "$RTN" exec --bind "$H/.cargo:/mnt/c" -- true
 }
 
+# A toolchain's directory that the user binds for its cache keeps the tool's own credentials
+# beside it (Maven's settings.xml, Gradle's gradle.properties, an agent's login, podman's
+# auth.json): the directory is refused while one is there, its cache is not.
+toolchain_credentials() {
+        home
+        mkdir -p "$H/.m2/repository" "$H/.gradle/caches" "$H/.claude" "$H/.codex" \
+                "$H/.config/containers" "$H/.config/rclone" "$H/.cache/huggingface/hub"
+        local f
+        for f in .m2/settings.xml .gradle/gradle.properties .claude/.credentials.json \
+                .codex/auth.json .config/containers/auth.json .config/rclone/rclone.conf \
+                .cache/huggingface/token .pgpass .s3cfg; do
+                echo secret >"$H/$f"
+                refused "a credential store ($f)" "$H/$f"
+        done
+        refused "it holds $H/.m2/settings.xml, a credential store" "$H/.m2"
+        refused "it holds $H/.gradle/gradle.properties, a credential store" "$H/.gradle"
+        refused "it holds $H/.claude/.credentials.json, a credential store" "$H/.claude"
+        refused "it holds $H/.cache/huggingface/token, a credential store" "$H/.cache"
+        t_exit_is 0 "$RTN" exec --bind "$H/.m2/repository:/mnt/m2" \
+                --bind "$H/.cache/huggingface/hub:/mnt/hf" -- true
+}
+
 # The user's list adds names; a bad line is an error naming it, never skipped.
 user_list() {
         home
@@ -143,6 +165,7 @@ t_run toolchains_read_only toolchains_read_only
 t_run credential_stores credential_stores
 t_run swap_race swap_race
 t_run holding_a_store holding_a_store
+t_run toolchain_credentials toolchain_credentials
 t_run user_list user_list
 t_run mount_points mount_points
 t_done
