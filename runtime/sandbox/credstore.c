@@ -6,6 +6,7 @@
  * rt_hostpath_check). What a directory holds is looked up from its fd, never by a path. */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -144,18 +145,65 @@ int rt_credstores_held(int fd, const char *p, const char *rel, const struct rt_c
         return 0;
 }
 
+static bool same(const char *path, const struct stat *me) {
+        struct stat st;
+        return lstat(path, &st) == 0 && st.st_dev == me->st_dev && st.st_ino == me->st_ino;
+}
+
+/* me is home or a directory above it: -EPERM. */
+static int above_home(const struct stat *me, const char *p, const char *home,
+                      struct rtn_error *err) {
+        struct stat st;
+        char path[4200];
+        snprintf(path, sizeof path, "%s", home);
+        for (bool top = true;; top = false) {
+                if (stat(path, &st) == 0 && st.st_dev == me->st_dev && st.st_ino == me->st_ino)
+                        return rtn_errx(
+                                err, EPERM, "refusing to bind %s: it is %s under another name, %s",
+                                p, path,
+                                top ? "your home directory" : "which holds your home directory");
+                char *slash = strrchr(path, '/');
+                if (!slash || !path[1])
+                        break;
+                slash[slash == path] = '\0'; /* "/x" becomes "/" */
+        }
+        return 0;
+}
+
+/* Another name of what the checks by path refuse (a bind mount of /home elsewhere, a hard
+ * link): the home or a directory above it, a store, or a directory on the way to a store that
+ * is there (~/.config holding gh/). */
 int rt_credstores_alias(int fd, const char *p, const char *home, const struct rt_credstores *cs,
                         struct rtn_error *err) {
         struct stat me, st;
         if (fstat(fd, &me) < 0)
                 return rtn_err(err, errno, "stat %s", p);
+        char real[PATH_MAX];
+        int r = above_home(&me, p, home, err);
+        if (r == 0 && realpath(home, real))
+                r = above_home(&me, p, real, err);
+        if (r < 0)
+                return r;
         char path[4200];
         for (size_t i = 0; i < cs->n; i++) {
                 snprintf(path, sizeof path, "%s/%s", home, cs->names[i]);
-                if (lstat(path, &st) == 0 && st.st_dev == me.st_dev && st.st_ino == me.st_ino)
+                if (same(path, &me))
                         return rtn_errx(err, EPERM,
                                         "refusing to bind %s: it is %s, a credential store", p,
                                         path);
+                if (lstat(path, &st) < 0)
+                        continue;
+                char up[4200];
+                snprintf(up, sizeof up, "%s", path);
+                for (char *slash;
+                     (slash = strrchr(up, '/')) && (size_t)(slash - up) > strlen(home);) {
+                        *slash = '\0';
+                        if (same(up, &me))
+                                return rtn_errx(err, EPERM,
+                                                "refusing to bind %s: it is %s under another "
+                                                "name, which holds %s, a credential store",
+                                                p, up, path);
+                }
         }
         return 0;
 }

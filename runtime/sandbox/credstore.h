@@ -26,7 +26,7 @@ int rt_credstores_named(const char *p, const char *rel, const struct rt_credstor
 /* fd (p, opened without a symlink) holds a credential store that is there now: -EPERM. */
 int rt_credstores_held(int fd, const char *p, const char *rel, const struct rt_credstores *cs,
                        struct rtn_error *err);
-/* fd is one of home's credential stores under another name (a hard link, a bind mount):
- * -EPERM. */
+/* fd is, under another name (a hard link, a bind mount), home or a directory above it, one
+ * of home's credential stores, or a directory below home holding one that is there: -EPERM. */
 int rt_credstores_alias(int fd, const char *p, const char *home, const struct rt_credstores *cs,
                         struct rtn_error *err);

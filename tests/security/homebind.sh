@@ -123,6 +123,33 @@ toolchain_credentials() {
                 --bind "$H/.cache/huggingface/hub:/mnt/hf" -- true
 }
 
+# Another name of the home, of a directory above it or of one holding a store (a bind mount
+# of the host's, made here in a mount namespace of the test's own: root only) is what it
+# names: refused, and the key is never read.
+alias_of_home() {
+        [ "$(id -u)" = 0 ] || t_skip "a bind mount on the host needs root"
+        home
+        mkdir -p "$T_TMP/al/home" "$T_TMP/al/up" "$T_TMP/al/conf" "$T_TMP/al/tool"
+        t_cmd unshare -m sh -c "mount --bind '$H' '$T_TMP/al/home' &&
+                mount --bind '$T_TMP' '$T_TMP/al/up' &&
+                mount --bind '$H/.config' '$T_TMP/al/conf' &&
+                mount --bind '$H/.config/tool' '$T_TMP/al/tool' &&
+                for d in home up conf; do
+                        timeout 60 '$RTN' exec --bind '$T_TMP/al/'\$d:/mnt/x -- \
+                                sh -c 'cat /mnt/x/.ssh/id_ed25519 /mnt/x/home/.ssh/id_ed25519 \
+                                       /mnt/x/gh/hosts.yml' 2>&1
+                        echo rc=\$?
+                done
+                timeout 60 '$RTN' exec --bind '$T_TMP/al/tool:/mnt/x' -- true; echo rc=\$?"
+        t_exit_is 0
+        grep -q -e secret -e token "$T_OUT_FILE" && t_fail "read through an alias: $(cat "$T_OUT_FILE")"
+        [ "$(grep -c '^rc=125$' "$T_OUT_FILE")" = 3 ] || t_fail "not refused: $(cat "$T_OUT_FILE")"
+        t_stdout_has "it is $H under another name, your home directory"
+        t_stdout_has "it is $T_TMP under another name, which holds your home directory"
+        t_stdout_has "it is $H/.config under another name, which holds $H/.config/gh, a credential store"
+        [ "$(tail -n1 "$T_OUT_FILE")" = rc=0 ] || t_fail "a toolchain's alias was refused"
+}
+
 # The user's list adds names; a bad line is an error naming it, never skipped.
 user_list() {
         home
@@ -166,6 +193,7 @@ t_run credential_stores credential_stores
 t_run swap_race swap_race
 t_run holding_a_store holding_a_store
 t_run toolchain_credentials toolchain_credentials
+t_run alias_of_home alias_of_home
 t_run user_list user_list
 t_run mount_points mount_points
 t_done
