@@ -91,13 +91,6 @@ static int load_user(const char *home, struct rt_credstores *cs, struct rtn_erro
         return 0;
 }
 
-int rt_credstores_load(const char *home, struct rt_credstores *ret, struct rtn_error *err) {
-        ret->n = 0;
-        for (size_t i = 0; i < sizeof builtin / sizeof builtin[0]; i++)
-                ret->names[ret->n++] = builtin[i];
-        return home ? load_user(home, ret, err) : 0;
-}
-
 /* How far a is a prefix of b by whole components, case aside: the length of a when b is a
  * or below it, else 0. */
 static size_t prefix_len(const char *a, const char *b) {
@@ -105,6 +98,60 @@ static size_t prefix_len(const char *a, const char *b) {
         if (strncasecmp(a, b, n) || (b[n] != '\0' && b[n] != '/'))
                 return 0;
         return n;
+}
+
+/* The XDG base directories a tool puts its stores in when the variable is set: a name below
+ * the default moves with it. */
+static const struct {
+        const char *var, *dflt;
+} xdg_dirs[] = {
+        {"XDG_CONFIG_HOME", ".config"},
+        {"XDG_DATA_HOME", ".local/share"},
+        {"XDG_CACHE_HOME", ".cache"},
+};
+
+/* Each name below a default of xdg_dirs[], again below where the variable puts it, when
+ * that is an absolute path below home (a store elsewhere is not home's to guard). */
+static int add_moved(const char *home, struct rt_credstores *cs, struct rtn_error *err) {
+        size_t used = 0, n = cs->n, hl = strlen(home);
+        while (hl > 1 && home[hl - 1] == '/')
+                hl--;
+        for (size_t d = 0; d < sizeof xdg_dirs / sizeof xdg_dirs[0]; d++) {
+                const char *x = getenv(xdg_dirs[d].var);
+                if (!x || x[0] != '/' || strncmp(x, home, hl) || x[hl] != '/')
+                        continue;
+                char rel[1100];
+                snprintf(rel, sizeof rel, "%s", x + hl + 1);
+                for (size_t k = strlen(rel); k && rel[k - 1] == '/';)
+                        rel[--k] = '\0';
+                if (!name_ok(rel) || !strcmp(rel, xdg_dirs[d].dflt))
+                        continue;
+                for (size_t i = 0; i < n; i++) {
+                        size_t p = prefix_len(xdg_dirs[d].dflt, cs->names[i]);
+                        if (!p || !cs->names[i][p])
+                                continue;
+                        int k = snprintf(cs->moved + used, sizeof cs->moved - used, "%s/%s", rel,
+                                         cs->names[i] + p + 1);
+                        if (k < 0 || (size_t)k >= sizeof cs->moved - used ||
+                            cs->n >= RT_CREDSTORE_MAX)
+                                return rtn_errx(err, E2BIG,
+                                                "too many credential stores below %s=%s",
+                                                xdg_dirs[d].var, x);
+                        cs->names[cs->n++] = cs->moved + used;
+                        used += (size_t)k + 1;
+                }
+        }
+        return 0;
+}
+
+int rt_credstores_load(const char *home, struct rt_credstores *ret, struct rtn_error *err) {
+        ret->n = 0;
+        for (size_t i = 0; i < sizeof builtin / sizeof builtin[0]; i++)
+                ret->names[ret->n++] = builtin[i];
+        if (!home)
+                return 0;
+        int r = load_user(home, ret, err);
+        return r < 0 ? r : add_moved(home, ret, err);
 }
 
 int rt_credstores_named(const char *p, const char *rel, const struct rt_credstores *cs,

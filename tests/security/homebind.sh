@@ -123,6 +123,31 @@ toolchain_credentials() {
                 --bind "$H/.cache/huggingface/hub:/mnt/hf" -- true
 }
 
+# XDG_CONFIG_HOME, XDG_DATA_HOME and XDG_CACHE_HOME move a tool's stores out of ~/.config,
+# ~/.local/share and ~/.cache: the stores are refused where the variables put them.
+xdg_moved_stores() {
+        home
+        mkdir -p "$H/.xdg/gh" "$H/.xdg/tool" "$H/.data/keyrings" "$H/.c/huggingface"
+        echo token >"$H/.xdg/gh/hosts.yml"
+        echo token >"$H/.c/huggingface/token"
+        local env=(env XDG_CONFIG_HOME="$H/.xdg" XDG_DATA_HOME="$H/.data" XDG_CACHE_HOME="$H/.c")
+        t_cmd "${env[@]}" "$RTN" exec --bind "$H/.xdg/gh:/mnt/x:ro" -- true
+        t_exit_is 125
+        t_stderr_has "a credential store (.xdg/gh)"
+        t_cmd "${env[@]}" "$RTN" exec --bind "$H/.xdg:/mnt/x:ro" -- true
+        t_exit_is 125
+        t_stderr_has "it holds $H/.xdg/gh, a credential store"
+        t_cmd "${env[@]}" "$RTN" exec --bind "$H/.data/keyrings:/mnt/x:ro" -- true
+        t_exit_is 125
+        t_stderr_has "a credential store (.data/keyrings)"
+        t_cmd "${env[@]}" "$RTN" exec --bind "$H/.c:/mnt/x:ro" -- true
+        t_exit_is 125
+        t_stderr_has "it holds $H/.c/huggingface/token, a credential store"
+        t_exit_is 0 "${env[@]}" "$RTN" exec --bind "$H/.xdg/tool:/mnt/x" -- true
+        # outside the home, or not absolute, the variables move nothing the list names
+        t_exit_is 0 env XDG_CONFIG_HOME=.xdg "$RTN" exec --bind "$H/.xdg/tool:/mnt/x" -- true
+}
+
 # Another name of the home, of a directory above it or of one holding a store (a bind mount
 # of the host's, made here in a mount namespace of the test's own: root only) is what it
 # names: refused, and the key is never read.
@@ -193,6 +218,7 @@ t_run credential_stores credential_stores
 t_run swap_race swap_race
 t_run holding_a_store holding_a_store
 t_run toolchain_credentials toolchain_credentials
+t_run xdg_moved_stores xdg_moved_stores
 t_run alias_of_home alias_of_home
 t_run user_list user_list
 t_run mount_points mount_points
