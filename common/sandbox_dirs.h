@@ -28,7 +28,10 @@
  * nor a directory holding one that is there, nor another name of one. Hidden directories of
  * $HOME are bound read-only otherwise (a toolchain's ~/.nvm, ~/.cargo/bin). Paths relative to
  * $HOME, compared without regard to case; a user adds names in
- * $XDG_CONFIG_HOME/rtn/credential-stores (runtime/sandbox/credstore.c) and removes none. */
+ * $XDG_CONFIG_HOME/rtn/credential-stores (runtime/sandbox/credstore.c) and removes none. A
+ * toolchain directory bound for its cache often keeps the tool's login beside it (Maven's
+ * settings.xml, Gradle's gradle.properties): that file is named, so the directory is refused
+ * while it is there and its cache (~/.m2/repository) is not. */
 #define RTN_HOME_CREDENTIAL_STORES(X) \
         X(".ssh") X(".gnupg") X(".aws") X(".azure") X(".config/gcloud") X(".config/gh") \
         X(".config/hub") X(".config/glab-cli") X(".docker") X(".kube") X(".netrc") \
@@ -38,7 +41,12 @@
         X(".password-store") X(".local/share/keyrings") X(".gnome2/keyrings") X(".pki") \
         X(".config/op") X(".op") X(".config/Bitwarden") X(".config/Bitwarden CLI") \
         X(".local/share/keepassxc") X(".mozilla") X(".config/google-chrome") \
-        X(".config/chromium") X(".config/rtn")
+        X(".config/chromium") X(".config/rtn") X(".m2/settings.xml") \
+        X(".m2/settings-security.xml") X(".gradle/gradle.properties") X(".ivy2/.credentials") \
+        X(".composer/auth.json") X(".config/composer/auth.json") X(".config/containers/auth.json") \
+        X(".config/rclone/rclone.conf") X(".config/sops") X(".claude/.credentials.json") \
+        X(".codex/auth.json") X(".cache/huggingface/token") X(".huggingface/token") \
+        X(".terraformrc") X(".pgpass") X(".my.cnf") X(".s3cfg") X(".boto")
 
 /* Paths of the sandbox that rtn makes and relies on (docs/architecture.md, "Host directory
  * binds"): the pseudo-filesystems, the gate's CA bundle, the identity files. A bind lands

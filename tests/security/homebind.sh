@@ -101,6 +101,80 @@ holding_a_store() {
         t_exit_is 0 "$RTN" exec --bind "$H/.cargo:/mnt/c" -- true
 }
 
+# A toolchain's directory that the user binds for its cache keeps the tool's own credentials
+# beside it (Maven's settings.xml, Gradle's gradle.properties, an agent's login, podman's
+# auth.json): the directory is refused while one is there, its cache is not.
+toolchain_credentials() {
+        home
+        mkdir -p "$H/.m2/repository" "$H/.gradle/caches" "$H/.claude" "$H/.codex" \
+                "$H/.config/containers" "$H/.config/rclone" "$H/.cache/huggingface/hub"
+        local f
+        for f in .m2/settings.xml .gradle/gradle.properties .claude/.credentials.json \
+                .codex/auth.json .config/containers/auth.json .config/rclone/rclone.conf \
+                .cache/huggingface/token .pgpass .s3cfg; do
+                echo secret >"$H/$f"
+                refused "a credential store ($f)" "$H/$f"
+        done
+        refused "it holds $H/.m2/settings.xml, a credential store" "$H/.m2"
+        refused "it holds $H/.gradle/gradle.properties, a credential store" "$H/.gradle"
+        refused "it holds $H/.claude/.credentials.json, a credential store" "$H/.claude"
+        refused "it holds $H/.cache/huggingface/token, a credential store" "$H/.cache"
+        t_exit_is 0 "$RTN" exec --bind "$H/.m2/repository:/mnt/m2" \
+                --bind "$H/.cache/huggingface/hub:/mnt/hf" -- true
+}
+
+# XDG_CONFIG_HOME, XDG_DATA_HOME and XDG_CACHE_HOME move a tool's stores out of ~/.config,
+# ~/.local/share and ~/.cache: the stores are refused where the variables put them.
+xdg_moved_stores() {
+        home
+        mkdir -p "$H/.xdg/gh" "$H/.xdg/tool" "$H/.data/keyrings" "$H/.c/huggingface"
+        echo token >"$H/.xdg/gh/hosts.yml"
+        echo token >"$H/.c/huggingface/token"
+        local env=(env XDG_CONFIG_HOME="$H/.xdg" XDG_DATA_HOME="$H/.data" XDG_CACHE_HOME="$H/.c")
+        t_cmd "${env[@]}" "$RTN" exec --bind "$H/.xdg/gh:/mnt/x:ro" -- true
+        t_exit_is 125
+        t_stderr_has "a credential store (.xdg/gh)"
+        t_cmd "${env[@]}" "$RTN" exec --bind "$H/.xdg:/mnt/x:ro" -- true
+        t_exit_is 125
+        t_stderr_has "it holds $H/.xdg/gh, a credential store"
+        t_cmd "${env[@]}" "$RTN" exec --bind "$H/.data/keyrings:/mnt/x:ro" -- true
+        t_exit_is 125
+        t_stderr_has "a credential store (.data/keyrings)"
+        t_cmd "${env[@]}" "$RTN" exec --bind "$H/.c:/mnt/x:ro" -- true
+        t_exit_is 125
+        t_stderr_has "it holds $H/.c/huggingface/token, a credential store"
+        t_exit_is 0 "${env[@]}" "$RTN" exec --bind "$H/.xdg/tool:/mnt/x" -- true
+        # outside the home, or not absolute, the variables move nothing the list names
+        t_exit_is 0 env XDG_CONFIG_HOME=.xdg "$RTN" exec --bind "$H/.xdg/tool:/mnt/x" -- true
+}
+
+# Another name of the home, of a directory above it or of one holding a store (a bind mount
+# of the host's, made here in a mount namespace of the test's own: root only) is what it
+# names: refused, and the key is never read.
+alias_of_home() {
+        [ "$(id -u)" = 0 ] || t_skip "a bind mount on the host needs root"
+        home
+        mkdir -p "$T_TMP/al/home" "$T_TMP/al/up" "$T_TMP/al/conf" "$T_TMP/al/tool"
+        t_cmd unshare -m sh -c "mount --bind '$H' '$T_TMP/al/home' &&
+                mount --bind '$T_TMP' '$T_TMP/al/up' &&
+                mount --bind '$H/.config' '$T_TMP/al/conf' &&
+                mount --bind '$H/.config/tool' '$T_TMP/al/tool' &&
+                for d in home up conf; do
+                        timeout 60 '$RTN' exec --bind '$T_TMP/al/'\$d:/mnt/x -- \
+                                sh -c 'cat /mnt/x/.ssh/id_ed25519 /mnt/x/home/.ssh/id_ed25519 \
+                                       /mnt/x/gh/hosts.yml' 2>&1
+                        echo rc=\$?
+                done
+                timeout 60 '$RTN' exec --bind '$T_TMP/al/tool:/mnt/x' -- true; echo rc=\$?"
+        t_exit_is 0
+        grep -q -e secret -e token "$T_OUT_FILE" && t_fail "read through an alias: $(cat "$T_OUT_FILE")"
+        [ "$(grep -c '^rc=125$' "$T_OUT_FILE")" = 3 ] || t_fail "not refused: $(cat "$T_OUT_FILE")"
+        t_stdout_has "it is $H under another name, your home directory"
+        t_stdout_has "it is $T_TMP under another name, which holds your home directory"
+        t_stdout_has "it is $H/.config under another name, which holds $H/.config/gh, a credential store"
+        [ "$(tail -n1 "$T_OUT_FILE")" = rc=0 ] || t_fail "a toolchain's alias was refused"
+}
+
 # The user's list adds names; a bad line is an error naming it, never skipped.
 user_list() {
         home
@@ -143,6 +217,9 @@ t_run toolchains_read_only toolchains_read_only
 t_run credential_stores credential_stores
 t_run swap_race swap_race
 t_run holding_a_store holding_a_store
+t_run toolchain_credentials toolchain_credentials
+t_run xdg_moved_stores xdg_moved_stores
+t_run alias_of_home alias_of_home
 t_run user_list user_list
 t_run mount_points mount_points
 t_done
