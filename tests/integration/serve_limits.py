@@ -82,7 +82,10 @@ def landlock():
     eq((iso["mode"], iso["degraded"], iso["namespaces"], iso["network"], iso["id_mapping"]),
        ("landlock", True, "none", "host", "none"), "landlock mode")
     eq((st["layers"], st["upper_bytes"], st["dirty_files"]), ([], 0, []), "no overlay")
-    eq(s.call("env_commit", message="x")["unchanged"], True, "nothing to commit")
+    # No overlay, so nothing can be committed: env_commit says so rather than "unchanged"
+    # (docs/tools.md, env_commit), and the sandbox runs on.
+    err = s.error("env_commit", message="x")
+    assert "nothing was committed" in err, f"env_commit in the Landlock mode: {err!r}"
     # No mounts: env_status names the host paths the commands have instead of /workspace and
     # /tmp, and the tools' /workspace (and relative paths, and a cwd below it) mean the
     # workspace's host path.
