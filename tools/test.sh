@@ -156,10 +156,19 @@ run_fuzz_replay() {
 
 # One shell suite using tests/lib.sh, run into LOG: "-- FILE", its output, then its wall
 # time; its exit code goes to LOG.rc.
+# A suite whose head has the line "# test.sh: timeout N" (it does minutes of work on purpose,
+# e.g. containers) gets N seconds instead of RTN_SUITE_TIMEOUT's, when that is less.
+suite_timeout() { # file
+        local n
+        n=$(head -n 30 "$1" | sed -n 's/^# test.sh: timeout \([0-9][0-9]*\).*/\1/p' | head -n 1)
+        [ -n "$n" ] && [ "$n" -gt "$SUITE_TIMEOUT" ] && echo "$n" || echo "$SUITE_TIMEOUT"
+}
+
 suite_run() { # file log
-        local t0=$SECONDS rc=0
+        local t0=$SECONDS rc=0 limit
+        limit=$(suite_timeout "$1")
         echo "-- $1" >"$2"
-        with_cpu "$2.cpu" timeout -k 10 "$SUITE_TIMEOUT" bash "$1" </dev/null >>"$2" 2>&1 || rc=$?
+        with_cpu "$2.cpu" timeout -k 10 "$limit" bash "$1" </dev/null >>"$2" 2>&1 || rc=$?
         echo "# time: $((SECONDS - t0)) $1" >>"$2"
         echo "# cpu: $(cat "$2.cpu") $1" >>"$2"
         rm -f "$2.cpu"
@@ -175,7 +184,8 @@ suite_result() { # file log
         line=$(grep '^# t: passed=' "$2" | tail -n 1)
         rm -f "$2" "$2.rc"
         # timeout(1)'s code: the suite's own lines say only where it stopped
-        [ "$rc" = 124 ] && echo "FAIL $file: still running after $SUITE_TIMEOUT s (RTN_SUITE_TIMEOUT), ended"
+        [ "$rc" = 124 ] &&
+                echo "FAIL $file: still running after $(suite_timeout "$file") s (RTN_SUITE_TIMEOUT, or its \"# test.sh: timeout\" line), ended"
         if [ -z "$line" ]; then
                 echo "FAIL $file: exited $rc without a result line"
                 add 0 1 0 "$file"
