@@ -114,9 +114,10 @@ refusals_lose_nothing() {
         t_exec -- sh -c 'cat $HOME/one'
         t_stdout_is one
         # the pending changes a running rtn exec --keep holds: refused, all kept
-        "$RTN" exec --env held --keep -- sh -c 'echo h > $HOME/h; sleep 64.5' >/dev/null 2>&1 &
+        # (rtn ps lists the command before it has run: wait for its word that h is written)
+        "$RTN" exec --env held --keep -- sh -c 'echo h > $HOME/h; echo written; sleep 64.5' >held.out 2>&1 &
         ex=$!
-        t_wait_for sh -c "'$RTN' ps | grep -q 'sleep 64.5'" || t_fail "keep not running"
+        t_wait_for grep -q written held.out || t_fail "keep not running: $(cat held.out)"
         t_exit_is 1 "$RTN" env rm held
         t_stderr_has "is in use by rtn exec (pid $ex)"
         kill "$ex"
