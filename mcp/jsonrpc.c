@@ -179,10 +179,10 @@ static void envelope(struct rtn_json_buf *b, const char *id, size_t id_len) {
  * {"jsonrpc":"2.0","id":ID, a progress notification {"jsonrpc":"2.0","method":
  * "notifications/progress","params":{"progressToken":TOKEN, each value a string or a number as
  * the request had it (or null). value_after finds the raw value after the fixed head, up to
- * the ',' that must follow it. */
-static int value_after(const char *line, size_t len, const char *head, size_t hl, const char **ret,
-                       size_t *ret_len) {
-        size_t i = hl;
+ * the terminator (",", or "}," where an object ends with the value) that must follow it. */
+static int value_after(const char *line, size_t len, const char *head, size_t hl, const char *term,
+                       const char **ret, size_t *ret_len) {
+        size_t i = hl, tl = strlen(term);
         if (len <= hl || memcmp(line, head, hl))
                 return -ENOMSG;
         if (line[i] == '"') {
@@ -193,7 +193,7 @@ static int value_after(const char *line, size_t len, const char *head, size_t hl
         } else
                 while (i < len && line[i] != ',' && line[i] != '}')
                         i++;
-        if (i >= len || line[i] != ',')
+        if (i >= len || len - i < tl || memcmp(line + i, term, tl))
                 return -ENOMSG;
         *ret = line + hl;
         *ret_len = i - hl;
@@ -202,7 +202,7 @@ static int value_after(const char *line, size_t len, const char *head, size_t hl
 
 int mcp_response_id(const char *line, size_t len, const char **ret_id, size_t *ret_len) {
         static const char head[] = "{\"jsonrpc\":\"2.0\",\"id\":";
-        return value_after(line, len, head, sizeof head - 1, ret_id, ret_len);
+        return value_after(line, len, head, sizeof head - 1, ",", ret_id, ret_len);
 }
 
 int mcp_response_error_code(const char *line, size_t len) {
@@ -210,7 +210,7 @@ int mcp_response_error_code(const char *line, size_t len) {
         static const char err[] = ",\"error\":{\"code\":";
         const char *id;
         size_t il;
-        if (value_after(line, len, head, sizeof head - 1, &id, &il) < 0)
+        if (value_after(line, len, head, sizeof head - 1, ",", &id, &il) < 0)
                 return 0;
         size_t at = (size_t)(id - line) + il;
         if (len - at <= sizeof err - 1 || memcmp(line + at, err, sizeof err - 1))
@@ -221,7 +221,7 @@ int mcp_response_error_code(const char *line, size_t len) {
 int mcp_progress_token(const char *line, size_t len, const char **ret_tok, size_t *ret_len) {
         static const char head[] = "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\","
                                    "\"params\":{\"progressToken\":";
-        return value_after(line, len, head, sizeof head - 1, ret_tok, ret_len);
+        return value_after(line, len, head, sizeof head - 1, ",", ret_tok, ret_len);
 }
 
 int mcp_related_request(const char *line, size_t len, const char **ret_id, size_t *ret_len,
@@ -230,28 +230,11 @@ int mcp_related_request(const char *line, size_t len, const char **ret_id, size_
                                      "\"params\":{";
         static const char head[] = "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\","
                                    "\"params\":{\"_meta\":{\"" MCP_META_RELATED "\":";
-        const char *id;
-        size_t il;
-        /* value_after wants a ',' after the value: here it is "}," (the _meta object ends). */
-        if (len <= sizeof head - 1 || memcmp(line, head, sizeof head - 1))
-                return -ENOMSG;
-        size_t i = sizeof head - 1;
-        if (line[i] == '"') {
-                for (i++; i < len && line[i] != '"'; i++)
-                        if (line[i] == '\\')
-                                i++;
-                i++;
-        } else
-                while (i < len && line[i] != '}' && line[i] != ',')
-                        i++;
-        if (i + 1 >= len || line[i] != '}' || line[i + 1] != ',')
-                return -ENOMSG;
-        id = line + sizeof head - 1;
-        il = (size_t)(line + i - id);
-        *ret_id = id;
-        *ret_len = il;
+        int r = value_after(line, len, head, sizeof head - 1, "},", ret_id, ret_len);
+        if (r < 0)
+                return r;
         *ret_cut = sizeof params - 1;
-        *ret_cut_len = i + 2 - (sizeof params - 1);
+        *ret_cut_len = sizeof head - 1 + *ret_len + 2 - (sizeof params - 1);
         return 0;
 }
 

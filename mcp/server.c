@@ -373,31 +373,31 @@ void mcp_notify(struct mcp_server *s, const char *method) {
         rtn_json_buf_free(&b);
 }
 
-void mcp_log(struct mcp_server *s, enum mcp_log_level level, const char *fmt, ...) {
+static void log_vpush(struct mcp_server *s, enum mcp_log_level level, int min, const char *related,
+                      const char *fmt, va_list ap) {
         _cleanup_free_ char *text = NULL;
+        if (vasprintf(&text, fmt, ap) >= 0)
+                log_push(s, level, min, text, related);
+}
+
+void mcp_log(struct mcp_server *s, enum mcp_log_level level, const char *fmt, ...) {
         va_list ap;
         va_start(ap, fmt);
-        int n = vasprintf(&text, fmt, ap);
+        log_vpush(s, level, s->version < 0 ? -1 : (int)s->log_level, NULL, fmt, ap);
         va_end(ap);
-        if (n >= 0)
-                log_push(s, level, s->version < 0 ? -1 : (int)s->log_level, text, NULL);
 }
 
 void mcp_call_log(struct mcp_call *call, enum mcp_log_level level, const char *fmt, ...) {
-        _cleanup_free_ char *text = NULL;
-        va_list ap;
-        va_start(ap, fmt);
-        int n = vasprintf(&text, fmt, ap);
-        va_end(ap);
-        if (n < 0)
-                return;
         struct mcp_server *s = call->server;
         /* A cancelled call sends nothing more; one answered as a task has no stream left. */
         int min = call->cancelled || call->task         ? -1
                   : call->version >= MCP_V_FIRST_MODERN ? call->log_level
                   : call->version < 0                   ? -1
                                                         : (int)s->log_level;
-        log_push(s, level, min, text, s->cfg.related_meta ? call->id : NULL);
+        va_list ap;
+        va_start(ap, fmt);
+        log_vpush(s, level, min, s->cfg.related_meta ? call->id : NULL, fmt, ap);
+        va_end(ap);
 }
 
 int mcp_log_level_parse(const char *name) {
