@@ -1,5 +1,5 @@
 # What the suites that drive `rtn serve --http` share (serve_http.sh, serve_conformance.sh,
-# http_lockout.sh, http_state.sh): a server on a free loopback port with a fresh token, and
+# http_lockout.sh, http_state.sh, hostport.sh, upstream.sh): a server on a free loopback port with a fresh token, and
 # the checks of an answer. Sourced after tests/lib.sh.
 
 # new_token: a fresh bearer token in $T_TMP/tok, readable by its owner only (the server
@@ -10,15 +10,16 @@ new_token() {
 }
 
 # http_start ARGS...: rtn serve --http on a free loopback port (the token of $T_TMP/tok, made
-# when missing); sets URL, PORT and SRV_PID. The server, and $HOLD_PID when a case set it,
-# are stopped when the case ends.
+# when missing); sets URL, PORT and SRV_PID. The server, $HOLD_PID when a case set it, and
+# every other job the case left running are stopped when the case ends.
 http_start() {
         command -v curl >/dev/null || t_skip "curl is not installed"
         [ -f "$T_TMP/tok" ] || new_token
         "$RTN" serve --http 127.0.0.1:0 --token-file "$T_TMP/tok" --data-dir "$T_TMP/data" \
                 "$@" 2>"$T_TMP/srv.log" &
         SRV_PID=$!
-        trap 'kill $SRV_PID ${HOLD_PID:-} 2>/dev/null; wait 2>/dev/null' EXIT
+        # (every job of the case: a wait on one still running would never end)
+        trap 'kill $SRV_PID ${HOLD_PID:-} $(jobs -p) 2>/dev/null; wait 2>/dev/null' EXIT
         t_wait_for grep -q "listening on" "$T_TMP/srv.log" ||
                 t_fail "rtn serve --http did not start: $(head -c 400 "$T_TMP/srv.log")"
         URL=$(grep -o 'http://[^ ]*/mcp' "$T_TMP/srv.log" | head -1)
@@ -34,4 +35,32 @@ code_is() {
 # body_has TEXT: the last answer's body ($T_TMP/body) holds TEXT.
 body_has() {
         grep -qF -- "$1" "$T_TMP/body" || t_fail "body lacks '$1': $(head -c 300 "$T_TMP/body")"
+}
+
+# http_call TOOL ARGUMENTS-JSON: one tools/call of TOOL over $URL in a 2025-06-18 session,
+# opened (initialize, notifications/initialized) on the first call and kept in $HTTP_SID;
+# the answer (JSON or an event stream) in $T_TMP/body, its status checked to be 200.
+http_call() {
+        local auth
+        auth="Authorization: Bearer $(cat "$T_TMP/tok")"
+        if [ -z "${HTTP_SID:-}" ]; then
+                CODE=$(curl -s -o "$T_TMP/body" -D "$T_TMP/hdrs" -w '%{http_code}' -H "$auth" \
+                        -H "Content-Type: application/json" \
+                        -H "Accept: application/json, text/event-stream" --data-binary \
+                        '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"curl","version":"1"}}}' \
+                        "$URL")
+                code_is 200
+                HTTP_SID=$(tr -d '\r' <"$T_TMP/hdrs" | sed -n 's/^[Mm]cp-[Ss]ession-[Ii]d: //p')
+                [ -n "$HTTP_SID" ] || t_fail "no Mcp-Session-Id in $(cat "$T_TMP/hdrs")"
+                curl -s -o /dev/null -H "$auth" -H "Mcp-Session-Id: $HTTP_SID" \
+                        -H "MCP-Protocol-Version: 2025-06-18" -H "Content-Type: application/json" \
+                        -H "Accept: application/json, text/event-stream" \
+                        --data-binary '{"jsonrpc":"2.0","method":"notifications/initialized"}' "$URL"
+        fi
+        CODE=$(curl -s -o "$T_TMP/body" -w '%{http_code}' -H "$auth" -H "Mcp-Session-Id: $HTTP_SID" \
+                -H "MCP-Protocol-Version: 2025-06-18" -H "Content-Type: application/json" \
+                -H "Accept: application/json, text/event-stream" --data-binary \
+                "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":\"$1\",\"arguments\":$2}}" \
+                "$URL")
+        code_is 200
 }

@@ -7,9 +7,10 @@
 # another port, a redirect to another port, a direct connection — is refused, and the host's
 # other server never sees a connection. rtn's own listeners are never opened; --allow-net
 # refuses, when it reads them, the names and addresses that can never work, and takes a URL
-# as its host.
+# as its host. The reach and the refusals hold over `rtn serve --http` as well.
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/seclib.bash"
+. "$(dirname "$0")/../httplib.bash"
 t_need_rtn
 
 LIB=$T_ROOT/tests/security/hostport.py
@@ -55,6 +56,24 @@ hostport_reached_and_nothing_else() {
         t_stderr_has "network denied"
         [ -z "$name" ] && t_note "no hostname resolving to 127.0.0.1: the rebinding case was skipped"
         return 0
+}
+
+# The same over `rtn serve --http`: the option reaches a session's sandbox, and nothing else of
+# the host's loopback does.
+hostport_over_http() {
+        start_servers
+        http_start --allow-host-port "$OPEN"
+        # (no --bind with --http: the probe goes in as the command's stdin)
+        http_call shell_run "$(python3 -c 'import json, sys
+print(json.dumps({"command": "python3 - probe %s %s <<\"EOF\"\n%s\nEOF\n" % (sys.argv[2], sys.argv[3], open(sys.argv[1]).read())}))' "$LIB" "$OPEN" "$CLOSED")"
+        stop_servers
+        body_has "reached: plain"
+        body_has "reached: tunnel"
+        body_has "blocked: connect-[::1]"
+        ! grep -E "ESCAPED|FAILED" "$T_TMP/body" || t_fail "$(grep -E "ESCAPED|FAILED" "$T_TMP/body")"
+        [ ! -s "$T_TMP/accepted" ] || t_fail "the closed port was reached: $(cat "$T_TMP/accepted")"
+        grep -q "GET /hello HTTP/1.1 host=host.rtn.internal:$OPEN" "$T_TMP/open.log" ||
+                t_fail "the open port's log: $(cat "$T_TMP/open.log")"
 }
 
 # A listener of rtn itself (here a --publish of another rtn exec) is never opened, even by a
@@ -180,6 +199,7 @@ hostport_env_status() {
 }
 
 t_run hostport_reached_and_nothing_else hostport_reached_and_nothing_else
+t_run hostport_over_http hostport_over_http
 t_run hostport_not_rtns_own hostport_not_rtns_own
 t_run hostport_rtns_own_at_request hostport_rtns_own_at_request
 t_run hostport_bad_values hostport_bad_values

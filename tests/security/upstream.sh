@@ -4,9 +4,10 @@
 # credentials; the sandbox's policy still holds for the name it asked for (a host off the
 # allowlist and a name resolving here to 127.0.0.1 never reach the proxy); no_proxy is
 # honoured with `env`; and the proxy's password is never printed (errors, denials,
-# env_status).
+# env_status), over stdio and over `rtn serve --http`.
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/seclib.bash"
+. "$(dirname "$0")/../httplib.bash"
 t_need_rtn
 
 LIB=$T_ROOT/tests/security/upstream.py
@@ -58,6 +59,31 @@ upstream_through_proxy() {
                 t_fail "a refused host reached the proxy"
         [ -n "$name" ] || t_note "no hostname resolving to 127.0.0.1: that case was skipped"
         no_password "$T_OUT_FILE" "$T_ERR_FILE"
+}
+
+# The same over `rtn serve --http`: a session's sandbox goes out through the proxy with its
+# credentials, the policy still holds, and the password is in no answer or log.
+upstream_over_http() {
+        start_proxy
+        http_start --allow-net "backend.test:$BP" --allow-net "nope.test:$BP" \
+                --upstream-proxy "http://alice:$PW@127.0.0.1:$PP"
+        # (no --bind with --http: the probe goes in as the command's stdin)
+        http_call shell_run "$(python3 -c 'import json, sys
+print(json.dumps({"command": "python3 - probe %s <<\"EOF\"\n%s\nEOF\n" % (sys.argv[2], open(sys.argv[1]).read())}))' "$LIB" "$BP")"
+        cp "$T_TMP/body" "$T_TMP/probe"
+        body_has "plain: reached"
+        body_has "tunnel: opened"
+        body_has "other.test: refused HTTP/1.1 403"
+        body_has "127.0.0.1: refused HTTP/1.1 403"
+        ! grep -E "ESCAPED|FAILED" "$T_TMP/body" || t_fail "$(grep -E "ESCAPED|FAILED" "$T_TMP/body")"
+        http_call env_status '{}'
+        cp "$T_TMP/body" "$T_TMP/status"
+        stop_proxy
+        body_has 'http://***@127.0.0.1:'"$PP"
+        [ "$(grep -c "^backend.test:$BP auth=ok" "$T_TMP/proxy.log")" = 2 ] ||
+                t_fail "plain and tunnel should both CONNECT: $(cat "$T_TMP/proxy.log")"
+        ! grep -v "^backend.test:\|^nope.test:" "$T_TMP/proxy.log" || t_fail "a refused host reached the proxy"
+        no_password "$T_TMP/probe" "$T_TMP/status" "$T_TMP/srv.log"
 }
 
 # `env`: the caller's HTTPS_PROXY, and no_proxy's hosts go direct (here: they do not
@@ -112,6 +138,7 @@ upstream_env_status() {
 }
 
 t_run upstream_through_proxy upstream_through_proxy
+t_run upstream_over_http upstream_over_http
 t_run upstream_env_no_proxy upstream_env_no_proxy
 t_run upstream_refused_masked upstream_refused_masked
 t_run upstream_bad_values upstream_bad_values
