@@ -82,6 +82,7 @@ struct pkg_opts {
         const char *data_dir, *env, *rootfs;
         const char *allow[32];
         size_t nallow;
+        struct netns_upstream upstream; /* --upstream-proxy, or unset */
         uint64_t timeout_usec;
         char **names;
         size_t n;
@@ -102,6 +103,7 @@ static int cli_start(struct cli *c, const struct pkg_opts *o, const char *rootfs
             (r = store_session_new(c->store, &c->session_dir, &c->session_lock, err)) < 0 ||
             (r = rt_pkg_gate_new(rootfs, o->allow, o->nallow, &c->gate, err)) < 0)
                 return r;
+        netns_gate_set_upstream(c->gate, &o->upstream);
         if ((r = rtn_loop_new(&c->loop)) < 0 ||
             (r = rtn_loop_add_signal(c->loop, SIGPIPE, NULL, NULL)) < 0)
                 return rtn_err(err, r, "event loop");
@@ -139,6 +141,9 @@ static const char pkg_usage[] =
         "                        environment was made on\n"
         "  --env NAME            environment to commit to (default: default)\n"
         "  --allow-host HOST     let the install reach HOST too (.example.org: all under it)\n"
+        "  --upstream-proxy URL|env  the mirrors through this HTTP proxy (http://[USER:PASSWORD@]\n"
+        "                        HOST:PORT, with CONNECT); env: the caller's https_proxy or\n"
+        "                        http_proxy, honouring no_proxy\n"
         "  --timeout DURATION    kill the install after DURATION (default 30m; at most 24h)\n"
         "  --data-dir DIR        the store (default $RTN_DATA_DIR, $XDG_DATA_HOME/rtn, "
         "~/.local/share/rtn)\n"
@@ -153,6 +158,7 @@ static int parse_pkg(int argc, char **argv, struct pkg_opts *o) {
                                                  {"env", required_argument, NULL, 'e'},
                                                  {"rootfs", required_argument, NULL, 'r'},
                                                  {"allow-host", required_argument, NULL, 'a'},
+                                                 {"upstream-proxy", required_argument, NULL, 'u'},
                                                  {"timeout", required_argument, NULL, 'T'},
                                                  {"help", no_argument, NULL, 'h'},
                                                  {0}};
@@ -183,6 +189,12 @@ static int parse_pkg(int argc, char **argv, struct pkg_opts *o) {
                                 return rtn_usage_error(name, "bad --allow-host %s", optarg);
                         o->allow[o->nallow++] = optarg;
                         break;
+                case 'u': {
+                        struct rtn_error err = {0};
+                        if (netns_upstream_parse(&o->upstream, optarg, &err) < 0)
+                                return rtn_usage_error(name, "%s", err.msg);
+                        break;
+                }
                 case 'T': {
                         struct rtn_error err = {0};
                         if (rtn_duration_opt("--timeout", optarg, &o->timeout_usec, &err) < 0)

@@ -23,7 +23,7 @@ _rtn_verb_options() {
         log | reflog | reset | rollback | store) echo "$store" ;;
         rootfs) echo "--suite --variant --mirror --force --data-dir --help" ;;
         env) echo "--data-dir --help" ;;
-        pkg) echo "--rootfs --env --allow-host --timeout --data-dir --help" ;;
+        pkg) echo "--rootfs --env --allow-host --upstream-proxy --timeout --data-dir --help" ;;
         esac
 }
 
