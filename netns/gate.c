@@ -3,8 +3,8 @@
  * pkg_install (init/gate.c), and the agent's proxy the network helper makes in the sandbox's
  * own netns when --allow-net is given (runtime/sandbox/sandbox.c). The listener sits on
  * rtn's event loop (or rtn exec's poll), and each accepted connection gets a detached thread
- * that reads a request head, decides, and then relays bytes with poll(2) and splice(2) (a
- * pipe per direction: the bytes never enter rtn's memory). Blocking
+ * that reads a request head, decides, and then relays bytes with poll(2), read(2) and
+ * send(2), 256 KiB at a time (relay_move says why not splice(2)). Blocking
  * getaddrinfo and connect stay off the loop that way, and a stalled server cannot stall
  * ping or cancellation.
  *
@@ -30,10 +30,8 @@
  * CONNECT of the operator's proxy to the name instead of one to the address. Every refusal is
  * kept (host, port, reason) for the reports of the command that made it (netns/denials.c). */
 #include <errno.h>
-#include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdint.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -41,7 +39,6 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/socket.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "common/cleanup.h"
@@ -54,8 +51,8 @@
 #define HEAD_TIMEOUT_MS 30000
 #define CONNECT_TIMEOUT_MS 20000
 #define IDLE_TIMEOUT_MS 120000
-#define RELAY_BUF 65536 /* a relay's buffer where a socket cannot splice */
-#define RELAY_PIPE (256 << 10) /* the pipe a relay asks for: what one call moves at most */
+#define RELAY_BUF (256 << 10) /* what a relay reads at once: a loopback segment's most */
+#define RELAY_BUF_MIN 16384 /* its buffer where the heap has none */
 
 struct conn {
         struct netns_gate *g;
@@ -263,55 +260,15 @@ int netns_connect(const struct sockaddr_storage *a, socklen_t len) {
         return TAKE_FD(s);
 }
 
-/* One direction of a relay: bytes go from one socket to the other through a pipe with
- * splice(2), inside the kernel, or, where a socket cannot splice, through buf. */
-struct relay_dir {
-        int pipe[2]; /* -1: read and send */
-        size_t chunk; /* the pipe's capacity */
-};
-
-static void relay_dir_open(struct relay_dir *d) {
-        d->chunk = RELAY_BUF;
-        if (pipe2(d->pipe, O_CLOEXEC) < 0) {
-                d->pipe[0] = d->pipe[1] = -1;
-                return;
-        }
-        /* a bigger pipe moves more per call; the default (16 pages) is kept if refused */
-        (void)fcntl(d->pipe[1], F_SETPIPE_SZ, RELAY_PIPE);
-        int sz = fcntl(d->pipe[1], F_GETPIPE_SZ);
-        if (sz > 0)
-                d->chunk = (size_t)sz;
-}
-
-static void relay_dir_close(struct relay_dir *d) {
-        d->pipe[0] = rtn_safe_close(d->pipe[0]);
-        d->pipe[1] = rtn_safe_close(d->pipe[1]);
-}
-
-/* Moves what `from` has (at most want bytes) to `to`: the count, 0 at its end, < 0 when
- * either side failed. A splice to a socket whose peer is gone raises SIGPIPE in this thread
- * (splice has no MSG_NOSIGNAL): it is blocked, and taken back before it is unblocked. */
-static ssize_t relay_move(int from, int to, size_t want, struct relay_dir *d, char *buf) {
-        if (want > d->chunk)
-                want = d->chunk;
-        if (d->pipe[0] >= 0) {
-                ssize_t k = splice(from, NULL, d->pipe[1], NULL, want, SPLICE_F_MOVE);
-                if (k < 0 && errno == EINVAL) { /* a socket that cannot splice */
-                        relay_dir_close(d);
-                        d->chunk = RELAY_BUF;
-                        return relay_move(from, to, want, d, buf);
-                }
-                for (ssize_t left = k; left > 0;) {
-                        ssize_t w = splice(d->pipe[0], NULL, to, NULL, (size_t)left, SPLICE_F_MOVE);
-                        if (w < 0 && errno == EINTR)
-                                continue;
-                        if (w <= 0)
-                                return -EPIPE; /* the other side is gone */
-                        left -= w;
-                }
-                return k < 0 ? -errno : k;
-        }
-        ssize_t k = read(from, buf, want);
+/* Moves what `from` has (at most want bytes, read once) to `to` through buf: the count, 0 at
+ * its end, < 0 when either side failed. The bytes are copied through rtn's memory rather
+ * than spliced through a pipe: a spliced segment carries the source's 4 KiB pages, 17 at
+ * most, where a copied one carries the socket's own 32 KiB chunks, so the sandbox's side of
+ * the hop gets segments up to the loopback's 256 KiB (netns/lo.c) and its reader pays less
+ * per byte than the copy costs here (docs/benchmarks.md, "What the agent's proxy costs a
+ * download"). */
+static ssize_t relay_move(int from, int to, size_t want, char *buf, size_t cap) {
+        ssize_t k = read(from, buf, want < cap ? want : cap);
         if (k > 0 && netns_send_all(to, buf, (size_t)k) < 0)
                 return -EPIPE;
         return k < 0 ? -errno : k;
@@ -321,8 +278,7 @@ static ssize_t relay_move(int from, int to, size_t want, struct relay_dir *d, ch
  * a_limit bytes go from a to b (UINT64_MAX: no limit); a is not read past it. With keep_a,
  * it returns as soon as b has ended and leaves a open (a request's answer is complete).
  * Returns what is left of a_limit. */
-static uint64_t relay_loop(int a, int b, uint64_t a_limit, bool keep_a, struct relay_dir d[2],
-                           char *buf) {
+static uint64_t relay_loop(int a, int b, uint64_t a_limit, bool keep_a, char *buf, size_t cap) {
         struct pollfd p[2] = {{.fd = a, .events = POLLIN}, {.fd = b, .events = POLLIN}};
         int open_dirs = 2;
         if (a_limit == 0) {
@@ -342,7 +298,7 @@ static uint64_t relay_loop(int a, int b, uint64_t a_limit, bool keep_a, struct r
                         size_t want = SIZE_MAX;
                         if (i == 0 && a_limit < want)
                                 want = (size_t)a_limit;
-                        ssize_t k = relay_move(p[i].fd, to, want, &d[i], buf);
+                        ssize_t k = relay_move(p[i].fd, to, want, buf, cap);
                         if (k == -EINTR)
                                 continue;
                         if (k < 0)
@@ -362,21 +318,14 @@ static uint64_t relay_loop(int a, int b, uint64_t a_limit, bool keep_a, struct r
         return a_limit;
 }
 
+/* The relay's buffer is the heap's (a connection's thread has a small stack to spare); where
+ * it cannot be had, a small one on the stack does the same, slower. */
 static uint64_t relay(int a, int b, uint64_t a_limit, bool keep_a) {
-        char buf[RELAY_BUF];
-        struct relay_dir d[2];
-        relay_dir_open(&d[0]);
-        relay_dir_open(&d[1]);
-        sigset_t pipe_set, old;
-        sigemptyset(&pipe_set);
-        sigaddset(&pipe_set, SIGPIPE);
-        pthread_sigmask(SIG_BLOCK, &pipe_set, &old);
-        uint64_t left = relay_loop(a, b, a_limit, keep_a, d, buf);
-        while (sigtimedwait(&pipe_set, NULL, &(struct timespec){0}) == SIGPIPE)
-                ;
-        pthread_sigmask(SIG_SETMASK, &old, NULL);
-        relay_dir_close(&d[0]);
-        relay_dir_close(&d[1]);
+        char small[RELAY_BUF_MIN];
+        char *big = malloc(RELAY_BUF);
+        uint64_t left = big ? relay_loop(a, b, a_limit, keep_a, big, RELAY_BUF)
+                            : relay_loop(a, b, a_limit, keep_a, small, sizeof small);
+        free(big);
         return left;
 }
 

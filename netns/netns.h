@@ -9,9 +9,15 @@
 
 #include "common/err.h"
 
+/* The largest TCP segment the kernel builds and merges on a sandbox's `lo` (GSO and GRO,
+ * IPv4 and IPv6; 64 KiB by default): the gate's relay into the sandbox passes bulk data in
+ * fewer, larger segments (netns/lo.c). */
+#define NETNS_LO_SEGMENT_MAX (256u << 10)
+
 /* Brings `lo` up (IFF_UP) in the calling thread's current network namespace: looks its
- * index up with RTM_GETLINK, then sends RTM_NEWLINK with IFF_UP and checks the kernel's
- * acknowledgement. Idempotent. Needs CAP_NET_ADMIN over the namespace's owning user
+ * index up with RTM_GETLINK, then sends RTM_NEWLINK with IFF_UP (and, where the kernel takes
+ * them, segments of up to NETNS_LO_SEGMENT_MAX) and checks the kernel's acknowledgement.
+ * Idempotent. Needs CAP_NET_ADMIN over the namespace's owning user
  * namespace (-EPERM otherwise). Returns 0 or -errno; err names the failed step. */
 int netns_lo_up(struct rtn_error *err);
 

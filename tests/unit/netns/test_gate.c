@@ -342,3 +342,109 @@ Test(netns_gate, host_port_of_rtn_refused) {
         cr_assert_not(victim_touched(&f));
         stop(&f);
 }
+
+/* The relay (netns/gate.c, relay_loop) moves a request's body and its answer whole, in
+ * both directions at once, and sends no client byte upstream past the Content-Length: a
+ * server behind a port of the host takes a body of REQ_BODY bytes, sees nothing after it,
+ * and answers ANSWER bytes, each a pattern the other side checks byte for byte. */
+#define REQ_BODY 300000
+#define ANSWER (6u << 20)
+
+static unsigned char pattern(size_t i) {
+        return (unsigned char)(i * 7 + (i >> 13));
+}
+
+struct upstream {
+        int listen_fd;
+        const char *fail; /* what went wrong, or NULL */
+};
+
+static void *upstream_main(void *arg) {
+        struct upstream *u = arg;
+        static char head[4096];
+        int c = accept4(u->listen_fd, NULL, NULL, SOCK_CLOEXEC);
+        size_t hl = 0, body = 0;
+        char *end = NULL;
+        while (!end && hl < sizeof head - 1) {
+                ssize_t n = read(c, head + hl, sizeof head - 1 - hl);
+                if (n <= 0)
+                        return u->fail = "no head", close(c), NULL;
+                hl += (size_t)n;
+                head[hl] = '\0';
+                end = strstr(head, "\r\n\r\n");
+        }
+        if (!end || !strstr(head, "Content-Length: 300000\r\n"))
+                return u->fail = "a head without the body's length", close(c), NULL;
+        for (size_t i = (size_t)(end + 4 - head); i < hl; i++, body++)
+                if ((unsigned char)head[i] != pattern(body))
+                        return u->fail = "the body changed", close(c), NULL;
+        static unsigned char buf[65536];
+        while (body < REQ_BODY) {
+                ssize_t n = read(c, buf, sizeof buf);
+                if (n <= 0)
+                        return u->fail = "the body was cut", close(c), NULL;
+                for (ssize_t i = 0; i < n; i++, body++)
+                        if (body >= REQ_BODY || buf[i] != pattern(body))
+                                return u->fail = "bytes past or other than the body", close(c),
+                                       NULL;
+        }
+        struct pollfd p = {.fd = c, .events = POLLIN};
+        if (poll(&p, 1, 200) != 0)
+                return u->fail = "bytes after the body reached the server", close(c), NULL;
+        static char out[ANSWER + 128];
+        int ol = snprintf(out, 128, "HTTP/1.1 200 OK\r\nContent-Length: %u\r\n\r\n", ANSWER);
+        for (size_t i = 0; i < ANSWER; i++)
+                out[(size_t)ol + i] = (char)pattern(i);
+        for (size_t off = 0, len = (size_t)ol + ANSWER; off < len;) {
+                ssize_t n = write(c, out + off, len - off);
+                if (n <= 0)
+                        return u->fail = "the answer could not be sent", close(c), NULL;
+                off += (size_t)n;
+        }
+        close(c);
+        return NULL;
+}
+
+Test(netns_gate, relay_moves_body_and_answer_whole) {
+        struct fixture f = {0};
+        start_with(&f, true);
+        struct upstream u = {.listen_fd = f.victim};
+        pthread_t t;
+        cr_assert_eq(pthread_create(&t, NULL, upstream_main, &u), 0);
+        static char req[REQ_BODY + 512];
+        int hl = snprintf(req, 512,
+                          "POST http://host.rtn.internal:%u/up HTTP/1.1\r\n"
+                          "Host: host.rtn.internal:%u\r\nContent-Length: %u\r\n\r\n",
+                          f.victim_port, f.victim_port, REQ_BODY);
+        for (size_t i = 0; i < REQ_BODY; i++)
+                req[(size_t)hl + i] = (char)pattern(i);
+        memcpy(req + hl + REQ_BODY, "EXTRA", 5); /* past the body: never sent on */
+        int s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        struct sockaddr_in a = {.sin_family = AF_INET,
+                                .sin_port = htons(f.gate_port),
+                                .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+        cr_assert_eq(connect(s, (void *)&a, sizeof a), 0);
+        size_t len = (size_t)hl + REQ_BODY + 5;
+        for (size_t off = 0; off < len;) {
+                ssize_t n = write(s, req + off, len - off);
+                cr_assert(n > 0, "write: %s", strerror(errno));
+                off += (size_t)n;
+        }
+        shutdown(s, SHUT_WR);
+        static char got[ANSWER + 4096];
+        size_t n = 0;
+        for (ssize_t k; n < sizeof got && (k = read(s, got + n, sizeof got - n)) > 0;)
+                n += (size_t)k;
+        close(s);
+        pthread_join(t, NULL);
+        cr_assert_null(u.fail, "upstream: %s", u.fail);
+        got[n < sizeof got ? n : sizeof got - 1] = '\0';
+        char *body = strstr(got, "\r\n\r\n");
+        cr_assert(body && !strncmp(got, "HTTP/1.1 200 OK\r\n", 17), "answer: %.200s", got);
+        body += 4;
+        cr_assert_eq(n - (size_t)(body - got), ANSWER, "answer of %zu bytes",
+                     n - (size_t)(body - got));
+        for (size_t i = 0; i < ANSWER; i++)
+                cr_assert_eq((unsigned char)body[i], pattern(i), "answer byte %zu changed", i);
+        stop(&f);
+}
