@@ -5,7 +5,8 @@
 # a user namespace before the sandbox's own (the Landlock fallback's probe, which only a
 # start that fails needs), /proc/self/cgroup and /proc/meminfo read twice, the identity
 # files written a line at a time, every entry of `rtn ps`'s registry read by each start,
-# and rtn-init's opens of a path in two calls each. Counting syscalls, not timing them, keeps the suite quick
+# rtn-init's opens of a path in two calls each, and a mkdir per component of each
+# directory's path. Counting syscalls, not timing them, keeps the suite quick
 # and immune to a busy machine.
 . "$(dirname "$0")/../lib.sh"
 t_need_rtn
@@ -88,9 +89,19 @@ init_opens_alone() {
         [ "$n" -le 2 ] || t_fail "rtn-init set FD_CLOEXEC by fcntl $n times after opening"
 }
 
+# The child makes each directory of the sandbox's root in one mkdir: not one per component of
+# its path, each an EEXIST but the last.
+mkdirs_once() {
+        trace_exec
+        local n
+        n=$(count '^[0-9]+ +mkdir\(.*EEXIST')
+        [ "$n" -le 2 ] || t_fail "$n mkdirs of directories that were there: $(grep -E 'mkdir\(.*EEXIST' "$T_TMP/trace" | head -5)"
+}
+
 t_run one_user_namespace_per_start one_user_namespace
 t_run proc_files_read_once proc_files_once
 t_run identity_files_written_whole identity_files_whole
 t_run registry_entries_unread registry_entries_unread
 t_run init_opens_alone init_opens_alone
+t_run mkdirs_once mkdirs_once
 t_done
