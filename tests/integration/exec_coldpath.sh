@@ -5,8 +5,8 @@
 # a user namespace before the sandbox's own (the Landlock fallback's probe, which only a
 # start that fails needs), /proc/self/cgroup and /proc/meminfo read twice, the identity
 # files written a line at a time, every entry of `rtn ps`'s registry read by each start,
-# rtn-init's opens of a path in two calls each, and a mkdir per component of each
-# directory's path. Counting syscalls, not timing them, keeps the suite quick
+# rtn-init's opens of a path in two calls each, its bounding set read bit by bit, and a mkdir
+# per component of each directory's path. Counting syscalls, not timing them, keeps the suite quick
 # and immune to a busy machine.
 . "$(dirname "$0")/../lib.sh"
 t_need_rtn
@@ -98,10 +98,20 @@ mkdirs_once() {
         [ "$n" -le 2 ] || t_fail "$n mkdirs of directories that were there: $(grep -E 'mkdir\(.*EEXIST' "$T_TMP/trace" | head -5)"
 }
 
+# rtn-init learns its bounding set from one read of /proc/thread-self/status, not one
+# PR_CAPBSET_READ per capability (41 on Linux 6.x) each time it cuts the set.
+bounding_read_at_once() {
+        trace_exec
+        local n
+        n=$(count 'prctl\(PR_CAPBSET_READ')
+        [ "$n" -le 2 ] || t_fail "the bounding set read bit by bit: $n PR_CAPBSET_READ"
+}
+
 t_run one_user_namespace_per_start one_user_namespace
 t_run proc_files_read_once proc_files_once
 t_run identity_files_written_whole identity_files_whole
 t_run registry_entries_unread registry_entries_unread
 t_run init_opens_alone init_opens_alone
 t_run mkdirs_once mkdirs_once
+t_run bounding_read_at_once bounding_read_at_once
 t_done
