@@ -6,11 +6,16 @@
  * follows minijail's drop_caps / systemd's capability_bounding_set_drop. */
 #include "init/policy.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <linux/capability.h>
 #include <linux/securebits.h>
 #include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
 #include <sys/fsuid.h>
 #include <sys/prctl.h>
+#include <unistd.h>
 
 #include "common/syscall.h"
 
@@ -59,11 +64,52 @@ static int lock_securebits(uint64_t keep, struct rtn_error *err) {
         return rtn_err(err, errno, "caps: set securebits 0x%x (have 0x%x)", want, cur);
 }
 
+/* The calling thread's bounding set from /proc/thread-self/status ("CapBnd:"), one open and
+ * read instead of a PR_CAPBSET_READ per capability; < 0 where /proc cannot tell. */
+static int read_bounding(uint64_t *ret) {
+        int fd = openat(AT_FDCWD, "/proc/thread-self/status", O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        char buf[4096];
+        ssize_t n = read(fd, buf, sizeof buf - 1);
+        close(fd);
+        if (n <= 0)
+                return -EIO;
+        buf[n] = '\0';
+        const char *p = strstr(buf, "\nCapBnd:\t");
+        char *end;
+        if (!p)
+                return -EIO;
+        errno = 0;
+        unsigned long long v = strtoull(p + 9, &end, 16);
+        if (errno || end == p + 9 || *end != '\n')
+                return -EIO;
+        *ret = v;
+        return 0;
+}
+
 /* Drops from the bounding set every capability not in keep. Each PR_CAPBSET_DROP replaces
  * the task's credentials (prepare_creds, commit_creds, an RCU free: ~1.5 µs here), even for
- * a capability already gone, and needs CAP_SETPCAP even then; PR_CAPBSET_READ is cheap, so
- * each bit is read first and only present ones are dropped. */
+ * a capability already gone, and needs CAP_SETPCAP even then; so only present ones are
+ * dropped. Which are present is read from /proc at once, and read again after: a bit left
+ * there that keep does not hold is a failure. Without /proc, each bit is read with
+ * PR_CAPBSET_READ up to the first the kernel does not know. */
 static int limit_bounding(uint64_t keep, struct rtn_error *err) {
+        uint64_t bnd;
+        if (read_bounding(&bnd) == 0) {
+                for (unsigned long cap = 0; cap < 64; cap++)
+                        if ((bnd >> cap) & 1 && !((keep >> cap) & 1) &&
+                            prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0)
+                                return rtn_err(err, errno, "caps: drop cap %lu from bounding set",
+                                               cap);
+                int r = read_bounding(&bnd);
+                if (r < 0)
+                        return rtn_err(err, -r, "caps: read the bounding set back");
+                if (bnd & ~keep)
+                        return rtn_errx(err, EPERM, "caps: bounding set %#llx after the drop",
+                                        (unsigned long long)bnd);
+                return 0;
+        }
         for (unsigned long cap = 0;; cap++) {
                 int r = prctl(PR_CAPBSET_READ, cap, 0, 0, 0);
                 if (r < 0 && errno == EINVAL)

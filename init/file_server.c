@@ -566,7 +566,7 @@ static __attribute__((noreturn)) void child(const struct init_state *st, int soc
         /* fd 3 was the control socket: ours replaces it, so the server cannot speak for init. */
         if (dup2(sock, SOCK_FD) < 0)
                 _exit(RTN_EXIT_FAILURE);
-        int nul = open("/dev/null", O_RDWR | O_CLOEXEC);
+        int nul = openat(AT_FDCWD, "/dev/null", O_RDWR | O_CLOEXEC);
         for (int i = 0; i < 3; i++)
                 if (nul < 0 || dup2(nul, i) < 0)
                         _exit(RTN_EXIT_FAILURE);
@@ -583,7 +583,7 @@ static __attribute__((noreturn)) void child(const struct init_state *st, int soc
         if (st->cfg.isolation != INIT_ISOLATION_NO_LANDLOCK &&
             init_landlock_enforce(st->ruleset_fd[INIT_POLICY_AGENT], &err) < 0)
                 child_fail("landlock", &err);
-        int root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+        int root = openat(AT_FDCWD, "/", O_PATH | O_DIRECTORY | O_CLOEXEC);
         if (root < 0 || dup3(root, ROOT_FD, O_CLOEXEC) < 0)
                 child_fail("open /", &(struct rtn_error){.code = errno, .msg = "/"});
         /* Nothing of init's survives: not the signalfd, not the rulesets, not a job's fd. */

@@ -55,12 +55,14 @@ static int listen_lo(uint16_t *ret_port, struct rtn_error *err) {
  * belongs to a thread, and this runs on rtn-init's privileged thread (init/privileged.c):
  * /proc/thread-self, not /proc/self, which names the thread group leader's. */
 static int open_netns(struct init_state *st, uint16_t *ret_port, struct rtn_error *err) {
-        _cleanup_close_ int main_ns = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
+        _cleanup_close_ int main_ns =
+                openat(AT_FDCWD, "/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
         if (main_ns < 0)
                 return rtn_err(err, errno, "gate: open /proc/thread-self/ns/net");
         if (unshare(CLONE_NEWNET) < 0)
                 return rtn_err(err, errno, "gate: unshare network namespace");
-        _cleanup_close_ int gate_ns = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
+        _cleanup_close_ int gate_ns =
+                openat(AT_FDCWD, "/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
         int r = gate_ns < 0 ? rtn_err(err, errno, "gate: open its netns") : lo_up(err);
         int fd = r < 0 ? r : listen_lo(ret_port, err);
         /* The socket keeps the namespace it was made in; PID 1 itself goes back. */

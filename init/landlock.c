@@ -26,7 +26,9 @@ int init_landlock_abi(void) {
 
 static int add_path_rule(int ruleset, const char *path, uint64_t access, uint64_t handled,
                          bool optional, struct rtn_error *err) {
-        _cleanup_close_ int fd = open(path, O_PATH | O_CLOEXEC);
+        /* openat, here and in all of rtn-init: musl's open() follows an O_CLOEXEC open with
+         * fcntl(F_SETFD), a second system call per path (tests/integration/exec_coldpath.sh). */
+        _cleanup_close_ int fd = openat(AT_FDCWD, path, O_PATH | O_CLOEXEC);
         if (fd < 0) {
                 if (optional && errno == ENOENT)
                         return 0;
@@ -99,7 +101,7 @@ static int add_all_but(const struct all_but *a, char *dir, unsigned depth) {
                 return r;
         if (depth > 64)
                 return rtn_errx(a->err, ELOOP, "landlock: %s is nested too deep", dir);
-        _cleanup_close_ int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        _cleanup_close_ int fd = openat(AT_FDCWD, dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (fd < 0)
                 return rtn_err(a->err, errno, "landlock: open %s", dir);
         size_t len = strlen(dir);

@@ -45,7 +45,7 @@ static int send_status(uint32_t type, uint64_t id, int error, uint32_t step, con
 static char proc_state(pid_t pid) {
         char path[48], buf[512];
         snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-        _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
+        _cleanup_close_ int fd = openat(AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
         ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof buf - 1);
         if (n <= 0)
                 return 0;
@@ -63,7 +63,7 @@ static void kill_descendants(void) {
         char path[64], buf[8192];
         snprintf(path, sizeof path, "/proc/self/task/%d/children", (int)getpid());
         for (int round = 0; round < 10000; round++) {
-                _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
+                _cleanup_close_ int fd = openat(AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
                 ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof buf - 1);
                 if (n <= 0)
                         return;

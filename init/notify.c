@@ -54,7 +54,7 @@ static void read_comm(struct init_notif *n, pid_t pid, uint64_t notif_id) {
                 return;
         char path[40], buf[INIT_COMM_LEN + 1];
         snprintf(path, sizeof path, "/proc/%d/comm", (int)pid);
-        _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
+        _cleanup_close_ int fd = openat(AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
         ssize_t len = fd < 0 ? -1 : read(fd, buf, sizeof buf - 1);
         n->last_pid = 0;
         n->last_comm[0] = '\0';
@@ -117,7 +117,7 @@ int init_notify_answer(struct init_notif *n) {
 static int proc_ids(pid_t pid, pid_t *ppid, pid_t *sid) {
         char path[40], buf[512];
         snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-        _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
+        _cleanup_close_ int fd = openat(AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
         ssize_t len = fd < 0 ? -1 : read(fd, buf, sizeof buf - 1);
         if (len <= 0)
                 return -ESRCH;

@@ -178,7 +178,7 @@ static int exec_path(char *const argv[], char *const envp[]) {
 
 static void setup_stdio(int efd, int *fds, size_t nfds, const char *pty_slave) {
         if (pty_slave) {
-                int s = open(pty_slave, O_RDWR); /* after setsid: becomes our ctty */
+                int s = openat(AT_FDCWD, pty_slave, O_RDWR); /* after setsid: becomes our ctty */
                 if (s < 0 || ioctl(s, TIOCSCTTY, 0) < 0)
                         die(efd, INIT_STEP_PTY, errno);
                 for (int i = 0; i < 3; i++)
@@ -193,7 +193,7 @@ static void setup_stdio(int efd, int *fds, size_t nfds, const char *pty_slave) {
         for (int i = 0; i < 3; i++) {
                 int src = (size_t)i < nfds ? fds[i] : -1;
                 if (src < 0)
-                        src = open("/dev/null", O_RDWR | O_CLOEXEC);
+                        src = openat(AT_FDCWD, "/dev/null", O_RDWR | O_CLOEXEC);
                 if (src < 0 || (hi[i] = fcntl(src, F_DUPFD_CLOEXEC, 10)) < 0)
                         die(efd, INIT_STEP_STDIO, errno);
         }
@@ -334,7 +334,7 @@ static __attribute__((noreturn)) void child(const struct child_args *a, int efd)
 }
 
 static int open_pty(const struct init_spawn *m, char slave[32]) {
-        int master = open("/dev/ptmx", O_RDWR | O_NOCTTY | O_CLOEXEC);
+        int master = openat(AT_FDCWD, "/dev/ptmx", O_RDWR | O_NOCTTY | O_CLOEXEC);
         if (master < 0)
                 return negative_errno();
         int n, unlock = 0;

@@ -99,7 +99,10 @@ static int open_store(struct rt_exec *x, struct rt_spec *spec, uint64_t store_ma
 
 /* For `rtn ps` (runtime/session/registry.h); best effort: a registry that cannot be written
  * is no reason not to run. */
-static void register_running(const struct rt_exec *x) {
+static void register_running(struct rt_exec *x) {
+        if (x->registered)
+                return;
+        x->registered = true;
         char dir[4096];
         struct rtn_error err = {0};
         const char *data_dir = x->o->data_dir;
@@ -115,7 +118,6 @@ int rt_exec_open(struct rt_exec *x, const struct rt_exec_opts *o, struct rt_spec
         x->o = o;
         if ((r = open_store(x, spec, so->store_max, err)) < 0)
                 return r;
-        register_running(x);
         if ((r = rt_spec_opts_gate(so, spec, &x->gate, err)) < 0)
                 return r;
         /* Listening before the sandbox starts: a port in use fails the command, not a
@@ -126,21 +128,32 @@ int rt_exec_open(struct rt_exec *x, const struct rt_exec_opts *o, struct rt_spec
         return 0;
 }
 
+/* The run is registered here, off the start's critical path: the sandbox's child is
+ * building its root on the other CPU and rtn would otherwise wait for its READY, and the
+ * command cannot run before the spawn request that follows. */
+static int queue_registered(struct rt_sandbox *sb, void *arg, struct rtn_error *err) {
+        struct rt_exec *x = arg;
+        register_running(x);
+        return x->queue ? x->queue(sb, x->queue_arg, err) : 0;
+}
+
 int rt_exec_start(struct rt_exec *x, struct rt_spec *spec, struct rt_spec_opts *so,
                   rt_queue_fn queue, void *arg, struct rtn_error *err) {
         int r;
+        x->queue = queue;
+        x->queue_arg = arg;
         x->wait_end = spec->upper_keep;
         clock_gettime(CLOCK_REALTIME_COARSE, &x->started); /* coarse, as the ctimes it meets */
         /* Whether this host denies user namespaces is asked only of a start that failed: the
          * probe is a fork and a user namespace of its own, which every start paid when it
          * came first. The decision is the probe's either way (docs/containers.md). */
-        if ((r = rt_sandbox_start_queued(spec, &x->sb, queue, arg, err)) < 0) {
+        if ((r = rt_sandbox_start_queued(spec, &x->sb, queue_registered, x, err)) < 0) {
                 if (!rt_spec_opts_fallback(spec, so, &x->fallback_warn))
                         return r;
                 log_debug("full sandbox refused (%s): %s", err->msg, so->isolation_auto);
                 x->fell_back = true;
                 *err = (struct rtn_error){0};
-                if ((r = rt_sandbox_start_queued(spec, &x->sb, queue, arg, err)) < 0)
+                if ((r = rt_sandbox_start_queued(spec, &x->sb, queue_registered, x, err)) < 0)
                         return r;
         }
         x->upper_fs = TAKE_FD(x->sb.upper_fs);

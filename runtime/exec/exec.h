@@ -55,18 +55,23 @@ struct rt_exec {
         char pending_upper[4200]; /* its upper/, the sandbox's top layer */
         const char **keep_layers; /* --keep: pending_upper, then the layers */
         int upper_fs; /* --keep, --commit: the sandbox's tmpfs upper (runtime/session/upper.h) */
+        rt_queue_fn queue; /* rt_exec_start's caller's, called behind the registration */
+        void *queue_arg;
+        bool registered; /* in `rtn ps`'s registry (once, even where queue runs twice) */
 };
 
 /* Nothing started yet: every fd -1, so rt_exec_close after any failure is safe. */
 void rt_exec_init(struct rt_exec *x);
 /* Opens the store and the environment (spec's layers, --keep's pending changes on top,
- * --commit's session dir), records the run for `rtn ps`, makes the agent's proxy (so's
+ * --commit's session dir), makes the agent's proxy (so's
  * policy and secrets; spec->ca_pem) and listens on --publish's ports, so a port in use fails
  * the command before it runs. o must outlive x. */
 int rt_exec_open(struct rt_exec *x, const struct rt_exec_opts *o, struct rt_spec *spec,
                  const struct rt_spec_opts *so, struct rtn_error *err);
 /* Starts the sandbox with queue's spawn request sent as it starts
- * (rt_sandbox_start_queued), then serves the proxy and the published ports. Where the full
+ * (rt_sandbox_start_queued), records the run for `rtn ps` just before queue (while the
+ * sandbox's child builds its root, before its command can run), then serves the proxy and
+ * the published ports. Where the full
  * sandbox fails to start and this host denies user namespaces (rt_spec_opts_fallback: spec
  * and so change), it starts again in the Landlock mode and sets x->fell_back; queue may then
  * be called twice. */

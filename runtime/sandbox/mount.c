@@ -53,22 +53,38 @@ static int set_attr(const char *path, uint64_t set, bool recursive, struct rtn_e
         return 0;
 }
 
-/* mkdir -p below an existing base directory; mode for created dirs. */
+/* mkdir -p below an existing base directory; mode for created dirs. The leaf is tried first,
+ * then back up to the deepest ancestor there is and down again: a directory whose parents
+ * exist (most of a start's) costs one system call, not one per component of its path
+ * (tests/integration/exec_coldpath.sh). */
 static int mkdir_p(const char *path, mode_t mode) {
+        if (mkdir(path, mode) == 0 || errno == EEXIST)
+                return 0;
+        if (errno != ENOENT)
+                return negative_errno();
         char buf[4096];
-        if (strlen(path) >= sizeof buf)
+        size_t n = strlen(path);
+        if (n >= sizeof buf)
                 return -ENAMETOOLONG;
-        strcpy(buf, path);
-        for (char *p = buf + 1; *p; p++) {
-                if (*p != '/')
-                        continue;
-                *p = '\0';
+        memcpy(buf, path, n + 1);
+        char *cut = buf + n;
+        for (;;) {
+                char *slash = memrchr(buf, '/', (size_t)(cut - buf));
+                if (!slash || slash == buf)
+                        return -ENOENT; /* the base itself is missing */
+                *slash = '\0';
+                cut = slash;
+                if (mkdir(buf, mode) == 0 || errno == EEXIST)
+                        break;
+                if (errno != ENOENT)
+                        return negative_errno();
+        }
+        while (cut < buf + n) { /* each cut back is a NUL: one component more per round */
+                *cut = '/';
+                cut += strlen(cut);
                 if (mkdir(buf, mode) < 0 && errno != EEXIST)
                         return negative_errno();
-                *p = '/';
         }
-        if (mkdir(buf, mode) < 0 && errno != EEXIST)
-                return negative_errno();
         return 0;
 }
 

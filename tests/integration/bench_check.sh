@@ -147,6 +147,21 @@ repository_page() {
         done
 }
 
+# tools/bench --targets prints each ratio that has a target, as the issue set it, and runs
+# nothing: cold exec under 0.8 of bwrap, a warm shell_run under 1.2 of the floor beside it.
+targets() {
+        need_bench
+        t_cmd "$BENCH" --targets
+        t_exit_is 0
+        local kv
+        for kv in exec_vs_bwrap=0.8 shell_true_p50_vs_spawn=1.2 shell_echo_p50_vs_spawn=1.2 \
+                fork_10mb_vs_cold=1.5 forks_100_vs_cold=0.5 net_proxy_vs_direct=1.1 density_mib=1.0; do
+                t_true grep -qx "${kv%%=*} *${kv#*=}" "$T_OUT_FILE"
+        done
+        # a ratio without a target is not listed
+        t_false grep -q '^exec_vs_spawn ' "$T_OUT_FILE"
+}
+
 t_run within_tolerance within_tolerance
 t_run worse_is_named worse_is_named
 t_run better_is_named better_is_named
@@ -155,4 +170,5 @@ t_run only_ratios_fences only_ratios_fences
 t_run several_and_missing several_and_missing
 t_run bad_files bad_files
 t_run repository_page repository_page
+t_run targets targets
 t_done

@@ -4,7 +4,9 @@
 # is done once. Each case names a cost that crept onto every start once: a child that tried
 # a user namespace before the sandbox's own (the Landlock fallback's probe, which only a
 # start that fails needs), /proc/self/cgroup and /proc/meminfo read twice, the identity
-# files written a line at a time, and every entry of `rtn ps`'s registry read by each start. Counting syscalls, not timing them, keeps the suite quick
+# files written a line at a time, every entry of `rtn ps`'s registry read by each start,
+# rtn-init's opens of a path in two calls each, its bounding set read bit by bit, and a mkdir
+# per component of each directory's path. Counting syscalls, not timing them, keeps the suite quick
 # and immune to a busy machine.
 . "$(dirname "$0")/../lib.sh"
 t_need_rtn
@@ -75,8 +77,41 @@ registry_entries_unread() {
         t_no_file "$XDG_RUNTIME_DIR/rtn/running/$stale"
 }
 
+# rtn-init opens every path in one system call: musl's open(2) wrapper follows an O_CLOEXEC
+# open with fcntl(F_SETFD) (for kernels older than 2.6.23), one more call per path of the
+# Landlock rulesets (~50 per start), and a call costs microseconds in a virtual machine.
+init_opens_alone() {
+        trace_exec
+        local n
+        n=$(awk '/execveat\(/ { init = $1 }
+                init && $1 == init && /fcntl\([0-9]+, F_SETFD, FD_CLOEXEC\)/ { n++ }
+                END { print n + 0 }' "$T_TMP/trace")
+        [ "$n" -le 2 ] || t_fail "rtn-init set FD_CLOEXEC by fcntl $n times after opening"
+}
+
+# The child makes each directory of the sandbox's root in one mkdir: not one per component of
+# its path, each an EEXIST but the last.
+mkdirs_once() {
+        trace_exec
+        local n
+        n=$(count '^[0-9]+ +mkdir\(.*EEXIST')
+        [ "$n" -le 2 ] || t_fail "$n mkdirs of directories that were there: $(grep -E 'mkdir\(.*EEXIST' "$T_TMP/trace" | head -5)"
+}
+
+# rtn-init learns its bounding set from one read of /proc/thread-self/status, not one
+# PR_CAPBSET_READ per capability (41 on Linux 6.x) each time it cuts the set.
+bounding_read_at_once() {
+        trace_exec
+        local n
+        n=$(count 'prctl\(PR_CAPBSET_READ')
+        [ "$n" -le 2 ] || t_fail "the bounding set read bit by bit: $n PR_CAPBSET_READ"
+}
+
 t_run one_user_namespace_per_start one_user_namespace
 t_run proc_files_read_once proc_files_once
 t_run identity_files_written_whole identity_files_whole
 t_run registry_entries_unread registry_entries_unread
+t_run init_opens_alone init_opens_alone
+t_run mkdirs_once mkdirs_once
+t_run bounding_read_at_once bounding_read_at_once
 t_done
