@@ -2,8 +2,9 @@
 # What `make test` runs. In order: the layer check (tools/check-layers.sh), the terminal
 # check (tools/check-term.sh); install missing
 # dependencies (tools/install-deps.sh, then the MCP client's npm packages); build normally
-# (build/), start the streams of shell suites, and build with SANITIZE=address,undefined
-# (build-san/) while they run; then the other test parts:
+# (build/: rtn and what the shell suites use, `make all tests-shell`), start the streams of
+# shell suites, and build with SANITIZE=address,undefined (build-san/: rtn, the unit binaries
+# and fuzz replays, `make all tests-unit`) while they run; then the other test parts:
 #   units  every unit binary build-san/tests/unit-*
 #   fuzz   every fuzz corpus replay build-san/fuzz/*-replay over fuzz/corpus/<target>/
 #   shell  the shell suites tests/integration/*.sh and tests/security/*.sh against build/rtn
@@ -409,17 +410,17 @@ esac
 # The sanitized build, into LOG; its exit code into LOG.rc.
 build_san() { # log
         local rc=0
-        make -j"$JOBS" SANITIZE=address,undefined O=build-san all tests >"$1" 2>&1 || rc=$?
+        make -j"$JOBS" SANITIZE=address,undefined O=build-san all tests-unit >"$1" 2>&1 || rc=$?
         echo "$rc" >"$1.rc"
 }
 
 if [ -n "$DO_BUILD" ]; then
         section "build (build/)"
-        make -j"$JOBS" O=build all tests || abort "build"
+        make -j"$JOBS" O=build all tests-shell || abort "build"
         # With the streams one after another, nothing runs beside the sanitized build.
         if [ "$STREAM_MODE" = serial ]; then
                 section "build (build-san/, SANITIZE=address,undefined)"
-                make -j"$JOBS" SANITIZE=address,undefined O=build-san all tests || abort "sanitized build"
+                make -j"$JOBS" SANITIZE=address,undefined O=build-san all tests-unit || abort "sanitized build"
         fi
 fi
 [ -x build/rtn ] || abort "build/rtn missing"
