@@ -136,6 +136,20 @@ def bounded():
         sh(s, "cat $HOME/after")
     finally:
         s.close()
+    s = serve("--upper-size", "16M")
+    try:  # a checkpoint that fits once older steps go: they go, and it is taken
+        sh(s, "head -c 4M /dev/urandom >$HOME/a")
+        sh(s, "head -c 4M /dev/urandom >$HOME/a")
+        sh(s, "true")
+        sh(s, "head -c 3M /dev/urandom >$HOME/b")
+        sh(s, "true")
+        h = steps(s)
+        assert h["dropped"] >= 1 and h["steps"][0]["undoable"] and h["steps"][1]["undoable"], \
+            f"older steps dropped for room: {h}"
+        eq(s.call("env_undo", steps=2)["undone"], 2, "env_undo past the step that needed room")
+        eq(sh(s, "ls $HOME/b 2>&1; exit 0")["stdout"].count("No such file"), 1, "$HOME/b after it")
+    finally:
+        s.close()
     s = serve("--undo-bytes", "1M")
     try:
         for i in range(4):

@@ -13,9 +13,10 @@
 #              env_redo brings the broken state back
 #   sparse     a 1 TiB sparse file and 200 links of one file are restored as such: holes stay
 #              holes, the tmpfs is not charged, links stay one inode
-#   bounded    --undo-depth keeps the newest steps; a checkpoint that does not fit the
-#              upper's --upper-size lets the call run without one and env_history says so;
-#              --undo-bytes drops the oldest steps
+#   bounded    --undo-depth keeps the newest steps; a checkpoint that fits the upper's
+#              --upper-size once older steps go drops them; one that does not fit at all
+#              lets the call run without one and env_history says so; --undo-bytes drops
+#              the oldest steps
 #   jobs       env_undo of the first call empties the state; env_undo kills running jobs
 #              and names them; a fork's history is empty; env_commit forgets it
 #   default_on checkpoints and the three tools without options, a step's exit status and
