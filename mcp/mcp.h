@@ -42,7 +42,6 @@ enum {
         /* A session of `rtn serve --http`: no bind_host_dir, every session would share the
          * host directory (the front end passes --http-session to each child). */
         MCP_TOOLS_HTTP_SESSION = 1u << 2,
-        MCP_TOOLS_UNDO = 1u << 3, /* env_history, env_undo, env_redo: `--undo-depth N` */
 };
 
 struct mcp_limits {

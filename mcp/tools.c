@@ -23,9 +23,6 @@ const char *mcp_tool_off_why(const struct mcp_tool_table *table, unsigned flags,
                                "to give each session a workspace of its own";
                 if (t->requires & MCP_TOOLS_HTTP)
                         return "start rtn serve with --http-tools to offer it";
-                if (t->requires & MCP_TOOLS_UNDO)
-                        return "this server keeps no checkpoints: start rtn serve with "
-                               "--undo-depth N to offer it";
                 return "it needs --workspace-mode overlay";
         }
         return NULL;

@@ -54,7 +54,7 @@ static int op_call(void *ctx, struct mcp_call *call, const char *tool, const str
         if (!sv)
                 return 0;
         if (t->backend & SERVE_TOOL_CHANGES)
-                serve_undo_checkpoint(sv, tool, a);
+                serve_undo_checkpoint(sv, call, tool, a);
         /* The call keeps its sandbox while it runs (serve_sandboxes_reap), and one that ran
          * long before it returned (a sandbox's start) starts the clock when it returns. */
         unsigned num = sv->num;
@@ -162,6 +162,7 @@ enum {
         SERVE_OPT_ALLOW_HOST,
         SERVE_OPT_MAX_SANDBOXES,
         SERVE_OPT_UNDO_DEPTH,
+        SERVE_OPT_UNDO_BYTES,
         SERVE_OPT_SANDBOX_IDLE
 };
 static const struct rt_opt serve_rows[] = {
@@ -190,7 +191,12 @@ static const struct rt_opt serve_rows[] = {
          SERVE_OPT_UNDO_DEPTH,
          {"  --undo-depth N        checkpoints kept per sandbox for env_undo, oldest dropped\n"
           "                        first (default " SERVE_STR(
-                  SERVE_UNDO_DEPTH_DEFAULT) ": none; each copies the uncommitted state)\n"}},
+                  SERVE_UNDO_DEPTH_DEFAULT) "; 0: none, and env_undo has nothing)\n"}},
+        {"undo-bytes",
+         required_argument,
+         SERVE_OPT_UNDO_BYTES,
+         {"  --undo-bytes SIZE     old versions the checkpoints of a sandbox keep, oldest\n"
+          "                        dropped first (default: the --upper-size)\n"}},
         /* internal: set by the --http front end */
         {"http-session", no_argument, SERVE_OPT_HTTP_SESSION, {""}},
         {"sandbox-idle-timeout", required_argument, SERVE_OPT_SANDBOX_IDLE, {""}},
@@ -234,6 +240,8 @@ static int serve_opt(int c, const char *arg, struct serve_hub *h, struct serve_o
                                         SERVE_UNDO_DEPTH_MAX);
                 sv->undo_depth = (unsigned)v;
                 return 0;
+        case SERVE_OPT_UNDO_BYTES:
+                return rt_parse_size(arg, "--undo-bytes", &sv->undo_bytes, err);
         case SERVE_OPT_SANDBOX_IDLE:
                 return rtn_duration_opt("--sandbox-idle-timeout", arg, &h->idle_usec, err);
         case SERVE_OPT_ALLOW_HOST:
@@ -466,8 +474,6 @@ int mcp_cmd_serve(int argc, char **argv) {
         cfg.related_meta = so.flags & MCP_TOOLS_HTTP_SESSION;
         if (sv->scfg.spec.workspace_mode == RT_WS_OVERLAY)
                 cfg.tool_flags |= MCP_TOOLS_WS_OVERLAY;
-        if (sv->undo_depth)
-                cfg.tool_flags |= MCP_TOOLS_UNDO;
         static char instructions[8192];
         serve_instructions(&sv->scfg.spec, instructions, sizeof instructions);
         cfg.instructions = instructions;

@@ -15,12 +15,13 @@
 /* Sandboxes one server keeps open at once: --max-sandboxes, its default and its ceiling. */
 #define SERVE_SANDBOXES_DEFAULT 16
 #define SERVE_SANDBOXES_MAX 1024
-/* Checkpoints kept per sandbox (--undo-depth): its default and its ceiling. Off by default:
- * a checkpoint copies the sandbox's whole uncommitted state before each changing call
- * (docs/benchmarks.md, "Checkpoints"), which an agent with a large state would pay on every
- * call. */
-#define SERVE_UNDO_DEPTH_DEFAULT 0
+/* Checkpoints kept per sandbox (--undo-depth): its default and its ceiling. A checkpoint
+ * copies only what the call before it changed (docs/benchmarks.md, "Checkpoints"); 0 turns
+ * them off. */
+#define SERVE_UNDO_DEPTH_DEFAULT 50
 #define SERVE_UNDO_DEPTH_MAX 1000
+/* The paths env_history names per step (with their count). */
+#define SERVE_UNDO_PATHS 64
 /* The handle of the first sandbox, the one a call without a sandbox argument acts on. */
 #define SERVE_DEFAULT_SANDBOX "sb-1"
 
@@ -72,6 +73,7 @@ struct serve {
                                    * commit env_commit builds on */
         struct store_base base; /* the base's identity (docs/store.md, "Bases") */
         unsigned undo_depth; /* --undo-depth */
+        uint64_t undo_bytes; /* --undo-bytes; 0: the upper's size */
         struct serve_undo *undo; /* the checkpoints (tools/undo.c), made on first use */
         uint64_t used_usec; /* a call named it, or a command of it ran (--sandbox-idle-timeout) */
 };
@@ -185,7 +187,10 @@ SERVE_TOOL_FN(serve_env_redo);
  * step of env_undo, and forgets what env_undo had undone (no more redo). A state that
  * cannot be kept (no room) drops the oldest steps first, then runs the call without one and
  * env_history says so. */
-void serve_undo_checkpoint(struct serve *sv, const char *tool, const struct mcp_args *a);
+void serve_undo_checkpoint(struct serve *sv, const void *call, const char *tool,
+                           const struct mcp_args *a);
+/* The exit status of call's command, for env_history (tools/shell.c). */
+void serve_undo_exit(struct serve *sv, const void *call, int exit_code);
 /* Forgets every step (env_commit, env_reset, env_discard, the sandbox's end); drop: remove
  * their copies too (the tmpfs stays). */
 void serve_undo_forget(struct serve *sv, bool drop);

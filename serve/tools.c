@@ -4,8 +4,7 @@
  * (serve/tools.c); serve.c's ops->call runs the row's handler on the sandbox it picks. Output
  * schemas are JSON text; a unit test parses every one. Names and arguments are the interface
  * (docs/tools.md): keep them stable. Tools whose `requires` flags are off (http_* without
- * --http-tools, workspace_apply without an overlay workspace, env_history, env_undo and env_redo
- * without --undo-depth) or one of whose `excludes` is
+ * --http-tools, workspace_apply without an overlay workspace) or one of whose `excludes` is
  * on (bind_host_dir in a session of rtn serve --http) do not exist at all: they are neither
  * listed nor callable. */
 #include <string.h>
@@ -326,8 +325,10 @@ static const char out_sandbox_list[] =
           "," P_INT("max_sandboxes"), "\"sandboxes\",\"max_sandboxes\"");
 static const char out_sandbox_close[] = O(P_STR("sandbox") "," P_INT("killed_jobs"), "\"sandbox\",\"killed_jobs\"");
 
-#define STEP_ITEM O(P_INT("step") "," P_STR("tool") "," P_STR("args") "," P_STR("time") "," P_BOOL("undone") "," \
-                    P_BOOL("undoable") "," P_STR("note"), "\"step\",\"tool\",\"args\",\"time\",\"undone\",\"undoable\"")
+#define STEP_ITEM O(P_INT("step") "," P_STR("tool") "," P_STR("args") "," P_STR("time") "," P_INT("exit_code") "," \
+                    P_BOOL("undone") "," P_BOOL("undoable") "," P_STR("note") "," P_ARR("paths", "{\"type\":\"string\"}") "," \
+                    P_INT("paths_total") "," P_INT("bytes"), \
+                    "\"step\",\"tool\",\"args\",\"time\",\"undone\",\"undoable\",\"paths\",\"paths_total\",\"bytes\"")
 #define UNDO_COUNTS P_INT("undoable") "," P_INT("redoable")
 static const char out_history[] = O(P_ARR("steps", STEP_ITEM) "," UNDO_COUNTS "," P_INT("dropped") "," P_INT("undo_depth"),
                                     "\"steps\",\"undoable\",\"redoable\",\"dropped\",\"undo_depth\"");
@@ -446,19 +447,17 @@ static const struct mcp_tool tools[] = {
          "first: step, tool, a short form of the arguments, time, and whether env_undo can take "
          "it back. A checkpoint is taken before each such call (at most --undo-depth, the "
          "oldest dropped first). Live host directories are not covered.",
-         ARGS(sandbox_args), out_history, H_READ, MCP_TOOLS_UNDO, 0, IN_SANDBOX(serve_env_history)},
+         ARGS(sandbox_args), out_history, H_READ, 0, 0, IN_SANDBOX(serve_env_history)},
         {"env_undo", "Undo calls",
          "Put the sandbox's files back as they were before the last steps calls (default 1): "
          "the root filesystem's uncommitted changes, an overlay workspace's pending /workspace "
          "changes and /tmp. The sandbox restarts: running jobs are killed. env_redo goes "
          "forward again until the next changing call. Live host directories are not undone.",
-         ARGS(undo_args), out_undo, MCP_HINT_DESTRUCTIVE, MCP_TOOLS_UNDO, 0,
-         IN_SANDBOX(serve_env_undo)},
+         ARGS(undo_args), out_undo, MCP_HINT_DESTRUCTIVE, 0, 0, IN_SANDBOX(serve_env_undo)},
         {"env_redo", "Redo undone calls",
          "Bring back the files of calls env_undo took back (default 1), until the next call "
          "that changes files. The sandbox restarts: running jobs are killed.",
-         ARGS(redo_args), out_redo, MCP_HINT_DESTRUCTIVE, MCP_TOOLS_UNDO, 0,
-         IN_SANDBOX(serve_env_redo)},
+         ARGS(redo_args), out_redo, MCP_HINT_DESTRUCTIVE, 0, 0, IN_SANDBOX(serve_env_redo)},
         {"env_diff", "Show uncommitted changes",
          "List files added, modified and deleted since the tip commit, and an overlay "
          "workspace's pending /workspace changes against the user's directory. Writes to live "

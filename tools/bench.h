@@ -88,6 +88,10 @@ void bench_exec_commit(const struct bench_opts *o);
 /* bench_mcp.c: a fresh `rtn serve` on stdio, initialized, then calls tools/call of params
  * (a JSON object) one at a time; ret[i] is each one's round trip in ms. */
 int bench_stdio_call_ms(const struct bench_opts *o, const char *params, int calls, double *ret);
+/* A fresh `rtn serve` with the options extra (NULL-terminated), each of the calls' params in
+ * turn: their times in ms into ret. */
+int bench_stdio_seq_ms(const struct bench_opts *o, char *const *extra, const char *const *params,
+                       int calls, double *ret);
 /* bench_density.c: N concurrent `rtn exec -- sleep`, memory per sandbox, time to start all */
 void bench_density(const struct bench_opts *o);
 /* bench_http.c: file_write of 1 MiB over `rtn serve --http` against the same over stdio */

@@ -359,6 +359,26 @@ int bench_stdio_call_ms(const struct bench_opts *o, const char *params, int call
         return r;
 }
 
+int bench_stdio_seq_ms(const struct bench_opts *o, char *const *extra, const char *const *params,
+                       int calls, double *ret) {
+        static struct client c;
+        int r = client_start_args(o, &c, extra);
+        if (r == 0)
+                r = client_init(&c);
+        for (int i = 0; r == 0 && i < calls; i++) {
+                double t0 = bench_now();
+                char *l = client_call(&c, "tools/call", params[i]);
+                if (!l || strstr(l, "\"isError\":true")) {
+                        fprintf(stderr, "bench: stdio call failed: %.300s\n", l ? l : "no answer");
+                        r = -EPROTO;
+                        break;
+                }
+                ret[i] = (bench_now() - t0) * 1e3;
+        }
+        client_stop(&c);
+        return r;
+}
+
 /* ---- sandbox_fork ----------------------------------------------------------------------- */
 
 #define FORKS_ALIVE 100

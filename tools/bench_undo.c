@@ -13,7 +13,10 @@
  *   checkpoint, moves the shadow's old version of each changed entry into the step (a
  *   rename) and copies the new one into the shadow. Timed here without rtn: the walk when
  *   nothing changed, the step when one 4 KiB file changed in the large upper, and the undo
- *   of that step (the step's version renamed back and copied into the upper). */
+ *   of that step (the step's version renamed back and copied into the upper).
+ * - The copy mechanism as built (runtime/session/ckpt.c), through real `rtn serve`s: warm
+ *   shell_run true with checkpoints on and with --undo-depth 0, a call that changes one file
+ *   beside a 1 GiB one, and env_undo of it against the server's cold first shell_run. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -235,6 +238,58 @@ static void stacked_mechanism(const struct bench_opts *o) {
         record("undo_warm", "shell_run true (warm), no checkpoint", "ms", ms[1 + (CALLS - 1) / 2]);
 }
 
+static double median(double *v, int n) {
+        qsort(v, (size_t)n, sizeof *v, cmp_double);
+        return v[n / 2];
+}
+
+#define SHELL(cmd)                                                                                 \
+        "{\"name\":\"shell_run\",\"arguments\":{\"command\":\"" cmd "\",\"timeout\":600}}"
+
+/* The checkpoints as built, through a real `rtn serve`: warm `shell_run true` with them on
+ * (the default) and off (--undo-depth 0); a call that changes one file beside a 1 GiB file;
+ * env_undo of that call; and the server's cold first shell_run. */
+static void built(const struct bench_opts *o) {
+        enum { WARM = 21, SMALL = 9 };
+        const char *params[WARM + SMALL + 4];
+        double on[WARM + SMALL + 4], off[WARM];
+        for (int i = 0; i < WARM; i++)
+                params[i] = SHELL("true");
+        char *depth0[] = {"--undo-depth", "0", NULL};
+        if (bench_stdio_seq_ms(o, NULL, params, WARM, on) < 0 ||
+            bench_stdio_seq_ms(o, depth0, params, WARM, off) < 0) {
+                bench_skip("undo_built_warm_x", "checkpoints on / off, warm shell_run true",
+                           "rtn serve failed");
+                return;
+        }
+        double m_on = median(on + 1, WARM - 1), m_off = median(off + 1, WARM - 1), cold = on[0];
+        record("undo_built_cold", "first shell_run (cold), checkpoints on", "ms", on[0]);
+        record("undo_built_warm_on", "shell_run true (warm), checkpoints on", "ms", m_on);
+        record("undo_built_warm_off", "shell_run true (warm), --undo-depth 0", "ms", m_off);
+        record("undo_built_warm_x", "checkpoints on / off, warm shell_run true", "x", m_on / m_off);
+        /* 1 GiB in one file; the next call's checkpoint copies it into the shadow once */
+        int n = 0;
+        params[n++] = SHELL("head -c 1024M /dev/zero >/var/tmp/big");
+        params[n++] = SHELL("true");
+        for (int i = 0; i < SMALL; i++)
+                params[n++] = SHELL("date +%N >/var/tmp/small");
+        params[n++] = "{\"name\":\"env_undo\",\"arguments\":{}}";
+        char *big[] = {"--upper-size", "3G", NULL};
+        if (bench_stdio_seq_ms(o, big, params, n, on) < 0) {
+                bench_skip("undo_built_onefile", "shell_run changing 1 file beside 1 GiB",
+                           "rtn serve failed");
+                return;
+        }
+        double m_one = median(on + 3, SMALL - 1); /* each seals the one before: a file */
+        record("undo_built_first_seal", "first checkpoint after 1 GiB written (its shadow)", "ms",
+               on[1]);
+        record("undo_built_onefile", "shell_run changing 1 file beside 1 GiB", "ms", m_one);
+        record("undo_built_onefile_x", "that / warm shell_run true, checkpoints off", "x",
+               m_one / m_off);
+        record("undo_built_undo", "env_undo of such a call", "ms", on[n - 1]);
+        record("undo_built_undo_x", "env_undo / cold first shell_run", "x", on[n - 1] / cold);
+}
+
 void bench_undo(const struct bench_opts *o) {
         struct statfs sf;
         const char *base = statfs("/dev/shm", &sf) == 0 && sf.f_type == TMPFS_MAGIC &&
@@ -247,6 +302,8 @@ void bench_undo(const struct bench_opts *o) {
                 copy_mechanism(o, base, run);
                 if (bench_rtn_has(o, "serve"))
                         stacked_mechanism(o);
+                if (bench_rtn_has(o, "serve"))
+                        built(o);
         }
         struct bench_result *warm = bench_result("undo_warm", "", "ms");
         struct bench_result *walk = bench_result("undo_walk_nochange", "", "ms");

@@ -37,18 +37,42 @@ int rt_upper_keep_ws(const struct rt_idmap *m, int upper_fs, const char *pending
  * mount. */
 int rt_upper_fork(const struct rt_idmap *m, const struct rt_spec *spec, int from_fs, int *ret_fs,
                   struct rtn_error *err);
-/* Checkpoints (env_undo): RT_UNDO_DIR/<step>/ on the same tmpfs holds a copy of
- * RT_KEPT_STATE, so that the checkpoints count against --upper-size with the state.
- * rt_upper_save copies the state into step (replacing one of that name; ENOSPC leaves no
- * partial step), rt_upper_restore makes the state the step's copy again (no sandbox may have
- * the tmpfs mounted; the step is kept), rt_upper_step_drop removes it. step: a name of
- * digits and letters. The copies follow nothing and keep holes, links and xattrs, as
- * rt_upper_fork's. m: the mapping that wrote them. */
+/* Checkpoints (env_undo) on the tmpfs itself, in RT_UNDO_DIR/ (runtime/session/ckpt.c): a
+ * shadow of the state (RT_KEPT_STATE) as the last checkpoint saw it, and per step the old
+ * versions of what changed after it. op:
+ *   BASE        the shadow becomes a copy of the state now (other steps are removed)
+ *   BASE_EMPTY  the shadow becomes empty: the state the first call started from
+ *   SEAL        step gets the shadow's version of each entry changed at or after since
+ *               (rt_ckpt_now's clock), the shadow the new one; spare: steps, oldest first,
+ *               it may remove for room (ret->dropped of them went)
+ *   COUNT       what a SEAL would find (ret), changing nothing
+ *   SWAP        step applied to the state (no sandbox may have the tmpfs mounted): it then
+ *               holds what it replaced, so the same call takes it back
+ *   DROP        step removed; CLEAR: every checkpoint and the shadow removed
+ * ret (may be NULL): the records and bytes the step holds. m: the mapping that wrote them. */
 #define RT_UNDO_DIR "undo"
-int rt_upper_save(const struct rt_idmap *m, int upper_fs, const char *step, struct rtn_error *err);
-int rt_upper_restore(const struct rt_idmap *m, int upper_fs, const char *step,
-                     struct rtn_error *err);
-int rt_upper_step_drop(const struct rt_idmap *m, int upper_fs, const char *step,
-                       struct rtn_error *err);
+enum rt_ckpt_op {
+        RT_CKPT_BASE,
+        RT_CKPT_BASE_EMPTY,
+        RT_CKPT_SEAL,
+        RT_CKPT_COUNT,
+        RT_CKPT_SWAP,
+        RT_CKPT_DROP,
+        RT_CKPT_CLEAR,
+};
+struct rt_ckpt_report {
+        uint64_t records; /* paths (entries added, removed or changed) */
+        uint64_t bytes; /* the old versions' blocks, in bytes */
+        size_t dropped; /* spare steps removed for room */
+};
+int rt_ckpt(const struct rt_idmap *m, int fs, enum rt_ckpt_op op, const char *step, int64_t since,
+            const char *const *spare, size_t nspare, struct rt_ckpt_report *ret,
+            struct rtn_error *err);
+/* The list of what step holds: records "K<path>\0", K 'A' (absent at the other end), 'W' (a
+ * whole entry) or 'M' (a directory's own metadata), path below the tmpfs (upper/..., ws/upper/...,
+ * tmp/...); *ret NULL and 0 when it has none. free() *ret. */
+int rt_ckpt_list(int fs, const char *step, char **ret, size_t *ret_len);
+/* The checkpoints' clock (CLOCK_REALTIME_COARSE, what tmpfs stamps ctimes with), in ns. */
+int64_t rt_ckpt_now(void);
 /* What the last merge recorded (0: none). */
 uint64_t rt_upper_pending_size(const char *pending);

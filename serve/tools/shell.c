@@ -147,6 +147,7 @@ static void run_done(struct rt_cmd *c, void *ud) {
                 struct rtn_json_buf b = RTN_JSON_BUF_INIT(0);
                 rtn_json_obj_begin(&b);
                 serve_json_run(&b, c, NULL);
+                serve_undo_exit(rc->sv, rc->call, rt_cmd_exit_code(c));
                 if (rc->restarted)
                         rtn_json_kv_bool(&b, "sandbox_restarted", true);
                 rtn_json_obj_end(&b);

@@ -1,33 +1,48 @@
 /* `rtn serve`: env_history, env_undo, env_redo (docs/tools.md, "Undo"). Before each call that
- * can change a sandbox's files (a row flagged SERVE_TOOL_CHANGES in serve/tools.c) the state
- * it starts from is copied onto the sandbox's own tmpfs (rt_upper_save,
- * runtime/session/upper.h): a step. env_undo stops the sandbox and copies a step back
- * (rt_upper_restore); the state it left is kept first as "top", so that env_redo can go
- * forward again until the next changing call forgets what was undone. A fork starts with an
- * empty history; env_commit, env_reset and env_discard forget it. At most --undo-depth steps
- * are kept, the oldest dropped first; a step that finds no room on the tmpfs drops older
- * ones, and when even the first finds none the call runs without a checkpoint and
- * env_history says so. A live host directory is never covered. */
+ * can change a sandbox's files (a row flagged SERVE_TOOL_CHANGES in serve/tools.c) a step
+ * begins: the checkpoint before it seals the step before, whose record then holds the old
+ * versions of what changed while it was the newest (rt_ckpt, runtime/session/upper.h: a
+ * walk of the state against a shadow of it, and a copy of only what changed). env_undo seals
+ * the newest step, stops the sandbox and swaps the steps back in, newest first; a swapped
+ * step holds the versions it replaced, so env_redo is the same swap, until the next changing
+ * call forgets what was undone. A fork starts with an empty history (its first checkpoint
+ * copies its state into a shadow of its own); env_commit, env_reset and env_discard forget
+ * it. At most --undo-depth steps and --undo-bytes of old versions are kept, the oldest
+ * dropped first; a seal that finds no room on the tmpfs drops older steps, and when even the
+ * newest finds none every step goes and the call runs without a checkpoint, which
+ * env_history says. A live host directory is never covered.
+ *
+ * What blocks the event loop: each seal, swap and drop is a helper process rtn waits for
+ * (a walk of the state, and copies of what changed), as long as the state's entries and the
+ * changed bytes make it. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/statvfs.h>
 #include <time.h>
 
+#include "common/cleanup.h"
 #include "common/json.h"
+#include "runtime/sandbox/wsprep.h"
 #include "runtime/session/upper.h"
 #include "serve/serve.h"
 
-#define STEP_TOP "top" /* the state env_undo left, for env_redo */
+#define SCRATCH "scratch" /* a seal of changes no step is open for */
 
 struct undo_step {
         unsigned num;
         char tool[32];
         char args[128]; /* a short form of the call's arguments */
         int64_t when_sec;
-        bool empty; /* nothing had run: the state was empty, there is no copy */
+        bool base_empty; /* nothing had run: its seal starts from an empty shadow */
+        bool sealed;
         bool kept; /* false: no checkpoint (why says why) */
-        char why[160];
+        char why[200];
+        uint64_t records, bytes; /* what the step holds (once sealed) */
+        const void *call; /* the call, until its command's exit status is known */
+        bool has_exit;
+        int exit_code;
 };
 
 struct serve_undo {
@@ -35,7 +50,9 @@ struct serve_undo {
         size_t n, cap;
         size_t pos; /* steps in effect: n unless env_undo went back */
         unsigned next; /* the next step's number */
-        unsigned dropped; /* oldest steps dropped for --undo-depth or room */
+        unsigned dropped; /* oldest steps dropped for --undo-depth, --undo-bytes or room */
+        bool shadow; /* the tmpfs holds a shadow of the state as of since */
+        int64_t since; /* rt_ckpt_now when the shadow was last brought up to date */
 };
 
 static void step_name(char *buf, size_t len, const struct undo_step *s) {
@@ -46,50 +63,145 @@ static int session_fs(struct serve *sv) {
         return rt_session_upper_fs(sv->sess);
 }
 
+static int ckpt(struct serve *sv, enum rt_ckpt_op op, const char *step, const char *const *spare,
+                size_t nspare, struct rt_ckpt_report *ret, struct rtn_error *err) {
+        return rt_ckpt(rt_session_idmap(sv->sess), session_fs(sv), op, step,
+                       sv->undo ? sv->undo->since : 0, spare, nspare, ret, err);
+}
+
 static void step_drop(struct serve *sv, const struct undo_step *s) {
         char name[16];
         struct rtn_error err = {0};
-        if (!s->kept || s->empty || session_fs(sv) < 0)
+        if (!s->sealed || session_fs(sv) < 0)
                 return;
         step_name(name, sizeof name, s);
-        (void)rt_upper_step_drop(rt_session_idmap(sv->sess), session_fs(sv), name, &err);
+        (void)ckpt(sv, RT_CKPT_DROP, name, NULL, 0, NULL, &err);
 }
 
-static void drop_oldest(struct serve *sv) {
+/* The oldest step leaves the list; gone: its record is gone already. */
+static void drop_oldest(struct serve *sv, bool gone) {
         struct serve_undo *u = sv->undo;
-        step_drop(sv, &u->v[0]);
+        if (!gone)
+                step_drop(sv, &u->v[0]);
         memmove(u->v, u->v + 1, (u->n - 1) * sizeof *u->v);
         u->n--;
         u->pos--;
         u->dropped++;
 }
 
-/* Forgets the steps env_undo undid, and the state it left: no more redo. */
+/* Forgets the steps env_undo undid: no more redo. */
 static void forget_undone(struct serve *sv) {
         struct serve_undo *u = sv->undo;
-        struct rtn_error err = {0};
-        if (u->pos == u->n)
-                return;
         while (u->n > u->pos)
                 step_drop(sv, &u->v[--u->n]);
+}
+
+/* Every step and the shadow go (a seal or swap failed half way): what is left cannot be
+ * trusted to give back an exact state. */
+static void drop_all(struct serve *sv) {
+        struct serve_undo *u = sv->undo;
+        struct rtn_error err = {0};
         if (session_fs(sv) >= 0)
-                (void)rt_upper_step_drop(rt_session_idmap(sv->sess), session_fs(sv), STEP_TOP,
-                                         &err);
+                (void)ckpt(sv, RT_CKPT_CLEAR, NULL, NULL, 0, NULL, &err);
+        u->dropped += (unsigned)u->n;
+        u->n = u->pos = 0;
+        u->shadow = false;
 }
 
 void serve_undo_forget(struct serve *sv, bool drop) {
         struct serve_undo *u = sv->undo;
+        struct rtn_error err = {0};
         if (!u)
                 return;
-        if (drop)
-                forget_undone(sv);
-        while (drop && u->n)
-                step_drop(sv, &u->v[--u->n]);
-        u->pos = 0;
-        u->dropped = 0;
+        if (drop && session_fs(sv) >= 0)
+                (void)ckpt(sv, RT_CKPT_CLEAR, NULL, NULL, 0, NULL, &err);
         free(u->v);
         free(u);
         sv->undo = NULL;
+}
+
+static uint64_t undo_bytes(const struct serve *sv) {
+        return sv->undo_bytes ? sv->undo_bytes : sv->scfg.spec.upper_bytes;
+}
+
+/* Brings the shadow up to date with the state: the newest step in effect (its first seal
+ * from an empty shadow when nothing had run before it) gets what changed since; changes no
+ * step is open for go to a scratch step dropped at once. */
+static int seal(struct serve *sv, struct rtn_error *err) {
+        struct serve_undo *u = sv->undo;
+        struct undo_step *open = u->pos == u->n && u->n ? &u->v[u->n - 1] : NULL;
+        if (open && (!open->kept || open->sealed))
+                open = NULL; /* a step is sealed once: env_undo and env_redo swap it whole */
+        if (session_fs(sv) < 0)
+                return 0; /* nothing ran: nothing changed */
+        if (!u->shadow && !(open && open->base_empty))
+                return 0;
+        int r;
+        if (!u->shadow) {
+                if ((r = ckpt(sv, RT_CKPT_BASE_EMPTY, NULL, NULL, 0, NULL, err)) < 0)
+                        return r;
+                u->shadow = true;
+                u->since = 0;
+        }
+        int64_t now = rt_ckpt_now();
+        char name[16] = SCRATCH, spare_names[SERVE_UNDO_DEPTH_MAX + 1][16];
+        const char *spare[SERVE_UNDO_DEPTH_MAX + 1];
+        size_t nspare = 0;
+        if (open) {
+                step_name(name, sizeof name, open);
+                for (; nspare + 1 < u->n; nspare++) {
+                        step_name(spare_names[nspare], sizeof spare_names[nspare], &u->v[nspare]);
+                        spare[nspare] = spare_names[nspare];
+                }
+        }
+        struct rt_ckpt_report rep = {0};
+        r = ckpt(sv, RT_CKPT_SEAL, name, spare, nspare, &rep, err);
+        for (size_t i = 0; i < rep.dropped && u->n > 1; i++)
+                drop_oldest(sv, true); /* open moves down with the list */
+        open = open ? &u->v[u->n - 1] : NULL;
+        if (!open) {
+                struct rtn_error e2 = {0};
+                (void)ckpt(sv, RT_CKPT_DROP, SCRATCH, NULL, 0, NULL, &e2);
+        }
+        if (r < 0)
+                return r;
+        u->since = now;
+        if (open) {
+                open->sealed = true;
+                open->base_empty = false;
+                open->records = rep.records;
+                open->bytes = rep.bytes;
+        }
+        uint64_t total = 0;
+        for (size_t i = 0; i < u->n; i++)
+                total += u->v[i].bytes;
+        while (u->n > 1 && total > undo_bytes(sv)) {
+                total -= u->v[0].bytes;
+                drop_oldest(sv, false);
+        }
+        return 0;
+}
+
+/* A shadow of the state as it is now, when the tmpfs has room for a second copy of it. */
+static int base(struct serve *sv, struct rtn_error *err) {
+        uint64_t used = 0;
+        struct statvfs v;
+        if (rt_upper_usage(session_fs(sv), &used, NULL) == 0 && fstatvfs(session_fs(sv), &v) == 0 &&
+            used > (uint64_t)v.f_bavail * v.f_frsize)
+                return rtn_errx(err, ENOSPC,
+                                "the sandbox's state holds %llu MiB and its --upper-size has %llu "
+                                "MiB free, too little for a copy of it",
+                                (unsigned long long)(used >> 20),
+                                (unsigned long long)(((uint64_t)v.f_bavail * v.f_frsize) >> 20));
+        sv->undo->since = rt_ckpt_now();
+        int r = ckpt(sv, RT_CKPT_BASE, NULL, NULL, 0, NULL, err);
+        if (r < 0) {
+                struct rtn_error e2 = {0};
+                (void)ckpt(sv, RT_CKPT_CLEAR, NULL, NULL, 0, NULL, &e2);
+                return r;
+        }
+        sv->undo->shadow = true;
+        return 0;
 }
 
 static void short_args(char *buf, size_t len, const struct mcp_args *a) {
@@ -123,48 +235,82 @@ static struct undo_step *step_push(struct serve_undo *u) {
         return s;
 }
 
-void serve_undo_checkpoint(struct serve *sv, const char *tool, const struct mcp_args *a) {
+void serve_undo_exit(struct serve *sv, const void *call, int exit_code) {
+        struct serve_undo *u = sv->undo;
+        for (size_t i = u ? u->n : 0; i-- > 0;)
+                if (u->v[i].call == call) {
+                        u->v[i].call = NULL;
+                        u->v[i].has_exit = true;
+                        u->v[i].exit_code = exit_code;
+                        return;
+                }
+}
+
+void serve_undo_checkpoint(struct serve *sv, const void *call, const char *tool,
+                           const struct mcp_args *a) {
         if (!sv->undo_depth || !sv->sess)
                 return;
         if (!sv->undo && !(sv->undo = calloc(1, sizeof *sv->undo)))
                 return;
         struct serve_undo *u = sv->undo;
+        struct rtn_error err = {0};
         forget_undone(sv);
+        int r = seal(sv, &err);
+        if (r >= 0 && !u->shadow && session_fs(sv) >= 0)
+                r = base(sv, &err);
+        if (r < 0)
+                drop_all(sv);
         while (u->n >= sv->undo_depth)
-                drop_oldest(sv);
+                drop_oldest(sv, false);
         struct undo_step *s = step_push(u);
         if (!s)
                 return;
         snprintf(s->tool, sizeof s->tool, "%s", tool);
         short_args(s->args, sizeof s->args, a);
         s->when_sec = (int64_t)time(NULL);
+        s->call = call;
         u->n++;
         u->pos = u->n;
-        s->kept = true;
-        if (session_fs(sv) < 0) { /* nothing ran yet: the state is empty */
-                s->empty = true;
-                return;
-        }
-        char name[16];
-        step_name(name, sizeof name, s);
-        for (;;) {
-                struct rtn_error err = {0};
-                int r = rt_upper_save(rt_session_idmap(sv->sess), session_fs(sv), name, &err);
-                if (r >= 0)
-                        return;
-                s = &u->v[u->n - 1];
-                if ((r == -ENOSPC || r == -EDQUOT) && u->n > 1) {
-                        drop_oldest(sv); /* room for the newest first */
-                        s = &u->v[u->n - 1];
-                        continue;
-                }
-                s->kept = false;
+        s->kept = r >= 0;
+        s->base_empty = session_fs(sv) < 0; /* nothing ran yet: the state is empty */
+        if (r < 0)
                 snprintf(s->why, sizeof s->why, "no checkpoint: %s", err.msg);
-                return;
-        }
 }
 
 /* ---- the tools ------------------------------------------------------------------------- */
+
+/* A path of the tmpfs (rt_ckpt_list) as the sandbox's commands see it. */
+static void json_path(struct rtn_json_buf *b, const char *p) {
+        if (!strncmp(p, RT_WS_DIR "/upper", strlen(RT_WS_DIR "/upper")))
+                rtn_json_strf(b, "/workspace%s", p + strlen(RT_WS_DIR "/upper"));
+        else if (!strncmp(p, "upper", 5))
+                rtn_json_strf(b, "%s", p[5] ? p + 5 : "/");
+        else
+                rtn_json_strf(b, "/%s", p);
+}
+
+/* paths (the first SERVE_UNDO_PATHS), paths_total and bytes of a step: the record of a
+ * sealed one, a count of what changed so far for the newest. */
+static void json_changes(struct rtn_json_buf *b, struct serve *sv, const struct undo_step *s,
+                         bool newest) {
+        struct rt_ckpt_report rep = {.records = s->records, .bytes = s->bytes};
+        struct rtn_error err = {0};
+        _cleanup_free_ char *list = NULL;
+        size_t len = 0, n = 0;
+        char name[16];
+        step_name(name, sizeof name, s);
+        if (s->sealed)
+                (void)rt_ckpt_list(session_fs(sv), name, &list, &len);
+        else if (newest && s->kept && sv->undo->shadow && session_fs(sv) >= 0)
+                (void)ckpt(sv, RT_CKPT_COUNT, NULL, NULL, 0, &rep, &err);
+        rtn_json_key(b, "paths");
+        rtn_json_arr_begin(b);
+        for (size_t i = 0; i < len && n < SERVE_UNDO_PATHS; i += strlen(list + i + 1) + 2, n++)
+                json_path(b, list + i + 1);
+        rtn_json_arr_end(b);
+        rtn_json_kv_int(b, "paths_total", (int64_t)rep.records);
+        rtn_json_kv_int(b, "bytes", (int64_t)rep.bytes);
+}
 
 int serve_env_history(struct serve *sv, struct mcp_call *call, const char *tool,
                       const struct mcp_args *a) {
@@ -184,10 +330,13 @@ int serve_env_history(struct serve *sv, struct mcp_call *call, const char *tool,
                 rtn_json_kv_str(&b, "tool", s->tool);
                 rtn_json_kv_str(&b, "args", s->args);
                 rtn_json_kv_str(&b, "time", when);
+                if (s->has_exit)
+                        rtn_json_kv_int(&b, "exit_code", s->exit_code);
                 rtn_json_kv_bool(&b, "undone", i >= u->pos);
                 rtn_json_kv_bool(&b, "undoable", s->kept);
                 if (!s->kept)
                         rtn_json_kv_str(&b, "note", s->why);
+                json_changes(&b, sv, s, i + 1 == u->n && u->pos == u->n);
                 rtn_json_obj_end(&b);
         }
         rtn_json_arr_end(&b);
@@ -200,18 +349,11 @@ int serve_env_history(struct serve *sv, struct mcp_call *call, const char *tool,
         return 0;
 }
 
-/* Stops the sandbox (its jobs with it) and makes the state the one before step i's call, or
- * the state env_undo left (i == n). */
-static int go_to(struct serve *sv, size_t i, unsigned *ret_killed, unsigned killed_ids[],
+/* Stops the sandbox (its jobs with it) and swaps steps in until pos is to: undone newest
+ * first, redone oldest first. */
+static int go_to(struct serve *sv, size_t to, unsigned *ret_killed, unsigned killed_ids[],
                  struct rtn_error *err) {
         struct serve_undo *u = sv->undo;
-        char name[16];
-        if (i == u->n)
-                snprintf(name, sizeof name, STEP_TOP);
-        else if (u->v[i].empty)
-                snprintf(name, sizeof name, "empty");
-        else
-                step_name(name, sizeof name, &u->v[i]);
         unsigned n = 0;
         for (int k = 0; k < SERVE_MAX_JOBS; k++)
                 if (sv->jobs[k].cmd && !sv->jobs[k].cmd->done)
@@ -219,7 +361,17 @@ static int go_to(struct serve *sv, size_t i, unsigned *ret_killed, unsigned kill
         *ret_killed = n;
         serve_drop_jobs(sv);
         rt_session_stop_for(sv->sess, "env_undo restored an earlier state");
-        return rt_upper_restore(rt_session_idmap(sv->sess), session_fs(sv), name, err);
+        while (u->pos != to) {
+                struct undo_step *s = &u->v[to > u->pos ? u->pos : u->pos - 1];
+                char name[16];
+                step_name(name, sizeof name, s);
+                int r = s->sealed ? ckpt(sv, RT_CKPT_SWAP, name, NULL, 0, NULL, err) : 0;
+                if (r < 0)
+                        return r;
+                u->pos = to > u->pos ? u->pos + 1 : u->pos - 1;
+        }
+        u->since = rt_ckpt_now();
+        return 0;
 }
 
 static int undo_or_redo(struct serve *sv, struct mcp_call *call, const struct mcp_args *a,
@@ -228,6 +380,16 @@ static int undo_or_redo(struct serve *sv, struct mcp_call *call, const struct mc
         int64_t steps = 1;
         if (mcp_args_int(a, "steps", &steps) == -EINVAL)
                 return -EINVAL;
+        struct rtn_error err = {0};
+        /* first what changed since the last checkpoint: the newest step's record */
+        if (u && session_fs(sv) >= 0 && seal(sv, &err) < 0) {
+                drop_all(sv);
+                mcp_call_finish_error(call,
+                                      "%s failed, nothing changed, and the checkpoints were "
+                                      "dropped: %s",
+                                      redo ? "redo" : "undo", err.msg);
+                return 0;
+        }
         size_t can = !u ? 0 : redo ? u->n - u->pos : u->pos;
         if ((size_t)steps > can) {
                 mcp_call_finish_error(call, "%s %lld steps: %zu can be %s (env_history)",
@@ -242,23 +404,20 @@ static int undo_or_redo(struct serve *sv, struct mcp_call *call, const struct mc
                                               u->v[i].why);
                         return 0;
                 }
-        struct rtn_error err = {0};
         if (session_fs(sv) < 0) {
                 mcp_call_finish_error(call, "nothing to %s: the sandbox has no changes",
                                       redo ? "redo" : "undo");
                 return 0;
         }
-        if (!redo && u->pos == u->n &&
-            rt_upper_save(rt_session_idmap(sv->sess), session_fs(sv), STEP_TOP, &err) < 0) {
-                mcp_call_finish_error(call, "undo failed, nothing changed: %s", err.msg);
-                return 0;
-        }
         unsigned killed = 0, ids[SERVE_MAX_JOBS];
         if (go_to(sv, to, &killed, ids, &err) < 0) {
-                mcp_call_finish_error(call, "%s failed: %s", redo ? "redo" : "undo", err.msg);
+                drop_all(sv);
+                mcp_call_finish_error(call,
+                                      "%s failed half way, and the checkpoints were dropped: "
+                                      "%s",
+                                      redo ? "redo" : "undo", err.msg);
                 return 0;
         }
-        u->pos = to;
         struct rtn_json_buf b = RTN_JSON_BUF_INIT(0);
         rtn_json_obj_begin(&b);
         rtn_json_kv_int(&b, redo ? "redone" : "undone", steps);

@@ -12,8 +12,8 @@ import fork  # noqa: E402
 from fork import MODES_SH, PLANT_SH, TMP, eq, has, host_setid, manifest, note, sh  # noqa: E402
 
 def serve(*args):
-    """fork.py's server, keeping checkpoints (they are off unless --undo-depth asks)."""
-    return fork.serve(*(args if "--undo-depth" in args else ("--undo-depth", "50") + args))
+    """fork.py's server (an overlay workspace), keeping checkpoints as it does by default."""
+    return fork.serve(*args)
 
 
 ROOTS = ("$HOME/t", "/workspace/t", "/tmp/t", "$HOME/m", "/workspace/m", "/tmp/m")
@@ -136,6 +136,30 @@ def bounded():
         sh(s, "cat $HOME/after")
     finally:
         s.close()
+    s = serve("--upper-size", "16M")
+    try:  # a checkpoint that fits once older steps go: they go, and it is taken
+        sh(s, "head -c 4M /dev/urandom >$HOME/a")
+        sh(s, "head -c 4M /dev/urandom >$HOME/a")
+        sh(s, "true")
+        sh(s, "head -c 3M /dev/urandom >$HOME/b")
+        sh(s, "true")
+        h = steps(s)
+        assert h["dropped"] >= 1 and h["steps"][0]["undoable"] and h["steps"][1]["undoable"], \
+            f"older steps dropped for room: {h}"
+        eq(s.call("env_undo", steps=2)["undone"], 2, "env_undo past the step that needed room")
+        eq(sh(s, "ls $HOME/b 2>&1; exit 0")["stdout"].count("No such file"), 1, "$HOME/b after it")
+    finally:
+        s.close()
+    s = serve("--undo-bytes", "1M")
+    try:
+        for i in range(4):
+            sh(s, f"head -c 600K /dev/zero >$HOME/n; echo {i} >>$HOME/n")
+        sh(s, "true")
+        h = steps(s)
+        assert h["dropped"] >= 2, f"--undo-bytes 1M kept steps of 600 KiB each: {h}"
+        eq(s.call("env_undo")["undone"], 1, "env_undo of the newest")
+    finally:
+        s.close()
 
 
 def jobs():
@@ -163,22 +187,131 @@ def jobs():
         s.close()
 
 
-def off_by_default():
-    """Without --undo-depth no checkpoint is taken: env_history, env_undo and env_redo are
-    not offered, a call of one is refused naming the option, and the state stays."""
+def default_on():
+    """Checkpoints are on by default: the three tools are listed and a call is a step;
+    --undo-depth 0 keeps none (the tools say there is nothing to undo) and the state stays."""
     s = fork.serve()
     try:
-        sh(s, "echo one >$HOME/f")
         listed = {t["name"] for t in s.request("tools/list", {})["tools"]}
-        eq(listed & {"env_history", "env_undo", "env_redo"}, set(), "undo tools listed")
-        for tool in ("env_history", "env_undo", "env_redo"):
-            try:
-                r = s.call_raw(tool)
-            except RuntimeError as e:
-                has(str(e), "--undo-depth", f"{tool}'s refusal")
-            else:
-                raise AssertionError(f"{tool} without --undo-depth answered {r}")
+        eq(listed & {"env_history", "env_undo", "env_redo"}, {"env_history", "env_undo", "env_redo"},
+           "undo tools listed")
+        sh(s, "echo one >$HOME/f")
+        sh(s, "echo two >$HOME/f; exit 3", ok=False)
+        h = steps(s)
+        eq((h["undoable"], h["undo_depth"]), (2, 50), "steps and depth by default")
+        eq(h["steps"][0]["exit_code"], 3, "the exit status of the newest step")
+        eq((h["steps"][0]["paths_total"], h["steps"][0]["paths"]), (1, []), "the newest step's changes so far")
+        eq(s.call("env_undo")["undone"], 1, "env_undo")
+        eq(steps(s)["steps"][0]["paths"], [os.path.join(sh(s, "echo $HOME")["stdout"].strip(), "f")],
+           "the undone step's paths")
+    finally:
+        s.close()
+    s = fork.serve("--undo-depth", "0")
+    try:
+        sh(s, "echo one >$HOME/f")
+        eq(steps(s)["steps"], [], "steps with --undo-depth 0")
+        has(s.error("env_undo"), "0 can be undone", "env_undo with --undo-depth 0")
         eq(sh(s, "cat $HOME/f")["stdout"], "one\n", "the state after a refused env_undo")
+    finally:
+        s.close()
+
+
+IROOTS = ("$HOME/i", "/workspace/i", "/tmp/i")
+
+# A state of 12 MiB beside small trees the calls below change.
+ISETUP_SH = r'''
+set -e
+head -c 12M /dev/urandom >$HOME/big
+for top in $HOME/i /workspace/i /tmp/i; do
+mkdir -p $top && cd $top
+mkdir -p tree/sub/deeper a b d; echo 1 >tree/f; echo 2 >tree/sub/g; ln -s ../f tree/sub/l
+echo 3 >tree/sub/deeper/h; mkfifo tree/sub/p
+echo in-a >a/x; echo in-b >b/x; mkdir a/ad; echo ad >a/ad/y
+echo f >f; chmod 644 f; chmod 755 d; ln -s target sl; echo h >h1
+truncate -s 2M sparse; echo end >>sparse
+done
+echo gone >/workspace/i/gone
+'''
+
+# Each a call, each checked by an undo: a deleted tree, chmods, a symlink, xattrs, two
+# directories swapped by name (their files unchanged), a new hard link written through, a
+# deletion of a file of the host's workspace (a whiteout).
+ICHANGES = (
+    "rm -rf $HOME/i/tree /workspace/i/tree /tmp/i/tree",
+    "chmod 700 $HOME/i/d /tmp/i/d; chmod 600 $HOME/i/f /workspace/i/f; chmod 1777 /workspace/i/d",
+    "rm $HOME/i/sl && ln -s /etc $HOME/i/sl; ln -sfn other /workspace/i/sl; rm /tmp/i/sl; mkdir /tmp/i/sl",
+    "python3 -c 'import os\nfor p in (os.path.expanduser(\"~/i/f\"), \"/workspace/i/d\", \"/tmp/i/h1\"): "
+    "os.setxattr(p, \"user.k\", b\"v\" * 3000)'",
+    "for t in $HOME/i /workspace/i /tmp/i; do mv $t/a $t/t && mv $t/b $t/a && mv $t/t $t/b; done",
+    "ln $HOME/i/h1 $HOME/i/h2 && echo more >>$HOME/i/h2; rm /workspace/i/gone /workspace/base; "
+    "echo new >/tmp/i/new; echo x >>$HOME/i/sparse",
+)
+
+
+# fork.py's manifest of each root given, in one call
+MULTI_PY = """import contextlib, io, json, sys
+res = []
+for root in sys.argv[1:]:
+    sys.argv[1] = root
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        exec(%r, {"__name__": "__main__"})
+    res.append(json.loads(buf.getvalue()))
+print(json.dumps(res))
+""" % fork.MANIFEST_PY
+
+
+def isnap(s, sandbox="sb-1"):
+    """The manifests of IROOTS: one call, a step that changes nothing."""
+    r = sh(s, "python3 - " + " ".join(IROOTS), sandbox=sandbox, stdin=MULTI_PY)
+    assert not r["stdout_truncated"], "manifest cut"
+    return dict(zip(IROOTS, json.loads(r["stdout"])))
+
+
+def same(got, want, what):
+    for root in IROOTS:
+        g, w = {e["path"]: e for e in got[root]}, {e["path"]: e for e in want[root]}
+        eq(sorted(set(g) ^ set(w))[:5], [], f"{what}: {root}'s paths")
+        for p in w:
+            eq(g[p], w[p], f"{what}: {root}/{p}")
+
+
+def incremental():
+    """A checkpoint keeps only what a call changed: beside a 12 MiB file, in an upper of
+    32 MiB (which holds the state, its shadow and the steps, but not a copy of the state per
+    call), six calls keep every step and drop none. env_undo and env_redo of all of them give
+    the last state back; then each env_undo gives back the state before its call exactly: a
+    deleted tree, a chmod, a symlink, an xattr, swapped directories, a hard link, a whiteout.
+    A fork starts with no history, and undoes its own step."""
+    s = serve("--upper-size", "32M")
+    try:
+        sh(s, ISETUP_SH)
+        snaps = [isnap(s)]
+        for cmd in ICHANGES:
+            sh(s, cmd)
+            snaps.append(isnap(s))
+        h = steps(s)
+        n = 2 * len(ICHANGES)  # each change, then its manifest
+        eq((h["undoable"], h["dropped"]), (n + 2, 0), "steps kept, steps dropped")
+        assert all(x["undoable"] for x in h["steps"]), f"a step without a checkpoint: {h['steps']}"
+        by = {x["step"]: x for x in h["steps"]}
+        rm = by[3]  # after the set-up and its manifest: the deleted trees
+        trees = sorted(p for p in rm["paths"] if p.endswith("/i/tree"))
+        eq((len(trees), trees[1:]), (3, ["/tmp/i/tree", "/workspace/i/tree"]), "the deleted trees' paths")
+        assert rm["paths_total"] >= 3 and rm["bytes"] > 0 and rm["exit_code"] == 0, f"the step: {rm}"
+        for k in range(2, n + 3, 2):  # a manifest changes nothing: its step holds nothing
+            eq((by[k]["paths_total"], by[k]["bytes"], by[k]["paths"]), (0, 0, []), f"step {k}'s changes")
+        eq(s.call("env_undo", steps=n)["undone"], n, "env_undo of every change")
+        eq(s.call("env_redo", steps=n)["redone"], n, "env_redo of every change")
+        same(isnap(s), snaps[-1], "after env_redo")
+        for k in range(len(ICHANGES), 0, -1):  # the check, the manifest, the change
+            eq(s.call("env_undo", steps=3)["undone"], 3, "env_undo")
+            same(isnap(s), snaps[k - 1], f"before {ICHANGES[k - 1][:40]!r}")
+        sb = fork.fork_ok(s)
+        eq(steps_of(s, sb), 0, "a fork's history")
+        sh(s, "rm -rf $HOME/i /tmp/i/a; echo f >/workspace/i/ff", sandbox=sb)
+        eq(s.call("env_undo", sandbox=sb)["undone"], 1, "env_undo in the fork")
+        same(isnap(s, sb), snaps[0], "the fork after its env_undo")
     finally:
         s.close()
 
@@ -187,7 +320,7 @@ def steps_of(s, sb):
     return len(s.call("env_history", sandbox=sb)["steps"])
 
 
-SCENARIOS = {f.__name__: f for f in (roundtrip, sparse, bounded, jobs, off_by_default)}
+SCENARIOS = {f.__name__: f for f in (roundtrip, sparse, bounded, jobs, default_on, incremental)}
 
 if __name__ == "__main__":
     SCENARIOS[sys.argv[2]]()

@@ -11,7 +11,7 @@ _rtn_verb_options() {
         local spec="--setenv --env-file --allow-ptrace --user --upper-size --store-max --pids-max --memory-max --isolation --allow-net --allow-host-port --upstream-proxy --net-policy --publish --secret --secret-file --secret-header --protect"
         case $1 in
         exec) echo "--rootfs --workspace --workspace-mode --workspace-git --bind --cwd --net --hostname --timeout $spec -t --tty --quiet --env --keep --commit -m --message --data-dir --help" ;;
-        serve) echo "--data-dir --env --rootfs --allow-host --workspace --workspace-mode --workspace-git --bind --hostname --net --timeout --max-output --http-tools --max-sandboxes --undo-depth --http --token-file --idle-timeout --max-sessions --allow-origin --http-public --workspace-root $spec --help" ;;
+        serve) echo "--data-dir --env --rootfs --allow-host --workspace --workspace-mode --workspace-git --bind --hostname --net --timeout --max-output --http-tools --max-sandboxes --undo-depth --undo-bytes --http --token-file --idle-timeout --max-sessions --allow-origin --http-public --workspace-root $spec --help" ;;
         probe) echo "--json" ;;
         ps) echo "--all --data-dir --help" ;;
         commit) echo "$store -m --message --upper" ;;
@@ -69,7 +69,7 @@ _rtn_takes_value() {
         case $1 in
         --workspace | --cwd | --data-dir | --upper | --workspace-mode | --workspace-git | --net | --isolation | --user | \
                 --rootfs | --env | -o | --output | --bind | --hostname | --timeout | --setenv | --env-file | \
-                --upper-size | --store-max | --pids-max | --memory-max | --allow-host | --max-output | --max-sandboxes | --undo-depth | -m | \
+                --upper-size | --store-max | --pids-max | --memory-max | --allow-host | --max-output | --max-sandboxes | --undo-depth | --undo-bytes | -m | \
                 --allow-net | --allow-host-port | --upstream-proxy | --net-policy | --publish | --secret | --secret-file | --secret-header | --http | --token-file | --idle-timeout | \
                 --max-sessions | --allow-origin | --workspace-root | \
                 --message | --reflog-days | --max-bytes | --suite | --variant | --mirror)

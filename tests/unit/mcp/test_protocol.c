@@ -201,11 +201,12 @@ static int list_all(const char *version, unsigned flags, unsigned page) {
 }
 
 Test(h_tools_list, paginates_every_tool) {
-        cr_assert_eq(list_all("2025-06-18", 0, 5), 29);
+        /* env_history, env_undo and env_redo are always listed */
+        cr_assert_eq(list_all("2025-06-18", 0, 5), 32);
         h_stop(&h);
-        cr_assert_eq(list_all("2025-06-18", MCP_TOOLS_HTTP, 4), 31);
+        cr_assert_eq(list_all("2025-06-18", MCP_TOOLS_HTTP, 4), 34);
         h_stop(&h);
-        cr_assert_eq(list_all("2025-06-18", MCP_TOOLS_HTTP, 100), 31);
+        cr_assert_eq(list_all("2025-06-18", MCP_TOOLS_HTTP, 100), 34);
         h_stop(&h);
 }
 

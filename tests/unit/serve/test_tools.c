@@ -37,7 +37,7 @@ Test(mcp_tool_find, the_changing_tools_take_a_checkpoint) {
         }
         cr_assert_eq(n, sizeof changing_tools / sizeof changing_tools[0]);
 }
-#define ALL_TOOLS (MCP_TOOLS_HTTP | MCP_TOOLS_WS_OVERLAY | MCP_TOOLS_UNDO)
+#define ALL_TOOLS (MCP_TOOLS_HTTP | MCP_TOOLS_WS_OVERLAY)
 
 Test(mcp_tool_find, every_design_tool_exists_with_valid_schemas) {
         cr_assert_eq(mcp_tool_count(&serve_tool_table, ALL_TOOLS),
