@@ -55,6 +55,16 @@ T_FAILED=0
 T_SKIPPED=0
 T_MAIN_PID=$BASHPID
 T_SKIP_RC=77
+T_CLK_TCK=$(getconf CLK_TCK 2>/dev/null) || T_CLK_TCK=100
+
+# The CPU ticks (user + system) of the suite's reaped descendants, read without a fork: a
+# forked shell's `times` counts nothing of its parent's children.
+t_children_ticks() {
+        local f
+        read -r -a f <"/proc/$T_MAIN_PID/stat"
+        # fields 16 and 17 (cutime, cstime); bash's comm holds no space
+        echo $((f[15] + f[16]))
+}
 
 t_note() {
         printf '# %s\n' "$*"
@@ -161,10 +171,21 @@ t_rmtree() {
         [ ! -e "$1" ]
 }
 
+# "(WALL s, cpu CPU s)" of a case that started at EPOCHREALTIME START with TICKS.
+t_took() {
+        local now=$EPOCHREALTIME ticks
+        ticks=$(($(t_children_ticks) - $2))
+        # microseconds, locale-proof: EPOCHREALTIME's separator may be a comma
+        local us=$((10#${now//[.,]/} - 10#${1//[.,]/}))
+        printf '(%d.%02d s, cpu %d.%02d s)' $((us / 1000000)) $((us % 1000000 / 10000)) \
+                $((ticks / T_CLK_TCK)) $((ticks % T_CLK_TCK * 100 / T_CLK_TCK))
+}
+
 t_run() {
-        local name=$1 rc=0 reason=
+        local name=$1 rc=0 reason= took
         shift
-        local tmp
+        local tmp start=$EPOCHREALTIME ticks
+        ticks=$(t_children_ticks)
         tmp=$(mktemp -d "${TMPDIR:-/tmp}/t.XXXXXX") || {
                 echo "FAIL $name: mktemp failed"
                 T_FAILED=$((T_FAILED + 1))
@@ -180,17 +201,18 @@ t_run() {
                 "$@"
         ) || rc=$?
         [ -f "$tmp/.t_reason" ] && reason=$(cat "$tmp/.t_reason")
+        took=$(t_took "$start" "$ticks")
         case $rc in
         0)
-                echo "ok $name"
+                echo "ok $name $took"
                 T_PASSED=$((T_PASSED + 1))
                 ;;
         "$T_SKIP_RC")
-                echo "skip $name: $reason"
+                echo "skip $name: $reason $took"
                 T_SKIPPED=$((T_SKIPPED + 1))
                 ;;
         *)
-                echo "FAIL $name: ${reason:-exit $rc}"
+                echo "FAIL $name: ${reason:-exit $rc} $took"
                 T_FAILED=$((T_FAILED + 1))
                 ;;
         esac

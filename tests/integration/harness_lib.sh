@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Checks tests/lib.sh itself, so a broken assertion can never turn the suites green: a
-# failing, a skipping and a passing case are counted as such, a file that dies before t_done
+# failing, a skipping and a passing case are counted as such and timed, a file that dies before t_done
 # reports a failure, and per-case temp dirs are removed. Runs no sandbox.
 . "$(dirname "$0")/../lib.sh"
 
@@ -22,6 +22,9 @@ t_run a a; t_run b b; t_run c c; t_run d d; t_done'
         t_stdout_has "# t: passed=1 failed=2 skipped=1"
         t_stdout_has "skip c: no such feature"
         t_stdout_has "FAIL b: expected exit 0"
+        # each case's line ends in its wall and CPU time
+        t_true grep -Eq '^ok a \([0-9]+\.[0-9]{2} s, cpu [0-9]+\.[0-9]{2} s\)$' "$T_OUT_FILE"
+        t_true grep -Eq '^skip c: no such feature \([0-9]+\.[0-9]{2} s, cpu [0-9.]+ s\)$' "$T_OUT_FILE"
 }
 
 death_before_done_fails() {
