@@ -42,7 +42,23 @@ temp_dirs_removed() {
         t_no_file "$d"
 }
 
+# A python3 on PATH that is a shim (a script that starts the interpreter, as pyenv's does)
+# is not what the cases start: the interpreter's directory comes first.
+python_not_through_a_shim() {
+        mkdir "$T_TMP/shims"
+        printf '#!/bin/sh\necho "shim $*" >>%q\nexec %q "$@"\n' "$T_TMP/shim.log" "$(command -v python3)" \
+                >"$T_TMP/shims/python3"
+        chmod +x "$T_TMP/shims/python3"
+        PATH=$T_TMP/shims:$PATH run_file 'a() { python3 -c "print(6 * 7)" >'"$T_TMP"'/a; }
+t_run a a; t_done'
+        t_exit_is 0
+        t_true grep -qx 42 "$T_TMP/a"
+        # the shim may run once, to find the interpreter, but not for the case
+        t_false grep -q 'print(6' "$T_TMP/shim.log"
+}
+
 t_run counts_pass_fail_skip counts_pass_fail_skip
 t_run death_before_done_fails death_before_done_fails
 t_run temp_dirs_removed temp_dirs_removed
+t_run python_not_through_a_shim python_not_through_a_shim
 t_done
