@@ -38,13 +38,14 @@ ip link set own1 up
 ip addr add 203.0.113.50/32 dev own0
 ip addr add 2001:db8::50/128 dev own0 nodad
 mount --bind "$T_TMP/hosts" /etc/hosts
-python3 "$FIX" 198.51.100.7 8080 "$T_TMP/pub.log" & p1=\$!
-python3 "$FIX" 127.0.0.1 8081 "$T_TMP/private.log" & p2=\$!
-python3 "$FIX" :: 8090 "$T_TMP/own.log" & p3=\$!
-for _ in \$(seq 50); do python3 -c 'import socket; [socket.create_connection(a) for a in (("198.51.100.7", 8080), ("127.0.0.1", 8081), ("203.0.113.50", 8090), ("2001:db8::50", 8090))]' 2>/dev/null && break; sleep 0.1; done
+# the three servers in one process, which says "ready" once all of them listen
+exec 3< <(exec python3 "$FIX" 198.51.100.7 8080 "$T_TMP/pub.log" 127.0.0.1 8081 "$T_TMP/private.log" \
+        :: 8090 "$T_TMP/own.log")
+p=\$!
+read -r -t 60 ready <&3 && [ "\$ready" = ready ] || { echo "the fixture did not start" >&2; exit 1; }
 rc=0
 RTN_DATA_DIR="$T_TMP/data" python3 "$MCP" "$T_TMP/calls" -- "$RTN" serve ${SERVE_ARGS:---http-tools --allow-net 198.51.100.7:8080} || rc=\$?
-kill \$p1 \$p2 \$p3
+kill \$p
 exit \$rc
 EOS
         t_cmd unshare -rnm bash inner.sh
