@@ -192,7 +192,7 @@ t_took() {
 }
 
 t_run() {
-        local name=$1 rc=0 reason= took
+        local name=$1 rc=0 reason='' took
         shift
         local tmp start=$EPOCHREALTIME ticks
         ticks=$(t_children_ticks)
