@@ -67,13 +67,14 @@ T_MAIN_PID=$BASHPID
 T_SKIP_RC=77
 T_CLK_TCK=$(getconf CLK_TCK 2>/dev/null) || T_CLK_TCK=100
 
-# The CPU ticks (user + system) of the suite's reaped descendants, read without a fork: a
-# forked shell's `times` counts nothing of its parent's children.
+# T_TICKS: the CPU ticks (user + system) of the suite's reaped descendants, read without a
+# fork (a forked shell's `times` counts nothing of its parent's children, and t_run runs
+# thousands of times a make test).
 t_children_ticks() {
         local f
         read -r -a f <"/proc/$T_MAIN_PID/stat"
         # fields 16 and 17 (cutime, cstime); bash's comm holds no space
-        echo $((f[15] + f[16]))
+        T_TICKS=$((f[15] + f[16]))
 }
 
 t_note() {
@@ -112,8 +113,8 @@ t_host_pids() {
 }
 
 t_wait_for() {
-        local _
-        for _ in $(seq 100); do
+        local i
+        for ((i = 0; i < 100; i++)); do
                 "$@" && return 0
                 sleep 0.1
         done
@@ -181,21 +182,23 @@ t_rmtree() {
         [ ! -e "$1" ]
 }
 
-# "(WALL s, cpu CPU s)" of a case that started at EPOCHREALTIME START with TICKS.
+# T_TOOK: "(WALL s, cpu CPU s)" of a case that started at EPOCHREALTIME START with TICKS.
 t_took() {
-        local now=$EPOCHREALTIME ticks
-        ticks=$(($(t_children_ticks) - $2))
+        local now=$EPOCHREALTIME ticks us
+        t_children_ticks
+        ticks=$((T_TICKS - $2))
         # microseconds, locale-proof: EPOCHREALTIME's separator may be a comma
-        local us=$((10#${now//[.,]/} - 10#${1//[.,]/}))
-        printf '(%d.%02d s, cpu %d.%02d s)' $((us / 1000000)) $((us % 1000000 / 10000)) \
+        us=$((10#${now//[.,]/} - 10#${1//[.,]/}))
+        printf -v T_TOOK '(%d.%02d s, cpu %d.%02d s)' $((us / 1000000)) $((us % 1000000 / 10000)) \
                 $((ticks / T_CLK_TCK)) $((ticks % T_CLK_TCK * 100 / T_CLK_TCK))
 }
 
 t_run() {
-        local name=$1 rc=0 reason='' took
+        local name=$1 rc=0 reason=''
         shift
         local tmp start=$EPOCHREALTIME ticks
-        ticks=$(t_children_ticks)
+        t_children_ticks
+        ticks=$T_TICKS
         tmp=$(mktemp -d "${TMPDIR:-/tmp}/t.XXXXXX") || {
                 echo "FAIL $name: mktemp failed"
                 T_FAILED=$((T_FAILED + 1))
@@ -211,18 +214,18 @@ t_run() {
                 "$@"
         ) || rc=$?
         [ -f "$tmp/.t_reason" ] && reason=$(cat "$tmp/.t_reason")
-        took=$(t_took "$start" "$ticks")
+        t_took "$start" "$ticks"
         case $rc in
         0)
-                echo "ok $name $took"
+                echo "ok $name $T_TOOK"
                 T_PASSED=$((T_PASSED + 1))
                 ;;
         "$T_SKIP_RC")
-                echo "skip $name: $reason $took"
+                echo "skip $name: $reason $T_TOOK"
                 T_SKIPPED=$((T_SKIPPED + 1))
                 ;;
         *)
-                echo "FAIL $name: ${reason:-exit $rc} $took"
+                echo "FAIL $name: ${reason:-exit $rc} $T_TOOK"
                 T_FAILED=$((T_FAILED + 1))
                 ;;
         esac
