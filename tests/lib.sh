@@ -44,6 +44,16 @@ T_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 # Upper bound for one command run through t_cmd, so a hung sandbox fails a case instead
 # of hanging the suite.
 : "${T_CMD_TIMEOUT:=120}"
+# python3 on PATH may be a version manager's shim (pyenv's is a bash script that runs a few
+# more before the interpreter: 0.4 s of CPU a start where the interpreter alone takes 0.04 s,
+# and the suites start hundreds). The interpreter's own directory goes first, found once.
+t_python_first() {
+        local d
+        d=$(python3 -c 'import os, sys; print(os.path.dirname(sys.executable))' 2>/dev/null) || return 0
+        [ -x "$d/python3" ] && [ "$(command -v python3)" != "$d/python3" ] && PATH=$d:$PATH
+        return 0
+}
+command -v python3 >/dev/null && t_python_first
 # Cases run in their own temp dir: make relative paths absolute first.
 [[ $RTN == /* ]] || RTN=$PWD/$RTN
 [[ $T_BIN == /* ]] || T_BIN=$PWD/$T_BIN
@@ -55,6 +65,17 @@ T_FAILED=0
 T_SKIPPED=0
 T_MAIN_PID=$BASHPID
 T_SKIP_RC=77
+T_CLK_TCK=$(getconf CLK_TCK 2>/dev/null) || T_CLK_TCK=100
+
+# T_TICKS: the CPU ticks (user + system) of the suite's reaped descendants, read without a
+# fork (a forked shell's `times` counts nothing of its parent's children, and t_run runs
+# thousands of times a make test).
+t_children_ticks() {
+        local f
+        read -r -a f <"/proc/$T_MAIN_PID/stat"
+        # fields 16 and 17 (cutime, cstime); bash's comm holds no space
+        T_TICKS=$((f[15] + f[16]))
+}
 
 t_note() {
         printf '# %s\n' "$*"
@@ -92,8 +113,8 @@ t_host_pids() {
 }
 
 t_wait_for() {
-        local _
-        for _ in $(seq 100); do
+        local i
+        for ((i = 0; i < 100; i++)); do
                 "$@" && return 0
                 sleep 0.1
         done
@@ -161,10 +182,23 @@ t_rmtree() {
         [ ! -e "$1" ]
 }
 
+# T_TOOK: "(WALL s, cpu CPU s)" of a case that started at EPOCHREALTIME START with TICKS.
+t_took() {
+        local now=$EPOCHREALTIME ticks us
+        t_children_ticks
+        ticks=$((T_TICKS - $2))
+        # microseconds, locale-proof: EPOCHREALTIME's separator may be a comma
+        us=$((10#${now//[.,]/} - 10#${1//[.,]/}))
+        printf -v T_TOOK '(%d.%02d s, cpu %d.%02d s)' $((us / 1000000)) $((us % 1000000 / 10000)) \
+                $((ticks / T_CLK_TCK)) $((ticks % T_CLK_TCK * 100 / T_CLK_TCK))
+}
+
 t_run() {
-        local name=$1 rc=0 reason=
+        local name=$1 rc=0 reason=''
         shift
-        local tmp
+        local tmp start=$EPOCHREALTIME ticks
+        t_children_ticks
+        ticks=$T_TICKS
         tmp=$(mktemp -d "${TMPDIR:-/tmp}/t.XXXXXX") || {
                 echo "FAIL $name: mktemp failed"
                 T_FAILED=$((T_FAILED + 1))
@@ -180,17 +214,18 @@ t_run() {
                 "$@"
         ) || rc=$?
         [ -f "$tmp/.t_reason" ] && reason=$(cat "$tmp/.t_reason")
+        t_took "$start" "$ticks"
         case $rc in
         0)
-                echo "ok $name"
+                echo "ok $name $T_TOOK"
                 T_PASSED=$((T_PASSED + 1))
                 ;;
         "$T_SKIP_RC")
-                echo "skip $name: $reason"
+                echo "skip $name: $reason $T_TOOK"
                 T_SKIPPED=$((T_SKIPPED + 1))
                 ;;
         *)
-                echo "FAIL $name: ${reason:-exit $rc}"
+                echo "FAIL $name: ${reason:-exit $rc} $T_TOOK"
                 T_FAILED=$((T_FAILED + 1))
                 ;;
         esac

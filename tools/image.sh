@@ -70,9 +70,11 @@ out=${1:?usage: tools/image.sh OUT.tar | base}
 [ "$(id -u)" = 0 ] || { echo "tools/image.sh: needs root (rootful podman)" >&2; exit 1; }
 base=$(make_base "$pkgs $agent_pkgs${IMAGE_PACKAGES:+ $IMAGE_PACKAGES}")
 state=$(mktemp -d "${TMPDIR:-/tmp}/rtn-image.XXXXXX")
-# podman refuses a run root longer than 50 characters, which one under a TMPDIR may be
+# podman refuses a run root longer than 50 characters, which one under a TMPDIR may be; its
+# tmp dir (the libpod state that `system reset` removes) is ours too, not the /run/libpod
+# every other podman of root's uses meanwhile
 runroot=$(mktemp -d /tmp/rtnc.XXXXXX)
-pm=(podman --root "$state/storage" --runroot "$runroot" --runtime runc
+pm=(podman --root "$state/storage" --runroot "$runroot" --tmpdir "$runroot/tmp" --runtime runc
         --cgroup-manager cgroupfs --events-backend none --storage-driver overlay)
 cleanup() {
         "${pm[@]}" system reset -f >/dev/null 2>&1 || true

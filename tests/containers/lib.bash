@@ -37,9 +37,11 @@ c_containers_conf() {
 
 # The podman command line, in C_PODMAN (an array): storage in the suite's temp dir, the run
 # root in C_RUNROOT (podman refuses one longer than 50 characters, which a TMPDIR of make
-# test's streams is).
+# test's streams is), and libpod's tmp dir there too: c_teardown's `system reset` removes
+# it, and the default /run/libpod is every root podman's (tools/image.sh's, building
+# meanwhile, included).
 c_podman_argv() {
-        C_PODMAN=(podman --root "$C_STATE/storage" --runroot "$C_RUNROOT" --runtime runc
+        C_PODMAN=(podman --root "$C_STATE/storage" --runroot "$C_RUNROOT" --tmpdir "$C_RUNROOT/tmp" --runtime runc
                 --cgroup-manager cgroupfs --events-backend none --storage-driver overlay)
 }
 
@@ -71,6 +73,7 @@ c_setup() {
         done
         C_STATE=$(mktemp -d "${TMPDIR:-/tmp}/rtn-containers.XXXXXX")
         C_RUNROOT=$(mktemp -d /tmp/rtnc.XXXXXX)
+        c_image_start
         # Host ids for --uidmap: above every range of /etc/subuid and /etc/subgid and below
         # root's default subordinate block, so they are nobody's.
         C_UIDMAP=$(cat /etc/subuid /etc/subgid 2>/dev/null |
@@ -110,16 +113,35 @@ json.dump(d, open(sys.argv[1], "w"))
 PY
 }
 
-# make image's image (tools/image.sh from the rtn under test), built and loaded into the
-# suite's storage once, whichever case asks first; prints its name (localhost/rtn:VERSION).
+# make image's archive (tools/image.sh from the rtn under test), built in the background from
+# c_setup on: its mmdebstrap waits on the mirror and the disk for minutes, which the cases
+# before the image's spend running containers instead. img.rc holds its exit code once it ends.
+# Its CPU is the suite's (its shell reaps it), shown in the time of the case it ended during.
+c_image_start() {
+        local o
+        [[ $RTN == "$T_ROOT"/*/rtn ]] || return 0
+        o=$(dirname "${RTN#"$T_ROOT"/}")
+        (
+                rc=0
+                O=$o "$T_ROOT/tools/image.sh" "$C_STATE/img.tar" >/dev/null 2>"$C_STATE/img.err" || rc=$?
+                echo "$rc" >"$C_STATE/img.rc.part" && mv "$C_STATE/img.rc.part" "$C_STATE/img.rc"
+        ) </dev/null &
+        C_IMAGE_PID=$!
+}
+
+# make image's image, loaded into the suite's storage once, whichever case asks first (it
+# waits for c_image_start's build); prints its name (localhost/rtn:VERSION).
 c_image() {
-        local o name
+        local name i=0
         name=localhost/rtn:$("$RTN" --version | awk '{print $2}')
         if [ ! -f "$C_STATE/image.loaded" ]; then
-                o=$(dirname "${RTN#"$T_ROOT"/}")
                 [[ $RTN == "$T_ROOT"/*/rtn ]] || t_skip "the image is built from a tree's rtn"
-                O=$o "$T_ROOT/tools/image.sh" "$C_STATE/img.tar" >/dev/null 2>"$C_STATE/img.err" ||
-                        t_fail "tools/image.sh: $(tail -n 3 "$C_STATE/img.err")"
+                until [ -f "$C_STATE/img.rc" ]; do
+                        [ "$i" -lt 1800 ] || t_fail "tools/image.sh did not end within 30 minutes"
+                        sleep 1
+                        i=$((i + 1))
+                done
+                [ "$(cat "$C_STATE/img.rc")" = 0 ] || t_fail "tools/image.sh: $(tail -n 3 "$C_STATE/img.err")"
                 c_podman load -q -i "$C_STATE/img.tar" >/dev/null || t_fail "podman load failed"
                 rm -f "$C_STATE/img.tar"
                 touch "$C_STATE/image.loaded"
@@ -162,6 +184,8 @@ SCRIPT
 # After the last case: the containers, images and storage go.
 c_teardown() {
         [ -n "${C_STATE:-}" ] || return 0
+        # a build no case waited for (they skipped) ends before its output dir goes
+        [ -z "${C_IMAGE_PID:-}" ] || wait "$C_IMAGE_PID" 2>/dev/null
         c_podman system reset -f >/dev/null 2>&1
         rm -rf "$C_STATE" "${C_RUNROOT:-}"
 }

@@ -309,7 +309,9 @@ rootless() {
         chown "$u" "$d"
         cp "$RTN" "$d/rtn"
         chmod 755 "$d/rtn"
-        local pm=(runuser -u "$u" -- env HOME="$d" XDG_RUNTIME_DIR="$d/run" podman --root "$d/s"
+        # TMPDIR too: the suite's may be one only root can write, where podman import makes
+        # its temp dirs
+        local pm=(runuser -u "$u" -- env HOME="$d" TMPDIR="$d" XDG_RUNTIME_DIR="$d/run" podman --root "$d/s"
                 --runroot "$d/r" --runtime runc --cgroup-manager cgroupfs --events-backend none
                 --storage-driver overlay)
         # shellcheck disable=SC2064

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Checks tests/lib.sh itself, so a broken assertion can never turn the suites green: a
-# failing, a skipping and a passing case are counted as such, a file that dies before t_done
+# failing, a skipping and a passing case are counted as such and timed, a file that dies before t_done
 # reports a failure, and per-case temp dirs are removed. Runs no sandbox.
 . "$(dirname "$0")/../lib.sh"
 
@@ -22,6 +22,9 @@ t_run a a; t_run b b; t_run c c; t_run d d; t_done'
         t_stdout_has "# t: passed=1 failed=2 skipped=1"
         t_stdout_has "skip c: no such feature"
         t_stdout_has "FAIL b: expected exit 0"
+        # each case's line ends in its wall and CPU time
+        t_true grep -Eq '^ok a \([0-9]+\.[0-9]{2} s, cpu [0-9]+\.[0-9]{2} s\)$' "$T_OUT_FILE"
+        t_true grep -Eq '^skip c: no such feature \([0-9]+\.[0-9]{2} s, cpu [0-9.]+ s\)$' "$T_OUT_FILE"
 }
 
 death_before_done_fails() {
@@ -39,7 +42,23 @@ temp_dirs_removed() {
         t_no_file "$d"
 }
 
+# A python3 on PATH that is a shim (a script that starts the interpreter, as pyenv's does)
+# is not what the cases start: the interpreter's directory comes first.
+python_not_through_a_shim() {
+        mkdir "$T_TMP/shims"
+        printf '#!/bin/sh\necho "shim $*" >>%q\nexec %q "$@"\n' "$T_TMP/shim.log" "$(command -v python3)" \
+                >"$T_TMP/shims/python3"
+        chmod +x "$T_TMP/shims/python3"
+        PATH=$T_TMP/shims:$PATH run_file 'a() { python3 -c "print(6 * 7)" >'"$T_TMP"'/a; }
+t_run a a; t_done'
+        t_exit_is 0
+        t_true grep -qx 42 "$T_TMP/a"
+        # the shim may run once, to find the interpreter, but not for the case
+        t_false grep -q 'print(6' "$T_TMP/shim.log"
+}
+
 t_run counts_pass_fail_skip counts_pass_fail_skip
 t_run death_before_done_fails death_before_done_fails
 t_run temp_dirs_removed temp_dirs_removed
+t_run python_not_through_a_shim python_not_through_a_shim
 t_done

@@ -1,15 +1,15 @@
 #!/usr/bin/env python3
-"""A local HTTP server for tests/integration/http_tools.sh: `http_fixture.py ADDR PORT LOG`
-(ADDR "::" listens on every IPv4 and IPv6 address, as a host service on [::] does).
+"""Local HTTP servers for tests/integration/http_tools.sh: `http_fixture.py ADDR PORT LOG...`,
+one server per triple, in one process (ADDR "::" listens on every IPv4 and IPv6 address, as a
+host service on [::] does); "ready" on stdout once every one listens.
 GET /hello -> "hello"; GET /to?u=URL -> 302 to URL; GET /big -> 100000 bytes; GET /bin ->
 bytes that are not UTF-8; POST /echo -> the body, POST /to like GET. Every request path is appended to LOG, so
 a test can prove a refused target was never contacted."""
 import http.server
 import socket
 import sys
+import threading
 import urllib.parse
-
-ADDR, PORT, LOG = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 
 
 class H(http.server.BaseHTTPRequestHandler):
@@ -25,7 +25,7 @@ class H(http.server.BaseHTTPRequestHandler):
         self.wfile.write(body)
 
     def note(self):
-        with open(LOG, "a") as f:
+        with open(self.server.log, "a") as f:
             f.write(self.path + "\n")
 
     def do_GET(self):
@@ -59,4 +59,12 @@ class V6(http.server.HTTPServer):
         super().server_bind()
 
 
-(V6 if ":" in ADDR else http.server.HTTPServer)((ADDR, PORT), H).serve_forever()
+servers = []
+for addr, port, log in zip(*[iter(sys.argv[1:])] * 3):
+    srv = (V6 if ":" in addr else http.server.HTTPServer)((addr, int(port)), H)
+    srv.log = log
+    servers.append(srv)
+print("ready", flush=True)
+for srv in servers[1:]:
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+servers[0].serve_forever()

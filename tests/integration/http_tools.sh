@@ -38,13 +38,14 @@ ip link set own1 up
 ip addr add 203.0.113.50/32 dev own0
 ip addr add 2001:db8::50/128 dev own0 nodad
 mount --bind "$T_TMP/hosts" /etc/hosts
-python3 "$FIX" 198.51.100.7 8080 "$T_TMP/pub.log" & p1=\$!
-python3 "$FIX" 127.0.0.1 8081 "$T_TMP/private.log" & p2=\$!
-python3 "$FIX" :: 8090 "$T_TMP/own.log" & p3=\$!
-for _ in \$(seq 50); do python3 -c 'import socket; [socket.create_connection(a) for a in (("198.51.100.7", 8080), ("127.0.0.1", 8081), ("203.0.113.50", 8090), ("2001:db8::50", 8090))]' 2>/dev/null && break; sleep 0.1; done
+# the three servers in one process, which says "ready" once all of them listen
+exec 3< <(exec python3 "$FIX" 198.51.100.7 8080 "$T_TMP/pub.log" 127.0.0.1 8081 "$T_TMP/private.log" \
+        :: 8090 "$T_TMP/own.log")
+p=\$!
+read -r -t 60 ready <&3 && [ "\$ready" = ready ] || { echo "the fixture did not start" >&2; exit 1; }
 rc=0
 RTN_DATA_DIR="$T_TMP/data" python3 "$MCP" "$T_TMP/calls" -- "$RTN" serve ${SERVE_ARGS:---http-tools --allow-net 198.51.100.7:8080} || rc=\$?
-kill \$p1 \$p2 \$p3
+kill \$p
 exit \$rc
 EOS
         t_cmd unshare -rnm bash inner.sh
@@ -54,16 +55,29 @@ EOS
         }
 }
 
-answer() { # N EXPR over r, answer N
-        python3 - "$T_OUT_FILE" "$1" "$2" <<'PY'
+# expect N EXPR [N EXPR...]: each EXPR over answer N (as r) must be True; one Python checks
+# them all, in order, and the first that is not fails the case.
+expect() {
+        local bad n
+        bad=$(python3 - "$T_OUT_FILE" "$@" <<'PY'
 import json, sys
-r = json.loads(open(sys.argv[1]).read().splitlines()[int(sys.argv[2]) - 1])
-print(eval(sys.argv[3], {"r": r}))
+lines = open(sys.argv[1]).read().splitlines()
+a = sys.argv[2:]
+for n, e in zip(a[::2], a[1::2]):
+    try:
+        ok = str(eval(e, {"r": json.loads(lines[int(n) - 1])})) == "True"
+    except Exception as x:
+        ok, e = False, "%s (%r)" % (e, x)
+    if not ok:
+        print(n + "\t" + e)
+        sys.exit(0)
+print("all true")
 PY
-}
-
-expect() { # N EXPR: EXPR must be True
-        [ "$(answer "$1" "$2")" = True ] || t_fail "answer $1: not $2: $(sed -n "$1p" "$T_OUT_FILE" | head -c 500)"
+        )
+        [ "$bad" = "all true" ] && return 0
+        [[ $bad == *$'\t'* ]] || t_fail "the answers could not be checked: $bad"
+        n=${bad%%$'\t'*}
+        t_fail "answer $n: not ${bad#*$'\t'}: $(sed -n "${n}p" "$T_OUT_FILE" | head -c 500)"
 }
 
 private_untouched() {
@@ -79,11 +93,11 @@ public_get_and_post() {
                 'http_post {"url":"http://198.51.100.7:8080/echo","body":"ping"}' \
                 'http_get {"url":"http://pub.test:8080/big","max_bytes":1000}' \
                 'http_get {"url":"http://pub.test:8080/bin"}'
-        expect 1 'r["result"]["status"] == 200 and r["result"]["body"] == "hello"'
-        expect 1 'r["result"]["headers"]["X-Test"] == "a, b" and r["result"]["url"] == "http://pub.test:8080/hello"'
-        expect 2 'r["result"]["body"] == "got:ping"'
-        expect 3 'r["result"]["truncated"] and len(r["result"]["body"]) == 1000'
-        expect 4 'r["result"]["body_encoding"] == "base64" and r["result"]["body"] == "/wCAQQ=="'
+        expect 1 'r["result"]["status"] == 200 and r["result"]["body"] == "hello"' \
+                1 'r["result"]["headers"]["X-Test"] == "a, b" and r["result"]["url"] == "http://pub.test:8080/hello"' \
+                2 'r["result"]["body"] == "got:ping"' \
+                3 'r["result"]["truncated"] and len(r["result"]["body"]) == 1000' \
+                4 'r["result"]["body_encoding"] == "base64" and r["result"]["body"] == "/wCAQQ=="'
 }
 
 loopback_private_metadata_refused() {
@@ -96,15 +110,15 @@ loopback_private_metadata_refused() {
                 'http_get {"url":"http://100.64.0.1/"}' \
                 'http_get {"url":"http://user@pub.test:8080/hello"}' \
                 'http_get {"url":"file:///etc/passwd"}'
-        local i
+        local i each=()
         for i in 1 2 3 4 5 6 7 8 9; do
-                expect $i 'r["isError"]'
+                each+=("$i" 'r["isError"]')
         done
-        expect 1 '"loopback" in r["text"]'
-        expect 3 '"IPv4-mapped" in r["text"]'
-        expect 4 '"private 10.0.0.0/8" in r["text"]'
-        expect 5 '"metadata" in r["text"]'
-        expect 7 '"CGNAT" in r["text"]'
+        expect "${each[@]}" 1 '"loopback" in r["text"]' \
+                3 '"IPv4-mapped" in r["text"]' \
+                4 '"private 10.0.0.0/8" in r["text"]' \
+                5 '"metadata" in r["text"]' \
+                7 '"CGNAT" in r["text"]'
         private_untouched
 }
 
@@ -113,10 +127,10 @@ redirect_to_private_refused() {
                 'http_get {"url":"http://pub.test:8080/to?u=http://rebind.test:8081/secret"}' \
                 'http_get {"url":"http://pub.test:8080/to?u=http://pub.test:8080/hello"}' \
                 'http_post {"url":"http://pub.test:8080/to?u=http://pub.test:8080/hello","body":"x"}'
-        expect 1 'r["isError"] and "loopback" in r["text"]'
-        expect 2 'r["isError"] and "rebind.test" in r["text"]'
-        expect 3 'r["result"]["body"] == "hello"'
-        expect 4 'r["result"]["body"] == "hello"'
+        expect 1 'r["isError"] and "loopback" in r["text"]' \
+                2 'r["isError"] and "rebind.test" in r["text"]' \
+                3 'r["result"]["body"] == "hello"' \
+                4 'r["result"]["body"] == "hello"'
         grep -qx "/hello" pub.log || t_fail "the allowed redirect was not followed"
         private_untouched
 }
@@ -144,19 +158,19 @@ own_addresses_refused() {
                 'http_post {"url":"http://pub.test:8080/to?u=http://[2001:db8::50]:8090/redir7","body":"x"}' \
                 'http_get {"url":"http://3405803826:8090/int"}' \
                 'http_get {"url":"http://pub.test:8080/hello"}'
-        local i
+        local i each=()
         for i in 1 2 3 4 5 6 7 8 9 10; do
-                expect $i 'r["isError"] and "refused" in r["text"]'
+                each+=("$i" 'r["isError"] and "refused" in r["text"]')
         done
-        expect 1 '"own.test resolves to 203.0.113.50, an address of this machine (only --allow-net 203.0.113.50:8090 admits it)" in r["text"]'
-        expect 2 '"own6.test resolves to [2001:db8::50], an address of this machine (only --allow-net [2001:db8::50]:8090 admits it)" in r["text"]'
-        expect 3 '"203.0.113.50" in r["text"]'
-        expect 5 '"an address of this machine" in r["text"]'
-        expect 7 '"own.test resolves to 203.0.113.50, an address of this machine" in r["text"]'
-        expect 8 '"an address of this machine" in r["text"]'
-        expect 9 '"an address of this machine" in r["text"]'
-        expect 10 '"3405803826 resolves to 203.0.113.50, an address of this machine" in r["text"]'
-        expect 11 'r["result"]["body"] == "hello"'
+        expect "${each[@]}" 1 '"own.test resolves to 203.0.113.50, an address of this machine (only --allow-net 203.0.113.50:8090 admits it)" in r["text"]' \
+                2 '"own6.test resolves to [2001:db8::50], an address of this machine (only --allow-net [2001:db8::50]:8090 admits it)" in r["text"]' \
+                3 '"203.0.113.50" in r["text"]' \
+                5 '"an address of this machine" in r["text"]' \
+                7 '"own.test resolves to 203.0.113.50, an address of this machine" in r["text"]' \
+                8 '"an address of this machine" in r["text"]' \
+                9 '"an address of this machine" in r["text"]' \
+                10 '"3405803826 resolves to 203.0.113.50, an address of this machine" in r["text"]' \
+                11 'r["result"]["body"] == "hello"'
         grep -qx "/to?u=http://own.test:8090/redir" pub.log || t_fail "the redirecting server was not asked"
         own_untouched
         private_untouched
@@ -170,10 +184,10 @@ own_address_admitted_by_rule() {
                 'http_get {"url":"http://pub.test:8080/to?u=http://203.0.113.50:8090/hello"}' \
                 'http_get {"url":"http://own6.test:8090/v6"}' \
                 'http_get {"url":"http://198.51.100.7:8090/otherport"}'
-        expect 1 'r["result"]["status"] == 200 and r["result"]["body"] == "hello"'
-        expect 2 'r["result"]["body"] == "hello" and r["result"]["url"] == "http://203.0.113.50:8090/hello"'
-        expect 3 'r["isError"] and "an address of this machine" in r["text"]'
-        expect 4 'r["isError"] and "only --allow-net 198.51.100.7:8090 admits it" in r["text"]'
+        expect 1 'r["result"]["status"] == 200 and r["result"]["body"] == "hello"' \
+                2 'r["result"]["body"] == "hello" and r["result"]["url"] == "http://203.0.113.50:8090/hello"' \
+                3 'r["isError"] and "an address of this machine" in r["text"]' \
+                4 'r["isError"] and "only --allow-net 198.51.100.7:8090 admits it" in r["text"]'
         [ "$(grep -c . own.log)" = 2 ] || t_fail "own.log: $(cat own.log)"
 }
 
