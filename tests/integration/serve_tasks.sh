@@ -22,7 +22,7 @@ stdio_cancel() {
         local line
         read -r -t 60 line <&"${PY[0]}" || t_fail "no task: $(cat "$T_TMP/py.err")"
         [[ $line == running* ]] || t_fail "unexpected: $line"
-        t_wait_for test -n "$(t_host_pids sleep "300.$T_UNIQ")" || t_fail "the command never ran"
+        t_wait_for eval '[ -n "$(t_host_pids sleep "300.$T_UNIQ")" ]' || t_fail "the command never ran"
         echo >&"${PY[1]}"
         read -r -t 60 line <&"${PY[0]}" || t_fail "not cancelled: $(cat "$T_TMP/py.err")"
         [ "$line" = cancelled ] || t_fail "unexpected: $line"
@@ -102,7 +102,7 @@ http_cancel() {
         http_start
         run 1 "sleep 300.$T_UNIQ" "{$EXT}"
         task_id
-        t_wait_for test -n "$(t_host_pids sleep "300.$T_UNIQ")" || t_fail "the command never ran"
+        t_wait_for eval '[ -n "$(t_host_pids sleep "300.$T_UNIQ")" ]' || t_fail "the command never ran"
         tget 2 "$TID" tasks/cancel
         code_is 200
         body_has '"result":{"resultType":"complete"'
