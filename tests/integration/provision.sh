@@ -196,6 +196,26 @@ PY
         [ "$(wc -l <"$T_OUT_FILE")" = 1 ] || t_fail "a second commit: $(cat "$T_OUT_FILE")"
 }
 
+# Behind a proxy: `rtn pkg install --upstream-proxy` sends the mirrors through it, with its
+# credentials (here a proxy that logs each CONNECT and refuses it: the install fails, prints
+# no password, and commits nothing).
+pkg_behind_a_proxy() {
+        mkdir "$T_TMP/up"
+        python3 "$T_ROOT/tests/security/upstream.py" serve "$T_TMP/up" &
+        local proxy=$!
+        t_wait_for test -s "$T_TMP/up/proxy" || t_fail "the test's proxy did not start"
+        T_CMD_TIMEOUT=300 t_cmd "$RTN" pkg install --rootfs e2e --env up \
+                --upstream-proxy "http://alice:s3cret-pw@127.0.0.1:$(cat "$T_TMP/up/proxy")" jq
+        kill "$proxy"
+        wait "$proxy" 2>/dev/null
+        [ "$T_RC" != 0 ] || t_fail "installed past a proxy that refused everything"
+        grep -q ':[0-9]* auth=bad$' "$T_TMP/up/proxy.log" ||
+                t_fail "the mirrors did not go through the proxy: $(cat "$T_TMP/up/proxy.log" 2>&1)"
+        t_stderr_has "502  Bad Gateway"
+        ! grep -q s3cret "$T_OUT_FILE" "$T_ERR_FILE" || t_fail "the proxy's password was printed"
+        t_exit_is 1 "$RTN" log --env up
+}
+
 end_to_end_jq() {
         [ "$(mode)" = single ] && t_skip "bootstrapping needs root or a subordinate id range"
         export RTN_DATA_DIR=$T_TMP/data
@@ -203,6 +223,7 @@ end_to_end_jq() {
         t_exit_is 0 "$RTN" rootfs list
         t_stdout_has "deb.debian.org"
         cli_install_jq cli
+        pkg_behind_a_proxy
         # install, use, commit
         install_jq e2e 'env_commit {"message":"jq"}'
         [ "$(answer 2 'r["result"]["stdout"]')" = 42 ] || t_fail "jq did not run: $(sed -n 2p "$T_OUT_FILE")"
