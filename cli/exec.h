@@ -31,6 +31,7 @@ struct exec_run {
         int master;
         int sigfd, timerfd;
         bool exited, timed_out;
+        bool lost; /* the control socket ended before the command's exit was reported */
         int wait_status;
         struct rt_blocked blocked; /* what seccomp blocked, from rtn-init (n = total = 0) */
 };

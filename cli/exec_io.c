@@ -16,8 +16,10 @@
 #include "common/duration.h"
 #include "cli/exec.h"
 #include "netns/netns.h"
+#include "runtime/session/enter.h"
 
-#define EXEC_FIRST_PUMP 4 /* poll slots: control socket, signals, timer, proxy; then pumps */
+/* poll slots: control socket, signals, timer, proxy, rtn enter's listener; then pumps */
+#define EXEC_FIRST_PUMP 5
 
 static struct termios saved_tio;
 static bool tio_saved;
@@ -112,7 +114,7 @@ static void on_signals(struct exec_run *run) {
 
 /* Reads one control event; returns -1 when the sandbox is gone. */
 static int on_ctl(struct exec_run *run) {
-        int r = rt_exec_read_ctl(&run->x.sb, &run->wait_status, &run->blocked);
+        int r = rt_exec_read_ctl(&run->x.sb, run->x.enter, &run->wait_status, &run->blocked);
         if (r == 1)
                 run->exited = run->x.all_exited = true;
         return r < 0 ? -1 : 0;
@@ -120,8 +122,8 @@ static int on_ctl(struct exec_run *run) {
 
 void cli_exec_loop(struct exec_run *run) {
         for (;;) {
-                struct pollfd pfd[8];
-                int owner[8] = {-1, -1, -1, -1, -1, -1, -1, -1}; /* pump of each pfd */
+                struct pollfd pfd[EXEC_FIRST_PUMP + 3];
+                int owner[EXEC_FIRST_PUMP + 3]; /* pump of each pfd */
                 nfds_t n = 0;
                 pfd[n++] =
                         (struct pollfd){.fd = run->exited ? -1 : run->x.sb.ctl, .events = POLLIN};
@@ -129,6 +131,9 @@ void cli_exec_loop(struct exec_run *run) {
                 pfd[n++] = (struct pollfd){.fd = run->timerfd, .events = POLLIN};
                 pfd[n++] =
                         (struct pollfd){.fd = run->exited ? -1 : run->x.gate_fd, .events = POLLIN};
+                pfd[n++] = (struct pollfd){
+                        .fd = run->exited || !run->x.enter ? -1 : rt_enter_fd(run->x.enter),
+                        .events = POLLIN};
                 bool busy = false;
                 for (size_t i = 0; i < run->npumps; i++) {
                         int fd = -1;
@@ -153,11 +158,13 @@ void cli_exec_loop(struct exec_run *run) {
                         rt_sandbox_destroy(&run->x.sb);
                 }
                 if (pfd[0].revents && on_ctl(run) < 0) {
-                        run->exited = true; /* init died: the sandbox is gone */
+                        run->exited = run->lost = true; /* init died: the sandbox is gone */
                         run->wait_status = RTN_EXIT_FAILURE << 8;
                 }
                 if (pfd[3].revents)
                         netns_gate_accept(run->x.gate);
+                if (pfd[4].revents && run->x.enter)
+                        rt_enter_serve(run->x.enter);
                 for (nfds_t i = EXEC_FIRST_PUMP; i < n; i++)
                         if (pfd[i].revents)
                                 rt_pump_run(&run->pumps[owner[i]]);
