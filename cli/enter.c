@@ -28,7 +28,9 @@ static const char enter_usage[] =
         "Run CMD in the running sandbox ID (the PID `rtn ps` lists: an rtn exec of this user),\n"
         "as the sandbox's own commands run: its policy, user, filesystem, environment and\n"
         "network. It ends with the sandbox. Exit code: CMD's; 125 rtn failed or the sandbox\n"
-        "ended first; 126 cannot execute; 127 not found; 128+N killed by signal N.\n"
+        "ended first; 126 cannot execute; 127 not found; 128+N killed by signal N. The\n"
+        "system calls the sandbox blocked are listed on stderr afterwards, as rtn exec lists\n"
+        "them.\n"
         "\n"
         "  -t, --tty             run under a new pty inside the sandbox (stdin must be a\n"
         "                        terminal)\n"
@@ -147,5 +149,6 @@ int cli_cmd_enter(int argc, char **argv) {
                                 o.pid);
                 return RTN_EXIT_FAILURE;
         }
+        cli_exec_report_blocked(&run.blocked); /* as rtn exec reports its command's */
         return rt_exit_code(run.wait_status);
 }

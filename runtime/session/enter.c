@@ -354,6 +354,12 @@ void rt_enter_free(struct rt_enter *e) {
         free(e);
 }
 
+static const char *no_sock_why(const struct rt_running *r) {
+        return strcmp(r->kind, "serve") ? "its rtn made no socket for rtn enter"
+                                        : "it is an rtn serve: only an rtn exec's sandbox can be "
+                                          "entered";
+}
+
 int rt_enter_connect(int pid, struct rtn_error *err) {
         struct rt_running r;
         int q;
@@ -366,10 +372,8 @@ int rt_enter_connect(int pid, struct rtn_error *err) {
         struct stat st;
         snprintf(name, sizeof name, "%d-%llu%s", pid, r.start, RT_REGISTRY_SOCK);
         if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-                return errno == ENOENT ? rtn_errx(err, ENOTSUP,
-                                                  "sandbox %d (rtn %s) does not take rtn enter",
-                                                  pid, r.kind)
-                                       : rtn_err(err, errno, "%s", name);
+                return errno != ENOENT ? rtn_err(err, errno, "%s", name)
+                                       : rtn_errx(err, ENOTSUP, "%s", no_sock_why(&r));
         if (!S_ISSOCK(st.st_mode) || st.st_uid != geteuid())
                 return rtn_errx(err, EPERM, "%s is not a socket of uid %u: refused", name,
                                 (unsigned)geteuid());

@@ -228,6 +228,9 @@ static int read_entry(int dfd, const char *name, struct rt_running *r) {
         if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid())
                 return -EPERM;
         if (start_of(pid) != start) {
+                char sock[96];
+                snprintf(sock, sizeof sock, "%s%s", name, RT_REGISTRY_SOCK);
+                unlinkat(dfd, sock, 0); /* rtn enter's socket goes with its entry */
                 unlinkat(dfd, name, 0);
                 return 0;
         }
@@ -238,10 +241,6 @@ static int read_entry(int dfd, const char *name, struct rt_running *r) {
         text[n] = '\0';
         r->pid = pid;
         r->start = start;
-        char sock[80];
-        snprintf(sock, sizeof sock, "%s%s", name, RT_REGISTRY_SOCK);
-        r->enter = fstatat(dfd, sock, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISSOCK(st.st_mode) &&
-                   st.st_uid == geteuid();
         field(text, "kind", r->kind, sizeof r->kind);
         field(text, "since", since, sizeof since);
         r->since = strtoll(since, NULL, 10);

@@ -13,7 +13,6 @@
 struct rt_running {
         int pid; /* rtn's own pid: kill it to end the sandbox; `rtn enter PID` enters it */
         unsigned long long start; /* its start time (/proc/PID/stat field 22) */
-        bool enter; /* it listens for `rtn enter` (RT_REGISTRY_SOCK) */
         char kind[8]; /* "exec" or "serve" */
         int64_t since; /* start, seconds since the epoch */
         char env[64];

@@ -36,6 +36,8 @@ end_sandbox() {
         wait "$SB" 2>/dev/null || true
 }
 
+serve_listed() { "$RTN" ps | grep -Eq "^$1 +serve "; }
+
 no_host_pid() { [ -z "$(t_host_pids "$@")" ]; }
 
 client() { t_cmd python3 "$CLIENT" "$@"; }
@@ -70,6 +72,19 @@ enters_the_running_sandbox() {
         wait "$e" || rc=$?
         [ "$rc" = 143 ] || t_fail "SIGTERM: rtn enter exited $rc, not 143"
         no_host_pid sleep 70.$T_UNIQ || t_fail "the command outlived its SIGTERM"
+        # blocked calls are reported as rtn exec reports them
+        t_exit_is 1 "$RTN" enter "$SB" -- unshare -U true
+        t_stderr_has "rtn: blocked unshare(2)"
+        # an rtn serve is named as such
+        mkfifo "$T_TMP/in"
+        "$RTN" serve <"$T_TMP/in" >/dev/null 2>&1 &
+        local serve=$!
+        exec 9>"$T_TMP/in"
+        t_wait_for serve_listed "$serve" || t_fail "rtn serve not listed: $("$RTN" ps)"
+        t_exit_is 125 "$RTN" enter "$serve" -- true
+        t_stderr_has "it is an rtn serve: only an rtn exec's sandbox can be entered"
+        exec 9>&-
+        wait "$serve" || true
         # usage errors are the convention's
         t_exit_is 125 "$RTN" enter "$SB"
         t_stderr_has "no command given"
