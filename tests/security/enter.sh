@@ -38,6 +38,8 @@ end_sandbox() {
 
 serve_listed() { "$RTN" ps | grep -Eq "^$1 +serve "; }
 
+host_pid() { [ -n "$(t_host_pids "$@")" ]; }
+
 no_host_pid() { [ -z "$(t_host_pids "$@")" ]; }
 
 client() { t_cmd python3 "$CLIENT" "$@"; }
@@ -67,7 +69,7 @@ enters_the_running_sandbox() {
         # of this shell ignores SIGINT)
         "$RTN" enter "$SB" -- sleep 70.$T_UNIQ &
         local e=$! rc=0
-        t_wait_for test -n "$(t_host_pids sleep 70.$T_UNIQ)" || t_fail "entered sleep not seen"
+        t_wait_for host_pid sleep 70.$T_UNIQ || t_fail "entered sleep not seen"
         kill -TERM "$e"
         wait "$e" || rc=$?
         [ "$rc" = 143 ] || t_fail "SIGTERM: rtn enter exited $rc, not 143"
@@ -134,8 +136,8 @@ dies_with_the_sandbox() {
         local e=$! rc=0
         "$RTN" enter "$SB" -- sleep 72.$T_UNIQ 2>/dev/null &
         local k=$!
-        t_wait_for test -n "$(t_host_pids sleep 71.$T_UNIQ)" || t_fail "entered sleep not seen"
-        t_wait_for test -n "$(t_host_pids sleep 72.$T_UNIQ)" || t_fail "entered sleep not seen"
+        t_wait_for host_pid sleep 71.$T_UNIQ || t_fail "entered sleep not seen"
+        t_wait_for host_pid sleep 72.$T_UNIQ || t_fail "entered sleep not seen"
         # a killed rtn enter takes its command along
         kill -KILL "$k"
         { wait "$k"; } 2>/dev/null || true
