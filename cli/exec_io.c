@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "common/duration.h"
+#include "common/io.h"
 #include "cli/exec.h"
 #include "netns/netns.h"
 #include "runtime/session/enter.h"
@@ -44,7 +45,8 @@ void cli_exec_tty_raw(struct exec_run *run) {
         rt_pump_init(&run->pumps[run->npumps++], out, STDOUT_FILENO, false);
 }
 
-/* stdio for the command: our own fds, except terminals, which become pipes we pump. */
+/* stdio for the command: our own fds where rtn_fd_passable allows them; the rest
+ * (terminals among them) become pipes we pump. */
 int cli_exec_stdio(struct exec_run *run, int fds[3], int close_later[3], struct rtn_error *err) {
         for (int i = 0; i < 3; i++) {
                 close_later[i] = -1;
@@ -54,7 +56,9 @@ int cli_exec_stdio(struct exec_run *run, int fds[3], int close_later[3], struct 
                                 return rtn_err(err, errno, "open /dev/null");
                         continue;
                 }
-                if (!isatty(i)) {
+                /* What rtn_fd_passable refuses (a terminal, a directory, a socket, a device)
+                 * is pumped through a pipe of ours, never handed into the sandbox. */
+                if (rtn_fd_passable(i)) {
                         fds[i] = i;
                         continue;
                 }

@@ -10,6 +10,8 @@
 #include <sys/mman.h>
 #include <sys/random.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "common/cleanup.h"
@@ -195,4 +197,13 @@ void rtn_random_hex(char *buf, size_t n) {
                 }
         }
         buf[2 * n] = '\0';
+}
+
+bool rtn_fd_passable(int fd) {
+        struct stat st;
+        int fl = fcntl(fd, F_GETFL);
+        if (fl < 0 || (fl & O_PATH) || fstat(fd, &st) < 0)
+                return false;
+        return S_ISFIFO(st.st_mode) || S_ISREG(st.st_mode) ||
+               (S_ISCHR(st.st_mode) && st.st_rdev == makedev(1, 3)); /* /dev/null */
 }

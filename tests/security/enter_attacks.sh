@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# Attacks on `rtn enter` from outside the sandbox (docs/security-invariants.md, 33): what the
+# caller hands the owner with SCM_RIGHTS as the command's stdio is the one channel from the
+# host into the sandbox, so the owner passes on only pipes, regular files and /dev/null, never
+# a directory, an O_PATH fd, a socket or another device (a TCP socket of the host's network
+# namespace would connect out past the sandbox's loopback-only network); rtn enter itself pumps
+# such a stdio through pipes, as it does a terminal. The entered command holds no fd but its
+# three, and a caller that vanishes takes its command with it.
+. "$(dirname "$0")/../lib.sh"
+t_need_rtn
+
+FDS=$T_ROOT/tests/security/enter_fds.py
+
+# rtn exec in the background: SB is its pid, SOCK the socket rtn enter reaches it by.
+start_sandbox() {
+        export XDG_RUNTIME_DIR=$T_TMP/run
+        mkdir -p -m 700 "$XDG_RUNTIME_DIR"
+        "$RTN" exec "$@" </dev/null >"$T_TMP/sb.out" 2>"$T_TMP/sb.err" &
+        SB=$!
+        t_wait_for compgen -G "$XDG_RUNTIME_DIR/rtn/running/$SB-*.sock" >/dev/null ||
+                t_fail "sandbox $SB never listened: $(cat "$T_TMP/sb.err")"
+        SOCK=$(compgen -G "$XDG_RUNTIME_DIR/rtn/running/$SB-*.sock")
+}
+
+end_sandbox() {
+        kill "$SB" 2>/dev/null
+        wait "$SB" 2>/dev/null || true
+}
+
+host_fds_refused() {
+        start_sandbox -- sleep 81.$T_UNIQ
+        mkdir -p "$T_TMP/secret"
+        local kind
+        for kind in "dir $T_TMP/secret" "opath $T_TMP/secret" inet unix zero; do
+                # shellcheck disable=SC2086 # KIND and its argument
+                t_cmd python3 "$FDS" "$SOCK" $kind -- true
+                grep -q "^refused: stdin " "$T_OUT_FILE" ||
+                        t_fail "a stdin of kind '$kind' reached the sandbox: $(cat "$T_OUT_FILE" "$T_ERR_FILE")"
+        done
+        for kind in null pipe; do
+                t_cmd python3 "$FDS" "$SOCK" $kind -- true
+                t_stdout_is "exited 0"
+        done
+        end_sandbox
+}
+
+odd_stdio_is_pumped() {
+        start_sandbox -- sleep 82.$T_UNIQ
+        local got
+        got=$(timeout 20 "$RTN" enter "$SB" -- sh -c 'test -p /proc/self/fd/0 && echo pipe' <"$T_TMP" 2>&1)
+        [ "$got" = pipe ] || t_fail "a directory as stdin: '$got'"
+        # a socket pair, as asyncio gives a child: its bytes arrive, through a pipe
+        got=$(python3 -c 'import socket, subprocess, sys
+a, b = socket.socketpair()
+a.sendall(b"through-a-socket\n"); a.shutdown(socket.SHUT_WR)
+sys.stdout.write(subprocess.run(sys.argv[1:], stdin=b, capture_output=True, timeout=20,
+                                text=True).stdout)' "$RTN" enter "$SB" -- sh -c 'test -p /proc/self/fd/0 && cat')
+        [ "$got" = through-a-socket ] || t_fail "a socket as stdin: '$got'"
+        # rtn exec makes its command's stdio the same way (cli/exec_io.c)
+        got=$(timeout 20 "$RTN" exec -- sh -c 'test -p /proc/self/fd/0 && echo pipe' <"$T_TMP" 2>&1)
+        [ "$got" = pipe ] || t_fail "a directory as rtn exec's stdin: '$got'"
+        end_sandbox
+}
+
+no_fd_leaks_in() {
+        start_sandbox -- sleep 83.$T_UNIQ
+        t_exit_is 0 "$RTN" enter "$SB" -- sh -c 'ls /proc/self/fd; ls -l /proc/self/fd >&2'
+        [ "$(tr '\n' ' ' <"$T_OUT_FILE")" = "0 1 2 3 " ] ||
+                t_fail "the entered command holds more than its stdio: $(cat "$T_ERR_FILE")"
+        end_sandbox
+}
+
+caller_gone_takes_its_command() {
+        start_sandbox -- sleep 84.$T_UNIQ
+        "$RTN" enter "$SB" -- sleep 85.$T_UNIQ </dev/null >/dev/null 2>&1 &
+        local caller=$!
+        t_wait_for test -n "$(t_host_pids sleep 85.$T_UNIQ)" || t_fail "never entered"
+        kill -KILL "$caller"
+        wait "$caller" 2>/dev/null || true
+        t_wait_for test -z "$(t_host_pids sleep 85.$T_UNIQ)" ||
+                t_fail "the command of a killed rtn enter still runs"
+        t_exit_is 0 "$RTN" enter "$SB" -- echo still-serving
+        t_stdout_is still-serving
+        end_sandbox
+}
+
+t_run host_fds_refused host_fds_refused
+t_run odd_stdio_is_pumped odd_stdio_is_pumped
+t_run no_fd_leaks_in no_fd_leaks_in
+t_run caller_gone_takes_its_command caller_gone_takes_its_command
+t_done
