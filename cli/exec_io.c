@@ -56,7 +56,7 @@ int cli_exec_stdio(struct exec_run *run, int fds[3], int close_later[3], struct 
                                 return rtn_err(err, errno, "open /dev/null");
                         continue;
                 }
-                /* What rtn_fd_passable refuses (a terminal, a directory, a socket, a device)
+                /* What rtn_fd_passable refuses (a terminal, a file, a socket, a device)
                  * is pumped through a pipe of ours, never handed into the sandbox. */
                 if (rtn_fd_passable(i)) {
                         fds[i] = i;

@@ -3,6 +3,7 @@
 #include "common/io.h"
 
 #include <errno.h>
+#include <linux/magic.h>
 #include <fcntl.h>
 #include <stdbool.h>
 #include <string.h>
@@ -11,6 +12,7 @@
 #include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
@@ -201,9 +203,10 @@ void rtn_random_hex(char *buf, size_t n) {
 
 bool rtn_fd_passable(int fd) {
         struct stat st;
+        struct statfs sf;
         int fl = fcntl(fd, F_GETFL);
-        if (fl < 0 || (fl & O_PATH) || fstat(fd, &st) < 0)
+        if (fl < 0 || (fl & O_PATH) || fstat(fd, &st) < 0 || fstatfs(fd, &sf) < 0)
                 return false;
-        return S_ISFIFO(st.st_mode) || S_ISREG(st.st_mode) ||
+        return (S_ISFIFO(st.st_mode) && sf.f_type == PIPEFS_MAGIC) || /* not a named FIFO */
                (S_ISCHR(st.st_mode) && st.st_rdev == makedev(1, 3)); /* /dev/null */
 }

@@ -207,12 +207,12 @@ static const char *request_check(struct rt_enter *e, size_t n, const int *fds, s
                 if (isatty(fds[i]))
                         return "a terminal is never passed into a sandbox (use -t)";
                 /* The fds are the one channel from the host in: a host directory, O_PATH fd,
-                 * socket (of the host's network namespace) or device must not become the
-                 * command's (common/io.h, rtn_fd_passable). */
+                 * socket (of the host's network namespace), device or file must not become
+                 * the command's (common/io.h, rtn_fd_passable). */
                 if (!rtn_fd_passable(fds[i]))
-                        return i == 0   ? "stdin is not a pipe, a regular file or /dev/null"
-                               : i == 1 ? "stdout is not a pipe, a regular file or /dev/null"
-                                        : "stderr is not a pipe, a regular file or /dev/null";
+                        return i == 0   ? "stdin is not a pipe or /dev/null"
+                               : i == 1 ? "stdout is not a pipe or /dev/null"
+                                        : "stderr is not a pipe or /dev/null";
         }
         return NULL;
 }

@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
-# Attacks on `rtn enter` from outside the sandbox (docs/security-invariants.md, 33): what the
-# caller hands the owner with SCM_RIGHTS as the command's stdio is the one channel from the
-# host into the sandbox, so the owner passes on only pipes, regular files and /dev/null, never
-# a directory, an O_PATH fd, a socket or another device (a TCP socket of the host's network
-# namespace would connect out past the sandbox's loopback-only network); rtn enter itself pumps
-# such a stdio through pipes, as it does a terminal. The entered command holds no fd but its
-# three, and a caller that vanishes takes its command with it.
+# Attacks on `rtn enter` from outside the sandbox (docs/security-invariants.md, 9 and 33):
+# what the caller hands the owner with SCM_RIGHTS as the command's stdio is the one channel
+# from the host into the sandbox, so the owner passes on only anonymous pipes and /dev/null,
+# never a directory, an O_PATH fd, a socket (one of the host's network namespace connected out
+# past the sandbox's loopback-only network), a file (whose mode a user's own sandbox could
+# change) or another device; rtn enter and rtn exec pump such a stdio through pipes, as they
+# do a terminal. The entered command holds no fd but its three, and a caller that vanishes
+# takes its command with it.
 . "$(dirname "$0")/../lib.sh"
 t_need_rtn
 
@@ -31,7 +32,9 @@ host_fds_refused() {
         start_sandbox -- sleep 81.$T_UNIQ
         mkdir -p "$T_TMP/secret"
         local kind
-        for kind in "dir $T_TMP/secret" "opath $T_TMP/secret" inet unix zero; do
+        echo data >"$T_TMP/file"
+        for kind in "dir $T_TMP/secret" "opath $T_TMP/secret" inet unix zero "file $T_TMP/file" \
+                "fifo $T_TMP/fifo"; do
                 # shellcheck disable=SC2086 # KIND and its argument
                 t_cmd python3 "$FDS" "$SOCK" $kind -- true
                 grep -q "^refused: stdin " "$T_OUT_FILE" ||
@@ -62,6 +65,30 @@ sys.stdout.write(subprocess.run(sys.argv[1:], stdin=b, capture_output=True, time
         end_sandbox
 }
 
+# Where the sandbox's user owns the caller's files (a user without subordinate ids), a
+# read-only stdin was enough to change a host file's mode, times and xattrs.
+host_file_metadata_untouched() {
+        start_sandbox -- sleep 86.$T_UNIQ
+        local f=$T_TMP/mine attack='import os
+for fn in (lambda: os.fchmod(0, 0o666), lambda: os.utime(0, (0, 0)),
+           lambda: os.setxattr(0, "user.rtn", b"1")):
+    try:
+        fn()
+    except OSError:
+        pass'
+        echo data >"$f"
+        chmod 600 "$f"
+        local before
+        before=$(stat -c '%a %Y' "$f")
+        timeout 20 "$RTN" enter "$SB" -- python3 -c "$attack" <"$f" >/dev/null 2>&1
+        timeout 20 "$RTN" exec -- python3 -c "$attack" <"$f" >/dev/null 2>&1
+        [ "$(stat -c '%a %Y' "$f")" = "$before" ] ||
+                t_fail "a command changed its stdin's file on the host: $(stat -c '%a %Y' "$f"), was $before"
+        python3 -c 'import os, sys; sys.exit("user.rtn" in os.listxattr(sys.argv[1]))' "$f" ||
+                t_fail "a command set an xattr on its stdin's file"
+        end_sandbox
+}
+
 no_fd_leaks_in() {
         start_sandbox -- sleep 83.$T_UNIQ
         t_exit_is 0 "$RTN" enter "$SB" -- sh -c 'ls /proc/self/fd; ls -l /proc/self/fd >&2'
@@ -86,6 +113,7 @@ caller_gone_takes_its_command() {
 
 t_run host_fds_refused host_fds_refused
 t_run odd_stdio_is_pumped odd_stdio_is_pumped
+t_run host_file_metadata_untouched host_file_metadata_untouched
 t_run no_fd_leaks_in no_fd_leaks_in
 t_run caller_gone_takes_its_command caller_gone_takes_its_command
 t_done

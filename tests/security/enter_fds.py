@@ -8,7 +8,9 @@ usage: enter_fds.py SOCKET KIND [ARG] -- CMD...
   inet          a TCP socket of the host's network namespace, not yet connected
   unix          an AF_UNIX stream socket, connected
   zero          /dev/zero (a character device other than /dev/null)
+  file PATH     a regular file, read-only       fifo PATH    a named FIFO (made here)
   pipe          a pipe (allowed)                null         /dev/null (allowed)
+stdout and stderr are /dev/null.
 """
 import os
 import socket
@@ -38,6 +40,11 @@ def stdin_of(kind, arg):
         a, b = socket.socketpair()
         a.detach()
         return b.detach()
+    if kind == "file":
+        return os.open(arg, os.O_RDONLY)
+    if kind == "fifo":
+        os.mkfifo(arg)
+        return os.open(arg, os.O_RDWR)
     if kind == "zero":
         return os.open("/dev/zero", os.O_RDONLY)
     if kind == "null":
@@ -67,12 +74,13 @@ def main():
     dash = sys.argv.index("--")
     path, kind, args, argv = sys.argv[1], sys.argv[2], sys.argv[3:dash], sys.argv[dash + 1:]
     fd = stdin_of(kind, args[0] if args else None)
+    null = os.open("/dev/null", os.O_WRONLY)
     s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     s.connect(path)
     s.settimeout(20)
     try:
         s.sendmsg([spawn_msg(argv)], [(socket.SOL_SOCKET, socket.SCM_RIGHTS,
-                                       struct.pack("3i", fd, 1, 2))])
+                                       struct.pack("3i", fd, null, null))])
     except (BrokenPipeError, ConnectionResetError):
         pass
     print(answer(s), flush=True)
