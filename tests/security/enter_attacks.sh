@@ -23,6 +23,8 @@ start_sandbox() {
         SOCK=$(compgen -G "$XDG_RUNTIME_DIR/rtn/running/$SB-*.sock")
 }
 
+entered() { timeout 20 "$RTN" enter "$SB" -- "$@" </dev/null >/dev/null 2>&1; }
+
 end_sandbox() {
         kill "$SB" 2>/dev/null
         wait "$SB" 2>/dev/null || true
@@ -111,9 +113,30 @@ caller_gone_takes_its_command() {
         end_sandbox
 }
 
+# RT_ENTER_MAX (16) commands at once; the next is refused, and a slot frees when one ends.
+many_at_once_bounded() {
+        start_sandbox -- sleep 87.$T_UNIQ
+        local i pids=()
+        for i in $(seq 16); do
+                "$RTN" enter "$SB" -- sleep 88.$T_UNIQ </dev/null >/dev/null 2>&1 &
+                pids+=($!)
+        done
+        t_wait_for test "$(t_host_pids sleep 88.$T_UNIQ | wc -l)" = 16 ||
+                t_fail "16 entered commands never ran together"
+        t_exit_is 125 "$RTN" enter "$SB" -- true
+        t_stderr_has "16 commands entered at once already"
+        kill -KILL "${pids[0]}"
+        wait "${pids[0]}" 2>/dev/null
+        t_wait_for entered true || t_fail "no slot freed when a caller left"
+        kill "${pids[@]}" 2>/dev/null
+        wait "${pids[@]}" 2>/dev/null
+        end_sandbox
+}
+
 t_run host_fds_refused host_fds_refused
 t_run odd_stdio_is_pumped odd_stdio_is_pumped
 t_run host_file_metadata_untouched host_file_metadata_untouched
 t_run no_fd_leaks_in no_fd_leaks_in
 t_run caller_gone_takes_its_command caller_gone_takes_its_command
+t_run many_at_once_bounded many_at_once_bounded
 t_done
