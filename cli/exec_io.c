@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <sys/ioctl.h>
 #include <sys/signalfd.h>
+#include <sys/stat.h>
 #include <sys/timerfd.h>
 #include <termios.h>
 #include <unistd.h>
@@ -45,6 +46,12 @@ void cli_exec_tty_raw(struct exec_run *run) {
         rt_pump_init(&run->pumps[run->npumps++], out, STDOUT_FILENO, false);
 }
 
+static bool same_file(int a, int b) {
+        struct stat sa, sb;
+        return fstat(a, &sa) == 0 && fstat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
+               sa.st_ino == sb.st_ino;
+}
+
 /* stdio for the command: our own fds where rtn_fd_passable allows them; the rest
  * (terminals among them) become pipes we pump. */
 int cli_exec_stdio(struct exec_run *run, int fds[3], int close_later[3], struct rtn_error *err) {
@@ -60,6 +67,10 @@ int cli_exec_stdio(struct exec_run *run, int fds[3], int close_later[3], struct 
                  * is pumped through a pipe of ours, never handed into the sandbox. */
                 if (rtn_fd_passable(i)) {
                         fds[i] = i;
+                        continue;
+                }
+                if (i == 2 && close_later[1] >= 0 && same_file(1, 2)) {
+                        fds[2] = fds[1]; /* 2>&1 to a file: one pipe keeps their order */
                         continue;
                 }
                 int p[2];

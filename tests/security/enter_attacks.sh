@@ -25,6 +25,15 @@ start_sandbox() {
 
 entered() { timeout 20 "$RTN" enter "$SB" -- "$@" </dev/null >/dev/null 2>&1; }
 
+# Asked again on each try of t_wait_for (an argument would be expanded once).
+host_pid() { [ -n "$(t_host_pids "$@")" ]; }
+no_host_pid() { [ -z "$(t_host_pids "$@")" ]; }
+host_pids_are() {
+        local n=$1
+        shift
+        [ "$(t_host_pids "$@" | wc -l)" = "$n" ]
+}
+
 end_sandbox() {
         kill "$SB" 2>/dev/null
         wait "$SB" 2>/dev/null || true
@@ -61,6 +70,11 @@ a.sendall(b"through-a-socket\n"); a.shutdown(socket.SHUT_WR)
 sys.stdout.write(subprocess.run(sys.argv[1:], stdin=b, capture_output=True, timeout=20,
                                 text=True).stdout)' "$RTN" enter "$SB" -- sh -c 'test -p /proc/self/fd/0 && cat')
         [ "$got" = through-a-socket ] || t_fail "a socket as stdin: '$got'"
+        # a file for stdout and stderr keeps their order
+        timeout 20 "$RTN" enter "$SB" -- sh -c 'echo a; echo b >&2; echo c; echo d >&2' >"$T_TMP/both" 2>&1
+        [ "$(tr '\n' ' ' <"$T_TMP/both")" = "a b c d " ] || t_fail "2>&1 to a file: $(cat "$T_TMP/both")"
+        timeout 20 "$RTN" exec -- sh -c 'echo a; echo b >&2; echo c; echo d >&2' >"$T_TMP/both" 2>&1
+        [ "$(tr '\n' ' ' <"$T_TMP/both")" = "a b c d " ] || t_fail "rtn exec 2>&1 to a file: $(cat "$T_TMP/both")"
         # rtn exec makes its command's stdio the same way (cli/exec_io.c)
         got=$(timeout 20 "$RTN" exec -- sh -c 'test -p /proc/self/fd/0 && echo pipe' <"$T_TMP" 2>&1)
         [ "$got" = pipe ] || t_fail "a directory as rtn exec's stdin: '$got'"
@@ -101,12 +115,13 @@ no_fd_leaks_in() {
 
 caller_gone_takes_its_command() {
         start_sandbox -- sleep 84.$T_UNIQ
-        "$RTN" enter "$SB" -- sleep 85.$T_UNIQ </dev/null >/dev/null 2>&1 &
+        "$RTN" enter "$SB" -- sleep 85.$T_UNIQ </dev/null >/dev/null 2>"$T_TMP/caller.err" &
         local caller=$!
-        t_wait_for test -n "$(t_host_pids sleep 85.$T_UNIQ)" || t_fail "never entered"
+        t_wait_for host_pid sleep 85.$T_UNIQ ||
+                t_fail "never entered: $(cat "$T_TMP/caller.err")"
         kill -KILL "$caller"
         wait "$caller" 2>/dev/null || true
-        t_wait_for test -z "$(t_host_pids sleep 85.$T_UNIQ)" ||
+        t_wait_for no_host_pid sleep 85.$T_UNIQ ||
                 t_fail "the command of a killed rtn enter still runs"
         t_exit_is 0 "$RTN" enter "$SB" -- echo still-serving
         t_stdout_is still-serving
@@ -121,7 +136,7 @@ many_at_once_bounded() {
                 "$RTN" enter "$SB" -- sleep 88.$T_UNIQ </dev/null >/dev/null 2>&1 &
                 pids+=($!)
         done
-        t_wait_for test "$(t_host_pids sleep 88.$T_UNIQ | wc -l)" = 16 ||
+        t_wait_for host_pids_are 16 sleep 88.$T_UNIQ ||
                 t_fail "16 entered commands never ran together"
         t_exit_is 125 "$RTN" enter "$SB" -- true
         t_stderr_has "16 commands entered at once already"
