@@ -21,4 +21,5 @@ int cli_cmd_export(int argc, char **argv);
 int cli_cmd_import(int argc, char **argv);
 int cli_cmd_store(int argc, char **argv);
 int cli_cmd_ps(int argc, char **argv);
+int cli_cmd_enter(int argc, char **argv);
 int cli_cmd_env(int argc, char **argv);

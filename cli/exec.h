@@ -31,6 +31,7 @@ struct exec_run {
         int master;
         int sigfd, timerfd;
         bool exited, timed_out;
+        bool lost; /* the control socket ended before the command's exit was reported */
         int wait_status;
         struct rt_blocked blocked; /* what seccomp blocked, from rtn-init (n = total = 0) */
 };
@@ -44,6 +45,8 @@ void cli_exec_warn_mode(const struct exec_opts *o, const struct rt_limit_warning
  * what it should know (pending changes, host-run files, blocked calls, refused requests)
  * and returns the exit code, code unless keeping, committing or the clock failed it. */
 int cli_exec_finish(struct exec_opts *o, struct exec_run *run, int code);
+/* One line on stderr per system call the filter blocked (docs/policy.md, "Visibility"). */
+void cli_exec_report_blocked(const struct rt_blocked *b);
 /* cli/exec_io.c: stdio for the command (our own fds, except terminals, which become pipes
  * it pumps), the signals and the --timeout clock, -t's raw terminal and its restoring, and
  * the loop that runs until the command has exited and its output drained. */

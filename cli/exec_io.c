@@ -9,15 +9,19 @@
 #include <stdlib.h>
 #include <sys/ioctl.h>
 #include <sys/signalfd.h>
+#include <sys/stat.h>
 #include <sys/timerfd.h>
 #include <termios.h>
 #include <unistd.h>
 
 #include "common/duration.h"
+#include "common/io.h"
 #include "cli/exec.h"
 #include "netns/netns.h"
+#include "runtime/session/enter.h"
 
-#define EXEC_FIRST_PUMP 4 /* poll slots: control socket, signals, timer, proxy; then pumps */
+/* poll slots: control socket, signals, timer, proxy, rtn enter's listener; then pumps */
+#define EXEC_FIRST_PUMP 5
 
 static struct termios saved_tio;
 static bool tio_saved;
@@ -42,7 +46,14 @@ void cli_exec_tty_raw(struct exec_run *run) {
         rt_pump_init(&run->pumps[run->npumps++], out, STDOUT_FILENO, false);
 }
 
-/* stdio for the command: our own fds, except terminals, which become pipes we pump. */
+static bool same_file(int a, int b) {
+        struct stat sa, sb;
+        return fstat(a, &sa) == 0 && fstat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
+               sa.st_ino == sb.st_ino;
+}
+
+/* stdio for the command: our own fds where rtn_fd_passable allows them; the rest
+ * (terminals among them) become pipes we pump. */
 int cli_exec_stdio(struct exec_run *run, int fds[3], int close_later[3], struct rtn_error *err) {
         for (int i = 0; i < 3; i++) {
                 close_later[i] = -1;
@@ -52,8 +63,14 @@ int cli_exec_stdio(struct exec_run *run, int fds[3], int close_later[3], struct 
                                 return rtn_err(err, errno, "open /dev/null");
                         continue;
                 }
-                if (!isatty(i)) {
+                /* What rtn_fd_passable refuses (a terminal, a file, a socket, a device)
+                 * is pumped through a pipe of ours, never handed into the sandbox. */
+                if (rtn_fd_passable(i)) {
                         fds[i] = i;
+                        continue;
+                }
+                if (i == 2 && close_later[1] >= 0 && same_file(1, 2)) {
+                        fds[2] = fds[1]; /* 2>&1 to a file: one pipe keeps their order */
                         continue;
                 }
                 int p[2];
@@ -112,7 +129,7 @@ static void on_signals(struct exec_run *run) {
 
 /* Reads one control event; returns -1 when the sandbox is gone. */
 static int on_ctl(struct exec_run *run) {
-        int r = rt_exec_read_ctl(&run->x.sb, &run->wait_status, &run->blocked);
+        int r = rt_exec_read_ctl(&run->x.sb, run->x.enter, &run->wait_status, &run->blocked);
         if (r == 1)
                 run->exited = run->x.all_exited = true;
         return r < 0 ? -1 : 0;
@@ -120,8 +137,8 @@ static int on_ctl(struct exec_run *run) {
 
 void cli_exec_loop(struct exec_run *run) {
         for (;;) {
-                struct pollfd pfd[8];
-                int owner[8] = {-1, -1, -1, -1, -1, -1, -1, -1}; /* pump of each pfd */
+                struct pollfd pfd[EXEC_FIRST_PUMP + 3];
+                int owner[EXEC_FIRST_PUMP + 3]; /* pump of each pfd */
                 nfds_t n = 0;
                 pfd[n++] =
                         (struct pollfd){.fd = run->exited ? -1 : run->x.sb.ctl, .events = POLLIN};
@@ -129,6 +146,9 @@ void cli_exec_loop(struct exec_run *run) {
                 pfd[n++] = (struct pollfd){.fd = run->timerfd, .events = POLLIN};
                 pfd[n++] =
                         (struct pollfd){.fd = run->exited ? -1 : run->x.gate_fd, .events = POLLIN};
+                pfd[n++] = (struct pollfd){
+                        .fd = run->exited || !run->x.enter ? -1 : rt_enter_fd(run->x.enter),
+                        .events = POLLIN};
                 bool busy = false;
                 for (size_t i = 0; i < run->npumps; i++) {
                         int fd = -1;
@@ -153,11 +173,13 @@ void cli_exec_loop(struct exec_run *run) {
                         rt_sandbox_destroy(&run->x.sb);
                 }
                 if (pfd[0].revents && on_ctl(run) < 0) {
-                        run->exited = true; /* init died: the sandbox is gone */
+                        run->exited = run->lost = true; /* init died: the sandbox is gone */
                         run->wait_status = RTN_EXIT_FAILURE << 8;
                 }
                 if (pfd[3].revents)
                         netns_gate_accept(run->x.gate);
+                if (pfd[4].revents && run->x.enter)
+                        rt_enter_serve(run->x.enter);
                 for (nfds_t i = EXEC_FIRST_PUMP; i < n; i++)
                         if (pfd[i].revents)
                                 rt_pump_run(&run->pumps[owner[i]]);

@@ -115,7 +115,7 @@ static void report_git_read_only(const struct exec_opts *o, int wait_status) {
 
 /* One line per system call the filter blocked (docs/policy.md, "Visibility"), after the
  * command's own output, on stderr only. */
-static void report_blocked(const struct rt_blocked *b) {
+void cli_exec_report_blocked(const struct rt_blocked *b) {
         char line[256];
         for (uint32_t i = 0; rt_blocked_line(b, i, line, sizeof line) >= 0; i++)
                 rtn_term_printf(stderr, "rtn: %s\n",
@@ -194,7 +194,7 @@ int cli_exec_finish(struct exec_opts *o, struct exec_run *run, int code) {
         if (!o->quiet)
                 report_git_read_only(o, run->wait_status);
         if (!o->quiet) {
-                report_blocked(&run->blocked);
+                cli_exec_report_blocked(&run->blocked);
                 report_denied(run->x.gate);
         }
         return code;

@@ -29,6 +29,8 @@ static const struct verb verbs[] = {
          "MCP server (stdio or --http), sandboxes by handle"},
         {"probe", cli_cmd_probe, "probe [--json]", "check what this kernel and host allow"},
         {"ps", cli_cmd_ps, "ps [--all]", "list the running sandboxes (rtn exec, rtn serve)"},
+        {"enter", cli_cmd_enter, "enter [-t] ID -- CMD...",
+         "run a command in a running sandbox (rtn enter --help)"},
         {"commit", cli_cmd_commit, "commit [-m MSG]",
          "commit the pending changes (rtn exec --keep) to the environment"},
         {"diff", cli_cmd_diff, NULL, "show the pending changes"},

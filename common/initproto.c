@@ -23,6 +23,7 @@ static const char *const step_names[] = {
         [INIT_STEP_CONFIG] = "configure init",
         [INIT_STEP_PROTOCOL] = "control protocol",
         [INIT_STEP_NETNS] = "enter the gate's netns",
+        [INIT_STEP_ENTER] = "enter",
 };
 
 const char *init_step_name(uint32_t step) {

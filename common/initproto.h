@@ -150,6 +150,9 @@ enum init_step {
         INIT_STEP_CONFIG,
         INIT_STEP_PROTOCOL,
         INIT_STEP_NETNS,
+        /* Not rtn-init's: the rtn that owns a sandbox refused an `rtn enter` (its message
+         * says why; runtime/session/enter.h). */
+        INIT_STEP_ENTER,
 };
 
 /* The exit code of a command that never started, failing at step with positive errno error:

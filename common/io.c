@@ -3,6 +3,7 @@
 #include "common/io.h"
 
 #include <errno.h>
+#include <linux/magic.h>
 #include <fcntl.h>
 #include <stdbool.h>
 #include <string.h>
@@ -10,6 +11,9 @@
 #include <sys/mman.h>
 #include <sys/random.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "common/cleanup.h"
@@ -195,4 +199,14 @@ void rtn_random_hex(char *buf, size_t n) {
                 }
         }
         buf[2 * n] = '\0';
+}
+
+bool rtn_fd_passable(int fd) {
+        struct stat st;
+        struct statfs sf;
+        int fl = fcntl(fd, F_GETFL);
+        if (fl < 0 || (fl & O_PATH) || fstat(fd, &st) < 0 || fstatfs(fd, &sf) < 0)
+                return false;
+        return (S_ISFIFO(st.st_mode) && sf.f_type == PIPEFS_MAGIC) || /* not a named FIFO */
+               (S_ISCHR(st.st_mode) && st.st_rdev == makedev(1, 3)); /* /dev/null */
 }

@@ -3,6 +3,7 @@
  * return >= 0 on success, -errno on failure. Also the stack for a clone(2) child. */
 #pragma once
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -24,6 +25,17 @@ ssize_t rtn_recv_msg(int sock, void *buf, size_t len, int *fds, size_t *nfds);
 /* 2*n hex digits of n random bytes from the kernel's CSPRNG, and a NUL, into buf: an id
  * that is a secret (an HTTP session's, a task's). Never fails (aborts if the kernel cannot). */
 void rtn_random_hex(char *buf, size_t n);
+
+/* Whether fd may be handed into a sandbox as a command's stdio: an anonymous pipe or
+ * /dev/null, not opened O_PATH. Anything else carries more than bytes from the host: a
+ * directory or an O_PATH fd is a handle on the host's tree, a socket may connect, bind or
+ * accept in the host's network namespace (past the sandbox's own), a device or an anonymous
+ * inode (pidfd, epoll, io_uring) acts on the host, and a regular file or a named FIFO is a
+ * host inode whose mode, times and xattrs a command may change where the sandbox's user is
+ * the file's owner (a user without subordinate ids), read-only fd or not. A terminal is a
+ * character device, so it is never one either. `rtn enter`'s owner refuses the others; rtn
+ * exec and rtn enter pump them through pipes of their own. */
+bool rtn_fd_passable(int fd);
 
 /* Sets or clears O_NONBLOCK. */
 int rtn_fd_nonblock(int fd, int on);

@@ -94,7 +94,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         default: {
                 struct rt_blocked b = {0};
                 int status = 0;
-                while ((r = rt_exec_read_ctl(&sb, &status, &b)) == 0)
+                while ((r = rt_exec_read_ctl(&sb, NULL, &status, &b)) == 0)
                         ;
                 fuzz_check_blocked(&b);
                 break;

@@ -13,6 +13,7 @@
 #include "runtime/rootfs/rootfs.h"
 #include "runtime/sandbox/blocked.h"
 #include "runtime/sandbox/specopt.h"
+#include "runtime/session/enter.h"
 #include "runtime/session/pending.h"
 #include "runtime/session/registry.h"
 #include "runtime/session/upper.h"
@@ -112,10 +113,35 @@ static void register_running(struct rt_exec *x) {
                 log_debug("not in the registry of running sandboxes: %s", err.msg);
 }
 
+/* `rtn enter` (runtime/session/enter.h): an entered command is an agent command of this
+ * sandbox, with its environment, spawned by rtn-init like the command itself. */
+static int enter_spawn(void *ud, uint64_t id, uint32_t flags, const char *cwd, char *const argv[],
+                       const int fds[3], uint16_t rows, uint16_t cols, struct rtn_error *err) {
+        struct rt_exec *x = ud;
+        struct rt_env env;
+        int r;
+        if (x->sb.ctl < 0 || x->all_exited)
+                return rtn_errx(err, ESRCH, "the sandbox has ended");
+        if ((r = rt_spec_opts_env(x->so, &env, &x->sb, INIT_POLICY_AGENT, flags & INIT_SPAWN_PTY,
+                                  NULL, err)) < 0)
+                return r;
+        return rt_sandbox_spawn(&x->sb, id, flags, INIT_POLICY_AGENT, cwd ? cwd : x->sb.workspace,
+                                argv, env.vars, fds, rows, cols, err);
+}
+
+static void enter_signal(void *ud, uint64_t id, int signo) {
+        struct rt_exec *x = ud;
+        if (x->sb.ctl >= 0)
+                (void)rt_sandbox_signal(&x->sb, id, signo);
+}
+
+static const struct rt_enter_ops enter_ops = {enter_spawn, enter_signal};
+
 int rt_exec_open(struct rt_exec *x, const struct rt_exec_opts *o, struct rt_spec *spec,
                  const struct rt_spec_opts *so, struct rtn_error *err) {
         int r;
         x->o = o;
+        x->so = so;
         if ((r = open_store(x, spec, so->store_max, err)) < 0)
                 return r;
         if ((r = rt_spec_opts_gate(so, spec, &x->gate, err)) < 0)
@@ -128,12 +154,15 @@ int rt_exec_open(struct rt_exec *x, const struct rt_exec_opts *o, struct rt_spec
         return 0;
 }
 
-/* The run is registered here, off the start's critical path: the sandbox's child is
- * building its root on the other CPU and rtn would otherwise wait for its READY, and the
- * command cannot run before the spawn request that follows. */
+/* The run is registered (and rtn enter's socket made) here, off the start's critical path:
+ * the sandbox's child is building its root on the other CPU and rtn would otherwise wait
+ * for its READY, and the command cannot run before the spawn request that follows. */
 static int queue_registered(struct rt_sandbox *sb, void *arg, struct rtn_error *err) {
         struct rt_exec *x = arg;
         register_running(x);
+        struct rtn_error e = {0}; /* beside the entry it is named after; best effort, as it */
+        if (rt_enter_listen(&enter_ops, x, &x->enter, &e) < 0)
+                log_debug("rtn enter cannot reach this sandbox: %s", e.msg);
         return x->queue ? x->queue(sb, x->queue_arg, err) : 0;
 }
 
@@ -186,7 +215,9 @@ int rt_exec_await_spawned(struct rt_sandbox *sb, const char *cmd, const char *cw
         const struct init_status *st = (const void *)buf;
         if (init_check_msg(buf, (size_t)n, INIT_MSG_SPAWN_FAILED, sizeof *st) < 0)
                 return rtn_errx(err, EBADMSG, "unexpected reply to spawn");
-        if (st->step == INIT_STEP_EXEC)
+        if (st->step == INIT_STEP_ENTER) /* the owner of an entered sandbox refused */
+                rtn_errx(err, st->error, "%.*s", (int)sizeof st->message, st->message);
+        else if (st->step == INIT_STEP_EXEC)
                 rtn_err(err, st->error, "execute %s", cmd);
         else
                 rtn_err(err, st->error, "%s %s", init_step_name(st->step),
@@ -194,15 +225,26 @@ int rt_exec_await_spawned(struct rt_sandbox *sb, const char *cmd, const char *cw
         return init_spawn_exit_code(st->step, st->error);
 }
 
-int rt_exec_read_ctl(struct rt_sandbox *sb, int *wait_status, struct rt_blocked *blocked) {
+int rt_exec_read_ctl(struct rt_sandbox *sb, struct rt_enter *enter, int *wait_status,
+                     struct rt_blocked *blocked) {
         union {
                 struct init_exited ex;
                 struct init_blocked bl;
+                struct init_status st;
                 char raw[sizeof(struct init_blocked) + 64];
         } u;
-        ssize_t n = rt_sandbox_recv(sb, u.raw, sizeof u, NULL, NULL);
-        if (n <= 0)
+        int fds[1];
+        size_t nfds = 1;
+        ssize_t n = rt_sandbox_recv(sb, u.raw, sizeof u, fds, &nfds);
+        if (n <= 0) {
+                for (size_t i = 0; i < nfds; i++)
+                        close(fds[i]);
                 return -1;
+        }
+        if (rt_enter_event(enter, u.raw, (size_t)n, fds, nfds)) /* an entered command's */
+                return 0;
+        for (size_t i = 0; i < nfds; i++)
+                close(fds[i]);
         if ((size_t)n < sizeof u.ex.hdr || u.ex.hdr.id != 1)
                 return 0;
         if (init_check_msg(u.raw, (size_t)n, INIT_MSG_EXITED, sizeof u.ex) == 0) {
@@ -225,6 +267,8 @@ int rt_exec_read_ctl(struct rt_sandbox *sb, int *wait_status, struct rt_blocked 
  * overlay uses it. Until rtn-init has reported, or when it failed, the sandbox is
  * destroyed and waited for (rt_sandbox_destroy). */
 void rt_exec_end(struct rt_exec *x) {
+        rt_enter_free(x->enter); /* the callers of rtn enter learn that the sandbox ended */
+        x->enter = NULL;
         if (x->all_exited && !x->wait_end)
                 rt_sandbox_release(&x->sb);
         else

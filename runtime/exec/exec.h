@@ -22,6 +22,7 @@
 
 struct rt_spec_opts;
 struct rt_blocked;
+struct rt_enter;
 
 struct rt_exec_opts {
         const char *data_dir; /* --data-dir; NULL: the default (store_default_dir) */
@@ -43,6 +44,9 @@ struct rt_exec {
         bool fell_back; /* started in the Landlock mode: user namespaces are denied here */
         struct rt_limit_warnings fallback_warn; /* the limits' warnings for that mode */
         const struct rt_exec_opts *o;
+        const struct rt_spec_opts *so;
+        struct rt_enter *enter; /* the listener of `rtn enter` (runtime/session/enter.h), or
+                                 * NULL; the caller polls rt_enter_fd and calls rt_enter_serve */
         /* The environment's layers (and, with --commit, a session dir on the store's
          * filesystem for the upper). Without --commit or --keep a store that does not exist
          * yet is not created. */
@@ -81,13 +85,16 @@ int rt_exec_start(struct rt_exec *x, struct rt_spec *spec, struct rt_spec_opts *
  * names cmd, or cwd when the chdir failed): 0 with *ret_master the pty master (or -1); on
  * SPAWN_FAILED the exit code rtn exec uses (127 not found, 126 cannot execute, 125 another
  * step), with err saying why; < 0 when the sandbox ended or sent anything else. read_ctl
- * reads one event: EXITED sets *wait_status and returns 1, BLOCKED fills *blocked (emptied
- * when malformed), anything else is ignored (0); -1 when the sandbox is gone. */
+ * reads one event: one of an entered command's goes to enter (may be NULL) and is 0; EXITED
+ * sets *wait_status and returns 1, BLOCKED fills *blocked (emptied when malformed), anything
+ * else is ignored (0); -1 when the sandbox is gone. */
 int rt_exec_await_spawned(struct rt_sandbox *sb, const char *cmd, const char *cwd, int *ret_master,
                           struct rtn_error *err);
-int rt_exec_read_ctl(struct rt_sandbox *sb, int *wait_status, struct rt_blocked *blocked);
-/* Ends the sandbox: released without waiting when rtn-init reported the last exit and
- * nothing of it is kept, else destroyed and waited for. Idempotent. */
+int rt_exec_read_ctl(struct rt_sandbox *sb, struct rt_enter *enter, int *wait_status,
+                     struct rt_blocked *blocked);
+/* Ends the sandbox (and the listener of rtn enter): released without waiting when rtn-init
+ * reported the last exit and nothing of it is kept, else destroyed and waited for.
+ * Idempotent. */
 void rt_exec_end(struct rt_exec *x);
 /* Stops forwarding the published ports (the command is done). */
 void rt_exec_unpublish(struct rt_exec *x);

@@ -70,6 +70,10 @@ static int registry_fd(char *path, size_t len, bool create, struct rtn_error *er
         return fd;
 }
 
+int rt_registry_open(bool create, struct rtn_error *err) {
+        return registry_fd(NULL, 0, create, err);
+}
+
 int rt_registry_dir(char *buf, size_t len, bool create, struct rtn_error *err) {
         int fd = registry_fd(buf, len, create, err);
         if (fd < 0)
@@ -102,8 +106,20 @@ static int entry_pid;
 static char entry_path[700];
 
 static void remove_entry(void) {
-        if (entry_path[0] && getpid() == entry_pid) /* not in a child rtn forked */
-                unlink(entry_path);
+        char sock[sizeof entry_path + sizeof RT_REGISTRY_SOCK];
+        if (!entry_path[0] || getpid() != entry_pid) /* not in a child rtn forked */
+                return;
+        snprintf(sock, sizeof sock, "%s%s", entry_path, RT_REGISTRY_SOCK);
+        unlink(sock);
+        unlink(entry_path);
+}
+
+int rt_registry_self(char *buf, size_t len) {
+        const char *slash = strrchr(entry_path, '/');
+        if (!entry_path[0] || !slash || getpid() != entry_pid)
+                return -ENOENT;
+        snprintf(buf, len, "%s", slash + 1);
+        return 0;
 }
 
 static void put_clean(char *out, size_t cap, size_t *off, const char *s) {
@@ -136,8 +152,9 @@ static void sweep_dead(int dfd) {
         for (struct dirent *e; (e = readdir(d));) {
                 int pid;
                 unsigned long long start;
-                char end;
-                if (sscanf(e->d_name, "%d-%llu%c", &pid, &start, &end) == 2 && pid > 0 &&
+                char end[sizeof RT_REGISTRY_SOCK + 1] = "";
+                int n = sscanf(e->d_name, "%d-%llu%6s", &pid, &start, end);
+                if ((n == 2 || (n == 3 && !strcmp(end, RT_REGISTRY_SOCK))) && pid > 0 &&
                     kill(pid, 0) < 0 && errno == ESRCH)
                         (void)unlinkat(dfd, e->d_name, 0);
         }
@@ -211,6 +228,9 @@ static int read_entry(int dfd, const char *name, struct rt_running *r) {
         if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid())
                 return -EPERM;
         if (start_of(pid) != start) {
+                char sock[96];
+                snprintf(sock, sizeof sock, "%s%s", name, RT_REGISTRY_SOCK);
+                unlinkat(dfd, sock, 0); /* rtn enter's socket goes with its entry */
                 unlinkat(dfd, name, 0);
                 return 0;
         }
@@ -220,6 +240,7 @@ static int read_entry(int dfd, const char *name, struct rt_running *r) {
                 return (int)n;
         text[n] = '\0';
         r->pid = pid;
+        r->start = start;
         field(text, "kind", r->kind, sizeof r->kind);
         field(text, "since", since, sizeof since);
         r->since = strtoll(since, NULL, 10);
@@ -256,6 +277,30 @@ int rt_registry_list(void (*fn)(const struct rt_running *r, void *arg), void *ar
         qsort(all, n, sizeof *all, by_since);
         for (size_t i = 0; i < n; i++)
                 fn(&all[i], arg);
+        return 0;
+}
+
+int rt_registry_find(int pid, struct rt_running *ret, struct rtn_error *err) {
+        int dfd = registry_fd(NULL, 0, false, err);
+        if (dfd < 0 && dfd != -ENOENT)
+                return dfd;
+        DIR *d = dfd < 0 ? NULL : fdopendir(dfd);
+        if (!d) {
+                if (dfd >= 0)
+                        close(dfd);
+                return rtn_errx(err, ENOENT, "no sandbox of uid %u has pid %d (rtn ps lists them)",
+                                (unsigned)geteuid(), pid);
+        }
+        char prefix[32];
+        int n = snprintf(prefix, sizeof prefix, "%d-", pid);
+        int r = -ENOENT;
+        for (struct dirent *e; r != 1 && (e = readdir(d));)
+                if (!strncmp(e->d_name, prefix, (size_t)n))
+                        r = read_entry(dirfd(d), e->d_name, ret);
+        closedir(d);
+        if (r != 1)
+                return rtn_errx(err, ENOENT, "no sandbox of uid %u has pid %d (rtn ps lists them)",
+                                (unsigned)geteuid(), pid);
         return 0;
 }
 

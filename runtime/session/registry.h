@@ -11,7 +11,8 @@
 #include "common/err.h"
 
 struct rt_running {
-        int pid; /* rtn's own pid: kill it to end the sandbox */
+        int pid; /* rtn's own pid: kill it to end the sandbox; `rtn enter PID` enters it */
+        unsigned long long start; /* its start time (/proc/PID/stat field 22) */
         char kind[8]; /* "exec" or "serve" */
         int64_t since; /* start, seconds since the epoch */
         char env[64];
@@ -35,4 +36,15 @@ bool rt_registry_same_dir(const char *a, const char *b);
 /* The registry's directory: $XDG_RUNTIME_DIR/rtn/running, else /run/rtn/running for root,
  * else /tmp/rtn-UID/running; made 0700 and refused unless it is ours. */
 int rt_registry_dir(char *buf, size_t len, bool create, struct rtn_error *err);
+/* The registry's directory, opened (and made when create) and checked as above. */
+int rt_registry_open(bool create, struct rtn_error *err);
+/* The live entry of pid, read as rt_registry_list reads one: -ENOENT when there is none
+ * (no sandbox of this user has that pid, or its rtn is gone). */
+int rt_registry_find(int pid, struct rt_running *ret, struct rtn_error *err);
+/* The socket `rtn enter` connects to (runtime/session/enter.h) is the entry's name with this
+ * suffix, in the same directory; it is removed with the entry, and a dead run's by the next
+ * start's sweep. */
+#define RT_REGISTRY_SOCK ".sock"
+/* This process's entry name (PID-START), once rt_registry_add made it; -ENOENT before. */
+int rt_registry_self(char *buf, size_t len);
 /* The same path by name only is rt_registry_path (runtime/sandbox/rundir.h). */

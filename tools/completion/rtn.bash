@@ -3,7 +3,7 @@
 # package too (source it). The lists follow each verb's --help, and
 # tests/integration/cli_completion.sh fails when they drift apart.
 
-_rtn_verbs="exec serve probe ps env commit log reflog diff reset rollback gc export import apply store rootfs pkg help version"
+_rtn_verbs="exec serve probe ps enter env commit log reflog diff reset rollback gc export import apply store rootfs pkg help version"
 
 # The options a verb takes, as its --help lists them.
 _rtn_verb_options() {
@@ -14,6 +14,7 @@ _rtn_verb_options() {
         serve) echo "--data-dir --env --rootfs --allow-host --workspace --workspace-mode --workspace-git --bind --hostname --net --timeout --max-output --http-tools --max-sandboxes --undo-depth --undo-bytes --http --token-file --idle-timeout --max-sessions --allow-origin --http-public --workspace-root $spec --help" ;;
         probe) echo "--json" ;;
         ps) echo "--all --data-dir --help" ;;
+        enter) echo "-t --tty --cwd -h --help" ;;
         commit) echo "$store -m --message --upper" ;;
         diff) echo "$store --upper -p --patch" ;;
         apply) echo "$store --dry-run --force --allow-protected" ;;
@@ -57,6 +58,11 @@ _rtn_names() {
         for f in "$d"/*; do
                 [[ -e $f ]] && echo "${f##*/}"
         done
+}
+
+# The IDs rtn enter takes: the PIDs rtn ps lists.
+_rtn_running() {
+        "${COMP_WORDS[0]}" ps 2>/dev/null | awk 'NR > 1 { print $1 }'
 }
 
 # Adds compgen's words to COMPREPLY, one a line (a file name may hold spaces).
@@ -107,8 +113,9 @@ _rtn() {
                 _rtn_compgen -W "$_rtn_verbs --help --version" -- "$cur"
                 return
         fi
-        # rtn exec ... -- CMD ARGS: a command, then its arguments' files.
-        if [[ $verb == exec ]]; then
+        # rtn exec ... -- CMD ARGS, rtn enter ID -- CMD ARGS: a command, then its arguments'
+        # files.
+        if [[ $verb == exec || $verb == enter ]]; then
                 for ((i = 2; i < COMP_CWORD; i++)); do
                         if [[ ${COMP_WORDS[i]} == -- ]]; then
                                 if ((COMP_CWORD == i + 1)); then
@@ -153,6 +160,7 @@ _rtn() {
         store) [[ -z $first ]] && _rtn_compgen -W "verify" -- "$cur" ;;
         pkg) [[ -z $first ]] && _rtn_compgen -W "install" -- "$cur" ;;
         import) _rtn_compgen -f -- "$cur" ;;
+        enter) [[ -z $first ]] && _rtn_compgen -W "$(_rtn_running)" -- "$cur" ;;
         esac
 }
 

@@ -1,0 +1,288 @@
+#!/usr/bin/env bash
+# `rtn enter ID -- CMD` (docs/security-invariants.md, 33): a command entered into a running
+# sandbox is one of the sandbox's own, started by its rtn-init: the same user, namespaces,
+# cgroup, filesystem, environment, no_new_privs, seccomp filter, Landlock domain and network,
+# and it dies with the sandbox (or with its rtn enter). Only the owner's uid, not confined
+# more than the owner, may ask: another user, a caller under no_new_privs, a sandbox's own
+# command (the socket is not in a full sandbox at all, and a Landlock-only one is refused) are
+# refused; so are stale and planted sockets, a terminal passed in, and every malformed
+# request, while floods of connections never stop the owner from serving or its command from
+# ending as it would. Exit codes and stdio are rtn exec's.
+. "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/seclib.bash"
+t_need_rtn
+
+CLIENT=$T_ROOT/tests/security/enter_client.py
+
+own_runtime_dir() {
+        export XDG_RUNTIME_DIR=$T_TMP/run
+        mkdir -p -m 700 "$XDG_RUNTIME_DIR"
+}
+
+registry() { echo "$XDG_RUNTIME_DIR/rtn/running"; }
+
+# rtn exec ARGS in the background: SB is its pid, SOCK the socket rtn enter reaches it by.
+start_sandbox() {
+        own_runtime_dir
+        "$RTN" exec "$@" </dev/null >"$T_TMP/sb.out" 2>"$T_TMP/sb.err" &
+        SB=$!
+        t_wait_for compgen -G "$(registry)/$SB-*.sock" >/dev/null ||
+                t_fail "sandbox $SB never listened: $(cat "$T_TMP/sb.err")"
+        SOCK=$(compgen -G "$(registry)/$SB-*.sock")
+}
+
+end_sandbox() {
+        kill "$SB" 2>/dev/null
+        wait "$SB" 2>/dev/null || true
+}
+
+serve_listed() { "$RTN" ps | grep -Eq "^$1 +serve "; }
+
+host_pid() { [ -n "$(t_host_pids "$@")" ]; }
+
+no_host_pid() { [ -z "$(t_host_pids "$@")" ]; }
+
+client() { t_cmd python3 "$CLIENT" "$@"; }
+
+entered() { "$RTN" enter "$SB" -- "$@" </dev/null >/dev/null 2>&1; }
+
+enters_the_running_sandbox() {
+        start_sandbox -- sh -c "echo from-main >/tmp/shared; exec sleep 60.$T_UNIQ"
+        t_wait_for entered test -e /tmp/shared || t_fail "never entered"
+        t_exit_is 0 "$RTN" enter "$SB" -- cat /tmp/shared
+        t_stdout_is from-main
+        t_exit_is 0 "$RTN" enter "$SB" -- pwd
+        t_stdout_is /workspace
+        t_exit_is 0 "$RTN" enter --cwd /tmp "$SB" pwd
+        t_stdout_is /tmp
+        t_exit_is 7 "$RTN" enter "$SB" -- sh -c 'echo out; echo err >&2; exit 7'
+        t_stdout_is out
+        t_stderr_has err
+        t_exit_is 127 "$RTN" enter "$SB" -- no-such-command
+        t_stderr_has "rtn enter: execute no-such-command"
+        t_exit_is 126 "$RTN" enter "$SB" -- /etc
+        t_exit_is 125 "$RTN" enter --cwd /nope "$SB" -- true
+        t_stderr_has "chdir /nope"
+        t_exit_is 143 "$RTN" enter "$SB" -- sh -c 'kill -TERM $$'
+        [ "$(echo piped | "$RTN" enter "$SB" -- cat)" = piped ] || t_fail "stdin not passed"
+        # signals are forwarded: SIGTERM to rtn enter reaches the command (a background job
+        # of this shell ignores SIGINT)
+        "$RTN" enter "$SB" -- sleep 70.$T_UNIQ &
+        local e=$! rc=0
+        t_wait_for host_pid sleep 70.$T_UNIQ || t_fail "entered sleep not seen"
+        kill -TERM "$e"
+        wait "$e" || rc=$?
+        [ "$rc" = 143 ] || t_fail "SIGTERM: rtn enter exited $rc, not 143"
+        no_host_pid sleep 70.$T_UNIQ || t_fail "the command outlived its SIGTERM"
+        # blocked calls are reported as rtn exec reports them
+        t_exit_is 1 "$RTN" enter "$SB" -- unshare -U true
+        t_stderr_has "rtn: blocked unshare(2)"
+        # an rtn serve is named as such
+        mkfifo "$T_TMP/in"
+        "$RTN" serve <"$T_TMP/in" >/dev/null 2>&1 &
+        local serve=$!
+        exec 9>"$T_TMP/in"
+        t_wait_for serve_listed "$serve" || t_fail "rtn serve not listed: $("$RTN" ps)"
+        t_exit_is 125 "$RTN" enter "$serve" -- true
+        t_stderr_has "it is an rtn serve: only an rtn exec's sandbox can be entered"
+        exec 9>&-
+        wait "$serve" || true
+        # usage errors are the convention's
+        t_exit_is 125 "$RTN" enter "$SB"
+        t_stderr_has "no command given"
+        t_exit_is 125 "$RTN" enter nope -- true
+        t_stderr_has "is not a sandbox's ID"
+        end_sandbox
+}
+
+# What the sandbox's own command sees and may do, and what an entered one does: the same, to
+# the byte. The probe's own lines show it is no empty comparison.
+PROBE='id -u; id -g
+grep -E "^(Cap(Inh|Prm|Eff|Bnd|Amb)|NoNewPrivs|Seccomp|Seccomp_filters):" /proc/self/status
+for n in user mnt pid net uts ipc cgroup; do readlink /proc/self/ns/$n; done
+cat /proc/self/cgroup; ulimit -n; ulimit -Hn; ulimit -f
+touch /enter-probe 2>/dev/null || echo landlock-denied
+ls /proc/1/root 2>/dev/null || echo init-root-denied
+unshare -U true 2>/dev/null || echo userns-denied
+timeout 5 bash -c "exec 3<>/dev/tcp/1.1.1.1/80" 2>/dev/null || echo net-denied
+env | grep -Ev "^(PWD|OLDPWD|SHLVL|_)=" | sort
+/mnt/sec/escape mount setns unshare_user ptrace_init tiocsti sethostname && echo seccomp-held'
+
+same_policy_as_its_own_commands() {
+        sec_need_bin escape
+        start_sandbox --bind "$SEC_BIN:/mnt/sec:ro" -- sh -c "{ $PROBE
+} >/tmp/own 2>&1; exec sleep 61.$T_UNIQ"
+        t_wait_for entered grep -q seccomp-held /tmp/own ||
+                t_fail "the sandbox's own probe did not finish"
+        t_exit_is 0 "$RTN" enter "$SB" -- cat /tmp/own
+        cp "$T_OUT_FILE" "$T_TMP/own"
+        t_exit_is 0 "$RTN" enter "$SB" -- sh -c "{ $PROBE
+} 2>&1"
+        diff "$T_TMP/own" "$T_OUT_FILE" >"$T_TMP/diff" ||
+                t_fail "the entered command differs from the sandbox's own: $(head -c 600 "$T_TMP/diff")"
+        for want in "NoNewPrivs:	1" "Seccomp:	2" landlock-denied init-root-denied \
+                userns-denied net-denied seccomp-held HOME=; do
+                t_stdout_has "$want"
+        done
+        # and the caller's environment stays outside
+        RTN_ENTER_LEAK=1 t_exit_is 0 "$RTN" enter "$SB" -- env
+        grep -q RTN_ENTER_LEAK "$T_OUT_FILE" && t_fail "the caller's environment went in"
+        end_sandbox
+}
+
+dies_with_the_sandbox() {
+        start_sandbox -- sleep 62.$T_UNIQ
+        "$RTN" enter "$SB" -- sleep 71.$T_UNIQ >"$T_TMP/e.out" 2>"$T_TMP/e.err" &
+        local e=$! rc=0
+        "$RTN" enter "$SB" -- sleep 72.$T_UNIQ 2>/dev/null &
+        local k=$!
+        t_wait_for host_pid sleep 71.$T_UNIQ || t_fail "entered sleep not seen"
+        t_wait_for host_pid sleep 72.$T_UNIQ || t_fail "entered sleep not seen"
+        # a killed rtn enter takes its command along
+        kill -KILL "$k"
+        { wait "$k"; } 2>/dev/null || true
+        t_wait_for no_host_pid sleep 72.$T_UNIQ || t_fail "the command outlived its rtn enter"
+        # the sandbox's end ends what was entered into it
+        end_sandbox
+        wait "$e" || rc=$?
+        [ "$rc" = 125 ] || t_fail "rtn enter exited $rc when the sandbox ended: $(cat "$T_TMP/e.err")"
+        grep -q "ended before the command did" "$T_TMP/e.err" || t_fail "stderr: $(cat "$T_TMP/e.err")"
+        no_host_pid sleep 71.$T_UNIQ || t_fail "the entered command outlived the sandbox"
+}
+
+no_terminal_reaches_it() {
+        sec_need_bin escape
+        start_sandbox --bind "$SEC_BIN:/mnt/sec:ro" -- sleep 63.$T_UNIQ
+        # a terminal passed by hand is refused
+        client "$SOCK" tty true
+        t_stdout_is "refused: a terminal is never passed into a sandbox (use -t)"
+        # rtn enter from a terminal passes pipes, as rtn exec does; -t a pty of the sandbox's
+        t_cmd script -qec "$RTN enter $SB -- sh -c 'test -t 0 || echo no-tty-in; /mnt/sec/escape tiocsti && echo tiocsti-blocked'" /dev/null
+        t_stdout_has no-tty-in
+        t_stdout_has tiocsti-blocked
+        t_cmd script -qec "$RTN enter -t $SB -- sh -c 'test -t 0 && tty; /mnt/sec/escape tiocsti && echo tiocsti-blocked'" /dev/null
+        t_stdout_has /dev/pts/0
+        t_stdout_has tiocsti-blocked
+        t_exit_is 125 "$RTN" enter -t "$SB" -- true
+        t_stderr_has "the input device is not a TTY"
+        end_sandbox
+}
+
+bad_requests_never_stop_it() {
+        start_sandbox -- sh -c "until [ -e /tmp/stop ]; do sleep 0.1; done; exit 3"
+        client "$SOCK" each policy:1 policy:2 env final fds:0 fds:2 fds:5 garbage short big \
+                idle:40 flood:300
+        [ "$(wc -l <"$T_OUT_FILE")" = 12 ] || t_fail "$(cat "$T_OUT_FILE" "$T_ERR_FILE")"
+        grep -Ev "^[a-z]+(:[0-9]+)?: (refused: |after (idle|flood): exited 0$)" "$T_OUT_FILE" &&
+                t_fail "not refused: $(cat "$T_OUT_FILE")"
+        t_exit_is 0 "$RTN" enter "$SB" -- echo still-serving
+        t_stdout_is still-serving
+        # and the sandbox's command ends as it would have
+        t_exit_is 0 "$RTN" enter "$SB" -- touch /tmp/stop
+        local rc=0
+        wait "$SB" || rc=$?
+        [ "$rc" = 3 ] || t_fail "rtn exec exited $rc, not its command's 3: $(cat "$T_TMP/sb.err")"
+}
+
+confined_callers_refused() {
+        start_sandbox --bind "$T_ROOT/tests/security:/mnt/t:ro" -- sleep 65.$T_UNIQ
+        t_exit_is 125 setpriv --no-new-privs "$RTN" enter "$SB" -- true
+        t_stderr_has "the caller is more confined than the sandbox's owner"
+        # a full sandbox shows neither the path nor an abstract name
+        t_exit_is 0 "$RTN" enter "$SB" -- python3 /mnt/t/enter_client.py "$SOCK" run true
+        t_stdout_has "connect: [Errno 2]"
+        t_exit_is 0 "$RTN" enter "$SB" -- python3 /mnt/t/enter_client.py "@$(basename "$SOCK")" run true
+        t_stdout_has "connect: [Errno 111]"
+        end_sandbox
+}
+
+landlock_mode_command_refused() {
+        [ "$(id -u)" != 0 ] || t_skip "root's Landlock-mode commands run as another uid (other_users_refused)"
+        start_sandbox -- sleep 66.$T_UNIQ
+        mkdir "$T_TMP/ws"
+        cp "$CLIENT" "$T_TMP/ws/"
+        t_exec --isolation landlock --workspace "$T_TMP/ws" -- python3 enter_client.py "$SOCK" run true
+        grep -q "needs Landlock" "$T_ERR_FILE" && t_skip "kernel has no Landlock"
+        t_exit_is 0
+        # Landlock refuses the connect where it rules path sockets, else the owner does
+        grep -Eq "^(connect: \[Errno 13\]|refused: pid [0-9]+: the caller is more confined)" "$T_OUT_FILE" ||
+                t_fail "a Landlock-mode command reached the sandbox: $(cat "$T_OUT_FILE" "$T_ERR_FILE")"
+        end_sandbox
+}
+
+stale_and_planted_sockets() {
+        start_sandbox -- sleep 67.$T_UNIQ
+        local old=$SB oldsock=$SOCK
+        kill -KILL "$old"
+        wait "$old" 2>/dev/null || true
+        t_file_exists "$oldsock"
+        t_exit_is 125 "$RTN" enter "$old" -- true
+        t_stderr_has "no sandbox of uid $(id -u) has pid $old"
+        # the next start sweeps the dead run's socket
+        start_sandbox -- sleep 68.$T_UNIQ
+        t_no_file "$oldsock"
+        # an entry planted for a live process of ours, its socket a link to the real one
+        sleep 73.$T_UNIQ &
+        local p=$! start
+        start=$(awk '{print $22}' "/proc/$p/stat")
+        printf 'kind=exec\nsince=1\nenv=default\ndata_dir=x\ncommand=planted\n' >"$(registry)/$p-$start"
+        ln -s "$SOCK" "$(registry)/$p-$start.sock"
+        t_exit_is 125 "$RTN" enter "$p" -- touch /tmp/planted
+        t_stderr_has "is not a socket of uid $(id -u): refused"
+        # a real socket, held by another process than the entry names
+        rm "$(registry)/$p-$start.sock"
+        python3 -c 'import socket, sys, time
+s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET); s.bind(sys.argv[1]); s.listen(4)
+time.sleep(30)' "$(registry)/$p-$start.sock" &
+        local q=$!
+        t_wait_for test -S "$(registry)/$p-$start.sock" || t_fail "no planted socket"
+        t_exit_is 125 "$RTN" enter "$p" -- touch /tmp/planted
+        t_stderr_has "is held by pid $q"
+        kill "$q" "$p"
+        t_exit_is 1 "$RTN" enter "$SB" -- test -e /tmp/planted
+        # a socket of another owner (only root can make one)
+        if [ "$(id -u)" = 0 ]; then
+                chown 4242 "$SOCK"
+                t_exit_is 125 "$RTN" enter "$SB" -- true
+                t_stderr_has "is not a socket of uid 0: refused"
+        fi
+        end_sandbox
+}
+
+# Another uid can neither find root's sandbox nor talk to its socket, and root is refused
+# by the sandbox of another uid (a uid of this case's own: no stream runs as it).
+other_users_refused() {
+        [ "$(id -u)" = 0 ] || t_skip "needs root to act as another user"
+        local u=4242
+        chmod 755 "$T_TMP"
+        start_sandbox -- sleep 69.$T_UNIQ
+        mkdir -m 700 "$T_TMP/u"
+        chown "$u:$u" "$T_TMP/u"
+        local as_u=(setpriv --reuid "$u" --regid "$u" --clear-groups env HOME="$T_TMP/u"
+                XDG_RUNTIME_DIR="$T_TMP/u" RTN_DATA_DIR="$T_TMP/u/data")
+        t_exit_is 125 "${as_u[@]}" "$RTN" enter "$SB" -- true
+        t_stderr_has "no sandbox of uid $u has pid $SB"
+        t_exit_is 0 "${as_u[@]}" /usr/bin/python3 "$CLIENT" "$SOCK" run true
+        t_stdout_has "connect: [Errno 13]"
+        end_sandbox
+        # uid 4242's own sandbox: root connects to its socket and is refused by its owner
+        "${as_u[@]}" "$RTN" exec -- sleep 74.$T_UNIQ </dev/null >/dev/null 2>"$T_TMP/u.err" &
+        local theirs=$!
+        t_wait_for compgen -G "$T_TMP/u/rtn/running/*.sock" >/dev/null ||
+                t_fail "uid $u's sandbox never listened: $(cat "$T_TMP/u.err")"
+        client "$(compgen -G "$T_TMP/u/rtn/running/*.sock")" run true
+        t_stdout_has "refused: uid 0 may not enter a sandbox of uid $u"
+        kill "$theirs"
+        wait "$theirs" 2>/dev/null || true
+}
+
+t_run enters_the_running_sandbox enters_the_running_sandbox
+t_run same_policy_as_its_own_commands same_policy_as_its_own_commands
+t_run dies_with_the_sandbox dies_with_the_sandbox
+t_run no_terminal_reaches_it no_terminal_reaches_it
+t_run bad_requests_never_stop_it bad_requests_never_stop_it
+t_run confined_callers_refused confined_callers_refused
+t_run landlock_mode_command_refused landlock_mode_command_refused
+t_run stale_and_planted_sockets stale_and_planted_sockets
+t_run other_users_refused other_users_refused
+t_done
