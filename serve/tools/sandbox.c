@@ -76,9 +76,14 @@ static int sandbox_session(struct serve *sv, struct serve *src, struct rtn_error
                 return r;
         sv->scfg.session_dir = sv->session_dir;
         if (src)
-                return rt_session_fork(src->sess, &sv->scfg, &sv->sess, err);
-        if ((r = rt_session_new(sv->loop, &sv->scfg, &sv->sess, err)) < 0)
+                r = rt_session_fork(src->sess, &sv->scfg, &sv->sess, err);
+        else
+                r = rt_session_new(sv->loop, &sv->scfg, &sv->sess, err);
+        if (r < 0)
                 return r;
+        rt_session_set_enter(sv->sess, sv->hub->enter, sv->num); /* `rtn enter PID/sb-N` */
+        if (src)
+                return 0;
         if ((r = rt_session_set_layers(sv->sess, sv->stack.paths, sv->stack.n)) < 0)
                 return rtn_err(err, r, "layer stack");
         return 0;
