@@ -198,6 +198,12 @@ serve_sandboxes_entered() {
         grep -q 'sb-2' "$T_TMP/answer" || t_fail "sandbox_new: $(cat "$T_TMP/answer")"
         t_exit_is 125 "$RTN" enter "$SB/sb-2" -- true
         t_stderr_has "no sandbox running in sb-2: the agent has not run a command in it yet"
+        # rtn ps lists each open sandbox by the ID rtn enter takes
+        t_exit_is 0 "$RTN" ps
+        grep -Eq "^$SB +serve " "$T_OUT_FILE" || t_fail "serve line: $(cat "$T_OUT_FILE")"
+        grep -Eq "^$SB/sb-1 +sb +[0-9T:-]+Z +default +sandbox sb-1 of rtn serve $SB$" "$T_OUT_FILE" &&
+                grep -Eq "^$SB/sb-2 +sb +[0-9T:-]+Z +default +sandbox sb-2 of rtn serve $SB$" "$T_OUT_FILE" ||
+                t_fail "sandbox lines: $(cat "$T_OUT_FILE")"
         srv_call shell_run '{"sandbox":"sb-2","command":"echo two >/tmp/which"}'
         t_exit_is 0 "$RTN" enter "$SB/sb-2" -- cat /tmp/which
         t_stdout_is two
@@ -220,6 +226,9 @@ serve_sandboxes_entered() {
         no_host_pid sleep 75.$T_UNIQ || t_fail "the entered command outlived its sandbox"
         t_exit_is 125 "$RTN" enter "$SB/sb-2" -- true
         t_stderr_has "no open sandbox sb-2"
+        t_exit_is 0 "$RTN" ps
+        grep -q "^$SB/sb-2 " "$T_OUT_FILE" && t_fail "a closed sandbox still listed: $(cat "$T_OUT_FILE")"
+        t_exit_is 0 "$RTN" enter "$(awk -v s="$SB/sb-1" '$1 == s { print $1 }' "$T_OUT_FILE")" -- true
         # the server's end ends what was entered into sb-1
         "$RTN" enter "$SB" -- sleep 76.$T_UNIQ 2>"$T_TMP/e.err" 9>&- &
         e=$!
