@@ -10,6 +10,7 @@
 # ending as it would. Exit codes and stdio are rtn exec's.
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/seclib.bash"
+. "$(dirname "$0")/../httplib.bash"
 t_need_rtn
 
 CLIENT=$T_ROOT/tests/security/enter_client.py
@@ -240,6 +241,37 @@ serve_sandboxes_entered() {
         no_host_pid sleep 76.$T_UNIQ || t_fail "the entered command outlived rtn serve"
 }
 
+# rtn serve --http: each session is an rtn serve of its own, listed with its own pid, its
+# sandboxes entered as that PID/sb-N.
+http_sessions_entered() {
+        own_runtime_dir
+        http_start
+        local sid tok
+        tok=$(cat "$T_TMP/tok")
+        for who in one two; do
+                curl -s -o "$T_TMP/body" -D "$T_TMP/hdrs" -X POST -H "Authorization: Bearer $tok" \
+                        -H "Content-Type: application/json" -H "Accept: application/json, text/event-stream" \
+                        --data-binary '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}' "$URL"
+                sid=$(tr -d '\r' <"$T_TMP/hdrs" | sed -n 's/^[Mm]cp-[Ss]ession-[Ii]d: //p')
+                [ -n "$sid" ] || t_fail "no session: $(cat "$T_TMP/hdrs" "$T_TMP/body")"
+                curl -s -o "$T_TMP/body" -X POST -H "Authorization: Bearer $tok" -H "Mcp-Session-Id: $sid" \
+                        -H "Content-Type: application/json" -H "Accept: application/json, text/event-stream" \
+                        --data-binary "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":\"shell_run\",\"arguments\":{\"command\":\"echo $who >/tmp/who\"}}}" "$URL"
+                grep -q exit_code "$T_TMP/body" || t_fail "shell_run: $(cat "$T_TMP/body")"
+        done
+        t_exit_is 0 "$RTN" ps --all
+        local ids
+        ids=$(awk '$1 ~ /^[0-9]+\/sb-1$/ { print $1 }' "$T_OUT_FILE")
+        [ "$(echo "$ids" | wc -w)" = 2 ] || t_fail "not one sb-1 per session: $(cat "$T_OUT_FILE")"
+        local got=
+        for id in $ids; do
+                t_exit_is 0 "$RTN" enter "$id" -- cat /tmp/who
+                got="$got $(cat "$T_OUT_FILE")"
+        done
+        [ "$(echo $got | tr ' ' '\n' | sort | tr '\n' ' ')" = "one two " ] ||
+                t_fail "each session's sandbox not entered by its own ID: $got"
+}
+
 dies_with_the_sandbox() {
         start_sandbox -- sleep 62.$T_UNIQ
         "$RTN" enter "$SB" -- sleep 71.$T_UNIQ >"$T_TMP/e.out" 2>"$T_TMP/e.err" &
@@ -389,6 +421,7 @@ other_users_refused() {
 t_run enters_the_running_sandbox enters_the_running_sandbox
 t_run same_policy_as_its_own_commands same_policy_as_its_own_commands
 t_run serve_sandboxes_entered serve_sandboxes_entered
+t_run http_sessions_entered http_sessions_entered
 t_run dies_with_the_sandbox dies_with_the_sandbox
 t_run no_terminal_reaches_it no_terminal_reaches_it
 t_run bad_requests_never_stop_it bad_requests_never_stop_it
