@@ -1,5 +1,6 @@
 /* `rtn enter ID -- CMD...`: a command in a running sandbox, as `docker exec` runs one in a
- * running container. ID is the pid `rtn ps` lists. The rtn that owns the sandbox has its
+ * running container. ID is what `rtn ps` lists: an rtn exec's pid, or PID/sb-N for an rtn
+ * serve's sandbox sb-N (PID alone: sb-1). The rtn that owns the sandbox has its
  * rtn-init start the command (runtime/session/enter.h): the sandbox's policy, user,
  * namespaces, cgroup, filesystem, environment and network, never this process's. The
  * terminal, signals and exit code are `rtn exec`'s (cli/exec_io.c): a host terminal is pumped
@@ -7,6 +8,7 @@
  * the exit code is the command's, 128+N for signal N, 125 when rtn failed or the sandbox
  * ended first, 126 cannot execute, 127 not found. */
 #include <errno.h>
+#include <limits.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,12 +27,14 @@
 static const char enter_usage[] =
         "usage: rtn enter [-t] [--cwd DIR] ID -- CMD [ARG...]\n"
         "\n"
-        "Run CMD in the running sandbox ID (the PID `rtn ps` lists: an rtn exec of this user),\n"
-        "as the sandbox's own commands run: its policy, user, filesystem, environment and\n"
-        "network. It ends with the sandbox. Exit code: CMD's; 125 rtn failed or the sandbox\n"
-        "ended first; 126 cannot execute; 127 not found; 128+N killed by signal N. The\n"
-        "system calls the sandbox blocked are listed on stderr afterwards, as rtn exec lists\n"
-        "them.\n"
+        "Run CMD in the running sandbox ID, as `rtn ps` lists it: the PID of an rtn exec of\n"
+        "this user; PID/sb-N for an rtn serve's sandbox sb-N (the handle its agent uses), PID\n"
+        "alone for its sb-1. The command runs as the agent's commands run there: its policy,\n"
+        "user, filesystem, environment and network; it is none of the agent's jobs. It ends\n"
+        "with the sandbox; one the agent has not started yet is refused. Exit code: CMD's;\n"
+        "125 rtn failed or the sandbox ended first; 126 cannot execute; 127 not found;\n"
+        "128+N killed by signal N. The system calls the sandbox blocked are listed on\n"
+        "stderr afterwards, as rtn exec lists them.\n"
         "\n"
         "  -t, --tty             run under a new pty inside the sandbox (stdin must be a\n"
         "                        terminal)\n"
@@ -39,18 +43,29 @@ static const char enter_usage[] =
 
 struct enter_opts {
         int pid;
+        unsigned sb; /* sb-N of an rtn serve; 1: the first, an rtn exec's only one */
         bool tty;
         const char *cwd;
         char **argv;
 };
 
-static int parse_id(const char *s, int *ret) {
-        char *end;
+/* PID, or PID/sb-N for an rtn serve's sandbox sb-N (its handle, as its agent names it). */
+static int parse_id(const char *s, int *ret, unsigned *ret_sb) {
+        char *end, *sbend;
         errno = 0;
         long v = strtol(s, &end, 10);
-        if (errno || end == s || *end || v <= 0 || v > 4194304)
+        if (errno || end == s || v <= 0 || v > 4194304 || (*end && strncmp(end, "/sb-", 4)))
                 return -EINVAL;
         *ret = (int)v;
+        *ret_sb = 1;
+        if (!*end)
+                return 0;
+        if (end[4] < '1' || end[4] > '9')
+                return -EINVAL;
+        unsigned long n = strtoul(end + 4, &sbend, 10);
+        if (errno || *sbend || n > UINT_MAX)
+                return -EINVAL;
+        *ret_sb = (unsigned)n;
         return 0;
 }
 
@@ -74,8 +89,10 @@ static int parse_opts(int argc, char **argv, struct enter_opts *o) {
         }
         if (optind >= argc)
                 return rtn_usage_error("enter", "no sandbox given (rtn ps lists them)"), -1;
-        if (parse_id(argv[optind], &o->pid) < 0)
-                return rtn_usage_error("enter", "'%s' is not a sandbox's ID (the PID rtn ps lists)",
+        if (parse_id(argv[optind], &o->pid, &o->sb) < 0)
+                return rtn_usage_error("enter",
+                                       "'%s' is not a sandbox's ID (PID or PID/sb-N, as rtn ps "
+                                       "lists them)",
                                        argv[optind]),
                        -1;
         optind++;
@@ -109,8 +126,8 @@ static int send_request(struct exec_run *run, const struct enter_opts *o, struct
                 r = cli_exec_stdio(run, fds, close_later, err);
         }
         if (r == 0)
-                r = rt_enter_request(run->x.sb.ctl, o->tty ? INIT_SPAWN_PTY : 0, o->cwd, o->argv,
-                                     o->tty ? NULL : fds, rows, cols, err);
+                r = rt_enter_request(run->x.sb.ctl, o->sb, o->tty ? INIT_SPAWN_PTY : 0, o->cwd,
+                                     o->argv, o->tty ? NULL : fds, rows, cols, err);
         for (int i = 0; i < 3; i++)
                 rtn_safe_close(close_later[i]); /* the command has its own copies now */
         return r;

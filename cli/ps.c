@@ -19,8 +19,9 @@ static const char ps_usage[] =
         "usage: rtn ps [--all] [--data-dir DIR]\n"
         "\n"
         "List the running sandboxes of this user (rtn exec and rtn serve): rtn's pid, kind,\n"
-        "start (UTC), environment and command. The PID of an rtn exec is the ID rtn enter\n"
-        "takes.\n"
+        "start (UTC), environment and command; after an rtn serve, a line (kind sb) for each of\n"
+        "its open sandboxes. The first column is the ID rtn enter takes: an rtn exec's PID, a\n"
+        "serve sandbox's PID/sb-N.\n"
         "\n"
         "  --all                 those of every data dir (adds a DATA DIR column)\n"
         "  --data-dir DIR        those of DIR (default: $RTN_DATA_DIR, $XDG_DATA_HOME/rtn,\n"
@@ -54,6 +55,23 @@ static void print_one(const struct rt_running *r, void *arg) {
         else
                 rtn_term_printf(stdout, "%-8d %-6s %-21s %-12s %s\n", r->pid, r->kind, when, r->env,
                                 r->command);
+        /* An rtn serve's sandboxes, a line each: PID/sb-N as rtn enter takes it. */
+        char list[sizeof r->sandboxes], *save = NULL;
+        snprintf(list, sizeof list, "%s", r->sandboxes);
+        for (char *sb = strtok_r(list, " ", &save); sb; sb = strtok_r(NULL, " ", &save)) {
+                char id[48], *eq = strchr(sb, '=');
+                if (eq)
+                        *eq = '\0';
+                snprintf(id, sizeof id, "%d/%s", r->pid, sb);
+                if (o->all)
+                        rtn_term_printf(stdout,
+                                        "%-8s %-6s %-21s %-12s %-24s sandbox %s of rtn serve %d\n",
+                                        id, "sb", when, eq ? eq + 1 : "", r->data_dir, sb, r->pid);
+                else
+                        rtn_term_printf(stdout,
+                                        "%-8s %-6s %-21s %-12s sandbox %s of rtn serve %d\n", id,
+                                        "sb", when, eq ? eq + 1 : "", sb, r->pid);
+        }
 }
 
 int cli_cmd_ps(int argc, char **argv) {

@@ -26,6 +26,7 @@
 #include "common/initproto.h"
 #include "common/version.h"
 #include "netns/netns.h"
+#include "runtime/session/enter.h"
 #include "runtime/session/file_client.h"
 #include "runtime/session/registry.h"
 #include "serve/tools/http.h"
@@ -98,6 +99,10 @@ static void op_shutdown(void *ctx) {
         rt_http_shutdown(h->tmpl.http);
         while (h->n > 0)
                 serve_sandbox_end(h->sbs[0], true);
+        if (h->enter) /* after the sandboxes, whose ends it relays */
+                rtn_loop_del_fd(h->tmpl.loop, rt_enter_fd(h->enter));
+        rt_enter_free(h->enter);
+        h->enter = NULL;
 }
 
 /* Where a published port's connection goes: the first sandbox (SERVE_DEFAULT_SANDBOX) as it
@@ -111,6 +116,47 @@ static int publish_target(void *ud) {
                                                             : -1;
 }
 
+/* `rtn enter PID/sb-N` (runtime/session/enter.h): a command in the running sandbox sb-N, an
+ * agent command of it that is none of the agent's jobs (docs/architecture.md, "Entering a
+ * running sandbox"). */
+static int enter_spawn(void *ud, unsigned sb, uint64_t id, uint32_t flags, const char *cwd,
+                       char *const argv[], const int fds[3], uint16_t rows, uint16_t cols,
+                       struct rtn_error *err) {
+        struct serve_hub *h = ud;
+        for (size_t i = 0; i < h->n; i++)
+                if (h->sbs[i]->num == sb && h->sbs[i]->sess)
+                        return rt_session_enter_spawn(h->sbs[i]->sess, id, flags, cwd, argv, fds,
+                                                      rows, cols, err);
+        return rtn_errx(err, ENOENT, "no open sandbox sb-%u in this rtn serve (rtn ps lists them)",
+                        sb);
+}
+
+static void enter_signal(void *ud, uint64_t id, int signo) {
+        struct serve_hub *h = ud;
+        for (size_t i = 0; i < h->n; i++)
+                if (h->sbs[i]->sess)
+                        rt_session_enter_signal(h->sbs[i]->sess, id, signo); /* ids are unique */
+}
+
+static const struct rt_enter_ops enter_ops = {enter_spawn, enter_signal};
+
+static void on_enter(struct rtn_loop *l, int fd, uint32_t ev, void *ud) {
+        rt_enter_serve(ud);
+}
+
+/* Best effort, as the registry: a server that cannot listen still serves its agent. */
+static void enter_listen(struct serve_hub *h) {
+        struct rtn_error err = {0};
+        if (rt_enter_listen(&enter_ops, h, &h->enter, &err) < 0) {
+                log_debug("rtn enter cannot reach this server's sandboxes: %s", err.msg);
+                return;
+        }
+        if (rtn_loop_add_fd(h->tmpl.loop, rt_enter_fd(h->enter), EPOLLIN, on_enter, h->enter) < 0) {
+                rt_enter_free(h->enter);
+                h->enter = NULL;
+        }
+}
+
 static void on_idle_tick(struct rtn_loop *l, struct rtn_loop_source *t, void *ud) {
         serve_sandboxes_reap(ud);
 }
@@ -121,6 +167,7 @@ static int op_attach(void *ctx, struct mcp_server *s) {
         struct serve *first;
         h->tmpl.srv = s;
         h->tmpl.loop = mcp_server_loop(s);
+        enter_listen(h);
         int r = serve_sandbox_open(h, NULL, NULL, &first, &err);
         /* A bind's mount point is made as the sandbox starts, and a directory the agent cannot
          * write (a read-only one of the workspace) refuses it: start the first sandbox now, so

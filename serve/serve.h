@@ -100,6 +100,7 @@ struct serve_hub {
         uint64_t used_usec; /* the last call of any tool */
         bool told_empty; /* MCP_NOTE_STATE_EMPTY sent since the last call */
         struct rtn_loop_source *idle_timer;
+        struct rt_enter *enter; /* `rtn enter PID/sb-N`'s listener (serve/serve.c), or NULL */
 };
 
 /* Closes the sandboxes idle for h->idle_usec, and says so when none is left (tools/sandbox.c;

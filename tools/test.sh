@@ -212,7 +212,7 @@ run_suite() {
 # after them, in the order given, and a name here that is gone is passed over.
 SLOW_FIRST=(containers provision http_tools serve_modern serve_http store_cli cli_ps
         http_lockout user gitconf undo docs_tools secrets trusted apply store_live serve_wire
-        cli_completion)
+        enter cli_completion)
 
 slow_first() { # file...
         local n f

@@ -115,11 +115,17 @@ static void register_running(struct rt_exec *x) {
 
 /* `rtn enter` (runtime/session/enter.h): an entered command is an agent command of this
  * sandbox, with its environment, spawned by rtn-init like the command itself. */
-static int enter_spawn(void *ud, uint64_t id, uint32_t flags, const char *cwd, char *const argv[],
-                       const int fds[3], uint16_t rows, uint16_t cols, struct rtn_error *err) {
+static int enter_spawn(void *ud, unsigned sb, uint64_t id, uint32_t flags, const char *cwd,
+                       char *const argv[], const int fds[3], uint16_t rows, uint16_t cols,
+                       struct rtn_error *err) {
         struct rt_exec *x = ud;
         struct rt_env env;
         int r;
+        if (sb != 1)
+                return rtn_errx(err, ENOENT,
+                                "an rtn exec has one sandbox: no sb-%u (enter it by "
+                                "its PID alone)",
+                                sb);
         if (x->sb.ctl < 0 || x->all_exited)
                 return rtn_errx(err, ESRCH, "the sandbox has ended");
         if ((r = rt_spec_opts_env(x->so, &env, &x->sb, INIT_POLICY_AGENT, flags & INIT_SPAWN_PTY,

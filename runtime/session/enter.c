@@ -18,6 +18,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -46,6 +47,7 @@ struct conn {
         int fd; /* -1: free, or the caller left while its command runs */
         uint64_t id; /* 0 until its request was sent to rtn-init */
         uint64_t seq; /* accept order: the oldest waiting one is evicted first */
+        unsigned sb; /* the sandbox it entered (sb-N) */
 };
 
 struct rt_enter {
@@ -226,15 +228,22 @@ static void on_request(struct rt_enter *e, struct conn *c, size_t n, int *fds, s
                 return;
         }
         const struct init_spawn *m = e->view.msg;
+        if (m->hdr.id == 0 || m->hdr.id > UINT_MAX) {
+                refuse(c->fd, ENOENT, "no sandbox sb-%llu", (unsigned long long)m->hdr.id);
+                conn_close(e, c);
+                return;
+        }
         uint64_t id = RT_ENTER_ID_BASE + e->next_id++;
         const char *cwd = e->view.cwd[0] ? e->view.cwd : NULL;
-        if (e->ops->spawn(e->ud, id, m->flags, cwd, (char *const *)e->view.argv, nfds ? fds : NULL,
-                          m->rows, m->cols, &err) < 0) {
+        if (e->ops->spawn(e->ud, (unsigned)m->hdr.id, id, m->flags, cwd,
+                          (char *const *)e->view.argv, nfds ? fds : NULL, m->rows, m->cols,
+                          &err) < 0) {
                 refuse(c->fd, err.code, "%s", err.msg);
                 conn_close(e, c);
                 return;
         }
         c->id = id;
+        c->sb = (unsigned)m->hdr.id;
 }
 
 static void on_conn(struct rt_enter *e, struct conn *c) {
@@ -303,6 +312,14 @@ bool rt_enter_event(struct rt_enter *e, void *msg, size_t len, int *fds, size_t 
         return true;
 }
 
+void rt_enter_drop(struct rt_enter *e, unsigned sb) {
+        for (size_t i = 0; e && i < RT_ENTER_MAX; i++)
+                if (e->conns[i].id && e->conns[i].sb == sb) {
+                        conn_close(e, &e->conns[i]);
+                        e->conns[i].id = 0; /* rtn-init is gone: no exit will come */
+                }
+}
+
 /* Binds PID-START.sock in the registry's directory, through /proc/self/fd so that a long
  * runtime dir never meets sun_path's 108 bytes. */
 static int bind_sock(struct rt_enter *e, struct rtn_error *err) {
@@ -364,8 +381,7 @@ void rt_enter_free(struct rt_enter *e) {
 
 static const char *no_sock_why(const struct rt_running *r) {
         return strcmp(r->kind, "serve") ? "its rtn made no socket for rtn enter"
-                                        : "it is an rtn serve: only an rtn exec's sandbox can be "
-                                          "entered";
+                                        : "its rtn serve made no socket for rtn enter";
 }
 
 int rt_enter_connect(int pid, struct rtn_error *err) {
@@ -403,11 +419,11 @@ int rt_enter_connect(int pid, struct rtn_error *err) {
         return TAKE_FD(fd);
 }
 
-int rt_enter_request(int fd, uint32_t flags, const char *cwd, char *const argv[], const int fds[3],
-                     uint16_t rows, uint16_t cols, struct rtn_error *err) {
+int rt_enter_request(int fd, unsigned sb, uint32_t flags, const char *cwd, char *const argv[],
+                     const int fds[3], uint16_t rows, uint16_t cols, struct rtn_error *err) {
         static char buf[INIT_MSG_MAX];
         char *const none[] = {NULL};
-        ssize_t len = init_encode_spawn(buf, sizeof buf, 1, flags, INIT_POLICY_AGENT,
+        ssize_t len = init_encode_spawn(buf, sizeof buf, sb, flags, INIT_POLICY_AGENT,
                                         cwd ? cwd : "", argv, none, rows, cols);
         if (len == -E2BIG)
                 return rtn_errx(err, E2BIG, "the command line exceeds %d bytes", INIT_MSG_MAX);

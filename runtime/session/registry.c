@@ -104,6 +104,8 @@ static unsigned long long start_of(int pid) {
 
 static int entry_pid;
 static char entry_path[700];
+static char entry_text[ENTRY_MAX]; /* as rt_registry_add wrote it, for rt_registry_set_sandboxes */
+static size_t entry_len;
 
 static void remove_entry(void) {
         char sock[sizeof entry_path + sizeof RT_REGISTRY_SOCK];
@@ -199,8 +201,31 @@ int rt_registry_add(const char *kind, const char *env, const char *data_dir, int
         bool first = !entry_path[0];
         snprintf(entry_path, sizeof entry_path, "%s/%s", dir, name);
         entry_pid = pid;
+        memcpy(entry_text, text, off);
+        entry_len = off;
         if (first)
                 atexit(remove_entry);
+        return 0;
+}
+
+int rt_registry_set_sandboxes(const char *list) {
+        char text[ENTRY_MAX], tmp[sizeof entry_path + 8];
+        size_t off = entry_len;
+        if (!entry_path[0] || getpid() != entry_pid)
+                return -ENOENT;
+        memcpy(text, entry_text, off);
+        put_line(text, sizeof text, &off, "sandboxes", list);
+        snprintf(tmp, sizeof tmp, "%s.tmp", entry_path);
+        char *slash = strrchr(tmp, '/');
+        memmove(slash + 2, slash + 1, strlen(slash + 1) + 1); /* ".PID-START.tmp": no entry */
+        slash[1] = '.';
+        _cleanup_close_ int fd =
+                open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+        if (fd < 0 || rtn_write_all(fd, text, off) < 0 || rename(tmp, entry_path) < 0) {
+                int e = errno;
+                unlink(tmp);
+                return -e;
+        }
         return 0;
 }
 
@@ -242,6 +267,7 @@ static int read_entry(int dfd, const char *name, struct rt_running *r) {
         r->pid = pid;
         r->start = start;
         field(text, "kind", r->kind, sizeof r->kind);
+        field(text, "sandboxes", r->sandboxes, sizeof r->sandboxes);
         field(text, "since", since, sizeof since);
         r->since = strtoll(since, NULL, 10);
         field(text, "env", r->env, sizeof r->env);

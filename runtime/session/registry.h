@@ -18,6 +18,8 @@ struct rt_running {
         char env[64];
         char data_dir[1024];
         char command[1024]; /* control characters already replaced by '?' */
+        char sandboxes[1024]; /* an rtn serve's open sandboxes, "sb-1=ENV sb-2=ENV..." (each is
+                               * `rtn enter PID/sb-N`); "" for an rtn exec */
 };
 
 /* Records this process (pid, start) as running a sandbox, its command "rtn KIND" and the
@@ -45,6 +47,10 @@ int rt_registry_find(int pid, struct rt_running *ret, struct rtn_error *err);
  * suffix, in the same directory; it is removed with the entry, and a dead run's by the next
  * start's sweep. */
 #define RT_REGISTRY_SOCK ".sock"
+/* Rewrites this process's entry with its open sandboxes (an rtn serve's, as
+ * rt_running.sandboxes holds them); -ENOENT before rt_registry_add, else < 0 when it cannot
+ * be written (best effort: the listing shows the last one written). */
+int rt_registry_set_sandboxes(const char *list);
 /* This process's entry name (PID-START), once rt_registry_add made it; -ENOENT before. */
 int rt_registry_self(char *buf, size_t len);
 /* The same path by name only is rt_registry_path (runtime/sandbox/rundir.h). */

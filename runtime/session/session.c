@@ -26,6 +26,7 @@
 #include "runtime/internal.h"
 #include "netns/netns.h"
 #include "runtime/session/session.h"
+#include "runtime/session/enter.h"
 #include "store/store.h"
 #include "runtime/sandbox/specopt.h"
 #include "runtime/session/upper.h"
@@ -58,6 +59,8 @@ struct rt_session {
         const struct rt_session_listener *listener;
         void *listener_ud;
         struct netns_gate *gate; /* the agent's proxy (--allow-net), or NULL */
+        struct rt_enter *enter; /* rtn enter's listener (rt_session_set_enter), or NULL */
+        unsigned enter_sb; /* this sandbox's N there (sb-N) */
 };
 
 static void session_lost(struct rt_session *s, bool unexpected);
@@ -416,6 +419,8 @@ static void on_ctl(struct rtn_loop *l, int fd, uint32_t ev, void *ud) {
                 s->listener->on_msg(s->listener_ud, u.raw, (size_t)n, nfds ? fds[0] : -1);
                 return;
         }
+        if (n > 0 && rt_enter_event(s->enter, u.raw, (size_t)n, fds, nfds))
+                return; /* an entered command's: relayed to its caller */
         for (size_t i = 0; i < nfds; i++)
                 close(fds[i]); /* pty masters are for `rtn exec -t` only */
         if (n == -EAGAIN || n == -EINTR)
@@ -457,6 +462,7 @@ static void session_lost(struct rt_session *s, bool unexpected) {
                 rtn_loop_del_fd(s->loop, s->sb.ctl);
         rt_sandbox_destroy(&s->sb);
         s->alive = false;
+        rt_enter_drop(s->enter, s->enter_sb); /* entered commands died with it */
         if (s->listener)
                 s->listener->on_lost(s->listener_ud);
         /* cmd_check_done may finish c, and its callback free it: keep next first. */
@@ -538,6 +544,36 @@ int rt_session_send(struct rt_session *s, const void *msg, size_t len, struct rt
                 return rtn_err(err, (int)n, "send to rtn-init");
         }
         return 0;
+}
+
+void rt_session_set_enter(struct rt_session *s, struct rt_enter *e, unsigned sb) {
+        s->enter = e;
+        s->enter_sb = sb;
+}
+
+int rt_session_enter_spawn(struct rt_session *s, uint64_t id, uint32_t flags, const char *cwd,
+                           char *const argv[], const int fds[3], uint16_t rows, uint16_t cols,
+                           struct rtn_error *err) {
+        struct rt_env env;
+        int r;
+        if (!s->alive)
+                return rtn_errx(err, ESRCH,
+                                "no sandbox running in sb-%u: the agent has not run a command in "
+                                "it yet, or it was stopped (rtn enter enters a running one only)",
+                                s->enter_sb);
+        if ((r = rt_spec_opts_env(s->cfg.opts, &env, &s->sb, INIT_POLICY_AGENT,
+                                  flags & INIT_SPAWN_PTY, NULL, err)) < 0)
+                return r;
+        r = rt_sandbox_spawn(&s->sb, id, flags, INIT_POLICY_AGENT, cwd ? cwd : s->sb.workspace,
+                             argv, env.vars, fds, rows, cols, err);
+        if (r == -EPIPE || r == -ECONNRESET)
+                session_lost(s, true);
+        return r;
+}
+
+void rt_session_enter_signal(struct rt_session *s, uint64_t id, int signo) {
+        if (s->alive)
+                (void)rt_sandbox_signal(&s->sb, id, signo);
 }
 
 struct rt_spec *rt_session_spec(struct rt_session *s) {

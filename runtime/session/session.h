@@ -171,6 +171,19 @@ int rt_session_send(struct rt_session *s, const void *msg, size_t len, struct rt
  * strings must outlive the session); it takes effect at the next start. */
 struct rt_spec *rt_session_spec(struct rt_session *s);
 
+/* `rtn enter` (runtime/session/enter.h) into this session's sandbox, which is called sb-N by
+ * e: rtn-init's messages about entered commands go to e, and its callers learn when the
+ * sandbox ends (e may be NULL: none). enter_spawn starts a command as an agent command of the
+ * running sandbox (its policy, environment, workspace for cwd NULL), never a job nor one of
+ * rt_session_running's, with no timeout; it refuses when no sandbox runs rather than start
+ * one. enter_signal signals one. */
+struct rt_enter;
+void rt_session_set_enter(struct rt_session *s, struct rt_enter *e, unsigned sb);
+int rt_session_enter_spawn(struct rt_session *s, uint64_t id, uint32_t flags, const char *cwd,
+                           char *const argv[], const int fds[3], uint16_t rows, uint16_t cols,
+                           struct rtn_error *err);
+void rt_session_enter_signal(struct rt_session *s, uint64_t id, int signo);
+
 /* The sandbox's skeleton dirs (mountpoints, /workspace, HOME) appear in an upper as empty
  * directories the agent did not make. rt_upper_prune removes them (unless opaque) before a
  * commit; rt_upper_is_skeleton tells a diff to skip them. */

@@ -18,7 +18,21 @@
 #include "serve/tools/http.h"
 #include "runtime/session/file_client.h"
 #include "runtime/session/pending.h"
+#include "runtime/session/registry.h"
 #include "runtime/session/wsover.h"
+
+/* `rtn ps` lists the open sandboxes, each as `rtn enter PID/sb-N` takes it. */
+static void registry_sync(struct serve_hub *h) {
+        char list[1024];
+        size_t off = 0;
+        list[0] = '\0';
+        for (size_t i = 0; i < h->n && off < sizeof list; i++)
+                off += (size_t)snprintf(list + off, sizeof list - off, "%s%s=%s", off ? " " : "",
+                                        h->sbs[i]->handle, h->sbs[i]->env);
+        if (off >= sizeof list) /* cut at the last whole one */
+                *(strrchr(list, ' ') ? strrchr(list, ' ') : list) = '\0';
+        (void)rt_registry_set_sandboxes(list);
+}
 
 /* A copy of the template with nothing of its own yet. */
 static struct serve *sandbox_alloc(struct serve_hub *h) {
@@ -76,9 +90,14 @@ static int sandbox_session(struct serve *sv, struct serve *src, struct rtn_error
                 return r;
         sv->scfg.session_dir = sv->session_dir;
         if (src)
-                return rt_session_fork(src->sess, &sv->scfg, &sv->sess, err);
-        if ((r = rt_session_new(sv->loop, &sv->scfg, &sv->sess, err)) < 0)
+                r = rt_session_fork(src->sess, &sv->scfg, &sv->sess, err);
+        else
+                r = rt_session_new(sv->loop, &sv->scfg, &sv->sess, err);
+        if (r < 0)
                 return r;
+        rt_session_set_enter(sv->sess, sv->hub->enter, sv->num); /* `rtn enter PID/sb-N` */
+        if (src)
+                return 0;
         if ((r = rt_session_set_layers(sv->sess, sv->stack.paths, sv->stack.n)) < 0)
                 return rtn_err(err, r, "layer stack");
         return 0;
@@ -115,6 +134,7 @@ int serve_sandbox_open(struct serve_hub *h, const char *from, struct serve *src,
         }
         h->next++;
         h->sbs[h->n++] = sv;
+        registry_sync(h);
         *ret = sv;
         return 0;
 }
@@ -151,6 +171,7 @@ void serve_sandbox_end(struct serve *sv, bool keep_ws) {
                 if (h->sbs[i] == sv) {
                         memmove(&h->sbs[i], &h->sbs[i + 1], (h->n - i - 1) * sizeof *h->sbs);
                         h->n--;
+                        registry_sync(h);
                         break;
                 }
         rt_http_shutdown(sv->http);

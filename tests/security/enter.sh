@@ -10,6 +10,7 @@
 # ending as it would. Exit codes and stdio are rtn exec's.
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/seclib.bash"
+. "$(dirname "$0")/../httplib.bash"
 t_need_rtn
 
 CLIENT=$T_ROOT/tests/security/enter_client.py
@@ -77,21 +78,18 @@ enters_the_running_sandbox() {
         # blocked calls are reported as rtn exec reports them
         t_exit_is 1 "$RTN" enter "$SB" -- unshare -U true
         t_stderr_has "rtn: blocked unshare(2)"
-        # an rtn serve is named as such
-        mkfifo "$T_TMP/in"
-        "$RTN" serve <"$T_TMP/in" >/dev/null 2>&1 &
-        local serve=$!
-        exec 9>"$T_TMP/in"
-        t_wait_for serve_listed "$serve" || t_fail "rtn serve not listed: $("$RTN" ps)"
-        t_exit_is 125 "$RTN" enter "$serve" -- true
-        t_stderr_has "it is an rtn serve: only an rtn exec's sandbox can be entered"
-        exec 9>&-
-        wait "$serve" || true
+        # an rtn exec has no sb-N but its one
+        t_exit_is 0 "$RTN" enter "$SB/sb-1" -- true
+        t_exit_is 125 "$RTN" enter "$SB/sb-2" -- true
+        t_stderr_has "an rtn exec has one sandbox: no sb-2"
         # usage errors are the convention's
         t_exit_is 125 "$RTN" enter "$SB"
         t_stderr_has "no command given"
-        t_exit_is 125 "$RTN" enter nope -- true
-        t_stderr_has "is not a sandbox's ID"
+        local bad
+        for bad in nope "$SB/" "$SB/sb-" "$SB/sb-0" "$SB/sb-01" "$SB/2" "$SB/sb-1x" "$SB//sb-1"; do
+                t_exit_is 125 "$RTN" enter "$bad" -- true
+                t_stderr_has "is not a sandbox's ID"
+        done
         end_sandbox
 }
 
@@ -128,6 +126,150 @@ same_policy_as_its_own_commands() {
         RTN_ENTER_LEAK=1 t_exit_is 0 "$RTN" enter "$SB" -- env
         grep -q RTN_ENTER_LEAK "$T_OUT_FILE" && t_fail "the caller's environment went in"
         end_sandbox
+}
+
+# rtn serve's sandboxes, by the handles its agent uses: PID for sb-1, PID/sb-N for another.
+# MCP calls go in through a fifo; each answer is awaited by its id.
+start_serve() {
+        own_runtime_dir
+        mkfifo "$T_TMP/in"
+        "$RTN" serve "$@" <"$T_TMP/in" >"$T_TMP/serve.out" 2>"$T_TMP/serve.err" &
+        SB=$!
+        exec 9>"$T_TMP/in"
+        NEXT_ID=1
+        srv_send 'initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}'
+        echo '{"jsonrpc":"2.0","method":"notifications/initialized"}' >&9
+        t_wait_for serve_listed "$SB" || t_fail "rtn serve not listed: $("$RTN" ps) $(cat "$T_TMP/serve.err")"
+}
+
+answered() { grep -q "\"id\":$1[,}]" "$T_TMP/serve.out"; }
+
+# srv_send 'METHOD","params":{...}': sends request NEXT_ID and waits for its answer
+srv_send() {
+        local id=$NEXT_ID
+        NEXT_ID=$((NEXT_ID + 1))
+        echo "{\"jsonrpc\":\"2.0\",\"id\":$id,\"method\":\"$1}" >&9
+        t_wait_for answered "$id" || t_fail "request $id never answered: $(tail -c 300 "$T_TMP/serve.out") $(tail -c 600 "$T_TMP/serve.err")"
+        grep "\"id\":$id[,}]" "$T_TMP/serve.out" >"$T_TMP/answer"
+}
+
+# srv_call TOOL ARGUMENTS-JSON
+srv_call() { srv_send "tools/call\",\"params\":{\"name\":\"$1\",\"arguments\":$2}"; }
+
+end_serve() {
+        exec 9>&-
+        wait "$SB" 2>/dev/null || true
+}
+
+serve_sandboxes_entered() {
+        sec_need_bin escape
+        start_serve --bind "$SEC_BIN:/mnt/sec:ro" --undo-depth 4
+        # the probe as the agent's command, then entered: the same, to the byte
+        printf '{ %s\n} >/tmp/own 2>&1' "$PROBE" >"$T_TMP/probe"
+        srv_call shell_run "{\"command\":$(python3 -c 'import json,sys; print(json.dumps(open(sys.argv[1]).read()))' "$T_TMP/probe")}"
+        t_exit_is 0 "$RTN" enter "$SB" -- cat /tmp/own
+        grep -q seccomp-held "$T_OUT_FILE" || t_fail "the agent's probe did not finish: $(cat "$T_OUT_FILE" "$T_TMP/answer")"
+        cp "$T_OUT_FILE" "$T_TMP/own"
+        t_exit_is 0 "$RTN" enter "$SB" -- sh -c "{ $PROBE
+} 2>&1"
+        diff "$T_TMP/own" "$T_OUT_FILE" >"$T_TMP/diff" ||
+                t_fail "the entered command differs from the agent's: $(head -c 600 "$T_TMP/diff")"
+        for want in "NoNewPrivs:	1" "Seccomp:	2" landlock-denied init-root-denied \
+                userns-denied net-denied seccomp-held HOME=; do
+                t_stdout_has "$want"
+        done
+        t_exit_is 0 "$RTN" enter "$SB/sb-1" -- pwd
+        t_stdout_is /workspace
+        # an entered change is the sandbox's like any other: the next checkpoint holds it,
+        # and env_undo goes back past it without a step of its own
+        t_exit_is 0 "$RTN" enter "$SB" -- sh -c 'echo entered >/tmp/e1'
+        srv_call shell_run '{"command":"echo agent >/tmp/a1"}'
+        t_exit_is 0 "$RTN" enter "$SB" -- sh -c 'echo entered >/tmp/e2'
+        srv_call env_undo '{}'
+        grep -q '"isError":true' "$T_TMP/answer" && t_fail "env_undo: $(cat "$T_TMP/answer")"
+        t_exit_is 125 "$RTN" enter "$SB" -- true # env_undo stopped the sandbox
+        t_stderr_has "no sandbox running in sb-1"
+        srv_call shell_run '{"command":"ls /tmp/e1 /tmp/a1 /tmp/e2 2>&1"}'
+        grep -q '/tmp/e1' "$T_TMP/answer" && ! grep -q '/tmp/e1.: No such' "$T_TMP/answer" &&
+                grep -q '/tmp/a1.: No such' "$T_TMP/answer" &&
+                grep -q '/tmp/e2.: No such' "$T_TMP/answer" ||
+                t_fail "env_undo did not go back to the checkpoint: $(cat "$T_TMP/answer")"
+        # another sandbox by its handle: refused until the agent has started it
+        srv_call sandbox_new '{}'
+        grep -q 'sb-2' "$T_TMP/answer" || t_fail "sandbox_new: $(cat "$T_TMP/answer")"
+        t_exit_is 125 "$RTN" enter "$SB/sb-2" -- true
+        t_stderr_has "no sandbox running in sb-2: the agent has not run a command in it yet"
+        # rtn ps lists each open sandbox by the ID rtn enter takes
+        t_exit_is 0 "$RTN" ps
+        grep -Eq "^$SB +serve " "$T_OUT_FILE" || t_fail "serve line: $(cat "$T_OUT_FILE")"
+        grep -Eq "^$SB/sb-1 +sb +[0-9T:-]+Z +default +sandbox sb-1 of rtn serve $SB$" "$T_OUT_FILE" &&
+                grep -Eq "^$SB/sb-2 +sb +[0-9T:-]+Z +default +sandbox sb-2 of rtn serve $SB$" "$T_OUT_FILE" ||
+                t_fail "sandbox lines: $(cat "$T_OUT_FILE")"
+        srv_call shell_run '{"sandbox":"sb-2","command":"echo two >/tmp/which"}'
+        t_exit_is 0 "$RTN" enter "$SB/sb-2" -- cat /tmp/which
+        t_stdout_is two
+        t_exit_is 1 "$RTN" enter "$SB" -- test -e /tmp/which
+        t_exit_is 125 "$RTN" enter "$SB/sb-9" -- true
+        t_stderr_has "no open sandbox sb-9 in this rtn serve"
+        # an entered command is none of the agent's jobs, and never holds up its calls
+        "$RTN" enter "$SB/sb-2" -- sleep 75.$T_UNIQ >"$T_TMP/e.out" 2>"$T_TMP/e.err" 9>&- &
+        local e=$! rc=0
+        t_wait_for host_pid sleep 75.$T_UNIQ || t_fail "entered sleep not seen"
+        srv_call shell_run '{"sandbox":"sb-2","command":"echo agent-answered"}'
+        grep -q agent-answered "$T_TMP/answer" || t_fail "shell_run: $(cat "$T_TMP/answer")"
+        srv_call shell_job_list '{"sandbox":"sb-2"}'
+        grep -q "sleep 75" "$T_TMP/answer" && t_fail "an entered command is listed as a job"
+        # its sandbox closed, it ends, and rtn enter says so
+        srv_call sandbox_close '{"sandbox":"sb-2"}'
+        wait "$e" || rc=$?
+        [ "$rc" = 125 ] || t_fail "rtn enter exited $rc when sb-2 closed: $(cat "$T_TMP/e.err")"
+        grep -q "ended before the command did" "$T_TMP/e.err" || t_fail "stderr: $(cat "$T_TMP/e.err")"
+        no_host_pid sleep 75.$T_UNIQ || t_fail "the entered command outlived its sandbox"
+        t_exit_is 125 "$RTN" enter "$SB/sb-2" -- true
+        t_stderr_has "no open sandbox sb-2"
+        t_exit_is 0 "$RTN" ps
+        grep -q "^$SB/sb-2 " "$T_OUT_FILE" && t_fail "a closed sandbox still listed: $(cat "$T_OUT_FILE")"
+        t_exit_is 0 "$RTN" enter "$(awk -v s="$SB/sb-1" '$1 == s { print $1 }' "$T_OUT_FILE")" -- true
+        # the server's end ends what was entered into sb-1
+        "$RTN" enter "$SB" -- sleep 76.$T_UNIQ 2>"$T_TMP/e.err" 9>&- &
+        e=$!
+        t_wait_for host_pid sleep 76.$T_UNIQ || t_fail "entered sleep not seen"
+        end_serve
+        rc=0
+        wait "$e" || rc=$?
+        [ "$rc" = 125 ] || t_fail "rtn enter exited $rc when rtn serve ended: $(cat "$T_TMP/e.err")"
+        no_host_pid sleep 76.$T_UNIQ || t_fail "the entered command outlived rtn serve"
+}
+
+# rtn serve --http: each session is an rtn serve of its own, listed with its own pid, its
+# sandboxes entered as that PID/sb-N.
+http_sessions_entered() {
+        own_runtime_dir
+        http_start
+        local sid tok
+        tok=$(cat "$T_TMP/tok")
+        for who in one two; do
+                curl -s -o "$T_TMP/body" -D "$T_TMP/hdrs" -X POST -H "Authorization: Bearer $tok" \
+                        -H "Content-Type: application/json" -H "Accept: application/json, text/event-stream" \
+                        --data-binary '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}' "$URL"
+                sid=$(tr -d '\r' <"$T_TMP/hdrs" | sed -n 's/^[Mm]cp-[Ss]ession-[Ii]d: //p')
+                [ -n "$sid" ] || t_fail "no session: $(cat "$T_TMP/hdrs" "$T_TMP/body")"
+                curl -s -o "$T_TMP/body" -X POST -H "Authorization: Bearer $tok" -H "Mcp-Session-Id: $sid" \
+                        -H "Content-Type: application/json" -H "Accept: application/json, text/event-stream" \
+                        --data-binary "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":\"shell_run\",\"arguments\":{\"command\":\"echo $who >/tmp/who\"}}}" "$URL"
+                grep -q exit_code "$T_TMP/body" || t_fail "shell_run: $(cat "$T_TMP/body")"
+        done
+        t_exit_is 0 "$RTN" ps --all
+        local ids
+        ids=$(awk '$1 ~ /^[0-9]+\/sb-1$/ { print $1 }' "$T_OUT_FILE")
+        [ "$(echo "$ids" | wc -w)" = 2 ] || t_fail "not one sb-1 per session: $(cat "$T_OUT_FILE")"
+        local got=
+        for id in $ids; do
+                t_exit_is 0 "$RTN" enter "$id" -- cat /tmp/who
+                got="$got $(cat "$T_OUT_FILE")"
+        done
+        [ "$(echo $got | tr ' ' '\n' | sort | tr '\n' ' ')" = "one two " ] ||
+                t_fail "each session's sandbox not entered by its own ID: $got"
 }
 
 dies_with_the_sandbox() {
@@ -278,6 +420,8 @@ other_users_refused() {
 
 t_run enters_the_running_sandbox enters_the_running_sandbox
 t_run same_policy_as_its_own_commands same_policy_as_its_own_commands
+t_run serve_sandboxes_entered serve_sandboxes_entered
+t_run http_sessions_entered http_sessions_entered
 t_run dies_with_the_sandbox dies_with_the_sandbox
 t_run no_terminal_reaches_it no_terminal_reaches_it
 t_run bad_requests_never_stop_it bad_requests_never_stop_it

@@ -60,7 +60,7 @@ _rtn_names() {
         done
 }
 
-# The IDs rtn enter takes: the PIDs rtn ps lists.
+# The IDs rtn enter takes: the first column rtn ps lists (PID, or PID/sb-N of an rtn serve).
 _rtn_running() {
         "${COMP_WORDS[0]}" ps 2>/dev/null | awk 'NR > 1 { print $1 }'
 }
