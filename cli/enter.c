@@ -13,7 +13,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include "cli/cli.h"
@@ -116,13 +115,9 @@ static int parse_opts(int argc, char **argv, struct enter_opts *o) {
 static int send_request(struct exec_run *run, const struct enter_opts *o, struct rtn_error *err) {
         int fds[3], close_later[3] = {-1, -1, -1}, r = 0;
         uint16_t rows = 0, cols = 0;
-        if (o->tty) {
-                struct winsize ws;
-                if (ioctl(STDIN_FILENO, TIOCGWINSZ, &ws) == 0) {
-                        rows = ws.ws_row;
-                        cols = ws.ws_col;
-                }
-        } else {
+        if (o->tty)
+                cli_exec_term_size(&rows, &cols);
+        else {
                 r = cli_exec_stdio(run, fds, close_later, err);
         }
         if (r == 0)

@@ -9,7 +9,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include "common/cleanup.h"
@@ -165,13 +164,9 @@ static int send_command(struct rt_sandbox *sb, void *arg, struct rtn_error *err)
                                 "private temp dir %s as TMPDIR\n",
                                 sb->workspace, sb->host_tmp);
         uint16_t rows = 0, cols = 0;
-        if (o->tty) {
-                struct winsize ws;
-                if (ioctl(STDIN_FILENO, TIOCGWINSZ, &ws) == 0) {
-                        rows = ws.ws_row;
-                        cols = ws.ws_col;
-                }
-        } else if (!q->stdio_made) {
+        if (o->tty)
+                cli_exec_term_size(&rows, &cols);
+        else if (!q->stdio_made) {
                 if ((r = cli_exec_stdio(run, q->fds, q->close_later, err)) < 0)
                         return r;
                 q->stdio_made = true;

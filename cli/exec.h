@@ -51,6 +51,8 @@ void cli_exec_report_blocked(const struct rt_blocked *b);
  * it pumps), the signals and the --timeout clock, -t's raw terminal and its restoring, and
  * the loop that runs until the command has exited and its output drained. */
 int cli_exec_stdio(struct exec_run *run, int fds[3], int close_later[3], struct rtn_error *err);
+/* -t: the size of our terminal (stdin's), for the command's pty; rows, cols kept if none. */
+void cli_exec_term_size(uint16_t *rows, uint16_t *cols);
 int cli_exec_signals(struct exec_run *run, uint64_t timeout_usec, struct rtn_error *err);
 void cli_exec_tty_raw(struct exec_run *run);
 void cli_exec_tty_restore(void);

@@ -110,6 +110,14 @@ int cli_exec_signals(struct exec_run *run, uint64_t timeout_usec, struct rtn_err
         return 0;
 }
 
+void cli_exec_term_size(uint16_t *rows, uint16_t *cols) {
+        struct winsize ws;
+        if (ioctl(STDIN_FILENO, TIOCGWINSZ, &ws) == 0) {
+                *rows = ws.ws_row;
+                *cols = ws.ws_col;
+        }
+}
+
 static void resize_pty(int master) {
         struct winsize ws;
         if (master >= 0 && ioctl(STDIN_FILENO, TIOCGWINSZ, &ws) == 0)

@@ -160,4 +160,5 @@ def main():
         print(one(path, mode, args))
 
 
-main()
+if __name__ == "__main__":
+    main()

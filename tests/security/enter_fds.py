@@ -14,19 +14,10 @@ stdout and stderr are /dev/null.
 """
 import os
 import socket
-import struct
 import sys
 
-SPAWN, SPAWN_FAILED, EXITED = 4, 6, 7
-STEP_ENTER = 15
-HDR = struct.Struct("<IIQ")
-SPAWN_FIXED = struct.Struct("<IIQIIIIHHI")
-
-
-def spawn_msg(argv):
-    strings = b"".join(s.encode() + b"\0" for s in ["", *argv])
-    return SPAWN_FIXED.pack(SPAWN, SPAWN_FIXED.size + len(strings), 1, 0, 0, len(argv), 0, 0, 0,
-                            len(strings)) + strings
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from enter_client import answer, connect, send, spawn_msg  # noqa: E402 (the protocol's one home)
 
 
 def stdin_of(kind, arg):
@@ -56,33 +47,13 @@ def stdin_of(kind, arg):
     raise SystemExit("unknown kind " + kind)
 
 
-def answer(s):
-    while True:
-        msg, anc, _, _ = s.recvmsg(1024, socket.CMSG_SPACE(16))
-        if not msg:
-            return "closed"
-        typ, _, _ = HDR.unpack_from(msg)
-        if typ == SPAWN_FAILED:
-            err, step = struct.unpack_from("<iI", msg, HDR.size)
-            text = msg[HDR.size + 8:].split(b"\0")[0].decode(errors="replace")
-            return "refused: " + text if step == STEP_ENTER else "failed: %d %d" % (err, step)
-        if typ == EXITED:
-            return "exited %d" % struct.unpack_from("<i", msg, HDR.size)[0]
-
-
 def main():
     dash = sys.argv.index("--")
     path, kind, args, argv = sys.argv[1], sys.argv[2], sys.argv[3:dash], sys.argv[dash + 1:]
     fd = stdin_of(kind, args[0] if args else None)
     null = os.open("/dev/null", os.O_WRONLY)
-    s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-    s.connect(path)
-    s.settimeout(20)
-    try:
-        s.sendmsg([spawn_msg(argv)], [(socket.SOL_SOCKET, socket.SCM_RIGHTS,
-                                       struct.pack("3i", fd, null, null))])
-    except (BrokenPipeError, ConnectionResetError):
-        pass
+    s = connect(path)
+    send(s, spawn_msg(argv), (fd, null, null))
     print(answer(s), flush=True)
 
 
