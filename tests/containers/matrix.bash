@@ -1,8 +1,9 @@
 #!/bin/bash
 # One user's pass of the container matrix (tests/integration/containers.sh, `matrix`), run
-# inside the container as root and again as a user: rtn exec; rtn serve over stdio with a
-# commit, a second start that finds it, and a reset; rtn serve --http reached over loopback
-# (bash's /dev/tcp: the suite's image has no HTTP client) with the same steps. Each step
+# inside the container as root and again as a user: rtn exec, with --user root, and rtn
+# enter into a running one; rtn serve over stdio with a commit, a second start that finds
+# it, and a reset; rtn serve --http reached over loopback (bash's /dev/tcp: the suite's
+# image has no HTTP client) with the same steps. Each step
 # prints one line "USER STEP VALUE" for the suite to compare, and the isolation each front
 # door picked and said (ISOLATION: full or landlock, and whether stderr named it).
 # The commands are the sandbox's shell's to expand ($HOME inside), not this one's.
@@ -20,6 +21,23 @@ said() { if grep -q 'chose --isolation landlock by itself' "$1"; then echo landl
 # --- rtn exec
 out=$(rtn exec -- sh -c 'echo in' 2>exec.err)
 say exec "rc=$? $out said=$(said exec.err)"
+
+# --- rtn exec --user root (root inside, whatever ids the container left rtn)
+out=$(rtn exec --user root -- id -u 2>user.err)
+say exec_user_root "rc=$? $out"
+
+# --- rtn enter: a second command in a running rtn exec's sandbox, by the pid rtn ps lists
+rtn exec -- sleep 60 >/dev/null 2>&1 &
+epid=$!
+i=0
+until rtn ps 2>/dev/null | grep -q "^ *$epid .*sleep 60" || [ $i -ge 300 ]; do
+        sleep 0.1
+        i=$((i + 1))
+done
+out=$(rtn enter "$epid" -- sh -c 'echo entered' 2>enter.err)
+say enter "rc=$? $out"
+kill "$epid" 2>/dev/null
+wait "$epid" 2>/dev/null
 
 # --- rtn serve over stdio: requests one at a time, each waiting for its answer
 wait_id() { # ID FILE: until FILE holds the answer to ID (at most 60 s)

@@ -197,14 +197,17 @@ no_userns|root agent|landlock|--security-opt seccomp=$C_STATE/no-userns.json
 EOF
 }
 
-# What matrix.bash prints for USER in MODE. The Landlock mode has no overlay: what a command
+# What matrix.bash prints for USER in MODE. rtn exec --user root is root inside, but in the
+# Landlock mode, which refuses it (a usage error); rtn enter reaches a running sandbox in
+# every mode. The Landlock mode has no overlay: what a command
 # writes outside the workspace is in its private temp dir ($HOME), gone with the sandbox, so
 # env_commit says it kept nothing (a tool error) and the next start finds nothing
 # (docs/security-invariants.md, "Weaker named modes").
 matrix_want() {
-        local u=$1 m=$2 kept='kept\n' commit=ok
-        [ "$m" = landlock ] && kept= commit="nothing kept"
-        printf '%s\n' "$u exec rc=0 in said=$m" "$u stdio_commit $commit" \
+        local u=$1 m=$2 kept='kept\n' commit=ok root='rc=0 0' enter='rc=0 entered'
+        [ "$m" = landlock ] && kept= commit="nothing kept" root='rc=125 '
+        printf '%s\n' "$u exec rc=0 in said=$m" "$u exec_user_root $root" "$u enter $enter" \
+                "$u stdio_commit $commit" \
                 "$u stdio_isolation1 $m said=$m" "$u stdio_second_start $kept" \
                 "$u stdio_after_reset ${kept}gone\\n" "$u stdio_isolation2 $m said=$m" \
                 "$u http_commit $commit" "$u http_second_start $kept" "$u http_after_reset $kept" \
