@@ -348,7 +348,7 @@ int rt_enter_listen(const struct rt_enter_ops *ops, void *ud, struct rt_enter **
         struct rt_enter *e = calloc(1, sizeof *e);
         if (!e)
                 return rtn_errx(err, ENOMEM, "out of memory");
-        e->lfd = e->dfd = -1;
+        e->lfd = e->dfd = e->epfd = -1; /* rt_enter_free closes what is not -1: never fd 0 */
         e->ops = ops;
         e->ud = ud;
         for (size_t i = 0; i < RT_ENTER_MAX; i++)

@@ -418,6 +418,18 @@ other_users_refused() {
         wait "$theirs" 2>/dev/null || true
 }
 
+
+# Where the registry cannot be made (a runtime dir that does not exist and cannot be made),
+# there is no socket, and nothing else is lost: rtn exec's stdin still reaches its command
+# (a failed listen closed fd 0 once, and rtn serve --http's sessions never answered).
+no_registry_no_harm() {
+        : >"$T_TMP/file" # a runtime dir below a file: not even root can make it
+        t_cmd sh -c "echo hi | XDG_RUNTIME_DIR='$T_TMP/file/x' '$RTN' exec -- cat"
+        t_exit_is 0
+        t_stdout_is hi
+}
+
+t_run no_registry_no_harm no_registry_no_harm
 t_run enters_the_running_sandbox enters_the_running_sandbox
 t_run same_policy_as_its_own_commands same_policy_as_its_own_commands
 t_run serve_sandboxes_entered serve_sandboxes_entered
