@@ -134,7 +134,9 @@ disk_fill() {
         local b a
         read -r b _ <<<"$before"
         read -r a _ <<<"$after"
-        [ $((b - a)) -lt 16384 ] || t_fail "the host's / lost $((b - a)) KiB"
+        # a leak would cost the 32 MiB the command filled (or the whole 200); other suites
+        # write to this filesystem meanwhile, so less than that is their noise
+        [ $((b - a)) -lt 30720 ] || t_fail "the host's / lost $((b - a)) KiB"
 }
 
 upper_size_is_default() {
