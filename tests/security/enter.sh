@@ -106,6 +106,21 @@ timeout 5 bash -c "exec 3<>/dev/tcp/1.1.1.1/80" 2>/dev/null || echo net-denied
 env | grep -Ev "^(PWD|OLDPWD|SHLVL|_)=" | sort
 /mnt/sec/escape mount setns unshare_user ptrace_init tiocsti sethostname && echo seccomp-held'
 
+# After `rtn enter ... cat /tmp/own` put the sandbox's own probe output in T_OUT_FILE: the
+# probe entered into the same sandbox (WHO: how its own command is named) prints the same,
+# to the byte, and shows each property held.
+probe_entered_same() { # WHO
+        cp "$T_OUT_FILE" "$T_TMP/own"
+        t_exit_is 0 "$RTN" enter "$SB" -- sh -c "{ $PROBE
+} 2>&1"
+        diff "$T_TMP/own" "$T_OUT_FILE" >"$T_TMP/diff" ||
+                t_fail "the entered command differs from $1: $(head -c 600 "$T_TMP/diff")"
+        for want in "NoNewPrivs:	1" "Seccomp:	2" landlock-denied init-root-denied \
+                userns-denied net-denied seccomp-held HOME=; do
+                t_stdout_has "$want"
+        done
+}
+
 same_policy_as_its_own_commands() {
         sec_need_bin escape
         start_sandbox --bind "$SEC_BIN:/mnt/sec:ro" -- sh -c "{ $PROBE
@@ -113,15 +128,7 @@ same_policy_as_its_own_commands() {
         t_wait_for entered grep -q seccomp-held /tmp/own ||
                 t_fail "the sandbox's own probe did not finish"
         t_exit_is 0 "$RTN" enter "$SB" -- cat /tmp/own
-        cp "$T_OUT_FILE" "$T_TMP/own"
-        t_exit_is 0 "$RTN" enter "$SB" -- sh -c "{ $PROBE
-} 2>&1"
-        diff "$T_TMP/own" "$T_OUT_FILE" >"$T_TMP/diff" ||
-                t_fail "the entered command differs from the sandbox's own: $(head -c 600 "$T_TMP/diff")"
-        for want in "NoNewPrivs:	1" "Seccomp:	2" landlock-denied init-root-denied \
-                userns-denied net-denied seccomp-held HOME=; do
-                t_stdout_has "$want"
-        done
+        probe_entered_same "the sandbox's own"
         # and the caller's environment stays outside
         RTN_ENTER_LEAK=1 t_exit_is 0 "$RTN" enter "$SB" -- env
         grep -q RTN_ENTER_LEAK "$T_OUT_FILE" && t_fail "the caller's environment went in"
@@ -169,15 +176,7 @@ serve_sandboxes_entered() {
         srv_call shell_run "{\"command\":$(python3 -c 'import json,sys; print(json.dumps(open(sys.argv[1]).read()))' "$T_TMP/probe")}"
         t_exit_is 0 "$RTN" enter "$SB" -- cat /tmp/own
         grep -q seccomp-held "$T_OUT_FILE" || t_fail "the agent's probe did not finish: $(cat "$T_OUT_FILE" "$T_TMP/answer")"
-        cp "$T_OUT_FILE" "$T_TMP/own"
-        t_exit_is 0 "$RTN" enter "$SB" -- sh -c "{ $PROBE
-} 2>&1"
-        diff "$T_TMP/own" "$T_OUT_FILE" >"$T_TMP/diff" ||
-                t_fail "the entered command differs from the agent's: $(head -c 600 "$T_TMP/diff")"
-        for want in "NoNewPrivs:	1" "Seccomp:	2" landlock-denied init-root-denied \
-                userns-denied net-denied seccomp-held HOME=; do
-                t_stdout_has "$want"
-        done
+        probe_entered_same "the agent's"
         t_exit_is 0 "$RTN" enter "$SB/sb-1" -- pwd
         t_stdout_is /workspace
         # an entered change is the sandbox's like any other: the next checkpoint holds it,
