@@ -297,19 +297,22 @@ int rt_pending_keep(const struct rt_idmap *m, int upper_fs, const char *pending,
         return 0;
 }
 
+/* The pending dir's fd; -ENOENT (err untouched) when the environment has none. */
 static int open_pending(struct store *s, const char *env, struct rtn_error *err) {
         char dir[4096];
         if (rt_pending_path(s, env, NULL, dir, sizeof dir) < 0)
                 return rtn_errx(err, ENAMETOOLONG, "data dir path too long");
         int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        return fd < 0 && errno != ENOENT ? rtn_err(err, errno, "open %s", dir) : fd;
+        if (fd < 0 && errno == ENOENT)
+                return -ENOENT;
+        return fd < 0 ? rtn_err(err, errno, "open %s", dir) : fd;
 }
 
 int rt_pending_steps(struct store *s, const char *env, struct rt_pending_step **ret, size_t *ret_n,
                      unsigned *ret_dropped, struct rtn_error *err) {
         _cleanup_close_ int pdir = open_pending(s, env, err);
         struct history h = {0};
-        if (pdir < -1)
+        if (pdir < 0 && pdir != -ENOENT)
                 return pdir;
         int r = pdir >= 0 ? history_read(pdir, &h) : 0;
         if (r < 0)
@@ -339,7 +342,7 @@ int rt_pending_undo(struct store *s, const char *env, const struct rt_idmap *m, 
         if (r < 0)
                 return r;
         _cleanup_close_ int pdir = open_pending(s, env, err);
-        if (pdir < -1)
+        if (pdir < 0 && pdir != -ENOENT)
                 return pdir;
         struct history h = {0};
         if (pdir >= 0 && (r = history_read(pdir, &h)) < 0) {
