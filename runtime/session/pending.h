@@ -38,8 +38,9 @@ int rt_pending_commit(struct store *s, const char *env, const char *msg, const s
 /* `rtn undo` (runtime/session/pendundo.c): each `rtn exec --keep` run is a step of the
  * pending changes, kept by env_undo's checkpoints (rt_ckpt, runtime/session/upper.h) in
  * pending/<env>/undo/: a shadow of the pending changes as the last run left them, and per
- * run the old versions of what it changed. A commit, a reset or an apply ends the history
- * (rtn undo goes back to it, not past it). */
+ * run the old versions of what it changed. A commit, a reset, an apply or the workspace
+ * changes an rtn serve leaves pending end the history (rtn undo goes back to it, not past
+ * it). */
 #define RT_PENDING_CMD 160 /* the bytes of a run's command line a step names */
 struct rt_pending_step {
         unsigned num; /* 1 for the first run since the history began */
@@ -68,5 +69,6 @@ int rt_pending_steps(struct store *s, const char *env, struct rt_pending_step **
  * that wrote them (rt_idmap_choose). */
 int rt_pending_undo(struct store *s, const char *env, const struct rt_idmap *m, unsigned n,
                     struct rt_pending_step **ret, struct rtn_error *err);
-/* Ends the history (rtn apply: what it wrote is no longer pending). Best effort. */
+/* Ends the history (rtn apply: what it wrote is no longer pending; rtn serve: what it left
+ * pending no run made). Best effort. */
 void rt_pending_undo_clear(const char *pending, const struct rt_idmap *m);

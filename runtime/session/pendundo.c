@@ -327,7 +327,8 @@ static int nothing(struct rtn_error *err, const char *env, unsigned n, size_t ha
         if (!have)
                 return rtn_errx(err, ENOENT,
                                 "nothing to undo: no rtn exec --keep run of environment %s "
-                                "since its last commit, reset or apply",
+                                "since its last commit, reset or apply (or the workspace "
+                                "changes an rtn serve left it)",
                                 env);
         return rtn_errx(err, ENOENT,
                         "cannot undo %u runs: %zu of environment %s can be undone (rtn undo "

@@ -147,6 +147,21 @@ workspace() {
         [ "$(cat "$T_TMP/ws/h")" = one ] || t_fail "rtn apply did not write h"
         t_exit_is 1 "$RTN" undo
         t_stderr_has "nothing to undo"
+        # the changes an rtn serve leaves pending are no run's: the history ends there too
+        t_exec --keep -- sh -c 'echo 1 > $HOME/a'
+        t_exit_is 0 "$RTN" reset
+        t_exec --keep -- sh -c 'echo 2 > $HOME/a'
+        printf '%s\n' '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}' \
+                '{"jsonrpc":"2.0","method":"notifications/initialized"}' \
+                '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"shell_run","arguments":{"command":"echo s > /workspace/s"}}}' \
+                >"$T_TMP/calls"
+        replied() { grep -q '"id":2' "$T_TMP/serve.out"; }
+        # stdin stays open until the call is answered: at its end rtn serve stops what runs
+        { cat "$T_TMP/calls" && t_wait_for replied; } |
+                "$RTN" serve --workspace "$T_TMP/ws" --workspace-mode overlay >"$T_TMP/serve.out" 2>"$T_TMP/serve.err"
+        grep -q "are kept as the pending changes" "$T_TMP/serve.err" || t_fail "rtn serve kept nothing: $(cat "$T_TMP/serve.err")"
+        t_exit_is 1 "$RTN" undo
+        t_stderr_has "nothing to undo"
 }
 
 # A running --keep run holds the pending changes: rtn undo is refused meanwhile, and the
