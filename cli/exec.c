@@ -49,7 +49,8 @@ static const struct rt_opt exec_rows[] = {
          'K',
          {"  --keep                keep the changes as the environment's pending changes (rtn "
           "diff,\n"
-          "                        rtn commit, rtn reset); later --keep runs start from them\n"}},
+          "                        rtn commit, rtn reset); later --keep runs start from them,\n"
+          "                        and rtn undo takes them back run by run\n"}},
         {"undo-depth",
          required_argument,
          'U',
@@ -91,9 +92,11 @@ static int exec_opt(int c, const char *arg, struct exec_opts *o, struct rtn_erro
                         return rtn_errx(err, EINVAL, "bad --undo-depth value %s (0 to %d)", arg,
                                         RT_UNDO_DEPTH_MAX);
                 o->xo.undo_depth = (unsigned)v;
+                o->undo_set = true;
                 break;
         }
         case 'B':
+                o->undo_set = true;
                 return rt_parse_size(arg, "--undo-bytes", &o->xo.undo_bytes, err);
         case 'm': /* checked before the command runs: a refused commit loses its work */
                 if (strlen(arg) > STORE_MSG_MAX)
@@ -254,6 +257,8 @@ int cli_cmd_exec(int argc, char **argv) {
         cli_exec_warn_setup(&o);
         if (o.xo.message && !o.xo.commit)
                 return rtn_usage_error("exec", "-m needs --commit");
+        if (o.undo_set && !o.xo.keep)
+                return rtn_usage_error("exec", "--undo-depth and --undo-bytes need --keep");
         int r = rt_exec_open(&run.x, &o.xo, &o.spec, &o.so, &err);
         if (r == 0)
                 r = cli_exec_signals(&run, o.so.timeout_usec, &err);

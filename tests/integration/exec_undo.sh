@@ -123,6 +123,9 @@ bounded() {
         t_exit_is 0 "$RTN" undo --list
         t_stdout_has "(1 older runs dropped"
         [ "$(grep -c 'echo' "$T_OUT_FILE")" = 2 ] || t_fail "not two runs: $(cat "$T_OUT_FILE")"
+        t_exit_is 125 "$RTN" exec --undo-depth 2 -- true
+        t_stderr_has "need --keep"
+        t_exit_is 125 "$RTN" exec --keep --undo-depth 1001 -- true
         t_exec --keep --undo-depth 0 -- sh -c 'echo 4 > $HOME/f4'
         t_exit_is 1 "$RTN" undo
         t_stderr_has "nothing to undo"
