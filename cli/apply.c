@@ -133,6 +133,11 @@ static int apply(const struct cli_store_opts *op, const struct rt_ws_apply_named
                 (void)rt_ws_host(dir, host, sizeof host);
                 r = rt_ws_apply_allow(dir, NULL, o.dry_run, names, print_applied, &out, &err);
         }
+        struct rt_idmap m;
+        const struct rt_idmap *mp = NULL;
+        /* What it wrote is pending no more: rtn undo goes back to here, not past it. */
+        if (r == 0 && !o.dry_run && out.applied && cli_store_idmap(&m, &mp, &err) == 0)
+                rt_pending_undo_clear(dir, mp);
         rtn_safe_close(lock);
         store_close(s);
         if (r < 0)

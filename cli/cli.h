@@ -14,6 +14,7 @@ int cli_cmd_reflog(int argc, char **argv);
 int cli_cmd_rollback(int argc, char **argv);
 int cli_cmd_diff(int argc, char **argv);
 int cli_cmd_reset(int argc, char **argv);
+int cli_cmd_undo(int argc, char **argv);
 /* rtn apply [--dry-run]: writes the overlay workspace's pending changes to its host dir. */
 int cli_cmd_apply(int argc, char **argv);
 int cli_cmd_gc(int argc, char **argv);

@@ -21,7 +21,11 @@
 #include "runtime/rootfs/rootfs.h"
 #include "runtime/runtime.h"
 #include "runtime/sandbox/specopt.h"
+#include "runtime/session/session.h"
 #include "store/store.h"
+
+#define EXEC_STR_(x) #x
+#define EXEC_STR(x) EXEC_STR_(x)
 
 /* rtn exec's own options, after the sandbox options it shares with rtn serve
  * (rt_spec_opt_rows). An option is a row here and a case in parse_opts. */
@@ -45,7 +49,18 @@ static const struct rt_opt exec_rows[] = {
          'K',
          {"  --keep                keep the changes as the environment's pending changes (rtn "
           "diff,\n"
-          "                        rtn commit, rtn reset); later --keep runs start from them\n"}},
+          "                        rtn commit, rtn reset); later --keep runs start from them,\n"
+          "                        and rtn undo takes them back run by run\n"}},
+        {"undo-depth",
+         required_argument,
+         'U',
+         {"  --undo-depth N        --keep runs rtn undo can take back, oldest dropped first\n"
+          "                        (default " EXEC_STR(RT_UNDO_DEPTH_DEFAULT) "; 0: none)\n"}},
+        {"undo-bytes",
+         required_argument,
+         'B',
+         {"  --undo-bytes SIZE     old versions those runs keep, oldest dropped first\n"
+          "                        (default: the --upper-size)\n"}},
         {"commit",
          no_argument,
          'C',
@@ -69,6 +84,20 @@ static int exec_opt(int c, const char *arg, struct exec_opts *o, struct rtn_erro
         case 'K':
                 o->xo.keep = true;
                 break;
+        case 'U': {
+                char *end;
+                errno = 0;
+                unsigned long v = strtoul(arg, &end, 10);
+                if (errno || *end || !*arg || arg[0] == '-' || v > RT_UNDO_DEPTH_MAX)
+                        return rtn_errx(err, EINVAL, "bad --undo-depth value %s (0 to %d)", arg,
+                                        RT_UNDO_DEPTH_MAX);
+                o->xo.undo_depth = (unsigned)v;
+                o->undo_set = true;
+                break;
+        }
+        case 'B':
+                o->undo_set = true;
+                return rt_parse_size(arg, "--undo-bytes", &o->xo.undo_bytes, err);
         case 'm': /* checked before the command runs: a refused commit loses its work */
                 if (strlen(arg) > STORE_MSG_MAX)
                         return rtn_errx(err, EMSGSIZE, "-m: a message of %zu bytes, at most %d",
@@ -120,6 +149,7 @@ static int parse_opts(int argc, char **argv, struct exec_opts *o, struct rtn_err
                 return rtn_errx(err, EINVAL,
                                 "no command given (rtn exec [OPTIONS] -- CMD [ARG...])");
         o->argv = argv + optind;
+        o->xo.cmd = o->argv;
         char data_dir[4096];
         struct rtn_error ignored = {0};
         int q = rt_spec_check(&o->spec, err); /* conflicts first, then what the binds name */
@@ -202,7 +232,7 @@ static int close_exec(struct exec_run *run, int code) {
 
 int cli_cmd_exec(int argc, char **argv) {
         __attribute__((cleanup(exec_opts_done))) struct exec_opts o = {
-                .xo = {.argc = argc, .argv = argv}};
+                .xo = {.argc = argc, .argv = argv, .undo_depth = RT_UNDO_DEPTH_DEFAULT}};
         /* Static, not on the stack: its three 64 KiB pump buffers would cost every start a
          * 200 KiB memset and the page faults of a stack that size (~0.1 ms); zero BSS pages
          * are only faulted in when output flows through them. Runs once per process. */
@@ -227,6 +257,8 @@ int cli_cmd_exec(int argc, char **argv) {
         cli_exec_warn_setup(&o);
         if (o.xo.message && !o.xo.commit)
                 return rtn_usage_error("exec", "-m needs --commit");
+        if (o.undo_set && !o.xo.keep)
+                return rtn_usage_error("exec", "--undo-depth and --undo-bytes need --keep");
         int r = rt_exec_open(&run.x, &o.xo, &o.spec, &o.so, &err);
         if (r == 0)
                 r = cli_exec_signals(&run, o.so.timeout_usec, &err);

@@ -22,6 +22,7 @@ struct exec_opts {
         bool tty;
         char **argv;
         bool quiet;
+        bool undo_set; /* --undo-depth or --undo-bytes, which need --keep */
 };
 
 struct exec_run {

@@ -167,7 +167,11 @@ int cli_exec_finish(struct exec_opts *o, struct exec_run *run, int code) {
         struct rtn_error err = {0};
         char id[STORE_ID_SIZE];
         int r;
-        if (o->xo.keep && rt_exec_keep(&run->x, &err) < 0) {
+        char note[300] = "";
+        bool lost = o->xo.keep && rt_exec_keep(&run->x, note, sizeof note, &err) < 0;
+        if (note[0] && !o->quiet) /* kept, without a step rtn undo can take back */
+                rtn_term_printf(stderr, "rtn exec: the changes were kept; %s\n", note);
+        if (lost) {
                 rtn_term_printf(stderr, "rtn exec: the changes were not kept: %s\n", err.msg);
                 code = RTN_EXIT_FAILURE;
         } else if (run->timed_out) {

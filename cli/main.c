@@ -35,6 +35,8 @@ static const struct verb verbs[] = {
          "commit the pending changes (rtn exec --keep) to the environment"},
         {"diff", cli_cmd_diff, NULL, "show the pending changes"},
         {"reset", cli_cmd_reset, NULL, "drop the pending changes"},
+        {"undo", cli_cmd_undo, "undo [N] [--list]",
+         "take back the last N rtn exec --keep runs (default 1)"},
         {"apply", cli_cmd_apply, "apply [--dry-run]",
          "write the pending /workspace changes (rtn exec --keep\n"
          "                             --workspace-mode overlay) to the workspace's host dir"},

@@ -1,7 +1,7 @@
 /* What the store's verbs share (cli/commit.c, log.c, reflog.c, rollback.c, diff.c, reset.c,
- * apply.c, gc.c, export.c, import.c, store.c): their options, the store they open, the id map
- * they run under, and how they report. Option parsing and printing only; every decision is
- * the store library's. */
+ * apply.c, undo.c, gc.c, export.c, import.c, store.c): their options, the store they open, the id
+ * map they run under, and how they report. Option parsing and printing only; every decision is the
+ * store library's. */
 #include "cli/storeopts.h"
 
 #include <errno.h>
@@ -45,6 +45,7 @@ static const struct option verb_longopts[] = {
         {"allow-protected", no_argument, NULL, OPT_ALLOW_PROTECTED},
         {"patch", no_argument, NULL, 'p'},
         {"force", required_argument, NULL, OPT_FORCE},
+        {"list", no_argument, NULL, 'l'},
 };
 
 #define NCOMMON (sizeof common_longopts / sizeof common_longopts[0])
@@ -103,6 +104,9 @@ static int set_opt(const struct cli_store_verb *v, int c, struct cli_store_opts 
                 return -1;
         case 'p':
                 o->patch = true;
+                return -1;
+        case 'l':
+                o->list = true;
                 return -1;
         case OPT_FORCE:
                 if (o->nforce == CLI_FORCE_MAX)

@@ -31,6 +31,7 @@ struct cli_store_opts {
         bool dry_run;
         bool allow_protected; /* rtn apply: write the protected paths its operands name */
         bool patch; /* rtn diff -p: the workspace's changes with their content */
+        bool list; /* rtn undo --list */
         const char *force[CLI_FORCE_MAX]; /* rtn apply --force PATH: conflicts to write */
         size_t nforce;
         int64_t reflog_expire; /* seconds */

@@ -15,11 +15,11 @@
 /* Sandboxes one server keeps open at once: --max-sandboxes, its default and its ceiling. */
 #define SERVE_SANDBOXES_DEFAULT 16
 #define SERVE_SANDBOXES_MAX 1024
-/* Checkpoints kept per sandbox (--undo-depth): its default and its ceiling. A checkpoint
- * copies only what the call before it changed (docs/benchmarks.md, "Checkpoints"); 0 turns
- * them off. */
-#define SERVE_UNDO_DEPTH_DEFAULT 50
-#define SERVE_UNDO_DEPTH_MAX 1000
+/* Checkpoints kept per sandbox (--undo-depth): its default and its ceiling, those of
+ * `rtn exec --keep` too (runtime/session/session.h). A checkpoint copies only what the call
+ * before it changed (docs/benchmarks.md, "Checkpoints"); 0 turns them off. */
+#define SERVE_UNDO_DEPTH_DEFAULT RT_UNDO_DEPTH_DEFAULT
+#define SERVE_UNDO_DEPTH_MAX RT_UNDO_DEPTH_MAX
 /* The paths env_history names per step (with their count). */
 #define SERVE_UNDO_PATHS 64
 /* The handle of the first sandbox, the one a call without a sandbox argument acts on. */

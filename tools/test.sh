@@ -303,7 +303,8 @@ run_sanitized_suites() {
         export ASAN_OPTIONS="log_path=$logs/asan" UBSAN_OPTIONS="log_path=$logs/ubsan:print_stacktrace=1"
         run_suites tests/integration/serve_wire.sh tests/integration/serve_e2e.sh \
                 tests/integration/serve_files.sh tests/integration/store_cli.sh \
-                tests/integration/serve_workspace.sh tests/integration/workspace_overlay.sh
+                tests/integration/serve_workspace.sh tests/integration/workspace_overlay.sh \
+                tests/integration/exec_undo.sh
         export RTN=$saved_rtn T_BIN=$saved_bin ASAN_OPTIONS=$saved_asan UBSAN_OPTIONS=$saved_ubsan
         unset T_RTN_SETUP
         if compgen -G "$logs/*san*" >/dev/null; then

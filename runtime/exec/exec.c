@@ -58,6 +58,7 @@ static int keep_pending(struct rt_exec *x, struct rt_spec *spec, struct rtn_erro
         spec->ws_dir = x->pending; /* an overlay workspace's pending changes: ws/ */
         spec->upper_keep = true;
         spec->upper_room = spec->upper_bytes - used;
+        x->upper_bytes = spec->upper_bytes;
         return 0;
 }
 
@@ -286,8 +287,15 @@ void rt_exec_unpublish(struct rt_exec *x) {
         x->publish = NULL;
 }
 
-int rt_exec_keep(struct rt_exec *x, struct rtn_error *err) {
-        return rt_upper_merge(&x->sb.idmap, x->upper_fs, x->pending, err);
+int rt_exec_keep(struct rt_exec *x, char *note, size_t notelen, struct rtn_error *err) {
+        struct rt_pending_undo_opts u = {.depth = x->o->undo_depth,
+                                         .bytes = x->o->undo_bytes ? x->o->undo_bytes
+                                                                   : x->upper_bytes};
+        int argc = 0;
+        while (x->o->cmd && x->o->cmd[argc])
+                argc++;
+        return rt_pending_keep(&x->sb.idmap, x->upper_fs, x->pending, argc, x->o->cmd, &u, note,
+                               notelen, err);
 }
 
 int rt_exec_commit(struct rt_exec *x, char ret_id[STORE_ID_SIZE], struct rtn_error *err) {

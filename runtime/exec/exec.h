@@ -31,6 +31,9 @@ struct rt_exec_opts {
         bool commit, keep; /* --commit, --keep */
         int argc; /* the command line, for `rtn ps` (runtime/session/registry.h) */
         char **argv;
+        char *const *cmd; /* the command run (NULL-terminated): --keep's step names it */
+        unsigned undo_depth; /* --keep: runs rtn undo can take back (--undo-depth) */
+        uint64_t undo_bytes; /* --undo-bytes; 0: the --upper-size */
 };
 
 struct rt_exec {
@@ -57,6 +60,7 @@ struct rt_exec {
         int session_lock;
         char pending[4096]; /* --keep: the environment's pending dir */
         char pending_upper[4200]; /* its upper/, the sandbox's top layer */
+        uint64_t upper_bytes; /* --upper-size, the default of --undo-bytes */
         const char **keep_layers; /* --keep: pending_upper, then the layers */
         int upper_fs; /* --keep, --commit: the sandbox's tmpfs upper (runtime/session/upper.h) */
         rt_queue_fn queue; /* rt_exec_start's caller's, called behind the registration */
@@ -98,8 +102,10 @@ int rt_exec_read_ctl(struct rt_sandbox *sb, struct rt_enter *enter, int *wait_st
 void rt_exec_end(struct rt_exec *x);
 /* Stops forwarding the published ports (the command is done). */
 void rt_exec_unpublish(struct rt_exec *x);
-/* --keep, after rt_exec_end: lays the run's changes over the pending ones. */
-int rt_exec_keep(struct rt_exec *x, struct rtn_error *err);
+/* --keep, after rt_exec_end: lays the run's changes over the pending ones, as a step rtn
+ * undo can take back (runtime/session/pending.h); *note says why not when it cannot
+ * ("" else). */
+int rt_exec_keep(struct rt_exec *x, char *note, size_t notelen, struct rtn_error *err);
 /* --commit, after rt_exec_end: 0 committed as ret_id, 1 nothing to commit. With --keep the
  * pending changes are committed; else the upper, on the tip it ran on only (a tip moved
  * meanwhile is another writer's). */

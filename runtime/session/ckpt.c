@@ -666,10 +666,14 @@ static int do_ckpt(void *arg, char *out, size_t outlen, struct rtn_error *err) {
         return r;
 }
 
-int rt_ckpt(const struct rt_idmap *m, int fs, enum rt_ckpt_op op, const char *step, int64_t since,
-            const char *const *spare, size_t nspare, struct rt_ckpt_report *ret,
-            struct rtn_error *err) {
-        if (!m)
+/* rt_ckpt and rt_ckpt_as_owner: the helper runs through run (rt_userns_run or
+ * rt_userns_as_owner). */
+static int ckpt_with(int (*run)(const struct rt_idmap *, rt_userns_fn, void *, char *, size_t,
+                                struct rtn_error *),
+                     const struct rt_idmap *m, int fs, enum rt_ckpt_op op, const char *step,
+                     int64_t since, const char *const *spare, size_t nspare,
+                     struct rt_ckpt_report *ret, struct rtn_error *err) {
+        if (!m && run == rt_userns_run)
                 return rtn_errx(err, EINVAL, "no id mapping for the checkpoint");
         if (step &&
             (!*step || strspn(step, "abcdefghijklmnopqrstuvwxyz0123456789") != strlen(step) ||
@@ -697,15 +701,27 @@ int rt_ckpt(const struct rt_idmap *m, int fs, enum rt_ckpt_op op, const char *st
                     n == 0)
                         r = 0;
         }
-        /* As rt_upper_fork: in a user namespace mapped like the sandbox, with its rights. */
         if (r < 0)
-                r = rt_userns_run(m, do_ckpt, &a, out, sizeof out, err);
+                r = run(m, do_ckpt, &a, out, sizeof out, err);
         unsigned long long records = 0, bytes = 0;
         size_t dropped = 0;
         if (ret && sscanf(out, "%llu %llu %zu", &records, &bytes, &dropped) >= 0)
                 *ret = (struct rt_ckpt_report){
                         .records = records, .bytes = bytes, .dropped = dropped};
         return r;
+}
+
+int rt_ckpt(const struct rt_idmap *m, int fs, enum rt_ckpt_op op, const char *step, int64_t since,
+            const char *const *spare, size_t nspare, struct rt_ckpt_report *ret,
+            struct rtn_error *err) {
+        /* As rt_upper_fork: in a user namespace mapped like the sandbox, with its rights. */
+        return ckpt_with(rt_userns_run, m, fs, op, step, since, spare, nspare, ret, err);
+}
+
+int rt_ckpt_as_owner(const struct rt_idmap *m, int fs, enum rt_ckpt_op op, const char *step,
+                     int64_t since, const char *const *spare, size_t nspare,
+                     struct rt_ckpt_report *ret, struct rtn_error *err) {
+        return ckpt_with(rt_userns_as_owner, m, fs, op, step, since, spare, nspare, ret, err);
 }
 
 int rt_ckpt_list(int fs, const char *step, char **ret, size_t *ret_len) {

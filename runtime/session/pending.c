@@ -61,6 +61,10 @@ static int claim(struct store *s, const char *env, bool create, int *ret_lock,
         return 0;
 }
 
+int rt_pending_lock(struct store *s, const char *env, int *ret_lock, struct rtn_error *err) {
+        return claim(s, env, false, ret_lock, err);
+}
+
 int rt_pending_open(struct store *s, const char *env, char *dir, size_t len, int *ret_lock,
                     struct rtn_error *err) {
         char p[4096];
@@ -147,6 +151,8 @@ static int reset_held(struct store *s, const char *env, const struct rt_idmap *m
                         r = rt_remove_tree(m, dir, "work", err);
                 if (r == 0)
                         r = rt_remove_tree(m, dir, RT_PENDING_SIZE, err);
+                if (r == 0) /* rtn undo goes back to here, not past it */
+                        r = rt_remove_tree(m, dir, RT_UNDO_DIR, err);
         }
         /* Its pending changes gone, an env without commits is tied to no base any more. */
         return r < 0 ? r : store_base_forget(s, env, err);

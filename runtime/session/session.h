@@ -15,6 +15,11 @@
 #include "runtime/sandbox/blocked.h"
 #include "runtime/runtime.h"
 
+/* Checkpoints kept (rtn serve's per sandbox, rtn exec --keep's per environment;
+ * --undo-depth): the default and the ceiling. */
+#define RT_UNDO_DEPTH_DEFAULT 50
+#define RT_UNDO_DEPTH_MAX 1000
+
 struct rtn_loop;
 struct rtn_loop_source;
 struct rt_session;

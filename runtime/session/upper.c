@@ -306,6 +306,18 @@ static int merge_tree(int sfd, int dfd, bool ws, struct rtn_error *err) {
         return r;
 }
 
+/* pending/RT_PENDING_SIZE: the blocks of the pending changes (upper/, ws/upper). */
+static void write_size(int pdir) {
+        char size[32];
+        uint64_t bytes = rt_du_at(pdir, "upper", 0) + rt_du_at(pdir, RT_WS_DIR "/upper", 0);
+        snprintf(size, sizeof size, "%llu\n", (unsigned long long)bytes);
+        (void)unlinkat(pdir, RT_PENDING_SIZE, 0);
+        _cleanup_close_ int fd = openat(pdir, RT_PENDING_SIZE,
+                                        O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+        if (fd >= 0)
+                (void)rtn_write_all(fd, size, strlen(size));
+}
+
 struct merge_call {
         const char *pending;
         int upper_fs;
@@ -328,15 +340,20 @@ static int do_merge(void *arg, char *out, size_t outlen, struct rtn_error *err) 
                 r = rtn_err(err, errno, "open %s/" RT_WS_DIR, a->pending);
         if (r == 0 && sws >= 0)
                 r = merge_tree(sws, dws, true, err);
-        char size[32];
-        uint64_t bytes = rt_du_at(pdir, "upper", 0) + rt_du_at(pdir, RT_WS_DIR "/upper", 0);
-        snprintf(size, sizeof size, "%llu\n", (unsigned long long)bytes);
-        (void)unlinkat(pdir, RT_PENDING_SIZE, 0);
-        _cleanup_close_ int fd = openat(pdir, RT_PENDING_SIZE,
-                                        O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-        if (fd >= 0)
-                (void)rtn_write_all(fd, size, strlen(size));
+        write_size(pdir);
         return r;
+}
+
+static int do_measure(void *arg, char *out, size_t outlen, struct rtn_error *err) {
+        _cleanup_close_ int pdir = open(arg, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (pdir < 0)
+                return rtn_err(err, errno, "open %s", (const char *)arg);
+        write_size(pdir);
+        return 0;
+}
+
+int rt_upper_pending_measure(const struct rt_idmap *m, const char *pending, struct rtn_error *err) {
+        return rt_userns_as_owner(m, do_measure, (void *)pending, NULL, 0, err);
 }
 
 static int merge(const struct rt_idmap *m, int upper_fs, const char *pending, bool root,

@@ -68,11 +68,19 @@ struct rt_ckpt_report {
 int rt_ckpt(const struct rt_idmap *m, int fs, enum rt_ckpt_op op, const char *step, int64_t since,
             const char *const *spare, size_t nspare, struct rt_ckpt_report *ret,
             struct rtn_error *err);
+/* The same where fs is the caller's own (`rtn exec --keep`'s pending dir, as its merge):
+ * through rt_userns_as_owner, so host root works as itself. */
+int rt_ckpt_as_owner(const struct rt_idmap *m, int fs, enum rt_ckpt_op op, const char *step,
+                     int64_t since, const char *const *spare, size_t nspare,
+                     struct rt_ckpt_report *ret, struct rtn_error *err);
 /* The list of what step holds: records "K<path>\0", K 'A' (absent at the other end), 'W' (a
  * whole entry) or 'M' (a directory's own metadata), path below the tmpfs (upper/..., ws/upper/...,
  * tmp/...); *ret NULL and 0 when it has none. free() *ret. */
 int rt_ckpt_list(int fs, const char *step, char **ret, size_t *ret_len);
 /* The checkpoints' clock (CLOCK_REALTIME_COARSE, what tmpfs stamps ctimes with), in ns. */
 int64_t rt_ckpt_now(void);
+/* Records the pending changes' size in pending/RT_PENDING_SIZE, as a merge does (after
+ * rtn undo). */
+int rt_upper_pending_measure(const struct rt_idmap *m, const char *pending, struct rtn_error *err);
 /* What the last merge recorded (0: none). */
 uint64_t rt_upper_pending_size(const char *pending);

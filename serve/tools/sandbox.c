@@ -150,6 +150,8 @@ static void keep_workspace_changes(struct serve *sv) {
         if (r == 0)
                 r = rt_ws_move(sv->session_dir, rt_session_upper_fs(sv->sess), dir,
                                rt_session_idmap(sv->sess), &err);
+        if (r == 1) /* no rtn exec --keep run made them: rtn undo's history ends here */
+                rt_pending_undo_clear(dir, rt_session_idmap(sv->sess));
         rtn_safe_close(lock);
         if (r == 1)
                 rtn_term_printf(

@@ -3,14 +3,14 @@
 # package too (source it). The lists follow each verb's --help, and
 # tests/integration/cli_completion.sh fails when they drift apart.
 
-_rtn_verbs="exec serve probe ps enter env commit log reflog diff reset rollback gc export import apply store rootfs pkg help version"
+_rtn_verbs="exec serve probe ps enter env commit log reflog diff reset undo rollback gc export import apply store rootfs pkg help version"
 
 # The options a verb takes, as its --help lists them.
 _rtn_verb_options() {
         local store="--data-dir --env --help"
         local spec="--setenv --env-file --allow-ptrace --user --upper-size --store-max --pids-max --memory-max --isolation --allow-net --allow-host-port --upstream-proxy --net-policy --publish --secret --secret-file --secret-header --protect"
         case $1 in
-        exec) echo "--rootfs --workspace --workspace-mode --workspace-git --bind --cwd --net --hostname --timeout $spec -t --tty --quiet --env --keep --commit -m --message --data-dir --help" ;;
+        exec) echo "--rootfs --workspace --workspace-mode --workspace-git --bind --cwd --net --hostname --timeout $spec -t --tty --quiet --env --keep --undo-depth --undo-bytes --commit -m --message --data-dir --help" ;;
         serve) echo "--data-dir --env --rootfs --allow-host --workspace --workspace-mode --workspace-git --bind --hostname --net --timeout --max-output --http-tools --max-sandboxes --undo-depth --undo-bytes --http --token-file --idle-timeout --max-sessions --allow-origin --http-public --workspace-root $spec --help" ;;
         probe) echo "--json" ;;
         ps) echo "--all --data-dir --help" ;;
@@ -18,6 +18,7 @@ _rtn_verb_options() {
         commit) echo "$store -m --message --upper" ;;
         diff) echo "$store --upper -p --patch" ;;
         apply) echo "$store --dry-run --force --allow-protected" ;;
+        undo) echo "$store -l --list" ;;
         gc) echo "$store --reflog-days" ;;
         export) echo "$store -o --output" ;;
         import) echo "$store --max-bytes" ;;
