@@ -77,8 +77,9 @@ low_nproc() {
 # A user-namespaced container (--uidmap, as a pod with hostUsers: false): root of the
 # container can map only its namespace's ids. With 65536 of them rtn maps its own root alone
 # (the single mapping, as for an unprivileged caller) and says so in rtn probe; with 65537 it
-# maps the 65536 besides its 0. rtn exec, a --workspace of root's and rtn serve all work, and
-# so does the Landlock mode where user namespaces are denied.
+# maps the 65536 besides its 0. rtn exec, a --workspace of root's or (mapped as its owner
+# alone) of a user's, and rtn serve all work, and so does the Landlock mode where user
+# namespaces are denied.
 userns_uidmap() {
         c_need
         local m="--uidmap 0:$C_UIDMAP:65536 --gidmap 0:$C_UIDMAP:65536"
@@ -90,6 +91,12 @@ userns_uidmap() {
         t_true grep -qx hi "$T_OUT_FILE"
         t_true grep -Eq '^ok +id mapping +single id: rtn is root of a user namespace' "$T_OUT_FILE"
         t_stdout_has "rtn can run sandboxes here."
+        # a user's --workspace there: root maps its owner alone as the agent (it has no
+        # subordinate ids to map besides), so the agent writes it as that user
+        # shellcheck disable=SC2086
+        c_sh $m 'mkdir /u; chown agent: /u; rtn exec --workspace /u -- sh -c "echo hi >/workspace/f"; echo "rc=$?"; stat -c "%U %n" /u/f'
+        t_stdout_is "rc=0
+agent /u/f"
         # shellcheck disable=SC2086
         c_sh $m "$(c_serve_script 'id -u')"
         t_stdout_has '\"stdout\":\"0\\n\"'
