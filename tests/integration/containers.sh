@@ -206,15 +206,27 @@ EOF
 
 # What matrix.bash prints for USER in MODE. rtn exec --user root is root inside, but in the
 # Landlock mode, which refuses it (a usage error); rtn enter reaches a running sandbox in
-# every mode. The Landlock mode has no overlay: what a command
-# writes outside the workspace is in its private temp dir ($HOME), gone with the sandbox, so
-# env_commit says it kept nothing (a tool error) and the next start finds nothing
+# every mode. A hidden directory of the home is bound read-only and a credential store is
+# refused; --workspace-git rw commits twice with .git's hooks and configuration read-only.
+# The Landlock mode has no mounts: it refuses --bind and --workspace-git rw before anything
+# starts, each saying so (the store is refused first, as anywhere). It has no overlay: what
+# a command writes outside the workspace is in its private temp dir ($HOME), gone with the
+# sandbox, so env_commit says it kept nothing (a tool error) and the next start finds nothing
 # (docs/security-invariants.md, "Weaker named modes").
 matrix_want() {
-        local u=$1 m=$2 kept='kept\n' commit=ok root='rc=0 0' enter='rc=0 entered'
-        [ "$m" = landlock ] && kept= commit="nothing kept" root='rc=125 '
+        local u=$1 m=$2 kept='kept\n' commit=ok root='rc=0 0' enter='rc=0 entered' \
+                bind='rc=0 hello refused' git='rc=0 hooks refused config refused' \
+                owner='two one init ' \
+                store='rc=125 --bind ~/.ssh: refusing to bind ~/.ssh: a credential store (.ssh) never enters a sandbox'
+        if [ "$m" = landlock ]; then
+                kept='' commit="nothing kept" root='rc=125 '
+                bind="rc=125 --isolation landlock runs on the host itself: no --rootfs, --bind, --hostname, --net or layers"
+                git="rc=125 --workspace-git rw needs the sandbox's mounts: not with --isolation landlock"
+                owner='init '
+        fi
         printf '%s\n' "$u exec rc=0 in said=$m" "$u exec_user_root $root" "$u enter $enter" \
-                "$u stdio_commit $commit" \
+                "$u home_bind $bind" "$u home_bind_store $store" "$u git_rw $git" \
+                "$u git_rw_owner $owner" "$u stdio_commit $commit" \
                 "$u stdio_isolation1 $m said=$m" "$u stdio_second_start $kept" \
                 "$u stdio_after_reset ${kept}gone\\n" "$u stdio_isolation2 $m said=$m" \
                 "$u http_commit $commit" "$u http_second_start $kept" "$u http_after_reset $kept" \
@@ -307,7 +319,7 @@ restricted() {
 # Rootless Podman, every ordinary user's, run by the test user with a subordinate range
 # (rtnsub, tools/test-users.sh) with storage in a dir of its own: the container's root is
 # that user, its ids 1..65536 the range. rtn maps those, never the container's 0, as root
-# and as a user of the container.
+# and as a user of the container (given a home for the matrix, whose toolchain is there).
 rootless() {
         c_need
         local u=rtnsub d
@@ -348,7 +360,7 @@ rootless() {
         # shellcheck disable=SC2046
         t_cmd "${pm[@]}" run --rm -i --network none $(c_ulimits) -v "$d/rtn:/usr/local/bin/rtn:ro" \
                 -v "$d/matrix.bash:/matrix.bash:ro" localhost/b sh -c \
-                'useradd -u 1000 agent; bash /matrix.bash; runuser -u agent -- bash /matrix.bash'
+                'useradd -m -u 1000 agent; bash /matrix.bash; runuser -u agent -- bash /matrix.bash'
         t_stdout_is "$(matrix_want root full)
 $(matrix_want agent full)"
 }
