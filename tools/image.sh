@@ -14,11 +14,12 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 O=${O:-build}
 cache=$here/$O/containers
 # What rtn needs at run time besides libc: libmnl, and libmicrohttpd for rtn serve --http
-# (loaded with dlopen): the base of the container suites. The image adds what an agent works
+# (loaded with dlopen), and git, which the container matrix commits with
+# (--workspace-git rw): the base of the container suites. The image adds what an agent works
 # with, and IMAGE_PACKAGES (make image IMAGE_PACKAGES="..."). A cached base is named for its
 # package list, so a changed list makes a new one.
-pkgs="libmnl0 libmicrohttpd12"
-agent_pkgs="python3 git curl ca-certificates gcc libc6-dev make"
+pkgs="libmnl0 libmicrohttpd12 git"
+agent_pkgs="python3 curl ca-certificates gcc libc6-dev make"
 
 # The Debian mirror this machine's apt uses for bookworm (/etc/apt/sources.list and
 # sources.list.d, one-line or deb822), or nothing (mmdebstrap's default).

@@ -646,12 +646,16 @@ static int map_owner(const struct rt_spec *spec, struct rt_idmap *m, struct rtn_
  * idmapped mounts. Where the kernel refuses them (a container's root has no CAP_SYS_ADMIN over
  * the host's filesystems, nor the user namespace it is root of), the sandbox maps the
  * directories' owner alone as its agent instead (rt_idmap_owner), and the child binds them in
- * its own user and mount namespaces, recursively, as it does for an unprivileged caller. */
+ * its own user and mount namespaces, recursively, as it does for an unprivileged caller.
+ * Root of a user namespace with no 65536 ids to give (ns_single) maps one id anyway: the
+ * owner's, or a user's directory would be nobody's inside, which the agent cannot write. */
 static int root_binds(const struct rt_spec *spec, struct rt_plan *p, struct rt_idmap *m,
                       struct rtn_error *err) {
         bool rw = spec->workspace != NULL;
         for (size_t i = 0; i < spec->nbinds; i++)
                 rw = rw || spec->binds[i].rw;
+        if (m->mode == RT_IDMAP_SINGLE && m->ns_single && rw)
+                return map_owner(spec, m, err);
         if (m->mode != RT_IDMAP_ROOT || !rw)
                 return 0;
         int r = spec->workspace ? workspace_tree(spec, p, err) : 0;

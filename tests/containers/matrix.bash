@@ -1,11 +1,12 @@
 #!/bin/bash
 # One user's pass of the container matrix (tests/integration/containers.sh, `matrix`), run
 # inside the container as root and again as a user: rtn exec, with --user root, and rtn
-# enter into a running one; rtn serve over stdio with a commit, a second start that finds
-# it, and a reset; rtn serve --http reached over loopback (bash's /dev/tcp: the suite's
-# image has no HTTP client) with the same steps. Each step
-# prints one line "USER STEP VALUE" for the suite to compare, and the isolation each front
-# door picked and said (ISOLATION: full or landlock, and whether stderr named it).
+# enter into a running one; a toolchain of the home bound read-only and a credential store
+# refused; two commits with --workspace-git rw; rtn serve over stdio with a commit, a second
+# start that finds it, and a reset; rtn serve --http reached over loopback (bash's /dev/tcp:
+# the suite's image has no HTTP client) with the same steps. Each step prints one line
+# "USER STEP VALUE" for the suite to compare, and the isolation each front door picked and
+# said (ISOLATION: full or landlock, and whether stderr named it).
 # The commands are the sandbox's shell's to expand ($HOME inside), not this one's.
 # shellcheck disable=SC2016
 set -u
@@ -38,6 +39,50 @@ out=$(rtn enter "$epid" -- sh -c 'echo entered' 2>enter.err)
 say enter "rc=$? $out"
 kill "$epid" 2>/dev/null
 wait "$epid" 2>/dev/null
+
+# the error rtn exec gave on FILE when RC is its own failure (125), past the warning of a
+# mode it chose by itself, the home written as ~
+refusal() {
+        [ "$1" = 125 ] && sed -n "/^rtn exec: WARNING: /d; /^rtn exec: /{s|||;s|$home|~|g;p;q}" "$2"
+}
+
+# --- a toolchain in a hidden directory of the home, bound read-only (a write to it fails),
+# and a credential store refused with the reason. A read-only root's home cannot be written:
+# there, as a readOnlyRootFilesystem pod's HOME is, it is a directory of the writable /tmp.
+home=$HOME
+[ -w "$home" ] || home=$dir/home
+mkdir -p "$home/.tool/bin" "$home/.ssh"
+printf '#!/bin/sh\necho hello\n' >"$home/.tool/bin/hello"
+chmod 755 "$home/.tool/bin/hello"
+out=$(HOME=$home rtn exec --bind "$home/.tool:/opt/tool:ro" -- sh -c \
+        'a=$(/opt/tool/bin/hello); { echo x >/opt/tool/bin/hello; } 2>/dev/null && b=written || b=refused; echo "$a $b"' 2>bind.err)
+rc=$?
+say home_bind "rc=$rc $out$(refusal $rc bind.err)"
+HOME=$home rtn exec --bind "$home/.ssh:/mnt/s:ro" -- true 2>store.err
+rc=$?
+say home_bind_store "rc=$rc $(refusal $rc store.err)"
+[ "$home" = "$HOME" ] && rm -rf "$home/.tool" "$home/.ssh"
+
+# --- --workspace-git rw: the agent commits twice in a live workspace, its .git's hooks and
+# configuration still read-only; the owner's git sees the commits. A directory of the
+# container's root is one no sandbox of rtn's maps (containers.sh, workspace_root): it is the
+# user's.
+ws=$dir/repo
+g='git -c user.name=a -c user.email=a@a'
+if ! { mkdir "$ws" && git -C "$ws" init -q && echo a >"$ws/a" && git -C "$ws" add a &&
+        $g -C "$ws" commit -q -m init; }; then
+        say git_setup "git init failed"
+fi
+[ "$(id -u)" = 0 ] && chown -R agent: "$ws"
+out=$(rtn exec --workspace "$ws" --workspace-git rw -- sh -c "cd /workspace
+        echo b >b && git add b && $g commit -q -m one && echo c >c && git add c && $g commit -q -m two ||
+                { echo \"commit failed: \$(pwd)\"; exit 1; }
+        { echo x >.git/hooks/x; } 2>/dev/null && h=written || h=refused
+        { echo x >>.git/config; } 2>/dev/null && c=written || c=refused
+        echo \"hooks \$h config \$c\"" 2>git.err)
+rc=$?
+say git_rw "rc=$rc $out$(refusal $rc git.err)"
+say git_rw_owner "$(git -c safe.directory="$ws" -C "$ws" log --format=%s | tr '\n' ' ')$(test -e "$ws/.git/hooks/x" && echo hook)"
 
 # --- rtn serve over stdio: requests one at a time, each waiting for its answer
 wait_id() { # ID FILE: until FILE holds the answer to ID (at most 60 s)

@@ -77,8 +77,9 @@ low_nproc() {
 # A user-namespaced container (--uidmap, as a pod with hostUsers: false): root of the
 # container can map only its namespace's ids. With 65536 of them rtn maps its own root alone
 # (the single mapping, as for an unprivileged caller) and says so in rtn probe; with 65537 it
-# maps the 65536 besides its 0. rtn exec, a --workspace of root's and rtn serve all work, and
-# so does the Landlock mode where user namespaces are denied.
+# maps the 65536 besides its 0. rtn exec, a --workspace of root's or (mapped as its owner
+# alone) of a user's, and rtn serve all work, and so does the Landlock mode where user
+# namespaces are denied.
 userns_uidmap() {
         c_need
         local m="--uidmap 0:$C_UIDMAP:65536 --gidmap 0:$C_UIDMAP:65536"
@@ -90,6 +91,12 @@ userns_uidmap() {
         t_true grep -qx hi "$T_OUT_FILE"
         t_true grep -Eq '^ok +id mapping +single id: rtn is root of a user namespace' "$T_OUT_FILE"
         t_stdout_has "rtn can run sandboxes here."
+        # a user's --workspace there: root maps its owner alone as the agent (it has no
+        # subordinate ids to map besides), so the agent writes it as that user
+        # shellcheck disable=SC2086
+        c_sh $m 'mkdir /u; chown agent: /u; rtn exec --workspace /u -- sh -c "echo hi >/workspace/f"; echo "rc=$?"; stat -c "%U %n" /u/f'
+        t_stdout_is "rc=0
+agent /u/f"
         # shellcheck disable=SC2086
         c_sh $m "$(c_serve_script 'id -u')"
         t_stdout_has '\"stdout\":\"0\\n\"'
@@ -199,15 +206,27 @@ EOF
 
 # What matrix.bash prints for USER in MODE. rtn exec --user root is root inside, but in the
 # Landlock mode, which refuses it (a usage error); rtn enter reaches a running sandbox in
-# every mode. The Landlock mode has no overlay: what a command
-# writes outside the workspace is in its private temp dir ($HOME), gone with the sandbox, so
-# env_commit says it kept nothing (a tool error) and the next start finds nothing
+# every mode. A hidden directory of the home is bound read-only and a credential store is
+# refused; --workspace-git rw commits twice with .git's hooks and configuration read-only.
+# The Landlock mode has no mounts: it refuses --bind and --workspace-git rw before anything
+# starts, each saying so (the store is refused first, as anywhere). It has no overlay: what
+# a command writes outside the workspace is in its private temp dir ($HOME), gone with the
+# sandbox, so env_commit says it kept nothing (a tool error) and the next start finds nothing
 # (docs/security-invariants.md, "Weaker named modes").
 matrix_want() {
-        local u=$1 m=$2 kept='kept\n' commit=ok root='rc=0 0' enter='rc=0 entered'
-        [ "$m" = landlock ] && kept= commit="nothing kept" root='rc=125 '
+        local u=$1 m=$2 kept='kept\n' commit=ok root='rc=0 0' enter='rc=0 entered' \
+                bind='rc=0 hello refused' git='rc=0 hooks refused config refused' \
+                owner='two one init ' \
+                store='rc=125 --bind ~/.ssh: refusing to bind ~/.ssh: a credential store (.ssh) never enters a sandbox'
+        if [ "$m" = landlock ]; then
+                kept='' commit="nothing kept" root='rc=125 '
+                bind="rc=125 --isolation landlock runs on the host itself: no --rootfs, --bind, --hostname, --net or layers"
+                git="rc=125 --workspace-git rw needs the sandbox's mounts: not with --isolation landlock"
+                owner='init '
+        fi
         printf '%s\n' "$u exec rc=0 in said=$m" "$u exec_user_root $root" "$u enter $enter" \
-                "$u stdio_commit $commit" \
+                "$u home_bind $bind" "$u home_bind_store $store" "$u git_rw $git" \
+                "$u git_rw_owner $owner" "$u stdio_commit $commit" \
                 "$u stdio_isolation1 $m said=$m" "$u stdio_second_start $kept" \
                 "$u stdio_after_reset ${kept}gone\\n" "$u stdio_isolation2 $m said=$m" \
                 "$u http_commit $commit" "$u http_second_start $kept" "$u http_after_reset $kept" \
@@ -300,7 +319,7 @@ restricted() {
 # Rootless Podman, every ordinary user's, run by the test user with a subordinate range
 # (rtnsub, tools/test-users.sh) with storage in a dir of its own: the container's root is
 # that user, its ids 1..65536 the range. rtn maps those, never the container's 0, as root
-# and as a user of the container.
+# and as a user of the container (given a home for the matrix, whose toolchain is there).
 rootless() {
         c_need
         local u=rtnsub d
@@ -341,7 +360,7 @@ rootless() {
         # shellcheck disable=SC2046
         t_cmd "${pm[@]}" run --rm -i --network none $(c_ulimits) -v "$d/rtn:/usr/local/bin/rtn:ro" \
                 -v "$d/matrix.bash:/matrix.bash:ro" localhost/b sh -c \
-                'useradd -u 1000 agent; bash /matrix.bash; runuser -u agent -- bash /matrix.bash'
+                'useradd -m -u 1000 agent; bash /matrix.bash; runuser -u agent -- bash /matrix.bash'
         t_stdout_is "$(matrix_want root full)
 $(matrix_want agent full)"
 }
