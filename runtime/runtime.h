@@ -196,6 +196,10 @@ int rt_parse_ws_mode(struct rt_spec *spec, const char *arg, struct rtn_error *er
 const char *rt_ws_mode_name(enum rt_ws_mode m);
 /* Validates user-given parts of a spec (bind destinations, hostname). */
 int rt_spec_check(const struct rt_spec *spec, struct rtn_error *err);
+/* The first option of SPEC only the sandbox's namespaces can give ("--bind"), with why the
+ * Landlock mode cannot (*why); NULL when there is none. One list: the Landlock mode refuses
+ * these, and rtn never picks that mode by itself for a spec that has one. */
+const char *rt_spec_ns_option(const struct rt_spec *spec, const char **why);
 
 /* Host directory binds (runtime/sandbox/hostpath.c). agent: the request comes from the sandbox's
  * agent (bind_host_dir), which may only name directories below home or below roots (what

@@ -42,10 +42,6 @@ int rt_spec_check(const struct rt_spec *spec, struct rtn_error *err) {
                 return rtn_errx(err, E2BIG, "at most %d binds", RT_MAX_BINDS);
         if (spec->net_none && spec->net_proxy)
                 return rtn_errx(err, EINVAL, "--net none leaves no way out for --allow-net");
-        if (spec->net_proxy && spec->isolation == INIT_ISOLATION_LANDLOCK)
-                return rtn_errx(err, EOPNOTSUPP,
-                                "--allow-net needs the sandbox's network namespace: not with "
-                                "--isolation landlock");
         for (size_t i = 0; i < spec->nbinds; i++) {
                 const char *d = spec->binds[i].dst;
                 if ((r = check_abs_path(d, "bind destination", err)) < 0)
@@ -69,35 +65,50 @@ int rt_spec_check(const struct rt_spec *spec, struct rtn_error *err) {
                 return rtn_errx(err, EINVAL, "pids max must be %d..%u", RT_MIN_PIDS_MAX, 1u << 22);
         if (spec->workspace_mode == RT_WS_OVERLAY && !spec->workspace)
                 return rtn_errx(err, EINVAL, "--workspace-mode overlay needs --workspace DIR");
-        if (spec->allow_ptrace && spec->isolation == INIT_ISOLATION_LANDLOCK)
-                return rtn_errx(err, EINVAL,
-                                "--allow-ptrace needs the sandbox's namespaces: with "
-                                "--isolation landlock the host's processes would be in reach");
         if (spec->workspace_git_rw && spec->workspace_mode == RT_WS_OVERLAY)
                 return rtn_errx(err, EINVAL,
                                 "--workspace-git rw is for a live workspace: an overlay's .git "
                                 "is writable inside already (rtn apply refuses its changes)");
-        if (spec->workspace_git_rw && spec->isolation == INIT_ISOLATION_LANDLOCK)
-                return rtn_errx(err, EINVAL,
-                                "--workspace-git rw needs the sandbox's mounts: not with "
-                                "--isolation landlock");
-        if (spec->workspace_mode == RT_WS_OVERLAY && spec->isolation == INIT_ISOLATION_LANDLOCK)
-                return rtn_errx(err, EINVAL,
-                                "--isolation landlock has no overlay: --workspace-mode "
-                                "overlay needs namespaces");
-        if (spec->user_set && spec->isolation == INIT_ISOLATION_LANDLOCK)
-                return rtn_errx(err, EINVAL,
-                                "--user needs the sandbox's user namespace: not with "
-                                "--isolation landlock (commands run as you there)");
         if (spec->isolation == INIT_ISOLATION_LANDLOCK) {
-                /* Nothing to build these with: no mount, uts or net namespace. */
-                if ((spec->rootfs && strcmp(spec->rootfs, "host") != 0) || spec->nlayers ||
-                    spec->upper_keep || spec->nbinds || spec->hostname || spec->net_none)
+                const char *why, *opt = rt_spec_ns_option(spec, &why);
+                if (opt)
                         return rtn_errx(err, EINVAL,
-                                        "--isolation landlock runs on the host "
-                                        "itself: no --rootfs, --bind, --hostname, --net or layers");
+                                        "%s needs the sandbox's namespaces: not with --isolation "
+                                        "landlock (%s)",
+                                        opt, why);
+                /* Nothing to build these with: no mount namespace, no overlay. */
+                if (spec->nlayers || spec->upper_keep)
+                        return rtn_errx(err, EINVAL,
+                                        "--isolation landlock has no overlay: no layers or kept "
+                                        "upper");
         }
         return 0;
+}
+
+const char *rt_spec_ns_option(const struct rt_spec *spec, const char **why) {
+        static const char *const net = "its commands use the host's network directly",
+                                 *mounts = "it runs on the host itself, with no mounts of its own";
+        const char *opt = NULL;
+        *why = NULL;
+        if (spec->net_proxy)
+                opt = "--allow-net", *why = net;
+        else if (spec->net_none)
+                opt = "--net none", *why = net;
+        else if (spec->allow_ptrace)
+                opt = "--allow-ptrace", *why = "the host's processes would be in reach";
+        else if (spec->user_set)
+                opt = "--user", *why = "commands run as you there";
+        else if (spec->workspace_mode == RT_WS_OVERLAY)
+                opt = "--workspace-mode overlay", *why = "it has no overlay";
+        else if (spec->workspace_git_rw)
+                opt = "--workspace-git rw", *why = mounts;
+        else if (spec->nbinds)
+                opt = "--bind", *why = mounts;
+        else if (spec->rootfs && strcmp(spec->rootfs, "host") != 0)
+                opt = "--rootfs", *why = mounts;
+        else if (spec->hostname)
+                opt = "--hostname", *why = "it has no uts namespace";
+        return opt;
 }
 
 static int env_put(struct rt_env *env, const char *key, const char *val) {

@@ -624,12 +624,13 @@ void rt_spec_opts_isolation(struct rt_spec *spec, struct rt_spec_opts *o) {
         /* The strongest isolation the host allows: named --isolation full fails closed. */
         char why[256];
         o->isolation_auto[0] = '\0';
-        /* Not for options that need the namespaces (the Landlock mode refuses them): in that
-         * mode commands use the host's network, so --allow-net would widen to everything. */
-        const char *needs = spec->net_proxy      ? "--allow-net"
-                            : o->npublish        ? "--publish"
-                            : spec->allow_ptrace ? "--allow-ptrace"
-                                                 : NULL;
+        /* Not for options that need the namespaces (the Landlock mode refuses them, and in
+         * it commands use the host's network, so --allow-net would widen to everything): the
+         * start fails and says which option needs them, not what a mode nobody asked for
+         * lacks. */
+        const char *lacks, *needs = rt_spec_ns_option(spec, &lacks);
+        if (!needs)
+                needs = o->npublish ? "--publish" : o->net.nhost_ports ? "--allow-host-port" : NULL;
         if (spec->isolation == INIT_ISOLATION_FULL && !o->isolation_asked && needs &&
             rt_userns_denied(why, sizeof why)) {
                 snprintf(o->isolation_auto, sizeof o->isolation_auto,

@@ -40,10 +40,12 @@ say enter "rc=$? $out"
 kill "$epid" 2>/dev/null
 wait "$epid" 2>/dev/null
 
-# the error rtn exec gave on FILE when RC is its own failure (125), past the warning of a
-# mode it chose by itself, the home written as ~
+# the error rtn exec gave on FILE when RC is its own failure (125), the home written as ~:
+# where user namespaces are denied, the option it named as needing them; else its first
+# line past a warning
 refusal() {
-        [ "$1" = 125 ] && sed -n "/^rtn exec: WARNING: /d; /^rtn exec: /{s|||;s|$home|~|g;p;q}" "$2"
+        [ "$1" = 125 ] && sed -n "/^rtn exec: WARNING: user namespaces are denied here (.*), and \(.*\) needs them: \(the sandbox will not start\).*/{s//\1 needs them: \2/p;q}
+                /^rtn exec: WARNING: /d; /^rtn exec: /{s|||;s|$home|~|g;p;q}" "$2"
 }
 
 # --- a toolchain in a hidden directory of the home, bound read-only (a write to it fails),

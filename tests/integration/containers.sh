@@ -208,8 +208,9 @@ EOF
 # Landlock mode, which refuses it (a usage error); rtn enter reaches a running sandbox in
 # every mode. A hidden directory of the home is bound read-only and a credential store is
 # refused; --workspace-git rw commits twice with .git's hooks and configuration read-only.
-# The Landlock mode has no mounts: it refuses --bind and --workspace-git rw before anything
-# starts, each saying so (the store is refused first, as anywhere). It has no overlay: what
+# Where user namespaces are denied, an option only they give (--bind, --workspace-git rw)
+# keeps rtn from picking the Landlock mode by itself: the start fails naming the option
+# (the store is refused first, as anywhere). It has no overlay: what
 # a command writes outside the workspace is in its private temp dir ($HOME), gone with the
 # sandbox, so env_commit says it kept nothing (a tool error) and the next start finds nothing
 # (docs/security-invariants.md, "Weaker named modes").
@@ -220,8 +221,8 @@ matrix_want() {
                 store='rc=125 --bind ~/.ssh: refusing to bind ~/.ssh: a credential store (.ssh) never enters a sandbox'
         if [ "$m" = landlock ]; then
                 kept='' commit="nothing kept" root='rc=125 '
-                bind="rc=125 --isolation landlock runs on the host itself: no --rootfs, --bind, --hostname, --net or layers"
-                git="rc=125 --workspace-git rw needs the sandbox's mounts: not with --isolation landlock"
+                bind="rc=125 --bind needs them: the sandbox will not start"
+                git="rc=125 --workspace-git rw needs them: the sandbox will not start"
                 owner='init '
         fi
         printf '%s\n' "$u exec rc=0 in said=$m" "$u exec_user_root $root" "$u enter $enter" \

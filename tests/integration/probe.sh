@@ -85,7 +85,7 @@ probe_in_sandbox() {
         # The sandbox's seccomp filter refuses clone3: no user namespace, so rtn picks the
         # Landlock mode by itself, as rtn exec there does, and probe says so, not that the
         # full sandbox runs.
-        t_exec --bind "$T_TMP/bin:/mnt/rtn:ro" -- sh -c 'echo "uid=$(id -u)"; /mnt/rtn/rtn probe; echo "rc=$?"; /mnt/rtn/rtn exec -- true; echo "exec rc=$?"; /mnt/rtn/rtn exec --isolation full -- true; echo "full rc=$?"; /mnt/rtn/rtn exec --allow-net example.com -- true; echo "net rc=$?"'
+        t_exec --bind "$T_TMP/bin:/mnt/rtn:ro" -- sh -c 'echo "uid=$(id -u)"; /mnt/rtn/rtn probe; echo "rc=$?"; /mnt/rtn/rtn exec -- true; echo "exec rc=$?"; /mnt/rtn/rtn exec --isolation full -- true; echo "full rc=$?"; /mnt/rtn/rtn exec --allow-net example.com -- true; echo "net rc=$?"; /mnt/rtn/rtn exec --hostname h -- true; echo "hostname rc=$?"; /mnt/rtn/rtn exec --user root -- true; echo "user rc=$?"'
         t_true grep -Eq '^missing +user namespaces +user namespaces are denied here \(clone3\(CLONE_NEWUSER\) fails with Function not implemented\): rtn chose --isolation landlock by itself' "$T_OUT_FILE"
         t_true grep -Eq '^missing +isolation +landlock, picked by rtn by itself' "$T_OUT_FILE"
         t_false grep -q "clone3 namespaces, id maps" "$T_OUT_FILE"
@@ -93,6 +93,11 @@ probe_in_sandbox() {
         # an option that needs the namespaces: no fallback, and the start says why
         t_stdout_has "net rc=125"
         t_stderr_has "and --allow-net needs them: the sandbox will not start"
+        # so for each option the Landlock mode refuses: named, not that mode's lack of it
+        t_stdout_has "hostname rc=125"
+        t_stderr_has "and --hostname needs them: the sandbox will not start"
+        t_stdout_has "user rc=125"
+        t_stderr_has "and --user needs them: the sandbox will not start"
         if grep -qx uid=0 "$T_OUT_FILE"; then
                 # A single id mapped (no subordinate ids): the agent is uid 0 of a namespace
                 # with no other uid for the Landlock mode's commands; both say why.

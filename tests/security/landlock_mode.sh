@@ -326,9 +326,25 @@ EOF
         t_stdout_has "commits 0"
 }
 
+# Each option only the namespaces give is refused by name, with what the mode lacks
+# (rt_spec_ns_option: one list, also what keeps rtn from picking the mode by itself).
 refuses_namespace_options() {
-        t_exit_is 125 "$RTN" exec --isolation landlock --bind /tmp:/data -- true
-        t_stderr_has "no --rootfs, --bind"
+        local a want
+        mkdir "$T_TMP/w"
+        while IFS='|' read -r a want; do
+                # shellcheck disable=SC2086
+                t_exit_is 125 "$RTN" exec --isolation landlock $a -- true
+                t_stderr_has "$want needs the sandbox's namespaces: not with --isolation landlock ("
+        done <<EOF
+--bind /tmp:/data|--bind
+--user root|--user
+--hostname h|--hostname
+--net none|--net none
+--allow-ptrace|--allow-ptrace
+--allow-net example.com|--allow-net
+--workspace $T_TMP/w --workspace-git rw|--workspace-git rw
+--workspace $T_TMP/w --workspace-mode overlay|--workspace-mode overlay
+EOF
 }
 
 t_run reported_degraded reported_degraded
