@@ -173,7 +173,7 @@ policy_file_and_bad_rules() {
         t_stderr_has "--net none leaves no way out for --allow-net"
         # no namespace of its own, no listener of its own: the host's ports are not the proxy's
         t_exit_is 125 "$RTN" exec --isolation landlock --allow-net example.org -- true
-        t_stderr_has "--allow-net needs the sandbox's network namespace"
+        t_stderr_has "--allow-net needs the sandbox's namespaces: not with --isolation landlock (its commands use the host's network directly)"
         t_exit_is 1 "$RTN" serve --net none --allow-net example.org
         t_stderr_has "--net none leaves no way out for --allow-net"
 }

@@ -210,7 +210,7 @@ bad_values() {
         done
         t_exec --isolation landlock --user root -- true
         t_exit_is 125
-        t_stderr_has "--user needs the sandbox's user namespace"
+        t_stderr_has "--user needs the sandbox's namespaces: not with --isolation landlock"
 }
 
 # The case: apt-get update on a Debian rootfs, as root, through --allow-net to the
