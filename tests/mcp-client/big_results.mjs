@@ -5,6 +5,7 @@
 // and the session must answer a ping after each. Usage (tests/integration/serve_e2e.sh):
 //   node big_results.mjs RTN DATA_DIR 1|2
 // Prints one line per check and exits non-zero on the first failure.
+import { checker, deadline } from "./check.mjs";
 const [rtn, dataDir, major] = process.argv.slice(2);
 if (!rtn || !dataDir || !["1", "2"].includes(major)) {
   console.error("usage: big_results.mjs RTN DATA_DIR 1|2");
@@ -13,18 +14,9 @@ if (!rtn || !dataDir || !["1", "2"].includes(major)) {
 const { Client } = await import(major === "1" ? "@modelcontextprotocol/sdk/client/index.js" : "@modelcontextprotocol/client");
 const { StdioClientTransport } = await import(major === "1" ? "@modelcontextprotocol/sdk/client/stdio.js" : "@modelcontextprotocol/client/stdio");
 
-function check(cond, what, detail) {
-  if (!cond) {
-    console.error(`FAIL ${what}${detail === undefined ? "" : `: ${JSON.stringify(detail).slice(0, 600)}`}`);
-    process.exit(1);
-  }
-  console.log(`ok ${what}`);
-}
+const check = checker(undefined, 600);
 
-setTimeout(() => {
-  console.error("FAIL timed out");
-  process.exit(1);
-}, 240_000).unref();
+deadline(240_000);
 
 const transport = new StdioClientTransport({
   command: rtn,

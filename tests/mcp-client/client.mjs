@@ -5,6 +5,7 @@
 // Prints one line per check and exits non-zero on the first failure.
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { checker } from "./check.mjs";
 
 const [rtn, host, sep, ...serverCmd] = process.argv.slice(2);
 if (!rtn || !host || sep !== "--" || serverCmd.length === 0) {
@@ -12,13 +13,7 @@ if (!rtn || !host || sep !== "--" || serverCmd.length === 0) {
   process.exit(2);
 }
 
-function check(cond, what, detail) {
-  if (!cond) {
-    console.error(`FAIL ${what}${detail === undefined ? "" : `: ${JSON.stringify(detail)}`}`);
-    process.exit(1);
-  }
-  console.log(`ok ${what}`);
-}
+const check = checker();
 
 const transport = new StdioClientTransport({
   command: rtn,

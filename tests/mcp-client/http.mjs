@@ -22,6 +22,7 @@ import { Client as Client1 } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport as Http1 } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { LoggingMessageNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import { Client as Client2, StreamableHTTPClientTransport as Http2 } from "@modelcontextprotocol/client";
+import { checker, deadline } from "./check.mjs";
 
 const [url, tokenFile, mode, nArg] = process.argv.slice(2);
 if (!url || !tokenFile || !mode) {
@@ -31,18 +32,9 @@ if (!url || !tokenFile || !mode) {
 const token = readFileSync(tokenFile, "utf8").trim();
 const auth = { headers: { Authorization: `Bearer ${token}` } };
 
-function check(cond, what, detail) {
-  if (!cond) {
-    console.error(`FAIL [${mode}] ${what}${detail === undefined ? "" : `: ${JSON.stringify(detail)}`}`);
-    process.exit(1);
-  }
-  console.log(`ok [${mode}] ${what}`);
-}
+const check = checker(mode);
 
-setTimeout(() => {
-  console.error(`FAIL [${mode}] timed out`);
-  process.exit(1);
-}, 600_000).unref();
+deadline(600_000, mode);
 
 async function session(name, requestInit = auth) {
   const client = new Client1({ name, version: "1.0.0" });

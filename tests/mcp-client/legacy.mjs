@@ -7,6 +7,7 @@
 //   node legacy.mjs RTN DATA_DIR VERSION
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { checker, deadline } from "./check.mjs";
 
 const [rtn, dataDir, version] = process.argv.slice(2);
 const versions = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"];
@@ -16,18 +17,9 @@ if (!rtn || !dataDir || !versions.includes(version)) {
 }
 const at = (v) => versions.indexOf(version) >= versions.indexOf(v);
 
-function check(cond, what, detail) {
-  if (!cond) {
-    console.error(`FAIL [${version}] ${what}${detail === undefined ? "" : `: ${JSON.stringify(detail)}`}`);
-    process.exit(1);
-  }
-  console.log(`ok [${version}] ${what}`);
-}
+const check = checker(version);
 
-setTimeout(() => {
-  console.error(`FAIL [${version}] timed out`);
-  process.exit(1);
-}, 90_000).unref();
+deadline(90_000, version);
 
 const transport = new StdioClientTransport({
   command: rtn,

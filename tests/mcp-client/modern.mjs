@@ -7,6 +7,7 @@
 // Prints one line per check and exits non-zero on the first failure.
 import { Client } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
+import { checker, deadline } from "./check.mjs";
 
 const [rtn, dataDir, mode] = process.argv.slice(2);
 const modes = { modern: { mode: { pin: "2026-07-28" } }, auto: { mode: "auto" }, legacy: { mode: "legacy" } };
@@ -16,18 +17,9 @@ if (!rtn || !dataDir || !modes[mode]) {
 }
 const era = mode === "legacy" ? "2025-11-25" : "2026-07-28";
 
-function check(cond, what, detail) {
-  if (!cond) {
-    console.error(`FAIL [${mode}] ${what}${detail === undefined ? "" : `: ${JSON.stringify(detail)}`}`);
-    process.exit(1);
-  }
-  console.log(`ok [${mode}] ${what}`);
-}
+const check = checker(mode);
 
-setTimeout(() => {
-  console.error(`FAIL [${mode}] timed out`);
-  process.exit(1);
-}, 150_000).unref();
+deadline(150_000, mode);
 
 const client = new Client({ name: "rtn-modern", version: "1.0.0" }, { versionNegotiation: modes[mode] });
 const transport = new StdioClientTransport({

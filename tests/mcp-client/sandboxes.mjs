@@ -10,6 +10,7 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { Client } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
+import { checker, deadline } from "./check.mjs";
 
 const [rtn, dataDir, ws, mode] = process.argv.slice(2);
 const modes = { modern: { mode: { pin: "2026-07-28" } }, legacy: { mode: "legacy" } };
@@ -18,18 +19,9 @@ if (!rtn || !dataDir || !ws || !modes[mode]) {
   process.exit(2);
 }
 
-function check(cond, what, detail) {
-  if (!cond) {
-    console.error(`FAIL [${mode}] ${what}${detail === undefined ? "" : `: ${JSON.stringify(detail)}`}`);
-    process.exit(1);
-  }
-  console.log(`ok [${mode}] ${what}`);
-}
+const check = checker(mode);
 
-setTimeout(() => {
-  console.error(`FAIL [${mode}] timed out`);
-  process.exit(1);
-}, 240_000).unref();
+deadline(240_000, mode);
 
 const MAX = 4;
 const client = new Client({ name: "rtn-sandboxes", version: "1.0.0" }, { versionNegotiation: modes[mode] });

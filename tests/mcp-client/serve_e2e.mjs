@@ -6,6 +6,7 @@
 // Prints one line per check and exits non-zero on the first failure.
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { checker, deadline } from "./check.mjs";
 
 const [rtn, dataDir] = process.argv.slice(2);
 if (!rtn || !dataDir) {
@@ -13,18 +14,9 @@ if (!rtn || !dataDir) {
   process.exit(2);
 }
 
-function check(cond, what, detail) {
-  if (!cond) {
-    console.error(`FAIL ${what}${detail === undefined ? "" : `: ${JSON.stringify(detail)}`}`);
-    process.exit(1);
-  }
-  console.log(`ok ${what}`);
-}
+const check = checker();
 
-setTimeout(() => {
-  console.error("FAIL timed out");
-  process.exit(1);
-}, 120_000).unref();
+deadline(120_000);
 
 async function connect() {
   const transport = new StdioClientTransport({

@@ -12,6 +12,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { checker, deadline } from "./check.mjs";
 
 const [rtn, dataDir, mode, ws] = process.argv.slice(2);
 if (!rtn || !dataDir || !mode) {
@@ -19,18 +20,9 @@ if (!rtn || !dataDir || !mode) {
   process.exit(2);
 }
 
-function check(cond, what, detail) {
-  if (!cond) {
-    console.error(`FAIL ${what}${detail === undefined ? "" : `: ${JSON.stringify(detail)}`}`);
-    process.exit(1);
-  }
-  console.log(`ok ${what}`);
-}
+const check = checker();
 
-setTimeout(() => {
-  console.error("FAIL timed out");
-  process.exit(1);
-}, 120_000).unref();
+deadline(120_000);
 
 const args = ["serve", "--data-dir", dataDir];
 if (ws) args.push("--workspace", ws);

@@ -1,0 +1,23 @@
+// What every client script here prints, in one place: "ok WHAT" per check passed; on the
+// first one failed "FAIL WHAT: DETAIL" on stderr and exit 1; "FAIL timed out" when the whole
+// script runs past its deadline. LABEL (a mode, an era) prefixes each line as "[LABEL]".
+
+// A check function for LABEL (none: no prefix); MAX cuts a long detail to that many characters.
+export function checker(label, max = Infinity) {
+  const p = label === undefined ? "" : `[${label}] `;
+  return (cond, what, detail) => {
+    if (!cond) {
+      console.error(`FAIL ${p}${what}${detail === undefined ? "" : `: ${JSON.stringify(detail).slice(0, max)}`}`);
+      process.exit(1);
+    }
+    console.log(`ok ${p}${what}`);
+  };
+}
+
+// Ends the script as failed after MS milliseconds, unless it ended first.
+export function deadline(ms, label) {
+  setTimeout(() => {
+    console.error(`FAIL ${label === undefined ? "" : `[${label}] `}timed out`);
+    process.exit(1);
+  }, ms).unref();
+}
