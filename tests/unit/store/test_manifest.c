@@ -23,10 +23,12 @@ static void mk_sparse(const char *rel) {
 static void mk_dense(const char *rel) {
         int fd = open(t_path(rel), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
         cr_assert_geq(fd, 0);
-        static char zeros[1024 * 1024];
-        zeros[512 * 1024] = 'x';
-        cr_assert_eq(write(fd, zeros, sizeof zeros), (ssize_t)sizeof zeros);
-        zeros[512 * 1024] = 0;
+        const size_t size = 1024 * 1024;
+        char *img = calloc(1, size);
+        cr_assert_not_null(img);
+        img[512 * 1024] = 'x';
+        cr_assert_eq(write(fd, img, size), (ssize_t)size);
+        free(img);
         close(fd);
 }
 
