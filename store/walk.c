@@ -257,6 +257,8 @@ static void hash_zeros(struct store_sha256 *h, uint64_t n) {
  * SIZE when only a hole is left. A filesystem that cannot tell says all of it is data. */
 static void next_data(int fd, uint64_t off, uint64_t size, uint64_t *ret_start, uint64_t *ret_end) {
         off_t d = lseek(fd, (off_t)off, SEEK_DATA);
+        if (d >= 0 && (uint64_t)d < off) /* never before OFF: a hole of negative length */
+                d = (off_t)off;
         if (d < 0) {
                 *ret_start = errno == ENXIO ? size : off;
                 *ret_end = size;
