@@ -29,7 +29,11 @@ cli_help_options() {
                 cli_options_in
 }
 
-# True when WORD stands alone in TEXT: cli_has_word TEXT WORD.
+# True when WORD stands alone in TEXT: cli_has_word TEXT WORD. The shell's own match, as
+# `grep -qE "(^|[^a-zA-Z0-9_-])WORD([^a-zA-Z0-9_-]|$)"` line by line would answer (a newline
+# is a non-word character on either side): the suites call it hundreds of times, and a grep
+# is a fork and an exec.
 cli_has_word() {
-        grep -qE -- "(^|[^a-zA-Z0-9_-])$2([^a-zA-Z0-9_-]|\$)" <<<"$1"
+        local LC_ALL=C re="[^a-zA-Z0-9_-]$2[^a-zA-Z0-9_-]"
+        [[ $'\n'$1$'\n' =~ $re ]]
 }

@@ -57,8 +57,41 @@ t_run a a; t_done'
         t_false grep -q 'print(6' "$T_TMP/shim.log"
 }
 
+# t_stdout_has, t_stderr_has and t_stdout_is read the file in the shell (no grep or cat per
+# assertion): each answers as `grep -qF` and `$(cat)` do, on text, a NUL byte, bytes that
+# are not UTF-8, no trailing newline, an empty file, and a string with a newline or none.
+assertions_answer_as_grep() {
+        local f want got s
+        printf 'hello world\nfoo\n' >"$T_TMP/a"
+        printf '' >"$T_TMP/e"
+        printf 'x\0needle\n' >"$T_TMP/n"
+        printf '\377\376bin needle\n' >"$T_TMP/b"
+        printf 'no newline at end\n\n' >"$T_TMP/c"
+        for f in a e n b c; do
+                for s in hello 'world
+foo' '' needle 'e*' 'd
+zzz'; do
+                        want=0 got=0
+                        grep -qF -- "$s" "$T_TMP/$f" || want=1
+                        T_OUT_FILE=$T_TMP/$f T_ERR_FILE=$T_TMP/$f
+                        # a failing assertion ends the subshell; its message is not wanted
+                        (t_stdout_has "$s") 2>/dev/null || got=1
+                        [ "$got" = "$want" ] || t_fail "t_stdout_has '$s' on $f: $got, grep: $want"
+                done
+                want=0 got=0
+                grep -qF needle "$T_TMP/$f" || want=1
+                (t_stderr_has needle) 2>/dev/null || got=1
+                [ "$got" = "$want" ] || t_fail "t_stderr_has on $f: $got, grep: $want"
+                { s=$(cat "$T_TMP/$f"); } 2>/dev/null
+                (t_stdout_is "$s") 2>/dev/null || t_fail "t_stdout_is on $f: not what \$(cat) reads"
+                (t_stdout_is "$s.") 2>/dev/null && t_fail "t_stdout_is on $f: takes more than it holds"
+        done
+        return 0
+}
+
 t_run counts_pass_fail_skip counts_pass_fail_skip
 t_run death_before_done_fails death_before_done_fails
 t_run temp_dirs_removed temp_dirs_removed
 t_run python_not_through_a_shim python_not_through_a_shim
+t_run assertions_answer_as_grep assertions_answer_as_grep
 t_done

@@ -15,6 +15,9 @@
 
 void h_start(struct harness *h, const struct mcp_config *cfg) {
         memset(h, 0, sizeof *h);
+        h->buf = malloc(H_BUF_SIZE);
+        h->str = malloc(H_BUF_SIZE);
+        cr_assert(h->buf && h->str);
         if (cfg)
                 h->cfg = *cfg;
         else
@@ -41,6 +44,9 @@ void h_stop(struct harness *h) {
         rtn_loop_free(h->loop);
         rtn_json_doc_free(&h->doc);
         free(h->line);
+        free(h->buf);
+        free(h->str);
+        h->buf = h->str = NULL;
         for (int *fd = &h->in_w; fd <= &h->out_w; fd++)
                 if (*fd >= 0)
                         close(*fd);
@@ -82,7 +88,7 @@ const char *h_recv(struct harness *h, int timeout_ms) {
         for (;;) {
                 if (take_line(h))
                         return h->line;
-                ssize_t n = read(h->out_r, h->buf + h->len, sizeof h->buf - h->len);
+                ssize_t n = read(h->out_r, h->buf + h->len, H_BUF_SIZE - h->len);
                 if (n > 0) {
                         h->len += (size_t)n;
                         continue;
@@ -157,9 +163,9 @@ long long h_int(struct harness *h, const char *path) {
 }
 
 const char *h_str(struct harness *h, const char *path) {
-        static char buf[1 << 21];
         int t = h_tok(h, path);
         cr_assert_geq(t, 0, "%s missing in %.300s", path, h->line);
-        cr_assert_geq(rtn_json_unescape(&h->doc, t, buf, sizeof buf), 0, "%s not a string", path);
-        return buf;
+        cr_assert_geq(rtn_json_unescape(&h->doc, t, h->str, H_BUF_SIZE), 0, "%s not a string",
+                      path);
+        return h->str;
 }

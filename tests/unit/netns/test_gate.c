@@ -9,6 +9,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <signal.h>
@@ -16,6 +17,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "common/cleanup.h"
 #include "common/loop.h"
 #include "netns/netns.h"
 
@@ -391,7 +393,9 @@ static void *upstream_main(void *arg) {
         struct pollfd p = {.fd = c, .events = POLLIN};
         if (poll(&p, 1, 200) != 0)
                 return u->fail = "bytes after the body reached the server", close(c), NULL;
-        static char out[ANSWER + 128];
+        _cleanup_free_ char *out = malloc(ANSWER + 128);
+        if (!out)
+                return u->fail = "no memory for the answer", close(c), NULL;
         int ol = snprintf(out, 128, "HTTP/1.1 200 OK\r\nContent-Length: %u\r\n\r\n", ANSWER);
         for (size_t i = 0; i < ANSWER; i++)
                 out[(size_t)ol + i] = (char)pattern(i);
@@ -411,7 +415,8 @@ Test(netns_gate, relay_moves_body_and_answer_whole) {
         struct upstream u = {.listen_fd = f.victim};
         pthread_t t;
         cr_assert_eq(pthread_create(&t, NULL, upstream_main, &u), 0);
-        static char req[REQ_BODY + 512];
+        _cleanup_free_ char *req = malloc(REQ_BODY + 512);
+        cr_assert_not_null(req);
         int hl = snprintf(req, 512,
                           "POST http://host.rtn.internal:%u/up HTTP/1.1\r\n"
                           "Host: host.rtn.internal:%u\r\nContent-Length: %u\r\n\r\n",
@@ -431,14 +436,16 @@ Test(netns_gate, relay_moves_body_and_answer_whole) {
                 off += (size_t)n;
         }
         shutdown(s, SHUT_WR);
-        static char got[ANSWER + 4096];
+        const size_t got_size = ANSWER + 4096;
+        _cleanup_free_ char *got = malloc(got_size);
+        cr_assert_not_null(got);
         size_t n = 0;
-        for (ssize_t k; n < sizeof got && (k = read(s, got + n, sizeof got - n)) > 0;)
+        for (ssize_t k; n < got_size && (k = read(s, got + n, got_size - n)) > 0;)
                 n += (size_t)k;
         close(s);
         pthread_join(t, NULL);
         cr_assert_null(u.fail, "upstream: %s", u.fail);
-        got[n < sizeof got ? n : sizeof got - 1] = '\0';
+        got[n < got_size ? n : got_size - 1] = '\0';
         char *body = strstr(got, "\r\n\r\n");
         cr_assert(body && !strncmp(got, "HTTP/1.1 200 OK\r\n", 17), "answer: %.200s", got);
         body += 4;
