@@ -290,7 +290,8 @@ void rt_exec_unpublish(struct rt_exec *x) {
 int rt_exec_keep(struct rt_exec *x, char *note, size_t notelen, struct rtn_error *err) {
         struct rt_pending_undo_opts u = {.depth = x->o->undo_depth,
                                          .bytes = x->o->undo_bytes ? x->o->undo_bytes
-                                                                   : x->upper_bytes};
+                                                                   : x->upper_bytes,
+                                         .limit = x->upper_bytes};
         int argc = 0;
         while (x->o->cmd && x->o->cmd[argc])
                 argc++;

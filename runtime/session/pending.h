@@ -51,6 +51,10 @@ struct rt_pending_step {
 struct rt_pending_undo_opts {
         unsigned depth; /* --undo-depth: steps kept (0: none) */
         uint64_t bytes; /* --undo-bytes: their old versions' bytes at most */
+        /* --upper-size: the pending changes, the history's shadow of them and the steps'
+         * old versions together at most this (invariant 10), as a session's checkpoints
+         * share its upper; 0: no such bound */
+        uint64_t limit;
 };
 /* --keep's end: lays the tmpfs upper_fs over the pending changes (rt_upper_merge) as a new
  * step named by argv. A history that cannot be kept (no room, no user namespace for its

@@ -237,13 +237,24 @@ static int seal(const struct rt_idmap *m, int pdir, struct history *h, struct rt
 }
 
 /* Whether the data dir's filesystem has room for what the history may copy now: the new
- * versions (at most the run's tmpfs) and, for a first run, a shadow of what is pending. A
- * history is dropped rather than filling the disk. */
-static bool room(int upper_fs, const char *pending, bool has, char *note, size_t notelen) {
+ * versions (at most the run's tmpfs) and, for a first run, a shadow of what is pending; and
+ * whether the pending changes after this run and the shadow of them stay within o->limit.
+ * A history is dropped rather than filling the disk or passing --upper-size. */
+static bool room(int upper_fs, const char *pending, bool has, const struct rt_pending_undo_opts *o,
+                 char *note, size_t notelen) {
         uint64_t bytes = 0, inodes = 0;
         struct statvfs v;
         if (rt_upper_usage(upper_fs, &bytes, &inodes) < 0)
                 return true; /* nothing to measure it by: the copies find out */
+        uint64_t after = rt_upper_pending_size(pending) + bytes;
+        if (o->limit && 2 * after > o->limit) {
+                snprintf(note, notelen,
+                         "no undo history is kept: the pending changes (about %llu MiB) and a "
+                         "copy of them would pass --upper-size (%llu MiB)",
+                         (unsigned long long)((after + (1 << 20) - 1) >> 20),
+                         (unsigned long long)(o->limit >> 20));
+                return false;
+        }
         uint64_t need = bytes + inodes * 4096 + (has ? 0 : rt_upper_pending_size(pending));
         if (statvfs(pending, &v) == 0 && need > (uint64_t)v.f_bavail * v.f_frsize) {
                 snprintf(note, notelen,
@@ -266,7 +277,7 @@ int rt_pending_keep(const struct rt_idmap *m, int upper_fs, const char *pending,
         if (pdir < 0)
                 return rtn_err(err, errno, "open %s", pending);
         int q = history_read(pdir, &h);
-        bool keep = o->depth && room(upper_fs, pending, q == 0 && h.has, note, notelen);
+        bool keep = o->depth && room(upper_fs, pending, q == 0 && h.has, o, note, notelen);
         if (q < 0 || !keep) { /* a history that cannot be read is none */
                 history_clear(m, pdir);
                 free(h.v);
@@ -288,7 +299,13 @@ int rt_pending_keep(const struct rt_idmap *m, int upper_fs, const char *pending,
         struct rt_pending_step s = {.num = h.n ? h.v[h.n - 1].num + 1 : 1,
                                     .when_sec = (int64_t)time(NULL)};
         cmd_line(s.cmd, argc, argv);
-        if ((r = seal(m, pdir, &h, &s, o, &e)) < 0 || (r = history_write(pdir, &h)) < 0) {
+        /* The steps' old versions get what the pending changes and their shadow leave of
+         * o->limit (room() saw the two fit). */
+        struct rt_pending_undo_opts b = *o;
+        uint64_t twice = 2 * rt_upper_pending_size(pending);
+        if (o->limit && (twice >= o->limit || o->limit - twice < b.bytes))
+                b.bytes = twice >= o->limit ? 0 : o->limit - twice;
+        if ((r = seal(m, pdir, &h, &s, &b, &e)) < 0 || (r = history_write(pdir, &h)) < 0) {
                 history_clear(m, pdir);
                 snprintf(note, notelen, "the undo history was dropped: %s",
                          e.msg[0] ? e.msg : strerror(-r));

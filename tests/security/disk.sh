@@ -3,7 +3,9 @@
 # `rtn serve` session, `rtn exec --keep`, `rtn exec --commit`, an overlay workspace's in each)
 # is a tmpfs of --upper-size, so filling it fails with ENOSPC inside and the data dir's
 # filesystem keeps its free space, also once the changes are kept there as pending ones; a
-# commit that would not fit there fails before it writes anything and loses nothing.
+# commit that would not fit there fails before it writes anything and loses nothing. The
+# undo history of --keep runs (a shadow of the pending changes and the steps' old versions)
+# counts against the same --upper-size.
 # As root the data dir sits on a 64 MiB tmpfs made for the case, used in turn by root, rtntest
 # and rtnsub (when they exist); as another user it sits on that user's own filesystem and its
 # growth is measured.
@@ -82,6 +84,9 @@ exec_fill() { # --keep | --commit
                         sh -c 'dd if=/dev/zero of=/var/tmp/fill bs=1M count=64 2>&1; ls -l /var/tmp/fill'
                 grep -q "No space left on device" "$T_OUT_FILE" || t_fail "exec $mode as $u: $(cat "$T_OUT_FILE" "$T_ERR_FILE")"
                 grep -qE ' 1[0-9]{7} ' "$T_OUT_FILE" || t_fail "exec $mode as $u: file size not near 16M: $(cat "$T_OUT_FILE")"
+                # rtn undo's history of a --keep run counts against the same bound: a copy
+                # of 16 MiB of pending changes cannot fit, so none is kept, and it says so
+                [ "$mode" != --keep ] || t_stderr_has "no undo history is kept: the pending changes (about 16 MiB) and a copy of them would pass --upper-size (16 MiB)"
                 kept_room "$u" "$before" "$used" "exec $mode"
         done
 }
