@@ -374,6 +374,16 @@ static int go_to(struct serve *sv, size_t to, unsigned *ret_killed, unsigned kil
         return 0;
 }
 
+/* A checkpoint operation failed: none is trusted any more; the call says what became of
+ * the files (HOW) and why. */
+static int fail_dropping(struct serve *sv, struct mcp_call *call, bool redo, const char *how,
+                         const char *why) {
+        drop_all(sv);
+        mcp_call_finish_error(call, "%s failed%s, and the checkpoints were dropped: %s",
+                              redo ? "redo" : "undo", how, why);
+        return 0;
+}
+
 static int undo_or_redo(struct serve *sv, struct mcp_call *call, const struct mcp_args *a,
                         bool redo) {
         struct serve_undo *u = sv->undo;
@@ -382,14 +392,8 @@ static int undo_or_redo(struct serve *sv, struct mcp_call *call, const struct mc
                 return -EINVAL;
         struct rtn_error err = {0};
         /* first what changed since the last checkpoint: the newest step's record */
-        if (u && session_fs(sv) >= 0 && seal(sv, &err) < 0) {
-                drop_all(sv);
-                mcp_call_finish_error(call,
-                                      "%s failed, nothing changed, and the checkpoints were "
-                                      "dropped: %s",
-                                      redo ? "redo" : "undo", err.msg);
-                return 0;
-        }
+        if (u && session_fs(sv) >= 0 && seal(sv, &err) < 0)
+                return fail_dropping(sv, call, redo, ", nothing changed", err.msg);
         size_t can = !u ? 0 : redo ? u->n - u->pos : u->pos;
         if ((size_t)steps > can) {
                 mcp_call_finish_error(call, "%s %lld steps: %zu can be %s (env_history)",
@@ -410,14 +414,8 @@ static int undo_or_redo(struct serve *sv, struct mcp_call *call, const struct mc
                 return 0;
         }
         unsigned killed = 0, ids[SERVE_MAX_JOBS];
-        if (go_to(sv, to, &killed, ids, &err) < 0) {
-                drop_all(sv);
-                mcp_call_finish_error(call,
-                                      "%s failed half way, and the checkpoints were dropped: "
-                                      "%s",
-                                      redo ? "redo" : "undo", err.msg);
-                return 0;
-        }
+        if (go_to(sv, to, &killed, ids, &err) < 0)
+                return fail_dropping(sv, call, redo, " half way", err.msg);
         struct rtn_json_buf b = RTN_JSON_BUF_INIT(0);
         rtn_json_obj_begin(&b);
         rtn_json_kv_int(&b, redo ? "redone" : "undone", steps);
