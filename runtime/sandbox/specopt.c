@@ -212,7 +212,8 @@ const struct rt_opt rt_spec_opt_rows[] = {
           "only;\n"
           "                        namespaces: no Landlock (both weaker, reported on stderr).\n"
           "                        Without it rtn picks landlock by itself where user\n"
-          "                        namespaces are denied, and says so (rtn probe)\n",
+          "                        namespaces are denied, and says so (rtn probe), unless\n"
+          "                        an option needs them (--allow-net, --bind, --user...)\n",
           NULL}},
         {"env",
          required_argument,
