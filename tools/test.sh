@@ -215,14 +215,16 @@ SLOW_FIRST=(containers provision http_tools serve_modern serve_http store_cli cl
         enter cli_completion)
 
 slow_first() { # file...
-        local n f
+        local n f b
         for n in "${SLOW_FIRST[@]}"; do
                 for f in "$@"; do
-                        [ "$(basename "$f" .sh)" = "$n" ] && echo "$f"
+                        b=${f##*/}
+                        [ "${b%.sh}" = "$n" ] && echo "$f"
                 done
         done
         for f in "$@"; do
-                [[ " ${SLOW_FIRST[*]} " == *" $(basename "$f" .sh) "* ]] || echo "$f"
+                b=${f##*/}
+                [[ " ${SLOW_FIRST[*]} " == *" ${b%.sh} "* ]] || echo "$f"
         done
 }
 
@@ -470,6 +472,11 @@ stage_san() { # ok|why-not
                 mv "$STAGE/build-san/ready.tmp" "$STAGE/build-san/ready"
 }
 
+# Every stream's PATH: the system's directories, as a user's login has them. Not the caller's:
+# a version manager's shims there (pyenv's python3 is a bash script that costs ten times
+# the interpreter's start) would make root's streams test other tools than the users' do.
+STREAM_PATH=/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin
+
 # One stream as an unprivileged user, from the staged copy, with a HOME of its own.
 as_user() { # user part...
         local user=$1 home
@@ -480,7 +487,7 @@ as_user() { # user part...
         chmod 700 "$home" "$home/run"
         echo "$home" >>"$LOGS/homes"
         cd "$STAGE" && setpriv --reuid="$user" --regid="$user" --init-groups -- \
-                env -i PATH=/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin LANG=C.UTF-8 \
+                env -i PATH="$STREAM_PATH" LANG=C.UTF-8 \
                 USER="$user" LOGNAME="$user" HOME="$home" TMPDIR="$home/tmp" \
                 XDG_RUNTIME_DIR="$home/run" RTN_DATA_DIR="$home/data" \
                 UBSAN_OPTIONS="$UBSAN_OPTIONS" RTN_SUITE_TIMEOUT="$SUITE_TIMEOUT" \
@@ -500,7 +507,8 @@ as_root() { # part...
         chmod 1777 "$home/tmp"
         chmod 700 "$home/run"
         echo "$home" >>"$LOGS/homes"
-        TMPDIR="$home/tmp" XDG_RUNTIME_DIR="$home/run" bash tools/test.sh --suites "$@"
+        TMPDIR="$home/tmp" XDG_RUNTIME_DIR="$home/run" PATH=$STREAM_PATH \
+                bash tools/test.sh --suites "$@"
 }
 
 STREAMS=()
