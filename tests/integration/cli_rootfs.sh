@@ -12,7 +12,14 @@ t_need_rtn
 # only read it (rtn rootfs import copies it into their own data dirs).
 TINY_DIR=$(mktemp -d "${TMPDIR:-/tmp}/cli_rootfs.XXXXXX") || exit 1
 TINY_TAR=$TINY_DIR/tiny.tar
-trap 'rc=$?; rm -rf "$TINY_DIR"; (exit "$rc"); t_on_exit' EXIT
+# removed as the suite exits, then lib.sh's own exit check, which reads the exit status
+rootfs_suite_exit() {
+        local rc=$?
+        rm -rf "$TINY_DIR"
+        (exit "$rc")
+        t_on_exit
+}
+trap rootfs_suite_exit EXIT
 make_tar() {
         local r=$TINY_DIR/tree f
         mkdir -p "$r/usr/bin" "$r/etc/apt" "$r/var/lib/dpkg" "$r/home" "$r/tmp"

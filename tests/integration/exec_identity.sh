@@ -182,7 +182,7 @@ identity_on_host_base() {
 # A tree with sh, whoami, id, getent, hostname, cat and their libraries; its passwd knows
 # only root, as a bootstrapped rootfs's does.
 make_id_tree() {
-        local a b c rest
+        local a c rest
         local -a bins=(/bin/dash /usr/bin/whoami /usr/bin/id /usr/bin/getent /bin/hostname /bin/cat
                 /usr/bin/cut)
         local -A libs=()
@@ -191,7 +191,7 @@ make_id_tree() {
         # The libraries the loader names by path ("x => /lib/x (0x...)" and "/lib64/ld-...
         # (0x...)"), each once: asked of the loader itself, as ldd would (ldd is a shell
         # script that runs it twice a file), where it is the one the tree is laid out for.
-        while read -r a b c rest; do
+        while read -r a _ c rest; do
                 [[ $c == /* ]] && libs[$c]=1
                 [[ $a == /lib* ]] && libs[$a]=1
         done < <(if [ -x /lib64/ld-linux-x86-64.so.2 ]; then
