@@ -11,22 +11,45 @@ CLI_ZSH_COMPLETION=$T_ROOT/tools/completion/_rtn
 
 # The verbs, one a line, without help and version.
 cli_verbs() {
-        # shellcheck disable=SC1090,SC2086,SC2154
-        (. "$CLI_BASH_COMPLETION" && printf '%s\n' $_rtn_verbs) | grep -vx 'help\|version'
+        # shellcheck disable=SC1090,SC2154
+        (
+                . "$CLI_BASH_COMPLETION" || exit
+                for v in $_rtn_verbs; do
+                        [[ $v == help || $v == version ]] || printf '%s\n' "$v"
+                done
+        )
 }
 
-# The options (long, and short such as -m) the text on stdin names, one a line.
+# The options (long, and short such as -m) the text on stdin names, each once: what
+# `grep -oE -- '(^|[^a-zA-Z0-9_.-])--?[a-zA-Z][a-zA-Z0-9-]*' | sed -E 's/^[^-]*//' | sort -u`
+# would answer, in the order first named, matched by the shell (the suites ask for every
+# verb, and each grep, sed and sort is a fork and an exec).
 cli_options_in() {
-        grep -oE -- '(^|[^a-zA-Z0-9_.-])--?[a-zA-Z][a-zA-Z0-9-]*' | sed -E 's/^[^-]*//' | sort -u
+        local LC_ALL=C line seen=' ' opt
+        local re='(^|[^a-zA-Z0-9_.-])(--?[a-zA-Z][a-zA-Z0-9-]*)'
+        while IFS= read -r line || [ -n "$line" ]; do
+                while [[ $line =~ $re ]]; do
+                        opt=${BASH_REMATCH[2]}
+                        # On after the match, where ^ no longer matches (as grep -o goes on):
+                        # the x stands for the text before, a character of a word.
+                        line=x${line#*"${BASH_REMATCH[0]}"}
+                        [[ $seen == *" $opt "* ]] && continue
+                        seen+="$opt "
+                        printf '%s\n' "$opt"
+                done
+        done
 }
 
 # The options VERB's --help offers (on stdout or stderr, whatever its exit status): those
 # of its usage lines and those that begin a line of the list (indented by at most four
 # spaces: a deeper one continues the text above, which may name another verb's option).
 cli_help_options() {
+        local LC_ALL=C line re='^ {1,4}((-[a-zA-Z], )?--?[a-zA-Z][a-zA-Z0-9-]*)'
         "$RTN" "$1" --help 2>&1 |
-                sed -nE -e '/usage:/p' -e 's/^ {1,4}((-[a-zA-Z], )?--?[a-zA-Z][a-zA-Z0-9-]*).*/\1/p' |
-                cli_options_in
+                while IFS= read -r line || [ -n "$line" ]; do
+                        [[ $line == *usage:* ]] && printf '%s\n' "$line"
+                        [[ $line =~ $re ]] && printf '%s\n' "${BASH_REMATCH[1]}"
+                done | cli_options_in
 }
 
 # True when WORD stands alone in TEXT: cli_has_word TEXT WORD. The shell's own match, as

@@ -6,22 +6,96 @@
 t_need_rtn
 . "$T_ROOT/tests/cli_lib.sh"
 
-# Runs the bash completion for the words given (the last is the one being completed) in a
-# fresh bash and prints COMPREPLY, one a line.
-complete_words() {
-        # shellcheck disable=SC2016
-        bash -c '. "$1" || exit 1; shift
-                COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1)); COMP_LINE="$*"; COMP_POINT=${#COMP_LINE}
-                _rtn rtn "${COMP_WORDS[COMP_CWORD]}" "${COMP_WORDS[COMP_CWORD - 1]}"
-                printf "%s\n" "${COMPREPLY[@]}"' complete "$CLI_BASH_COMPLETION" "$@"
+# The bash completion is asked in batches: `want EXPECTED WORDS...` and `ask WORDS...` queue a
+# question, `answer` runs them all in one fresh bash that sources the completion once and
+# answers each in a subshell of its own (no question sees another's state), then checks
+# every `want` and leaves every reply in REPLIES[i] (one a line), i in the order asked.
+Q_ARGS=()
+Q_WANT=()
+Q_CHECK=()
+REPLIES=()
+Q_END=$'\x1f'
+ask() {
+        Q_ARGS+=("$@" "$Q_END")
+        Q_WANT+=("")
+        Q_CHECK+=(0)
+}
+want() { # EXPECTED (one a line, sorted) WORDS...
+        local w=$1
+        shift
+        ask "$@"
+        Q_WANT[${#Q_WANT[@]} - 1]=$w
+        Q_CHECK[${#Q_CHECK[@]} - 1]=1
 }
 
-reply_is() { # EXPECTED (one a line, sorted) WORDS...
-        local want=$1 got
-        shift
-        got=$(complete_words "$@" | sort -u)
-        [ "$got" = "$want" ] || t_fail "completing '$*': got '$(tr '\n' ' ' <<<"$got")', want '$(tr '\n' ' ' <<<"$want")'"
+# The lines given, each once, sorted (as sort -u would, in the same locale), joined by
+# newlines without the trailing ones (as $(...) would) into SORTED.
+sort_unique() {
+        local -a out=()
+        local l i j
+        for l in "$@"; do
+                for ((i = 0; i < ${#out[@]}; i++)); do
+                        [[ ${out[i]} == "$l" ]] && continue 2
+                        [[ $l < ${out[i]} ]] && break
+                done
+                for ((j = ${#out[@]}; j > i; j--)); do out[j]=${out[j - 1]}; done
+                out[i]=$l
+        done
+        SORTED=$(printf '%s\n' "${out[@]}")
 }
+
+answer() {
+        local line i=0 words='' a
+        local -a lines=()
+        REPLIES=()
+        # shellcheck disable=SC2016
+        while IFS= read -r line; do
+                if [ "$line" = $'\x1e' ]; then
+                        REPLIES[i]=$(printf '%s\n' "${lines[@]}")
+                        lines=()
+                        i=$((i + 1))
+                else
+                        lines+=("$line")
+                fi
+        done < <(Q_END=$Q_END bash -c '. "$1" || exit 1; shift
+                words=()
+                for a in "$@"; do
+                        if [ "$a" != "$Q_END" ]; then words+=("$a"); continue; fi
+                        (
+                                COMP_WORDS=("${words[@]}"); COMP_CWORD=$((${#words[@]} - 1))
+                                COMP_LINE="${words[*]}"; COMP_POINT=${#COMP_LINE}
+                                _rtn rtn "${COMP_WORDS[COMP_CWORD]}" "${COMP_WORDS[COMP_CWORD - 1]}"
+                                printf "%s\n" "${COMPREPLY[@]}"
+                        )
+                        printf "\x1e\n"
+                        words=()
+                done' complete "$CLI_BASH_COMPLETION" "${Q_ARGS[@]}")
+        [ "$i" = "${#Q_WANT[@]}" ] || t_fail "the completion answered $i of ${#Q_WANT[@]} questions"
+        i=0
+        for a in "${Q_ARGS[@]}"; do
+                if [ "$a" != "$Q_END" ]; then words+="$a "; continue; fi
+                if [ "${Q_CHECK[i]}" = 1 ]; then
+                        mapfile -t lines <<<"${REPLIES[i]}"
+                        sort_unique "${lines[@]}"
+                        [ "$SORTED" = "${Q_WANT[i]}" ] ||
+                                t_fail "completing '${words% }': got '$(tr '\n' ' ' <<<"$SORTED")', want '$(tr '\n' ' ' <<<"${Q_WANT[i]}")'"
+                fi
+                words=''
+                i=$((i + 1))
+        done
+        Q_ARGS=() Q_WANT=() Q_CHECK=()
+}
+
+# True when LINE is a line of TEXT: is_line TEXT LINE.
+is_line() {
+        [[ $'\n'$1$'\n' == *$'\n'"$2"$'\n'* ]]
+}
+
+# What each verb's --help offers (cli_help_options), read once for the suite: two cases ask.
+declare -A HELP_OPTIONS=()
+for verb in $(cli_verbs); do
+        HELP_OPTIONS[$verb]=$(cli_help_options "$verb")
+done
 
 verbs_are_rtn_s() {
         local v list commands missing=''
@@ -30,7 +104,7 @@ verbs_are_rtn_s() {
         [ -n "$list" ] || t_fail "no verbs in $CLI_BASH_COMPLETION"
         for v in $list; do
                 t_cmd "$RTN" "$v" --help
-                grep -q "unknown command" "$T_ERR_FILE" && missing+=" $v(not a verb)"
+                t_has "$T_ERR_FILE" "unknown command" && missing+=" $v(not a verb)"
                 cli_has_word "$commands" "$v" || missing+=" $v(not in rtn help)"
         done
         # Where the sources are here, the dispatch table's verbs are exactly the list.
@@ -45,42 +119,51 @@ verbs_are_rtn_s() {
 t_run verbs_are_rtn_s verbs_are_rtn_s
 
 completes_verbs() {
-        reply_is $'exec\nexport' rtn ex
-        reply_is $'rollback\nrootfs' rtn ro
-        reply_is $'--help\n--version' rtn --
+        want $'exec\nexport' rtn ex
+        want $'rollback\nrootfs' rtn ro
+        want $'--help\n--version' rtn --
+        answer
 }
 t_run completes_verbs completes_verbs
 
 every_help_option_completes() {
-        local verb opt reply missing=''
-        for verb in $(cli_verbs); do
-                reply=$(complete_words rtn "$verb" -)
-                for opt in $(cli_help_options "$verb"); do
+        local verb opt missing='' i=0
+        local -a verbs
+        mapfile -t verbs < <(cli_verbs)
+        for verb in "${verbs[@]}"; do
+                ask rtn "$verb" -
+        done
+        want $'--workspace\n--workspace-git\n--workspace-mode' rtn exec --work
+        want '--dry-run' rtn apply --dr
+        answer
+        for verb in "${verbs[@]}"; do
+                for opt in ${HELP_OPTIONS[$verb]}; do
                         # a line of the reply, matched by the shell (no grep per option)
-                        [[ $'\n'$reply$'\n' == *$'\n'"$opt"$'\n'* ]] || missing+=" $verb:$opt"
+                        is_line "${REPLIES[i]}" "$opt" || missing+=" $verb:$opt"
                 done
+                i=$((i + 1))
         done
         [ -z "$missing" ] || t_fail "options in --help that do not complete:$missing"
-        reply_is $'--workspace\n--workspace-git\n--workspace-mode' rtn exec --work
-        reply_is '--dry-run' rtn apply --dr
 }
 t_run every_help_option_completes every_help_option_completes
 
 completes_values_and_sub_verbs() {
-        reply_is $'loopback\nnone' rtn exec --net ''
-        reply_is overlay rtn serve --workspace-mode o
-        reply_is $'ro\nrw' rtn exec --workspace-git r
-        reply_is $'full\nlandlock\nnamespaces' rtn exec --isolation ''
-        reply_is $'bootstrap\nimport\nlist\nrm' rtn rootfs ''
-        reply_is $'bootstrap\nimport\nlist\nrm' rtn rootfs --data-dir /nonexistent ''
-        reply_is $'list\nrm' rtn env ''
-        reply_is verify rtn store ''
-        reply_is install rtn pkg --rootfs x ''
+        want $'loopback\nnone' rtn exec --net ''
+        want overlay rtn serve --workspace-mode o
+        want $'ro\nrw' rtn exec --workspace-git r
+        want $'full\nlandlock\nnamespaces' rtn exec --isolation ''
+        want $'bootstrap\nimport\nlist\nrm' rtn rootfs ''
+        want $'bootstrap\nimport\nlist\nrm' rtn rootfs --data-dir /nonexistent ''
+        want $'list\nrm' rtn env ''
+        want verify rtn store ''
+        want install rtn pkg --rootfs x ''
         # After `--`, rtn exec completes a command, then its arguments' files.
-        complete_words rtn exec --net none -- ech | grep -qx echo || t_fail "no command after --"
+        ask rtn exec --net none -- ech
         mkdir -p dir/sub
-        reply_is dir/sub rtn exec --workspace dir/s
-        reply_is dir/sub rtn exec -- ls dir/s
+        want dir/sub rtn exec --workspace dir/s
+        want dir/sub rtn exec -- ls dir/s
+        answer
+        is_line "${REPLIES[9]}" echo || t_fail "no command after --"
 }
 t_run completes_values_and_sub_verbs completes_values_and_sub_verbs
 
@@ -89,12 +172,14 @@ completes_names_from_the_data_dir() {
         echo x >"$RTN_DATA_DIR/envs/work"
         echo x >"$RTN_DATA_DIR/envs/.work.reflog"
         echo x >other/envs/elsewhere
-        reply_is work rtn log --env ''
-        reply_is elsewhere rtn log --data-dir other --env ''
-        reply_is work rtn env rm ''
-        reply_is deb rtn rootfs rm ''
-        complete_words rtn exec --rootfs '' | grep -qx deb || t_fail "rootfs deb does not complete"
-        complete_words rtn exec --rootfs '' | grep -qx host || t_fail "rootfs host does not complete"
+        want work rtn log --env ''
+        want elsewhere rtn log --data-dir other --env ''
+        want work rtn env rm ''
+        want deb rtn rootfs rm ''
+        ask rtn exec --rootfs ''
+        answer
+        is_line "${REPLIES[4]}" deb || t_fail "rootfs deb does not complete"
+        is_line "${REPLIES[4]}" host || t_fail "rootfs host does not complete"
 }
 t_run completes_names_from_the_data_dir completes_names_from_the_data_dir
 
@@ -106,10 +191,10 @@ zsh_completion_parses_and_names_every_option() {
         [ ! -s "$T_ERR_FILE" ] || t_fail "zsh -n: $(cat "$T_ERR_FILE")"
         # Every verb is described, every option of its --help named.
         local verb opt missing='' text
-        text=$(cat "$CLI_ZSH_COMPLETION")
+        text=$(<"$CLI_ZSH_COMPLETION")
         for verb in $(cli_verbs); do
-                grep -q "^    '$verb:" <<<"$text" || missing+=" verb:$verb"
-                for opt in $(cli_help_options "$verb"); do
+                [[ $'\n'$text == *$'\n'"    '$verb:"* ]] || missing+=" verb:$verb"
+                for opt in ${HELP_OPTIONS[$verb]}; do
                         cli_has_word "$text" "$opt" || missing+=" $verb:$opt"
                 done
         done

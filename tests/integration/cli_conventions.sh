@@ -8,32 +8,67 @@
 t_need_rtn
 . "$T_ROOT/tests/cli_lib.sh"
 
-# The verbs of cli/main.c's verbs[] table (and mcp's serve), one a line.
-conv_verbs() {
+# The verbs of cli/main.c's verbs[] table (and mcp's serve) into CONV_VERBS. The shell's own
+# matching, as `sed -n '/^static const struct verb verbs\[\]/,/^};/p' | grep -oE '\{"[a-z]...'`
+# would answer: the suite reads the table once, and every sed or grep is a fork and an exec.
+CONV_VERBS=()
+conv_read_verbs() {
+        local line in=0 re='^[^{]*\{"([a-z][a-z0-9-]*)"(.*)$'
         if [ -f "$T_ROOT/cli/main.c" ]; then
-                sed -n '/^static const struct verb verbs\[\]/,/^};/p' "$T_ROOT/cli/main.c" |
-                        grep -oE '\{"[a-z][a-z0-9-]*"' | tr -d '{"'
+                while IFS= read -r line || [ -n "$line" ]; do
+                        if [ "$in" = 0 ]; then
+                                [[ $line == 'static const struct verb verbs[]'* ]] && in=1
+                        fi
+                        [ "$in" = 1 ] || continue
+                        while [[ $line =~ $re ]]; do
+                                CONV_VERBS+=("${BASH_REMATCH[1]}")
+                                line=${BASH_REMATCH[2]}
+                        done
+                        [[ $line == '};'* ]] && break
+                done <"$T_ROOT/cli/main.c"
         elif [ -f "$CLI_BASH_COMPLETION" ]; then
-                cli_verbs
+                mapfile -t CONV_VERBS < <(cli_verbs)
         fi
 }
 
-# VERB's sub-verbs: the lowercase words after "rtn VERB" on its usage lines.
-conv_subverbs() {
-        "$RTN" "$1" --help 2>/dev/null |
-                sed -nE "s/^(usage:| +)[[:space:]]*rtn $1 ([a-z][a-z0-9-]*)([[:space:]].*)?\$/\\2/p" |
-                sort -u
+# VERB's sub-verbs into CONV_SUBVERBS: the lowercase words after "rtn VERB" on its usage
+# lines, each once.
+conv_read_subverbs() {
+        local line s seen=' '
+        local re="^(usage:| +)[[:space:]]*rtn $1 ([a-z][a-z0-9-]*)([[:space:]].*)?\$"
+        CONV_SUBVERBS=()
+        while IFS= read -r line; do
+                [[ $line =~ $re ]] || continue
+                s=${BASH_REMATCH[2]}
+                [[ $seen == *" $s "* ]] && continue
+                seen+="$s "
+                CONV_SUBVERBS+=("$s")
+        done < <("$RTN" "$1" --help 2>/dev/null)
 }
 
-# The words of every verb and sub-verb, "exec", "rootfs bootstrap", ..., one a line.
-conv_all() {
+# The words of every verb and sub-verb, "exec", "rootfs bootstrap", ..., into CONV_ALL: read
+# once for the suite (rtn VERB --help writes nothing anywhere).
+CONV_ALL=()
+conv_read_all() {
         local v s
-        for v in $(conv_verbs); do
-                echo "$v"
-                for s in $(conv_subverbs "$v"); do
-                        echo "$v $s"
+        conv_read_verbs
+        for v in "${CONV_VERBS[@]}"; do
+                CONV_ALL+=("$v")
+                conv_read_subverbs "$v"
+                for s in "${CONV_SUBVERBS[@]}"; do
+                        CONV_ALL+=("$v $s")
                 done
         done
+}
+conv_read_all
+
+# True when WORDS is one of CONV_ALL.
+conv_has() {
+        local w
+        for w in "${CONV_ALL[@]}"; do
+                [ "$w" = "$1" ] && return 0
+        done
+        return 1
 }
 
 # Checks the last command was a usage error of "rtn WORDS".
@@ -41,54 +76,59 @@ conv_usage_error() {
         local words=$1
         t_exit_is 125
         [ ! -s "$T_OUT_FILE" ] || t_fail "wrote to stdout: $(head -c 200 "$T_OUT_FILE"): $(t_last)"
-        local first last
-        first=$(head -n 1 "$T_ERR_FILE")
-        last=$(tail -n 1 "$T_ERR_FILE")
+        local first='' last='' line
+        # The first and the last line of stderr (as head -n 1 and tail -n 1 would).
+        { IFS= read -r first || [ -n "$first" ]; } <"$T_ERR_FILE"
+        last=$first
+        while IFS= read -r line || [ -n "$line" ]; do last=$line; done <"$T_ERR_FILE"
         [[ $first == "rtn $words: "* ]] || t_fail "first line is not 'rtn $words: ...': '$first': $(t_last)"
         [ "$last" = "Try 'rtn $words --help'." ] || t_fail "last line is '$last': $(t_last)"
 }
 
 table_is_read() {
         local n
-        [ -n "$(conv_verbs)" ] || t_skip "neither cli/main.c nor the completion is in this copy of the tests"
-        n=$(conv_all | wc -l)
-        [ "$n" -ge 15 ] || t_fail "only $n verbs found: $(conv_all | tr '\n' ,)"
-        conv_all | grep -qx 'rootfs bootstrap' || t_fail "rootfs's sub-verbs not found"
-        conv_all | grep -qx 'pkg install' || t_fail "pkg's sub-verbs not found"
-        conv_all | grep -qx 'store verify' || t_fail "store's sub-verbs not found"
+        [ ${#CONV_VERBS[@]} -gt 0 ] || t_skip "neither cli/main.c nor the completion is in this copy of the tests"
+        n=${#CONV_ALL[@]}
+        [ "$n" -ge 15 ] || t_fail "only $n verbs found: $(printf '%s,' "${CONV_ALL[@]}")"
+        conv_has 'rootfs bootstrap' || t_fail "rootfs's sub-verbs not found"
+        conv_has 'pkg install' || t_fail "pkg's sub-verbs not found"
+        conv_has 'store verify' || t_fail "store's sub-verbs not found"
 }
 t_run table_is_read table_is_read
 
 help_on_stdout_with_0() {
-        [ -n "$(conv_verbs)" ] || t_skip "no verb list in this copy of the tests"
+        [ ${#CONV_VERBS[@]} -gt 0 ] || t_skip "no verb list in this copy of the tests"
         local words bad='' opt first
-        while read -r words; do
+        for words in "${CONV_ALL[@]}"; do
                 for opt in --help -h; do
                         # shellcheck disable=SC2086 # words are split on purpose
                         t_cmd "$RTN" $words $opt
-                        first=$(head -n 1 "$T_OUT_FILE")
+                        first=''
+                        { IFS= read -r first || [ -n "$first" ]; } <"$T_OUT_FILE"
                         if [ "$T_RC" != 0 ] || [ -s "$T_ERR_FILE" ] ||
                                 [[ $first != "usage: rtn ${words%% *}"* ]]; then
                                 bad+=" [rtn $words $opt: exit $T_RC, stdout '$first', stderr '$(head -c 100 "$T_ERR_FILE")']"
                         fi
                 done
-        done < <(conv_all)
+        done
         [ -z "$bad" ] || t_fail "help not on stdout with 0:$bad"
 }
 t_run help_on_stdout_with_0 help_on_stdout_with_0
 
 bogus_option_is_a_usage_error() {
-        [ -n "$(conv_verbs)" ] || t_skip "no verb list in this copy of the tests"
+        [ ${#CONV_VERBS[@]} -gt 0 ] || t_skip "no verb list in this copy of the tests"
         local words
-        while read -r words; do
+        # The case runs in a subshell of its own: the export ends with it.
+        export RTN_DATA_DIR="$T_TMP/no-store"
+        for words in "${CONV_ALL[@]}"; do
                 # shellcheck disable=SC2086
-                t_cmd env RTN_DATA_DIR="$T_TMP/no-store" "$RTN" $words --bogus-option
+                t_cmd "$RTN" $words --bogus-option
                 conv_usage_error "$words"
                 t_stderr_has "--bogus-option"
                 # shellcheck disable=SC2086
-                t_cmd env RTN_DATA_DIR="$T_TMP/no-store" "$RTN" $words -Z
+                t_cmd "$RTN" $words -Z
                 conv_usage_error "$words"
-        done < <(conv_all)
+        done
         [ ! -e "$T_TMP/no-store" ] || t_fail "a usage error created the data dir"
 }
 t_run bogus_option_is_a_usage_error bogus_option_is_a_usage_error
@@ -134,7 +174,9 @@ top_level_usage_errors() {
         t_cmd "$RTN" frobnicate
         t_exit_is 125
         t_stderr_has "rtn: unknown command 'frobnicate'"
-        [ "$(tail -n 1 "$T_ERR_FILE")" = "Try 'rtn --help'." ] || t_fail "no Try line: $(cat "$T_ERR_FILE")"
+        local last='' line
+        while IFS= read -r line || [ -n "$line" ]; do last=$line; done <"$T_ERR_FILE"
+        [ "$last" = "Try 'rtn --help'." ] || t_fail "no Try line: $(cat "$T_ERR_FILE")"
 }
 t_run top_level_usage_errors top_level_usage_errors
 

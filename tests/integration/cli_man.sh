@@ -10,30 +10,62 @@ t_need_rtn
 MAN=$CLI_MAN
 
 # The page's roff source with escapes that hide an option's text taken out: \- to -,
-# font changes and zero-width marks dropped.
-man_text() {
-        sed -e 's/\\-/-/g' -e 's/\\f[BIRP]//g' -e 's/\\&//g' "$MAN"
+# font changes and zero-width marks dropped (as sed -e 's/\\-/-/g' -e 's/\\f[BIRP]//g'
+# -e 's/\\&//g' would), read once for the suite into MAN_TEXT and, a line each, MAN_LINES:
+# the cases ask for a section per verb, and each sed, awk or grep is a fork and an exec.
+MAN_TEXT=
+MAN_LINES=()
+if [ -f "$MAN" ]; then
+        MAN_TEXT=$(<"$MAN")
+        MAN_TEXT=${MAN_TEXT//\\-/-}
+        MAN_TEXT=${MAN_TEXT//\\f[BIRP]/}
+        MAN_TEXT=${MAN_TEXT//\\&/}
+        mapfile -t MAN_LINES <<<"$MAN_TEXT"
+fi
+
+# The text of every subsection (.SS) whose title starts with TITLE (then ends or goes on
+# after a space), up to the next heading, into SECTION, without trailing newlines.
+man_section() {
+        local line on=0 h=".SS $1"
+        SECTION=
+        for line in "${MAN_LINES[@]}"; do
+                if [[ $line == .S[SH]' '* ]]; then
+                        on=0
+                        [[ $line == "$h" || $line == "$h "* ]] && on=1
+                        continue
+                fi
+                [ "$on" = 1 ] && SECTION+=$line$'\n'
+        done
+        while [[ $SECTION == *$'\n' ]]; do SECTION=${SECTION%$'\n'}; done
 }
 
-# The text of one subsection (.SS) whose title starts with TITLE, up to the next heading.
-man_section() {
-        man_text | awk -v t="$1" '
-                /^\.S[SH] / { on = (index($0, ".SS " t) == 1) &&
-                              (length($0) == length(".SS " t) ||
-                               substr($0, length(".SS " t) + 1, 1) == " ") ; next }
-                on { print }'
+# The text of the section (.SH) whose heading starts with NAME, into SECTION, likewise.
+man_sh_section() {
+        local line on=0
+        SECTION=
+        for line in "${MAN_LINES[@]}"; do
+                if [[ $line == .SH' '* ]]; then
+                        on=0
+                        [[ $line == ".SH $1"* ]] && on=1
+                        continue
+                fi
+                [ "$on" = 1 ] && SECTION+=$line$'\n'
+        done
+        while [[ $SECTION == *$'\n' ]]; do SECTION=${SECTION%$'\n'}; done
 }
 
 every_help_option_is_in_the_page() {
         [ -f "$MAN" ] || t_fail "no $MAN"
         local verb sect opt opts store_sect missing=''
-        store_sect=$(man_section "Store options")
+        man_section "Store options"
+        store_sect=$SECTION
         [ -n "$store_sect" ] || t_fail "no 'Store options' section"
         for verb in $(cli_verbs); do
-                sect=$(man_section "rtn $verb")
+                man_section "rtn $verb"
+                sect=$SECTION
                 [ -n "$sect" ] || { missing+=" [no section for $verb]"; continue; }
                 # The store verbs' own title says they take the shared options.
-                if man_text | grep -q "^\.SS rtn $verb \[store-options\]"; then
+                if [[ $'\n'$MAN_TEXT == *$'\n'".SS rtn $verb [store-options]"* ]]; then
                         sect+=$'\n'$store_sect
                 fi
                 opts=$(cli_help_options "$verb")
@@ -48,7 +80,8 @@ t_run every_help_option_is_in_the_page every_help_option_is_in_the_page
 
 every_rtn_variable_is_under_environment() {
         local env vars v missing=''
-        env=$(man_text | awk '/^\.SH / { on = ($0 ~ /^\.SH ENVIRONMENT/); next } on')
+        man_sh_section ENVIRONMENT
+        env=$SECTION
         [ -n "$env" ] || t_fail "no ENVIRONMENT section"
         vars=$({
                 "$RTN" help
@@ -68,15 +101,26 @@ t_run every_rtn_variable_is_under_environment every_rtn_variable_is_under_enviro
 
 # SYNOPSIS names every verb and every sub-verb its usage lines name (rootfs rm, env list).
 synopsis_names_every_verb() {
-        local syn v sub missing=''
-        syn=$(man_text | awk '/^\.SH / { on = ($0 ~ /^\.SH SYNOPSIS/); next } on' |
-                sed -E 's/^\.[A-Z]+ //; s/"//g' | tr '|\n' '  ')
+        local syn='' line v sub subs missing='' re
+        # The lines of SYNOPSIS without their macro and quotes, | and newlines as spaces.
+        man_sh_section SYNOPSIS
+        if [ -n "$SECTION" ]; then
+                while IFS= read -r line; do
+                        [[ $line =~ ^\.[A-Z]+' '(.*)$ ]] && line=${BASH_REMATCH[1]}
+                        line=${line//\"/}
+                        syn+="${line//|/ } "
+                done <<<"$SECTION"
+        fi
         [ -n "$syn" ] || t_fail "no SYNOPSIS section"
         for v in $(cli_verbs); do
                 cli_has_word "$syn" "$v" || missing+=" $v"
-                for sub in $("$RTN" "$v" --help 2>/dev/null |
-                        sed -nE "s/^(usage:| +)[[:space:]]*rtn $v ([a-z][a-z0-9|-]*)([[:space:]].*)?\$/\2/p" |
-                        tr '|' '\n' | sort -u); do
+                # The sub-verbs after "rtn VERB" on its usage lines, rootfs's a|b|c each.
+                re="^(usage:| +)[[:space:]]*rtn $v ([a-z][a-z0-9|-]*)([[:space:]].*)?\$"
+                subs=''
+                while IFS= read -r line; do
+                        [[ $line =~ $re ]] && subs+=" ${BASH_REMATCH[2]//|/ }"
+                done < <("$RTN" "$v" --help 2>/dev/null)
+                for sub in $subs; do
                         cli_has_word "$syn" "$sub" || missing+=" $v:$sub"
                 done
         done
@@ -99,8 +143,8 @@ page_has_the_sections() {
         for s in NAME SYNOPSIS DESCRIPTION COMMANDS '"EXIT STATUS"\|EXIT STATUS' ENVIRONMENT FILES; do
                 grep -q "^\.SH \($s\)\$" "$MAN" || t_fail "rtn.1 has no section $s"
         done
-        man_section "rtn store [store-options] verify" | grep -q . ||
-                t_fail "rtn.1 has no section for store verify"
+        man_section "rtn store [store-options] verify"
+        [[ $SECTION == *[^$'\n']* ]] || t_fail "rtn.1 has no section for store verify"
 }
 t_run page_has_the_sections page_has_the_sections
 

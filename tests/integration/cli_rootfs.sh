@@ -7,9 +7,21 @@
 . "$(dirname "$0")/../lib.sh"
 t_need_rtn
 
-# A rootfs of a few host binaries (the agent's HOME is where it may write) and the libraries they load, as a tar to import.
+# A rootfs of a few host binaries (the agent's HOME is where it may write) and the libraries
+# they load, as a tar to import, made once for the suite in a directory of its own: the cases
+# only read it (rtn rootfs import copies it into their own data dirs).
+TINY_DIR=$(mktemp -d "${TMPDIR:-/tmp}/cli_rootfs.XXXXXX") || exit 1
+TINY_TAR=$TINY_DIR/tiny.tar
+# removed as the suite exits, then lib.sh's own exit check, which reads the exit status
+rootfs_suite_exit() {
+        local rc=$?
+        rm -rf "$TINY_DIR"
+        (exit "$rc")
+        t_on_exit
+}
+trap rootfs_suite_exit EXIT
 make_tar() {
-        local r=$T_TMP/tree f
+        local r=$TINY_DIR/tree f
         mkdir -p "$r/usr/bin" "$r/etc/apt" "$r/var/lib/dpkg" "$r/home" "$r/tmp"
         touch "$r/var/lib/dpkg/status"
         for f in sh true sleep touch cat; do cp "$(type -P $f)" "$r/usr/bin/"; done
@@ -20,14 +32,14 @@ make_tar() {
         ln -s usr/bin "$r/bin"
         ln -s usr/lib "$r/lib"
         [ -d "$r/usr/lib64" ] && ln -s usr/lib64 "$r/lib64"
-        tar -C "$r" -cf "$T_TMP/tiny.tar" .
+        tar -C "$r" -cf "$TINY_TAR" .
 }
+make_tar
 
 setup() {
         export RTN_DATA_DIR=$T_TMP/data XDG_RUNTIME_DIR=$T_TMP/run
         mkdir -m 700 "$XDG_RUNTIME_DIR"
-        make_tar
-        t_exit_is 0 "$RTN" rootfs import "$T_TMP/tiny.tar" tiny
+        t_exit_is 0 "$RTN" rootfs import "$TINY_TAR" tiny
 }
 
 removes_a_rootfs() {
@@ -43,7 +55,7 @@ removes_a_rootfs() {
         t_exit_is 125
         t_stderr_has "no rootfs named 'tiny'"
         # the name is free again
-        t_exit_is 0 "$RTN" rootfs import "$T_TMP/tiny.tar" tiny
+        t_exit_is 0 "$RTN" rootfs import "$TINY_TAR" tiny
 }
 
 refused_while_used() {
@@ -105,14 +117,13 @@ errors() {
 # A fresh account: HOME holds nothing, not even ~/.local. import (as bootstrap, which shares
 # rt_rootfs_make) makes ~/.local/share/rtn 0700 and the rootfs works; so does a first exec.
 fresh_account() {
-        make_tar
         local h=$T_TMP/home
         mkdir -m 700 "$h"
         (
                 unset RTN_DATA_DIR XDG_DATA_HOME
                 export HOME=$h XDG_RUNTIME_DIR=$T_TMP/run
                 mkdir -m 700 "$XDG_RUNTIME_DIR"
-                t_exit_is 0 "$RTN" rootfs import "$T_TMP/tiny.tar" tiny
+                t_exit_is 0 "$RTN" rootfs import "$TINY_TAR" tiny
                 t_exit_is 0 "$RTN" rootfs list
                 t_stdout_has tiny
                 t_exec --rootfs tiny -- true

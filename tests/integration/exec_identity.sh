@@ -8,11 +8,10 @@
 t_need_rtn
 
 pid1_is_rtn_init() {
-        t_exit_is 0 "$RTN" exec -- cat /proc/1/comm
-        local comm argv0
-        comm=$(cat "$T_OUT_FILE")
-        t_exit_is 0 "$RTN" exec -- sh -c 'tr "\0" "\n" </proc/1/cmdline | head -n 1'
-        argv0=$(cat "$T_OUT_FILE")
+        # One sandbox answers both: its pid 1's comm, then its argv[0].
+        t_exit_is 0 "$RTN" exec -- sh -c 'cat /proc/1/comm; tr "\0" "\n" </proc/1/cmdline | head -n 1'
+        local comm='' argv0=''
+        { read -r comm; read -r argv0; } <"$T_OUT_FILE"
         [ "$comm" = rtn-init ] || [ "${argv0##*/}" = rtn-init ] ||
                 t_fail "pid 1 is not rtn-init: comm '$comm', argv[0] '$argv0'"
 }
@@ -79,10 +78,9 @@ net_none_leaves_lo_down() {
 
 hostname_is_sandboxes() {
         local name=rtn-test-$RANDOM
-        t_exit_is 0 "$RTN" exec --hostname "$name" -- uname -n
-        t_stdout_is "$name"
-        t_exit_is 0 "$RTN" exec --hostname "$name" -- cat /proc/sys/kernel/hostname
-        t_stdout_is "$name"
+        t_exit_is 0 "$RTN" exec --hostname "$name" -- sh -c 'uname -n; cat /proc/sys/kernel/hostname'
+        t_stdout_is "$name
+$name"
         # Setting it inside must not touch the host's.
         local before
         before=$(uname -n)
@@ -110,10 +108,9 @@ expected_inside_uid() {
 uid_as_documented() {
         local want
         want=$(expected_inside_uid)
-        t_exit_is 0 "$RTN" exec -- id -u
-        t_stdout_is "$want"
-        t_exit_is 0 "$RTN" exec -- id -g
-        t_stdout_is "$want"
+        t_exit_is 0 "$RTN" exec -- sh -c 'id -u; id -g'
+        t_stdout_is "$want
+$want"
 }
 
 # Reads the maps of a process inside from the host: a reader outside the namespace sees the
@@ -185,16 +182,25 @@ identity_on_host_base() {
 # A tree with sh, whoami, id, getent, hostname, cat and their libraries; its passwd knows
 # only root, as a bootstrapped rootfs's does.
 make_id_tree() {
-        local bin lib
+        local a c rest
+        local -a bins=(/bin/dash /usr/bin/whoami /usr/bin/id /usr/bin/getent /bin/hostname /bin/cat
+                /usr/bin/cut)
+        local -A libs=()
         mkdir -p tree/bin tree/etc tree/lib64 tree/lib/x86_64-linux-gnu
-        for bin in /bin/dash /usr/bin/whoami /usr/bin/id /usr/bin/getent /bin/hostname /bin/cat \
-                /usr/bin/cut; do
-                cp "$bin" "tree/bin/$(basename "$bin")"
-                for lib in $(ldd "$bin" | awk '$3 ~ /^\// {print $3} $1 ~ /^\/lib/ {print $1}'); do
-                        mkdir -p "tree$(dirname "$lib")"
-                        cp -n "$lib" "tree$lib"
-                done
-        done
+        cp "${bins[@]}" tree/bin/
+        # The libraries the loader names by path ("x => /lib/x (0x...)" and "/lib64/ld-...
+        # (0x...)"), each once: asked of the loader itself, as ldd would (ldd is a shell
+        # script that runs it twice a file), where it is the one the tree is laid out for.
+        while read -r a _ c rest; do
+                [[ $c == /* ]] && libs[$c]=1
+                [[ $a == /lib* ]] && libs[$a]=1
+        done < <(if [ -x /lib64/ld-linux-x86-64.so.2 ]; then
+                for a in "${bins[@]}"; do /lib64/ld-linux-x86-64.so.2 --list "$a"; done
+        else
+                ldd "${bins[@]}"
+        fi)
+        [ ${#libs[@]} -gt 0 ] || t_fail "ldd named no library of ${bins[*]}"
+        cp -n --parents "${!libs[@]}" tree/
         mv tree/bin/dash tree/bin/sh
         echo "root:x:0:0:root:/root:/bin/sh" >tree/etc/passwd
         echo "root:x:0:" >tree/etc/group
@@ -217,16 +223,16 @@ identity_on_rootfs() {
 # are untouched.
 identity_files_are_read_only() {
         export RTN_DATA_DIR=$T_TMP/data
-        local f before
+        local before
         before=$(stat -c '%i %s %Y' /etc/hosts /etc/hostname /etc/passwd)
-        for f in hosts hostname; do
-                t_exec -- sh -c "echo evil >/etc/$f"
-                [ "$T_RC" != 0 ] || t_fail "/etc/$f was written"
-                t_exec -- sh -c "chmod 666 /etc/$f || exit 3; echo done"
-                t_exit_is 3
-                t_exec -- sh -c "mv /etc/$f /tmp/x || exit 3"
-                t_exit_is 3
-        done
+        # One sandbox tries each change of each file and names the ones that worked.
+        t_exec -- sh -c 'for f in hosts hostname; do
+                (echo evil >/etc/$f) 2>/dev/null && echo "/etc/$f was written"
+                chmod 666 /etc/$f 2>/dev/null && echo "/etc/$f was made writable"
+                mv /etc/$f /tmp/x 2>/dev/null && echo "/etc/$f was moved"
+        done; echo tried'
+        t_exit_is 0
+        t_stdout_is tried
         t_exit_is 0 "$RTN" exec --keep -- true
         t_exit_is 0 "$RTN" diff
         t_stdout_is ""
