@@ -11,7 +11,8 @@ export RTN_DATA_DIR
 
 # What the pending changes hold below $HOME and /var/tmp, as one text: every entry's type,
 # mode, owner, size, link target, xattrs and content hash, and which names share an inode.
-# Run in a --keep run that changes nothing (no step).
+# Run in a --keep run that changes nothing (no step), by $T_RTN_SETUP (tests/lib.sh): a look
+# at the changes, not what the case tests (bounded runs a no-change --keep by $RTN).
 SNAP='import hashlib, os, stat
 for top in (os.environ["HOME"], "/var/tmp"):
     ino = {}
@@ -31,7 +32,7 @@ for top in (os.environ["HOME"], "/var/tmp"):
     print(sorted(v for v in ino.values() if len(v) > 1))'
 
 snap() {
-        t_exec --keep -- python3 -c "$SNAP"
+        t_cmd "$T_RTN_SETUP" exec --keep -- python3 -c "$SNAP"
         t_exit_is 0
         cp "$T_OUT_FILE" "$1"
 }

@@ -102,19 +102,22 @@ deep_stack_of_commits() {
         local first
         first=$(ls "$RTN_DATA_DIR/layers")
         [ "$(wc -w <<<"$first")" = 1 ] || t_fail "not one layer after one commit: $first"
+        # One rm and one mkdir for all the uppers (a second try starts clean), one cp each.
         cat >uppers.sh <<'SH'
 set -e
-for i in $(seq 2 249); do
-        rm -rf "up$i" && mkdir "up$i"
-        cp -a "$1/workspace" "up$i/workspace"
-        echo "$i" >"up$i/workspace/f$i"
+rm -rf up[0-9]*
+ups=$(i=2; while [ $i -le 249 ]; do echo "up$i"; i=$((i + 1)); done)
+mkdir $ups
+for up in $ups; do
+        cp -a "$1/workspace" "$up/workspace"
+        echo "${up#up}" >"$up/workspace/f${up#up}"
 done
 SH
         sh uppers.sh "$RTN_DATA_DIR/layers/$first" 2>/dev/null ||
                 unshare --map-root-user --map-auto sh uppers.sh "$RTN_DATA_DIR/layers/$first" ||
                 t_fail "cannot copy the first layer's workspace"
         local i
-        for i in $(seq 2 249); do # past the one-page limit of overlay options
+        for ((i = 2; i <= 249; i++)); do # past the one-page limit of overlay options
                 "$T_RTN_SETUP" commit --upper "up$i" -m "c$i" >/dev/null || t_fail "commit $i failed"
         done
         t_exec --commit -m c250 -- sh -c 'echo 250 > /workspace/f250'

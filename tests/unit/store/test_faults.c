@@ -19,15 +19,16 @@ enum op { OP_COMMIT, OP_GC, OP_IMPORT, OP_ROLLBACK };
 
 static char rb_target[STORE_ID_SIZE]; /* OP_ROLLBACK's target: the first commit kept */
 
-/* An upper of 40 small files, and with big a 2 MiB sparse file too, which makes the operation
- * that copies and hashes it last long enough for the kill to land in each of its steps. Only
- * the uppers the killed commit takes carry it (and the import's source, made once): every
- * other layer is hashed again by each round's store_verify, so 2 MiB in each would make the
- * checks grow with the square of the rounds without covering more of the operation. */
-static void make_upper(const char *rel, int round, bool big) {
+/* An upper of NFILES small files (40 where the operation copies, hashes or removes them), and
+ * with big a 2 MiB sparse file too, which makes the operation that copies and hashes it last
+ * long enough for the kill to land in each of its steps. Only the uppers the killed commit
+ * takes carry it (and the import's source, made once): every other layer is hashed again by
+ * each round's store_verify, so 2 MiB in each would make the checks grow with the square of
+ * the rounds without covering more of the operation. */
+static void make_upper(const char *rel, int round, int nfiles, bool big) {
         char p[128], c[64];
         t_mkdir(rel);
-        for (int i = 0; i < 40; i++) {
+        for (int i = 0; i < nfiles; i++) {
                 snprintf(p, sizeof p, "%s/f%02d", rel, i);
                 snprintf(c, sizeof c, "round %d file %d", round, i);
                 t_write(p, c);
@@ -150,7 +151,7 @@ static void seed(void) {
         for (int i = 0; i < 3; i++) {
                 char up[32];
                 snprintf(up, sizeof up, "seed%d", i);
-                make_upper(up, 1000 + i, true);
+                make_upper(up, 1000 + i, 40, true);
                 cr_assert_eq(store_commit(src, "default", t_path(up), "s", id, &err), 0);
         }
         cr_assert_eq(store_export(src, "default", NULL, t_path("src.tar.zst"), &err), 0);
@@ -165,24 +166,26 @@ static void make_garbage(int r) {
         struct rtn_error err = {0};
         char first[STORE_ID_SIZE], second[STORE_ID_SIZE], up[32];
         snprintf(up, sizeof up, "side%da", r);
-        make_upper(up, 2000 + r, false);
+        make_upper(up, 2000 + r, 40, false);
         cr_assert_eq(store_commit(s, "side", t_path(up), "a", first, &err), 0, "%s", err.msg);
         snprintf(up, sizeof up, "side%db", r);
-        make_upper(up, 3000 + r, false);
+        make_upper(up, 3000 + r, 40, false);
         cr_assert_eq(store_commit(s, "side", t_path(up), "b", second, &err), 0, "%s", err.msg);
         cr_assert_eq(store_rollback(s, "side", first, second, &err), 0, "%s", err.msg);
         store_close(s);
         snprintf(up, sizeof up, "data/tmp/junk%d", r);
-        make_upper(up, r, false);
+        make_upper(up, r, 40, false);
 }
 
-/* A commit made by this process (never killed), whose id must stay in the reflog. */
+/* A commit made by this process (never killed), whose id must stay in the reflog. A rollback
+ * moves the tip and the reflog and never opens a layer, so one file is all its upper needs:
+ * each round's store_verify hashes every one of these layers again. */
 static void commit_kept(int r, char *ret, char (*kept)[STORE_ID_SIZE], size_t *nk) {
         struct store *s = t_open("data");
         struct rtn_error err = {0};
         char up[32];
         snprintf(up, sizeof up, "rb%d", r);
-        make_upper(up, 5000 + r, false);
+        make_upper(up, 5000 + r, 1, false);
         cr_assert_eq(store_commit(s, "default", t_path(up), "rb", kept[*nk], &err), 0, "%s",
                      err.msg);
         if (ret)
@@ -194,9 +197,13 @@ static void commit_kept(int r, char *ret, char (*kept)[STORE_ID_SIZE], size_t *n
 static void fault_loop(enum op op) {
         static char kept[2 * ROUNDS + 2][STORE_ID_SIZE];
         size_t nk = 0;
-        seed();
+        if (op == OP_IMPORT) /* the import's source; no other operation reads it */
+                seed();
+        else
+                store_close(t_open("data"));
         srand((unsigned)getpid());
-        make_upper("up0", 0, op == OP_COMMIT);
+        if (op == OP_COMMIT || op == OP_GC) /* what the first commit takes */
+                make_upper("up0", 0, 40, op == OP_COMMIT);
         if (op == OP_GC) { /* committed data gc must keep */
                 struct store *s = t_open("data");
                 struct rtn_error err = {0};
@@ -216,7 +223,7 @@ static void fault_loop(enum op op) {
                 char up[32];
                 snprintf(up, sizeof up, "up%d", r);
                 if (op == OP_COMMIT)
-                        make_upper(up, r, true);
+                        make_upper(up, r, 40, true);
                 if (op == OP_GC)
                         make_garbage(r);
                 if (op == OP_ROLLBACK)
