@@ -260,12 +260,13 @@ editable_finder() {
         command -v python3 >/dev/null || t_skip "python3 is not installed"
         mkproj
         local py ver site mark=$T_TMP/PWNED fin
-        py=$(python3 -c 'import sys; print(sys.executable)')
-        ver=$(python3 -c 'import sys; print("python%d.%d" % sys.version_info[:2])')
+        { read -r py && read -r ver; } < <(python3 -c 'import sys
+print(sys.executable)
+print("python%d.%d" % sys.version_info[:2])')
         site=.venv/lib/$ver/site-packages
         fin=$site/__editable___proj_0_1_finder.py
         mkdir -p "$P/.venv/bin" "$P/$site"
-        printf 'home = %s\n' "$(dirname "$py")" >"$P/.venv/pyvenv.cfg"
+        printf 'home = %s\n' "${py%/*}" >"$P/.venv/pyvenv.cfg"
         ln -s "$py" "$P/.venv/bin/python3"
         echo 'import __editable___proj_0_1_finder' >"$P/$site/__editable__.proj-0.1.pth"
         echo 'pass' >"$P/$fin"
@@ -357,11 +358,12 @@ hostrun_families() {
         printf 'repos: []\n' >"$P/.pre-commit-config.yaml"
         # A venv of the project's Python.
         local py ver site mark=$T_TMP/PWNED
-        py=$(python3 -c 'import sys; print(sys.executable)')
-        ver=$(python3 -c 'import sys; print("python%d.%d" % sys.version_info[:2])')
+        { read -r py && read -r ver; } < <(python3 -c 'import sys
+print(sys.executable)
+print("python%d.%d" % sys.version_info[:2])')
         site=.venv/lib/$ver/site-packages
         mkdir -p "$P/.venv/bin" "$P/$site"
-        printf 'home = %s\n' "$(dirname "$py")" >"$P/.venv/pyvenv.cfg"
+        printf 'home = %s\n' "${py%/*}" >"$P/.venv/pyvenv.cfg"
         ln -s "$py" "$P/.venv/bin/python3"
         "$P/.venv/bin/python3" -c 'import sys; assert sys.prefix.endswith(".venv"), sys.prefix' ||
                 t_skip "this python3 does not run a hand-made venv"
