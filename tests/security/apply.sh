@@ -124,9 +124,10 @@ symlink_chains() {
         ln -s ../.. "$P/x/y/up"     # the user's own links: one inside, one out
         ln -s ../outside "$P/hout"
         ln -s /etc "$P/habs"
-        local before i chain=''
+        local before
         before=$(around)
-        for i in $(seq 37); do chain="$chain ln -s c$((i + 1)) c$i &&"; done
+        # c1 -> c2 -> ... -> c38, made by one process, not 37 ln.
+        local chain="python3 -c 'import os; [os.symlink(\"c%d\" % (i + 1), \"c%d\" % i) for i in range(1, 38)]' &&"
         ov "cd /workspace && mkdir -p p0/p1/p2/p3/p4 && ln -s ../../../../.. p0/p1/p2/p3/p4/L &&
                 ln -s p0/p1/p2/p3/p4/L/../outside/t evil && ln -s x/y/up/../outside/t viahost &&
                 ln -s hout/t viaout && ln -s habs/passwd viaabs && ln -s zz/../outside/t aa &&
@@ -148,9 +149,9 @@ t_run symlink_chains symlink_chains
 # A longer chain than the host would follow (40 links) is refused, and so is a loop.
 symlink_loops() {
         mkproj
-        local i chain=''
-        for i in $(seq 45); do chain="$chain ln -s k$((i + 1)) k$i &&"; done
-        ov "cd /workspace && $chain ln -s . k46 && ln -s k1/x toolong && ln -s me/x me"
+        # k1 -> k2 -> ... -> k46 -> ., made by one process, not 46 ln.
+        ov "cd /workspace && python3 -c 'import os; [os.symlink(\"k%d\" % (i + 1), \"k%d\" % i) for i in range(1, 46)]' &&
+                ln -s . k46 && ln -s k1/x toolong && ln -s me/x me"
         apply_refuses "a chain of symlinks too long to follow" toolong me
 }
 t_run symlink_loops symlink_loops
@@ -259,12 +260,13 @@ editable_finder() {
         command -v python3 >/dev/null || t_skip "python3 is not installed"
         mkproj
         local py ver site mark=$T_TMP/PWNED fin
-        py=$(python3 -c 'import sys; print(sys.executable)')
-        ver=$(python3 -c 'import sys; print("python%d.%d" % sys.version_info[:2])')
+        { read -r py && read -r ver; } < <(python3 -c 'import sys
+print(sys.executable)
+print("python%d.%d" % sys.version_info[:2])')
         site=.venv/lib/$ver/site-packages
         fin=$site/__editable___proj_0_1_finder.py
         mkdir -p "$P/.venv/bin" "$P/$site"
-        printf 'home = %s\n' "$(dirname "$py")" >"$P/.venv/pyvenv.cfg"
+        printf 'home = %s\n' "${py%/*}" >"$P/.venv/pyvenv.cfg"
         ln -s "$py" "$P/.venv/bin/python3"
         echo 'import __editable___proj_0_1_finder' >"$P/$site/__editable__.proj-0.1.pth"
         echo 'pass' >"$P/$fin"
@@ -356,11 +358,12 @@ hostrun_families() {
         printf 'repos: []\n' >"$P/.pre-commit-config.yaml"
         # A venv of the project's Python.
         local py ver site mark=$T_TMP/PWNED
-        py=$(python3 -c 'import sys; print(sys.executable)')
-        ver=$(python3 -c 'import sys; print("python%d.%d" % sys.version_info[:2])')
+        { read -r py && read -r ver; } < <(python3 -c 'import sys
+print(sys.executable)
+print("python%d.%d" % sys.version_info[:2])')
         site=.venv/lib/$ver/site-packages
         mkdir -p "$P/.venv/bin" "$P/$site"
-        printf 'home = %s\n' "$(dirname "$py")" >"$P/.venv/pyvenv.cfg"
+        printf 'home = %s\n' "${py%/*}" >"$P/.venv/pyvenv.cfg"
         ln -s "$py" "$P/.venv/bin/python3"
         "$P/.venv/bin/python3" -c 'import sys; assert sys.prefix.endswith(".venv"), sys.prefix' ||
                 t_skip "this python3 does not run a hand-made venv"
@@ -581,16 +584,16 @@ PY
 
 swap_during_apply() {
         mkproj
-        local i pid round args
-        mkdir -p "$T_TMP/secrets"
-        for i in $(seq 20); do echo secret >"$T_TMP/secrets/f$i"; done
-        for i in $(seq 60); do mkdir -p "$P/s$i"; done
+        local i pid round args n60=({1..60}) n20=({1..20}) u=(/workspace/u{1..60})
+        mkdir -p "$T_TMP/secrets" "$P"/s{1..60}
+        for i in {1..20}; do echo secret >"$T_TMP/secrets/f$i"; done
         for round in 1 2 3; do
-                ov 'for i in $(seq 60); do for j in $(seq 20); do
-                        echo mine > /workspace/s$i/f$j; done; mkdir -p /workspace/u$i
-                        echo mine > /workspace/u$i/f1; done'
+                # One mkdir, and the shell's own loops (no seq, no mkdir per directory).
+                ov "mkdir -p ${u[*]} && for i in ${n60[*]}; do for j in ${n20[*]}; do
+                        echo mine > /workspace/s\$i/f\$j; done
+                        echo mine > /workspace/u\$i/f1; done"
                 args=()
-                for i in $(seq 60); do
+                for i in {1..60}; do
                         args+=("$P/s$i=$T_TMP/outside" "$UPPER/u$i=$T_TMP/secrets")
                 done
                 swapper "${args[@]}" &
@@ -598,7 +601,7 @@ swap_during_apply() {
                 t_cmd timeout 60 "$RTN" apply
                 kill "$pid"
                 wait "$pid" 2>/dev/null
-                for i in $(seq 60); do
+                for i in {1..60}; do
                         for d in "$P/s$i" "$UPPER/u$i"; do
                                 [ -d "$d.real" ] && rm -rf "$d" && mv "$d.real" "$d"
                         done

@@ -14,22 +14,27 @@ t_need_rtn
 
 SMALL_MIB=64
 LIMIT=16M
+ME=$(id -un)
+# Root runs each case as itself and as these users, where they exist (looked up once).
+OTHERS=
+if [ "$EUID" = 0 ]; then
+        for u in rtntest rtnsub; do
+                id "$u" >/dev/null 2>&1 && OTHERS="$OTHERS $u"
+        done
+fi
 
 # Sets up where the data dir lives ($FS, $FSPATH) and who runs rtn ($USERS).
 disk_setup() {
-        USERS=$(id -un)
+        USERS=$ME
         PRIVATE=
         FS=$T_TMP/fs
         mkdir -p "$FS"
-        if [ "$(id -u)" = 0 ]; then
+        if [ "$EUID" = 0 ]; then
                 mount -t tmpfs -o size=${SMALL_MIB}m,mode=0755 rtn-test-small "$FS" ||
                         t_fail "cannot mount a ${SMALL_MIB} MiB tmpfs"
                 trap 'umount -l "$FS" 2>/dev/null' EXIT
                 PRIVATE=1
-                local u
-                for u in rtntest rtnsub; do
-                        id "$u" >/dev/null 2>&1 && USERS="$USERS $u"
-                done
+                USERS=$USERS$OTHERS
         fi
         chmod 755 "$T_TMP"
         mkdir -p "$T_TMP/bin" "$T_TMP/py"
@@ -44,7 +49,7 @@ as_user() {
         shift
         mkdir -p "$h/data" "$h/tmp"
         local run=(env HOME="$h" TMPDIR="$h/tmp" RTN_DATA_DIR="$h/data" MCP_PY_DIR="$T_TMP/py")
-        if [ "$u" != "$(id -un)" ]; then
+        if [ "$u" != "$ME" ]; then
                 chown -R "$u:" "$h"
                 run=(setpriv --reuid="$u" --regid="$u" --clear-groups env -i PATH=/usr/bin:/bin
                         HOME="$h" TMPDIR="$h/tmp" RTN_DATA_DIR="$h/data" MCP_PY_DIR="$T_TMP/py"
@@ -53,13 +58,17 @@ as_user() {
         t_cmd "${run[@]}" "$@"
 }
 
+# The numbers cut out by the shell: df's last line, du's first field (no tail, tr or cut).
 free_kib() {
-        df -k --output=avail "$FS" | tail -n 1 | tr -d ' '
+        local v
+        v=$(df -k --output=avail "$FS")
+        echo "${v##*[!0-9]}"
 }
 
 used_kib() {
         local v
-        v=$(du -sk "$FS/$1" 2>/dev/null | cut -f1)
+        v=$(du -sk "$FS/$1" 2>/dev/null)
+        v=${v%%[!0-9]*}
         echo "${v:-0}"
 }
 
@@ -82,7 +91,7 @@ exec_fill() { # --keep | --commit
                 used=$(used_kib "$u")
                 as_user "$u" "$T_TMP/bin/rtn" exec "$mode" --upper-size $LIMIT -- \
                         sh -c 'dd if=/dev/zero of=/var/tmp/fill bs=1M count=64 2>&1; ls -l /var/tmp/fill'
-                grep -q "No space left on device" "$T_OUT_FILE" || t_fail "exec $mode as $u: $(cat "$T_OUT_FILE" "$T_ERR_FILE")"
+                t_has "$T_OUT_FILE" "No space left on device" || t_fail "exec $mode as $u: $(cat "$T_OUT_FILE" "$T_ERR_FILE")"
                 grep -qE ' 1[0-9]{7} ' "$T_OUT_FILE" || t_fail "exec $mode as $u: file size not near 16M: $(cat "$T_OUT_FILE")"
                 # rtn undo's history of a --keep run counts against the same bound: a copy
                 # of 16 MiB of pending changes cannot fit, so none is kept, and it says so
@@ -105,7 +114,7 @@ exec_ws_fill() {
                                 --workspace "$FS/$u/ws" --workspace-mode overlay -- \
                                 sh -c "dd if=/dev/zero of=/workspace/fill$run bs=1M count=64 2>&1"
                         # the second may also be refused before it starts: no room is left
-                        grep -q "No space left on device" "$T_OUT_FILE" ||
+                        t_has "$T_OUT_FILE" "No space left on device" ||
                                 { [ $run = 2 ] && grep -q "take 1[0-9] MiB, --upper-size is 16 MiB" "$T_ERR_FILE"; } ||
                                 t_fail "exec --keep run $run as $u: $(cat "$T_OUT_FILE" "$T_ERR_FILE")"
                 done

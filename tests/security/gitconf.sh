@@ -32,11 +32,12 @@ setup() {
 }
 
 # plant PATH...: the agent's script that writes the marking program at each PATH (relative
-# to /workspace), making its directories.
+# to /workspace), making its directories (named here: no dirname, no mkdir of "." inside).
 plant() {
         local p s=
         for p in "$@"; do
-                s="$s mkdir -p \$(dirname $p) 2>/dev/null; printf '#!/bin/sh\ntouch $MARK\n' >$p && chmod +x $p;"
+                [[ $p == */* ]] && s="$s mkdir -p ${p%/*} 2>/dev/null;"
+                s="$s printf '#!/bin/sh\ntouch $MARK\n' >$p && chmod +x $p;"
         done
         echo "$s true"
 }
@@ -55,6 +56,16 @@ live() {
         owner_git "$2"
 }
 
+# refused_protected PATH: rtn apply's output has a line for /workspace/PATH that says it is
+# protected by git's configuration or by --protect (read by the shell: no grep per path).
+refused_protected() {
+        local l re="protected: (git's|--protect)"
+        while IFS= read -r l; do
+                [[ $l == *" /workspace/$1: "* && $l =~ $re ]] && return 0
+        done <"$T_OUT_FILE"
+        return 1
+}
+
 # overlay SCRIPT CMD PATH...: SCRIPT in an overlay workspace, its changes kept; rtn apply
 # refuses each PATH as protected by what names it; then the owner's CMD.
 overlay() {
@@ -66,8 +77,7 @@ overlay() {
         t_cmd timeout 60 "$RTN" apply
         t_exit_is 1
         for p in "$@"; do
-                grep -F " /workspace/$p: " "$T_OUT_FILE" | grep -qE "protected: (git's|--protect)" ||
-                        t_fail "/workspace/$p not refused as protected: $(cat "$T_OUT_FILE")"
+                refused_protected "$p" || t_fail "/workspace/$p not refused as protected: $(cat "$T_OUT_FILE")"
         done
         owner_git "$cmd"
 }

@@ -22,12 +22,19 @@ req() {
                 --data-binary "$1" "${@:2}" "$URL")
 }
 authed() {
-        req "$@" -H "Authorization: Bearer $(cat "$T_TMP/tok")"
+        req "$@" -H "Authorization: Bearer $(<"$T_TMP/tok")"
 }
 init() {
         authed "$INIT"
         code_is 200
-        SID=$(tr -d '\r' <"$T_TMP/hdrs" | sed -n 's/^[Mm]cp-[Ss]ession-[Ii]d: //p')
+        # Every Mcp-Session-Id line's value, CRs dropped, read by the shell (no tr, no sed).
+        local l p='[Mm]cp-[Ss]ession-[Ii]d: '
+        SID=
+        while IFS= read -r l || [ -n "$l" ]; do
+                l=${l//$'\r'/}
+                # shellcheck disable=SC2053 # $p is a pattern
+                [[ $l == $p* ]] && SID=${SID:+$SID$'\n'}${l#$p}
+        done <"$T_TMP/hdrs"
         [ ${#SID} = 32 ] || t_fail "no Mcp-Session-Id in $(cat "$T_TMP/hdrs")"
 }
 call() { # a tools/call's params in session $SID
@@ -76,7 +83,7 @@ modern_handles_owned() {
         code_is 200
         body_has modern-own
         # Another token: the same answer whether the handle exists or not.
-        local other=(-H "Authorization: Bearer x$(cat "$T_TMP/tok")")
+        local other=(-H "Authorization: Bearer x$(<"$T_TMP/tok")")
         local body
         for h in sb-2 sb-99; do
                 req "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"file_read\",\"arguments\":{\"sandbox\":\"$h\",\"path\":\"/tmp/m\"},$MMETA}}" \
@@ -139,8 +146,8 @@ modern_ids_collide() {
 # treq ID METHOD TASK [CURL ARGS...]: a 2026-07-28 tasks/* request declaring the extension.
 TMETA='"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"extensions":{"io.modelcontextprotocol/tasks":{}}}}'
 treq() {
-        local tok=(-H "Authorization: Bearer $(cat "$T_TMP/tok")")
-        [ "${OTHER-}" ] && tok=(-H "Authorization: Bearer x$(cat "$T_TMP/tok")")
+        local tok=(-H "Authorization: Bearer $(<"$T_TMP/tok")")
+        [ "${OTHER-}" ] && tok=(-H "Authorization: Bearer x$(<"$T_TMP/tok")")
         req "{\"jsonrpc\":\"2.0\",\"id\":$1,\"method\":\"$2\",\"params\":{\"taskId\":\"$3\",$TMETA}}" \
                 -H "MCP-Protocol-Version: 2026-07-28" -H "Mcp-Method: $2" -H "Mcp-Name: $3" "${tok[@]}" "${@:4}"
 }

@@ -217,8 +217,10 @@ def swaps(s):
 def swap_fifo(s):
     """A job swaps a regular file and a FIFO (renameat2 RENAME_EXCHANGE) in a tight loop while
     env_status and env_diff run 2000 times: no call hangs, every ping is answered."""
+    names = range(64)
     s.sh("mkdir -p /workspace/sw && cd /workspace/sw && "
-         "for i in $(seq 0 63); do echo data > f$i && mkfifo p$i; done")
+         f"for i in {' '.join(map(str, names))}; do echo data > f$i; done && "
+         f"mkfifo {' '.join('p%d' % i for i in names)}")
     s.call("file_write", path="/workspace/swapper.py", content=SWAPPER)
     s.call("shell_job_start", command="exec python3 /workspace/swapper.py")
     t0 = time.monotonic()

@@ -92,8 +92,11 @@ libc.mount(b"x", b"/mnt", b"tmpfs", 0, None)'
         t_stderr_has '(ev?]0;x?il)' # runtime/sandbox/blocked.c keeps printable ASCII of a comm
 }
 
+# The deep trees below are made by one mkdir -p each (a fork and exec per level cost seconds).
 term_error() {
-        t_exec --keep -- sh -c 'cd /workspace; d=$(printf "\033"); for i in $(seq 260); do mkdir "$d" && cd "$d"; done'
+        local p
+        printf -v p '$d/%.0s' {1..260}
+        t_exec --keep -- sh -c "cd /workspace; d=\$(printf '\\033'); mkdir -p \"$p\""
         t_exit_is 0
         t_cmd "$RTN" commit -m deep
         [ "$T_RC" != 0 ] || t_fail "a tree deeper than a layer may be was committed"
@@ -105,7 +108,9 @@ term_error() {
 # rtn exec --keep of a tree deeper than the pending changes may be: the error quotes the
 # agent's path, here with ESC, BEL, CR and a byte that is not UTF-8.
 term_exec() {
-        t_exec --keep -- sh -c 'cd /workspace; d=$(printf "\033\a\r\377"); for i in $(seq 520); do mkdir "$d" && cd "$d"; done'
+        local p
+        printf -v p '$d/%.0s' {1..520}
+        t_exec --keep -- sh -c "cd /workspace; d=\$(printf '\\033\\a\\r\\377'); mkdir -p \"$p\""
         t_exit_is 125
         no_controls
         t_stderr_has 'the changes were not kept'
@@ -113,7 +118,9 @@ term_exec() {
 }
 
 deep_reset() {
-        t_exec --keep -- sh -c 'cd /workspace; for i in $(seq 500); do mkdir d && cd d; done'
+        local p
+        printf -v p 'd/%.0s' {1..500}
+        t_exec --keep -- mkdir -p "/workspace/$p"
         t_exit_is 0
         ulimit -n 256
         t_cmd "$RTN" reset
