@@ -265,10 +265,20 @@ t_done() {
         [ "$T_FAILED" = 0 ]
 }
 
+# T_SUITE_TMP: a temp dir for what a suite builds once and its cases only read or copy (a
+# tar, certificates, a copy of the sources), made by t_suite_tmp in the suite's own shell
+# (not in a case or a $(...)), removed when the suite exits.
+T_SUITE_TMP=
+t_suite_tmp() {
+        [ -n "$T_SUITE_TMP" ] && return 0
+        T_SUITE_TMP=$(mktemp -d "${TMPDIR:-/tmp}/suite.XXXXXX")
+}
+
 # A file that dies before t_done (set -e, a typo) still reports, and counts as failed.
 t_on_exit() {
         local rc=$?
         [ "$BASHPID" = "$T_MAIN_PID" ] || return
+        [ -n "$T_SUITE_TMP" ] && { t_rmtree "$T_SUITE_TMP" || t_note "could not remove $T_SUITE_TMP"; }
         [ -n "${T_DONE:-}" ] && return
         echo "FAIL $(basename "$0"): stopped before t_done (exit $rc)"
         T_FAILED=$((T_FAILED + 1))

@@ -10,16 +10,9 @@ t_need_rtn
 # A rootfs of a few host binaries (the agent's HOME is where it may write) and the libraries
 # they load, as a tar to import, made once for the suite in a directory of its own: the cases
 # only read it (rtn rootfs import copies it into their own data dirs).
-TINY_DIR=$(mktemp -d "${TMPDIR:-/tmp}/cli_rootfs.XXXXXX") || exit 1
+t_suite_tmp || exit 1
+TINY_DIR=$T_SUITE_TMP
 TINY_TAR=$TINY_DIR/tiny.tar
-# removed as the suite exits, then lib.sh's own exit check, which reads the exit status
-rootfs_suite_exit() {
-        local rc=$?
-        rm -rf "$TINY_DIR"
-        (exit "$rc")
-        t_on_exit
-}
-trap rootfs_suite_exit EXIT
 make_tar() {
         local r=$TINY_DIR/tree f
         mkdir -p "$r/usr/bin" "$r/etc/apt" "$r/var/lib/dpkg" "$r/home" "$r/tmp"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Checks tests/lib.sh itself, so a broken assertion can never turn the suites green: a
 # failing, a skipping and a passing case are counted as such and timed, a file that dies before t_done
-# reports a failure, and per-case temp dirs are removed. Runs no sandbox.
+# reports a failure, and per-case and per-suite temp dirs are removed. Runs no sandbox.
 . "$(dirname "$0")/../lib.sh"
 
 LIB=$T_ROOT/tests/lib.sh
@@ -40,6 +40,22 @@ temp_dirs_removed() {
         d=$(cat "$T_TMP/dirs")
         [ -n "$d" ] || t_fail "the case did not run"
         t_no_file "$d"
+}
+
+# A suite's own temp dir (t_suite_tmp) is removed when the suite ends, after t_done or
+# before it, and the cases see the same one.
+suite_tmp_removed() {
+        local end d
+        for end in 't_done' 'exit 3'; do
+                run_file 't_suite_tmp; touch "$T_SUITE_TMP/x"; echo "$T_SUITE_TMP" >'"$T_TMP"'/dirs
+a() { [ -f "$T_SUITE_TMP/x" ] && echo "$T_SUITE_TMP" >>'"$T_TMP"'/dirs; }
+t_run a a; '"$end"
+                d=$(<"$T_TMP/dirs")
+                [[ $d == /*$'\n'/* ]] || t_fail "the case did not see the suite's dir: $d"
+                [ "${d%%$'\n'*}" = "${d#*$'\n'}" ] || t_fail "the case saw another dir: $d"
+                t_no_file "${d%%$'\n'*}"
+        done
+        t_stdout_has "FAIL f.sh: stopped before t_done (exit 3)"
 }
 
 # A python3 on PATH that is a shim (a script that starts the interpreter, as pyenv's does)
@@ -92,6 +108,7 @@ zzz'; do
 t_run counts_pass_fail_skip counts_pass_fail_skip
 t_run death_before_done_fails death_before_done_fails
 t_run temp_dirs_removed temp_dirs_removed
+t_run suite_tmp_removed suite_tmp_removed
 t_run python_not_through_a_shim python_not_through_a_shim
 t_run assertions_answer_as_grep assertions_answer_as_grep
 t_done

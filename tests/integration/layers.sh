@@ -18,8 +18,10 @@ need_sources() {
 
 # One copy of the product's sources per suite, made by the first case that needs it and
 # checked clean then, so that an injected include is what fails a case's copy; each case
-# then copies it (one cp, not a find and two tars and a check each). Removed after t_done.
-MASTER=$(mktemp -d "${TMPDIR:-/tmp}/layers.XXXXXX") || exit 1
+# then copies it (one cp, not a find and two tars and a check each). In the suite's temp dir
+# (tests/lib.sh).
+t_suite_tmp || exit 1
+MASTER=$T_SUITE_TMP
 
 # A copy of the product's sources in ./tree.
 copy_tree() {
@@ -87,6 +89,3 @@ t_run serve_down_to_mcp right_edge serve/tools/env.c mcp/mcp.h
 t_run httpd_down_to_mcp_wire right_edge serve/httpd/conns.c mcp/wire.h
 
 t_done
-rc=$?
-rm -rf "$MASTER"
-exit $rc

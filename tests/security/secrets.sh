@@ -27,14 +27,12 @@ VALUE=s3cr3t-$RANDOM-value
 export SERVERS VALUE
 
 # The test CAs and server certificates, made once for the suite (a python3 and six openssl
-# each time) and copied into each case's directory, which the case may change; removed at
-# exit (then lib.sh's report, with the suite's exit status).
+# each time) and copied into each case's directory, which the case may change (the suite's
+# temp dir, tests/lib.sh).
 CERTS=
-if command -v python3 >/dev/null && command -v openssl >/dev/null; then
-        CERTS=$(mktemp -d "${TMPDIR:-/tmp}/secrets-certs.XXXXXX") &&
-                python3 "$SERVERS" certs "$CERTS" || CERTS=
-        trap 'T_EXIT_RC=$?; [ "$BASHPID" = "$T_MAIN_PID" ] && [ -n "$CERTS" ] && rm -rf -- "$CERTS"
-                (exit $T_EXIT_RC); t_on_exit' EXIT
+if command -v python3 >/dev/null && command -v openssl >/dev/null && t_suite_tmp; then
+        CERTS=$T_SUITE_TMP/certs
+        mkdir "$CERTS" && python3 "$SERVERS" certs "$CERTS" || CERTS=
 fi
 
 need_netns() {
