@@ -29,6 +29,9 @@
 #                                suites run at once (tools/test.sh's streams), so ARGV
 #                                holds $T_UNIQ, a number no other running suite has
 #   t_wait_for CMD...            retry CMD for up to 10 s; fails when it never succeeds
+#   t_suite_tmp                  (in the suite's shell, outside the cases) make $T_SUITE_TMP,
+#                                a dir for what the cases only read or copy, built once;
+#                                removed when the suite exits
 
 # The suite's own pid: unique among the suites running at once, for command lines that
 # t_host_pids must tell from another suite's (`sleep 30.$T_UNIQ`).
