@@ -7,7 +7,8 @@
 # `serve`, so `podman run IMAGE exec -- CMD` and a pod's `args: ["serve", ...]` both run rtn.
 #   tools/image.sh OUT.tar   build the image into OUT.tar from $O/rtn (O=build)
 #   tools/image.sh base      make (once) and print the cached Debian base tarball of the
-#                            container suites (tests/containers/lib.bash): rtn's needs only
+#                            image, which the container suites (tests/containers/lib.bash)
+#                            run on too: one mmdebstrap serves both
 # Needs root (rootful podman), podman, runc and mmdebstrap (tools/deps.txt).
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -15,11 +16,12 @@ O=${O:-build}
 cache=$here/$O/containers
 # What rtn needs at run time besides libc: libmnl, and libmicrohttpd for rtn serve --http
 # (loaded with dlopen), and git, which the container matrix commits with
-# (--workspace-git rw): the base of the container suites. The image adds what an agent works
-# with, and IMAGE_PACKAGES (make image IMAGE_PACKAGES="..."). A cached base is named for its
-# package list, so a changed list makes a new one.
+# (--workspace-git rw). The image adds what an agent works with, and IMAGE_PACKAGES (make
+# image IMAGE_PACKAGES="..."). A cached base is named for its package list, so a changed
+# list makes a new one.
 pkgs="libmnl0 libmicrohttpd12 git"
 agent_pkgs="python3 curl ca-certificates gcc libc6-dev make"
+list="$pkgs $agent_pkgs${IMAGE_PACKAGES:+ $IMAGE_PACKAGES}"
 
 # The Debian mirror this machine's apt uses for bookworm (/etc/apt/sources.list and
 # sources.list.d, one-line or deb822), or nothing (mmdebstrap's default).
@@ -40,14 +42,18 @@ mirror() {
         }'
 }
 
-# make_base LIST: prints the cached tarball of a minbase Debian 12 with LIST, made once.
+# make_base LIST: prints the cached tarball of a minbase Debian 12 with LIST, made once: a
+# second caller meanwhile (the container suite's setup beside its background make image)
+# waits on the lock and takes the first's.
 make_base() {
         local list=$1 tar part log m
         tar=$cache/bookworm-minbase-$(printf '%s' "$list" | sha256sum | cut -c1-12).tar
         part=${tar%.tar}.part.tar
         log=${tar%.tar}.log
+        mkdir -p "$cache"
+        exec 9>"$tar.lock"
+        flock 9
         if ! [ -s "$tar" ]; then
-                mkdir -p "$cache"
                 rm -rf "$tar" "$part"
                 m=$(mirror | head -n 1)
                 # mmdebstrap picks the output's format from its name: the partial file ends in
@@ -60,16 +66,17 @@ make_base() {
                 fi
                 mv "$part" "$tar"
         fi
+        exec 9>&-
         echo "$tar"
 }
 
 if [ "${1:-}" = base ]; then
-        make_base "$pkgs"
+        make_base "$list"
         exit 0
 fi
 out=${1:?usage: tools/image.sh OUT.tar | base}
 [ "$(id -u)" = 0 ] || { echo "tools/image.sh: needs root (rootful podman)" >&2; exit 1; }
-base=$(make_base "$pkgs $agent_pkgs${IMAGE_PACKAGES:+ $IMAGE_PACKAGES}")
+base=$(make_base "$list")
 state=$(mktemp -d "${TMPDIR:-/tmp}/rtn-image.XXXXXX")
 # podman refuses a run root longer than 50 characters, which one under a TMPDIR may be; its
 # tmp dir (the libpod state that `system reset` removes) is ours too, not the /run/libpod

@@ -1,10 +1,11 @@
 # shellcheck shell=bash
 # rtn inside containers (docs/containers.md): Debian's podman with runc (crun refuses hosts
 # with hybrid cgroups) on an image made here, since no registry can be reached: a minbase
-# Debian 12 from mmdebstrap (tools/image.sh base), cached under build/containers/ so a second
-# run reuses it, then `podman import`, with the rtn under test copied in. podman keeps its
-# storage in a temp dir of the suite's, removed at the end. Sourced by the container suites
-# after tests/lib.sh.
+# Debian 12 from mmdebstrap (tools/image.sh base: make image's own base, so the suite's
+# background make image finds it made and runs no second mmdebstrap), cached under
+# build/containers/ so a second run reuses it, then `podman import`, with the rtn under
+# test copied in. podman keeps its storage in a temp dir of the suite's, removed at the end.
+# Sourced by the container suites after tests/lib.sh.
 
 # A case skips, naming what this host lacks, or fails when podman, which it has, failed (a
 # broken setup must not pass for a missing feature); the suite's setup runs once (c_setup).
@@ -114,9 +115,11 @@ PY
 }
 
 # make image's archive (tools/image.sh from the rtn under test), built in the background from
-# c_setup on: its mmdebstrap waits on the mirror and the disk for minutes, which the cases
-# before the image's spend running containers instead. img.rc holds its exit code once it ends.
-# Its CPU is the suite's (its shell reaps it), shown in the time of the case it ended during.
+# c_setup on: it makes the Debian base (mmdebstrap, which waits on the mirror and the disk
+# for minutes) while c_base_tar waits for that same base, then imports, builds and saves the
+# image while the cases before the image's run containers. img.rc holds its exit code once
+# it ends. Its CPU is the suite's (its shell reaps it), shown in the time of the case it
+# ended during.
 c_image_start() {
         local o
         [[ $RTN == "$T_ROOT"/*/rtn ]] || return 0

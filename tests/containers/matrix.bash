@@ -4,7 +4,7 @@
 # enter into a running one; a toolchain of the home bound read-only and a credential store
 # refused; two commits with --workspace-git rw; rtn serve over stdio with a commit, a second
 # start that finds it, and a reset; rtn serve --http reached over loopback (bash's /dev/tcp:
-# the suite's image has no HTTP client) with the same steps. Each step prints one line
+# as where an image has no HTTP client) with the same steps. Each step prints one line
 # "USER STEP VALUE" for the suite to compare, and the isolation each front door picked and
 # said (ISOLATION: full or landlock, and whether stderr named it).
 # The commands are the sandbox's shell's to expand ($HOME inside), not this one's.
