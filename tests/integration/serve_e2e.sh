@@ -5,7 +5,6 @@
 # give, read by both official clients, 1.x and 2.x (tests/mcp-client/big_results.mjs): each
 # closes its transport on a message over 10 MiB, so each result must arrive cut and flagged.
 . "$(dirname "$0")/../lib.sh"
-. "$(dirname "$0")/../mcp-client/runner.bash"
 t_need_rtn
 
 client_dir=$T_ROOT/tests/mcp-client
@@ -13,11 +12,11 @@ e2e() {
         [ -d "$client_dir/node_modules/@modelcontextprotocol/sdk" ] ||
                 t_fail "SDK not installed: run npm ci in tests/mcp-client (tools/test.sh does)"
         command -v node >/dev/null || t_skip "node is not installed"
-        mcp_node "$client_dir/serve_e2e.mjs" "$RTN" "$T_TMP/data"
+        t_cmd node "$client_dir/serve_e2e.mjs" "$RTN" "$T_TMP/data"
         t_exit_is 0
         t_stdout_has "e2e done"
 }
-mcp_t_run sdk_agent_session e2e
+t_run sdk_agent_session e2e
 
 big_results() {
         [ -d "$client_dir/node_modules/@modelcontextprotocol/client" ] ||
@@ -26,11 +25,10 @@ big_results() {
         # What is tested is that every result arrives whole or cut and flagged, not how fast:
         # the client's own guard is 240 s, and t_cmd's 120 s, which the sanitized rtn under
         # the load of the other streams has outrun, must not end it first.
-        T_CMD_TIMEOUT=300 mcp_node "$client_dir/big_results.mjs" "$RTN" "$T_TMP/data" "$1"
+        T_CMD_TIMEOUT=300 t_cmd node "$client_dir/big_results.mjs" "$RTN" "$T_TMP/data" "$1"
         [ "$T_RC" = 0 ] || t_fail "$(cat "$T_OUT_FILE" "$T_ERR_FILE" | tail -c 800)"
         t_stdout_has "big results done (SDK $1)"
 }
-mcp_t_run sdk1_big_results big_results 1
-mcp_t_run sdk2_big_results big_results 2
-mcp_runner_stop
+t_run sdk1_big_results big_results 1
+t_run sdk2_big_results big_results 2
 t_done

@@ -8,7 +8,6 @@
 # ended when idle, capped, and 200 of them hold at once.
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/../httplib.bash"
-. "$(dirname "$0")/../mcp-client/runner.bash"
 t_need_rtn
 
 client_dir=$T_ROOT/tests/mcp-client
@@ -32,10 +31,8 @@ req() {
                 -H "Accept: ${ACCEPT:-application/json, text/event-stream}" \
                 ${body:+--data-binary "$body"} "$@" "$URL")
 }
-# (the token read once a case: a cat per request was a process each)
 authed() {
-        [ -n "${TOK:-}" ] || read -r TOK <"$T_TMP/tok"
-        req "$@" -H "Authorization: Bearer $TOK"
+        req "$@" -H "Authorization: Bearer $(cat "$T_TMP/tok")"
 }
 
 INIT='{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"curl","version":"1"}}}'
@@ -43,12 +40,7 @@ INIT='{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":
 init() {
         authed POST "$INIT"
         code_is 200
-        local line
-        SID=
-        while IFS= read -r line; do
-                line=${line%$'\r'}
-                [[ ${line,,} == mcp-session-id:\ * ]] && SID=${line#*: }
-        done <"$T_TMP/hdrs"
+        SID=$(tr -d '\r' <"$T_TMP/hdrs" | sed -n 's/^[Mm]cp-[Ss]ession-[Ii]d: //p')
         [ ${#SID} = 32 ] || t_fail "no Mcp-Session-Id in $(cat "$T_TMP/hdrs")"
 }
 call() { # JSON of a tools/call's params [CURL ARGS...], in session $SID
@@ -60,7 +52,7 @@ call() { # JSON of a tools/call's params [CURL ARGS...], in session $SID
 progress_mode() {
         need_node
         http_start
-        T_CMD_TIMEOUT=120 mcp_node "$client_dir/http.mjs" "$URL" "$T_TMP/tok" progress "$1"
+        T_CMD_TIMEOUT=120 t_cmd node "$client_dir/http.mjs" "$URL" "$T_TMP/tok" progress "$1"
         t_exit_is 0
         t_stdout_has "http done [progress]"
 }
@@ -70,7 +62,7 @@ progress_mode() {
 logs_mode() {
         need_node
         http_start
-        T_CMD_TIMEOUT=120 mcp_node "$client_dir/http.mjs" "$URL" "$T_TMP/tok" logs "$1"
+        T_CMD_TIMEOUT=120 t_cmd node "$client_dir/http.mjs" "$URL" "$T_TMP/tok" logs "$1"
         t_exit_is 0
         t_stdout_has "http done [logs]"
 }
@@ -86,7 +78,7 @@ node_mode() {
         need_node
         http_start "${@:2}"
         # shellcheck disable=SC2086 # "load N": a mode and its count
-        T_CMD_TIMEOUT=300 mcp_node "$client_dir/http.mjs" "$URL" "$T_TMP/tok" $1
+        T_CMD_TIMEOUT=300 t_cmd node "$client_dir/http.mjs" "$URL" "$T_TMP/tok" $1
         t_exit_is 0
         t_stdout_has "http done [${1%% *}]"
 }
@@ -165,7 +157,7 @@ loopback_by_default() {
         "$RTN" serve --http 0.0.0.0:0 --http-public --token-file "$T_TMP/tok" \
                 --data-dir "$T_TMP/data" 2>"$T_TMP/pub.log" &
         local pid=$!
-        t_wait_for t_has "$T_TMP/pub.log" "listening on" || t_fail "no listener: $(cat "$T_TMP/pub.log")"
+        t_wait_for grep -q "listening on" "$T_TMP/pub.log" || t_fail "no listener: $(cat "$T_TMP/pub.log")"
         kill $pid
         wait $pid
         grep -q "WARNING: serving plain HTTP on 0.0.0.0:0, beyond this machine" "$T_TMP/pub.log" ||
@@ -200,7 +192,7 @@ host_dirs_per_session() {
         local a=$SID
         authed POST '{"jsonrpc":"2.0","id":3,"method":"tools/list"}' -H "Mcp-Session-Id: $a"
         code_is 200
-        t_has "$T_TMP/body" '"bind_host_dir"' && t_fail "bind_host_dir is listed over HTTP"
+        grep -q '"bind_host_dir"' "$T_TMP/body" && t_fail "bind_host_dir is listed over HTTP"
         call "{\"name\":\"bind_host_dir\",\"arguments\":{\"host_path\":\"$T_TMP/shared\",\"mount_point\":\"/mnt/s\"}}"
         body_has "--workspace-root"
         call '{"name":"shell_run","arguments":{"command":"echo from-a > /workspace/f; ls /mnt/s 2>&1"}}'
@@ -286,7 +278,7 @@ idle_reaped() {
         call '{"name":"shell_run","arguments":{"command":"sleep 6; echo done"}}'
         code_is 200 # a call in flight is not idleness
         body_has 'done'
-        t_wait_for t_has "$T_TMP/srv.log" "session ${SID:0:8}… idle for 4 s: ended" ||
+        t_wait_for grep -q "session ${SID:0:8}… idle for 4 s: ended" "$T_TMP/srv.log" ||
                 t_fail "never reaped: $(cat "$T_TMP/srv.log")"
         authed POST '{"jsonrpc":"2.0","id":2,"method":"ping"}' -H "Mcp-Session-Id: $SID"
         code_is 404
@@ -593,7 +585,7 @@ commits_last() {
 state_mode() {
         need_node
         http_start
-        T_CMD_TIMEOUT=120 mcp_node "$client_dir/http.mjs" "$URL" "$T_TMP/tok" state "$1"
+        T_CMD_TIMEOUT=120 t_cmd node "$client_dir/http.mjs" "$URL" "$T_TMP/tok" state "$1"
         t_exit_is 0
         t_stdout_has "http done [state]"
 }
@@ -622,7 +614,7 @@ modern_state_idle() {
                 body_has '"content"'
                 sleep 0.5
         done
-        t_wait_for t_has "$T_TMP/srv.log" "sandbox sb-2 idle for 4 s: closed" ||
+        t_wait_for grep -q "sandbox sb-2 idle for 4 s: closed" "$T_TMP/srv.log" ||
                 t_fail "sb-2 was not closed: $(cat "$T_TMP/srv.log")"
         mcall file_read '{"sandbox":"sb-2","path":"/etc/hostname"}'
         body_has "sandbox sb-2 was closed"
@@ -631,8 +623,8 @@ modern_state_idle() {
         grep -q "sb-3 idle\|sb-1 idle\|no sandbox left" "$T_TMP/srv.log" &&
                 t_fail "a sandbox in use was closed: $(cat "$T_TMP/srv.log")"
         # Nothing more: sb-1 and sb-3 idle out and the state ends with them.
-        t_wait_for t_has "$T_TMP/srv.log" "has no sandbox left: ended" ||
-                t_wait_for t_has "$T_TMP/srv.log" "has no sandbox left: ended" ||
+        t_wait_for grep -q "has no sandbox left: ended" "$T_TMP/srv.log" ||
+                t_wait_for grep -q "has no sandbox left: ended" "$T_TMP/srv.log" ||
                 t_fail "the state never ended: $(cat "$T_TMP/srv.log")"
         grep -q "sandbox sb-3 idle for 4 s: closed" "$T_TMP/srv.log" || t_fail "sb-3 never closed"
         mcall file_read '{"sandbox":"sb-3","path":"/etc/hostname"}'
@@ -669,10 +661,10 @@ stops_with_calls_in_flight() {
         [ "$rc" = 0 ] || t_fail "rtn serve --http exited $rc after SIGTERM: $(tail -c 400 "$T_TMP/srv.log")"
 }
 
-mcp_t_run sdk1_client node_mode sdk1
-mcp_t_run modern_client node_mode modern
-mcp_t_run sdk_refused_without_token node_mode noauth
-mcp_t_run sessions_isolated node_mode isolation
+t_run sdk1_client node_mode sdk1
+t_run modern_client node_mode modern
+t_run sdk_refused_without_token node_mode noauth
+t_run sessions_isolated node_mode isolation
 t_run no_token_401 no_token
 t_run origin_checked origin_checked
 t_run own_origin own_origin
@@ -691,16 +683,15 @@ t_run stops_with_calls_in_flight stops_with_calls_in_flight
 t_run commits_last commits_last
 t_run idle_reaped idle_reaped
 t_run session_cap session_cap
-mcp_t_run state_sdk1 state_mode sdk1
-mcp_t_run state_legacy state_mode legacy
-mcp_t_run state_auto state_mode auto
-mcp_t_run state_modern state_mode modern
+t_run state_sdk1 state_mode sdk1
+t_run state_legacy state_mode legacy
+t_run state_auto state_mode auto
+t_run state_modern state_mode modern
 t_run modern_state_idle modern_state_idle
-mcp_t_run progress_sdk1 progress_mode sdk1
-mcp_t_run progress_modern progress_mode modern
-mcp_t_run logs_sdk1 logs_mode sdk1
-mcp_t_run logs_legacy logs_mode legacy
-mcp_t_run logs_modern logs_mode modern
-mcp_t_run sessions_200 node_mode "load 200" --max-sessions 256
-mcp_runner_stop
+t_run progress_sdk1 progress_mode sdk1
+t_run progress_modern progress_mode modern
+t_run logs_sdk1 logs_mode sdk1
+t_run logs_legacy logs_mode legacy
+t_run logs_modern logs_mode modern
+t_run sessions_200 node_mode "load 200" --max-sessions 256
 t_done

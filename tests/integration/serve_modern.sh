@@ -7,7 +7,6 @@
 # (tests/mcp-client/legacy.mjs); and Inspector 2.x's CLI with --protocol-era modern and auto:
 # tools/list under --strict and a tools/call.
 . "$(dirname "$0")/../lib.sh"
-. "$(dirname "$0")/../mcp-client/runner.bash"
 t_need_rtn
 
 client_dir=$T_ROOT/tests/mcp-client
@@ -19,14 +18,14 @@ need_client() {
 
 client_mode() {
         need_client client
-        T_CMD_TIMEOUT=180 mcp_node "$client_dir/modern.mjs" "$RTN" "$T_TMP/data" "$1"
+        T_CMD_TIMEOUT=180 t_cmd node "$client_dir/modern.mjs" "$RTN" "$T_TMP/data" "$1"
         t_exit_is 0
         t_stdout_has "modern done [$1]"
 }
 
 sdk1_version() {
         need_client sdk
-        T_CMD_TIMEOUT=120 mcp_node "$client_dir/legacy.mjs" "$RTN" "$T_TMP/data" "$1"
+        T_CMD_TIMEOUT=120 t_cmd node "$client_dir/legacy.mjs" "$RTN" "$T_TMP/data" "$1"
         t_exit_is 0
         t_stdout_has "legacy done [$1]"
 }
@@ -55,13 +54,12 @@ inspector_era() {
         t_stdout_has '"io.modelcontextprotocol/serverInfo":{"name":"rtn"'
 }
 
-mcp_t_run client_2x_modern client_mode modern
-mcp_t_run client_2x_auto client_mode auto
-mcp_t_run client_2x_legacy client_mode legacy
+t_run client_2x_modern client_mode modern
+t_run client_2x_auto client_mode auto
+t_run client_2x_legacy client_mode legacy
 for v in 2024-11-05 2025-03-26 2025-06-18 2025-11-25; do
-        mcp_t_run "sdk1_$v" sdk1_version "$v"
+        t_run "sdk1_$v" sdk1_version "$v"
 done
 t_run inspector_modern inspector_era modern
 t_run inspector_auto inspector_era auto
-mcp_runner_stop
 t_done

@@ -8,7 +8,6 @@
 # with several sandboxes: the oldest sandbox's unapplied workspace changes are the ones kept.
 # And /tmp, which a fork copies, within the upper's --upper-size.
 . "$(dirname "$0")/../lib.sh"
-. "$(dirname "$0")/../mcp-client/runner.bash"
 t_need_rtn
 
 client_dir=$T_ROOT/tests/mcp-client
@@ -22,7 +21,7 @@ sandboxes_era() {
         need_client
         mkdir -p "$T_TMP/ws"
         echo host >"$T_TMP/ws/base"
-        T_CMD_TIMEOUT=240 mcp_node "$client_dir/sandboxes.mjs" "$RTN" "$T_TMP/data" "$T_TMP/ws" "$1"
+        T_CMD_TIMEOUT=240 t_cmd node "$client_dir/sandboxes.mjs" "$RTN" "$T_TMP/data" "$T_TMP/ws" "$1"
         t_exit_is 0
         t_stdout_has "sandboxes done [$1]"
         # Left unapplied at exit: sb-1 was closed, so the oldest open sandbox's (sb-5's) are
@@ -78,10 +77,9 @@ EOF
         t_stdout_has tmp-refused
 }
 
-mcp_t_run sandboxes_modern sandboxes_era modern
-mcp_t_run sandboxes_legacy sandboxes_era legacy
+t_run sandboxes_modern sandboxes_era modern
+t_run sandboxes_legacy sandboxes_era legacy
 t_run max_sandboxes_checked bad_cap
 t_run landlock_fork_refused landlock_fork_refused
 t_run tmp_shares_upper_size tmp_shares_upper_size
-mcp_runner_stop
 t_done

@@ -4,7 +4,6 @@
 # chmod, a symlink, an xattr, a hard link), env_redo, env_commit; in the sandbox's upper and
 # /tmp, and again with an overlay workspace, whose host dir stays as it was.
 . "$(dirname "$0")/../lib.sh"
-. "$(dirname "$0")/../mcp-client/runner.bash"
 t_need_rtn
 
 client_dir=$T_ROOT/tests/mcp-client
@@ -17,7 +16,7 @@ sdk_undo() {
                 mkdir "$T_TMP/ws" && echo host > "$T_TMP/ws/h"
                 ws=("$T_TMP/ws")
         fi
-        mcp_node "$client_dir/undo.mjs" "$RTN" "$T_TMP/data" "${ws[@]}"
+        t_cmd node "$client_dir/undo.mjs" "$RTN" "$T_TMP/data" "${ws[@]}"
         [ "$T_RC" = 0 ] || t_fail "$(cat "$T_OUT_FILE" "$T_ERR_FILE" | tail -c 1500)"
         t_stdout_has "the files are back byte for byte"
         t_stdout_has "undo done"
@@ -26,7 +25,6 @@ sdk_undo() {
                         t_fail "the workspace's host dir changed: $(ls -A "$T_TMP/ws")"
         fi
 }
-mcp_t_run sdk_undo_upper sdk_undo upper
-mcp_t_run sdk_undo_overlay_workspace sdk_undo overlay
-mcp_runner_stop
+t_run sdk_undo_upper sdk_undo upper
+t_run sdk_undo_overlay_workspace sdk_undo overlay
 t_done

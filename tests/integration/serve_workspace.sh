@@ -4,7 +4,6 @@
 # write, apply, refusal list), what the instructions, the tool descriptions and env_status
 # say about a live workspace and that it is so, and a sandbox without a host workspace.
 . "$(dirname "$0")/../lib.sh"
-. "$(dirname "$0")/../mcp-client/runner.bash"
 t_need_rtn
 
 client_dir=$T_ROOT/tests/mcp-client
@@ -20,12 +19,11 @@ sdk() {
                 echo f >"$ws/d/f"
                 echo g >"$ws/d/g"
         fi
-        mcp_node "$client_dir/serve_workspace.mjs" "$RTN" "$T_TMP/data" "$mode" $ws
+        t_cmd node "$client_dir/serve_workspace.mjs" "$RTN" "$T_TMP/data" "$mode" $ws
         t_exit_is 0
         t_stdout_has "workspace done"
 }
-mcp_t_run sdk_overlay_round_trip sdk overlay
-mcp_t_run sdk_live_texts_are_true sdk live
-mcp_t_run sdk_no_workspace sdk none
-mcp_runner_stop
+t_run sdk_overlay_round_trip sdk overlay
+t_run sdk_live_texts_are_true sdk live
+t_run sdk_no_workspace sdk none
 t_done
