@@ -121,8 +121,9 @@ def probe(open_port, closed_port, name=None):
     o, c = open_port, closed_port
 
     def reached(case, text, want):
+        # a failure on one line, with the answer's body (the gate's reason for a refusal)
         print(("reached: " if want in text else "FAILED: ") + case + ("" if want in text
-                                                                     else " " + text[:200]))
+                                                                     else " " + repr(text[:600])))
 
     def blocked(case, text):
         bad = "host-service:" in text

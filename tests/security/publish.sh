@@ -46,7 +46,10 @@ publish_addr_v6() {
         EXEC_PID=$!
         t_cmd python3 "$LIB" ask "$hp" ::1
         wait "$EXEC_PID"
-        t_stdout_is "sandbox:ping"
+        local rc=$?
+        [ "$(cat "$T_OUT_FILE")" = "sandbox:ping" ] ||
+                t_fail "asked, got '$(cat "$T_OUT_FILE")'; rtn exec exited $rc: $(head -c 300 "$T_TMP/exec.err")"
+        [ "$rc" = 0 ] || t_fail "rtn exec exited $rc: $(head -c 300 "$T_TMP/exec.err")"
 }
 
 # A host service listens on 127.0.0.1:SP and nothing inside does: the forwarder must
