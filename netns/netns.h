@@ -103,7 +103,9 @@ int netns_policy_add_host_port(struct netns_policy *p, const char *arg, struct r
 bool netns_policy_host_port(const struct netns_policy *p, uint16_t port);
 /* Whether something listening on port of this network namespace (any address) is held by a
  * process called rtn (netns/hostport.c): 1, 0, or -errno when the socket tables cannot be
- * read. A listener of a user whose rtn processes cannot be read counts as rtn's. */
+ * read. An rtn process that has exited or is exiting holds nothing; one whose descriptors
+ * stay unreadable (another user's, a non-dumpable one) holds the listeners of its user, after
+ * a wait of some milliseconds for a change of credentials to show. */
 int netns_port_rtns(uint16_t port);
 /* Adds the rules of a policy file's text: one HOST[:PORT] a line, '#' starts a comment,
  * blank lines skipped (docs/network.md, "The policy file"). name is for messages

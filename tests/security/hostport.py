@@ -9,6 +9,13 @@
                                open port ("reached: CASE") and every other way to the host's
                                loopback ("blocked: CASE" or "ESCAPED: CASE"); NAME resolves to
                                127.0.0.1 on the trusted side and is allowed on OPEN
+  hostport.py repeat OPEN SECONDS
+                               (inside) plain GETs of host.rtn.internal:OPEN through the proxy
+                               for SECONDS: "requests: N refused: M" and the first refusal's
+                               status and reason
+  hostport.py churn RTN SECONDS
+                               (host) `rtn exec -- true` again and again for SECONDS, each
+                               left a moment unreaped when it ends, as a lazy parent does
   hostport.py status RTN OPEN  (host) `rtn serve --allow-host-port OPEN`: env_status reports it
 """
 import http.server
@@ -22,6 +29,7 @@ import time
 import urllib.parse
 
 HOST = "host.rtn.internal"
+ZOMBIE = 0.2
 
 
 def serve(d):
@@ -168,6 +176,38 @@ def probe(open_port, closed_port, name=None):
         print("blocked: direct-v6")
 
 
+def repeat(open_port, seconds):
+    """Asks for the open port again and again; every answer must be the service's."""
+    n, refused, first = 0, 0, None
+    end = time.monotonic() + float(seconds)
+    while time.monotonic() < end:
+        text = get("http://%s:%s/again-%d" % (HOST, open_port, n))
+        n += 1
+        if "host-service:" not in text:
+            refused += 1
+            first = first or text[:600]
+    print("requests: %d refused: %d" % (n, refused))
+    if first:
+        # the status line and the body: the gate's reason
+        print("first refusal: " + repr(first.split("\r\n")[0] + " " + first.split("\r\n\r\n")[-1]))
+
+
+def churn(rtn, seconds):
+    """Sandboxes that start and end; each rtn stays a zombie for ZOMBIE seconds."""
+    end = time.monotonic() + float(seconds)
+    while time.monotonic() < end:
+        p = subprocess.Popen([rtn, "exec", "--", "true"], stdout=subprocess.DEVNULL,
+                             stderr=subprocess.DEVNULL)
+        give_up = time.monotonic() + 30
+        # ended, not reaped
+        while not os.waitid(os.P_PID, p.pid, os.WEXITED | os.WNOWAIT | os.WNOHANG):
+            if time.monotonic() > give_up:
+                p.kill()
+            time.sleep(0.01)
+        time.sleep(ZOMBIE)
+        p.wait()
+
+
 def status(rtn, port):
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     from publish_lib import Serve
@@ -188,5 +228,9 @@ if __name__ == "__main__":
         serve(sys.argv[2])
     elif cmd == "probe":
         probe(*sys.argv[2:])
+    elif cmd == "repeat":
+        repeat(*sys.argv[2:])
+    elif cmd == "churn":
+        churn(*sys.argv[2:])
     elif cmd == "status":
         status(*sys.argv[2:])

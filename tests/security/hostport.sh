@@ -7,7 +7,8 @@
 # another port, a redirect to another port, a direct connection — is refused, and the host's
 # other server never sees a connection. rtn's own listeners are never opened; --allow-net
 # refuses, when it reads them, the names and addresses that can never work, and takes a URL
-# as its host. The reach and the refusals hold over `rtn serve --http` as well.
+# as its host. The reach and the refusals hold over `rtn serve --http` as well, and the reach
+# while the same user's other sandboxes start and end beside it.
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/seclib.bash"
 . "$(dirname "$0")/../httplib.bash"
@@ -56,6 +57,23 @@ hostport_reached_and_nothing_else() {
         t_stderr_has "network denied"
         [ -z "$name" ] && t_note "no hostname resolving to 127.0.0.1: the rebinding case was skipped"
         return 0
+}
+
+# The port stays open while the same user's other sandboxes start and end beside it: their rtn
+# processes exit, wait to be reaped (each a moment, as under a parent that reaps lazily) and
+# change credentials between two reads of /proc, and none of those moments may make rtn take
+# the host's service for one of its own, when it starts or at a request.
+hostport_reached_while_sandboxes_come_and_go() {
+        start_servers
+        local secs=5
+        python3 "$LIB" churn "$RTN" "$secs" &
+        local churn=$!
+        t_exec --bind "$T_ROOT/tests/security:/mnt/t:ro" --allow-host-port "$OPEN" \
+                -- python3 /mnt/t/hostport.py repeat "$OPEN" "$secs"
+        wait "$churn"
+        stop_servers
+        t_exit_is 0
+        t_stdout_has " refused: 0"
 }
 
 # The same over `rtn serve --http`: the option reaches a session's sandbox, and nothing else of
@@ -199,6 +217,7 @@ hostport_env_status() {
 }
 
 t_run hostport_reached_and_nothing_else hostport_reached_and_nothing_else
+t_run hostport_reached_while_sandboxes_come_and_go hostport_reached_while_sandboxes_come_and_go
 t_run hostport_over_http hostport_over_http
 t_run hostport_not_rtns_own hostport_not_rtns_own
 t_run hostport_rtns_own_at_request hostport_rtns_own_at_request
