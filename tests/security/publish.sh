@@ -52,6 +52,27 @@ publish_addr_v6() {
         [ "$rc" = 0 ] || t_fail "rtn exec exited $rc: $(head -c 300 "$T_TMP/exec.err")"
 }
 
+# What the sandbox's server sent before its command ended reaches the client, though the
+# client reads it only after rtn has closed the listener: rtn exec relays what is on its way
+# before it exits (a one-shot server's answer was lost when rtn exited first, and the
+# client's retries then met a closed port). serve-fill sends until the buffers are full, so
+# nearly all of it is still on the way when the command ends.
+publish_answer_outlives_command() {
+        local pub=$1 addr=$2 hp sp
+        hp=$(freeport) sp=$(freeport)
+        "$RTN" exec --bind "$T_ROOT/tests/security:/mnt/t:ro" --publish "$pub$hp:$sp" -- \
+                python3 /mnt/t/publish_lib.py serve-fill 127.0.0.1 "$sp" \
+                >"$T_TMP/exec.out" 2>"$T_TMP/exec.err" &
+        EXEC_PID=$!
+        t_cmd python3 "$LIB" ask-late "$hp" "$addr" "$T_TMP/exec.out" "$EXEC_PID"
+        wait "$EXEC_PID"
+        local rc=$? want
+        want=$(cat "$T_TMP/exec.out")
+        [ "$rc" = 0 ] || t_fail "rtn exec exited $rc: $(head -c 300 "$T_TMP/exec.err")"
+        [ -n "$want" ] && [ "$(cat "$T_OUT_FILE")" = "got $want of $want" ] ||
+                t_fail "the sandbox sent $want bytes, the client: $(cat "$T_OUT_FILE")"
+}
+
 # A host service listens on 127.0.0.1:SP and nothing inside does: the forwarder must
 # connect in the sandbox's namespace, so the host's client gets a closed connection and the
 # host service accepts nothing.
@@ -142,9 +163,20 @@ publish_serve() {
         t_stdout_is ok
 }
 
+# rtn serve's end: what its sandbox sent reaches the client that reads it after.
+publish_serve_drain() {
+        local hp sp
+        hp=$(freeport) sp=$(freeport)
+        t_cmd python3 "$LIB" serve-drain "$RTN" "$hp" "$sp"
+        t_exit_is 0
+        t_stdout_is ok
+}
+
 t_run publish_forwards publish_forwards 127.0.0.1
 t_run publish_forwards_v6_inside publish_forwards ::1
 t_run publish_addr_v6 publish_addr_v6
+t_run publish_answer_outlives_command publish_answer_outlives_command '' 127.0.0.1
+t_run publish_answer_outlives_command_v6 publish_answer_outlives_command '[::1]:' ::1
 t_run publish_never_reaches_host publish_never_reaches_host
 t_run publish_no_way_out publish_no_way_out
 t_run publish_port_in_use publish_port_in_use
@@ -152,4 +184,5 @@ t_run publish_bad_syntax publish_bad_syntax
 t_run publish_privileged_port publish_privileged_port
 t_run publish_conflicts publish_conflicts
 t_run publish_serve publish_serve
+t_run publish_serve_answer_outlives_it publish_serve_drain
 t_done
