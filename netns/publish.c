@@ -106,7 +106,8 @@ static int parse_port(const char *s, size_t len, uint16_t *ret) {
         return 0;
 }
 
-/* ADDR as given ("127.0.0.1", "[::1]") into a socket address with port. */
+/* ADDR as given ("127.0.0.1", "[::1]") into a socket address with port; -EAFNOSUPPORT for an
+ * IPv4-mapped IPv6 address, which an IPv6-only listener cannot bind. */
 static int port_sockaddr(const struct netns_port *pt, struct sockaddr_storage *ret,
                          socklen_t *ret_len) {
         memset(ret, 0, sizeof *ret);
@@ -120,6 +121,8 @@ static int port_sockaddr(const struct netns_port *pt, struct sockaddr_storage *r
                 ip[l - 2] = '\0';
                 if (inet_pton(AF_INET6, ip, &a->sin6_addr) != 1)
                         return -EINVAL;
+                if (IN6_IS_ADDR_V4MAPPED(&a->sin6_addr))
+                        return -EAFNOSUPPORT;
                 a->sin6_family = AF_INET6;
                 a->sin6_port = htons(pt->host_port);
                 *ret_len = sizeof *a;
@@ -165,7 +168,11 @@ int netns_port_parse(const char *arg, struct netns_port *ret, struct rtn_error *
         socklen_t sl;
         int r1 = parse_port(hp, (size_t)(last - hp), &pt.host_port);
         int r2 = parse_port(last + 1, strlen(last + 1), &pt.sandbox_port);
-        if (r1 < 0 || r2 < 0 || port_sockaddr(&pt, &sa, &sl) < 0)
+        int r3 = port_sockaddr(&pt, &sa, &sl);
+        if (r3 == -EAFNOSUPPORT)
+                return rtn_errx(err, EINVAL, "%.80s: %s; an IPv4-mapped ADDR is written as IPv4",
+                                arg, form);
+        if (r1 < 0 || r2 < 0 || r3 < 0)
                 return rtn_errx(err, EINVAL, "%.80s: %s", arg, form);
         *ret = pt;
         return 0;

@@ -127,7 +127,7 @@ s = socket.socket(); s.bind(("127.0.0.1", int(sys.argv[1]))); s.listen(1); time.
 publish_bad_syntax() {
         local bad
         for bad in 8080 :8080:80 8080:0 8080:65536 80a:80 1.2.3:80:80 '[::1:80:80' 'host:1:2' \
-                '127.0.0.1:80' 8080:80: '' ; do
+                '127.0.0.1:80' 8080:80: '' '[::ffff:127.0.0.1]:8080:80' '[fe80::1%lo]:8080:80' ; do
                 t_exec --publish "$bad" -- true
                 t_exit_is 125
                 t_stderr_has "expected [ADDR:]HOSTPORT:SANDBOXPORT"
