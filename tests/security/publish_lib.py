@@ -1,5 +1,5 @@
 """Host and sandbox sides of the published-port suites (tests/security/publish.sh):
-  publish_lib.py freeport                 print a TCP port free on the host's 127.0.0.1
+  publish_lib.py freeport                 print a TCP port free on the host's 127.0.0.1 and ::1
   publish_lib.py serve-once HOST PORT     (inside) answer one connection: "sandbox:" + its line
   publish_lib.py ask PORT [ADDR]          (host) send "ping\\n" to ADDR:PORT (127.0.0.1),
                                           print the answer; retried for 15 s while the answer
@@ -12,6 +12,7 @@
   publish_lib.py serve RTN HP SP          drive `rtn serve --publish` (see serve_case)
   publish_lib.py serve-drain RTN HP SP    rtn serve's answer outlives it (serve_drain_case)
 """
+import errno
 import json
 import os
 import random
@@ -22,10 +23,31 @@ import sys
 import time
 
 
+def free_on_loopback(port):
+    """port is free on 127.0.0.1 and on ::1 (where the host has it): the suite publishes
+    either, with IPv6-only listeners, so one free on 127.0.0.1 alone may be taken on ::1."""
+    for fam, addr in ((socket.AF_INET, "127.0.0.1"), (socket.AF_INET6, "::1")):
+        try:
+            s = socket.socket(fam)
+        except OSError:
+            continue
+        try:
+            if fam == socket.AF_INET6:
+                s.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+            s.bind((addr, port))
+        except OSError as e:
+            if fam == socket.AF_INET6 and e.errno == errno.EADDRNOTAVAIL:
+                continue  # no IPv6 loopback: the v6 cases skip
+            return False
+        finally:
+            s.close()
+    return True
+
+
 def freeport():
-    """A port free on 127.0.0.1 below the kernel's ephemeral range: a port bind(0) picks is
-    in that range, where any outgoing connection of a suite running beside this one may take
-    it as its local port before rtn binds it (rtn exec then fails "in use")."""
+    """A port free on the host's loopback below the kernel's ephemeral range: a port bind(0)
+    picks is in that range, where any outgoing connection of a suite running beside this one
+    may take it as its local port before rtn binds it (rtn exec then fails "in use")."""
     try:
         with open("/proc/sys/net/ipv4/ip_local_port_range") as f:
             low = int(f.read().split()[0])
@@ -34,15 +56,9 @@ def freeport():
     rng = random.SystemRandom()
     for _ in range(200 if low > 11000 else 0):
         port = rng.randrange(10000, low)
-        s = socket.socket()
-        try:
-            s.bind(("127.0.0.1", port))
-        except OSError:
-            continue
-        finally:
-            s.close()
-        print(port)
-        return
+        if free_on_loopback(port):
+            print(port)
+            return
     s = socket.socket()
     s.bind(("127.0.0.1", 0))
     print(s.getsockname()[1])
