@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # --publish [ADDR:]HOSTPORT:SANDBOXPORT (docs/network.md, "Published ports"): a connection to
 # the host's port reaches a server on the sandbox's loopback (IPv4 and IPv6), rtn serve's
-# reaches its session's sandbox across env_reset and env_status lists the ports; and the
+# reaches its session's sandbox across env_reset and env_status lists the ports, and what the
+# sandbox sent before rtn exec's command or rtn serve ended still reaches its client; and the
 # attacks: the forwarder never reaches the host's own loopback (a host service on
 # SANDBOXPORT sees nothing), a sandboxed process cannot connect to the published host port,
 # and bad values fail before anything runs (port in use, bad syntax, privileged port as a
