@@ -281,8 +281,8 @@ int cli_cmd_exec(int argc, char **argv) {
         if (rt_setup_warning(&run.x.sb)[0] && !o.quiet)
                 rtn_term_printf(stderr, "rtn: warning: %s\n", rt_setup_warning(&run.x.sb));
         cli_exec_loop(&run);
-        rt_exec_unpublish(&run.x); /* the command is done: nothing left to forward to */
         rt_exec_end(&run.x);
+        rt_exec_unpublish(&run.x); /* what the sandbox's servers sent reaches their clients */
         cli_exec_tty_restore();
         return close_exec(&run, cli_exec_finish(&o, &run, rt_exit_code(run.wait_status)));
 }

@@ -309,5 +309,10 @@ int netns_publish_attach(struct netns_publish *p, struct rtn_loop *loop,
                          netns_publish_target_fn target, void *ud, struct rtn_error *err);
 /* rtn exec: accepts on a thread of its own for the one sandbox of pidfd (dup'ed). */
 int netns_publish_run(struct netns_publish *p, int pidfd, struct rtn_error *err);
-/* Stops accepting and closes the listeners; running connections finish on their own. */
+/* Stops accepting and closes the listeners; connections already made go on. Idempotent. */
+void netns_publish_stop(struct netns_publish *p);
+/* Stops accepting, then waits for the connections still relaying to deliver what the
+ * sandbox sent them, at most a few seconds for a client that does not read, and frees p.
+ * Called once the sandbox has ended (its servers are gone): rtn exits after, and a relay
+ * still running would die with it, its answer lost. */
 void netns_publish_free(struct netns_publish *p);

@@ -10,7 +10,9 @@
  * a socket keeps the namespace it was made in, so the thread then connects it to the sandbox's
  * loopback and relays. Nothing the sandbox holds reaches the host's side: the listener lives
  * in rtn's namespace, which the sandbox has no route to, and the destination is the fixed
- * loopback port the operator named, never one the sandbox or the connecting client picks. */
+ * loopback port the operator named, never one the sandbox or the connecting client picks.
+ * When the sandbox has ended, netns_publish_free lets what its servers sent before the end
+ * reach their clients before rtn exits (the connections' threads die with it). */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -25,20 +27,31 @@
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "common/cleanup.h"
+#include "common/clock.h"
 #include "common/io.h"
+#include "common/log.h"
 #include "common/loop.h"
 #include "netns/internal.h"
 #include "netns/netns.h"
 
 #define CONNECT_TIMEOUT_MS 5000
 #define HELPER_STACK_SIZE (64 * 1024)
+/* How long netns_publish_free waits for the answers on their way to clients that read them
+ * (docs/network.md, "Published ports"): a client that stops reading costs this, no more. */
+#define DRAIN_USEC (5 * RTN_USEC_PER_SEC)
 
 struct netns_publish {
         atomic_int refs;
-        atomic_int nconn;
+        /* the connections relaying: the host's side of each (-1: a free slot), so the drain
+         * can end what the client sends; a slot's fd is closed under lock */
+        pthread_mutex_t lock;
+        pthread_cond_t idle; /* signalled as a connection ends */
+        int nconn;
+        int conn_fd[NETNS_PUBLISH_MAX_CONN];
         struct netns_port ports[NETNS_PUBLISH_MAX];
         int lfd[NETNS_PUBLISH_MAX];
         size_t n;
@@ -59,7 +72,8 @@ struct netns_publish {
 
 struct conn {
         struct netns_publish *p;
-        int fd; /* the host's side */
+        int fd; /* the host's side, p->conn_fd[slot] */
+        size_t slot;
         int pidfd; /* the sandbox's rtn-init, our own dup */
         uint16_t port; /* on the sandbox's loopback */
 };
@@ -72,6 +86,8 @@ static void publish_unref(struct netns_publish *p) {
         rtn_safe_close(p->stop[0]);
         rtn_safe_close(p->stop[1]);
         rtn_safe_close(p->pidfd);
+        pthread_cond_destroy(&p->idle);
+        pthread_mutex_destroy(&p->lock);
         free(p);
 }
 
@@ -90,7 +106,8 @@ static int parse_port(const char *s, size_t len, uint16_t *ret) {
         return 0;
 }
 
-/* ADDR as given ("127.0.0.1", "[::1]") into a socket address with port. */
+/* ADDR as given ("127.0.0.1", "[::1]") into a socket address with port; -EAFNOSUPPORT for an
+ * IPv4-mapped IPv6 address, which an IPv6-only listener cannot bind. */
 static int port_sockaddr(const struct netns_port *pt, struct sockaddr_storage *ret,
                          socklen_t *ret_len) {
         memset(ret, 0, sizeof *ret);
@@ -104,6 +121,8 @@ static int port_sockaddr(const struct netns_port *pt, struct sockaddr_storage *r
                 ip[l - 2] = '\0';
                 if (inet_pton(AF_INET6, ip, &a->sin6_addr) != 1)
                         return -EINVAL;
+                if (IN6_IS_ADDR_V4MAPPED(&a->sin6_addr))
+                        return -EAFNOSUPPORT;
                 a->sin6_family = AF_INET6;
                 a->sin6_port = htons(pt->host_port);
                 *ret_len = sizeof *a;
@@ -149,7 +168,11 @@ int netns_port_parse(const char *arg, struct netns_port *ret, struct rtn_error *
         socklen_t sl;
         int r1 = parse_port(hp, (size_t)(last - hp), &pt.host_port);
         int r2 = parse_port(last + 1, strlen(last + 1), &pt.sandbox_port);
-        if (r1 < 0 || r2 < 0 || port_sockaddr(&pt, &sa, &sl) < 0)
+        int r3 = port_sockaddr(&pt, &sa, &sl);
+        if (r3 == -EAFNOSUPPORT)
+                return rtn_errx(err, EINVAL, "%.80s: %s; an IPv4-mapped ADDR is written as IPv4",
+                                arg, form);
+        if (r1 < 0 || r2 < 0 || r3 < 0)
                 return rtn_errx(err, EINVAL, "%.80s: %s", arg, form);
         *ret = pt;
         return 0;
@@ -213,7 +236,14 @@ int netns_publish_new(const struct netns_port *ports, size_t n, struct netns_pub
         if (!p)
                 return rtn_err(err, ENOMEM, "--publish");
         atomic_init(&p->refs, 1);
-        atomic_init(&p->nconn, 0);
+        pthread_condattr_t ca;
+        pthread_condattr_init(&ca);
+        pthread_condattr_setclock(&ca, CLOCK_MONOTONIC); /* netns_publish_free's deadline */
+        pthread_mutex_init(&p->lock, NULL);
+        pthread_cond_init(&p->idle, &ca);
+        pthread_condattr_destroy(&ca);
+        for (size_t i = 0; i < NETNS_PUBLISH_MAX_CONN; i++)
+                p->conn_fd[i] = -1;
         p->stop[0] = p->stop[1] = p->pidfd = -1;
         for (; p->n < n; p->n++) {
                 int fd = listen_one(&ports[p->n], err);
@@ -314,6 +344,16 @@ static int connect_sandbox(int pidfd, uint16_t port) {
         return r;
 }
 
+/* The connection in slot is done: its host side is closed under lock (the drain may be
+ * shutting it down) and a drain waiting is told. */
+static void conn_release(struct netns_publish *p, size_t slot) {
+        pthread_mutex_lock(&p->lock);
+        p->conn_fd[slot] = rtn_safe_close(p->conn_fd[slot]);
+        p->nconn--;
+        pthread_cond_broadcast(&p->idle);
+        pthread_mutex_unlock(&p->lock);
+}
+
 static void *conn_main(void *arg) {
         struct conn *c = arg;
         int up = connect_sandbox(c->pidfd, c->port);
@@ -323,9 +363,8 @@ static void *conn_main(void *arg) {
                 netns_relay(c->fd, up, UINT64_MAX);
                 close(up);
         }
-        close(c->fd);
+        conn_release(c->p, c->slot);
         close(c->pidfd);
-        atomic_fetch_sub(&c->p->nconn, 1);
         publish_unref(c->p);
         free(c);
         return NULL;
@@ -333,27 +372,37 @@ static void *conn_main(void *arg) {
 
 /* Takes fd; pidfd is borrowed (dup'ed for the connection's thread). */
 static void conn_start(struct netns_publish *p, int fd, int pidfd, uint16_t port) {
-        struct conn *c = NULL;
         int own = pidfd >= 0 ? fcntl(pidfd, F_DUPFD_CLOEXEC, 3) : -1;
-        if (own < 0 || atomic_fetch_add(&p->nconn, 1) >= NETNS_PUBLISH_MAX_CONN ||
-            !(c = malloc(sizeof *c))) {
-                if (own >= 0)
-                        atomic_fetch_sub(&p->nconn, 1);
+        size_t slot = NETNS_PUBLISH_MAX_CONN;
+        pthread_mutex_lock(&p->lock);
+        for (size_t i = 0; own >= 0 && i < NETNS_PUBLISH_MAX_CONN; i++)
+                if (p->conn_fd[i] < 0) {
+                        p->conn_fd[slot = i] = fd;
+                        p->nconn++;
+                        break;
+                }
+        pthread_mutex_unlock(&p->lock);
+        if (slot == NETNS_PUBLISH_MAX_CONN) { /* no sandbox, or too many connections */
                 rtn_safe_close(own);
                 close(fd);
                 return;
         }
-        *c = (struct conn){.p = p, .fd = fd, .pidfd = own, .port = port};
+        struct conn *c = malloc(sizeof *c);
+        if (!c) {
+                conn_release(p, slot);
+                close(own);
+                return;
+        }
+        *c = (struct conn){.p = p, .fd = fd, .slot = slot, .pidfd = own, .port = port};
         atomic_fetch_add(&p->refs, 1);
         pthread_attr_t at;
         pthread_t t;
         pthread_attr_init(&at);
         pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
         if (pthread_create(&t, &at, conn_main, c) != 0) {
-                close(fd);
+                conn_release(p, slot);
                 close(own);
                 free(c);
-                atomic_fetch_sub(&p->nconn, 1);
                 publish_unref(p);
         }
         pthread_attr_destroy(&at);
@@ -424,19 +473,47 @@ int netns_publish_run(struct netns_publish *p, int pidfd, struct rtn_error *err)
         return 0;
 }
 
-void netns_publish_free(struct netns_publish *p) {
+void netns_publish_stop(struct netns_publish *p) {
         if (!p)
                 return;
         if (p->running) {
                 char b = 0;
                 (void)!write(p->stop[1], &b, 1);
                 pthread_join(p->thread, NULL);
+                p->running = false;
         }
         if (p->loop)
                 for (size_t i = 0; i < p->n; i++)
                         rtn_loop_del_fd(p->loop, p->lfd[i]);
-        /* No new connections from here on; running ones finish on their own. */
+        p->loop = NULL;
         for (size_t i = 0; i < p->n; i++)
                 p->lfd[i] = rtn_safe_close(p->lfd[i]);
+}
+
+/* The sandbox has ended, so every connection has only what its servers sent before to
+ * deliver: what the clients send is ended (shutdown SHUT_RD: the relay passes the end on and
+ * keeps copying the other way), and each relay returns once the sandbox's side is all
+ * written to its client. A client that does not read is waited for until DRAIN_USEC. */
+static void drain(struct netns_publish *p) {
+        struct timespec end;
+        clock_gettime(CLOCK_MONOTONIC, &end);
+        end.tv_sec += (time_t)(DRAIN_USEC / RTN_USEC_PER_SEC);
+        pthread_mutex_lock(&p->lock);
+        for (size_t i = 0; i < NETNS_PUBLISH_MAX_CONN; i++)
+                if (p->conn_fd[i] >= 0)
+                        (void)shutdown(p->conn_fd[i], SHUT_RD);
+        while (p->nconn > 0 && pthread_cond_timedwait(&p->idle, &p->lock, &end) != ETIMEDOUT)
+                ;
+        if (p->nconn > 0)
+                log_debug("--publish: %d connections still relaying after %llu s, cut", p->nconn,
+                          (unsigned long long)(DRAIN_USEC / RTN_USEC_PER_SEC));
+        pthread_mutex_unlock(&p->lock);
+}
+
+void netns_publish_free(struct netns_publish *p) {
+        if (!p)
+                return;
+        netns_publish_stop(p);
+        drain(p);
         publish_unref(p);
 }

@@ -94,8 +94,7 @@ static void op_shutdown(void *ctx) {
         h->idle_timer = NULL;
         if (h->tmpl.gate)
                 netns_gate_detach(h->tmpl.gate); /* before the loop goes */
-        netns_publish_free(h->publish);
-        h->publish = NULL;
+        netns_publish_stop(h->publish); /* the rest once the sandboxes have ended, at out: */
         rt_http_shutdown(h->tmpl.http);
         while (h->n > 0)
                 serve_sandbox_end(h->sbs[0], true);

@@ -327,8 +327,8 @@ int rt_exec_pending_count(const struct rt_exec *x, unsigned *ret, struct rtn_err
 
 int rt_exec_close(struct rt_exec *x, struct rtn_error *err) {
         int r = 0;
-        rt_exec_unpublish(x);
         rt_exec_end(x);
+        rt_exec_unpublish(x);
         if (x->session_dir) {
                 char *slash = strrchr(x->session_dir, '/');
                 *slash = '\0';

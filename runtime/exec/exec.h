@@ -100,7 +100,8 @@ int rt_exec_read_ctl(struct rt_sandbox *sb, struct rt_enter *enter, int *wait_st
  * reported the last exit and nothing of it is kept, else destroyed and waited for.
  * Idempotent. */
 void rt_exec_end(struct rt_exec *x);
-/* Stops forwarding the published ports (the command is done). */
+/* Stops forwarding the published ports, after rt_exec_end: no new connection, and those
+ * made deliver what the sandbox sent them before it ended (netns_publish_free). */
 void rt_exec_unpublish(struct rt_exec *x);
 /* --keep, after rt_exec_end: lays the run's changes over the pending ones, as a step rtn
  * undo can take back (runtime/session/pending.h); *note says why not when it cannot

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # --publish [ADDR:]HOSTPORT:SANDBOXPORT (docs/network.md, "Published ports"): a connection to
 # the host's port reaches a server on the sandbox's loopback (IPv4 and IPv6), rtn serve's
-# reaches its session's sandbox across env_reset and env_status lists the ports; and the
+# reaches its session's sandbox across env_reset and env_status lists the ports, and what the
+# sandbox sent before rtn exec's command or rtn serve ended still reaches its client; and the
 # attacks: the forwarder never reaches the host's own loopback (a host service on
 # SANDBOXPORT sees nothing), a sandboxed process cannot connect to the published host port,
 # and bad values fail before anything runs (port in use, bad syntax, privileged port as a
@@ -50,6 +51,27 @@ publish_addr_v6() {
         [ "$(cat "$T_OUT_FILE")" = "sandbox:ping" ] ||
                 t_fail "asked, got '$(cat "$T_OUT_FILE")'; rtn exec exited $rc: $(head -c 300 "$T_TMP/exec.err")"
         [ "$rc" = 0 ] || t_fail "rtn exec exited $rc: $(head -c 300 "$T_TMP/exec.err")"
+}
+
+# What the sandbox's server sent before its command ended reaches the client, though the
+# client reads it only after rtn has closed the listener: rtn exec relays what is on its way
+# before it exits (a one-shot server's answer was lost when rtn exited first, and the
+# client's retries then met a closed port). serve-fill sends until the buffers are full, so
+# nearly all of it is still on the way when the command ends.
+publish_answer_outlives_command() {
+        local pub=$1 addr=$2 hp sp
+        hp=$(freeport) sp=$(freeport)
+        "$RTN" exec --bind "$T_ROOT/tests/security:/mnt/t:ro" --publish "$pub$hp:$sp" -- \
+                python3 /mnt/t/publish_lib.py serve-fill 127.0.0.1 "$sp" \
+                >"$T_TMP/exec.out" 2>"$T_TMP/exec.err" &
+        EXEC_PID=$!
+        t_cmd python3 "$LIB" ask-late "$hp" "$addr" "$T_TMP/exec.out" "$EXEC_PID"
+        wait "$EXEC_PID"
+        local rc=$? want
+        want=$(cat "$T_TMP/exec.out")
+        [ "$rc" = 0 ] || t_fail "rtn exec exited $rc: $(head -c 300 "$T_TMP/exec.err")"
+        [ -n "$want" ] && [ "$(cat "$T_OUT_FILE")" = "got $want of $want" ] ||
+                t_fail "the sandbox sent $want bytes, the client: $(cat "$T_OUT_FILE")"
 }
 
 # A host service listens on 127.0.0.1:SP and nothing inside does: the forwarder must
@@ -106,7 +128,7 @@ s = socket.socket(); s.bind(("127.0.0.1", int(sys.argv[1]))); s.listen(1); time.
 publish_bad_syntax() {
         local bad
         for bad in 8080 :8080:80 8080:0 8080:65536 80a:80 1.2.3:80:80 '[::1:80:80' 'host:1:2' \
-                '127.0.0.1:80' 8080:80: '' ; do
+                '127.0.0.1:80' 8080:80: '' '[::ffff:127.0.0.1]:8080:80' '[fe80::1%lo]:8080:80' ; do
                 t_exec --publish "$bad" -- true
                 t_exit_is 125
                 t_stderr_has "expected [ADDR:]HOSTPORT:SANDBOXPORT"
@@ -142,9 +164,20 @@ publish_serve() {
         t_stdout_is ok
 }
 
+# rtn serve's end: what its sandbox sent reaches the client that reads it after.
+publish_serve_drain() {
+        local hp sp
+        hp=$(freeport) sp=$(freeport)
+        t_cmd python3 "$LIB" serve-drain "$RTN" "$hp" "$sp"
+        t_exit_is 0
+        t_stdout_is ok
+}
+
 t_run publish_forwards publish_forwards 127.0.0.1
 t_run publish_forwards_v6_inside publish_forwards ::1
 t_run publish_addr_v6 publish_addr_v6
+t_run publish_answer_outlives_command publish_answer_outlives_command '' 127.0.0.1
+t_run publish_answer_outlives_command_v6 publish_answer_outlives_command '[::1]:' ::1
 t_run publish_never_reaches_host publish_never_reaches_host
 t_run publish_no_way_out publish_no_way_out
 t_run publish_port_in_use publish_port_in_use
@@ -152,4 +185,5 @@ t_run publish_bad_syntax publish_bad_syntax
 t_run publish_privileged_port publish_privileged_port
 t_run publish_conflicts publish_conflicts
 t_run publish_serve publish_serve
+t_run publish_serve_answer_outlives_it publish_serve_drain
 t_done
