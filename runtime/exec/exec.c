@@ -180,6 +180,8 @@ int rt_exec_start(struct rt_exec *x, struct rt_spec *spec, struct rt_spec_opts *
         x->queue_arg = arg;
         x->wait_end = spec->upper_keep;
         clock_gettime(CLOCK_REALTIME_COARSE, &x->started); /* coarse, as the ctimes it meets */
+        /* Its command and rtn enter's are the agent's: rtn-init builds no other ruleset */
+        spec->policies = INIT_POLICY_BIT(INIT_POLICY_AGENT);
         /* Whether this host denies user namespaces is asked only of a start that failed: the
          * probe is a fork and a user namespace of its own, which every start paid when it
          * came first. The decision is the probe's either way (docs/containers.md). */

@@ -5,9 +5,10 @@
 # a user namespace before the sandbox's own (the Landlock fallback's probe, which only a
 # start that fails needs), /proc/self/cgroup and /proc/meminfo read twice, the identity
 # files written a line at a time, every entry of `rtn ps`'s registry read by each start,
-# rtn-init's opens of a path in two calls each, its bounding set read bit by bit, and a mkdir
-# per component of each directory's path. Counting syscalls, not timing them, keeps the suite quick
-# and immune to a busy machine.
+# rtn-init's opens of a path in two calls each, its bounding set read bit by bit, a mkdir
+# per component of each directory's path, and Landlock rulesets no command of the run can
+# use. Counting syscalls, not timing them, keeps the suite quick and immune to a busy
+# machine.
 . "$(dirname "$0")/../lib.sh"
 t_need_rtn
 
@@ -107,6 +108,15 @@ bounding_read_at_once() {
         [ "$n" -le 2 ] || t_fail "the bounding set read bit by bit: $n PR_CAPBSET_READ"
 }
 
+# An rtn exec runs agent commands only (its own, rtn enter's): rtn-init builds the agent's
+# Landlock ruleset, not a root command's by call nor provisioning's (each a walk of /).
+one_ruleset() {
+        trace_exec
+        local n
+        n=$(count 'landlock_create_ruleset\(\{')
+        [ "$n" = 1 ] || t_fail "$n Landlock rulesets built for one command"
+}
+
 t_run one_user_namespace_per_start one_user_namespace
 t_run proc_files_read_once proc_files_once
 t_run identity_files_written_whole identity_files_whole
@@ -114,4 +124,5 @@ t_run registry_entries_unread registry_entries_unread
 t_run init_opens_alone init_opens_alone
 t_run mkdirs_once mkdirs_once
 t_run bounding_read_at_once bounding_read_at_once
+t_run one_ruleset_per_exec one_ruleset
 t_done
