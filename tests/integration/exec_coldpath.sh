@@ -6,9 +6,9 @@
 # start that fails needs), /proc/self/cgroup and /proc/meminfo read twice, the identity
 # files written a line at a time, every entry of `rtn ps`'s registry read by each start,
 # rtn-init's opens of a path in two calls each, its bounding set read bit by bit, a mkdir
-# per component of each directory's path, and Landlock rulesets no command of the run can
-# use. Counting syscalls, not timing them, keeps the suite quick and immune to a busy
-# machine.
+# per component of each directory's path, Landlock rulesets no command of the run can use,
+# and a stat and an fstat per Landlock rule. Counting syscalls, not timing them, keeps the
+# suite quick and immune to a busy machine.
 . "$(dirname "$0")/../lib.sh"
 t_need_rtn
 
@@ -117,6 +117,24 @@ one_ruleset() {
         [ "$n" = 1 ] || t_fail "$n Landlock rulesets built for one command"
 }
 
+# Each rule of the agent's ruleset is an open, landlock_add_rule and a close: the type of a
+# path comes from the open (O_DIRECTORY) where its rights depend on it, not from a stat
+# before it and an fstat after.
+three_calls_per_rule() {
+        trace_exec
+        local calls rules
+        read -r calls rules < <(awk '/execveat\(/ { init = $1 }
+                init && $1 == init && /landlock_create_ruleset\(\{/ { on = 1; next }
+                on && $1 == init {
+                        if ($2 !~ /^(openat|open|stat|newfstatat|fstat|lstat|statx|close|landlock_add_rule)\(/) exit
+                        calls++
+                        if ($2 ~ /^landlock_add_rule\(/) rules++
+                }
+                END { print calls + 0, rules + 0 }' "$T_TMP/trace")
+        [ "$rules" -gt 0 ] || t_fail "no rule of the agent's ruleset in the trace"
+        [ "$calls" -le $((3 * rules + 2)) ] || t_fail "$calls system calls for $rules Landlock rules"
+}
+
 t_run one_user_namespace_per_start one_user_namespace
 t_run proc_files_read_once proc_files_once
 t_run identity_files_written_whole identity_files_whole
@@ -125,4 +143,5 @@ t_run init_opens_alone init_opens_alone
 t_run mkdirs_once mkdirs_once
 t_run bounding_read_at_once bounding_read_at_once
 t_run one_ruleset_per_exec one_ruleset
+t_run three_calls_per_landlock_rule three_calls_per_rule
 t_done
