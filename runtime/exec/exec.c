@@ -85,6 +85,11 @@ static int open_store(struct rt_exec *x, struct rt_spec *spec, uint64_t store_ma
         if ((r = store_open(data_dir, &x->st, err)) < 0)
                 return r;
         store_set_max(x->st, store_max);
+        if (o->env_rootfs) {
+                if ((r = rt_env_rootfs_in(x->st, o->data_dir, env, &x->rootfs, err)) < 0)
+                        return r;
+                spec->rootfs = x->rootfs;
+        }
         if ((r = rt_env_stack(x->st, env, spec->rootfs, o->keep, &x->base, &x->stack, err)) < 0)
                 return r;
         spec->layers = (const char *const *)x->stack.paths;
@@ -346,6 +351,8 @@ int rt_exec_close(struct rt_exec *x, struct rtn_error *err) {
         if (x->st)
                 store_close(x->st);
         x->st = NULL;
+        free(x->rootfs);
+        x->rootfs = NULL;
         netns_gate_free(x->gate);
         x->gate = NULL;
         return r < 0 ? r : 0;
