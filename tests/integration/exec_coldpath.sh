@@ -7,8 +7,9 @@
 # files written a line at a time, every entry of `rtn ps`'s registry read by each start,
 # rtn-init's opens of a path in two calls each, its bounding set read bit by bit, a mkdir
 # per component of each directory's path, Landlock rulesets no command of the run can use,
-# a stat and an fstat per Landlock rule, and the store opened twice. Counting syscalls, not
-# timing them, keeps the suite quick and immune to a busy machine.
+# a stat and an fstat per Landlock rule, the store opened twice, and the cgroup dir listed by
+# a start that makes no cgroup. Counting syscalls, not timing them, keeps the suite quick and
+# immune to a busy machine.
 . "$(dirname "$0")/../lib.sh"
 t_need_rtn
 
@@ -149,6 +150,20 @@ store_opened_once() {
         [ "$n" = 1 ] || t_fail "the store's layers/ opened $n times for one start"
 }
 
+# The stale cgroups of killed rtn processes are swept by a start that makes a cgroup of its
+# own (RTN_CGROUP, a controller to enforce with): one that makes none lists no cgroup dir.
+cgroup_swept_when_made() {
+        trace_exec
+        local n
+        n=$(awk '$2 == "openat(AT_FDCWD," && $3 ~ /^"\/sys\/fs\/cgroup/ && /O_PATH\|O_DIRECTORY/ {
+                        dir[$1] = $NF
+                }
+                $1 in dir && $2 == "mkdirat(" dir[$1] "," && $3 ~ /^"rtn-/ { made = 1 }
+                $1 in dir && $2 == "openat(" dir[$1] "," && $3 == "\".\"," { listed++ }
+                END { print made ? 0 : listed + 0 }' "$T_TMP/trace")
+        [ "$n" = 0 ] || t_fail "the cgroup dir listed $n times by a start that made no cgroup"
+}
+
 t_run one_user_namespace_per_start one_user_namespace
 t_run proc_files_read_once proc_files_once
 t_run identity_files_written_whole identity_files_whole
@@ -159,4 +174,5 @@ t_run bounding_read_at_once bounding_read_at_once
 t_run one_ruleset_per_exec one_ruleset
 t_run three_calls_per_landlock_rule three_calls_per_rule
 t_run store_opened_once store_opened_once
+t_run cgroup_swept_when_made cgroup_swept_when_made
 t_done
