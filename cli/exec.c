@@ -246,10 +246,10 @@ int cli_cmd_exec(int argc, char **argv) {
         if (parse_opts(argc, argv, &o, &err) < 0)
                 return err.msg[0] ? rtn_usage_error("exec", "%s", err.msg)
                                   : rtn_usage_error("exec", NULL);
+        /* Without --rootfs, rt_exec_open finds the environment's base in the store it opens */
+        o.xo.env_rootfs = !o.spec.rootfs;
         if (rt_tmpfs_check(&o.spec, 1, NULL, 0, &err) < 0 ||
-            (o.spec.rootfs ? rt_rootfs_resolve(o.so.data_dir, o.spec.rootfs, &rootfs, &err)
-                           : rt_env_rootfs(o.so.data_dir, o.so.env ? o.so.env : STORE_DEFAULT_ENV,
-                                           &rootfs, &err)) < 0) {
+            (o.spec.rootfs && rt_rootfs_resolve(o.so.data_dir, o.spec.rootfs, &rootfs, &err) < 0)) {
                 rtn_term_printf(stderr, "rtn exec: %s\n", err.msg);
                 return RTN_EXIT_FAILURE;
         }

@@ -46,6 +46,12 @@ enum init_policy {
         INIT_POLICY_AGENT_ROOT = 2,
 };
 
+/* A set of policies (init_config.policies): bit INIT_POLICY_BIT(p) for policy p. */
+#define INIT_POLICY_BIT(p) (1u << (p))
+#define INIT_POLICIES_ALL                                                                          \
+        (INIT_POLICY_BIT(INIT_POLICY_AGENT) | INIT_POLICY_BIT(INIT_POLICY_PROVISION) |             \
+         INIT_POLICY_BIT(INIT_POLICY_AGENT_ROOT))
+
 /* The agent's commands, whichever user they run as: its filter, environment and network. */
 static inline int init_policy_is_agent(uint32_t policy) {
         return policy == INIT_POLICY_AGENT || policy == INIT_POLICY_AGENT_ROOT;
@@ -102,6 +108,11 @@ struct init_config {
         uint32_t agent_root; /* 1: --user root: agent commands (uid 0, no capabilities) may
                                 write the rootfs too: all of / but /proc, /sys and /dev
                                 (INIT_LANDLOCK_ROOTFS) */
+        /* The policies a command may be spawned with (INIT_POLICY_BIT; the agent's is always
+         * one): rtn-init builds their Landlock rulesets now, before any command runs, and
+         * refuses a spawn of any other. Provisioning's is built when the gate opens instead
+         * when it is not here, and the gate opens only before the first command. */
+        uint32_t policies;
         uint32_t nwritable;
         uint32_t nreadonly;
         struct init_limits limits;

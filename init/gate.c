@@ -98,10 +98,16 @@ void init_gate_open(struct init_state *st) {
                 rtn_errx(&err, EALREADY, "gate: already open");
         } else if (st->cfg.isolation == INIT_ISOLATION_LANDLOCK) {
                 rtn_errx(&err, EOPNOTSUPP, "gate: no network namespace in the Landlock-only mode");
+        } else if (st->spawned) {
+                /* The provisioning ruleset walks /: after a command it would be built on
+                 * what that command made of it (its symlinks, its directories). */
+                rtn_errx(&err, EBUSY, "gate: a command has run; it opens before the first");
         } else if ((fd = open_netns(st, &port, &err)) >= 0) {
                 st->gate_port = port;
                 if (rebuild_ruleset(st, &err) < 0)
                         fd = rtn_safe_close(fd);
+                else
+                        st->cfg.policies |= INIT_POLICY_BIT(INIT_POLICY_PROVISION);
         }
         if (fd < 0) {
                 g.error = err.code > 0 ? err.code : EINVAL;

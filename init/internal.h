@@ -40,6 +40,7 @@ struct init_state {
         int ruleset_fd[3]; /* Landlock per enum init_policy; -1 in the weaker mode */
         int gate_netns; /* netns of the provisioning gate, or -1 (none opened) */
         uint16_t gate_port;
+        bool spawned; /* a command was asked for: the gate may no longer open (init/gate.c) */
         struct init_job jobs[INIT_MAX_JOBS];
         pid_t files_pid; /* the file server (init/file_server.c), 0 when none */
         struct init_notif *notifs[INIT_MAX_JOBS]; /* allocated while a listener is open */

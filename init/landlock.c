@@ -20,25 +20,42 @@
 #include "init/landlock_rules.h"
 
 int init_landlock_abi(void) {
+        static int known; /* asked once per process: at READY and per ruleset */
+        if (known > 0)
+                return known;
         int abi = sys_landlock_create_ruleset(NULL, 0, LANDLOCK_CREATE_RULESET_VERSION);
-        return abi < 0 ? negative_errno() : abi;
+        if (abi < 0)
+                return negative_errno();
+        return known = abi;
 }
 
-static int add_path_rule(int ruleset, const char *path, uint64_t access, uint64_t handled,
-                         bool optional, struct rtn_error *err) {
-        /* openat, here and in all of rtn-init: musl's open() follows an O_CLOEXEC open with
-         * fcntl(F_SETFD), a second system call per path (tests/integration/exec_coldpath.sh). */
-        _cleanup_close_ int fd = openat(AT_FDCWD, path, O_PATH | O_CLOEXEC);
+/* Opens path for a rule of *access: a directory gets every right asked, anything else only
+ * the file rights (the rest would be EINVAL), narrowing *access. The type comes from the
+ * open, without a stat: none where the rights are a file's alone (either type gets them
+ * all), O_DIRECTORY where they are more, unless type (a dirent's d_type, DT_UNKNOWN when not
+ * known) says a file. Should the path change type between the opens, it gets fewer rights,
+ * never more. openat, here and in all of rtn-init: musl's open() follows an O_CLOEXEC open
+ * with fcntl(F_SETFD), a second system call per path (tests/integration/exec_coldpath.sh). */
+static int open_for_rule(const char *path, unsigned char type, uint64_t *access) {
+        if (type != DT_UNKNOWN && type != DT_DIR)
+                *access &= FS_FILE_RIGHTS;
+        if (!(*access & ~FS_FILE_RIGHTS))
+                return openat(AT_FDCWD, path, O_PATH | O_CLOEXEC);
+        int fd = openat(AT_FDCWD, path, O_PATH | O_CLOEXEC | O_DIRECTORY);
+        if (fd >= 0 || errno != ENOTDIR)
+                return fd;
+        *access &= FS_FILE_RIGHTS;
+        return openat(AT_FDCWD, path, O_PATH | O_CLOEXEC);
+}
+
+static int add_rule_typed(int ruleset, const char *path, unsigned char type, uint64_t access,
+                          uint64_t handled, bool optional, struct rtn_error *err) {
+        _cleanup_close_ int fd = open_for_rule(path, type, &access);
         if (fd < 0) {
                 if (optional && errno == ENOENT)
                         return 0;
                 return rtn_err(err, errno, "landlock: open %s", path);
         }
-        struct stat st;
-        if (fstat(fd, &st) < 0)
-                return rtn_err(err, errno, "landlock: stat %s", path);
-        if (!S_ISDIR(st.st_mode))
-                access &= FS_FILE_RIGHTS;
         struct landlock_path_beneath_attr rule = {
                 .allowed_access = access & handled,
                 .parent_fd = fd,
@@ -48,6 +65,11 @@ static int add_path_rule(int ruleset, const char *path, uint64_t access, uint64_
         if (sys_landlock_add_rule(ruleset, LANDLOCK_RULE_PATH_BENEATH, &rule, 0) < 0)
                 return rtn_err(err, errno, "landlock: add rule for %s", path);
         return 0;
+}
+
+static int add_path_rule(int ruleset, const char *path, uint64_t access, uint64_t handled,
+                         bool optional, struct rtn_error *err) {
+        return add_rule_typed(ruleset, path, DT_UNKNOWN, access, handled, optional, err);
 }
 
 static int add_read_rules(int ruleset, uint64_t handled, unsigned flags, struct rtn_error *err) {
@@ -84,19 +106,20 @@ struct all_but {
         const char *const *except;
         size_t n;
         struct rtn_error *err;
+        bool required; /* the top directory must exist (a writable one) */
 };
 
-static int add_entry(const struct all_but *a, char *dir, unsigned depth);
+static int add_entry(const struct all_but *a, char *dir, unsigned char type, unsigned depth);
 
 static int add_all_but(const struct all_but *a, char *dir, unsigned depth) {
-        bool self = false, below = false;
+        bool self = false, below = false, optional = depth > 0 || !a->required;
         for (size_t i = 0; i < a->n; i++) {
                 self |= !strcmp(a->except[i], dir);
                 below |= is_under(a->except[i], dir) && strcmp(a->except[i], dir);
         }
         if (!self && !below)
-                return add_path_rule(a->ruleset, dir, a->all, a->handled, true, a->err);
-        int r = add_path_rule(a->ruleset, dir, FS_RX, a->handled, true, a->err);
+                return add_path_rule(a->ruleset, dir, a->all, a->handled, optional, a->err);
+        int r = add_path_rule(a->ruleset, dir, FS_RX, a->handled, optional, a->err);
         if (r < 0 || self)
                 return r;
         if (depth > 64)
@@ -116,7 +139,7 @@ static int add_all_but(const struct all_but *a, char *dir, unsigned depth) {
                         if (len + strlen(d->d_name) + 2 > PATH_MAX)
                                 return rtn_errx(a->err, ENAMETOOLONG, "landlock: below %s", dir);
                         snprintf(dir + len, PATH_MAX - len, "%s%s", len > 1 ? "/" : "", d->d_name);
-                        r = add_entry(a, dir, depth);
+                        r = add_entry(a, dir, d->d_type, depth);
                         dir[len] = '\0';
                 }
                 if (r < 0)
@@ -127,16 +150,24 @@ static int add_all_but(const struct all_but *a, char *dir, unsigned depth) {
         return 0;
 }
 
-static int add_entry(const struct all_but *a, char *path, unsigned depth) {
+/* type: the entry's d_type; a file system that does not fill it in (DT_UNKNOWN) costs an
+ * lstat. */
+static int add_entry(const struct all_but *a, char *path, unsigned char type, unsigned depth) {
         struct stat st;
-        if (lstat(path, &st) < 0 || S_ISLNK(st.st_mode))
-                return 0; /* gone, or a symlink: nothing to grant */
-        if (S_ISDIR(st.st_mode))
+        if (type == DT_UNKNOWN) {
+                if (lstat(path, &st) < 0)
+                        return 0; /* gone */
+                type = IFTODT(st.st_mode);
+        }
+        if (type == DT_LNK)
+                return 0; /* a symlink: nothing to grant */
+        if (type == DT_DIR)
                 return add_all_but(a, path, depth + 1);
         for (size_t i = 0; i < a->n; i++)
                 if (!strcmp(a->except[i], path))
-                        return add_path_rule(a->ruleset, path, FS_RX, a->handled, true, a->err);
-        return add_path_rule(a->ruleset, path, a->all, a->handled, true, a->err);
+                        return add_rule_typed(a->ruleset, path, type, FS_RX, a->handled, true,
+                                              a->err);
+        return add_rule_typed(a->ruleset, path, type, a->all, a->handled, true, a->err);
 }
 
 static int check_absolute(const char *const paths[], size_t n, const char *what,
@@ -150,7 +181,7 @@ static int check_absolute(const char *const paths[], size_t n, const char *what,
 
 static int add_provision_rules(int ruleset, uint64_t handled, const char *const except[], size_t n,
                                struct rtn_error *err) {
-        struct all_but a = {ruleset, handled, handled, except, n, err};
+        struct all_but a = {ruleset, handled, handled, except, n, err, false};
         char dir[PATH_MAX] = "/";
         int r = check_absolute(except, n, "read-only", err);
         return r < 0 ? r : add_all_but(&a, dir, 0);
@@ -163,21 +194,19 @@ static int add_agent_rules(int ruleset, uint64_t handled, unsigned flags,
         if (r < 0 || (r = check_absolute(writable, n, "writable", err)) < 0 ||
             (r = check_absolute(except, nexcept, "read-only", err)) < 0)
                 return r;
-        struct all_but a = {ruleset, AGENT_WRITE_RIGHTS, handled, except, nexcept, err};
+        struct all_but a = {ruleset, AGENT_WRITE_RIGHTS, handled, except, nexcept, err, true};
         if (flags & INIT_LANDLOCK_ROOTFS) {
                 struct all_but root = {ruleset,       AGENT_WRITE_RIGHTS,        handled,
-                                       rootfs_closed, ARRAY_SIZE(rootfs_closed), err};
+                                       rootfs_closed, ARRAY_SIZE(rootfs_closed), err,
+                                       false};
                 char dir[PATH_MAX] = "/";
                 if ((r = add_all_but(&root, dir, 0)) < 0)
                         return r;
         }
-        for (size_t i = 0; i < n; i++) {
+        for (size_t i = 0; i < n; i++) { /* each must exist (all_but.required) */
                 char dir[PATH_MAX];
-                struct stat st;
                 if (strlen(writable[i]) >= sizeof dir)
                         return rtn_errx(err, ENAMETOOLONG, "landlock: %s", writable[i]);
-                if (stat(writable[i], &st) < 0) /* must exist */
-                        return rtn_err(err, errno, "landlock: open %s", writable[i]);
                 strcpy(dir, writable[i]);
                 if ((r = add_all_but(&a, dir, 0)) < 0)
                         return r;

@@ -144,8 +144,11 @@ static int configure(void) {
                 return refuse(EBADMSG, INIT_STEP_CONFIG, "malformed configuration");
         if (v.msg->isolation > INIT_ISOLATION_LANDLOCK)
                 return refuse(EINVAL, INIT_STEP_CONFIG, "unknown isolation mode");
+        if (v.msg->policies & ~INIT_POLICIES_ALL)
+                return refuse(EINVAL, INIT_STEP_CONFIG, "unknown policies");
         st.cfg = *v.msg;
         st.cfg.strings_len = 0;
+        st.cfg.policies |= INIT_POLICY_BIT(INIT_POLICY_AGENT); /* the file server's too */
         /* Not PID 1 without a pid namespace: become the subreaper of everything below. */
         if (st.cfg.isolation == INIT_ISOLATION_LANDLOCK &&
             prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) < 0)

@@ -88,11 +88,23 @@ int init_policy_prepare(struct init_state *st, const struct init_config_view *v,
                                       &st->ruleset_fd[0], err);
         if (r < 0)
                 return r;
-        /* A root command by call (INIT_POLICY_AGENT_ROOT) gets --user root's domain. */
-        r = init_landlock_prepare(INIT_POLICY_AGENT, writable, n, 0, INIT_LANDLOCK_ROOTFS,
-                                  &st->ruleset_fd[INIT_POLICY_AGENT_ROOT], err);
-        if (r < 0)
-                return r;
+        /* Only the rulesets a command of this sandbox may use (init_config.policies): an
+         * rtn exec runs one agent command, and the other two cost a walk of / each. */
+        if (st->cfg.policies & INIT_POLICY_BIT(INIT_POLICY_AGENT_ROOT)) {
+                /* A root command by call gets --user root's domain: the agent's own when
+                 * the agent is that root already. */
+                if (st->cfg.agent_root) {
+                        int fd = fcntl(st->ruleset_fd[0], F_DUPFD_CLOEXEC, 3);
+                        if (fd < 0)
+                                return rtn_err(err, errno, "landlock: dup the agent's ruleset");
+                        st->ruleset_fd[INIT_POLICY_AGENT_ROOT] = fd;
+                } else if ((r = init_landlock_prepare(
+                                    INIT_POLICY_AGENT, writable, n, 0, INIT_LANDLOCK_ROOTFS,
+                                    &st->ruleset_fd[INIT_POLICY_AGENT_ROOT], err)) < 0)
+                        return r;
+        }
+        if (!(st->cfg.policies & INIT_POLICY_BIT(INIT_POLICY_PROVISION)))
+                return 0; /* built by init_gate_open, if it opens */
         /* No gate yet: provisioning may connect nowhere until init_gate_open names its port.
          * It may only read the host directories (docs/security-invariants.md, 14). */
         return init_landlock_prepare_except(INIT_POLICY_PROVISION, NULL, 0, st->host, st->nhost,
@@ -500,7 +512,11 @@ void init_spawn(struct init_state *st, const void *msg, size_t len, int *fds, si
         } else if (st->cfg.isolation == INIT_ISOLATION_LANDLOCK &&
                    view.msg->policy != INIT_POLICY_AGENT) {
                 reply_failed(call.id, EPERM, INIT_STEP_LANDLOCK); /* no provisioning on the host */
+        } else if (!(st->cfg.policies & INIT_POLICY_BIT(view.msg->policy))) {
+                /* Not in the configuration (init_config.policies): no ruleset was built */
+                reply_failed(call.id, EPERM, INIT_STEP_LANDLOCK);
         } else {
+                st->spawned = true;
                 if (view.msg->policy != INIT_POLICY_AGENT)
                         init_privileged(spawn_one, &call);
                 else

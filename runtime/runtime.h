@@ -114,6 +114,9 @@ struct rt_spec {
         enum init_isolation isolation;
         struct init_limits limits;
         bool gate; /* open the provisioning gate (init/gate.c) at start */
+        /* The policies its commands may be spawned with (INIT_POLICY_BIT), 0 for all: rtn-init
+         * builds a Landlock ruleset for each at start (rtn exec: the agent's only) */
+        uint32_t policies;
         bool allow_ptrace; /* --allow-ptrace: agent commands may trace the sandbox's own */
         bool user_set; /* --user: agent commands run as user_uid:user_gid inside (rt_idmap_user) */
         uint32_t user_uid, user_gid;

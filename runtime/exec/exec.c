@@ -85,6 +85,11 @@ static int open_store(struct rt_exec *x, struct rt_spec *spec, uint64_t store_ma
         if ((r = store_open(data_dir, &x->st, err)) < 0)
                 return r;
         store_set_max(x->st, store_max);
+        if (o->env_rootfs) {
+                if ((r = rt_env_rootfs_in(x->st, o->data_dir, env, &x->rootfs, err)) < 0)
+                        return r;
+                spec->rootfs = x->rootfs;
+        }
         if ((r = rt_env_stack(x->st, env, spec->rootfs, o->keep, &x->base, &x->stack, err)) < 0)
                 return r;
         spec->layers = (const char *const *)x->stack.paths;
@@ -180,6 +185,8 @@ int rt_exec_start(struct rt_exec *x, struct rt_spec *spec, struct rt_spec_opts *
         x->queue_arg = arg;
         x->wait_end = spec->upper_keep;
         clock_gettime(CLOCK_REALTIME_COARSE, &x->started); /* coarse, as the ctimes it meets */
+        /* Its command and rtn enter's are the agent's: rtn-init builds no other ruleset */
+        spec->policies = INIT_POLICY_BIT(INIT_POLICY_AGENT);
         /* Whether this host denies user namespaces is asked only of a start that failed: the
          * probe is a fork and a user namespace of its own, which every start paid when it
          * came first. The decision is the probe's either way (docs/containers.md). */
@@ -344,6 +351,8 @@ int rt_exec_close(struct rt_exec *x, struct rtn_error *err) {
         if (x->st)
                 store_close(x->st);
         x->st = NULL;
+        free(x->rootfs);
+        x->rootfs = NULL;
         netns_gate_free(x->gate);
         x->gate = NULL;
         return r < 0 ? r : 0;

@@ -34,6 +34,9 @@ struct rt_exec_opts {
         char *const *cmd; /* the command run (NULL-terminated): --keep's step names it */
         unsigned undo_depth; /* --keep: runs rtn undo can take back (--undo-depth) */
         uint64_t undo_bytes; /* --undo-bytes; 0: the --upper-size */
+        /* No --rootfs: rt_exec_open sets spec->rootfs to the base the environment was made on
+         * (rt_env_rootfs_in, in the store it opens for the layers anyway) */
+        bool env_rootfs;
 };
 
 struct rt_exec {
@@ -54,6 +57,7 @@ struct rt_exec {
          * filesystem for the upper). Without --commit or --keep a store that does not exist
          * yet is not created. */
         struct store *st;
+        char *rootfs; /* the environment's base (rt_exec_opts.env_rootfs), or NULL */
         struct store_stack stack; /* held while the sandbox runs (gc keeps them) */
         struct store_base base;
         char *session_dir;

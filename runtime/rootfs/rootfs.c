@@ -160,14 +160,20 @@ int rt_env_stack(struct store *s, const char *env, const char *rootfs, bool keep
 
 int rt_env_rootfs(const char *data_dir, const char *env, char **ret_path, struct rtn_error *err) {
         struct store *s = NULL;
-        struct store_base b, now;
-        struct rtn_error none = {0};
         int r = store_env_valid(env) < 0 ? 0 : store_open_ro(data_dir, &s, err);
         if (r < 0)
                 return r;
-        r = s ? store_base_get(s, env, &b, &none) : -ENOENT;
+        r = rt_env_rootfs_in(s, data_dir, env, ret_path, err);
         if (s)
                 store_close(s);
+        return r;
+}
+
+int rt_env_rootfs_in(struct store *s, const char *data_dir, const char *env, char **ret_path,
+                     struct rtn_error *err) {
+        struct store_base b, now;
+        struct rtn_error none = {0};
+        int r = s && store_env_valid(env) == 0 ? store_base_get(s, env, &b, &none) : -ENOENT;
         if (r < 0 || !strcmp(b.id, "host")) { /* a bad record is the base check's to report */
                 *ret_path = NULL;
                 return 0;

@@ -47,6 +47,9 @@ int rt_env_stack(struct store *s, const char *env, const char *rootfs, bool keep
  * environment with no record yet, or no store). A base that is gone or changed is an error
  * naming it. */
 int rt_env_rootfs(const char *data_dir, const char *env, char **ret_path, struct rtn_error *err);
+/* The same in a store the caller has open (s, of data_dir; NULL: none yet, the host). */
+int rt_env_rootfs_in(struct store *s, const char *data_dir, const char *env, char **ret_path,
+                     struct rtn_error *err);
 
 /* <data_dir>/rootfs, where the rootfses are (data_dir NULL: the default data dir). */
 int rt_rootfs_base(const char *data_dir, char **ret, struct rtn_error *err);

@@ -435,12 +435,16 @@ static void prepare(void) {
                 snprintf(cg.why, sizeof cg.why, "open cgroup %s: %s", s->dir, strerror(errno));
                 return;
         }
-        sweep_stale();
         plan_controller(s, "memory", s->memory, s->memory_on, &cg.memory, cg.why_memory,
                         sizeof cg.why_memory);
         plan_controller(s, "pids", s->pids, s->pids_on, &cg.pids, cg.why_pids, sizeof cg.why_pids);
         cg.open = true;
         cg.use = mode == RT_CGROUP_ALWAYS || cg.memory || cg.pids;
+        /* Only a start that makes a cgroup sweeps: one that makes none would list the
+         * directory for nothing (tests/integration/exec_coldpath.sh), and a killed rtn's
+         * sandbox died with its PID 1 all the same; what it left is an empty directory. */
+        if (cg.use)
+                sweep_stale();
 }
 
 void rt_limits_choose(struct rt_spec *spec, bool pids_asked, struct rt_limit_warnings *w) {

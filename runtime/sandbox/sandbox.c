@@ -349,8 +349,12 @@ int rt_config_send(struct rt_sandbox *sb, const struct rt_spec *s, const char *c
                 .agent_root = sb->idmap.agent_root,
                 .host_writable = host,
                 .allow_ptrace = s->allow_ptrace,
+                .policies = s->policies ? s->policies : INIT_POLICIES_ALL,
                 .limits = s->limits,
         };
+        /* The gate, opened before the first command, builds provisioning's with its port */
+        if (s->gate)
+                fixed.policies &= ~INIT_POLICY_BIT(INIT_POLICY_PROVISION);
         _cleanup_free_ char *buf = malloc(INIT_MSG_MAX);
         if (!buf)
                 return rtn_err(err, ENOMEM, "encode sandbox configuration");

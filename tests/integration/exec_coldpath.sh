@@ -5,9 +5,11 @@
 # a user namespace before the sandbox's own (the Landlock fallback's probe, which only a
 # start that fails needs), /proc/self/cgroup and /proc/meminfo read twice, the identity
 # files written a line at a time, every entry of `rtn ps`'s registry read by each start,
-# rtn-init's opens of a path in two calls each, its bounding set read bit by bit, and a mkdir
-# per component of each directory's path. Counting syscalls, not timing them, keeps the suite quick
-# and immune to a busy machine.
+# rtn-init's opens of a path in two calls each, its bounding set read bit by bit, a mkdir
+# per component of each directory's path, Landlock rulesets no command of the run can use,
+# a stat and an fstat per Landlock rule, the store opened twice, and the cgroup dir listed by
+# a start that makes no cgroup. Counting syscalls, not timing them, keeps the suite quick and
+# immune to a busy machine.
 . "$(dirname "$0")/../lib.sh"
 t_need_rtn
 
@@ -52,9 +54,12 @@ identity_files_whole() {
         for f in passwd group; do
                 grep -q "id/etc/$f\"" "$T_TMP/trace" || continue # an agent that is root keeps the base's
                 n=$(awk -v f="id/etc/$f\"" '
-                        index($0, f) && /open(at)?\(/ { pid = $1; fd = $NF; on = 1; next }
+                        index($0, f) && /open(at)?\(/ {
+                                pid = $1; fd = $NF; on = 1; if (/<unfinished/) fd = ""; next
+                        }
+                        on && fd == "" && $1 == pid && /resumed>/ { fd = $NF; next }
                         on && $1 == pid && $2 ~ "^write\\(" fd "," { n++ }
-                        on && $1 == pid && $2 ~ "^close\\(" fd "\\)" { on = 0 }
+                        on && $1 == pid && $2 ~ "^close\\(" fd "(\\)|$)" { on = 0 }
                         END { print n + 0 }' "$T_TMP/trace")
                 [ "$n" -le 2 ] || t_fail "/etc/$f written in $n writes"
         done
@@ -107,6 +112,58 @@ bounding_read_at_once() {
         [ "$n" -le 2 ] || t_fail "the bounding set read bit by bit: $n PR_CAPBSET_READ"
 }
 
+# An rtn exec runs agent commands only (its own, rtn enter's): rtn-init builds the agent's
+# Landlock ruleset, not a root command's by call nor provisioning's (each a walk of /).
+one_ruleset() {
+        trace_exec
+        local n
+        n=$(count 'landlock_create_ruleset\(\{')
+        [ "$n" = 1 ] || t_fail "$n Landlock rulesets built for one command"
+}
+
+# Each rule of the agent's ruleset is an open, landlock_add_rule and a close: the type of a
+# path comes from the open (O_DIRECTORY) where its rights depend on it, not from a stat
+# before it and an fstat after.
+three_calls_per_rule() {
+        trace_exec
+        local calls rules
+        read -r calls rules < <(awk '/execveat\(/ { init = $1 }
+                init && $1 == init && /landlock_create_ruleset\(\{/ { on = 1; next }
+                on && $1 == init && $2 != "<..." { # a call another process interrupted resumes
+                        if ($2 !~ /^(openat|open|stat|newfstatat|fstat|lstat|statx|close|landlock_add_rule)\(/) exit
+                        calls++
+                        if ($2 ~ /^landlock_add_rule\(/) rules++
+                }
+                END { print calls + 0, rules + 0 }' "$T_TMP/trace")
+        [ "$rules" -gt 0 ] || t_fail "no rule of the agent's ruleset in the trace"
+        [ "$calls" -le $((3 * rules + 2)) ] || t_fail "$calls system calls for $rules Landlock rules"
+}
+
+# The store is opened once: the environment's base is looked up in the store the run opens
+# for its layers, not in one opened before it (each open ~20 system calls).
+store_opened_once() {
+        mkdir -p "$RTN_DATA_DIR" # a data dir, and the store a first start makes in it
+        t_exit_is 0 "$RTN" exec -- true
+        trace_exec
+        local n
+        n=$(count '^[0-9]+ +openat\([0-9]+, "layers".* = [0-9]+$')
+        [ "$n" = 1 ] || t_fail "the store's layers/ opened $n times for one start"
+}
+
+# The stale cgroups of killed rtn processes are swept by a start that makes a cgroup of its
+# own (RTN_CGROUP, a controller to enforce with): one that makes none lists no cgroup dir.
+cgroup_swept_when_made() {
+        trace_exec
+        local n
+        n=$(awk '$2 == "openat(AT_FDCWD," && $3 ~ /^"\/sys\/fs\/cgroup/ && /O_PATH\|O_DIRECTORY/ {
+                        dir[$1] = $NF
+                }
+                $1 in dir && $2 == "mkdirat(" dir[$1] "," && $3 ~ /^"rtn-/ { made = 1 }
+                $1 in dir && $2 == "openat(" dir[$1] "," && $3 == "\".\"," { listed++ }
+                END { print made ? 0 : listed + 0 }' "$T_TMP/trace")
+        [ "$n" = 0 ] || t_fail "the cgroup dir listed $n times by a start that made no cgroup"
+}
+
 t_run one_user_namespace_per_start one_user_namespace
 t_run proc_files_read_once proc_files_once
 t_run identity_files_written_whole identity_files_whole
@@ -114,4 +171,8 @@ t_run registry_entries_unread registry_entries_unread
 t_run init_opens_alone init_opens_alone
 t_run mkdirs_once mkdirs_once
 t_run bounding_read_at_once bounding_read_at_once
+t_run one_ruleset_per_exec one_ruleset
+t_run three_calls_per_landlock_rule three_calls_per_rule
+t_run store_opened_once store_opened_once
+t_run cgroup_swept_when_made cgroup_swept_when_made
 t_done
