@@ -277,36 +277,60 @@ static void end_all(void) {
         }
 }
 
+static void send_exited(uint64_t id, pid_t pid, int status) {
+        struct init_exited m = {.hdr = {.type = INIT_MSG_EXITED, .len = sizeof m, .id = id},
+                                .wait_status = status,
+                                .pid = pid};
+        if (rtn_send_msg(INIT_CTL_FD, &m, sizeof m, NULL, 0) < 0)
+                shutdown_all(0);
+}
+
+/* Reaps one process that has exited, if any: 0 when none is left, else its pid. *job says
+ * whether it was a command's (*id), whose notifications are then closed, and *final whether
+ * it was the sandbox's last. */
+static pid_t reap_one(int *status, bool *job, uint64_t *id, bool *final) {
+        pid_t pid = waitpid(-1, status, WNOHANG);
+        if (pid <= 0)
+                return 0;
+        if (pid == st.files_pid)
+                st.files_pid = 0; /* rtn notices on the server's socket */
+        /* Calls still pending from this command's processes are put down to it while it is
+         * in the job table. */
+        init_notify_drain_shared(&st);
+        *job = init_job_take(&st, pid, id, final);
+        if (*job && init_notify_exited(&st, *id) < 0)
+                shutdown_all(0);
+        return pid;
+}
+
 static void on_sigchld(int sfd) {
         struct signalfd_siginfo si;
         while (read(sfd, &si, sizeof si) == sizeof si)
                 ;
         for (;;) {
                 int status;
-                pid_t pid = waitpid(-1, &status, WNOHANG);
-                if (pid <= 0)
-                        break;
                 uint64_t id;
-                bool final;
-                if (pid == st.files_pid)
-                        st.files_pid = 0; /* rtn notices on the server's socket */
-                /* Calls still pending from this command's processes are put down to it
-                 * while it is in the job table. */
-                init_notify_drain_shared(&st);
-                if (init_job_take(&st, pid, &id, &final)) {
-                        if (init_notify_exited(&st, id) < 0)
-                                shutdown_all(0);
-                        /* Without a pid namespace rtn ends the sandbox itself and waits
-                         * (rt_sandbox_release): no blocking reap of the host's processes. */
-                        if (final && st.cfg.isolation != INIT_ISOLATION_LANDLOCK)
-                                end_all();
-                        struct init_exited m = {
-                                .hdr = {.type = INIT_MSG_EXITED, .len = sizeof m, .id = id},
-                                .wait_status = status,
-                                .pid = pid};
-                        if (rtn_send_msg(INIT_CTL_FD, &m, sizeof m, NULL, 0) < 0)
-                                shutdown_all(0);
+                bool job, final;
+                pid_t pid = reap_one(&status, &job, &id, &final);
+                if (!pid)
+                        break;
+                if (!job)
+                        continue;
+                /* Without a pid namespace rtn ends the sandbox itself and waits
+                 * (rt_sandbox_release): no blocking reap of the host's processes. */
+                if (final && st.cfg.isolation != INIT_ISOLATION_LANDLOCK) {
+                        /* Commands that ended before it, their exits not yet read (the
+                         * kernel lists the oldest child first), are reported as they ended,
+                         * not killed with what is still running. */
+                        int s2;
+                        uint64_t id2;
+                        bool job2, f2;
+                        for (pid_t p2; (p2 = reap_one(&s2, &job2, &id2, &f2));)
+                                if (job2)
+                                        send_exited(id2, p2, s2);
+                        end_all();
                 }
+                send_exited(id, pid, status);
         }
 }
 

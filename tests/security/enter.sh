@@ -333,6 +333,30 @@ bad_requests_never_stop_it() {
         [ "$rc" = 3 ] || t_fail "rtn exec exited $rc, not its command's 3: $(cat "$T_TMP/sb.err")"
 }
 
+# A command entered that ends just before the sandbox's own command (both waiting to be
+# reaped at once: rtn-init is stopped from the host meanwhile, as a loaded machine may leave
+# it unscheduled) has its exit reported; it did not end with the sandbox.
+exit_just_before_the_end_reported() {
+        start_sandbox -- sh -c "until [ -e /tmp/stop ]; do sleep 0.05; done; exit 3"
+        local init= c
+        for c in $(cat /proc/"$SB"/task/*/children); do
+                [ "$(cat /proc/"$c"/comm 2>/dev/null)" = rtn-init ] && init=$c
+        done
+        [ -n "$init" ] || t_fail "no rtn-init below rtn exec $SB"
+        "$RTN" enter "$SB" -- sh -c 'touch /tmp/started; sleep 1; touch /tmp/stop' </dev/null \
+                >"$T_TMP/e.out" 2>"$T_TMP/e.err" &
+        local e=$! rc=0
+        t_wait_for entered test -e /tmp/started || t_fail "the entered command never ran"
+        kill -STOP "$init"
+        sleep 2 # the entered command ends, then the sandbox's own
+        kill -CONT "$init"
+        wait "$e" || rc=$?
+        [ "$rc" = 0 ] || t_fail "rtn enter exited $rc: $(cat "$T_TMP/e.err")"
+        rc=0
+        wait "$SB" || rc=$?
+        [ "$rc" = 3 ] || t_fail "rtn exec exited $rc, not its command's 3: $(cat "$T_TMP/sb.err")"
+}
+
 confined_callers_refused() {
         start_sandbox --bind "$T_ROOT/tests/security:/mnt/t:ro" -- sleep 65.$T_UNIQ
         t_exit_is 125 setpriv --no-new-privs "$RTN" enter "$SB" -- true
@@ -444,6 +468,7 @@ t_run http_sessions_entered http_sessions_entered
 t_run dies_with_the_sandbox dies_with_the_sandbox
 t_run no_terminal_reaches_it no_terminal_reaches_it
 t_run bad_requests_never_stop_it bad_requests_never_stop_it
+t_run exit_just_before_the_end_reported exit_just_before_the_end_reported
 t_run confined_callers_refused confined_callers_refused
 t_run landlock_mode_command_refused landlock_mode_command_refused
 t_run stale_and_planted_sockets stale_and_planted_sockets
