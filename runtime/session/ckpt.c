@@ -666,6 +666,16 @@ static int do_ckpt(void *arg, char *out, size_t outlen, struct rtn_error *err) {
         return r;
 }
 
+/* Whether undo/step (or undo/ itself) is certainly not there. */
+static bool step_absent(int fs, const char *step) {
+        _cleanup_close_ int undo =
+                openat(fs, RT_UNDO_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (undo < 0)
+                return errno == ENOENT;
+        struct stat st;
+        return fstatat(undo, step, &st, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT;
+}
+
 /* rt_ckpt and rt_ckpt_as_owner: the helper runs through run (rt_userns_run or
  * rt_userns_as_owner). */
 static int ckpt_with(int (*run)(const struct rt_idmap *, rt_userns_fn, void *, char *, size_t,
@@ -689,6 +699,13 @@ static int ckpt_with(int (*run)(const struct rt_idmap *, rt_userns_fn, void *, c
                               .nspare = nspare};
         char out[128] = "";
         int r = -1;
+        /* A drop of a step that holds nothing on the tmpfs makes no helper either: a seal
+         * that found nothing changed (below) made no directory for its step, and once
+         * --undo-depth steps are kept every changing call drops the oldest. rtn may look
+         * (only an lstat of a name in undo/, which it walks itself below); anything but
+         * ENOENT leaves the removal to the helper. */
+        if (op == RT_CKPT_DROP && step_absent(fs, step))
+                return 0;
         /* A seal that finds nothing changed makes no helper: the walk only stats and lists,
          * which rtn may do itself where the agent left every directory readable to it;
          * anything else (a 000 directory) leaves it to the helper. */
