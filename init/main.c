@@ -275,9 +275,10 @@ static void end_all(void) {
 }
 
 static void on_sigchld(int sfd) {
-        struct signalfd_siginfo si;
-        while (read(sfd, &si, sizeof si) == sizeof si)
-                ;
+        /* SIGCHLD is not queued: one read takes what is pending (a second would only say
+         * EAGAIN), and the waitpid loop below reaps every child whose exit it stood for. */
+        struct signalfd_siginfo si[4];
+        (void)!read(sfd, si, sizeof si);
         for (;;) {
                 int status;
                 pid_t pid = waitpid(-1, &status, WNOHANG);
