@@ -56,7 +56,7 @@ struct rt_session {
         uint64_t next_id;
         struct rt_cmd *cmds;
         int linger[MAX_LINGER]; /* pipes still held by background processes, -1 free */
-        int devnull; /* a command's stdin when it is given none, opened once; -1 before */
+        int devnull; /* a command's stdin when it is given none, opened once per sandbox */
         const struct rt_session_listener *listener;
         void *listener_ud;
         struct netns_gate *gate; /* the agent's proxy (--allow-net), or NULL */
@@ -463,6 +463,7 @@ static void session_lost(struct rt_session *s, bool unexpected) {
                 rtn_loop_del_fd(s->loop, s->sb.ctl);
         rt_sandbox_destroy(&s->sb);
         s->alive = false;
+        s->devnull = rtn_safe_close(s->devnull);
         rt_enter_drop(s->enter, s->enter_sb); /* entered commands died with it */
         if (s->listener)
                 s->listener->on_lost(s->listener_ud);
