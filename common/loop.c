@@ -36,7 +36,7 @@ struct rtn_loop_source {
         uint64_t deadline; /* a timer's, rtn_now_usec's clock */
         uint64_t turn; /* a timer's: the loop's turn when it was armed */
         void *userdata;
-        struct rtn_loop_source *next; /* in l->sources or l->graveyard */
+        struct rtn_loop_source *next; /* in l->sources, l->timers or l->graveyard */
 };
 
 struct sig_handler {
