@@ -1,7 +1,14 @@
-/* The epoll event loop (see loop.h). Every source is a heap node whose address is the
+/* The epoll event loop (see loop.h). Every fd source is a heap node whose address is the
  * epoll_event.data.ptr; fds are also kept in a list so rtn_loop_del_fd can find them by
  * number. A removed node is marked dead and moved to a graveyard emptied after each dispatch
- * round, because the same epoll_wait(2) batch may still hold an event for it. */
+ * round, because the same epoll_wait(2) batch may still hold an event for it.
+ *
+ * Timers have no fd: they wait in a list sorted by deadline, and epoll_wait's timeout is the
+ * time to the first. A timerfd each cost five system calls per timer (create, arm, add,
+ * delete, close), and `rtn serve` arms one for every command's timeout (docs/benchmarks.md,
+ * "The warm call"). A round dispatches the fds' events, then every timer due before the
+ * timers' turn began: one armed from a timer's callback, or a periodic one's next period,
+ * waits for the next round, after the fds have been looked at. */
 #include "common/loop.h"
 
 #include <errno.h>
@@ -9,7 +16,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/timerfd.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "common/cleanup.h"
@@ -26,8 +33,10 @@ struct rtn_loop_source {
         rtn_loop_io_fn io;
         rtn_loop_timer_fn timer;
         uint64_t interval;
+        uint64_t deadline; /* a timer's, rtn_now_usec's clock */
+        uint64_t turn; /* a timer's: the loop's turn when it was armed */
         void *userdata;
-        struct rtn_loop_source *next; /* in l->sources or l->graveyard */
+        struct rtn_loop_source *next; /* in l->sources, l->timers or l->graveyard */
 };
 
 struct sig_handler {
@@ -39,6 +48,8 @@ struct rtn_loop {
         int epfd;
         struct rtn_loop_source *sources;
         struct rtn_loop_source *graveyard;
+        struct rtn_loop_source *timers; /* by deadline, the earliest first */
+        uint64_t turn; /* counts the timers' turns */
         struct rtn_loop_source *sigsrc;
         sigset_t sigmask, oldmask;
         bool mask_changed;
@@ -91,6 +102,11 @@ void rtn_loop_free(struct rtn_loop *l) {
                 l->sources = s->next;
                 src_destroy(s);
         }
+        while (l->timers) {
+                struct rtn_loop_source *s = l->timers;
+                l->timers = s->next;
+                src_destroy(s);
+        }
         empty_graveyard(l);
         if (l->mask_changed)
                 sigprocmask(SIG_SETMASK, &l->oldmask, NULL);
@@ -116,14 +132,26 @@ static int src_add(struct rtn_loop *l, enum src_kind kind, int fd, uint32_t even
         return 0;
 }
 
-/* Unlinks s from the live list, stops watching its fd and queues it for freeing. */
-static void src_remove(struct rtn_loop *l, struct rtn_loop_source *s) {
-        for (struct rtn_loop_source **p = &l->sources; *p; p = &(*p)->next)
+static void unlink_from(struct rtn_loop_source **list, struct rtn_loop_source *s) {
+        for (struct rtn_loop_source **p = list; *p; p = &(*p)->next)
                 if (*p == s) {
                         *p = s->next;
-                        break;
+                        return;
                 }
-        (void)epoll_ctl(l->epfd, EPOLL_CTL_DEL, s->fd, NULL);
+}
+
+static void timer_unlink(struct rtn_loop *l, struct rtn_loop_source *t) {
+        unlink_from(&l->timers, t);
+}
+
+/* Unlinks s from its live list, stops watching its fd and queues it for freeing. */
+static void src_remove(struct rtn_loop *l, struct rtn_loop_source *s) {
+        if (s->kind == SRC_TIMER) {
+                timer_unlink(l, s);
+        } else {
+                unlink_from(&l->sources, s);
+                (void)epoll_ctl(l->epfd, EPOLL_CTL_DEL, s->fd, NULL);
+        }
         s->dead = true;
         s->next = l->graveyard;
         l->graveyard = s;
@@ -167,38 +195,31 @@ int rtn_loop_del_fd(struct rtn_loop *l, int fd) {
         return 0;
 }
 
-static struct itimerspec usec_to_its(uint64_t usec, uint64_t interval) {
-        struct itimerspec its = {
-                .it_value = {.tv_sec = (time_t)(usec / RTN_USEC_PER_SEC),
-                             .tv_nsec = (long)((usec % RTN_USEC_PER_SEC) * RTN_NSEC_PER_USEC)},
-                .it_interval = {.tv_sec = (time_t)(interval / RTN_USEC_PER_SEC),
-                                .tv_nsec =
-                                        (long)((interval % RTN_USEC_PER_SEC) * RTN_NSEC_PER_USEC)},
-        };
-        /* an all-zero it_value disarms the timer: fire "now" as 1 ns instead */
-        if (its.it_value.tv_sec == 0 && its.it_value.tv_nsec == 0)
-                its.it_value.tv_nsec = 1;
-        return its;
+/* Puts t in the timers' list after every timer due no later. */
+static void timer_insert(struct rtn_loop *l, struct rtn_loop_source *t) {
+        struct rtn_loop_source **p = &l->timers;
+        while (*p && (*p)->deadline <= t->deadline)
+                p = &(*p)->next;
+        t->next = *p;
+        *p = t;
+        t->turn = l->turn;
 }
 
 int rtn_loop_add_timer(struct rtn_loop *l, uint64_t usec, uint64_t interval_usec,
                        rtn_loop_timer_fn fn, void *userdata, struct rtn_loop_source **ret) {
         if (!fn)
                 return -EINVAL;
-        _cleanup_close_ int tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
-        if (tfd < 0)
-                return negative_errno();
-        struct itimerspec its = usec_to_its(usec, interval_usec);
-        if (timerfd_settime(tfd, 0, &its, NULL) < 0)
-                return negative_errno();
-        struct rtn_loop_source *s;
-        int r = src_add(l, SRC_TIMER, tfd, EPOLLIN, true, &s);
-        if (r < 0)
-                return r;
-        TAKE_FD(tfd);
-        s->timer = fn;
-        s->interval = interval_usec;
-        s->userdata = userdata;
+        struct rtn_loop_source *s = calloc(1, sizeof *s);
+        if (!s)
+                return -ENOMEM;
+        uint64_t now = rtn_now_usec();
+        *s = (struct rtn_loop_source){.kind = SRC_TIMER,
+                                      .fd = -1,
+                                      .timer = fn,
+                                      .interval = interval_usec,
+                                      .deadline = usec > UINT64_MAX - now ? UINT64_MAX : now + usec,
+                                      .userdata = userdata};
+        timer_insert(l, s);
         if (ret)
                 *ret = s;
         return 0;
@@ -255,33 +276,77 @@ static void dispatch(struct rtn_loop *l, struct rtn_loop_source *s, uint32_t rev
         case SRC_IO:
                 s->io(l, s->fd, revents, s->userdata);
                 break;
-        case SRC_TIMER: {
-                uint64_t ticks;
-                if (read(s->fd, &ticks, sizeof ticks) != (ssize_t)sizeof ticks)
-                        return; /* spurious */
-                if (!s->interval)
-                        src_remove(l, s); /* one-shot: gone once its callback returns */
-                s->timer(l, s, s->userdata);
+        case SRC_TIMER: /* never in epoll: dispatch_timers */
                 break;
-        }
         case SRC_SIGNAL:
                 dispatch_signals(l);
                 break;
         }
 }
 
+/* Fires every timer due by the time this turn began, but none armed during it (one armed
+ * from a callback, a periodic timer's next period): those wait for a later round, after the
+ * fds have been looked at. Returns how many fired. */
+static int dispatch_timers(struct rtn_loop *l) {
+        uint64_t now = rtn_now_usec(), turn = ++l->turn;
+        int n = 0;
+        for (;;) {
+                struct rtn_loop_source *t = l->timers;
+                while (t && t->deadline <= now && t->turn == turn)
+                        t = t->next;
+                if (!t || t->deadline > now)
+                        return n;
+                if (t->interval) { /* the next period after now: one call for those missed */
+                        uint64_t next = t->deadline + t->interval;
+                        if (next <= now)
+                                next += ((now - next) / t->interval + 1) * t->interval;
+                        timer_unlink(l, t);
+                        t->deadline = next;
+                        timer_insert(l, t);
+                } else {
+                        src_remove(l, t); /* one-shot: gone once its callback returns */
+                }
+                t->timer(l, t, t->userdata);
+                n++;
+        }
+}
+
+/* epoll_wait's timeout: the caller's timeout_ms, or less to the first timer's deadline. */
+static int wait_events(struct rtn_loop *l, struct epoll_event *evs, int max, int timeout_ms) {
+        uint64_t left = UINT64_MAX;
+        if (l->timers) {
+                uint64_t now = rtn_now_usec();
+                left = l->timers->deadline > now ? l->timers->deadline - now : 0;
+        }
+        if (timeout_ms >= 0 && (uint64_t)timeout_ms * 1000 < left)
+                left = (uint64_t)timeout_ms * 1000;
+        if (left == UINT64_MAX)
+                return epoll_wait(l->epfd, evs, max, -1);
+        struct timespec ts = {.tv_sec = (time_t)(left / RTN_USEC_PER_SEC),
+                              .tv_nsec = (long)((left % RTN_USEC_PER_SEC) * RTN_NSEC_PER_USEC)};
+        static bool no_pwait2; /* Linux < 5.11: milliseconds, rounded up */
+        if (!no_pwait2) {
+                int n = epoll_pwait2(l->epfd, evs, max, &ts, NULL);
+                if (n >= 0 || errno != ENOSYS)
+                        return n;
+                no_pwait2 = true;
+        }
+        uint64_t ms = (left + 999) / 1000;
+        return epoll_wait(l->epfd, evs, max, ms > INT32_MAX ? INT32_MAX : (int)ms);
+}
+
 int rtn_loop_run_once(struct rtn_loop *l, int timeout_ms) {
         struct epoll_event evs[64];
-        int n = epoll_wait(l->epfd, evs, (int)ARRAY_SIZE(evs), timeout_ms);
+        int n = wait_events(l, evs, (int)ARRAY_SIZE(evs), timeout_ms);
         if (n < 0)
                 return errno == EINTR ? 0 : negative_errno();
         for (int i = 0; i < n; i++) {
                 struct rtn_loop_source *s = evs[i].data.ptr;
-                /* A one-shot timer is already in the graveyard while its callback runs,
-                 * so "dead" here means removed before its turn in this batch. */
+                /* "dead" here means removed before its turn in this batch. */
                 if (!s->dead)
                         dispatch(l, s, evs[i].events);
         }
+        n += dispatch_timers(l);
         empty_graveyard(l);
         return n;
 }

@@ -1,7 +1,8 @@
 /* One epoll event loop per process: fds with callbacks, one-shot or periodic timers
- * (a timerfd each), and signals delivered through a signalfd. The MCP server reads stdin on
- * it, and the sandbox sessions register their control sockets, pidfds and output pipes on the
- * same loop, so a long command never blocks ping or cancellation.
+ * (no fd of their own: epoll_wait waits until the first is due), and signals delivered through a
+ * signalfd. The MCP server reads stdin on it, and the sandbox sessions register their control
+ * sockets, pidfds and output pipes on the same loop, so a long command never blocks ping or
+ * cancellation.
  *
  * Callbacks may add or remove any source, including their own, at any time: removed sources
  * are unlinked at once and freed only after the current dispatch round, so a stale event in
@@ -24,7 +25,7 @@ typedef void (*rtn_loop_signal_fn)(struct rtn_loop *l, const struct signalfd_sig
                                    void *userdata);
 
 int rtn_loop_new(struct rtn_loop **ret);
-/* Frees every source (closing the loop's own timerfds and signalfd, not the caller's fds)
+/* Frees every source (closing the loop's own signalfd, not the caller's fds)
  * and restores the signal mask it changed. */
 void rtn_loop_free(struct rtn_loop *l);
 
@@ -36,7 +37,9 @@ int rtn_loop_mod_fd(struct rtn_loop *l, int fd, uint32_t events);
 int rtn_loop_del_fd(struct rtn_loop *l, int fd);
 
 /* A timer firing after usec microseconds (CLOCK_MONOTONIC), then every interval_usec when
- * that is non-zero. *ret stays valid until rtn_loop_timer_cancel or, for a one-shot
+ * that is non-zero (once for the periods missed when it falls behind). Due timers fire after
+ * the round's fd events, the earliest deadline first; one armed from a timer's callback
+ * fires in a later round. *ret stays valid until rtn_loop_timer_cancel or, for a one-shot
  * timer, until its callback returns. */
 int rtn_loop_add_timer(struct rtn_loop *l, uint64_t usec, uint64_t interval_usec,
                        rtn_loop_timer_fn fn, void *userdata, struct rtn_loop_source **ret);

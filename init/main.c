@@ -304,9 +304,10 @@ static pid_t reap_one(int *status, bool *job, uint64_t *id, bool *final) {
 }
 
 static void on_sigchld(int sfd) {
-        struct signalfd_siginfo si;
-        while (read(sfd, &si, sizeof si) == sizeof si)
-                ;
+        /* SIGCHLD is not queued: one read takes what is pending (a second would only say
+         * EAGAIN), and the waitpid loop below reaps every child whose exit it stood for. */
+        struct signalfd_siginfo si[4];
+        (void)!read(sfd, si, sizeof si);
         for (;;) {
                 int status;
                 uint64_t id;

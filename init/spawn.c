@@ -200,13 +200,16 @@ static void setup_stdio(int efd, int *fds, size_t nfds, const char *pty_slave) {
                         close(s);
                 return;
         }
-        /* Move the passed fds above 2 first so dup2 into 0..2 cannot clobber one another. */
+        /* A passed fd in 0..2 moves above 2 first, so that dup2 into 0..2 cannot clobber
+         * one another; one above stays (received with MSG_CMSG_CLOEXEC, it closes at
+         * execve), which spares every spawn three dups (musl's F_DUPFD_CLOEXEC is two calls
+         * each). */
         int hi[3];
         for (int i = 0; i < 3; i++) {
                 int src = (size_t)i < nfds ? fds[i] : -1;
                 if (src < 0)
                         src = openat(AT_FDCWD, "/dev/null", O_RDWR | O_CLOEXEC);
-                if (src < 0 || (hi[i] = fcntl(src, F_DUPFD_CLOEXEC, 10)) < 0)
+                if (src < 0 || (hi[i] = src > 2 ? src : fcntl(src, F_DUPFD_CLOEXEC, 10)) < 0)
                         die(efd, INIT_STEP_STDIO, errno);
         }
         for (int i = 0; i < 3; i++)

@@ -4,7 +4,8 @@
  * own netns when --allow-net is given (runtime/sandbox/sandbox.c). The listener sits on
  * rtn's event loop (or rtn exec's poll), and each accepted connection gets a detached thread
  * that reads a request head, decides, and then relays bytes with poll(2), read(2) and
- * send(2), 256 KiB at a time (relay_move says why not splice(2)). Blocking
+ * send(2), 256 KiB at a time, reading on without a poll after a full read (RELAY_BURST;
+ * relay_move says why not splice(2)). Blocking
  * getaddrinfo and connect stay off the loop that way, and a stalled server cannot stall
  * ping or cancellation.
  *
@@ -261,18 +262,28 @@ int netns_connect(const struct sockaddr_storage *a, socklen_t len) {
 }
 
 /* Moves what `from` has (at most want bytes, read once) to `to` through buf: the count, 0 at
- * its end, < 0 when either side failed. The bytes are copied through rtn's memory rather
- * than spliced through a pipe: a spliced segment carries the source's 4 KiB pages, 17 at
- * most, where a copied one carries the socket's own 32 KiB chunks, so the sandbox's side of
- * the hop gets segments up to the loopback's 256 KiB (netns/lo.c) and its reader pays less
- * per byte than the copy costs here (docs/benchmarks.md, "What the agent's proxy costs a
- * download"). */
-static ssize_t relay_move(int from, int to, size_t want, char *buf, size_t cap) {
-        ssize_t k = read(from, buf, want < cap ? want : cap);
+ * its end, < 0 when either side failed, -EAGAIN when `from` had nothing (only with
+ * MSG_DONTWAIT in flags, for a read that poll(2) did not announce). The bytes are copied
+ * through rtn's memory rather than spliced through a pipe: a spliced segment carries the
+ * source's 4 KiB pages, 17 at most, where a copied one carries the socket's own 32 KiB
+ * chunks, so the sandbox's side of the hop gets segments up to the loopback's 256 KiB
+ * (netns/lo.c) and its reader pays less per byte than the copy costs here
+ * (docs/benchmarks.md, "What the agent's proxy costs a download"). */
+static ssize_t relay_move(int from, int to, size_t want, char *buf, size_t cap, int flags) {
+        size_t n = want < cap ? want : cap;
+        ssize_t k = flags ? recv(from, buf, n, flags) : read(from, buf, n);
+        if (k < 0 && flags && errno == ENOTSOCK)
+                return -EAGAIN; /* not a socket: wait for poll */
         if (k > 0 && netns_send_all(to, buf, (size_t)k) < 0)
                 return -EPIPE;
         return k < 0 ? -errno : k;
 }
+
+/* Reads that may follow a full one on the same side before the relay polls again: a
+ * download's queue usually holds more than one buffer, and its poll per buffer was a third
+ * of the relay's system calls. Bounded, so that the other side is heard at least every
+ * RELAY_BURST buffers. */
+#define RELAY_BURST 16
 
 /* Copies both ways until both sides are done or nothing moves for IDLE_TIMEOUT_MS. At most
  * a_limit bytes go from a to b (UINT64_MAX: no limit); a is not read past it. With keep_a,
@@ -295,23 +306,29 @@ static uint64_t relay_loop(int a, int b, uint64_t a_limit, bool keep_a, char *bu
                         if (p[i].fd < 0 || !(p[i].revents & (POLLIN | POLLHUP | POLLERR)))
                                 continue;
                         int to = i == 0 ? b : a;
-                        size_t want = SIZE_MAX;
-                        if (i == 0 && a_limit < want)
-                                want = (size_t)a_limit;
-                        ssize_t k = relay_move(p[i].fd, to, want, buf, cap);
-                        if (k == -EINTR)
-                                continue;
-                        if (k < 0)
-                                return a_limit; /* a side failed or is gone: drop both */
-                        if (i == 0 && k > 0 && a_limit != UINT64_MAX)
-                                a_limit -= (uint64_t)k;
-                        if (k == 0 && i == 1 && keep_a)
-                                return a_limit;
-                        if (k == 0 || (i == 0 && a_limit == 0)) {
-                                if (k == 0)
-                                        (void)shutdown(to, SHUT_WR);
-                                p[i].fd = -1;
-                                open_dirs--;
+                        for (int burst = 0; burst < RELAY_BURST; burst++) {
+                                size_t want = SIZE_MAX;
+                                if (i == 0 && a_limit < want)
+                                        want = (size_t)a_limit;
+                                ssize_t k = relay_move(p[i].fd, to, want, buf, cap,
+                                                       burst ? MSG_DONTWAIT : 0);
+                                if (k == -EINTR || k == -EAGAIN)
+                                        break;
+                                if (k < 0)
+                                        return a_limit; /* a side failed or is gone: drop both */
+                                if (i == 0 && k > 0 && a_limit != UINT64_MAX)
+                                        a_limit -= (uint64_t)k;
+                                if (k == 0 && i == 1 && keep_a)
+                                        return a_limit;
+                                if (k == 0 || (i == 0 && a_limit == 0)) {
+                                        if (k == 0)
+                                                (void)shutdown(to, SHUT_WR);
+                                        p[i].fd = -1;
+                                        open_dirs--;
+                                        break;
+                                }
+                                if ((size_t)k < (want < cap ? want : cap))
+                                        break; /* a short read: the queue is empty */
                         }
                 }
         }

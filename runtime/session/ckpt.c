@@ -99,12 +99,13 @@ static uint64_t inomap_get(const struct inomap *m, uint64_t k) {
 
 static int inomap_load(int undo, const char *name, struct inomap *m) {
         _cleanup_close_ int fd = openat(undo, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-        uint64_t pair[2];
+        uint64_t pairs[256][2]; /* read a page at a time, not a pair: every seal loads two */
         if (fd < 0)
                 return errno == ENOENT ? 0 : negative_errno();
-        for (ssize_t n; (n = read(fd, pair, sizeof pair)) == sizeof pair;)
-                if (inomap_put(m, pair[0], pair[1]) < 0)
-                        return -ENOMEM;
+        for (ssize_t n; (n = read(fd, pairs, sizeof pairs)) >= (ssize_t)sizeof pairs[0];)
+                for (size_t i = 0; i < (size_t)n / sizeof pairs[0]; i++)
+                        if (inomap_put(m, pairs[i][0], pairs[i][1]) < 0)
+                                return -ENOMEM;
         return 0;
 }
 
@@ -292,36 +293,39 @@ static void copied(struct rt_copy *c, const struct stat *src, int ddir, const ch
 }
 
 /* The names in dir, "a\0b\0" (without . and ..). */
+/* The names in dir, read from dir itself (just opened by the caller, read once): a
+ * DIR of a dup of it cost four more system calls per directory, and every warm call's seal
+ * walks the state's directories (docs/benchmarks.md, "The warm call"). */
 static int list_names(int dir, char **ret, size_t *ret_len) {
-        DIR *d = fdopendir(fcntl(dir, F_DUPFD_CLOEXEC, 3));
-        if (!d)
-                return negative_errno();
+        char dents[16 * 1024] __attribute__((aligned(8)));
         char *buf = NULL;
         size_t len = 0, cap = 0;
-        struct dirent *de;
-        while ((errno = 0, de = readdir(d))) {
-                size_t n = strlen(de->d_name) + 1;
-                if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
-                        continue;
-                if (len + n > cap) {
-                        char *g = realloc(buf, cap = (len + n) * 2);
-                        if (!g) {
-                                free(buf);
-                                closedir(d);
-                                return -ENOMEM;
+        ssize_t got;
+        while ((got = sys_getdents64(dir, dents, sizeof dents)) > 0)
+                for (ssize_t off = 0; off < got;) {
+                        const struct dirent64 *de = (const void *)(dents + off);
+                        off += de->d_reclen;
+                        size_t n = strlen(de->d_name) + 1;
+                        if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+                                continue;
+                        if (len + n > cap) {
+                                char *g = realloc(buf, cap = (len + n) * 2);
+                                if (!g) {
+                                        free(buf);
+                                        return -ENOMEM;
+                                }
+                                buf = g;
                         }
-                        buf = g;
+                        memcpy(buf + len, de->d_name, n);
+                        len += n;
                 }
-                memcpy(buf + len, de->d_name, n);
-                len += n;
-        }
-        int r = errno ? -errno : 0;
-        closedir(d);
-        if (r < 0)
+        if (got < 0) {
+                int r = negative_errno();
                 free(buf);
-        else
-                *ret = buf, *ret_len = len;
-        return r;
+                return r;
+        }
+        *ret = buf, *ret_len = len;
+        return 0;
 }
 
 static int walk(struct ck *k, int lp, int sp, const char *name, unsigned depth);
@@ -461,17 +465,24 @@ static int ck_open(struct ck *k, int fs, const char *step, bool make, struct rtn
 }
 
 static int seal_root(struct ck *k, const char *parent, const char *name) {
+        size_t len;
+        k->cp.rel[0] = '\0';
+        if (!*parent) { /* the tmpfs's own: walked from fs and shadow themselves */
+                int r = rt_copy_rel_push(&k->cp, name, &len);
+                if (r == 0)
+                        r = walk(k, k->fs, k->shadow, name, 0);
+                k->cp.rel[0] = '\0';
+                return r;
+        }
         _cleanup_close_ int lp = open_beneath(k->fs, parent);
         if (lp < 0)
                 return lp == -ENOENT ? 0 : rtn_err(k->err, -lp, "open %s", parent);
-        if (*parent && mkdirat(k->shadow, parent, 0700) < 0 && errno != EEXIST)
+        if (mkdirat(k->shadow, parent, 0700) < 0 && errno != EEXIST)
                 return rtn_err(k->err, errno, "create the shadow's %s", parent);
         _cleanup_close_ int sp = open_beneath(k->shadow, parent);
         if (sp < 0)
                 return rtn_err(k->err, -sp, "open the shadow's %s", parent);
-        k->cp.rel[0] = '\0';
-        size_t len;
-        int r = *parent ? rt_copy_rel_push(&k->cp, parent, &len) : 0;
+        int r = rt_copy_rel_push(&k->cp, parent, &len);
         if (r == 0 && (r = rt_copy_rel_push(&k->cp, name, &len)) == 0)
                 r = walk(k, lp, sp, name, 0);
         k->cp.rel[0] = '\0';
@@ -666,6 +677,16 @@ static int do_ckpt(void *arg, char *out, size_t outlen, struct rtn_error *err) {
         return r;
 }
 
+/* Whether undo/step (or undo/ itself) is certainly not there. */
+static bool step_absent(int fs, const char *step) {
+        _cleanup_close_ int undo =
+                openat(fs, RT_UNDO_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (undo < 0)
+                return errno == ENOENT;
+        struct stat st;
+        return fstatat(undo, step, &st, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT;
+}
+
 /* rt_ckpt and rt_ckpt_as_owner: the helper runs through run (rt_userns_run or
  * rt_userns_as_owner). */
 static int ckpt_with(int (*run)(const struct rt_idmap *, rt_userns_fn, void *, char *, size_t,
@@ -689,6 +710,13 @@ static int ckpt_with(int (*run)(const struct rt_idmap *, rt_userns_fn, void *, c
                               .nspare = nspare};
         char out[128] = "";
         int r = -1;
+        /* A drop of a step that holds nothing on the tmpfs makes no helper either: a seal
+         * that found nothing changed (below) made no directory for its step, and once
+         * --undo-depth steps are kept every changing call drops the oldest. rtn may look
+         * (only an lstat of a name in undo/, which it walks itself below); anything but
+         * ENOENT leaves the removal to the helper. */
+        if (op == RT_CKPT_DROP && step_absent(fs, step))
+                return 0;
         /* A seal that finds nothing changed makes no helper: the walk only stats and lists,
          * which rtn may do itself where the agent left every directory readable to it;
          * anything else (a 000 directory) leaves it to the helper. */

@@ -56,6 +56,7 @@ struct rt_session {
         uint64_t next_id;
         struct rt_cmd *cmds;
         int linger[MAX_LINGER]; /* pipes still held by background processes, -1 free */
+        int devnull; /* a command's stdin when it is given none, opened once per sandbox */
         const struct rt_session_listener *listener;
         void *listener_ud;
         struct netns_gate *gate; /* the agent's proxy (--allow-net), or NULL */
@@ -108,7 +109,7 @@ int rt_session_new(struct rtn_loop *loop, const struct rt_session_config *cfg,
                 s->cfg.default_timeout_usec = DEFAULT_TIMEOUT_USEC;
         if (!s->cfg.max_output)
                 s->cfg.max_output = DEFAULT_MAX_OUTPUT;
-        s->upper_fs = -1;
+        s->upper_fs = s->devnull = -1;
         for (int i = 0; i < MAX_LINGER; i++)
                 s->linger[i] = -1;
         int r = -ENOMEM;
@@ -462,6 +463,7 @@ static void session_lost(struct rt_session *s, bool unexpected) {
                 rtn_loop_del_fd(s->loop, s->sb.ctl);
         rt_sandbox_destroy(&s->sb);
         s->alive = false;
+        s->devnull = rtn_safe_close(s->devnull);
         rt_enter_drop(s->enter, s->enter_sb); /* entered commands died with it */
         if (s->listener)
                 s->listener->on_lost(s->listener_ud);
@@ -627,10 +629,17 @@ void rt_cmd_kill(struct rt_cmd *c) {
 static int open_stream(struct rt_cmd *c, struct rt_stream *st, struct rt_outbuf *buf,
                        int *ret_child_end, struct rtn_error *err) {
         int p[2];
-        if (pipe2(p, O_CLOEXEC | O_NONBLOCK) < 0)
+        if (pipe2(p, O_CLOEXEC) < 0)
                 return rtn_err(err, errno, "pipe");
-        /* The command's end must block like any ordinary stdout. */
-        (void)rtn_fd_nonblock(p[1], 0);
+        /* The command's end blocks like any ordinary stdout; rtn's never blocks. Its flags
+         * are known, so one F_SETFL (no F_GETFL) per pipe: docs/benchmarks.md, "The warm
+         * call". */
+        if (fcntl(p[0], F_SETFL, O_NONBLOCK) < 0) {
+                int e = errno;
+                close(p[0]);
+                close(p[1]);
+                return rtn_err(err, e, "pipe");
+        }
         st->cmd = c;
         st->fd = p[0];
         st->buf = buf;
@@ -645,11 +654,16 @@ static int open_stream(struct rt_cmd *c, struct rt_stream *st, struct rt_outbuf 
         return 0;
 }
 
+/* The command's stdin: a pipe rtn fills, or with no data the session's /dev/null, which
+ * *ret_child_end then borrows (the caller must not close it). */
 static int open_stdin(struct rt_cmd *c, const struct rt_cmd_opts *o, int *ret_child_end,
                       struct rtn_error *err) {
         if (!o->stdin_data || o->stdin_len == 0) {
-                *ret_child_end = open("/dev/null", O_RDONLY | O_CLOEXEC);
-                return *ret_child_end < 0 ? rtn_err(err, errno, "open /dev/null") : 0;
+                struct rt_session *s = c->s;
+                if (s->devnull < 0 && (s->devnull = open("/dev/null", O_RDONLY | O_CLOEXEC)) < 0)
+                        return rtn_err(err, errno, "open /dev/null");
+                *ret_child_end = s->devnull;
+                return 0;
         }
         int p[2];
         if (pipe2(p, O_CLOEXEC) < 0)
@@ -662,7 +676,7 @@ static int open_stdin(struct rt_cmd *c, const struct rt_cmd_opts *o, int *ret_ch
         memcpy(c->in_data, o->stdin_data, o->stdin_len);
         c->in_len = o->stdin_len;
         c->in_fd = p[1];
-        (void)rtn_fd_nonblock(p[1], 1);
+        (void)fcntl(p[1], F_SETFL, O_NONBLOCK); /* rtn's end, flags known: as open_stream */
         int r = rtn_loop_add_fd(c->s->loop, p[1], EPOLLOUT, on_stdin, c);
         if (r < 0) {
                 close(p[0]);
@@ -730,7 +744,8 @@ static int cmd_spawn(struct rt_cmd *c, const struct rt_cmd_opts *o, struct rtn_e
                 rtn_err(err, r, "timer");
 out:
         for (int i = 0; i < 3; i++)
-                rtn_safe_close(fds[i]);
+                if (fds[i] != s->devnull)
+                        rtn_safe_close(fds[i]);
         return r;
 }
 
@@ -817,6 +832,7 @@ void rt_session_free(struct rt_session *s) {
                 free(s->layers[i]);
         free(s->layers);
         reset_upper(s);
+        rtn_safe_close(s->devnull);
         netns_gate_free(s->gate);
         free(s->dir);
         free(s);

@@ -13,12 +13,14 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <signal.h>
+#include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "common/cleanup.h"
 #include "common/loop.h"
+#include "netns/internal.h"
 #include "netns/netns.h"
 
 static int listen_any(uint16_t *port) {
@@ -454,4 +456,41 @@ Test(netns_gate, relay_moves_body_and_answer_whole) {
         for (size_t i = 0; i < ANSWER; i++)
                 cr_assert_eq((unsigned char)body[i], pattern(i), "answer byte %zu changed", i);
         stop(&f);
+}
+
+/* The relay reads on after a full read without polling (netns/gate.c, RELAY_BURST), and
+ * those reads too stop at a_limit: with more than a burst's first read queued on a (1 MiB on
+ * a socket whose buffer holds it), exactly a_limit bytes reach b, in order, and the rest
+ * stays unread on a. */
+Test(netns_gate, relay_reads_on_but_not_past_the_limit) {
+        int a[2], b[2];
+        cr_assert_eq(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, a), 0);
+        cr_assert_eq(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, b), 0);
+        int big = 4 << 20;
+        cr_assert_eq(setsockopt(a[1], SOL_SOCKET, SO_SNDBUF, &big, sizeof big), 0);
+        cr_assert_eq(setsockopt(b[0], SOL_SOCKET, SO_SNDBUF, &big, sizeof big), 0);
+        const size_t queued = 1u << 20, limit = 600000;
+        _cleanup_free_ unsigned char *buf = malloc(queued);
+        cr_assert_not_null(buf);
+        for (size_t i = 0; i < queued; i++)
+                buf[i] = pattern(i);
+        for (size_t off = 0; off < queued;) {
+                ssize_t n = write(a[1], buf + off, queued - off);
+                cr_assert(n > 0, "write: %s", strerror(errno));
+                off += (size_t)n;
+        }
+        cr_assert_eq(shutdown(b[1], SHUT_WR), 0); /* b's side ends: the relay returns */
+        netns_relay(a[0], b[0], limit);
+        size_t got = 0;
+        for (ssize_t k; (k = recv(b[1], buf, queued, MSG_DONTWAIT)) > 0;) {
+                for (ssize_t i = 0; i < k; i++)
+                        cr_assert_eq(buf[i], pattern(got + (size_t)i), "byte %zu changed",
+                                     got + (size_t)i);
+                got += (size_t)k;
+        }
+        cr_assert_eq(got, limit, "%zu bytes reached b", got);
+        int left = 0;
+        cr_assert_eq(ioctl(a[0], FIONREAD, &left), 0);
+        cr_assert_eq((size_t)left, queued - limit, "%d bytes left unread on a", left);
+        close(a[0]), close(a[1]), close(b[0]), close(b[1]);
 }

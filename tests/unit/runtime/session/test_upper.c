@@ -10,7 +10,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <stddef.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/xattr.h>
@@ -44,6 +49,7 @@ static void teardown(void) {
 TestSuite(rt_upper_prune, .init = setup, .fini = teardown);
 TestSuite(store_rm_rf_at, .init = setup, .fini = teardown);
 TestSuite(rt_upper_fork, .init = setup, .fini = teardown);
+TestSuite(rt_ckpt, .init = setup, .fini = teardown);
 
 /* upper/var is a symlink to a host dir holding an empty "tmp": pruning the skeleton's
  * var/tmp must not rmdir it; the skeleton's own empty dirs still go, real changes stay. */
@@ -243,4 +249,44 @@ Test(rt_upper_fork, odd_modes_and_large_xattrs) {
                 cr_assert_eq(memcmp(back, big, sizeof big), 0);
         }
         close(to);
+}
+
+/* From here on this test process can make no process: clone, clone3, fork and vfork fail
+ * with EPERM (a filter of its own; criterion runs each test in a process of its own). */
+static void no_more_processes(void) {
+        struct sock_filter f[] = {
+                BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+                BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_clone, 4, 0),
+                BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_clone3, 3, 0),
+                BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_fork, 2, 0),
+                BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_vfork, 1, 0),
+                BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+                BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
+        };
+        struct sock_fprog prog = {.len = sizeof f / sizeof f[0], .filter = f};
+        cr_assert_eq(prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), 0);
+        cr_assert_eq(prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog), 0);
+}
+
+/* Once --undo-depth steps are kept, every changing call of `rtn serve` drops the oldest, and
+ * a step whose seal found nothing changed never got a directory: dropping it must not cost a
+ * helper process (a fork into a new user namespace) per call. A step that is there still
+ * goes through the helper, which this process can no longer make. */
+Test(rt_ckpt, drop_of_a_step_never_made_makes_no_helper) {
+        cr_assert_eq(mkdir(at("fs"), 0755), 0);
+        int fs = open(at("fs"), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        cr_assert_geq(fs, 0);
+        struct rtn_error err = {0};
+        no_more_processes();
+        cr_assert_eq(rt_ckpt(caller_map(), fs, RT_CKPT_DROP, "s1", 0, NULL, 0, NULL, &err), 0,
+                     "no undo/ at all: %s", err.msg);
+        cr_assert_eq(mkdir(at("fs/undo"), 0700), 0);
+        cr_assert_eq(rt_ckpt(caller_map(), fs, RT_CKPT_DROP, "s1", 0, NULL, 0, NULL, &err), 0,
+                     "no undo/s1: %s", err.msg);
+        cr_assert_eq(mkdir(at("fs/undo/s2"), 0700), 0);
+        cr_assert_lt(rt_ckpt(caller_map(), fs, RT_CKPT_DROP, "s2", 0, NULL, 0, NULL, &err), 0,
+                     "a step that is there goes to the helper");
+        struct stat st;
+        cr_assert_eq(lstat(at("fs/undo/s2"), &st), 0);
+        close(fs);
 }
