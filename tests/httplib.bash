@@ -20,11 +20,20 @@ http_start() {
         SRV_PID=$!
         # (every job of the case: a wait on one still running would never end)
         trap 'kill $SRV_PID ${HOLD_PID:-} $(jobs -p) 2>/dev/null; wait 2>/dev/null' EXIT
-        t_wait_for grep -q "listening on" "$T_TMP/srv.log" ||
+        t_wait_for http_listening ||
                 t_fail "rtn serve --http did not start: $(head -c 400 "$T_TMP/srv.log")"
-        URL=$(grep -o 'http://[^ ]*/mcp' "$T_TMP/srv.log" | head -1)
         PORT=${URL##*:}
         PORT=${PORT%/mcp}
+}
+
+# http_listening: the server's log ($T_TMP/srv.log) says where it listens; sets URL. Read by
+# bash itself: t_wait_for asks it every tenth of a second.
+http_listening() {
+        local line re='listening on (http://[^ ]*/mcp)'
+        while IFS= read -r line; do
+                [[ $line =~ $re ]] && URL=${BASH_REMATCH[1]} && return 0
+        done <"$T_TMP/srv.log"
+        return 1
 }
 
 # code_is STATUS: the last request's HTTP status ($CODE) was STATUS.
@@ -32,9 +41,12 @@ code_is() {
         [ "$CODE" = "$1" ] || t_fail "expected HTTP $1, got $CODE: $(head -c 300 "$T_TMP/body")"
 }
 
-# body_has TEXT: the last answer's body ($T_TMP/body) holds TEXT.
+# body_has TEXT: the last answer's body ($T_TMP/body) holds TEXT (read and matched by bash
+# itself: a suite asks this hundreds of times, and a grep is a process).
 body_has() {
-        grep -qF -- "$1" "$T_TMP/body" || t_fail "body lacks '$1': $(head -c 300 "$T_TMP/body")"
+        local body=
+        IFS= read -r -d '' body <"$T_TMP/body"
+        [[ $body == *"$1"* ]] || t_fail "body lacks '$1': $(head -c 300 "$T_TMP/body")"
 }
 
 # http_call TOOL ARGUMENTS-JSON: one tools/call of TOOL over $URL in a 2025-06-18 session,

@@ -32,7 +32,9 @@ req() {
                 ${body:+--data-binary "$body"} "$@" "$URL")
 }
 authed() {
-        req "$@" -H "Authorization: Bearer $(cat "$T_TMP/tok")"
+        local tok
+        read -r tok <"$T_TMP/tok"
+        req "$@" -H "Authorization: Bearer $tok"
 }
 
 INIT='{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"curl","version":"1"}}}'
@@ -40,7 +42,12 @@ INIT='{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":
 init() {
         authed POST "$INIT"
         code_is 200
-        SID=$(tr -d '\r' <"$T_TMP/hdrs" | sed -n 's/^[Mm]cp-[Ss]ession-[Ii]d: //p')
+        local line
+        SID=
+        while IFS= read -r line; do
+                line=${line%$'\r'}
+                [[ $line == [Mm]cp-[Ss]ession-[Ii]d:\ * ]] && SID+=${line#*: }
+        done <"$T_TMP/hdrs"
         [ ${#SID} = 32 ] || t_fail "no Mcp-Session-Id in $(cat "$T_TMP/hdrs")"
 }
 call() { # JSON of a tools/call's params [CURL ARGS...], in session $SID

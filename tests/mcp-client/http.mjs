@@ -18,10 +18,6 @@
 //            from one client to a fresh one in the 2026-07-28 era (every request stands alone)
 // Prints one line per check and exits non-zero on the first failure.
 import { readFileSync } from "node:fs";
-import { Client as Client1 } from "@modelcontextprotocol/sdk/client/index.js";
-import { StreamableHTTPClientTransport as Http1 } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { LoggingMessageNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
-import { Client as Client2, StreamableHTTPClientTransport as Http2 } from "@modelcontextprotocol/client";
 import { checker, deadline } from "./check.mjs";
 
 const [url, tokenFile, mode, nArg] = process.argv.slice(2);
@@ -29,6 +25,15 @@ if (!url || !tokenFile || !mode) {
   console.error("usage: http.mjs URL TOKEN_FILE sdk1|modern|noauth|isolation|load [N]");
   process.exit(2);
 }
+// Only the client a run uses is imported: each SDK's import is a third of a second of CPU,
+// and a run of one mode uses one of them.
+const sdk2 = mode === "modern" || (["state", "progress", "logs"].includes(mode) && nArg !== "sdk1");
+const { Client: Client1 } = sdk2 ? {} : await import("@modelcontextprotocol/sdk/client/index.js");
+const { StreamableHTTPClientTransport: Http1 } = sdk2 ? {} :
+  await import("@modelcontextprotocol/sdk/client/streamableHttp.js");
+const { LoggingMessageNotificationSchema } = sdk2 ? {} : await import("@modelcontextprotocol/sdk/types.js");
+const { Client: Client2, StreamableHTTPClientTransport: Http2 } = sdk2 ?
+  await import("@modelcontextprotocol/client") : {};
 const token = readFileSync(tokenFile, "utf8").trim();
 const auth = { headers: { Authorization: `Bearer ${token}` } };
 
