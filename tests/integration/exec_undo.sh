@@ -176,13 +176,13 @@ busy() {
         t_exec --keep -- sh -c 'echo 1 > $HOME/a'
         "$RTN" exec --keep --workspace "$T_TMP/w" -- sh -c \
                 "echo 2 > \$HOME/a; while ! [ -e /workspace/go ]; do sleep 0.05; done # $T_UNIQ" \
-                </dev/null >/dev/null 2>&1 &
+                </dev/null >/dev/null 2>"$T_TMP/run.err" &
         local pid=$!
         held() {
                 t_cmd "$RTN" undo 999 # a count no history holds: never changes anything
                 [ "$T_RC" = 1 ] && grep -q "in use by a running rtn exec --keep" "$T_ERR_FILE"
         }
-        t_wait_for held || t_fail "rtn undo was not refused while a --keep run held them: $(t_last)"
+        t_wait_for held || t_fail "rtn undo was not refused while a --keep run held them: $(t_last); the run $(kill -0 "$pid" 2>/dev/null && echo "still runs" || echo "has ended"), its stderr: $(head -c 600 "$T_TMP/run.err")"
         touch "$T_TMP/w/go"
         wait "$pid" || t_fail "the --keep run failed"
         t_exit_is 0 "$RTN" undo --list
