@@ -14,9 +14,11 @@
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/xattr.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "common/cleanup.h"
+#include "common/clock.h"
 #include "runtime/session/pending.h"
 #include "runtime/session/session.h"
 #include "runtime/session/upper.h"
@@ -41,7 +43,27 @@ static int busy(struct rtn_error *err, const char *env) {
                         env);
 }
 
-/* Takes pending/<env>/lock without waiting (created when create). */
+/* How long claim waits for a holder: what only reads or checks the pending changes (rtn
+ * undo and its --list, a commit or reset that finds nothing) holds the lock for a moment, and
+ * an rtn exec --keep started in that moment is not refused for it; a running --keep run,
+ * which holds it to its end, is refused once this has passed. */
+#define CLAIM_WAIT_USEC (1 * RTN_USEC_PER_SEC)
+#define CLAIM_PAUSE_USEC 10000u
+
+/* flock(LOCK_EX) of lk, waiting at most CLAIM_WAIT_USEC: 0, or -errno (-EWOULDBLOCK: held). */
+static int lock_briefly(int lk) {
+        for (uint64_t waited = 0;; waited += CLAIM_PAUSE_USEC) {
+                if (flock(lk, LOCK_EX | LOCK_NB) == 0)
+                        return 0;
+                if (errno != EWOULDBLOCK || waited >= CLAIM_WAIT_USEC)
+                        return negative_errno();
+                nanosleep(
+                        &(struct timespec){.tv_nsec = (long)(CLAIM_PAUSE_USEC * RTN_NSEC_PER_USEC)},
+                        NULL);
+        }
+}
+
+/* Takes pending/<env>/lock, waiting only for a short holder (created when create). */
 static int claim(struct store *s, const char *env, bool create, int *ret_lock,
                  struct rtn_error *err) {
         char p[4096];
@@ -55,8 +77,9 @@ static int claim(struct store *s, const char *env, bool create, int *ret_lock,
         }
         if (lk < 0)
                 return rtn_err(err, errno, "open %s", p);
-        if (flock(lk, LOCK_EX | LOCK_NB) < 0)
-                return errno == EWOULDBLOCK ? busy(err, env) : rtn_err(err, errno, "lock %s", p);
+        int r = lock_briefly(lk);
+        if (r < 0)
+                return r == -EWOULDBLOCK ? busy(err, env) : rtn_err(err, -r, "lock %s", p);
         *ret_lock = TAKE_FD(lk);
         return 0;
 }

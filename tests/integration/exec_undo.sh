@@ -189,10 +189,37 @@ busy() {
         t_stdout_has "workspace/go"
 }
 
+# The pending lock is also held for a moment by what only reads or checks the pending
+# changes (rtn undo, whose refusal exec_undo_busy polls for, rtn undo --list, a commit that
+# finds nothing): an rtn exec --keep started in that moment waits for it rather than taking
+# it for a running --keep run; one held longer is refused as before.
+short_holder() {
+        RTN_DATA_DIR=$T_TMP/data
+        t_exec --keep -- true
+        local lock=$RTN_DATA_DIR/pending/default/lock
+        [ -e "$lock" ] || t_fail "no pending lock at $lock"
+        locked() { ! flock -xn "$lock" true; }
+        flock -x "$lock" sleep 0.4 &
+        local holder=$!
+        t_wait_for locked || t_fail "the test's holder never took the lock"
+        t_exec --keep -- sh -c 'echo 1 > $HOME/a'
+        t_exit_is 0
+        wait "$holder"
+        flock -x "$lock" sleep 8 &
+        holder=$!
+        t_wait_for locked || t_fail "the test's holder never took the lock"
+        t_exec --keep -- true
+        t_exit_is 125
+        t_stderr_has "in use by a running rtn exec --keep"
+        kill "$holder" 2>/dev/null
+        wait "$holder" 2>/dev/null || true
+}
+
 t_run exec_undo_roundtrip roundtrip
 t_run exec_undo_two undo_two
 t_run exec_undo_past_commit past_commit
 t_run exec_undo_bounded bounded
 t_run exec_undo_workspace workspace
 t_run exec_undo_busy busy
+t_run exec_undo_short_holder short_holder
 t_done
