@@ -120,31 +120,43 @@ static void on_ordered(struct rtn_loop *l, struct rtn_loop_source *t, void *ud) 
         }
 }
 
-/* Due timers fire in the order of their deadlines, each once, not before it: and a timer that
- * an earlier callback of the same round cancelled (a command's timeout when its exit came
- * first) does not fire. */
-Test(rtn_loop_add_timer, deadline_order_and_cancel_in_the_same_round) {
+/* Due timers fire in the order of their deadlines, each once, and a timer that an earlier
+ * callback of the same round cancelled (a command's timeout when its exit came first) does
+ * not fire. All four are made due before the loop looks, so the round is the same one however
+ * slowly this process is scheduled. */
+Test(rtn_loop_add_timer, deadline_order_and_cancel_in_the_same_round, .timeout = 10) {
         struct rtn_loop *l;
         cr_assert_eq(rtn_loop_new(&l), 0);
         struct order o = {0};
         struct tagged g[4] = {{&o, 3}, {&o, 1}, {&o, 2}, {&o, 4}};
         struct rtn_loop_source *victim;
-        uint64_t t0 = rtn_now_usec();
         cr_assert_eq(rtn_loop_add_timer(l, 30000, 0, on_ordered, &g[0], NULL), 0);
         cr_assert_eq(rtn_loop_add_timer(l, 10000, 0, on_ordered, &g[1], NULL), 0);
         cr_assert_eq(rtn_loop_add_timer(l, 20000, 0, on_ordered, &g[2], NULL), 0);
         cr_assert_eq(rtn_loop_add_timer(l, 25000, 0, on_ordered, &g[3], &victim), 0);
         o.victim = victim;
-        while (o.n < 2)
-                cr_assert_geq(rtn_loop_run_once(l, -1), 0);
-        cr_assert_geq(rtn_now_usec() - t0, 20000, "no timer fires before its deadline");
-        usleep(40000); /* the rest are all due in one round */
-        cr_assert_eq(rtn_loop_run_once(l, -1), 1, "the cancelled one was not dispatched");
+        usleep(40000);
+        cr_assert_eq(rtn_loop_run_once(l, 0), 3, "the cancelled one was not dispatched");
         cr_assert_eq(rtn_loop_run_once(l, 0), 0);
         cr_assert_eq(o.n, 3);
         cr_assert_eq(o.seq[0], 1);
         cr_assert_eq(o.seq[1], 2);
         cr_assert_eq(o.seq[2], 3);
+        rtn_loop_free(l);
+}
+
+/* No timer fires before its deadline: the loop's wait ends early only for an fd. */
+Test(rtn_loop_add_timer, never_before_its_deadline, .timeout = 10) {
+        struct rtn_loop *l;
+        cr_assert_eq(rtn_loop_new(&l), 0);
+        struct order o = {0};
+        struct tagged g = {&o, 1};
+        uint64_t t0 = rtn_now_usec();
+        cr_assert_eq(rtn_loop_add_timer(l, 20000, 0, on_ordered, &g, NULL), 0);
+        for (int i = 0; i < 100 && o.n == 0; i++)
+                cr_assert_geq(rtn_loop_run_once(l, 1000), 0);
+        cr_assert_eq(o.n, 1);
+        cr_assert_geq(rtn_now_usec() - t0, 20000, "no timer fires before its deadline");
         rtn_loop_free(l);
 }
 
@@ -178,7 +190,7 @@ Test(rtn_loop_add_timer, rearmed_from_its_callback_waits_a_round, .timeout = 10)
 static void on_slow_tick(struct rtn_loop *l, struct rtn_loop_source *t, void *ud) {
         struct ctx *c = ud;
         if (++c->hits == 1)
-                usleep(320000); /* three periods missed */
+                usleep(800000); /* three periods missed */
         else if (c->hits == 3)
                 rtn_loop_timer_cancel(l, t); /* a periodic timer cancelled from its callback */
 }
@@ -186,17 +198,19 @@ static void on_slow_tick(struct rtn_loop *l, struct rtn_loop_source *t, void *ud
 /* A periodic timer that fell behind fires once for the periods it missed (as a timerfd's
  * overrun count), not once each, and then keeps its period; cancelled from its own callback
  * it stops. */
-Test(rtn_loop_add_timer, periodic_behind_fires_once_and_cancels_itself) {
+Test(rtn_loop_add_timer, periodic_behind_fires_once_and_cancels_itself, .timeout = 10) {
         struct rtn_loop *l;
         cr_assert_eq(rtn_loop_new(&l), 0);
         struct ctx c = {0};
-        cr_assert_eq(rtn_loop_add_timer(l, 100000, 100000, on_slow_tick, &c, NULL), 0);
+        /* A period long enough that this process, however slowly scheduled, makes the two
+         * calls of run_once(0) below within one. */
+        cr_assert_eq(rtn_loop_add_timer(l, 250000, 250000, on_slow_tick, &c, NULL), 0);
         cr_assert_eq(rtn_loop_run_once(l, -1), 1);
         cr_assert_eq(rtn_loop_run_once(l, 0), 1, "once for the periods missed");
         cr_assert_eq(rtn_loop_run_once(l, 0), 0, "not once for each");
         cr_assert_eq(rtn_loop_run_once(l, -1), 1, "the next period");
         cr_assert_eq(c.hits, 3);
-        cr_assert_eq(rtn_loop_run_once(l, 150), 0, "cancelled: no more");
+        cr_assert_eq(rtn_loop_run_once(l, 300), 0, "cancelled: no more");
         cr_assert_eq(c.hits, 3);
         rtn_loop_free(l);
 }
