@@ -40,67 +40,49 @@ trace_warm() {
         fi
 }
 
-# Lines of the five warm calls that match the extended regex $1.
-count() {
-        grep -cE "$1" "$T_SUITE_TMP/warm"
+# Fails the case when more than MAX lines of the five warm calls match the extended regex
+# PATTERN, naming WHAT they are and showing the first three.
+at_most() { # max pattern what
+        trace_warm
+        local n
+        n=$(grep -cE "$2" "$T_SUITE_TMP/warm")
+        [ "$n" -le "$1" ] || t_fail "$n $3 in 5 warm calls: $(grep -m3 -E "$2" "$T_SUITE_TMP/warm")"
 }
 
 # A step whose seal found nothing changed has no directory: dropping it needs no helper.
 no_helper_per_call() {
-        trace_warm
-        local n
-        n=$(count 'unshare\(CLONE_NEWUSER|clone3?\(.*CLONE_NEWUSER')
-        [ "$n" = 0 ] || t_fail "$n user namespaces made by 5 warm calls"
+        at_most 0 'unshare\(CLONE_NEWUSER|clone3?\(.*CLONE_NEWUSER' "user namespaces made"
 }
 
 # A command's timeout is a timer of the event loop, which has no fd per timer.
 no_timerfd_per_call() {
-        trace_warm
-        local n
-        n=$(count 'timerfd_create')
-        [ "$n" = 0 ] || t_fail "$n timerfds made by 5 warm calls"
+        at_most 0 'timerfd_create' "timerfds made"
 }
 
 no_devnull_per_call() {
-        trace_warm
-        local n
-        n=$(count 'open(at)?\(.*"/dev/null"')
-        [ "$n" = 0 ] || t_fail "/dev/null opened $n times by 5 warm calls"
+        at_most 0 'open(at)?\(.*"/dev/null"' "opens of /dev/null"
 }
 
 # rtn's end of an output pipe gets one F_SETFL; the walk lists a directory by its own fd,
 # without a dup for a DIR (fdopendir's F_GETFL and F_SETFD).
 no_fgetfl_per_call() {
-        trace_warm
-        local n
-        n=$(count 'fcntl\([0-9]+, F_GETFL')
-        [ "$n" -lt 5 ] || t_fail "$n F_GETFL in 5 warm calls: $(grep -m5 -E 'F_GETFL' "$T_SUITE_TMP/warm")"
-        n=$(count 'fcntl\([0-9]+, F_DUPFD_CLOEXEC, 3\)')
-        [ "$n" -lt 5 ] || t_fail "$n dups in 5 warm calls: $(grep -m5 -E 'F_DUPFD_CLOEXEC, 3\)' "$T_SUITE_TMP/warm")"
+        at_most 4 'fcntl\([0-9]+, F_GETFL' "F_GETFL"
+        at_most 4 'fcntl\([0-9]+, F_DUPFD_CLOEXEC, 3\)' "dups"
 }
 
 # The checkpoint's inode maps (undo/dirs, undo/recent) are read a page at a time.
 inode_maps_read_whole() {
-        trace_warm
-        local n
-        n=$(count '(read\([0-9]+, |read resumed>).*, 16\) = 16')
-        [ "$n" = 0 ] || t_fail "$n reads of 16 bytes in 5 warm calls"
+        at_most 0 '(read\([0-9]+, |read resumed>).*, 16\) = 16' "reads of 16 bytes"
 }
 
 # rtn-init dup2s the received stdio (above 2 already) straight into 0..2.
 init_stdio_undupped() {
-        trace_warm
-        local n
-        n=$(count 'fcntl\([0-9]+, F_DUPFD_CLOEXEC, 10\)')
-        [ "$n" = 0 ] || t_fail "$n dups of a command's stdio in 5 warm calls"
+        at_most 0 'fcntl\([0-9]+, F_DUPFD_CLOEXEC, 10\)' "dups of a command's stdio"
 }
 
 # SIGCHLD is not queued: rtn-init reads its signalfd once per wake-up, not until EAGAIN.
 init_signalfd_read_once() {
-        trace_warm
-        local n
-        n=$(count '(read\(|<\.\.\. read resumed>).*= -1 EAGAIN')
-        [ "$n" = 0 ] || t_fail "$n reads that found nothing in 5 warm calls: $(grep -m3 -E 'read\(.*EAGAIN' "$T_SUITE_TMP/warm")"
+        at_most 0 '(read\(|<\.\.\. read resumed>).*= -1 EAGAIN' "reads that found nothing"
 }
 
 t_run no_helper_per_call no_helper_per_call
