@@ -14,6 +14,7 @@
 
 #include "common/initproto.h"
 #include "runtime/runtime.h"
+#include "tests/unit/runtime/sandbox/spawnwait.h"
 
 static struct rt_sandbox sb;
 static uint64_t next_id = 1;
@@ -36,19 +37,13 @@ static void start(void) {
  * stderr in errbuf. */
 static int try_connect(uint32_t policy, const char *host, unsigned port, char *errbuf, size_t len) {
         char script[128];
-        struct rtn_error err = {0};
         snprintf(script, sizeof script, "exec 3<>/dev/tcp/%s/%u", host, port);
         char *argv[] = {"/bin/bash", "-c", script, NULL};
-        char *envp[] = {"PATH=/usr/bin:/bin", NULL};
         int p[2];
         cr_assert_eq(pipe2(p, O_CLOEXEC), 0);
-        int devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
-        int fds[3] = {devnull, devnull, p[1]};
         uint64_t id = next_id++;
-        cr_assert_eq(rt_sandbox_spawn(&sb, id, 0, policy, "/", argv, envp, fds, 0, 0, &err), 0,
-                     "%s", err.msg);
+        t_spawn(&sb, id, policy, argv, p[1]);
         close(p[1]);
-        close(devnull);
         size_t got = 0;
         ssize_t n;
         char sink[256];
@@ -57,21 +52,10 @@ static int try_connect(uint32_t policy, const char *host, unsigned port, char *e
                 got += got < len - 1 ? (size_t)n : 0;
         errbuf[got] = '\0';
         close(p[0]);
-        for (;;) {
-                union {
-                        struct init_exited ex;
-                        struct init_status st;
-                        char raw[1024];
-                } u;
-                ssize_t m = rt_sandbox_recv(&sb, u.raw, sizeof u, NULL, NULL);
-                cr_assert_gt(m, 0, "control socket: %zd", m);
-                if (u.ex.hdr.id != id)
-                        continue;
-                if (u.ex.hdr.type == INIT_MSG_EXITED)
-                        return rt_exit_code(u.ex.wait_status);
-                cr_assert_neq(u.st.hdr.type, INIT_MSG_SPAWN_FAILED, "spawn failed: %s",
-                              u.st.message);
-        }
+        char msg[256];
+        int rc = t_wait_exit(&sb, id, msg, sizeof msg);
+        cr_assert_geq(rc, 0, "spawn failed: %s", msg);
+        return rc;
 }
 
 static void need_landlock_net(void) {

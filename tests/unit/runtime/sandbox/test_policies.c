@@ -11,6 +11,7 @@
 #include "common/initproto.h"
 #include "runtime/internal.h"
 #include "runtime/runtime.h"
+#include "tests/unit/runtime/sandbox/spawnwait.h"
 
 static struct rt_sandbox sb;
 static uint64_t next_id = 1;
@@ -30,33 +31,10 @@ static void start(uint32_t policies) {
 /* Spawns /bin/true under policy; returns its exit code, or -(errno) of a refused spawn with
  * its message in msg. */
 static int run_true(uint32_t policy, char msg[256]) {
-        struct rtn_error err = {0};
         char *argv[] = {"/bin/true", NULL};
-        char *envp[] = {"PATH=/usr/bin:/bin", NULL};
-        int devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
-        int fds[3] = {devnull, devnull, devnull};
         uint64_t id = next_id++;
-        cr_assert_eq(rt_sandbox_spawn(&sb, id, 0, policy, "/", argv, envp, fds, 0, 0, &err), 0,
-                     "%s", err.msg);
-        close(devnull);
-        for (;;) {
-                union {
-                        struct init_exited ex;
-                        struct init_status st;
-                        char raw[1024];
-                } u;
-                ssize_t m = rt_sandbox_recv(&sb, u.raw, sizeof u, NULL, NULL);
-                cr_assert_gt(m, 0, "control socket: %zd", m);
-                if (u.ex.hdr.id != id)
-                        continue;
-                if (u.ex.hdr.type == INIT_MSG_EXITED)
-                        return rt_exit_code(u.ex.wait_status);
-                if (u.st.hdr.type == INIT_MSG_SPAWN_FAILED) {
-                        u.st.message[sizeof u.st.message - 1] = '\0';
-                        strcpy(msg, u.st.message);
-                        return -u.st.error;
-                }
-        }
+        t_spawn(&sb, id, policy, argv, -1);
+        return t_wait_exit(&sb, id, msg, 256);
 }
 
 Test(policies, only_the_configured_ones_run) {
