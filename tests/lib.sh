@@ -28,7 +28,7 @@
 #                                the host, so it finds processes inside sandboxes too); other
 #                                suites run at once (tools/test.sh's streams), so ARGV
 #                                holds $T_UNIQ, a number no other running suite has
-#   t_wait_for CMD...            retry CMD for up to 10 s; fails when it never succeeds
+#   t_wait_for CMD...            retry CMD (its stderr dropped) for up to 10 s; fails when it never succeeds
 #   t_suite_tmp                  (in the suite's shell, outside the cases) make $T_SUITE_TMP,
 #                                a dir for what the cases only read or copy, built once;
 #                                removed when the suite exits
@@ -118,7 +118,7 @@ t_host_pids() {
 t_wait_for() {
         local i
         for ((i = 0; i < 100; i++)); do
-                "$@" && return 0
+                "$@" 2>/dev/null && return 0
                 sleep 0.1
         done
         return 1
