@@ -779,11 +779,12 @@ static int child_go(struct rt_sandbox *sb, const struct rt_spec *spec, int init_
 }
 
 /* rtn-init's start: its configuration, and whatever the caller queues behind it, sent right
- * behind GO and the network namespace, so rtn-init finds them queued when it has said READY
- * instead of both sides waiting a round trip; then READY, the kept upper, CONFIGURED and
- * the gate. The child reads GO and the namespace only. Should the child fail its set-up and
- * close the socket first, its SETUP_FAILED message, read next, says why better than the
- * failed send would. */
+ * behind GO and the network namespace, so rtn-init finds them queued when it starts instead
+ * of both sides waiting a round trip; then the kept upper, READY, CONFIGURED and the gate.
+ * rtn-init sends READY and CONFIGURED together, and with them the answer to a spawn request
+ * queued here (init/ctl.c): one wake-up of rtn for the three. The child reads GO and the
+ * namespace only. Should the child fail its set-up and close the socket first, its
+ * SETUP_FAILED message, read next, says why better than the failed send would. */
 static int init_handshake(struct rt_sandbox *sb, const struct rt_spec *spec, rt_queue_fn queue,
                           void *arg, struct rtn_error *err) {
         struct rtn_error send_err = {0};
