@@ -19,8 +19,11 @@
 #define INIT_MAX_WRITABLE 32
 #define INIT_MAX_READONLY 1024 /* protected entries of a --isolation landlock workspace */
 
+/* A start: rtn sends CONFIG (and may queue spawn requests behind it) without waiting;
+ * rtn-init answers READY and CONFIGURED together once it has applied or refused CONFIG, and
+ * with the SPAWNED or SPAWN_FAILED of a request that was queued by then (init/ctl.c). */
 enum init_msg_type {
-        INIT_MSG_READY = 1, /* init → rtn: init_ready */
+        INIT_MSG_READY = 1, /* init → rtn: init_ready, right before CONFIGURED */
         INIT_MSG_CONFIG, /* rtn → init: init_config (once, before any spawn) */
         INIT_MSG_CONFIGURED, /* init → rtn: init_status (error != 0: refused) */
         INIT_MSG_SPAWN, /* rtn → init: init_spawn + fds [stdin stdout stderr] */

@@ -67,6 +67,12 @@ static inline int sys_renameat2(int olddir, const char *oldpath, int newdir, con
 static inline ssize_t sys_getdents64(int fd, void *buf, size_t len) {
         return (ssize_t)syscall(__NR_getdents64, fd, buf, len);
 }
+/* musl on 64-bit wraps sendmmsg as one sendmsg per message (its msghdr's padding); the
+ * system call is one (the padding is zero in a msghdr made by an initializer). */
+struct mmsghdr;
+static inline int sys_sendmmsg(int fd, struct mmsghdr *msgs, unsigned n, int flags) {
+        return (int)syscall(__NR_sendmmsg, fd, msgs, n, flags);
+}
 
 static inline pid_t sys_clone3(struct clone_args *args, size_t size) {
         return (pid_t)syscall(__NR_clone3, args, size);

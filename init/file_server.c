@@ -611,6 +611,6 @@ void init_files_start(struct init_state *st, uint64_t id) {
                 st->files_pid = pid;
         }
         rtn_safe_close(sp[1]);
-        (void)rtn_send_msg(INIT_CTL_FD, &s, sizeof s, &sp[0], s.error == 0 && sp[0] >= 0);
+        (void)init_ctl_send(&s, sizeof s, &sp[0], s.error == 0 && sp[0] >= 0);
         rtn_safe_close(sp[0]);
 }

@@ -114,6 +114,6 @@ void init_gate_open(struct init_state *st) {
                 snprintf(g.message, sizeof g.message, "%s", err.msg);
         }
         g.port = port;
-        (void)rtn_send_msg(INIT_CTL_FD, &g, sizeof g, &fd, fd >= 0 ? 1 : 0);
+        (void)init_ctl_send(&g, sizeof g, &fd, fd >= 0 ? 1 : 0);
         rtn_safe_close(fd);
 }

@@ -49,6 +49,15 @@ struct init_state {
         int epfd; /* rtn-init's event loop: control socket, signalfd, listeners */
 };
 
+/* Every message to rtn goes out through init_ctl_send (init/ctl.c), after what is held:
+ * 0 or -errno. init_ctl_hold keeps a small message (at most an init_status) back until the
+ * next send or init_ctl_flush, which the loop calls before it waits; init_ctl_holding says
+ * whether something is held. */
+int init_ctl_send(const void *msg, size_t len, const int *fds, size_t nfds);
+int init_ctl_hold(const void *msg, size_t len);
+int init_ctl_flush(void);
+bool init_ctl_holding(void);
+
 int init_policy_prepare(struct init_state *st, const struct init_config_view *v,
                         struct rtn_error *err);
 /* Keeps the paths of writable[] that cfg.host_writable marks in st->host (-E2BIG when they

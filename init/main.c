@@ -37,7 +37,7 @@ static int send_status(uint32_t type, uint64_t id, int error, uint32_t step, con
         struct init_status s = {
                 .hdr = {.type = type, .len = sizeof s, .id = id}, .error = error, .step = step};
         snprintf(s.message, sizeof s.message, "%s", msg ? msg : "");
-        ssize_t n = rtn_send_msg(INIT_CTL_FD, &s, sizeof s, NULL, 0);
+        ssize_t n = init_ctl_send(&s, sizeof s, NULL, 0);
         return n < 0 ? (int)n : 0;
 }
 
@@ -176,7 +176,10 @@ static int configure(void) {
                 return refuse(-r, INIT_STEP_LANDLOCK, err.msg);
         if ((r = confine_loop(&err)) < 0)
                 return refuse(-r, INIT_STEP_CONFIG, err.msg);
-        return send_status(INIT_MSG_CONFIGURED, 0, 0, 0, NULL);
+        /* Held with READY: sent with the answer to the spawn request queued behind CONFIG,
+         * or before the loop first waits (init/ctl.c). */
+        struct init_status ok = {.hdr = {.type = INIT_MSG_CONFIGURED, .len = sizeof ok}};
+        return init_ctl_hold(&ok, sizeof ok);
 }
 
 struct signal_call {
@@ -281,7 +284,7 @@ static void send_exited(uint64_t id, pid_t pid, int status) {
         struct init_exited m = {.hdr = {.type = INIT_MSG_EXITED, .len = sizeof m, .id = id},
                                 .wait_status = status,
                                 .pid = pid};
-        if (rtn_send_msg(INIT_CTL_FD, &m, sizeof m, NULL, 0) < 0)
+        if (init_ctl_send(&m, sizeof m, NULL, 0) < 0)
                 shutdown_all(0);
 }
 
@@ -337,10 +340,13 @@ static void on_sigchld(int sfd) {
 
 static int sigchld_fd = -1;
 
+/* Each round serves what is ready, then sends what it held back (init/ctl.c): a round that
+ * finds the start's spawn request queued answers it with READY and CONFIGURED in one
+ * message batch; a round that finds nothing sends them before the loop waits. */
 static __attribute__((noreturn)) void run_loop(void) {
         for (;;) {
                 struct epoll_event ev[16];
-                int n = epoll_wait(st.epfd, ev, 16, -1);
+                int n = epoll_wait(st.epfd, ev, 16, init_ctl_holding() ? 0 : -1);
                 if (n < 0) {
                         if (errno == EINTR)
                                 continue;
@@ -362,6 +368,8 @@ static __attribute__((noreturn)) void run_loop(void) {
                         else if (ev[i].data.u64 == INIT_EV_CTL)
                                 shutdown_all(0); /* POLLHUP or POLLERR: rtn is gone */
                 }
+                if (init_ctl_flush() < 0)
+                        shutdown_all(0);
         }
 }
 
@@ -383,7 +391,9 @@ int main(void) {
         struct init_ready ready = {.hdr = {.type = INIT_MSG_READY, .len = sizeof ready},
                                    .version = INIT_PROTO_VERSION,
                                    .landlock_abi = init_landlock_abi()};
-        if (rtn_send_msg(INIT_CTL_FD, &ready, sizeof ready, NULL, 0) < 0)
+        /* Held until the configuration is applied or refused (init/ctl.c): rtn sends
+         * CONFIG without waiting for it. */
+        if (init_ctl_hold(&ready, sizeof ready) < 0)
                 shutdown_all(1);
         /* The loop's epoll exists before configure(), which adds the confined loop's
          * listener to it. */

@@ -318,7 +318,7 @@ int init_notify_exited(struct init_state *st, uint64_t id) {
                 n->reported = true;
                 ssize_t r = 0;
                 if (n->rep.total > 0)
-                        r = rtn_send_msg(INIT_CTL_FD, &n->rep, sizeof n->rep, NULL, 0);
+                        r = init_ctl_send(&n->rep, sizeof n->rep, NULL, 0);
                 if (n->hung)
                         notif_close(st, i);
                 return r < 0 ? (int)r : 0;

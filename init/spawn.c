@@ -370,7 +370,7 @@ static void reply_failed(uint64_t id, int e, uint32_t step) {
                                 .error = e,
                                 .step = step};
         snprintf(s.message, sizeof s.message, "%s: %s", init_step_name(step), strerror(e));
-        (void)rtn_send_msg(INIT_CTL_FD, &s, sizeof s, NULL, 0);
+        (void)init_ctl_send(&s, sizeof s, NULL, 0);
 }
 
 static int child_entry(void *arg) {
@@ -497,7 +497,7 @@ static void spawn_one(void *arg) {
                 init_notify_add(st, id, TAKE_FD(listener));
         struct init_spawned sp = {.hdr = {.type = INIT_MSG_SPAWNED, .len = sizeof sp, .id = id},
                                   .pid = pid};
-        (void)rtn_send_msg(INIT_CTL_FD, &sp, sizeof sp, &master, master >= 0 ? 1 : 0);
+        (void)init_ctl_send(&sp, sizeof sp, &master, master >= 0 ? 1 : 0);
 out:
         for (size_t i = 0; i < nfds; i++)
                 rtn_safe_close(fds[i]);

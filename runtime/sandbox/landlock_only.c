@@ -297,10 +297,27 @@ int rt_landlock_only_start(const struct rt_spec *spec, struct rt_sandbox *sb,
         if ((r = setup_dirs(spec, sb, err)) < 0 || (r = give_dirs(sb, err)) < 0 ||
             (r = start_init(sb, err)) < 0)
                 goto fail;
+        /* CONFIG goes out at once: rtn-init says READY only with its answer to it
+         * (init/ctl.c). Without Landlock it refuses the configuration, but the reason given
+         * is READY's ABI, read first. */
+        struct readonly ro = {0};
+        if ((r = protect_workspace(spec, sb, &ro, err)) < 0) {
+                readonly_free(&ro);
+                goto fail;
+        }
+        /* A send that failed because rtn-init is gone: what it said before, read next, tells
+         * why better. */
+        struct rtn_error send_err = {0};
+        int sent = rt_config_send(sb, spec, (const char *const *)ro.paths, ro.n, &send_err);
+        readonly_free(&ro);
         struct init_ready ready;
         if ((r = rt_recv_typed(sb, &ready, sizeof ready, INIT_MSG_READY, "rtn-init start", err)) <
             0)
                 goto fail;
+        if ((r = sent) < 0) {
+                *err = send_err;
+                goto fail;
+        }
         sb->landlock_abi = ready.landlock_abi;
         if (ready.landlock_abi <= 0) {
                 r = rtn_errx(err, EOPNOTSUPP,
@@ -309,11 +326,7 @@ int rt_landlock_only_start(const struct rt_spec *spec, struct rt_sandbox *sb,
                              ready.landlock_abi);
                 goto fail;
         }
-        struct readonly ro = {0};
-        if ((r = protect_workspace(spec, sb, &ro, err)) == 0)
-                r = rt_config_exchange(sb, spec, (const char *const *)ro.paths, ro.n, err);
-        readonly_free(&ro);
-        if (r < 0)
+        if ((r = rt_config_wait(sb, err)) < 0)
                 goto fail;
         return 0;
 fail:

@@ -131,6 +131,21 @@ static int plan_open(struct rt_plan *p, struct rtn_error *err) {
         return 0;
 }
 
+/* What plan_open opened, closed, so that it can run again. */
+static void plan_close(struct rt_plan *p) {
+        p->base_fd = rtn_safe_close(p->base_fd);
+        for (size_t i = 0; i < p->nhost; i++)
+                p->host[i].fd = rtn_safe_close(p->host[i].fd);
+        p->nhost = 0;
+        for (size_t i = 0; i < p->nlayers; i++)
+                p->layer_fds[i] = rtn_safe_close(p->layer_fds[i]);
+        p->nlayers = 0;
+        p->ws_lower_fd = rtn_safe_close(p->ws_lower_fd);
+        p->workspace_fd = rtn_safe_close(p->workspace_fd);
+        for (size_t i = 0; i < RT_MAX_BINDS; i++)
+                p->bind_fds[i] = rtn_safe_close(p->bind_fds[i]);
+}
+
 static void child_fail(int ctl, struct rtn_error *err, uint32_t step) {
         struct init_status st = {.hdr = {.type = INIT_MSG_SETUP_FAILED, .len = sizeof st},
                                  .error = err->code ? err->code : EINVAL,
@@ -192,15 +207,25 @@ static int child_join_netns(const struct rt_plan *p, struct rtn_error *err) {
 
 static __attribute__((noreturn)) void child_main(struct rt_plan *p) {
         struct rtn_error err = {0};
+        /* Host objects are opened here, in our copy of the mount namespace: overlayfs and
+         * bind mounts refuse layers whose mounts belong to another namespace
+         * (clone_private_mount, may_copy_tree), so the parent cannot open them for us. We
+         * still hold the caller's credentials, so what the caller may read, we may open.
+         * First while the parent writes our id maps, which these opens do not need, so that
+         * GO is there when we look for it (docs/benchmarks.md, "The hand-offs of a cold
+         * start"). With no id mapped yet no capability of ours applies to any file, so an
+         * open can only be refused now that the maps would allow: what failed is opened
+         * again after GO, and its error is that open's. */
+        bool opened = plan_open(p, &err) == 0;
+        if (!opened) {
+                plan_close(p);
+                err = (struct rtn_error){0};
+        }
         char go = 0;
         ssize_t n = rtn_recv_msg(p->ctl_fd, &go, 1, NULL, NULL);
         if (n != 1 || go != RT_GO)
                 _exit(RTN_EXIT_FAILURE); /* the parent failed and told us so, or died */
-        /* Host objects are opened here, in our copy of the mount namespace: overlayfs and
-         * bind mounts refuse layers whose mounts belong to another namespace
-         * (clone_private_mount, may_copy_tree), so the parent cannot open them for us. We
-         * still hold the caller's credentials, so what the caller may read, we may open. */
-        if (plan_open(p, &err) < 0)
+        if (!opened && plan_open(p, &err) < 0)
                 child_fail(p->ctl_fd, &err, INIT_STEP_CONFIG);
         /* Before the credentials change: it makes us non-dumpable for a moment, and
          * /proc/self/oom_score_adj then belongs to host root. */
@@ -779,11 +804,12 @@ static int child_go(struct rt_sandbox *sb, const struct rt_spec *spec, int init_
 }
 
 /* rtn-init's start: its configuration, and whatever the caller queues behind it, sent right
- * behind GO and the network namespace, so rtn-init finds them queued when it has said READY
- * instead of both sides waiting a round trip; then READY, the kept upper, CONFIGURED and
- * the gate. The child reads GO and the namespace only. Should the child fail its set-up and
- * close the socket first, its SETUP_FAILED message, read next, says why better than the
- * failed send would. */
+ * behind GO and the network namespace, so rtn-init finds them queued when it starts instead
+ * of both sides waiting a round trip; then the kept upper, READY, CONFIGURED and the gate.
+ * rtn-init sends READY and CONFIGURED together, and with them the answer to a spawn request
+ * queued here (init/ctl.c): one wake-up of rtn for the three. The child reads GO and the
+ * namespace only. Should the child fail its set-up and close the socket first, its
+ * SETUP_FAILED message, read next, says why better than the failed send would. */
 static int init_handshake(struct rt_sandbox *sb, const struct rt_spec *spec, rt_queue_fn queue,
                           void *arg, struct rtn_error *err) {
         struct rtn_error send_err = {0};
