@@ -84,7 +84,9 @@ int rt_pkg_command(char *const *names, size_t n, uint16_t port, enum rt_idmode m
          * /tmp, where a concurrent agent command could swap a .deb between its check and
          * its unpacking. dpkg's own log goes nowhere. Every name given that is installed
          * already (at the version given, if one is) means nothing to do: no apt-get, no
-         * write, exit RT_PKG_EXIT_UNCHANGED. */
+         * write, exit RT_PKG_EXIT_UNCHANGED. The lists are thrown away with the install, so
+         * apt fetches no translated descriptions (Acquire::Languages=none), which nothing
+         * would read: a third less to download, decompress and write per update. */
         FILE *f = open_memstream(&c, &len);
         if (!f)
                 return -ENOMEM;
@@ -104,7 +106,8 @@ int rt_pkg_command(char *const *names, size_t n, uint16_t port, enum rt_idmode m
                 "\"$D/log\" || exit; "
                 "O='-o Acquire::http::Proxy=http://127.0.0.1:%u/ "
                 "-o Acquire::https::Proxy=http://127.0.0.1:%u/ "
-                "-o Acquire::Retries=1 -o Dpkg::Use-Pty=0 -o APT::Color=0 "
+                "-o Acquire::Retries=1 -o Acquire::Languages=none "
+                "-o Dpkg::Use-Pty=0 -o APT::Color=0 "
                 "-o Dir::State::Lists=" RT_PKG_APT_DIR "/lists "
                 "-o Dir::Cache=" RT_PKG_APT_DIR "/cache -o Dir::Log=" RT_PKG_APT_DIR "/log "
                 "-o Dpkg::Options::=--log=/dev/null "

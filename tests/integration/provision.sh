@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Provisioning as a user drives it: rootfs import/list and the stamp that notices a changed
 # base, package-name checks of `rtn pkg install`, and the issue's end-to-end case on a real
-# Debian minbase: bootstrap (mmdebstrap); `rtn pkg install jq` streams apt's output and
-# commits the package without apt's lists, cache and logs, and again commits nothing; serve
+# Debian minbase: bootstrap (mmdebstrap); `rtn pkg install jq` streams apt's output, fetches
+# no translations, and commits the package without apt's lists, cache and logs, and again
+# commits nothing; serve
 # it, pkg_install jq, use it, commit, restart the server, still there, pkg_install again
 # says so and leaves nothing to commit; install again on another environment and reset
 # without commit, gone. The end-to-end case needs Debian's mirror (one retry per network step, each
@@ -173,6 +174,9 @@ PY
         done
         [ "$T_RC" = 0 ] || t_fail "rtn pkg install jq failed twice"
         t_stdout_has "Setting up jq"
+        # the lists live only as long as the install: no translated descriptions fetched
+        ! grep -q "Translation-" "$T_OUT_FILE" "$T_ERR_FILE" ||
+                t_fail "apt fetched translations: $(grep -h "Translation-" "$T_OUT_FILE" "$T_ERR_FILE")"
         grep -q "^committed [0-9a-f]\{64\}$" "$T_OUT_FILE" || t_fail "no commit: $(tail -3 "$T_OUT_FILE")"
         local ahead
         ahead=$(sed -n 's/^first line \([0-9.]*\) s before the end$/\1/p' "$T_ERR_FILE")
