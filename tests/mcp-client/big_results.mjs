@@ -5,7 +5,7 @@
 // and the session must answer a ping after each. Usage (tests/integration/serve_e2e.sh):
 //   node big_results.mjs RTN DATA_DIR 1|2
 // Prints one line per check and exits non-zero on the first failure.
-import { checker, deadline } from "./check.mjs";
+import { checker, deadline, serverEnv } from "./check.mjs";
 const [rtn, dataDir, major] = process.argv.slice(2);
 if (!rtn || !dataDir || !["1", "2"].includes(major)) {
   console.error("usage: big_results.mjs RTN DATA_DIR 1|2");
@@ -21,7 +21,7 @@ deadline(240_000);
 const transport = new StdioClientTransport({
   command: rtn,
   args: ["serve", "--data-dir", dataDir, "--max-output", String(16 << 20)],
-  env: process.env,
+  env: serverEnv(),
   stderr: "inherit",
 });
 let closed = null;

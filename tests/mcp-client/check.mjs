@@ -21,3 +21,12 @@ export function deadline(ms, label) {
     process.exit(1);
   }, ms).unref();
 }
+
+// The environment a client gives the `rtn serve` it starts: its own, without the malloc
+// tunables the suite may give node alone (serve_e2e.sh: node's reading of results of many
+// MiB churns memory otherwise), so the server under test runs as a user's would.
+export function serverEnv() {
+  const env = { ...process.env };
+  delete env.GLIBC_TUNABLES;
+  return env;
+}

@@ -68,7 +68,9 @@ check(r.stdout.trim() === "0", "cancelled command was killed", r);
 r = await call(client, "shell_job_start", { command: "cd /tmp && echo served > index.txt && exec python3 -m http.server 8765 --bind 127.0.0.1" });
 check(!r.isError && r.structuredContent.job_id, "shell_job_start", r.structuredContent);
 const job = r.structuredContent.job_id;
-r = await run(client, "for i in $(seq 50); do python3 -c \"import urllib.request as u; print(u.urlopen('http://127.0.0.1:8765/index.txt').read().decode(), end='')\" 2>/dev/null && exit 0; sleep 0.1; done; exit 1");
+// One python3 tries for five seconds (a python3 per try was a start each tenth of a second
+// while the job's server came up on a loaded machine).
+r = await run(client, "python3 -c \"import time, urllib.request as u\nfor i in range(50):\n  try:\n    print(u.urlopen('http://127.0.0.1:8765/index.txt').read().decode(), end=''); break\n  except OSError: time.sleep(0.1)\nelse: raise SystemExit(1)\"");
 check(r.exit_code === 0 && r.stdout === "served\n", "job's HTTP server reachable from shell_run", r);
 r = await call(client, "shell_job_kill", { job_id: job });
 check(!r.isError, "shell_job_kill");
