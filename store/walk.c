@@ -270,14 +270,15 @@ static void next_data(int fd, uint64_t off, uint64_t size, uint64_t *ret_start, 
 }
 
 int store_hash_fd(int fd, uint64_t size, char ret_hex[STORE_ID_SIZE]) {
-        /* Small files get a small buffer: a 1 MiB malloc is an mmap+munmap per file. */
-        size_t cap = size < HASH_BUF ? (size_t)size + 1 : HASH_BUF;
         /* Only a file of a buffer or more asks where its holes are: two lseeks per file. */
         bool sparse = size >= HASH_BUF;
-        _cleanup_free_ unsigned char *buf = malloc(cap);
+        /* The buffer is as large as the largest read so far, at most HASH_BUF: a small file's
+         * size, a sparse file's data regions (a few KiB for a file of holes, where a 1 MiB
+         * malloc was an mmap and munmap per file, and under the sanitizers a shadow mapping
+         * and a quarantine to recycle). */
+        _cleanup_free_ unsigned char *buf = NULL;
+        size_t cap = 0;
         struct store_sha256 h;
-        if (!buf)
-                return -ENOMEM;
         int r = store_sha256_init(&h, size >= STORE_SHA256_LARGE_MIN ? STORE_SHA256_LARGE
                                                                      : STORE_SHA256_ANY);
         if (r < 0)
@@ -295,7 +296,15 @@ int store_hash_fd(int fd, uint64_t size, char ret_hex[STORE_ID_SIZE]) {
                         continue;
                 }
                 uint64_t left = data_end - off;
-                size_t want = left < cap ? (size_t)left : cap;
+                size_t want = left < HASH_BUF ? (size_t)left : HASH_BUF;
+                if (want > cap) {
+                        free(buf);
+                        if (!(buf = malloc(want))) {
+                                store_sha256_free(&h);
+                                return -ENOMEM;
+                        }
+                        cap = want;
+                }
                 ssize_t n = pread(fd, buf, want, (off_t)off);
                 if (n < 0 && errno == EINTR)
                         continue;

@@ -92,34 +92,44 @@ import_refuses_garbage() {
 t_run import_refuses_garbage import_refuses_garbage
 
 # The stack is built without a sandbox per commit (250 sandboxes were most of this suite's
-# time, six times per make test): commit 1 by rtn exec, 2-249 by rtn commit --upper from
-# copies of its layer's /workspace (the agent's owner and mode, copied inside the caller's
-# subordinate range where they are its ids), then commit 250 by rtn exec on 249 layers, and
-# a command on all 250. The filling commits are setup, made by $T_RTN_SETUP (tests/lib.sh).
+# time, six times per make test): commit 1 by rtn exec, 2-249 from copies of its layer's
+# /workspace (the agent's owner and mode, copied inside the caller's subordinate range where
+# they are its ids), then commit 250 by rtn exec on 249 layers, and a command on all 250.
+# The filling commits are setup: made by one process (commit_uppers: what 248 `rtn commit
+# --upper` do, without 248 starts of rtn), unsanitized in the sanitized runs (T_BIN).
 deep_stack_of_commits() {
         t_exec --commit -m c1 -- sh -c 'echo 1 > /workspace/f1'
         t_exit_is 0
         local first
         first=$(ls "$RTN_DATA_DIR/layers")
         [ "$(wc -w <<<"$first")" = 1 ] || t_fail "not one layer after one commit: $first"
-        # One rm and one mkdir for all the uppers (a second try starts clean), one cp each.
-        cat >uppers.sh <<'SH'
-set -e
-rm -rf up[0-9]*
-ups=$(i=2; while [ $i -le 249 ]; do echo "up$i"; i=$((i + 1)); done)
-mkdir $ups
-for up in $ups; do
-        cp -a "$1/workspace" "$up/workspace"
-        echo "${up#up}" >"$up/workspace/f${up#up}"
-done
-SH
-        sh uppers.sh "$RTN_DATA_DIR/layers/$first" 2>/dev/null ||
-                unshare --map-root-user --map-auto sh uppers.sh "$RTN_DATA_DIR/layers/$first" ||
+        # One process makes the 248 uppers (a second try starts clean): each a copy of the
+        # layer's workspace as `cp -a` makes it (modes, times, xattrs, owners), and its file.
+        local py
+        read -r -d '' py <<'PY'
+import os, shutil, sys
+src = os.path.join(sys.argv[1], "workspace")
+for n in os.listdir("."):
+    if n.startswith("up") and n[2:].isdigit():
+        shutil.rmtree(n)
+for i in range(2, 250):
+    ws = "up%d/workspace" % i
+    os.mkdir("up%d" % i)
+    shutil.copytree(src, ws, symlinks=True)
+    for d, dirs, files in os.walk(src):
+        for n in [""] + dirs + files:
+            st = os.lstat(os.path.join(d, n))
+            os.lchown(os.path.join(ws, os.path.relpath(d, src), n), st.st_uid, st.st_gid)
+    with open("%s/f%d" % (ws, i), "w") as f:
+        f.write("%d\n" % i)
+PY
+        printf '%s\n' "$py" >uppers.py
+        python3 uppers.py "$RTN_DATA_DIR/layers/$first" 2>/dev/null ||
+                unshare --map-root-user --map-auto python3 uppers.py "$RTN_DATA_DIR/layers/$first" ||
                 t_fail "cannot copy the first layer's workspace"
-        local i
-        for ((i = 2; i <= 249; i++)); do # past the one-page limit of overlay options
-                "$T_RTN_SETUP" commit --upper "up$i" -m "c$i" >/dev/null || t_fail "commit $i failed"
-        done
+        # 249 layers: past the one-page limit of overlay options
+        "$T_BIN/integration/commit_uppers" "$RTN_DATA_DIR" default up 2 249 ||
+                t_fail "the filling commits failed"
         t_exec --commit -m c250 -- sh -c 'echo 250 > /workspace/f250'
         t_exit_is 0
         t_exec -- sh -c 'ls /workspace | wc -l; cat /workspace/f1 /workspace/f250'

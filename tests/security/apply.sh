@@ -30,6 +30,21 @@ around() {
                 find . -mindepth 1 -maxdepth 1 ! -name '.*' -printf '%p %y\n') | LC_ALL=C sort
 }
 
+# refused_for PATH REASON: the last command's stdout has a line refusing /workspace/PATH for
+# REASON (a line holding both "refused" and " /workspace/PATH: REASON"), matched by the
+# shell, not two greps per path; grep reads a file the shell cannot hold (a NUL byte).
+refused_for() {
+        local LC_ALL=C l
+        if ! t_text "$T_OUT_FILE"; then
+                grep -F " /workspace/$1: $2" "$T_OUT_FILE" | grep -qF refused
+                return
+        fi
+        while IFS= read -r l; do
+                [[ $l == *" /workspace/$1: $2"* && $l == *refused* ]] && return 0
+        done <<<"$T_TEXT"
+        return 1
+}
+
 # apply_refuses REASON PATH...: rtn apply exits 1, refuses each PATH (relative to
 # /workspace) with REASON, and none of them exists on the host afterwards.
 apply_refuses() {
@@ -38,7 +53,7 @@ apply_refuses() {
         t_cmd timeout 60 "$RTN" apply
         t_exit_is 1
         for p in "$@"; do
-                grep -qF "refused" <(grep -F " /workspace/$p: $why" "$T_OUT_FILE") ||
+                refused_for "$p" "$why" ||
                         t_fail "/workspace/$p not refused for '$why': $(cat "$T_OUT_FILE")"
                 t_no_file "$P/$p"
         done
@@ -195,8 +210,7 @@ protected_files() {
                 mkdir -p deep/er && echo y > deep/er/.envrc'
         apply_refuses "protected (.envrc)" .envrc deep/er/.envrc
         for p in .git .bashrc .vscode .mcp.json n/.git c/.GIT; do
-                grep -qF "refused" <(grep -F " /workspace/$p: protected" "$T_OUT_FILE") ||
-                        t_fail "/workspace/$p not refused: $(cat "$T_OUT_FILE")"
+                refused_for "$p" protected || t_fail "/workspace/$p not refused: $(cat "$T_OUT_FILE")"
         done
         t_stdout_has "refused D /workspace/other/.envrc: protected (.envrc)"
         t_stdout_has "refused D /workspace/sub: it holds a file host programs run by themselves"

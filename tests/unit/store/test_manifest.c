@@ -218,8 +218,9 @@ Test(store_layer_hash, not_a_directory) {
 /* A file with holes hashes as the same bytes written out: the hasher asks where the data
  * is and hashes the holes as zeros without reading them (store/walk.c), so each layout here
  * (data first, holes first, data up to the end, only a hole, data across the 1 MiB read
- * buffer) is built sparse and dense and the ids compared; a byte put where a hole was
- * changes the id. */
+ * buffer, a small data region and then one larger than the buffer, which the hasher reads
+ * with a buffer of the small one's size at first) is built sparse and dense and the ids
+ * compared; a byte put where a hole was changes the id. */
 struct extent {
         off_t at;
         size_t n;
@@ -236,6 +237,7 @@ static const struct layout layouts[] = {
         {(2 << 20) + 5, {{2 << 20, 5, 'h'}}},
         {1 << 20, {{0, 0, 0}}},
         {4 << 20, {{256 << 10, 1536 << 10, 'p'}}},
+        {5 << 20, {{0, 1, 's'}, {1 << 20, 1536 << 10, 'g'}}},
 };
 
 static void mk_layout(const char *rel, const struct layout *l, bool dense, off_t extra) {
