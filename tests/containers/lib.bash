@@ -3,8 +3,10 @@
 # with hybrid cgroups) on an image made here, since no registry can be reached: a minbase
 # Debian 12 from mmdebstrap (tools/image.sh base: make image's own base, so the suite's
 # background make image finds it made and runs no second mmdebstrap), cached under
-# build/containers/ so a second run reuses it, then `podman import`, with the rtn under
-# test copied in. podman keeps its storage in a temp dir of the suite's, removed at the end.
+# build/containers/ so a second run reuses it; on it make image's image (the suite's
+# background build, loaded) or, where the suite builds none, the base alone (`podman
+# import`), with the rtn under test copied in. podman keeps its storage in a temp dir of the
+# suite's, removed at the end.
 # Sourced by the container suites after tests/lib.sh.
 
 # A case skips, naming what this host lacks, or fails when podman, which it has, failed (a
@@ -64,7 +66,8 @@ c_base_tar() {
 # Once per suite: the reasons to skip, the base image, and localhost/rtn-test with the rtn
 # under test in /usr/local/bin and a user `agent` (uid 1000).
 c_setup() {
-        C_SKIP= C_FAIL=
+        local from
+        C_SKIP= C_FAIL= C_IMAGE_FAIL=
         if [ "$(id -u)" != 0 ]; then
                 C_SKIP="the container suites run podman as root (rootless podman needs subordinate ids and storage of its own); rtn runs as a user inside the container"
                 return
@@ -83,13 +86,19 @@ c_setup() {
                 C_SKIP="mmdebstrap could not make a Debian 12 base (no Debian mirror?): $C_BASE_LOG"
                 return
         fi
-        if ! c_podman import -q "$C_BASE_TAR" localhost/rtn-base >/dev/null 2>"$C_STATE/import.log"; then
-                C_FAIL="podman import failed: $(tail -n 3 "$C_STATE/import.log" | tr '\n' ' ')"
-                return
+        # On make image's image where the suite builds one (its archive loaded here, as a user
+        # would: the image cases run on it), else on the base: one import of the base, not two
+        if ! c_image_load; then
+                if ! c_podman import -q "$C_BASE_TAR" localhost/rtn-base >/dev/null 2>"$C_STATE/import.log"; then
+                        C_FAIL="podman import failed: $(tail -n 3 "$C_STATE/import.log" | tr '\n' ' ')"
+                        return
+                fi
+                from=localhost/rtn-base
         fi
         mkdir -p "$C_STATE/ctx"
         cp "$RTN" "$C_STATE/ctx/rtn"
-        printf '%s\n' 'FROM localhost/rtn-base' 'COPY rtn /usr/local/bin/rtn' \
+        # the image's entrypoint (rtn) cleared: the cases run sh -c SCRIPT
+        printf '%s\n' "FROM $from" 'COPY rtn /usr/local/bin/rtn' 'ENTRYPOINT []' \
                 'RUN useradd -m -u 1000 agent' >"$C_STATE/ctx/Containerfile"
         if ! c_podman build -q --network none -t localhost/rtn-test "$C_STATE/ctx" >"$C_STATE/build.log" 2>&1; then
                 C_FAIL="podman build failed: $(tail -n 3 "$C_STATE/build.log" | tr '\n' ' ')"
@@ -117,39 +126,57 @@ PY
 # make image's archive (tools/image.sh from the rtn under test), built in the background from
 # c_setup on: it makes the Debian base (mmdebstrap, which waits on the mirror and the disk
 # for minutes) while c_base_tar waits for that same base, then imports, builds and saves the
-# image while the cases before the image's run containers. img.rc holds its exit code once
-# it ends. Its CPU is the suite's (its shell reaps it), shown in the time of the case it
-# ended during.
+# image. img.rc holds its exit code once it ends (124 after 30 minutes). Its CPU is the
+# suite's (its shell reaps it), shown in the setup's time.
 c_image_start() {
         local o
         [[ $RTN == "$T_ROOT"/*/rtn ]] || return 0
         o=$(dirname "${RTN#"$T_ROOT"/}")
         (
                 rc=0
-                O=$o "$T_ROOT/tools/image.sh" "$C_STATE/img.tar" >/dev/null 2>"$C_STATE/img.err" || rc=$?
-                echo "$rc" >"$C_STATE/img.rc.part" && mv "$C_STATE/img.rc.part" "$C_STATE/img.rc"
+                O=$o timeout 1800 "$T_ROOT/tools/image.sh" "$C_STATE/img.tar" >/dev/null 2>"$C_STATE/img.err" || rc=$?
+                echo "$rc" >"$C_STATE/img.rc"
         ) </dev/null &
         C_IMAGE_PID=$!
 }
 
-# make image's image, loaded into the suite's storage once, whichever case asks first (it
-# waits for c_image_start's build); prints its name (localhost/rtn:VERSION).
+# From c_setup: waits for c_image_start's build and loads its archive into the suite's
+# storage; sets `from` to the image's name (localhost/rtn:VERSION). Fails, with the reason
+# in C_IMAGE_FAIL for the image cases (c_image), where there is no image to load.
+c_image_load() {
+        [ -n "${C_IMAGE_PID:-}" ] || {
+                C_IMAGE_FAIL="the image is built from a tree's rtn"
+                return 1
+        }
+        wait "$C_IMAGE_PID"
+        C_IMAGE_PID=
+        case $(<"$C_STATE/img.rc") in
+        0) ;;
+        124)
+                C_IMAGE_FAIL="tools/image.sh did not end within 30 minutes"
+                return 1
+                ;;
+        *)
+                C_IMAGE_FAIL="tools/image.sh: $(tail -n 3 "$C_STATE/img.err")"
+                return 1
+                ;;
+        esac
+        c_podman load -q -i "$C_STATE/img.tar" >/dev/null 2>"$C_STATE/load.log" || {
+                C_IMAGE_FAIL="podman load failed: $(tail -n 3 "$C_STATE/load.log")"
+                return 1
+        }
+        rm -f "$C_STATE/img.tar"
+        from=localhost/rtn:$("$RTN" --version | awk '{print $2}')
+        C_IMAGE=$from
+}
+
+# make image's image, loaded by c_setup: prints its name (localhost/rtn:VERSION), or skips
+# where the suite builds none (an rtn not of a tree), or fails where the build or the load
+# did.
 c_image() {
-        local name i=0
-        name=localhost/rtn:$("$RTN" --version | awk '{print $2}')
-        if [ ! -f "$C_STATE/image.loaded" ]; then
-                [[ $RTN == "$T_ROOT"/*/rtn ]] || t_skip "the image is built from a tree's rtn"
-                until [ -f "$C_STATE/img.rc" ]; do
-                        [ "$i" -lt 1800 ] || t_fail "tools/image.sh did not end within 30 minutes"
-                        sleep 1
-                        i=$((i + 1))
-                done
-                [ "$(cat "$C_STATE/img.rc")" = 0 ] || t_fail "tools/image.sh: $(tail -n 3 "$C_STATE/img.err")"
-                c_podman load -q -i "$C_STATE/img.tar" >/dev/null || t_fail "podman load failed"
-                rm -f "$C_STATE/img.tar"
-                touch "$C_STATE/image.loaded"
-        fi
-        echo "$name"
+        [ -n "${C_IMAGE:-}" ] && echo "$C_IMAGE" && return 0
+        [[ $RTN == "$T_ROOT"/*/rtn ]] || t_skip "$C_IMAGE_FAIL"
+        t_fail "$C_IMAGE_FAIL"
 }
 
 # Runs sh -c SCRIPT in a container (podman run options first: --user agent,
