@@ -195,19 +195,28 @@ c_sh() {
 
 # A script for c_sh: rtn serve over stdio (rtn serve ARGS...) gets initialize, then
 # tools/call shell_run of COMMAND (id 2) and env_status (id 3), its stdin held open until
-# both answered (at most 30 s); the answers go to stdout, rtn serve's stderr to stderr.
+# both answered (read from a fifo as they come; a watchdog, started before the fifo's writer
+# is open so that it does not hold it, ends the server after 30 s, and its sleep with it when
+# it is no longer needed); the answers go to stdout, rtn serve's stderr to stderr.
 c_serve_script() {
         local cmd=$1
         shift
         cat <<SCRIPT
-o=\$(mktemp); {
+d=\$(mktemp -d); mkfifo "\$d/i" "\$d/o"
+rtn serve $* <"\$d/i" >"\$d/o" & p=\$!
+(exec >/dev/null 2>&1; sleep 30 & s=\$!; trap 'kill \$s; exit' TERM; wait \$s; kill \$p) & w=\$!
+exec 3>"\$d/i" 4<"\$d/o"
 printf '%s\\n' '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}' \\
         '{"jsonrpc":"2.0","method":"notifications/initialized"}' \\
         '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"shell_run","arguments":{"command":"$cmd"}}}' \\
-        '{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"env_status","arguments":{}}}'
-i=0
-until grep -q '"id":2,' "\$o" && grep -q '"id":3,' "\$o" || [ \$i -ge 300 ]; do sleep 0.1; i=\$((i + 1)); done
-} | rtn serve $* >"\$o"; cat "\$o"
+        '{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"env_status","arguments":{}}}' >&3
+a= b=
+while [ -z "\$a" ] || [ -z "\$b" ]; do
+        IFS= read -r l <&4 || break
+        printf '%s\\n' "\$l"
+        case \$l in *'"id":2,'*) a=1 ;; *'"id":3,'*) b=1 ;; esac
+done
+exec 3>&-; kill \$w 2>/dev/null; cat <&4; exec 4<&-; wait \$p || :
 SCRIPT
 }
 

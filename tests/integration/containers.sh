@@ -553,7 +553,7 @@ PY
 # container needs catatonit (tools/deps.txt).
 kube_play() {
         c_need
-        local img want dir ip i
+        local img want dir ip i log
         command -v node >/dev/null || t_skip "node is not installed"
         [ -d "$T_ROOT/tests/mcp-client/node_modules/@modelcontextprotocol/sdk" ] ||
                 t_fail "@modelcontextprotocol/sdk not installed: run npm ci in tests/mcp-client (tools/test.sh does)"
@@ -582,13 +582,12 @@ PY
         t_cmd env CONTAINERS_CONF="$C_STATE/containers.conf" "${C_PODMAN[@]}" kube play "$T_TMP/rtn.yaml"
         t_exit_is 0
         trap 'env CONTAINERS_CONF="$C_STATE/containers.conf" "${C_PODMAN[@]}" kube down "$T_TMP/rtn.yaml" >/dev/null 2>&1' EXIT
+        # one podman logs a poll, its output kept for the message
         i=$((SECONDS + 60))
-        until "${C_PODMAN[@]}" logs rtn-pod-0-rtn 2>&1 | grep -q "listening on"; do
-                [ "$SECONDS" -lt "$i" ] || break
+        until log=$("${C_PODMAN[@]}" logs rtn-pod-0-rtn 2>&1) && [[ $log == *"listening on"* ]]; do
+                [ "$SECONDS" -lt "$i" ] || t_fail "rtn serve did not start in the pod: ${log:0:600}"
                 sleep 0.5
         done
-        "${C_PODMAN[@]}" logs rtn-pod-0-rtn 2>&1 | grep -q "listening on" ||
-                t_fail "rtn serve did not start in the pod: $("${C_PODMAN[@]}" logs rtn-pod-0-rtn 2>&1 | head -c 600)"
         ip=$("${C_PODMAN[@]}" inspect rtn-pod-0-rtn --format '{{range .NetworkSettings.Networks}}{{.IPAddress}}{{end}}')
         [ -n "$ip" ] || t_fail "the pod has no address"
         T_CMD_TIMEOUT=120 t_cmd node "$T_ROOT/tests/mcp-client/http.mjs" "http://$ip:8080/mcp" "$T_TMP/token/token" sdk1
