@@ -21,6 +21,10 @@ C_GROUP_OPTS[agent_default]='--user agent'
 C_GROUP_PARTS[agent_default]='default_user default_user_serve ws_agent_serve commit_agent'
 C_GROUP_OPTS[root_no_userns]="--security-opt seccomp=${C_STATE:-}/no-userns.json"
 C_GROUP_PARTS[root_no_userns]='no_userns_root no_userns_serve_root no_userns_full ws_landlock'
+C_GROUP_OPTS[low_nproc]='--ulimit nproc=1024:1024'
+C_GROUP_PARTS[low_nproc]='low_nproc_root low_nproc_serve'
+C_GROUP_OPTS[uidmap_single]="--uidmap 0:${C_UIDMAP:-}:65536 --gidmap 0:${C_UIDMAP:-}:65536"
+C_GROUP_PARTS[uidmap_single]='uidmap_single_root uidmap_single_user_ws uidmap_single_serve'
 
 # The full sandbox, with the fallbacks the container forces named on stderr.
 C_PART[default_root]='rtn exec -- sh -c "id -u; cat /proc/self/uid_map; grep processes /proc/self/limits; touch /usr/x; ls /root"'
@@ -69,10 +73,12 @@ default_user_serve() {
 # Under a process limit lower than the sandbox's (--ulimit nproc=1024:1024), which no one in
 # the container may raise: rtn uses it as it is and says so, as root and as a user, in
 # rtn exec, rtn serve's env_status and rtn probe, which names the flag that raises it.
+C_PART[low_nproc_root]='rtn exec -- sh -c "grep processes /proc/self/limits"; echo "rc=$?"
+        mkdir /w; chown agent /w; rtn exec --workspace /w -- touch /workspace/f; echo "ws rc=$?"'
+C_PART[low_nproc_serve]=$(c_serve_script 'id -u')
 low_nproc() {
         c_need
-        c_sh --ulimit nproc=1024:1024 'rtn exec -- sh -c "grep processes /proc/self/limits"; echo "rc=$?"
-                mkdir /w; chown agent /w; rtn exec --workspace /w -- touch /workspace/f; echo "ws rc=$?"'
+        c_part low_nproc low_nproc_root
         t_stdout_has "rc=0"
         t_stdout_has "ws rc=0"
         t_stdout_has "Max processes             1024                 1024"
@@ -81,7 +87,7 @@ low_nproc() {
         t_stdout_has "rc=0"
         t_true grep -Eq "^missing +container fallbacks +.*the process limit is 1024, the hard RLIMIT_NPROC rtn was started with" "$T_OUT_FILE"
         t_stdout_has "rtn can run sandboxes here."
-        c_sh --ulimit nproc=1024:1024 "$(c_serve_script 'id -u')"
+        c_part low_nproc low_nproc_serve
         t_stdout_has '\"stdout\":\"1000\\n\"'
         t_stdout_has 'the process limit is 1024, the hard RLIMIT_NPROC'
 }
@@ -92,11 +98,13 @@ low_nproc() {
 # maps the 65536 besides its 0. rtn exec, a --workspace of root's or (mapped as its owner
 # alone) of a user's, and rtn serve all work, and so does the Landlock mode where user
 # namespaces are denied.
+C_PART[uidmap_single_root]='mkdir /w; rtn exec --workspace /w -- sh -c "id -u; cat /proc/self/uid_map; echo hi >/workspace/f"; echo "rc=$?"; cat /w/f; rtn probe'
+C_PART[uidmap_single_user_ws]='mkdir /u; chown agent: /u; rtn exec --workspace /u -- sh -c "echo hi >/workspace/f"; echo "rc=$?"; stat -c "%U %n" /u/f'
+C_PART[uidmap_single_serve]=$(c_serve_script 'id -u')
 userns_uidmap() {
         c_need
-        local m="--uidmap 0:$C_UIDMAP:65536 --gidmap 0:$C_UIDMAP:65536"
-        # shellcheck disable=SC2086
-        c_sh $m 'mkdir /w; rtn exec --workspace /w -- sh -c "id -u; cat /proc/self/uid_map; echo hi >/workspace/f"; echo "rc=$?"; cat /w/f; rtn probe'
+        local m
+        c_part uidmap_single uidmap_single_root
         t_stdout_has "rc=0"
         t_true grep -qx 0 "$T_OUT_FILE"
         t_true grep -Eq '^ +0 +0 +1$' "$T_OUT_FILE"
@@ -105,12 +113,10 @@ userns_uidmap() {
         t_stdout_has "rtn can run sandboxes here."
         # a user's --workspace there: root maps its owner alone as the agent (it has no
         # subordinate ids to map besides), so the agent writes it as that user
-        # shellcheck disable=SC2086
-        c_sh $m 'mkdir /u; chown agent: /u; rtn exec --workspace /u -- sh -c "echo hi >/workspace/f"; echo "rc=$?"; stat -c "%U %n" /u/f'
+        c_part uidmap_single uidmap_single_user_ws
         t_stdout_is "rc=0
 agent /u/f"
-        # shellcheck disable=SC2086
-        c_sh $m "$(c_serve_script 'id -u')"
+        c_part uidmap_single uidmap_single_serve
         t_stdout_has '\"stdout\":\"0\\n\"'
         t_stdout_has '\"id_mapping\":\"single\"'
         m="--uidmap 0:$C_UIDMAP:65537 --gidmap 0:$C_UIDMAP:65537"
