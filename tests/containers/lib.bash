@@ -126,7 +126,9 @@ PY
 # make image's archive (tools/image.sh from the rtn under test), built in the background from
 # c_setup on: it makes the Debian base (mmdebstrap, which waits on the mirror and the disk
 # for minutes) while c_base_tar waits for that same base, then imports, builds and saves the
-# image. img.rc holds its exit code once it ends (124 after 30 minutes). Its CPU is the
+# image, in the suite's podman storage, so that the archive's load (c_image_load) finds the
+# base's layer there and the base is imported once; the image it built is removed before the
+# load. img.rc holds its exit code once it ends (124 after 30 minutes). Its CPU is the
 # suite's (its shell reaps it), shown in the setup's time.
 c_image_start() {
         local o
@@ -134,7 +136,8 @@ c_image_start() {
         o=$(dirname "${RTN#"$T_ROOT"/}")
         (
                 rc=0
-                O=$o timeout 1800 "$T_ROOT/tools/image.sh" "$C_STATE/img.tar" >/dev/null 2>"$C_STATE/img.err" || rc=$?
+                IMAGE_PODMAN_ROOT=$C_STATE/storage IMAGE_PODMAN_RUNROOT=$C_RUNROOT O=$o \
+                        timeout 1800 "$T_ROOT/tools/image.sh" "$C_STATE/img.tar" >/dev/null 2>"$C_STATE/img.err" || rc=$?
                 echo "$rc" >"$C_STATE/img.rc"
         ) </dev/null &
         C_IMAGE_PID=$!
