@@ -9,6 +9,9 @@
 #   tools/image.sh base      make (once) and print the cached Debian base tarball of the
 #                            image, which the container suites (tests/containers/lib.bash)
 #                            run on too: one mmdebstrap serves both
+# IMAGE_PODMAN_ROOT and IMAGE_PODMAN_RUNROOT name a podman storage and run root to build in
+# instead of a temp one (the container suite's, which loads the archive next: the base is
+# imported once, there); the image is removed from it once saved, the base left.
 # Needs root (rootful podman), podman, runc and mmdebstrap (tools/deps.txt).
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -78,18 +81,28 @@ out=${1:?usage: tools/image.sh OUT.tar | base}
 [ "$(id -u)" = 0 ] || { echo "tools/image.sh: needs root (rootful podman)" >&2; exit 1; }
 base=$(make_base "$list")
 state=$(mktemp -d "${TMPDIR:-/tmp}/rtn-image.XXXXXX")
-# podman refuses a run root longer than 50 characters, which one under a TMPDIR may be; its
-# tmp dir (the libpod state that `system reset` removes) is ours too, not the /run/libpod
-# every other podman of root's uses meanwhile
-runroot=$(mktemp -d /tmp/rtnc.XXXXXX)
-pm=(podman --root "$state/storage" --runroot "$runroot" --tmpdir "$runroot/tmp" --runtime runc
+version=$("$here/$O/rtn" --version | awk '{print $2}')
+if [ -n "${IMAGE_PODMAN_ROOT:-}" ]; then
+        storage=$IMAGE_PODMAN_ROOT runroot=${IMAGE_PODMAN_RUNROOT:?IMAGE_PODMAN_ROOT needs IMAGE_PODMAN_RUNROOT}
+else
+        storage=$state/storage
+        # podman refuses a run root longer than 50 characters, which one under a TMPDIR may
+        # be; its tmp dir (the libpod state that `system reset` removes) is ours too, not the
+        # /run/libpod every other podman of root's uses meanwhile
+        runroot=$(mktemp -d /tmp/rtnc.XXXXXX)
+fi
+pm=(podman --root "$storage" --runroot "$runroot" --tmpdir "$runroot/tmp" --runtime runc
         --cgroup-manager cgroupfs --events-backend none --storage-driver overlay)
 cleanup() {
-        "${pm[@]}" system reset -f >/dev/null 2>&1 || true
-        rm -rf "$state" "$runroot"
+        if [ -n "${IMAGE_PODMAN_ROOT:-}" ]; then
+                "${pm[@]}" rmi -f "localhost/rtn:$version" >/dev/null 2>&1 || true
+                rm -rf "$state"
+        else
+                "${pm[@]}" system reset -f >/dev/null 2>&1 || true
+                rm -rf "$state" "$runroot"
+        fi
 }
 trap cleanup EXIT
-version=$("$here/$O/rtn" --version | awk '{print $2}')
 "${pm[@]}" import -q "$base" localhost/rtn-base >/dev/null
 mkdir "$state/ctx"
 cp "$here/$O/rtn" "$state/ctx/rtn"

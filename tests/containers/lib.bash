@@ -3,8 +3,10 @@
 # with hybrid cgroups) on an image made here, since no registry can be reached: a minbase
 # Debian 12 from mmdebstrap (tools/image.sh base: make image's own base, so the suite's
 # background make image finds it made and runs no second mmdebstrap), cached under
-# build/containers/ so a second run reuses it, then `podman import`, with the rtn under
-# test copied in. podman keeps its storage in a temp dir of the suite's, removed at the end.
+# build/containers/ so a second run reuses it; on it make image's image (the suite's
+# background build, loaded) or, where the suite builds none, the base alone (`podman
+# import`), with the rtn under test copied in. podman keeps its storage in a temp dir of the
+# suite's, removed at the end.
 # Sourced by the container suites after tests/lib.sh.
 
 # A case skips, naming what this host lacks, or fails when podman, which it has, failed (a
@@ -64,7 +66,8 @@ c_base_tar() {
 # Once per suite: the reasons to skip, the base image, and localhost/rtn-test with the rtn
 # under test in /usr/local/bin and a user `agent` (uid 1000).
 c_setup() {
-        C_SKIP= C_FAIL=
+        local from
+        C_SKIP= C_FAIL= C_IMAGE_FAIL=
         if [ "$(id -u)" != 0 ]; then
                 C_SKIP="the container suites run podman as root (rootless podman needs subordinate ids and storage of its own); rtn runs as a user inside the container"
                 return
@@ -83,13 +86,19 @@ c_setup() {
                 C_SKIP="mmdebstrap could not make a Debian 12 base (no Debian mirror?): $C_BASE_LOG"
                 return
         fi
-        if ! c_podman import -q "$C_BASE_TAR" localhost/rtn-base >/dev/null 2>"$C_STATE/import.log"; then
-                C_FAIL="podman import failed: $(tail -n 3 "$C_STATE/import.log" | tr '\n' ' ')"
-                return
+        # On make image's image where the suite builds one (its archive loaded here, as a user
+        # would: the image cases run on it), else on the base: one import of the base, not two
+        if ! c_image_load; then
+                if ! c_podman import -q "$C_BASE_TAR" localhost/rtn-base >/dev/null 2>"$C_STATE/import.log"; then
+                        C_FAIL="podman import failed: $(tail -n 3 "$C_STATE/import.log" | tr '\n' ' ')"
+                        return
+                fi
+                from=localhost/rtn-base
         fi
         mkdir -p "$C_STATE/ctx"
         cp "$RTN" "$C_STATE/ctx/rtn"
-        printf '%s\n' 'FROM localhost/rtn-base' 'COPY rtn /usr/local/bin/rtn' \
+        # the image's entrypoint (rtn) cleared: the cases run sh -c SCRIPT
+        printf '%s\n' "FROM $from" 'COPY rtn /usr/local/bin/rtn' 'ENTRYPOINT []' \
                 'RUN useradd -m -u 1000 agent' >"$C_STATE/ctx/Containerfile"
         if ! c_podman build -q --network none -t localhost/rtn-test "$C_STATE/ctx" >"$C_STATE/build.log" 2>&1; then
                 C_FAIL="podman build failed: $(tail -n 3 "$C_STATE/build.log" | tr '\n' ' ')"
@@ -117,39 +126,60 @@ PY
 # make image's archive (tools/image.sh from the rtn under test), built in the background from
 # c_setup on: it makes the Debian base (mmdebstrap, which waits on the mirror and the disk
 # for minutes) while c_base_tar waits for that same base, then imports, builds and saves the
-# image while the cases before the image's run containers. img.rc holds its exit code once
-# it ends. Its CPU is the suite's (its shell reaps it), shown in the time of the case it
-# ended during.
+# image, in the suite's podman storage, so that the archive's load (c_image_load) finds the
+# base's layer there and the base is imported once; the image it built is removed before the
+# load. img.rc holds its exit code once it ends (124 after 30 minutes). Its CPU is the
+# suite's (its shell reaps it), shown in the setup's time.
 c_image_start() {
         local o
         [[ $RTN == "$T_ROOT"/*/rtn ]] || return 0
         o=$(dirname "${RTN#"$T_ROOT"/}")
         (
                 rc=0
-                O=$o "$T_ROOT/tools/image.sh" "$C_STATE/img.tar" >/dev/null 2>"$C_STATE/img.err" || rc=$?
-                echo "$rc" >"$C_STATE/img.rc.part" && mv "$C_STATE/img.rc.part" "$C_STATE/img.rc"
+                IMAGE_PODMAN_ROOT=$C_STATE/storage IMAGE_PODMAN_RUNROOT=$C_RUNROOT O=$o \
+                        timeout 1800 "$T_ROOT/tools/image.sh" "$C_STATE/img.tar" >/dev/null 2>"$C_STATE/img.err" || rc=$?
+                echo "$rc" >"$C_STATE/img.rc"
         ) </dev/null &
         C_IMAGE_PID=$!
 }
 
-# make image's image, loaded into the suite's storage once, whichever case asks first (it
-# waits for c_image_start's build); prints its name (localhost/rtn:VERSION).
+# From c_setup: waits for c_image_start's build and loads its archive into the suite's
+# storage; sets `from` to the image's name (localhost/rtn:VERSION). Fails, with the reason
+# in C_IMAGE_FAIL for the image cases (c_image), where there is no image to load.
+c_image_load() {
+        [ -n "${C_IMAGE_PID:-}" ] || {
+                C_IMAGE_FAIL="the image is built from a tree's rtn"
+                return 1
+        }
+        wait "$C_IMAGE_PID"
+        C_IMAGE_PID=
+        case $(<"$C_STATE/img.rc") in
+        0) ;;
+        124)
+                C_IMAGE_FAIL="tools/image.sh did not end within 30 minutes"
+                return 1
+                ;;
+        *)
+                C_IMAGE_FAIL="tools/image.sh: $(tail -n 3 "$C_STATE/img.err")"
+                return 1
+                ;;
+        esac
+        c_podman load -q -i "$C_STATE/img.tar" >/dev/null 2>"$C_STATE/load.log" || {
+                C_IMAGE_FAIL="podman load failed: $(tail -n 3 "$C_STATE/load.log")"
+                return 1
+        }
+        rm -f "$C_STATE/img.tar"
+        from=localhost/rtn:$("$RTN" --version | awk '{print $2}')
+        C_IMAGE=$from
+}
+
+# make image's image, loaded by c_setup: prints its name (localhost/rtn:VERSION), or skips
+# where the suite builds none (an rtn not of a tree), or fails where the build or the load
+# did.
 c_image() {
-        local name i=0
-        name=localhost/rtn:$("$RTN" --version | awk '{print $2}')
-        if [ ! -f "$C_STATE/image.loaded" ]; then
-                [[ $RTN == "$T_ROOT"/*/rtn ]] || t_skip "the image is built from a tree's rtn"
-                until [ -f "$C_STATE/img.rc" ]; do
-                        [ "$i" -lt 1800 ] || t_fail "tools/image.sh did not end within 30 minutes"
-                        sleep 1
-                        i=$((i + 1))
-                done
-                [ "$(cat "$C_STATE/img.rc")" = 0 ] || t_fail "tools/image.sh: $(tail -n 3 "$C_STATE/img.err")"
-                c_podman load -q -i "$C_STATE/img.tar" >/dev/null || t_fail "podman load failed"
-                rm -f "$C_STATE/img.tar"
-                touch "$C_STATE/image.loaded"
-        fi
-        echo "$name"
+        [ -n "${C_IMAGE:-}" ] && echo "$C_IMAGE" && return 0
+        [[ $RTN == "$T_ROOT"/*/rtn ]] || t_skip "$C_IMAGE_FAIL"
+        t_fail "$C_IMAGE_FAIL"
 }
 
 # Runs sh -c SCRIPT in a container (podman run options first: --user agent,
@@ -166,21 +196,69 @@ c_sh() {
                 localhost/rtn-test sh -c "$1"
 }
 
+# Cases whose containers have the same configuration share one start (each podman run costs
+# about 0.6 s of CPU here, podman's, conmon's and runc's): C_GROUP_OPTS[GROUP] holds its podman
+# options (split into words), C_GROUP_PARTS[GROUP] its parts in order, and C_PART[PART] each
+# part's script. c_part GROUP PART runs, the first time a case of GROUP asks, one container
+# in which each part runs in turn as sh -c SCRIPT, after rtn's state and the files the parts
+# before it made are removed (rtn's data and run dirs, /tmp, /var/tmp and the top-level
+# directories the parts make: C_PART_DIRS), so that each starts as in a container of its
+# own; each part's stdout, stderr and exit code are kept in a directory of the suite's, and
+# c_part hands PART's to its case as t_cmd does. Where podman itself failed, a part it did
+# not run gets podman's.
+declare -A C_GROUP_OPTS C_GROUP_PARTS C_PART
+C_PART_DIRS='/w /r /u'
+c_part() {
+        local g=$1 p=$2 d=$C_STATE/parts/$1 n q script=''
+        if [ ! -e "$d/ran" ]; then
+                mkdir -p "$d"
+                chmod 777 "$d"
+                for n in ${C_GROUP_PARTS[$g]}; do
+                        q=${C_PART[$n]//"'"/"'\\''"}
+                        script+="rm -rf ~/.local/share/rtn /run/rtn /tmp/* /var/tmp/* $C_PART_DIRS 2>/dev/null
+sh -c '$q' >/parts/$n.out 2>/parts/$n.err </dev/null; echo \$? >/parts/$n.rc
+"
+                done
+                # shellcheck disable=SC2086
+                T_CMD_TIMEOUT=300 c_sh -v "$d:/parts" ${C_GROUP_OPTS[$g]} "$script"
+                mv "$T_OUT_FILE" "$d/podman.out"
+                mv "$T_ERR_FILE" "$d/podman.err"
+                echo "$T_RC" >"$d/podman.rc"
+                touch "$d/ran"
+        fi
+        if [ -f "$d/$p.rc" ]; then
+                T_OUT_FILE=$d/$p.out T_ERR_FILE=$d/$p.err
+        else
+                T_OUT_FILE=$d/podman.out T_ERR_FILE=$d/podman.err p=podman
+        fi
+        T_RC=$(<"$d/$p.rc")
+        T_LAST_CMD="podman run ${C_GROUP_OPTS[$g]} ... (part $2 of $g): sh -c ${C_PART[$2]}"
+}
+
 # A script for c_sh: rtn serve over stdio (rtn serve ARGS...) gets initialize, then
 # tools/call shell_run of COMMAND (id 2) and env_status (id 3), its stdin held open until
-# both answered (at most 30 s); the answers go to stdout, rtn serve's stderr to stderr.
+# both answered (read from a fifo as they come; a watchdog, started before the fifo's writer
+# is open so that it does not hold it, ends the server after 30 s, and its sleep with it when
+# it is no longer needed); the answers go to stdout, rtn serve's stderr to stderr.
 c_serve_script() {
         local cmd=$1
         shift
         cat <<SCRIPT
-o=\$(mktemp); {
+d=\$(mktemp -d); mkfifo "\$d/i" "\$d/o"
+rtn serve $* <"\$d/i" >"\$d/o" & p=\$!
+(exec >/dev/null 2>&1; sleep 30 & s=\$!; trap 'kill \$s; exit' TERM; wait \$s; kill \$p) & w=\$!
+exec 3>"\$d/i" 4<"\$d/o"
 printf '%s\\n' '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}' \\
         '{"jsonrpc":"2.0","method":"notifications/initialized"}' \\
         '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"shell_run","arguments":{"command":"$cmd"}}}' \\
-        '{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"env_status","arguments":{}}}'
-i=0
-until grep -q '"id":2,' "\$o" && grep -q '"id":3,' "\$o" || [ \$i -ge 300 ]; do sleep 0.1; i=\$((i + 1)); done
-} | rtn serve $* >"\$o"; cat "\$o"
+        '{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"env_status","arguments":{}}}' >&3
+a= b=
+while [ -z "\$a" ] || [ -z "\$b" ]; do
+        IFS= read -r l <&4 || break
+        printf '%s\\n' "\$l"
+        case \$l in *'"id":2,'*) a=1 ;; *'"id":3,'*) b=1 ;; esac
+done
+exec 3>&-; kill \$w 2>/dev/null; cat <&4; exec 4<&-; wait \$p || :
 SCRIPT
 }
 

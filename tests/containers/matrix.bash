@@ -7,7 +7,9 @@
 # as where an image has no HTTP client) with the same steps. Each step prints one line
 # "USER STEP VALUE" for the suite to compare, and the isolation each front door picked and
 # said (ISOLATION: full or landlock, and whether stderr named it).
-# The commands are the sandbox's shell's to expand ($HOME inside), not this one's.
+# The commands are the sandbox's shell's to expand ($HOME inside), not this one's. What this
+# script itself reads and waits for it does with bash's builtins: the processes it starts are
+# rtn's and git's, not a grep, sed or sleep per step or per poll.
 # shellcheck disable=SC2016
 set -u
 who=$(id -un)
@@ -16,8 +18,20 @@ dir=$(mktemp -d) || exit 1
 cd "$dir" || exit 1
 export RTN_DATA_DIR=$dir/data # a read-only root has only its tmpfs /tmp
 
+# nap SECONDS: a sleep with no process, a read that times out on a fifo no one writes
+mkfifo nap && exec 6<>nap
+nap() { read -r -t "$1" -u 6 _; }
+# has ERE FILE: whether a line of FILE matches ERE; its first such line in LINE
+has() {
+        local l
+        while IFS= read -r l || [ -n "$l" ]; do
+                [[ $l =~ $1 ]] && LINE=$l && return 0
+        done <"$2"
+        return 1
+}
+
 # the isolation an rtn front end said on stderr: landlock when it said it chose it
-said() { if grep -q 'chose --isolation landlock by itself' "$1"; then echo landlock; else echo full; fi; }
+said() { if has 'chose --isolation landlock by itself' "$1"; then echo landlock; else echo full; fi; }
 
 # --- rtn exec
 out=$(rtn exec -- sh -c 'echo in' 2>exec.err)
@@ -30,9 +44,16 @@ say exec_user_root "rc=$? $out"
 # --- rtn enter: a second command in a running rtn exec's sandbox, by the pid rtn ps lists
 rtn exec -- sleep 60 >/dev/null 2>&1 &
 epid=$!
+listed() { # whether rtn ps lists pid $epid running sleep 60
+        local l
+        while IFS= read -r l; do
+                [[ $l =~ ^\ *$epid\ .*sleep\ 60 ]] && return 0
+        done < <(rtn ps 2>/dev/null)
+        return 1
+}
 i=0
-until rtn ps 2>/dev/null | grep -q "^ *$epid .*sleep 60" || [ $i -ge 300 ]; do
-        sleep 0.1
+until listed || [ $i -ge 300 ]; do
+        nap 0.1
         i=$((i + 1))
 done
 out=$(rtn enter "$epid" -- sh -c 'echo entered' 2>enter.err)
@@ -84,26 +105,44 @@ out=$(rtn exec --workspace "$ws" --workspace-git rw -- sh -c "cd /workspace
         echo \"hooks \$h config \$c\"" 2>git.err)
 rc=$?
 say git_rw "rc=$rc $out$(refusal $rc git.err)"
-say git_rw_owner "$(git -c safe.directory="$ws" -C "$ws" log --format=%s | tr '\n' ' ')$(test -e "$ws/.git/hooks/x" && echo hook)"
+mapfile -t subjects < <(git -c safe.directory="$ws" -C "$ws" log --format=%s)
+out=
+[ "${#subjects[@]}" = 0 ] || printf -v out '%s ' "${subjects[@]}"
+[ -e "$ws/.git/hooks/x" ] && out+=hook
+say git_rw_owner "$out"
 
 # --- rtn serve over stdio: requests one at a time, each waiting for its answer
-wait_id() { # ID FILE: until FILE holds the answer to ID (at most 60 s)
-        local i=0
-        until grep -q "\"id\":$1[,}]" "$2" || [ $i -ge 600 ]; do
-                sleep 0.1
-                i=$((i + 1))
+wait_id() { # ID FILE: reads the server's answers (fd 4) into FILE until the one to ID (at most 60 s)
+        local l
+        while IFS= read -r -t 60 l <&4; do
+                printf '%s\n' "$l" >>"$2"
+                [[ $l =~ \"id\":$1[,}] ]] && return 0
         done
+        return 1
 }
 init='{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}'
 inited='{"jsonrpc":"2.0","method":"notifications/initialized"}'
 call() { echo "{\"jsonrpc\":\"2.0\",\"id\":$1,\"method\":\"tools/call\",\"params\":{\"name\":\"$2\",\"arguments\":$3}}"; }
+value_of() { # ID FILE ERE: ERE's group in the first answer to ID in FILE that matches it
+        local l
+        while IFS= read -r l || [ -n "$l" ]; do
+                [[ $l =~ \"id\":$1[,}] ]] && [[ $l =~ .*$3 ]] && printf '%s\n' "${BASH_REMATCH[1]}" && return
+        done <"$2"
+}
 # the stdout of a shell_run answer, or the mode of an env_status one
-stdout_of() { grep "\"id\":$1[,}]" "$2" | sed -n 's/.*"structuredContent":{[^}]*"stdout":"\([^"]*\)".*/\1/p' | head -n 1; }
-mode_of() { grep "\"id\":$1[,}]" "$2" | sed -n 's/.*"isolation":{"mode":"\([a-z]*\)".*/\1/p' | head -n 1; }
-ok_of() { grep -q "\"id\":$1,\"result\":{.*\"isError\":false" "$2" && echo ok || echo "failed: $(grep "\"id\":$1[,}]" "$2" | head -c 300)"; }
+stdout_of() { value_of "$1" "$2" '"structuredContent":\{[^}]*"stdout":"([^"]*)"'; }
+mode_of() { value_of "$1" "$2" '"isolation":\{"mode":"([a-z]*)"'; }
+ok_of() {
+        if has "\"id\":$1,\"result\":\{.*\"isError\":false" "$2"; then
+                echo ok
+        else
+                has "\"id\":$1[,}]" "$2"
+                echo "failed: ${LINE:0:300}"
+        fi
+}
 # an env_commit's answer: ok, or "nothing kept" where the mode has no overlay to commit
 commit_of() {
-        if grep -q "\"id\":$1,\"result\":{.*has no overlay, so nothing was committed.*\"isError\":true" "$2"; then
+        if has "\"id\":$1,\"result\":\{.*has no overlay, so nothing was committed.*\"isError\":true" "$2"; then
                 echo "nothing kept"
         else
                 ok_of "$1" "$2"
@@ -111,10 +150,10 @@ commit_of() {
 }
 
 serve_stdio() { # N: the Nth start; its steps on stdin of one rtn serve
-        mkfifo "in$1"
-        rtn serve <"in$1" >"out$1" 2>"err$1" &
-        local pid=$!
-        exec 3>"in$1"
+        mkfifo "in$1" "fo$1"
+        rtn serve <"in$1" >"fo$1" 2>"err$1" &
+        local pid=$! l
+        exec 3>"in$1" 4<"fo$1"
         echo "$init" >&3
         wait_id 1 "out$1"
         echo "$inited" >&3
@@ -138,6 +177,8 @@ serve_stdio() { # N: the Nth start; its steps on stdin of one rtn serve
         wait_id 9 "out$1"
         say "stdio_isolation$1" "$(mode_of 9 "out$1") said=$(said "err$1")"
         exec 3>&-
+        while IFS= read -r -t 60 l <&4; do printf '%s\n' "$l" >>"out$1"; done
+        exec 4<&-
         wait $pid
 }
 serve_stdio 1
@@ -145,14 +186,15 @@ serve_stdio 2
 rtn reset >/dev/null 2>&1 || say reset "rtn reset failed"
 
 # --- rtn serve --http on loopback, a session per start
-head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n' >token
-chmod 600 token
+token=$(od -An -tx1 -N24 /dev/urandom)
+token=${token//[$' \n']/}
+(umask 077 && printf '%s' "$token" >token)
 port=8123
 rtn serve --http "127.0.0.1:$port" --token-file token 2>http.err &
 hpid=$!
 i=0
-until grep -q "listening on" http.err || [ $i -ge 300 ]; do
-        sleep 0.1
+until has "listening on" http.err 2>/dev/null || [ $i -ge 300 ]; do
+        nap 0.1
         i=$((i + 1))
 done
 sid=
@@ -161,14 +203,16 @@ post() { # BODY: the whole HTTP response to a POST of BODY on this session
         [ -n "$sid" ] && h="Mcp-Session-Id: $sid"$'\r\n'"MCP-Protocol-Version: 2025-06-18"$'\r\n'
         exec 5<>"/dev/tcp/127.0.0.1/$port" || return
         printf 'POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:%s\r\nAuthorization: Bearer %s\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\n%sContent-Length: %s\r\nConnection: close\r\n\r\n%s' \
-                "$port" "$(cat token)" "$h" "${#1}" "$1" >&5
-        cat <&5
+                "$port" "$token" "$h" "${#1}" "$1" >&5
+        local r
+        IFS= read -r -d '' r <&5
+        printf '%s' "$r"
         exec 5<&-
 }
 http_start() {
         sid=
         post "$init" >h.init
-        sid=$(tr -d '\r' <h.init | sed -n 's/^[Mm]cp-[Ss]ession-[Ii]d: *//p')
+        has '^[Mm]cp-[Ss]ession-[Ii]d: *([^'$'\r'']*)' h.init && sid=${BASH_REMATCH[1]}
         post "$inited" >/dev/null
 }
 http_start

@@ -13,10 +13,24 @@
 t_need_rtn
 c_setup
 
+# The cases' containers of the same configuration: one start each (c_part), their parts
+# defined beside the cases.
+C_GROUP_OPTS[root_default]=''
+C_GROUP_PARTS[root_default]='default_root ws_live ws_serve commit_root writes_vanish'
+C_GROUP_OPTS[agent_default]='--user agent'
+C_GROUP_PARTS[agent_default]='default_user default_user_serve ws_agent_serve commit_agent'
+C_GROUP_OPTS[root_no_userns]="--security-opt seccomp=${C_STATE:-}/no-userns.json"
+C_GROUP_PARTS[root_no_userns]='no_userns_root no_userns_serve_root no_userns_full ws_landlock'
+C_GROUP_OPTS[low_nproc]='--ulimit nproc=1024:1024'
+C_GROUP_PARTS[low_nproc]='low_nproc_root low_nproc_serve'
+C_GROUP_OPTS[uidmap_single]="--uidmap 0:${C_UIDMAP:-}:65536 --gidmap 0:${C_UIDMAP:-}:65536"
+C_GROUP_PARTS[uidmap_single]='uidmap_single_root uidmap_single_user_ws uidmap_single_serve'
+
 # The full sandbox, with the fallbacks the container forces named on stderr.
+C_PART[default_root]='rtn exec -- sh -c "id -u; cat /proc/self/uid_map; grep processes /proc/self/limits; touch /usr/x; ls /root"'
 default_root() {
         c_need
-        c_sh 'rtn exec -- sh -c "id -u; cat /proc/self/uid_map; grep processes /proc/self/limits; touch /usr/x; ls /root"'
+        c_part root_default default_root
         t_exit_is 2
         # the agent is uid 1000 of a user namespace whose ids are none of the container's
         t_true grep -qx 1000 "$T_OUT_FILE"
@@ -29,9 +43,10 @@ default_root() {
         t_stderr_has "ls: cannot open directory '/root'"
 }
 
+C_PART[default_user]='rtn exec -- sh -c "id -u; cat /proc/self/uid_map; grep processes /proc/self/limits"; echo "rc=$?"; rtn probe'
 default_user() {
         c_need
-        c_sh --user agent 'rtn exec -- sh -c "id -u; cat /proc/self/uid_map; grep processes /proc/self/limits"; echo "rc=$?"; rtn probe'
+        c_part agent_default default_user
         t_stdout_has "rc=0"
         t_true grep -Eq '^ +0 +1000 +1$' "$T_OUT_FILE"
         t_stdout_has "Max processes             4096"
@@ -45,9 +60,10 @@ default_user() {
 
 # rtn serve as a user of the container: a command runs, env_status names the full mode and
 # the fallbacks the container forced.
+C_PART[default_user_serve]=$(c_serve_script 'id -u')
 default_user_serve() {
         c_need
-        c_sh --user agent "$(c_serve_script 'id -u')"
+        c_part agent_default default_user_serve
         t_exit_is 0
         t_stdout_has '\"stdout\":\"0\\n\"'
         t_stdout_has '\"isolation\":{\"mode\":\"full\",\"degraded\":false,\"automatic\":false,\"reason\":\"\",\"container_fallback\":\"the kernel refused the sandbox a /proc of its own'
@@ -57,10 +73,12 @@ default_user_serve() {
 # Under a process limit lower than the sandbox's (--ulimit nproc=1024:1024), which no one in
 # the container may raise: rtn uses it as it is and says so, as root and as a user, in
 # rtn exec, rtn serve's env_status and rtn probe, which names the flag that raises it.
+C_PART[low_nproc_root]='rtn exec -- sh -c "grep processes /proc/self/limits"; echo "rc=$?"
+        mkdir /w; chown agent /w; rtn exec --workspace /w -- touch /workspace/f; echo "ws rc=$?"'
+C_PART[low_nproc_serve]=$(c_serve_script 'id -u')
 low_nproc() {
         c_need
-        c_sh --ulimit nproc=1024:1024 'rtn exec -- sh -c "grep processes /proc/self/limits"; echo "rc=$?"
-                mkdir /w; chown agent /w; rtn exec --workspace /w -- touch /workspace/f; echo "ws rc=$?"'
+        c_part low_nproc low_nproc_root
         t_stdout_has "rc=0"
         t_stdout_has "ws rc=0"
         t_stdout_has "Max processes             1024                 1024"
@@ -69,7 +87,7 @@ low_nproc() {
         t_stdout_has "rc=0"
         t_true grep -Eq "^missing +container fallbacks +.*the process limit is 1024, the hard RLIMIT_NPROC rtn was started with" "$T_OUT_FILE"
         t_stdout_has "rtn can run sandboxes here."
-        c_sh --ulimit nproc=1024:1024 "$(c_serve_script 'id -u')"
+        c_part low_nproc low_nproc_serve
         t_stdout_has '\"stdout\":\"1000\\n\"'
         t_stdout_has 'the process limit is 1024, the hard RLIMIT_NPROC'
 }
@@ -80,11 +98,13 @@ low_nproc() {
 # maps the 65536 besides its 0. rtn exec, a --workspace of root's or (mapped as its owner
 # alone) of a user's, and rtn serve all work, and so does the Landlock mode where user
 # namespaces are denied.
+C_PART[uidmap_single_root]='mkdir /w; rtn exec --workspace /w -- sh -c "id -u; cat /proc/self/uid_map; echo hi >/workspace/f"; echo "rc=$?"; cat /w/f; rtn probe'
+C_PART[uidmap_single_user_ws]='mkdir /u; chown agent: /u; rtn exec --workspace /u -- sh -c "echo hi >/workspace/f"; echo "rc=$?"; stat -c "%U %n" /u/f'
+C_PART[uidmap_single_serve]=$(c_serve_script 'id -u')
 userns_uidmap() {
         c_need
-        local m="--uidmap 0:$C_UIDMAP:65536 --gidmap 0:$C_UIDMAP:65536"
-        # shellcheck disable=SC2086
-        c_sh $m 'mkdir /w; rtn exec --workspace /w -- sh -c "id -u; cat /proc/self/uid_map; echo hi >/workspace/f"; echo "rc=$?"; cat /w/f; rtn probe'
+        local m
+        c_part uidmap_single uidmap_single_root
         t_stdout_has "rc=0"
         t_true grep -qx 0 "$T_OUT_FILE"
         t_true grep -Eq '^ +0 +0 +1$' "$T_OUT_FILE"
@@ -93,12 +113,10 @@ userns_uidmap() {
         t_stdout_has "rtn can run sandboxes here."
         # a user's --workspace there: root maps its owner alone as the agent (it has no
         # subordinate ids to map besides), so the agent writes it as that user
-        # shellcheck disable=SC2086
-        c_sh $m 'mkdir /u; chown agent: /u; rtn exec --workspace /u -- sh -c "echo hi >/workspace/f"; echo "rc=$?"; stat -c "%U %n" /u/f'
+        c_part uidmap_single uidmap_single_user_ws
         t_stdout_is "rc=0
 agent /u/f"
-        # shellcheck disable=SC2086
-        c_sh $m "$(c_serve_script 'id -u')"
+        c_part uidmap_single uidmap_single_serve
         t_stdout_has '\"stdout\":\"0\\n\"'
         t_stdout_has '\"id_mapping\":\"single\"'
         m="--uidmap 0:$C_UIDMAP:65537 --gidmap 0:$C_UIDMAP:65537"
@@ -152,14 +170,19 @@ userns_auto() {
 # rtn apply afterwards, the git dir protected as anywhere, rtn serve --workspace, and the
 # Landlock mode; a directory that host root owns is refused before anything starts, with the
 # reason and what to do.
+C_PART[ws_live]='mkdir -p /w/.git/hooks /r; chown -R agent:agent /w; echo kept >/w/k
+        rtn exec --workspace /w -- sh -c "id -u; cat /workspace/k; echo hi >/workspace/f; touch /workspace/.git/hooks/x"; echo "rc=$?"
+        stat -c "%U:%G %n" /w/f; ls /w/.git/hooks
+        rtn exec --keep --workspace /w --workspace-mode overlay -- sh -c "echo ov >/workspace/o"; echo "rc=$?"
+        test -e /w/o || echo "not yet"; rtn apply >/dev/null; echo "rc=$?"; stat -c "%U:%G %n" /w/o
+        rtn exec --workspace /r -- true; echo "rc=$?"; ls -A /r; echo end'
+C_PART[ws_serve]="mkdir /w; chown agent /w; echo kept >/w/k; $(c_serve_script 'id -u; cat /workspace/k; echo new >/workspace/n' --workspace /w); stat -c '%U %n' /w/n"
+C_PART[ws_landlock]='mkdir /w; chown agent /w
+        rtn exec --workspace /w -- sh -c "id -u; echo hi >f"; echo "rc=$?"; stat -c "%U %n" /w/f'
+C_PART[ws_agent_serve]="mkdir /tmp/w; echo kept >/tmp/w/k; $(c_serve_script 'cat /workspace/k; echo new >/workspace/n' --workspace /tmp/w); cat /tmp/w/n"
 workspace_root() {
         c_need
-        c_sh 'mkdir -p /w/.git/hooks /r; chown -R agent:agent /w; echo kept >/w/k
-                rtn exec --workspace /w -- sh -c "id -u; cat /workspace/k; echo hi >/workspace/f; touch /workspace/.git/hooks/x"; echo "rc=$?"
-                stat -c "%U:%G %n" /w/f; ls /w/.git/hooks
-                rtn exec --keep --workspace /w --workspace-mode overlay -- sh -c "echo ov >/workspace/o"; echo "rc=$?"
-                test -e /w/o || echo "not yet"; rtn apply >/dev/null; echo "rc=$?"; stat -c "%U:%G %n" /w/o
-                rtn exec --workspace /r -- true; echo "rc=$?"; ls -A /r; echo end'
+        c_part root_default ws_live
         t_stdout_is "0
 kept
 rc=1
@@ -172,16 +195,15 @@ rc=125
 end"
         t_stderr_has "touch: cannot touch '/workspace/.git/hooks/x'"
         t_stderr_has "rtn exec: /r belongs to host root, which no sandbox maps: rtn as root of a container cannot make the idmapped mount that lets its agent write it (that needs CAP_SYS_ADMIN), so the agent is the directory's owner; give it to a user of the container (chown), or run rtn as one (podman run --user, securityContext.runAsUser)"
-        c_sh "mkdir /w; chown agent /w; echo kept >/w/k; $(c_serve_script 'id -u; cat /workspace/k; echo new >/workspace/n' --workspace /w); stat -c '%U %n' /w/n"
+        c_part root_default ws_serve
         t_stdout_has '\"stdout\":\"0\\nkept\\n\"'
         t_stdout_has "agent /w/n"
-        c_sh --security-opt "seccomp=$C_STATE/no-userns.json" 'mkdir /w; chown agent /w
-                rtn exec --workspace /w -- sh -c "id -u; echo hi >f"; echo "rc=$?"; stat -c "%U %n" /w/f'
+        c_part root_no_userns ws_landlock
         t_stdout_is "1000
 rc=0
 agent /w/f"
         t_stderr_has "rtn chose --isolation landlock by itself"
-        c_sh --user agent "mkdir /tmp/w; echo kept >/tmp/w/k; $(c_serve_script 'cat /workspace/k; echo new >/workspace/n' --workspace /tmp/w); cat /tmp/w/n"
+        c_part agent_default ws_agent_serve
         t_stdout_has '\"stdout\":\"kept\\n\"'
         t_true grep -qx new "$T_OUT_FILE"
 }
@@ -262,13 +284,15 @@ stderr: $(head -c 600 "$T_ERR_FILE")"
 # A commit in a default container, whose /etc has the container's mounts over files in it
 # and is bound read-only: the commit has nothing in /etc, so the next start stacks it (rtn
 # exec, rtn serve), and rtn reset leaves it working; as root and as a user.
+C_PART[commit_root]='rtn exec --commit -- sh -c "echo kept >\$HOME/f"; echo "rc=$?"
+        rtn exec -- sh -c "cat \$HOME/f"; echo "rc=$?"; rtn reset; rtn exec -- true; echo "rc=$?"'"
+        $(c_serve_script 'cat $HOME/f')"
+C_PART[commit_agent]=${C_PART[commit_root]}
 commit_default() {
         c_need
         local u
         for u in root agent; do
-                c_sh --user "$u" 'rtn exec --commit -- sh -c "echo kept >\$HOME/f"; echo "rc=$?"
-                        rtn exec -- sh -c "cat \$HOME/f"; echo "rc=$?"; rtn reset; rtn exec -- true; echo "rc=$?"'"
-                        $(c_serve_script 'cat $HOME/f')"
+                c_part "${u}_default" "commit_$u"
                 # The server's log messages (notifications/message: a sandbox started for a
                 # call) may come between the answers.
                 [ "$(grep -v '"method":"notifications/message"' "$T_OUT_FILE")" = "rc=0
@@ -378,9 +402,10 @@ unmasked_probe() {
 }
 
 # Writes stay in the sandbox: the container's own files are untouched afterwards.
+C_PART[writes_vanish]='rtn exec -- sh -c "echo x > /tmp/f; echo y > /var/tmp/g; echo done"; ls /tmp /var/tmp'
 default_writes_vanish() {
         c_need
-        c_sh 'rtn exec -- sh -c "echo x > /tmp/f; echo y > /var/tmp/g; echo done"; ls /tmp /var/tmp'
+        c_part root_default writes_vanish
         t_exit_is 0
         t_stdout_has done
         t_false grep -qx -e f -e g "$T_OUT_FILE"
@@ -388,10 +413,10 @@ default_writes_vanish() {
 
 # A seccomp profile that denies clone3 and unshare/clone of CLONE_NEWUSER: rtn names it and
 # runs the Landlock mode, as root (as a uid that owns nothing) and as a user.
+C_PART[no_userns_root]='rtn exec -- sh -c "id -u; chmod 777 /etc/passwd; touch /etc/x; ls /root"; ls -l /etc/passwd'
 no_userns_auto_landlock() {
         c_need
-        c_sh --security-opt "seccomp=$C_STATE/no-userns.json" \
-                'rtn exec -- sh -c "id -u; chmod 777 /etc/passwd; touch /etc/x; ls /root"; ls -l /etc/passwd'
+        c_part root_no_userns no_userns_root
         t_stdout_has 1879113728
         t_stdout_has "-rw-r--r--"
         t_stderr_has "user namespaces are denied here (clone3(CLONE_NEWUSER) fails with Operation not permitted): rtn chose --isolation landlock by itself"
@@ -416,9 +441,10 @@ no_userns_auto_landlock() {
 
 # rtn serve as root where user namespaces are denied: the Landlock mode, said on stderr and
 # in env_status, commands run as the uid that owns nothing.
+C_PART[no_userns_serve_root]=$(c_serve_script 'id -u')
 no_userns_serve_root() {
         c_need
-        c_sh --security-opt "seccomp=$C_STATE/no-userns.json" "$(c_serve_script 'id -u')"
+        c_part root_no_userns no_userns_serve_root
         t_exit_is 0
         t_stdout_has '\"stdout\":\"1879113728\\n\"'
         t_stdout_has '\"isolation\":{\"mode\":\"landlock\",\"degraded\":true,\"automatic\":true,\"reason\":\"user namespaces are denied here (clone3(CLONE_NEWUSER) fails with Operation not permitted): rtn chose --isolation landlock by itself'
@@ -426,9 +452,10 @@ no_userns_serve_root() {
 }
 
 # Named --isolation full fails closed rather than choose for the user.
+C_PART[no_userns_full]='rtn exec --isolation full -- true'
 no_userns_full_refuses() {
         c_need
-        c_sh --security-opt "seccomp=$C_STATE/no-userns.json" 'rtn exec --isolation full -- true'
+        c_part root_no_userns no_userns_full
         t_exit_is 125
         t_stderr_has "clone3 into new namespaces: Operation not permitted"
 }
@@ -553,7 +580,7 @@ PY
 # container needs catatonit (tools/deps.txt).
 kube_play() {
         c_need
-        local img want dir ip i
+        local img want dir ip i log
         command -v node >/dev/null || t_skip "node is not installed"
         [ -d "$T_ROOT/tests/mcp-client/node_modules/@modelcontextprotocol/sdk" ] ||
                 t_fail "@modelcontextprotocol/sdk not installed: run npm ci in tests/mcp-client (tools/test.sh does)"
@@ -582,13 +609,12 @@ PY
         t_cmd env CONTAINERS_CONF="$C_STATE/containers.conf" "${C_PODMAN[@]}" kube play "$T_TMP/rtn.yaml"
         t_exit_is 0
         trap 'env CONTAINERS_CONF="$C_STATE/containers.conf" "${C_PODMAN[@]}" kube down "$T_TMP/rtn.yaml" >/dev/null 2>&1' EXIT
+        # one podman logs a poll, its output kept for the message
         i=$((SECONDS + 60))
-        until "${C_PODMAN[@]}" logs rtn-pod-0-rtn 2>&1 | grep -q "listening on"; do
-                [ "$SECONDS" -lt "$i" ] || break
+        until log=$("${C_PODMAN[@]}" logs rtn-pod-0-rtn 2>&1) && [[ $log == *"listening on"* ]]; do
+                [ "$SECONDS" -lt "$i" ] || t_fail "rtn serve did not start in the pod: ${log:0:600}"
                 sleep 0.5
         done
-        "${C_PODMAN[@]}" logs rtn-pod-0-rtn 2>&1 | grep -q "listening on" ||
-                t_fail "rtn serve did not start in the pod: $("${C_PODMAN[@]}" logs rtn-pod-0-rtn 2>&1 | head -c 600)"
         ip=$("${C_PODMAN[@]}" inspect rtn-pod-0-rtn --format '{{range .NetworkSettings.Networks}}{{.IPAddress}}{{end}}')
         [ -n "$ip" ] || t_fail "the pod has no address"
         T_CMD_TIMEOUT=120 t_cmd node "$T_ROOT/tests/mcp-client/http.mjs" "http://$ip:8080/mcp" "$T_TMP/token/token" sdk1
