@@ -83,7 +83,7 @@ def cancelled(s):
     running("1")
     t0 = time.time()
     s.send({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 20}})
-    r = s.req(21, "tools/call", {"name": "shell_run", "arguments": {"command": "sleep 0.3; cat /tmp/c; ps -eo comm= | grep -cx sleep"}})
+    r = s.req(21, "tools/call", {"name": "shell_run", "arguments": {"command": "cat /tmp/c; for i in $(seq 50); do n=$(ps -eo comm= | grep -cx sleep); [ $n = 0 ] && break; sleep 0.1; done; echo $n"}})
     sc = r["result"]["structuredContent"]
     assert sc["stdout"] == "started\n0\n", sc
     assert time.time() - t0 < 10
