@@ -18,6 +18,7 @@
 
 #include "common/cleanup.h"
 #include "common/err.h"
+#include "common/syscall.h"
 
 int rtn_write_all(int fd, const void *buf, size_t len) {
         const char *p = buf;
@@ -75,25 +76,36 @@ ssize_t rtn_read_file_at(int dirfd, const char *path, char *buf, size_t max) {
         return n;
 }
 
+/* Room for the SCM_RIGHTS of one message, aligned for a cmsghdr. */
+union fds_control {
+        char buf[CMSG_SPACE(sizeof(int) * RTN_MAX_PASS_FDS)];
+        struct cmsghdr align;
+};
+
+/* msg's iovec is {buf, len}; with fds, its control message passes them (c holds it). */
+static void fill_msg(struct msghdr *msg, struct iovec *iov, union fds_control *c, const void *buf,
+                     size_t len, const int *fds, size_t nfds) {
+        *iov = (struct iovec){.iov_base = (void *)buf, .iov_len = len};
+        *msg = (struct msghdr){.msg_iov = iov, .msg_iovlen = 1};
+        if (nfds == 0)
+                return;
+        memset(c, 0, sizeof *c);
+        msg->msg_control = c->buf;
+        msg->msg_controllen = CMSG_SPACE(sizeof(int) * nfds);
+        struct cmsghdr *h = CMSG_FIRSTHDR(msg);
+        h->cmsg_level = SOL_SOCKET;
+        h->cmsg_type = SCM_RIGHTS;
+        h->cmsg_len = CMSG_LEN(sizeof(int) * nfds);
+        memcpy(CMSG_DATA(h), fds, sizeof(int) * nfds);
+}
+
 ssize_t rtn_send_msg(int sock, const void *buf, size_t len, const int *fds, size_t nfds) {
         if (nfds > RTN_MAX_PASS_FDS)
                 return -EINVAL;
-        union {
-                char buf[CMSG_SPACE(sizeof(int) * RTN_MAX_PASS_FDS)];
-                struct cmsghdr align;
-        } u;
-        struct iovec iov = {.iov_base = (void *)buf, .iov_len = len};
-        struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1};
-        if (nfds > 0) {
-                memset(&u, 0, sizeof u);
-                msg.msg_control = u.buf;
-                msg.msg_controllen = CMSG_SPACE(sizeof(int) * nfds);
-                struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
-                c->cmsg_level = SOL_SOCKET;
-                c->cmsg_type = SCM_RIGHTS;
-                c->cmsg_len = CMSG_LEN(sizeof(int) * nfds);
-                memcpy(CMSG_DATA(c), fds, sizeof(int) * nfds);
-        }
+        union fds_control c;
+        struct iovec iov;
+        struct msghdr msg;
+        fill_msg(&msg, &iov, &c, buf, len, fds, nfds);
         for (;;) {
                 ssize_t n = sendmsg(sock, &msg, MSG_NOSIGNAL);
                 if (n >= 0)
@@ -101,6 +113,29 @@ ssize_t rtn_send_msg(int sock, const void *buf, size_t len, const int *fds, size
                 if (errno != EINTR)
                         return negative_errno();
         }
+}
+
+int rtn_send_msgs(int sock, const struct rtn_out_msg *m, size_t n) {
+        struct mmsghdr mm[RTN_MAX_BATCH];
+        struct iovec iov[RTN_MAX_BATCH];
+        union fds_control c[RTN_MAX_BATCH];
+        if (n > RTN_MAX_BATCH)
+                return -EINVAL;
+        memset(mm, 0, sizeof mm); /* msghdr's padding under musl too (sys_sendmmsg) */
+        for (size_t i = 0; i < n; i++) {
+                if (m[i].nfds > RTN_MAX_PASS_FDS)
+                        return -EINVAL;
+                fill_msg(&mm[i].msg_hdr, &iov[i], &c[i], m[i].buf, m[i].len, m[i].fds, m[i].nfds);
+        }
+        for (size_t done = 0; done < n;) {
+                int r = sys_sendmmsg(sock, mm + done, (unsigned)(n - done), MSG_NOSIGNAL);
+                if (r < 0 && errno == EINTR)
+                        continue;
+                if (r < 0)
+                        return negative_errno();
+                done += (size_t)r;
+        }
+        return 0;
 }
 
 ssize_t rtn_recv_msg(int sock, void *buf, size_t len, int *fds, size_t *nfds) {

@@ -21,6 +21,17 @@ ssize_t rtn_read_file_at(int dirfd, const char *path, char *buf, size_t max);
 #define RTN_MAX_PASS_FDS 8
 ssize_t rtn_send_msg(int sock, const void *buf, size_t len, const int *fds, size_t nfds);
 ssize_t rtn_recv_msg(int sock, void *buf, size_t len, int *fds, size_t *nfds);
+/* Up to RTN_MAX_BATCH such messages, in order, in one sendmmsg (a short count, from a signal
+ * or a full buffer, sends the rest in another): a peer that wakes for the first finds the
+ * others queued behind it. Returns 0 or -errno (what was sent before an error stays sent). */
+#define RTN_MAX_BATCH 3
+struct rtn_out_msg {
+        const void *buf;
+        size_t len;
+        const int *fds;
+        size_t nfds;
+};
+int rtn_send_msgs(int sock, const struct rtn_out_msg *m, size_t n);
 
 /* 2*n hex digits of n random bytes from the kernel's CSPRNG, and a NUL, into buf: an id
  * that is a secret (an HTTP session's, a task's). Never fails (aborts if the kernel cannot). */

@@ -8,14 +8,13 @@
  * later message and before the loop waits (init_ctl_flush), so nothing waits on it. */
 #include <errno.h>
 #include <string.h>
-#include <sys/socket.h>
 
 #include "common/io.h"
-#include "common/syscall.h"
 #include "init/internal.h"
 
 #define HELD_MAX 2
 #define HELD_BYTES (sizeof(struct init_status))
+_Static_assert(HELD_MAX + 1 <= RTN_MAX_BATCH, "the held messages and one more go in one batch");
 
 static struct {
         char buf[HELD_MAX][HELD_BYTES];
@@ -36,48 +35,16 @@ int init_ctl_hold(const void *msg, size_t len) {
         return 0;
 }
 
-/* The held messages, then msg (len 0: none) with its fds, in one sendmmsg; a short count
- * (a signal, a full buffer) sends the rest in another. */
+/* The held messages, then msg (len 0: none) with its fds, in one sendmmsg. */
 static int send_all(const void *msg, size_t len, const int *fds, size_t nfds) {
-        struct mmsghdr mm[HELD_MAX + 1];
-        struct iovec iov[HELD_MAX + 1];
-        union {
-                char buf[CMSG_SPACE(sizeof(int) * RTN_MAX_PASS_FDS)];
-                struct cmsghdr align;
-        } u;
-        unsigned n = 0;
-        if (nfds > RTN_MAX_PASS_FDS)
-                return -EINVAL;
-        memset(mm, 0, sizeof mm); /* msghdr's padding too (sys_sendmmsg) */
-        for (size_t i = 0; i < held.n; i++, n++) {
-                iov[n] = (struct iovec){.iov_base = held.buf[i], .iov_len = held.len[i]};
-                mm[n].msg_hdr = (struct msghdr){.msg_iov = &iov[n], .msg_iovlen = 1};
-        }
-        if (len) {
-                iov[n] = (struct iovec){.iov_base = (void *)msg, .iov_len = len};
-                mm[n].msg_hdr = (struct msghdr){.msg_iov = &iov[n], .msg_iovlen = 1};
-                if (nfds) {
-                        memset(&u, 0, sizeof u);
-                        mm[n].msg_hdr.msg_control = u.buf;
-                        mm[n].msg_hdr.msg_controllen = CMSG_SPACE(sizeof(int) * nfds);
-                        struct cmsghdr *c = CMSG_FIRSTHDR(&mm[n].msg_hdr);
-                        c->cmsg_level = SOL_SOCKET;
-                        c->cmsg_type = SCM_RIGHTS;
-                        c->cmsg_len = CMSG_LEN(sizeof(int) * nfds);
-                        memcpy(CMSG_DATA(c), fds, sizeof(int) * nfds);
-                }
-                n++;
-        }
+        struct rtn_out_msg m[HELD_MAX + 1];
+        size_t n = 0;
+        for (size_t i = 0; i < held.n; i++)
+                m[n++] = (struct rtn_out_msg){.buf = held.buf[i], .len = held.len[i]};
+        if (len)
+                m[n++] = (struct rtn_out_msg){.buf = msg, .len = len, .fds = fds, .nfds = nfds};
         held.n = 0;
-        for (unsigned done = 0; done < n;) {
-                int r = sys_sendmmsg(INIT_CTL_FD, mm + done, n - done, MSG_NOSIGNAL);
-                if (r < 0 && errno == EINTR)
-                        continue;
-                if (r < 0)
-                        return -errno;
-                done += (unsigned)r;
-        }
-        return 0;
+        return rtn_send_msgs(INIT_CTL_FD, m, n);
 }
 
 int init_ctl_flush(void) {

@@ -189,6 +189,9 @@ struct rt_sandbox {
         struct rt_protect_report *protect; /* shared with its child; NULL in landlock mode */
         int upper_fs; /* the kept upper this start made (spec.upper_keep), the caller's to
                          close; else -1 */
+        char *config_held; /* while rt_sandbox_start_queued's queue runs: the CONFIG message
+                              its first spawn request carries (rt_sandbox_spawn); else NULL */
+        size_t config_held_len;
 };
 
 void rt_spec_init(struct rt_spec *spec);
@@ -322,10 +325,10 @@ int rt_store_export(const struct rt_idmap *m, struct store *st, const char *env,
 
 /* Builds the sandbox and waits until rtn-init has applied the configuration. */
 int rt_sandbox_start(const struct rt_spec *spec, struct rt_sandbox *ret, struct rtn_error *err);
-/* The same, calling queue (unless NULL) once the configuration is on its way and before
- * rtn-init's replies are read: a request it sends on sb->ctl (a spawn) waits for rtn-init
- * right behind the configuration, which rtn-init applies first and refuses by exiting. A
- * queue that fails (< 0, err set) fails the start. */
+/* The same, calling queue (unless NULL) before rtn-init's replies are read: the spawn
+ * request it sends (rt_sandbox_spawn, the only send it may make) goes with the configuration
+ * in one batch, which rtn-init applies first and refuses by exiting; a queue that sends none
+ * has the configuration sent after it. A queue that fails (< 0, err set) fails the start. */
 typedef int (*rt_queue_fn)(struct rt_sandbox *sb, void *arg, struct rtn_error *err);
 int rt_sandbox_start_queued(const struct rt_spec *spec, struct rt_sandbox *ret, rt_queue_fn queue,
                             void *arg, struct rtn_error *err);

@@ -345,8 +345,9 @@ int rt_recv_typed(struct rt_sandbox *sb, void *out, size_t len, uint32_t type, c
         return (int)n;
 }
 
-int rt_config_send(struct rt_sandbox *sb, const struct rt_spec *s, const char *const readonly[],
-                   uint32_t nreadonly, struct rtn_error *err) {
+/* CONFIG, sent, or held in sb (hold) to go out with the first spawn request. */
+static int config_make(struct rt_sandbox *sb, const struct rt_spec *s, const char *const readonly[],
+                       uint32_t nreadonly, bool hold, struct rtn_error *err) {
         const char *w[INIT_MAX_WRITABLE];
         uint32_t nw = 0, host = 0;
         if (s->isolation == INIT_ISOLATION_LANDLOCK) {
@@ -386,10 +387,29 @@ int rt_config_send(struct rt_sandbox *sb, const struct rt_spec *s, const char *c
         ssize_t len = init_encode_config(buf, INIT_MSG_MAX, &fixed, w, nw, readonly, nreadonly);
         if (len < 0)
                 return rtn_err(err, (int)len, "encode sandbox configuration");
+        if (hold) {
+                sb->config_held = TAKE_PTR(buf);
+                sb->config_held_len = (size_t)len;
+                return 0;
+        }
         ssize_t n = rtn_send_msg(sb->ctl, buf, (size_t)len, NULL, 0);
         if (n < 0)
                 return rtn_err(err, (int)n, "send sandbox configuration");
         return 0;
+}
+
+int rt_config_send(struct rt_sandbox *sb, const struct rt_spec *s, const char *const readonly[],
+                   uint32_t nreadonly, struct rtn_error *err) {
+        return config_make(sb, s, readonly, nreadonly, false, err);
+}
+
+/* A held CONFIG, alone: the queue sent no spawn request to carry it. */
+static int config_flush(struct rt_sandbox *sb, struct rtn_error *err) {
+        _cleanup_free_ char *buf = TAKE_PTR(sb->config_held);
+        if (!buf)
+                return 0;
+        ssize_t n = rtn_send_msg(sb->ctl, buf, sb->config_held_len, NULL, 0);
+        return n < 0 ? rtn_err(err, (int)n, "send sandbox configuration") : 0;
 }
 
 int rt_config_wait(struct rt_sandbox *sb, struct rtn_error *err) {
@@ -806,17 +826,26 @@ static int child_go(struct rt_sandbox *sb, const struct rt_spec *spec, int init_
 /* rtn-init's start: its configuration, and whatever the caller queues behind it, sent right
  * behind GO and the network namespace, so rtn-init finds them queued when it starts instead
  * of both sides waiting a round trip; then the kept upper, READY, CONFIGURED and the gate.
- * rtn-init sends READY and CONFIGURED together, and with them the answer to a spawn request
- * queued here (init/ctl.c): one wake-up of rtn for the three. The child reads GO and the
- * namespace only. Should the child fail its set-up and close the socket first, its
- * SETUP_FAILED message, read next, says why better than the failed send would. */
+ * CONFIG waits for the queue's spawn request and goes with it in one sendmmsg
+ * (rt_sandbox_spawn): rtn-init, which reads CONFIG and then looks whether a request is
+ * queued, finds it there however slowly this side ran the queue (registering the run, say,
+ * on a loaded machine), and sends READY, CONFIGURED and its answer together (init/ctl.c):
+ * one wake-up of rtn for the three. The child reads GO and the namespace only. Should the
+ * child fail its set-up and close the socket first, its SETUP_FAILED message, read next,
+ * says why better than the failed send would. */
 static int init_handshake(struct rt_sandbox *sb, const struct rt_spec *spec, rt_queue_fn queue,
                           void *arg, struct rtn_error *err) {
         struct rtn_error send_err = {0};
-        int sent = rt_config_send(sb, spec, NULL, 0, &send_err);
+        int sent = config_make(sb, spec, NULL, 0, queue != NULL, &send_err);
         if (sent == 0 && queue)
                 sent = queue(sb, arg, &send_err);
-        int r;
+        /* Whatever the queue did, CONFIG goes: rtn-init says READY only with its answer. */
+        struct rtn_error flush_err = {0};
+        int r = config_flush(sb, &flush_err);
+        if (sent == 0 && r < 0) {
+                sent = r;
+                send_err = flush_err;
+        }
         if (spec->upper_keep && spec->upper_fs < 0 && (r = recv_upper(sb, err)) < 0)
                 return r;
         struct init_ready ready;
@@ -934,9 +963,18 @@ int rt_sandbox_spawn(struct rt_sandbox *sb, uint64_t id, uint32_t flags, uint32_
                                 INIT_MSG_MAX);
         if (len < 0)
                 return rtn_err(err, (int)len, "encode spawn request");
-        ssize_t n = rtn_send_msg(sb->ctl, buf, (size_t)len, fds, fds ? 3 : 0);
-        if (n < 0)
-                return rtn_err(err, (int)n, "send spawn request");
+        struct rtn_out_msg m[2];
+        size_t nm = 0;
+        _cleanup_free_ char *config = TAKE_PTR(sb->config_held); /* rt_sandbox_start_queued's */
+        if (config)
+                m[nm++] = (struct rtn_out_msg){.buf = config, .len = sb->config_held_len};
+        m[nm++] = (struct rtn_out_msg){
+                .buf = buf, .len = (size_t)len, .fds = fds, .nfds = fds ? 3 : 0};
+        int r = rtn_send_msgs(sb->ctl, m, nm);
+        if (r < 0)
+                return rtn_err(err, r,
+                               config ? "send sandbox configuration and spawn request"
+                                      : "send spawn request");
         log_debug("sandbox %d: spawn %llu (%s policy) in %s: %s", (int)sb->pid,
                   (unsigned long long)id,
                   policy == INIT_POLICY_PROVISION ? "provisioning" : "agent", cwd ? cwd : "/",

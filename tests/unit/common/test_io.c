@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -75,6 +76,52 @@ Test(rtn_recv_msg, passes_fds) {
         cr_assert_geq(fds[0], 0);
         close(fds[0]);
         close(devnull);
+        close(sv[0]);
+        close(sv[1]);
+}
+
+/* A batch arrives as its messages, in order, each with its own fds only: rtn's CONFIG and
+ * spawn request (runtime/sandbox/sandbox.c), rtn-init's held answers (init/ctl.c). */
+Test(rtn_send_msgs, messages_in_order_with_their_own_fds) {
+        int sv[2], p[2];
+        cr_assert_eq(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv), 0);
+        cr_assert_eq(pipe2(p, O_CLOEXEC), 0);
+        struct rtn_out_msg m[] = {{.buf = "one", .len = 3},
+                                  {.buf = "two", .len = 3, .fds = p, .nfds = 2},
+                                  {.buf = "3", .len = 1}};
+        cr_assert_eq(rtn_send_msgs(sv[0], m, 3), 0);
+        static const char *const want[] = {"one", "two", "3"};
+        static const size_t want_fds[] = {0, 2, 0};
+        for (size_t i = 0; i < 3; i++) {
+                char buf[8] = {0};
+                int fds[RTN_MAX_PASS_FDS];
+                size_t nfds = RTN_MAX_PASS_FDS;
+                cr_assert_eq(rtn_recv_msg(sv[1], buf, sizeof buf, fds, &nfds),
+                             (ssize_t)strlen(want[i]));
+                cr_assert_str_eq(buf, want[i]);
+                cr_assert_eq(nfds, want_fds[i], "message %zu brought %zu fds", i, nfds);
+                for (size_t j = 0; j < nfds; j++)
+                        close(fds[j]);
+        }
+        close(p[0]);
+        close(p[1]);
+        close(sv[0]);
+        close(sv[1]);
+}
+
+Test(rtn_send_msgs, refuses_more_than_it_holds) {
+        int sv[2];
+        cr_assert_eq(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv), 0);
+        struct rtn_out_msg m[RTN_MAX_BATCH + 1] = {{.buf = "x", .len = 1}};
+        cr_assert_eq(rtn_send_msgs(sv[0], m, RTN_MAX_BATCH + 1), -EINVAL);
+        int fds[RTN_MAX_PASS_FDS + 1] = {0};
+        m[0].fds = fds;
+        m[0].nfds = RTN_MAX_PASS_FDS + 1;
+        cr_assert_eq(rtn_send_msgs(sv[0], m, 1), -EINVAL);
+        /* Nothing of a refused batch went out */
+        char buf[4];
+        cr_assert_eq(recv(sv[1], buf, sizeof buf, MSG_DONTWAIT), -1);
+        cr_assert_eq(errno, EAGAIN);
         close(sv[0]);
         close(sv[1]);
 }
