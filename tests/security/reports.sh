@@ -46,16 +46,18 @@ not_reported() {
         t_false grep -q "rtn: blocked" "$T_ERR_FILE"
 }
 
+# More denials than a 16-bit count holds. That they finish is bounded by the suite's
+# timeout, not by a wall time of its own: each denial is a round trip through rtn-init's
+# listener, two hand-offs between processes, whose wall time is the machine's load: 28 s at a
+# load average of 19, and 67 s in a test run that had a bound of 60.
 flood() {
         sec_need_bin notif
-        local t0=$SECONDS
         sec_exec -- /mnt/sec/notif flood 100000
         t_exit_is 0
         t_stdout_is "eperm 100000 of 100000"
         t_stderr_has "rtn: blocked mount(2) by pid "
         t_stderr_has "(notif): EPERM (100000 times)"
         [ "$(grep -c "^rtn: blocked" "$T_ERR_FILE")" = 1 ] || t_fail "one line expected: $(t_last)"
-        [ $((SECONDS - t0)) -lt 60 ] || t_fail "flood took $((SECONDS - t0)) s"
 }
 
 # 20 distinct (syscall, comm) pairs: 16 lines and the rest counted.
