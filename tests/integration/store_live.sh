@@ -30,9 +30,8 @@ sig_dir() {
 
 # What the background sandbox runs once it is up: it says so, then holds until bg_wait lets
 # it go, so the case's steps meanwhile (a commit, a reset, a rollback and a gc, each an rtn
-# that a loaded machine may run slowly) happen while it runs, however long they take. It
-# gives up after 120 s, so a case that failed before letting it go leaves nothing running.
-HOLD='touch /mnt/sig/up; i=0; until [ -e /mnt/sig/go ] || [ $i = 1200 ]; do sleep 0.1; i=$((i + 1)); done'
+# that a loaded machine may run slowly) happen while it runs, however long they take.
+HOLD="touch /mnt/sig/up; $(t_hold_until /mnt/sig/go)"
 
 commit_during_keep_is_refused() {
         sig_dir

@@ -143,7 +143,7 @@ hostport_rtns_own_at_request() {
         trap 'touch "$T_TMP/sig/go"; kill "$PUB" 2>/dev/null' EXIT
         "$RTN" exec --allow-host-port "$hp" --bind "$T_TMP/sig:/mnt/sig" -- sh -c '
 touch /mnt/sig/up
-i=0; until [ -e /mnt/sig/go ] || [ $i = 1200 ]; do sleep 0.1; i=$((i + 1)); done
+'"$(t_hold_until /mnt/sig/go)"'
 exec python3 -c "
 import os, socket, urllib.parse
 u = urllib.parse.urlsplit(os.environ[\"http_proxy\"])
