@@ -563,6 +563,12 @@ void mcp_call_progress(struct mcp_call *call, double progress, double total, con
  * progress_usec of the last notification, the backend's or ours, sends nothing. */
 static void on_heartbeat(struct rtn_loop *l, struct rtn_loop_source *t, void *ud) {
         struct mcp_call *c = ud;
+        /* A call that may still become a task sends no progress before it has: its task timer
+         * is armed when the backend's call returns, which rtn serve's start of a session's
+         * sandbox makes seconds after the heartbeat's on a loaded machine, so this tick may
+         * come first. A task never has progress; a call that does not become one ticks on. */
+        if (c->task_timer)
+                return;
         uint64_t now = rtn_now_usec(), every = c->server->cfg.progress_usec;
         if (c->has_progress && now - c->progress_at_usec + every / 10 < every)
                 return;

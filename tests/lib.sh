@@ -29,6 +29,9 @@
 #                                suites run at once (tools/test.sh's streams), so ARGV
 #                                holds $T_UNIQ, a number no other running suite has
 #   t_wait_for CMD...            retry CMD (its stderr dropped) for up to 10 s; fails when it never succeeds
+#   t_hold_until FILE            print sh text that waits until FILE exists (at most 120 s), for
+#                                a sandbox's command that must run until the case lets it go
+#                                (touches FILE through a bound dir) rather than for a fixed time
 #   t_suite_tmp                  (in the suite's shell, outside the cases) make $T_SUITE_TMP,
 #                                a dir for what the cases only read or copy, built once;
 #                                removed when the suite exits
@@ -122,6 +125,11 @@ t_wait_for() {
                 sleep 0.1
         done
         return 1
+}
+
+t_hold_until() {
+        # Bounded, so a case that fails before letting the command go leaves nothing running.
+        printf 'i=0; until [ -e %s ] || [ $i = 1200 ]; do sleep 0.1; i=$((i + 1)); done' "$1"
 }
 
 # Describes the last command for failure messages: what ran, its code, the start of stderr.

@@ -83,9 +83,10 @@ timeout_kills_grandchildren() {
         t_wait_for test -s "$ws/pid" || t_fail "no pid file from inside: $(cat "$T_TMP/err")"
         local inner host
         inner=$(cat "$ws/pid")
-        sleep 0.3
-        host=$(host_pid_for_inner "$inner" "$n")
-        [ -n "$host" ] || t_fail "no host process for inner pid $inner (sleep $n)"
+        # The pid file is written before the exec of sleep, which a loaded machine may run
+        # well after it.
+        host_found() { host=$(host_pid_for_inner "$inner" "$n") && [ -n "$host" ]; }
+        t_wait_for host_found || t_fail "no host process for inner pid $inner (sleep $n)"
         local rc=0
         wait "$rtn_pid" || rc=$?
         [ "$rc" = 124 ] || t_fail "rtn exited $rc, expected 124: $(cat "$T_TMP/err")"
@@ -96,7 +97,10 @@ timeout_kills_grandchildren() {
 
 background_dies_with_command() {
         local n=$((800000 + RANDOM))
-        t_exit_is 0 "$RTN" exec -- sh -c "setsid sh -c 'trap \"\" TERM HUP; exec sleep $n' & sleep 0.3; exit 0"
+        # The command ends once the background process is the sleep (an exec a loaded machine
+        # may not have run 0.3 s later), so the sleep itself is what must die.
+        t_exit_is 0 "$RTN" exec -- sh -c "setsid sh -c 'trap \"\" TERM HUP; exec sleep $n' &
+                for i in \$(seq 100); do [ \"\$(cat /proc/\$!/comm)\" = sleep ] && exit 0; sleep 0.1; done; exit 1"
         sleep 0.5
         [ -z "$(t_host_pids sleep "$n")" ] || t_fail "background sleep $n outlived the command"
 }
@@ -115,9 +119,11 @@ sigkill_of_rtn_ends_sandbox() {
 }
 
 sigterm_is_forwarded() {
-        "$RTN" exec -- sh -c 'trap "exit 7" TERM; sleep 600 & wait' </dev/null >/dev/null 2>"$T_TMP/err" &
+        local n=$((600000 + RANDOM))
+        "$RTN" exec -- sh -c "trap 'exit 7' TERM; sleep $n & wait" </dev/null >/dev/null 2>"$T_TMP/err" &
         local rtn_pid=$! rc=0
-        sleep 1
+        # A TERM before the trap is set would end sh itself (143): the sleep starts after it.
+        t_wait_for sleep_running "$n" || t_fail "sleep $n never started: $(cat "$T_TMP/err")"
         kill -TERM "$rtn_pid"
         wait "$rtn_pid" || rc=$?
         [ "$rc" = 7 ] || t_fail "rtn exited $rc after SIGTERM, expected the command's 7: $(cat "$T_TMP/err")"

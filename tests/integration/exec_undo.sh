@@ -175,7 +175,7 @@ busy() {
         mkdir "$T_TMP/w"
         t_exec --keep -- sh -c 'echo 1 > $HOME/a'
         "$RTN" exec --keep --workspace "$T_TMP/w" -- sh -c \
-                "echo 2 > \$HOME/a; while ! [ -e /workspace/go ]; do sleep 0.05; done # $T_UNIQ" \
+                "echo 2 > \$HOME/a; $(t_hold_until /workspace/go) # $T_UNIQ" \
                 </dev/null >/dev/null 2>"$T_TMP/run.err" &
         local pid=$!
         held() {

@@ -17,6 +17,7 @@ bg_exec() {
 
 bg_wait() { # expected exit code of the background sandbox
         local rc=0
+        touch sig/go
         wait "$BG" || rc=$?
         [ "$rc" = "$1" ] || t_fail "background sandbox exited $rc: $(head -c 400 bg.err)"
 }
@@ -27,10 +28,15 @@ sig_dir() {
         mkdir -p sig && chmod 777 sig
 }
 
+# What the background sandbox runs once it is up: it says so, then holds until bg_wait lets
+# it go, so the case's steps meanwhile (a commit, a reset, a rollback and a gc, each an rtn
+# that a loaded machine may run slowly) happen while it runs, however long they take.
+HOLD="touch /mnt/sig/up; $(t_hold_until /mnt/sig/go)"
+
 commit_during_keep_is_refused() {
         sig_dir
         bg_exec --keep --bind "$T_TMP/sig:/mnt/sig" -- \
-                sh -c 'echo 1 > /workspace/a; touch /mnt/sig/up; sleep 3; echo 2 > /workspace/b'
+                sh -c "echo 1 > /workspace/a; $HOLD; echo 2 > /workspace/b"
         t_wait_for test -e sig/up || t_fail "the --keep run never wrote: $(cat bg.err)"
         t_exit_is 1 "$RTN" commit -m during
         t_stderr_has "in use by a running rtn exec --keep"
@@ -44,7 +50,7 @@ commit_during_keep_is_refused() {
 reset_during_keep_is_refused() {
         sig_dir
         bg_exec --keep --bind "$T_TMP/sig:/mnt/sig" -- \
-                sh -c 'mkdir /workspace/d; echo 1 > /workspace/d/a; touch /mnt/sig/up; sleep 3; echo 2 > /workspace/d/b'
+                sh -c "mkdir /workspace/d; echo 1 > /workspace/d/a; $HOLD; echo 2 > /workspace/d/b"
         t_wait_for test -e sig/up || t_fail "the --keep run never wrote: $(cat bg.err)"
         t_exit_is 1 "$RTN" reset
         t_stderr_has "in use"
@@ -62,7 +68,7 @@ reset_during_keep_is_refused() {
 commit_of_a_running_sessions_upper_is_refused() {
         sig_dir
         bg_exec --commit --bind "$T_TMP/sig:/mnt/sig" -- \
-                sh -c 'echo 1 > /workspace/a; touch /mnt/sig/up; sleep 3; echo 2 > /workspace/b'
+                sh -c "echo 1 > /workspace/a; $HOLD; echo 2 > /workspace/b"
         t_wait_for test -e sig/up || t_fail "the sandbox never started: $(cat bg.err)"
         local sess
         sess=$(ls -d "$RTN_DATA_DIR"/sessions/*/ 2>/dev/null | head -n1)
@@ -86,8 +92,8 @@ gc_keeps_the_layers_of_a_running_sandbox() {
         local a
         a=$(awk '/ a$/ {print $1}' "$T_OUT_FILE")
         # It says when it runs (and has mounted its layers) through a bound dir.
-        mkdir sig && chmod 777 sig
-        bg_exec --bind "$T_TMP/sig:/mnt/sig" -- sh -c 'touch /mnt/sig/up; sleep 3; cat /workspace/b'
+        sig_dir
+        bg_exec --bind "$T_TMP/sig:/mnt/sig" -- sh -c "$HOLD; cat /workspace/b"
         t_wait_for test -e sig/up || t_fail "the sandbox never started: $(cat bg.err)"
         t_exit_is 0 "$RTN" rollback "$a"
         t_exit_is 0 "$RTN" gc --reflog-days 0

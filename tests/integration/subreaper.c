@@ -1,8 +1,9 @@
 /* Test helper: runs a command N times in a row as a child subreaper and reports what is left
  * behind. With PR_SET_CHILD_SUBREAPER (prctl(2)) every process the command orphans is
  * reparented to us instead of to the host's init, so after the runs our child list is exactly
- * the set of leaked processes. Also counts our own open fds and the mounts of our mount
- * namespace before and after, so a leak of either shows up as a difference.
+ * the set of leaked processes. Also counts our own open fds before and after, and lists the
+ * mounts of our mount namespace, so a leaked fd shows up as a difference and a leaked mount
+ * as one that was not there before.
  *   usage: subreaper N CMD [ARG...]
  * Leftover processes are printed, then killed.
  * Exit: 0 clean; 1 a run failed (its status is printed); 2 usage/system error; 3 leftovers. */
@@ -30,23 +31,43 @@ static int count_dir(const char *path) {
         return n - 1; /* the fd opendir itself holds */
 }
 
-/* The mounts of our mount namespace, or with $LEAK_MOUNTS_UNDER those whose mount point lies
- * below it (where a caller's namespace is shared with others who mount and unmount). */
-static int count_mounts(void) {
+/* The IDs of the mounts of our mount namespace, or with $LEAK_MOUNTS_UNDER of those whose
+ * mount point lies below it (where a caller's namespace is shared with others who mount and
+ * unmount), into ids (at most max); their count. A mount rtn left is one whose ID was not
+ * there before: as root our namespace is a private copy of the host's, whose mounts of other
+ * suites running at once leave it too when those suites remove their mount points, so a
+ * count that went down says nothing of ours. */
+#define MOUNTS_MAX 4096
+static int mount_ids(int *ids, int max) {
         FILE *f = fopen("/proc/self/mountinfo", "re");
         if (!f)
                 return -1;
         const char *under = getenv("LEAK_MOUNTS_UNDER");
         size_t ulen = under ? strlen(under) : 0;
         char line[8192], point[4096];
-        int n = 0;
-        while (fgets(line, sizeof line, f))
-                if (!under ||
-                    (sscanf(line, "%*s %*s %*s %*s %4095s", point) == 1 &&
-                     !strncmp(point, under, ulen) && (point[ulen] == '/' || point[ulen] == '\0')))
-                        n++;
+        int n = 0, id;
+        while (n < max && fgets(line, sizeof line, f))
+                if (sscanf(line, "%d %*s %*s %*s %4095s", &id, point) == 2 &&
+                    (!under ||
+                     (!strncmp(point, under, ulen) && (point[ulen] == '/' || point[ulen] == '\0'))))
+                        ids[n++] = id;
         fclose(f);
         return n;
+}
+
+/* Prints and counts the mounts in after[0..n1) whose IDs are not in before[0..n0). */
+static int new_mounts(const int *before, int n0, const int *after, int n1) {
+        int added = 0;
+        for (int i = 0; i < n1; i++) {
+                int j = 0;
+                while (j < n0 && before[j] != after[i])
+                        j++;
+                if (j == n0) {
+                        printf("new mount: id %d\n", after[i]);
+                        added++;
+                }
+        }
+        return added;
 }
 
 /* Prints and counts processes whose parent is us (our adopted orphans). */
@@ -115,7 +136,8 @@ int main(int argc, char **argv) {
                 return 2;
         }
         int n = atoi(argv[1]);
-        int fds0 = count_dir("/proc/self/fd"), mounts0 = count_mounts();
+        static int ids0[MOUNTS_MAX], ids1[MOUNTS_MAX];
+        int fds0 = count_dir("/proc/self/fd"), mounts0 = mount_ids(ids0, MOUNTS_MAX);
         for (int i = 1; i <= n; i++)
                 if (run_once(argv + 2, i) < 0)
                         return 1;
@@ -123,8 +145,9 @@ int main(int argc, char **argv) {
         while (waitpid(-1, NULL, WNOHANG) > 0) /* adopted zombies */
                 ;
         int left = leftover_children();
-        int fds1 = count_dir("/proc/self/fd"), mounts1 = count_mounts();
-        printf("runs=%d leftover_processes=%d fds=%d->%d mounts=%d->%d\n", n, left, fds0, fds1,
-               mounts0, mounts1);
-        return left != 0 || fds0 != fds1 || mounts0 != mounts1 ? 3 : 0;
+        int fds1 = count_dir("/proc/self/fd"), mounts1 = mount_ids(ids1, MOUNTS_MAX);
+        int added = mounts0 < 0 || mounts1 < 0 ? -1 : new_mounts(ids0, mounts0, ids1, mounts1);
+        printf("runs=%d leftover_processes=%d fds=%d->%d mounts=%d->%d new_mounts=%d\n", n, left,
+               fds0, fds1, mounts0, mounts1, added);
+        return left != 0 || fds0 != fds1 || added != 0 ? 3 : 0;
 }

@@ -364,6 +364,15 @@ def host_pids(argv):
     return out
 
 
+def running_pids(argv):
+    """host_pids(argv) once there is one: a job's `exec sleep` runs after shell_job_start
+    answers, as late as a loaded machine schedules it (for up to 10 s)."""
+    end = time.monotonic() + 10
+    while not (pids := host_pids(argv)) and time.monotonic() < end:
+        time.sleep(0.1)
+    return pids
+
+
 def apart():
     """sb-2 (a fork of sb-1) and sb-3 (a new one) against sb-1: none reads or writes another's
     files (root, /tmp, /dev/shm, /workspace), sees or signals its processes (by host pid
@@ -378,8 +387,7 @@ def apart():
         s.call("shell_job_start", command="exec sleep " + SLEEP[0])
         sh(s, "echo after-sb1 >$HOME/secret-sb1; echo t >/tmp/secret-sb1; echo m >/dev/shm/secret-sb1; "
            "echo w >/workspace/secret-sb1")
-        time.sleep(0.3)
-        pids = host_pids(["sleep", SLEEP[0]])
+        pids = running_pids(["sleep", SLEEP[0]])
         eq(len(pids), 1, "sb-1's sleep seen from the host")
         for sb in (sb2, sb3):
             sh(s, f"echo {sb} >$HOME/secret-{sb}; echo {sb} >/workspace/secret-{sb}", sandbox=sb)
@@ -441,8 +449,7 @@ def closed():
         sb = fork_ok(s)
         s.call("shell_job_start", sandbox=sb, command="exec sleep " + SLEEP[2])
         sh(s, "true", sandbox=sb)
-        time.sleep(0.3)
-        eq(len(host_pids(["sleep", SLEEP[2]])), 1, f"{sb}'s sleep")
+        eq(len(running_pids(["sleep", SLEEP[2]])), 1, f"{sb}'s sleep")
         s.call("sandbox_close", sandbox=sb)
         for tool, args in (("shell_run", {"command": "true"}), ("file_read", {"path": "/etc/hostname"}),
                            ("sandbox_fork", {}), ("env_status", {}), ("sandbox_close", {})):

@@ -134,12 +134,16 @@ print(s.recv(4096).decode().splitlines()[0])' 2>/dev/null
 }
 
 # The gate's answer when a port of rtn's own is reached only after rtn started (serve): a
-# 403 with the reason, checked at each request.
+# 403 with the reason, checked at each request. The order is made, not waited for: the first
+# sandbox is up before the second publishes the port, and asks only once the port listens.
 hostport_rtns_own_at_request() {
         local hp
         hp=$(python3 "$T_ROOT/tests/security/publish_lib.py" freeport)
-        "$RTN" exec --allow-host-port "$hp" -- sh -c '
-sleep 2
+        mkdir sig && chmod 777 sig
+        trap 'touch "$T_TMP/sig/go"; kill "$PUB" 2>/dev/null' EXIT
+        "$RTN" exec --allow-host-port "$hp" --bind "$T_TMP/sig:/mnt/sig" -- sh -c '
+touch /mnt/sig/up
+'"$(t_hold_until /mnt/sig/go)"'
 exec python3 -c "
 import os, socket, urllib.parse
 u = urllib.parse.urlsplit(os.environ[\"http_proxy\"])
@@ -147,11 +151,15 @@ s = socket.create_connection((u.hostname, u.port))
 s.sendall(b\"CONNECT host.rtn.internal:'"$hp"' HTTP/1.1\r\n\r\n\")
 print(s.recv(4096).decode())"' >"$T_TMP/req.out" 2>&1 &
         local ex=$!
-        sleep 1
-        "$RTN" exec --publish "$hp:8000" -- sleep 4 >/dev/null 2>&1 &
-        local pub=$!
+        t_wait_for test -e sig/up || t_fail "the asking sandbox never started: $(cat "$T_TMP/req.out")"
+        "$RTN" exec --publish "$hp:8000" -- sleep 300.$T_UNIQ >/dev/null 2>&1 &
+        PUB=$!
+        t_wait_for eval "(exec 3<>/dev/tcp/127.0.0.1/$hp)" || t_fail "port $hp was never published"
+        touch sig/go
         wait "$ex"
-        wait "$pub" 2>/dev/null
+        kill "$PUB"
+        wait "$PUB" 2>/dev/null
+        trap - EXIT
         grep -q "403" "$T_TMP/req.out" || t_fail "not refused: $(cat "$T_TMP/req.out")"
         grep -q "one of rtn's own listeners" "$T_TMP/req.out" || t_fail "$(cat "$T_TMP/req.out")"
 }

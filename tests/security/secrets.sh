@@ -387,19 +387,25 @@ secret_never_echoed() {
         t_stderr_has "policy:2: the rule has a character no host name"
 }
 
-# OpenSSL is loaded when a secret is configured, and not otherwise.
+# OpenSSL is loaded when a secret is configured, and not otherwise. rtn's maps are read once
+# the command runs: its gate, and the gate's interception when there is one, are made by then,
+# however slowly a loaded machine started the sandbox.
 openssl_only_with_secret() {
-        local cmd='sleep 3'
-        "$RTN" exec --allow-net example.org -- sh -c "$cmd" &
-        local pid=$!
-        sleep 1
-        t_false grep -q "libssl" "/proc/$pid/maps"
-        wait "$pid"
-        TOK=x "$RTN" exec --secret TOK@example.org -- sh -c "$cmd" &
-        pid=$!
-        sleep 1
-        t_true grep -q "libssl" "/proc/$pid/maps"
-        wait "$pid"
+        local cmd="sleep 300.$T_UNIQ"
+        trap 'kill "$RUN" 2>/dev/null' EXIT
+        "$RTN" exec --allow-net example.org -- $cmd &
+        RUN=$!
+        t_wait_for eval '[ -n "$(t_host_pids $cmd)" ]' || t_fail "the command never ran"
+        t_false grep -q "libssl" "/proc/$RUN/maps"
+        kill "$RUN"
+        wait "$RUN"
+        TOK=x "$RTN" exec --secret TOK@example.org -- $cmd &
+        RUN=$!
+        t_wait_for eval '[ -n "$(t_host_pids $cmd)" ]' || t_fail "the command never ran"
+        t_true grep -q "libssl" "/proc/$RUN/maps"
+        kill "$RUN"
+        wait "$RUN"
+        trap - EXIT
 }
 
 t_run secret_injected secret_injected

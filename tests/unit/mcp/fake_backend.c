@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "common/cleanup.h"
 #include "common/json.h"
@@ -83,6 +84,10 @@ static int shell_run(struct fake_backend *fb, struct mcp_call *call, const char 
         int ms;
         if (sscanf(cmd, "sleep %d", &ms) == 1)
                 return start_sleep(fb, call, ms);
+        if (sscanf(cmd, "slowstart %d", &ms) == 1) {
+                usleep((useconds_t)ms * 1000);
+                return start_sleep(fb, call, ms);
+        }
         if (sscanf(cmd, "sleepbad %d", &ms) == 1) {
                 int r = start_sleep(fb, call, ms);
                 if (r == 0)

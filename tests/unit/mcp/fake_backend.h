@@ -6,6 +6,8 @@
  *   "progress"   three progress notifications, then finish
  *   "errno"      return -EIO without finishing       "badjson"   finish with invalid JSON
  *   "sleepbad MS"  finish with invalid JSON after MS milliseconds
+ *   "slowstart MS" block MS milliseconds before the call returns (as rtn serve's start of a
+ *                sandbox does), then finish MS milliseconds later
  *   "big"        a result larger than any sane limit
  *   "log"        a log message of the call at debug ("low") and at warning ("high"), then finish
  *   anything else: finish at once with stdout = the command.

@@ -80,6 +80,28 @@ Test(mcp_tasks, short_call_is_answered_at_once, .init = setup, .fini = teardown)
         cr_assert_str_eq(h_str(&h, "result.structuredContent.stdout"), "slept");
 }
 
+/* A call its backend takes long to start (rtn serve starts a sandbox before a session's first
+ * command, seconds on a loaded machine) becomes a task before the heartbeat's first progress,
+ * and no progress follows: both timers count from when the call began. */
+Test(mcp_tasks, slow_start_becomes_a_task_before_any_progress, .fini = teardown) {
+        struct mcp_config cfg;
+        mcp_config_init(&cfg);
+        cfg.task_after_usec = 100 * 1000;
+        cfg.progress_usec = 200 * 1000;
+        h_start(&h, &cfg);
+        h_send(&h, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{"
+                   "\"name\":\"shell_run\",\"arguments\":{\"command\":\"slowstart 300\"},"
+                   "\"_meta\":{\"progressToken\":\"p\","
+                   "\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\","
+                   "\"io.modelcontextprotocol/clientCapabilities\":{\"extensions\":{"
+                   "\"" MCP_EXT_TASKS "\":{}}}}}}");
+        char tid[2 * MCP_TASK_ID_BYTES + 1];
+        created(1, tid);
+        cr_assert_null(h_recv(&h, 500), "after the task: %s", h.line);
+        task_get(2, tid);
+        cr_assert_str_eq(h_str(&h, "result.status"), "completed", "%s", h.line);
+}
+
 Test(mcp_tasks, protocol_error_is_failed, .init = setup, .fini = teardown) {
         char tid[2 * MCP_TASK_ID_BYTES + 1];
         call(1, "sleepbad 300");
