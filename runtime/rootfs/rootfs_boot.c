@@ -245,6 +245,13 @@ static int import_tree(const struct rt_rootfs_make *a, const char *tmp, const ch
         return own_tree(a, tmp, m, err);
 }
 
+/* mmdebstrap's hook that makes /bin, /sbin and /lib links into /usr before the first package,
+ * as debootstrap does, for a suite that has a usr-is-merged package (bookworm and later).
+ * Without it bookworm's init-system-helpers pulls in usrmerge, which brings perl and its
+ * modules (50 of the 170 MB of a minbase) and then converts the tree file by file: more to
+ * download, unpack, shift and store for the same merged /usr. */
+#define MERGED_USR_HOOKS "/usr/share/mmdebstrap/hooks/maybe-merged-usr"
+
 /* mmdebstrap writes a tarball (as real root, or inside a user namespace on the caller's
  * range), which import_tree then unpacks with the right owners. */
 static int bootstrap_tree(const struct rt_rootfs_make *a, const char *tmp, const struct rt_idmap *m,
@@ -261,11 +268,23 @@ static int bootstrap_tree(const struct rt_rootfs_make *a, const char *tmp, const
                                 "a tarball instead (rtn rootfs import FILE NAME)");
         if (have("mmdebstrap")) {
                 snprintf(target, sizeof target, "%s/base.tar", tmp);
-                char *argv[8] = {"mmdebstrap",
-                                 m->mode == RT_IDMAP_ROOT ? "--mode=root" : "--mode=unshare", var};
+                char *argv[10] = {"mmdebstrap",
+                                  m->mode == RT_IDMAP_ROOT ? "--mode=root" : "--mode=unshare", var};
                 size_t k = 3;
                 if (!a->tool_output) /* else its "I:" lines and, on a terminal, its bar */
                         argv[k++] = "--quiet";
+                /* The hooks print apt's and dpkg's lines whatever --quiet says: silenced with
+                 * it (a failing hook still fails mmdebstrap, which names it). */
+                if (access(MERGED_USR_HOOKS "/setup00.sh", X_OK) == 0) {
+                        argv[k++] = a->tool_output ? "--setup-hook=" MERGED_USR_HOOKS
+                                                     "/setup00.sh \"$1\""
+                                                   : "--setup-hook=" MERGED_USR_HOOKS
+                                                     "/setup00.sh \"$1\" >/dev/null 2>&1";
+                        argv[k++] = a->tool_output ? "--essential-hook=" MERGED_USR_HOOKS
+                                                     "/essential00.sh \"$1\""
+                                                   : "--essential-hook=" MERGED_USR_HOOKS
+                                                     "/essential00.sh \"$1\" >/dev/null 2>&1";
+                }
                 argv[k++] = (char *)suite;
                 argv[k++] = target;
                 argv[k++] = (char *)mirror; /* NULL ends argv when there is none */

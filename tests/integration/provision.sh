@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Provisioning as a user drives it: rootfs import/list and the stamp that notices a changed
 # base, package-name checks of `rtn pkg install`, and the issue's end-to-end case on a real
-# Debian minbase: bootstrap (mmdebstrap); `rtn pkg install jq` streams apt's output, fetches
+# Debian minbase: bootstrap (mmdebstrap, /usr merged by links); `rtn pkg install jq` streams apt's output, fetches
 # no translations, and commits the package without apt's lists, cache and logs, and again
 # commits nothing; serve
 # it, pkg_install jq, use it, commit, restart the server, still there, pkg_install again
@@ -226,6 +226,12 @@ end_to_end_jq() {
         bootstrap_e2e
         t_exit_is 0 "$RTN" rootfs list
         t_stdout_has "deb.debian.org"
+        # /usr merged before the first package, as debootstrap does it: usr-is-merged, and
+        # not usrmerge (with the perl it brings) converting the tree afterwards
+        t_exec --rootfs e2e -- sh -c 'test -L /bin && test -L /lib &&
+                s() { dpkg-query -W -f="\${db:Status-Abbrev}" "$1" 2>/dev/null; } &&
+                [ "$(s usr-is-merged)" = "ii " ] && [ "$(s usrmerge)" != "ii " ]'
+        [ "$T_RC" = 0 ] || t_fail "not merged-/usr by links: $(t_last)"
         cli_install_jq cli
         pkg_behind_a_proxy
         # install, use, commit
