@@ -85,15 +85,24 @@ publish_never_reaches_host() {
         local sp
         sp=$(cat "$T_TMP/port")
         hp=$(freeport)
-        "$RTN" exec --publish "$hp:$sp" -- sleep 4 >/dev/null 2>"$T_TMP/exec.err" &
+        # Asked while the sandbox runs, however slowly it started: a sandbox already gone (or
+        # not yet publishing) also refuses the client, and the case would then test nothing.
+        mkdir "$T_TMP/sig" && chmod 777 "$T_TMP/sig"
+        "$RTN" exec --publish "$hp:$sp" --bind "$T_TMP/sig:/mnt/sig" -- \
+                sh -c "touch /mnt/sig/up; $(t_hold_until /mnt/sig/go)" \
+                >/dev/null 2>"$T_TMP/exec.err" &
         local ex=$!
-        sleep 1
+        t_wait_for test -e "$T_TMP/sig/up" || t_fail "the sandbox never ran: $(cat "$T_TMP/exec.err")"
         t_cmd python3 "$LIB" ask "$hp" 127.0.0.1 2
+        touch "$T_TMP/sig/go"
         wait "$ex"
         kill "$listener" 2>/dev/null
         wait "$listener" 2>/dev/null
         [ ! -s "$T_TMP/accepted" ] || t_fail "the host's own service was reached: $(cat "$T_TMP/accepted")"
         grep -q sandbox: "$T_OUT_FILE" && t_fail "an answer came back: $(cat "$T_OUT_FILE")"
+        # the client reached rtn's forwarder, which closed on it: a refused connect means
+        # nothing was published, and the case would have tested nothing
+        grep -q "^connect:" "$T_OUT_FILE" && t_fail "the published port refused: $(cat "$T_OUT_FILE")"
         return 0
 }
 
