@@ -336,6 +336,15 @@ bad_requests_never_stop_it() {
 # A command entered that ends just before the sandbox's own command (both waiting to be
 # reaped at once: rtn-init is stopped from the host meanwhile, as a loaded machine may leave
 # it unscheduled) has its exit reported; it did not end with the sandbox.
+# At least N children of PID have exited and wait to be reaped (state Z).
+exited_unreaped() { # N PID
+        local c n=0
+        for c in $(cat /proc/"$2"/task/*/children); do
+                [ "$(sed -n 's/.*) \(.\).*/\1/p' /proc/"$c"/stat 2>/dev/null)" = Z ] && n=$((n + 1))
+        done
+        [ "$n" -ge "$1" ]
+}
+
 exit_just_before_the_end_reported() {
         start_sandbox -- sh -c "until [ -e /tmp/stop ]; do sleep 0.05; done; exit 3"
         local init= c
@@ -348,7 +357,9 @@ exit_just_before_the_end_reported() {
         local e=$! rc=0
         t_wait_for entered test -e /tmp/started || t_fail "the entered command never ran"
         kill -STOP "$init"
-        sleep 2 # the entered command ends, then the sandbox's own
+        # the entered command ends, then the sandbox's own: both wait for rtn-init to reap them
+        t_wait_for exited_unreaped 2 "$init" ||
+                t_fail "the two commands did not both end while rtn-init was stopped"
         kill -CONT "$init"
         wait "$e" || rc=$?
         [ "$rc" = 0 ] || t_fail "rtn enter exited $rc: $(cat "$T_TMP/e.err")"
