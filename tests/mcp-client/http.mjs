@@ -7,7 +7,8 @@
 // noauth:    a client without the token is refused with 401
 // isolation: two sessions: neither sees the other's files or processes; a commit of one is
 //            in the server's environment, which the other's history shows
-// load N:    N sessions at once, each initialize + shell_run; prints the latencies
+// load N:    N sessions at once, each initialize + shell_run; prints the latencies (the
+//            benchmark of docs/benchmarks.md; serve_http.sh's sessions_200 loads with curl)
 // progress C: client C (as for state) runs a command longer than its request timeout with
 //            resetTimeoutOnProgress: the server's progress on the POST's event stream keeps it
 // logs C:    client C's log messages of a call on the POST's event stream: the legacy era at
