@@ -29,6 +29,8 @@
 #                                suites run at once (tools/test.sh's streams), so ARGV
 #                                holds $T_UNIQ, a number no other running suite has
 #   t_wait_for CMD...            retry CMD (its stderr dropped) for up to 10 s; fails when it never succeeds
+#   t_has FILE STR               FILE has a line holding STR (`grep -qF`), read by bash
+#                                itself when it can: a poll of a log with t_wait_for
 #   t_hold_until FILE            print sh text that waits until FILE exists (at most 120 s), for
 #                                a sandbox's command that must run until the case lets it go
 #                                (touches FILE through a bound dir) rather than for a fixed time
@@ -118,13 +120,28 @@ t_host_pids() {
         return 0
 }
 
+# The tenth of a second between tries is a read that times out on a pipe that nothing
+# writes to, where a `sleep` was a process per try (100 for a 10 s wait): the pipe of a here
+# string (bash 5.1 makes one for a short text), opened again for writing as well so that no
+# end of file comes, at the first try that fails, and closed for CMD. Where the here string
+# is a file instead, the tries sleep. No process is started, so $! stays the caller's.
 t_wait_for() {
-        local i
+        local i fd='' h
         for ((i = 0; i < 100; i++)); do
-                "$@" 2>/dev/null && return 0
-                sleep 0.1
+                if [[ $fd == [0-9]* ]]; then
+                        "$@" {fd}<&- 2>/dev/null && break
+                else
+                        "$@" 2>/dev/null && break
+                fi
+                if [ -z "$fd" ]; then
+                        exec {h}<<<'' {fd}<>"/dev/fd/$h" {h}<&-
+                        read -r -u "$fd" # the here string's newline
+                        [ -p "/dev/fd/$fd" ] || { exec {fd}<&- && fd=-; }
+                fi
+                if [ "$fd" = - ]; then sleep 0.1; else read -r -t 0.1 -u "$fd"; fi
         done
-        return 1
+        [[ $fd != [0-9]* ]] || exec {fd}<&-
+        [ "$i" -lt 100 ]
 }
 
 t_hold_until() {

@@ -105,10 +105,44 @@ zzz'; do
         return 0
 }
 
+# t_wait_for tries CMD until it succeeds, a tenth of a second apart, and gives up after 100
+# tries, without a process between them (a `sleep` on PATH is never run and the caller's $!
+# stays), leaving no descriptor open and none to CMD.
+wait_for_retries() {
+        local n=0 bg t0 us
+        mkdir "$T_TMP/shims"
+        printf '#!/bin/sh\necho "$*" >>%q\nexec /bin/sleep "$@"\n' "$T_TMP/sleeps" >"$T_TMP/shims/sleep"
+        chmod +x "$T_TMP/shims/sleep"
+        sleep 30 &
+        bg=$!
+        ls "/proc/$BASHPID/fd" >"$T_TMP/fds.before"
+        tries() {
+                n=$((n + 1))
+                ls /proc/self/fd >"$T_TMP/fds.$n"
+                [ "$n" = 5 ]
+        }
+        PATH=$T_TMP/shims:$PATH t_wait_for tries || t_fail "t_wait_for gave up before the 5th try"
+        [ "$n" = 5 ] || t_fail "CMD ran $n times"
+        [ "$!" = "$bg" ] || t_fail "t_wait_for changed \$! from $bg to $!"
+        [ "$(<"$T_TMP/fds.1")" = "$(<"$T_TMP/fds.5")" ] ||
+                t_fail "CMD got a descriptor: $(<"$T_TMP/fds.1") / $(<"$T_TMP/fds.5")"
+        ls "/proc/$BASHPID/fd" >"$T_TMP/fds.after"
+        [ "$(<"$T_TMP/fds.before")" = "$(<"$T_TMP/fds.after")" ] ||
+                t_fail "a descriptor left open: $(<"$T_TMP/fds.before") / $(<"$T_TMP/fds.after")"
+        t0=$EPOCHREALTIME
+        PATH=$T_TMP/shims:$PATH t_wait_for false && t_fail "t_wait_for false succeeded"
+        us=$((10#${EPOCHREALTIME//[.,]/} - 10#${t0//[.,]/}))
+        # (a lower bound only: a loaded machine makes it longer, never shorter)
+        [ "$us" -ge 9900000 ] || t_fail "t_wait_for gave up after $us us, not 100 tenths of a second"
+        [ ! -e "$T_TMP/sleeps" ] || t_fail "t_wait_for ran sleep $(wc -l <"$T_TMP/sleeps") times"
+        kill "$bg"
+}
+
 t_run counts_pass_fail_skip counts_pass_fail_skip
 t_run death_before_done_fails death_before_done_fails
 t_run temp_dirs_removed temp_dirs_removed
 t_run suite_tmp_removed suite_tmp_removed
 t_run python_not_through_a_shim python_not_through_a_shim
 t_run assertions_answer_as_grep assertions_answer_as_grep
+t_run wait_for_retries wait_for_retries
 t_done
