@@ -163,10 +163,10 @@ loopback_by_default() {
         "$RTN" serve --http 0.0.0.0:0 --http-public --token-file "$T_TMP/tok" \
                 --data-dir "$T_TMP/data" 2>"$T_TMP/pub.log" &
         local pid=$!
-        t_wait_for grep -q "listening on" "$T_TMP/pub.log" || t_fail "no listener: $(cat "$T_TMP/pub.log")"
+        t_wait_for t_has "$T_TMP/pub.log" "listening on" || t_fail "no listener: $(cat "$T_TMP/pub.log")"
         kill $pid
         wait $pid
-        grep -q "WARNING: serving plain HTTP on 0.0.0.0:0, beyond this machine" "$T_TMP/pub.log" ||
+        t_has "$T_TMP/pub.log" "WARNING: serving plain HTTP on 0.0.0.0:0, beyond this machine" ||
                 t_fail "no warning: $(cat "$T_TMP/pub.log")"
 }
 
@@ -198,7 +198,7 @@ host_dirs_per_session() {
         local a=$SID
         authed POST '{"jsonrpc":"2.0","id":3,"method":"tools/list"}' -H "Mcp-Session-Id: $a"
         code_is 200
-        grep -q '"bind_host_dir"' "$T_TMP/body" && t_fail "bind_host_dir is listed over HTTP"
+        t_has "$T_TMP/body" '"bind_host_dir"' && t_fail "bind_host_dir is listed over HTTP"
         call "{\"name\":\"bind_host_dir\",\"arguments\":{\"host_path\":\"$T_TMP/shared\",\"mount_point\":\"/mnt/s\"}}"
         body_has "--workspace-root"
         call '{"name":"shell_run","arguments":{"command":"echo from-a > /workspace/f; ls /mnt/s 2>&1"}}'
@@ -284,7 +284,7 @@ idle_reaped() {
         call '{"name":"shell_run","arguments":{"command":"sleep 6; echo done"}}'
         code_is 200 # a call in flight is not idleness
         body_has 'done'
-        t_wait_for grep -q "session ${SID:0:8}… idle for 4 s: ended" "$T_TMP/srv.log" ||
+        t_wait_for t_has "$T_TMP/srv.log" "session ${SID:0:8}… idle for 4 s: ended" ||
                 t_fail "never reaped: $(cat "$T_TMP/srv.log")"
         authed POST '{"jsonrpc":"2.0","id":2,"method":"ping"}' -H "Mcp-Session-Id: $SID"
         code_is 404
@@ -577,11 +577,11 @@ modern_stream_only_answer() {
         local f own other line
         for f in legacy modern; do
                 [ $f = legacy ] && own=8 other=p-modern || own=9 other=p-legacy
-                grep -q "\"id\":$own,\"result\"" "$T_TMP/$f" ||
+                t_has "$T_TMP/$f" "\"id\":$own,\"result\"" ||
                         t_fail "no answer on the $f stream: $(head -c 400 "$T_TMP/$f")"
-                grep -q "$other" "$T_TMP/$f" &&
+                t_has "$T_TMP/$f" "$other" &&
                         t_fail "the $f stream carries the other call's progress: $(head -c 400 "$T_TMP/$f")"
-                grep -q 'notifications/message' "$T_TMP/$f" && [ $f = modern ] &&
+                t_has "$T_TMP/$f" 'notifications/message' && [ $f = modern ] &&
                         t_fail "a log message on the modern stream: $(head -c 400 "$T_TMP/$f")"
                 while IFS= read -r line; do
                         case $line in
@@ -591,7 +591,7 @@ modern_stream_only_answer() {
                         esac
                 done <"$T_TMP/$f"
         done
-        grep -q 'modern' "$T_TMP/modern" || t_fail "the modern call did not run"
+        t_has "$T_TMP/modern" 'modern' || t_fail "the modern call did not run"
 }
 
 # The server's own origin (scheme, host and port it listens on; localhost for loopback) is
@@ -685,19 +685,20 @@ modern_state_idle() {
                 body_has '"content"'
                 sleep 0.5
         done
-        t_wait_for grep -q "sandbox sb-2 idle for 4 s: closed" "$T_TMP/srv.log" ||
+        t_wait_for t_has "$T_TMP/srv.log" "sandbox sb-2 idle for 4 s: closed" ||
                 t_fail "sb-2 was not closed: $(cat "$T_TMP/srv.log")"
         mcall file_read '{"sandbox":"sb-2","path":"/etc/hostname"}'
         body_has "sandbox sb-2 was closed"
         mcall shell_job_kill '{"job_id":"1"}'
         body_has '"state":"killed"' # sb-1 lived on by its job
-        grep -q "sb-3 idle\|sb-1 idle\|no sandbox left" "$T_TMP/srv.log" &&
+        { t_has "$T_TMP/srv.log" "sb-3 idle" || t_has "$T_TMP/srv.log" "sb-1 idle" ||
+                t_has "$T_TMP/srv.log" "no sandbox left"; } &&
                 t_fail "a sandbox in use was closed: $(cat "$T_TMP/srv.log")"
         # Nothing more: sb-1 and sb-3 idle out and the state ends with them.
-        t_wait_for grep -q "has no sandbox left: ended" "$T_TMP/srv.log" ||
-                t_wait_for grep -q "has no sandbox left: ended" "$T_TMP/srv.log" ||
+        t_wait_for t_has "$T_TMP/srv.log" "has no sandbox left: ended" ||
+                t_wait_for t_has "$T_TMP/srv.log" "has no sandbox left: ended" ||
                 t_fail "the state never ended: $(cat "$T_TMP/srv.log")"
-        grep -q "sandbox sb-3 idle for 4 s: closed" "$T_TMP/srv.log" || t_fail "sb-3 never closed"
+        t_has "$T_TMP/srv.log" "sandbox sb-3 idle for 4 s: closed" || t_fail "sb-3 never closed"
         mcall file_read '{"sandbox":"sb-3","path":"/etc/hostname"}'
         code_is 200
         body_has "no sandbox sb-3"
@@ -727,7 +728,7 @@ stops_with_calls_in_flight() {
         kill -0 "$SRV_PID" 2>/dev/null && t_fail "rtn serve --http still runs 20 s after SIGTERM"
         wait "$SRV_PID" || rc=$?
         wait "$legacy" "$modern" "$stream" 2>/dev/null || true
-        ! grep -q "Fatal error\|MHD_stop_daemon" "$T_TMP/srv.log" ||
+        ! { t_has "$T_TMP/srv.log" "Fatal error" || t_has "$T_TMP/srv.log" MHD_stop_daemon; } ||
                 t_fail "libmicrohttpd aborted: $(tail -c 400 "$T_TMP/srv.log")"
         [ "$rc" = 0 ] || t_fail "rtn serve --http exited $rc after SIGTERM: $(tail -c 400 "$T_TMP/srv.log")"
 }
