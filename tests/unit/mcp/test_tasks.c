@@ -81,8 +81,9 @@ Test(mcp_tasks, short_call_is_answered_at_once, .init = setup, .fini = teardown)
 }
 
 /* A call its backend takes long to start (rtn serve starts a sandbox before a session's first
- * command, seconds on a loaded machine) becomes a task before the heartbeat's first progress,
- * and no progress follows: both timers count from when the call began. */
+ * command, seconds on a loaded machine) becomes a task with no progress before or after it,
+ * although the heartbeat, counted from when the call began, is due before the task timer,
+ * counted from when the backend's call returned. */
 Test(mcp_tasks, slow_start_becomes_a_task_before_any_progress, .fini = teardown) {
         struct mcp_config cfg;
         mcp_config_init(&cfg);
