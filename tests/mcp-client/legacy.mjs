@@ -67,16 +67,18 @@ else
 await client.ping();
 check(true, "ping");
 
-const job = JSON.parse((await client.callTool({ name: "shell_job_start", arguments: { command: "sleep 8" } })).content[0].text);
+// The server's progress comes every 5 s: a 9 s timeout leaves 4 s for a loaded machine to
+// deliver it, and the 12 s job still outlasts that timeout.
+const job = JSON.parse((await client.callTool({ name: "shell_job_start", arguments: { command: "sleep 12" } })).content[0].text);
 const t0 = Date.now();
 const progress = [];
 r = await client.callTool({ name: "shell_job_wait", arguments: { job_id: job.job_id, timeout: 60 } }, undefined, {
-  timeout: 6000,
+  timeout: 9000,
   resetTimeoutOnProgress: true,
   onprogress: (p) => progress.push(p),
 }).catch((e) => e);
 check(!(r instanceof Error) && !r.isError && JSON.parse(r.content[0].text).state === "exited" &&
-      Date.now() - t0 > 6000 && progress.length >= 1,
+      Date.now() - t0 > 9000 && progress.length >= 1,
       "progress keeps a wait longer than the client's timeout alive", r instanceof Error ? String(r) : progress);
 
 await client.close();

@@ -81,22 +81,24 @@ r = await client.callTool({ name: "shell_run", arguments: { command: "for i in $
 check(r.structuredContent.stdout.trim() === "0", "cancelled command was killed", r.structuredContent);
 
 // A wait longer than the client's timeout: without progress it times out, with
-// resetTimeoutOnProgress the server's progress keeps it alive until the job ends.
-const job = (await client.callTool({ name: "shell_job_start", arguments: { command: "sleep 13; echo done" } })).structuredContent.job_id;
+// resetTimeoutOnProgress the server's progress keeps it alive until the job ends. The
+// server's progress comes every 5 s; the second wait's 9 s timeout leaves 4 s for a loaded
+// machine to deliver it, and its ~14 s left of the job still outlast that timeout.
+const job = (await client.callTool({ name: "shell_job_start", arguments: { command: "sleep 20; echo done" } })).structuredContent.job_id;
 const wait = { name: "shell_job_wait", arguments: { job_id: job, timeout: 60 } };
 const t0 = Date.now();
 const timedOut = await client.callTool(wait, { timeout: 6000 }).then(() => null, (e) => e);
 check(timedOut && Date.now() - t0 < 9000, "without progress the wait outlasts a 6 s client timeout", String(timedOut));
 let progress = [];
 r = await client.callTool(wait, {
-  timeout: 6000,
+  timeout: 9000,
   resetTimeoutOnProgress: true,
   onprogress: (p) => progress.push(p),
 }).catch((e) => e);
 check(!(r instanceof Error) && !r.isError && r.structuredContent.state === "exited" &&
       r.structuredContent.timed_out_waiting === false,
       "with resetTimeoutOnProgress the wait ends with the job", r instanceof Error ? String(r) : r.structuredContent);
-check(Date.now() - t0 > 12000 && progress.length >= 1 &&
+check(Date.now() - t0 > 19000 && progress.length >= 1 &&
       progress.every((p, i) => i === 0 || p.progress > progress[i - 1].progress),
       "progress notifications, growing", progress);
 
