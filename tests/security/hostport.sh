@@ -101,7 +101,7 @@ hostport_not_rtns_own() {
         hp=$(python3 "$T_ROOT/tests/security/publish_lib.py" freeport)
         "$RTN" exec --publish "$hp:8000" -- sleep 20 >/dev/null 2>"$T_TMP/pub.err" &
         local pub=$!
-        t_wait_for python3 -c 'import socket,sys; socket.create_connection(("127.0.0.1", int(sys.argv[1]))).close()' "$hp"
+        t_wait_for eval "(exec 3<>/dev/tcp/127.0.0.1/$hp)"
         t_exec --allow-host-port "$hp" -- true
         local rc=$T_RC
         cp "$T_ERR_FILE" "$T_TMP/start.err"
