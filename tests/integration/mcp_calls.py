@@ -70,7 +70,8 @@ def main():
         try:
             exec(check, {"a": answers, "os": os})
         except Exception as e:
-            print("the check failed: %r" % e, file=sys.stderr)
+            said = isinstance(e, AssertionError) and e.args
+            print("the check failed: %s" % (e if said else repr(e)), file=sys.stderr)
             sys.exit(3)
 
 
