@@ -82,8 +82,13 @@ hostport_over_http() {
         start_servers
         http_start --allow-host-port "$OPEN"
         # (no --bind with --http: the probe goes in as the command's stdin)
-        http_call shell_run "$(python3 -c 'import json, sys
-print(json.dumps({"command": "python3 - probe %s %s <<\"EOF\"\n%s\nEOF\n" % (sys.argv[2], sys.argv[3], open(sys.argv[1]).read())}))' "$LIB" "$OPEN" "$CLOSED")"
+        local probe cmd
+        IFS= read -r -d '' probe <"$LIB"
+        cmd=$(json_string "python3 - probe $OPEN $CLOSED <<\"EOF\"
+$probe
+EOF
+") || t_fail "the probe cannot go in as a JSON string"
+        http_call shell_run "{\"command\": $cmd}"
         stop_servers
         body_has "reached: plain"
         body_has "reached: tunnel"
