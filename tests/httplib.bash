@@ -18,6 +18,20 @@ new_token() {
         umask "$HTTP_UMASK"
 }
 
+# json_string TEXT: TEXT as a JSON string, quoted, escaped by bash itself (a python3 started
+# for it cost more than the call). Fails on a control character other than a newline, tab or
+# carriage return, which it does not escape.
+json_string() {
+        local s=$1
+        s=${s//\\/\\\\}
+        s=${s//\"/\\\"}
+        s=${s//$'\n'/\\n}
+        s=${s//$'\t'/\\t}
+        s=${s//$'\r'/\\r}
+        [[ $s != *[$'\x01'-$'\x1f']* ]] || return 1
+        printf '"%s"' "$s"
+}
+
 # http_start ARGS...: rtn serve --http on a free loopback port (the token of $T_TMP/tok, made
 # when missing); sets URL, PORT and SRV_PID. The server, $HOLD_PID when a case set it, and
 # every other job the case left running are stopped when the case ends.

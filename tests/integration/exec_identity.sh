@@ -246,14 +246,14 @@ identity_in_serve() {
         export RTN_DATA_DIR=$T_TMP/data
         printf '%s\n' 'shell_run {"command":"id -un; cat /etc/hostname; getent hosts rtn"}' \
                 'env_diff {}' >calls
-        t_exit_is 0 python3 "$T_ROOT/tests/integration/mcp_calls.py" calls -- "$RTN" serve
-        python3 - "$T_OUT_FILE" "$(expected_inside_name)" <<'PY' || t_fail "$(cat "$T_OUT_FILE")"
-import json, sys
-run, diff = [json.loads(l) for l in open(sys.argv[1])]
+        WANT_NAME=$(expected_inside_name) t_cmd python3 "$T_ROOT/tests/integration/mcp_calls.py" calls --check '
+run, diff = a
 out = run["result"]["stdout"].split()
-assert out[:3] == [sys.argv[2], "rtn", "127.0.1.1"], out
+assert out[:3] == [os.environ["WANT_NAME"], "rtn", "127.0.1.1"], out
 assert diff["result"]["added"] == diff["result"]["modified"] == diff["result"]["deleted"] == [], diff
-PY
+' -- "$RTN" serve
+        [ "$T_RC" = 3 ] && t_fail "$(tail -n 1 "$T_ERR_FILE"): $(cat "$T_OUT_FILE")"
+        t_exit_is 0
 }
 
 t_run pid1_is_rtn_init pid1_is_rtn_init

@@ -16,7 +16,18 @@ t_need_rtn
 MCP=$T_ROOT/tests/integration/mcp_calls.py
 FIX=$T_ROOT/tests/integration/http_fixture.py
 
-# Runs the calls (one per argument) in the namespace; answers in $T_OUT_FILE.
+# What expect has mcp_calls.py check: the file $EXPECT's lines are pairs N, EXPR.
+export EXPECT_CHECK='import json
+x = open(os.environ["EXPECT"]).read().split("\n")[:-1]
+for n, e in zip(x[::2], x[1::2]):
+    try:
+        ok = str(eval(e, {"r": a[int(n) - 1]})) == "True"
+    except Exception as err:
+        ok, e = False, "%s (%r)" % (e, err)
+    line = json.dumps(a[int(n) - 1]) if int(n) <= len(a) else ""
+    assert ok, "answer %s: not %s: %s" % (n, e, line[:500])'
+
+# Sets up the calls (one per argument) for expect, which runs them in the namespace.
 http_calls() {
         printf '%s\n' "$@" >calls
         cat >hosts <<'H'
@@ -44,40 +55,24 @@ exec 3< <(exec python3 "$FIX" 198.51.100.7 8080 "$T_TMP/pub.log" 127.0.0.1 8081 
 p=\$!
 read -r -t 60 ready <&3 && [ "\$ready" = ready ] || { echo "the fixture did not start" >&2; exit 1; }
 rc=0
-RTN_DATA_DIR="$T_TMP/data" python3 "$MCP" "$T_TMP/calls" -- "$RTN" serve ${SERVE_ARGS:---http-tools --allow-net 198.51.100.7:8080} || rc=\$?
+RTN_DATA_DIR="$T_TMP/data" python3 "$MCP" "$T_TMP/calls" --check "\$EXPECT_CHECK" -- \
+        "$RTN" serve ${SERVE_ARGS:---http-tools --allow-net 198.51.100.7:8080} || rc=\$?
 kill \$p
 exit \$rc
 EOS
-        t_cmd unshare -rnm bash inner.sh
+}
+
+# expect N EXPR [N EXPR...]: runs the calls of http_calls; each EXPR over answer N (as r) must
+# be True. mcp_calls.py checks them all, in order, in the interpreter that got the answers
+# (answers in $T_OUT_FILE), and the first that is not fails the case.
+expect() {
+        printf '%s\n' "$@" >expect
+        EXPECT=$T_TMP/expect t_cmd unshare -rnm bash inner.sh
+        [ "$T_RC" = 3 ] && t_fail "$(sed -n 's/^the check failed: //p' "$T_ERR_FILE" | tail -n 1)"
         [ "$T_RC" = 0 ] || {
                 grep -q "unshare failed" "$T_ERR_FILE" && t_skip "unshare -rnm: $(head -c 200 "$T_ERR_FILE")"
                 t_fail "$(tail -c 600 "$T_ERR_FILE")"
         }
-}
-
-# expect N EXPR [N EXPR...]: each EXPR over answer N (as r) must be True; one Python checks
-# them all, in order, and the first that is not fails the case.
-expect() {
-        local bad n
-        bad=$(python3 - "$T_OUT_FILE" "$@" <<'PY'
-import json, sys
-lines = open(sys.argv[1]).read().splitlines()
-a = sys.argv[2:]
-for n, e in zip(a[::2], a[1::2]):
-    try:
-        ok = str(eval(e, {"r": json.loads(lines[int(n) - 1])})) == "True"
-    except Exception as x:
-        ok, e = False, "%s (%r)" % (e, x)
-    if not ok:
-        print(n + "\t" + e)
-        sys.exit(0)
-print("all true")
-PY
-        )
-        [ "$bad" = "all true" ] && return 0
-        [[ $bad == *$'\t'* ]] || t_fail "the answers could not be checked: $bad"
-        n=${bad%%$'\t'*}
-        t_fail "answer $n: not ${bad#*$'\t'}: $(sed -n "${n}p" "$T_OUT_FILE" | head -c 500)"
 }
 
 private_untouched() {

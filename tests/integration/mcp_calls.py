@@ -3,14 +3,24 @@
 server given after `--`, sends initialize, then one tools/call per line of the file CALLS ("TOOL {json arguments}"), waiting for each
 answer, and prints one JSON line per call: {"isError": bool, "result": structuredContent or
 null, "text": the first text content, "progress": [messages of progress notifications]}.
-Exit status 0 unless the server broke the protocol or died."""
+Exit status 0 unless the server broke the protocol or died.
+
+`mcp_calls.py CALLS --check CODE -- ...` then runs the Python CODE, once the server has exited
+0, with `a` the list of those answers and `os` at hand (its assertions read anything else from
+the environment); an exception there is exit status 3, its message on stderr. A case checks
+its answers in the interpreter that got them, not in a second one started for it."""
 import json
+import os
 import subprocess
 import sys
 
 
 def main():
-    cmd = sys.argv[sys.argv.index("--") + 1:]
+    dash = sys.argv.index("--")
+    cmd, check = sys.argv[dash + 1:], None
+    if sys.argv[2:dash][:1] == ["--check"]:
+        check = sys.argv[3]
+    answers = []
     srv = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     next_id = [0]
 
@@ -52,8 +62,17 @@ def main():
                "result": res.get("structuredContent"), "text": text or json.dumps(msg.get("error")),
                "progress": progress}
         print(json.dumps(out), flush=True)
+        answers.append(out)
     srv.stdin.close()
-    sys.exit(0 if srv.wait(timeout=60) == 0 else 1)
+    if srv.wait(timeout=60) != 0:
+        sys.exit(1)
+    if check is not None:
+        try:
+            exec(check, {"a": answers, "os": os})
+        except Exception as e:
+            said = isinstance(e, AssertionError) and e.args
+            print("the check failed: %s" % (e if said else repr(e)), file=sys.stderr)
+            sys.exit(3)
 
 
 main()

@@ -9,18 +9,14 @@ t_need_rtn
 MCP=$T_ROOT/tests/integration/mcp_calls.py
 
 # One session: the calls (TOOL {json}) on stdin-like lines, then a Python check of the
-# answers (a list `a` of {"isError", "result", "text"}).
+# answers (a list `a` of {"isError", "result", "text"}) in the same interpreter.
 session() { # CHECK CALLS...
         local check=$1
         shift
         printf '%s\n' "$@" >calls
-        t_cmd python3 "$MCP" calls -- "$RTN" serve
+        t_cmd python3 "$MCP" calls --check "$check" -- "$RTN" serve
+        [ "$T_RC" = 3 ] && t_fail "$(tail -n 1 "$T_ERR_FILE"): $(cat "$T_OUT_FILE")"
         [ "$T_RC" = 0 ] || t_fail "serve: $(tail -c 600 "$T_ERR_FILE")"
-        python3 - "$T_OUT_FILE" "$check" <<'PY' || t_fail "$(cat "$T_OUT_FILE")"
-import json, sys
-a = [json.loads(l) for l in open(sys.argv[1])]
-exec(sys.argv[2])
-PY
 }
 
 file_read_shows_what_is_there() {

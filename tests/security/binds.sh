@@ -133,16 +133,16 @@ agent_binds() {
                 'bind_host_dir {"host_path":"'"$T_TMP"'/proj/f","mount_point":"/mnt/a:b/","mode":"ro"}' \
                 'shell_run {"command":"cat /mnt/a:b; chmod 777 /mnt/a:b || echo refused"}' \
                 'bind_host_dir {"host_path":"'"$T_TMP"'/proj/sub/","mount_point":"/mnt/s/","mode":"ro"}' >calls
-        t_exit_is 0 python3 "$MCP" calls -- "$RTN" serve --bind "$T_TMP/proj:/mnt/proj:ro"
-        python3 - "$T_OUT_FILE" <<'PY' || t_fail "$(cat "$T_OUT_FILE")"
-import json, sys
-r = [json.loads(l) for l in open(sys.argv[1])]
+        t_cmd python3 "$MCP" calls --check '
+r = a
 assert r[0]["isError"] and "read-write" in r[0]["text"], r[0]
 assert r[1]["isError"] and "only below /workspace or under /mnt" in r[1]["text"], r[1]
 assert not r[2]["isError"] and r[2]["result"]["mount_point"] == "/mnt/a:b", r[2]
 assert r[3]["result"]["stdout"] == "host\nrefused\n", r[3]
 assert not r[4]["isError"] and r[4]["result"]["host_path"].endswith("/proj/sub"), r[4]
-PY
+' -- "$RTN" serve --bind "$T_TMP/proj:/mnt/proj:ro"
+        [ "$T_RC" = 3 ] && t_fail "$(tail -n 1 "$T_ERR_FILE"): $(cat "$T_OUT_FILE")"
+        t_exit_is 0
         [ "$(stat -c %a proj/f)" = 644 ] || t_fail "mode of the host file: $(stat -c %a proj/f)"
 }
 

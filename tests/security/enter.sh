@@ -181,7 +181,10 @@ serve_sandboxes_entered() {
         start_serve --bind "$SEC_BIN:/mnt/sec:ro" --undo-depth 4
         # the probe as the agent's command, then entered: the same, to the byte
         printf '{ %s\n} >/tmp/own 2>&1' "$PROBE" >"$T_TMP/probe"
-        srv_call shell_run "{\"command\":$(python3 -c 'import json,sys; print(json.dumps(open(sys.argv[1]).read()))' "$T_TMP/probe")}"
+        local probe cmd
+        IFS= read -r -d '' probe <"$T_TMP/probe"
+        cmd=$(json_string "$probe") || t_fail "the probe cannot go in as a JSON string"
+        srv_call shell_run "{\"command\":$cmd}"
         t_exit_is 0 "$RTN" enter "$SB" -- cat /tmp/own
         grep -q seccomp-held "$T_OUT_FILE" || t_fail "the agent's probe did not finish: $(cat "$T_OUT_FILE" "$T_TMP/answer")"
         probe_entered_same "the agent's"

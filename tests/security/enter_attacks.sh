@@ -44,16 +44,15 @@ host_fds_refused() {
         mkdir -p "$T_TMP/secret"
         local kind
         echo data >"$T_TMP/file"
-        for kind in "dir $T_TMP/secret" "opath $T_TMP/secret" inet unix zero "file $T_TMP/file" \
-                "fifo $T_TMP/fifo"; do
-                # shellcheck disable=SC2086 # KIND and its argument
-                t_cmd python3 "$FDS" "$SOCK" $kind -- true
-                grep -q "^refused: stdin " "$T_OUT_FILE" ||
+        t_cmd python3 "$FDS" "$SOCK" "dir=$T_TMP/secret" "opath=$T_TMP/secret" inet unix zero \
+                "file=$T_TMP/file" "fifo=$T_TMP/fifo" null pipe -- true
+        for kind in dir opath inet unix zero file fifo; do
+                grep -q "^$kind: refused: stdin " "$T_OUT_FILE" ||
                         t_fail "a stdin of kind '$kind' reached the sandbox: $(cat "$T_OUT_FILE" "$T_ERR_FILE")"
         done
         for kind in null pipe; do
-                t_cmd python3 "$FDS" "$SOCK" $kind -- true
-                t_stdout_is "exited 0"
+                grep -qx "$kind: exited 0" "$T_OUT_FILE" ||
+                        t_fail "a stdin of kind '$kind' did not run the command: $(cat "$T_OUT_FILE" "$T_ERR_FILE")"
         done
         end_sandbox
 }

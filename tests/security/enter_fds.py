@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
 """Sends `rtn enter`'s owner a good request whose stdin is an fd of KIND, opened here on the
-host, for tests/security/enter_attacks.sh; prints the owner's last word, one line:
-"refused: MESSAGE", "exited N" (wait status) or "closed".
+host, for tests/security/enter_attacks.sh, one request (on a connection of its own) per KIND
+given, in order; prints the owner's last word on each, one line: "KIND: refused: MESSAGE",
+"KIND: exited N" (wait status) or "KIND: closed". The kinds share one start of the
+interpreter, which costs more than the requests.
 
-usage: enter_fds.py SOCKET KIND [ARG] -- CMD...
+usage: enter_fds.py SOCKET KIND[=ARG]... -- CMD...
   dir PATH      a directory, read-only          opath PATH   an O_PATH fd
   inet          a TCP socket of the host's network namespace, not yet connected
   unix          an AF_UNIX stream socket, connected
@@ -49,12 +51,16 @@ def stdin_of(kind, arg):
 
 def main():
     dash = sys.argv.index("--")
-    path, kind, args, argv = sys.argv[1], sys.argv[2], sys.argv[3:dash], sys.argv[dash + 1:]
-    fd = stdin_of(kind, args[0] if args else None)
+    path, kinds, argv = sys.argv[1], sys.argv[2:dash], sys.argv[dash + 1:]
     null = os.open("/dev/null", os.O_WRONLY)
-    s = connect(path)
-    send(s, spawn_msg(argv), (fd, null, null))
-    print(answer(s), flush=True)
+    for k in kinds:
+        kind, _, arg = k.partition("=")
+        fd = stdin_of(kind, arg)
+        s = connect(path)
+        send(s, spawn_msg(argv), (fd, null, null))
+        print(kind + ": " + answer(s), flush=True)
+        s.close()
+        os.close(fd)
 
 
 main()

@@ -306,16 +306,15 @@ rw_commits() {
                         'shell_run {"command":"echo d >d.txt && git add d.txt && git -c user.name=a -c user.email=a@a commit -q -m three && echo COMMITTED"}' \
                         'shell_run {"command":"echo x >>.git/config || echo REFUSED"}' \
                         'env_status {}' >calls
-                t_exit_is 0 python3 "$T_ROOT/tests/integration/mcp_calls.py" calls -- \
-                        "$RTN" serve --workspace "$WS" --workspace-git rw
-                python3 - "$T_OUT_FILE" <<'PY' || t_fail "$(cat "$T_OUT_FILE")"
-import json, sys
-r = [json.loads(l) for l in open(sys.argv[1])]
+                t_cmd python3 "$T_ROOT/tests/integration/mcp_calls.py" calls --check '
+r = a
 assert "COMMITTED" in r[0]["result"]["stdout"], r[0]
 assert "REFUSED" in r[1]["result"]["stdout"], r[1]
 ws = [d for d in r[2]["result"]["host_dirs"] if d["mount_point"] == "/workspace"][0]
 assert ws["git"].startswith("writable"), ws
-PY
+' -- "$RTN" serve --workspace "$WS" --workspace-git rw
+                [ "$T_RC" = 3 ] && t_fail "$(tail -n 1 "$T_ERR_FILE"): $(cat "$T_OUT_FILE")"
+                t_exit_is 0
                 [ "$(git -C "$WS" log -1 --format=%s)" = three ] || t_fail "serve's commit is not on the host"
         fi
         # the default is unchanged: .git read-only, and said

@@ -220,11 +220,12 @@ hostrun_families() {
         local ws=$T_TMP/ws mark=$T_TMP/PWNED py ver site
         printf '#!/bin/sh\nsed -n "s/^ *entry: //p" .pre-commit-config.yaml | sh\n' >"$ws/.git/hooks/pre-commit"
         chmod +x "$ws/.git/hooks/pre-commit"
-        py=$(python3 -c 'import sys; print(sys.executable)')
-        ver=$(python3 -c 'import sys; print("python%d.%d" % sys.version_info[:2])')
+        { read -r py && read -r ver; } < <(python3 -c 'import sys
+print(sys.executable)
+print("python%d.%d" % sys.version_info[:2])')
         site=.venv/lib/$ver/site-packages
         mkdir -p "$ws/.venv/bin" "$ws/$site" "$ws/.cargo" "$ws/app"
-        printf 'home = %s\n' "$(dirname "$py")" >"$ws/.venv/pyvenv.cfg"
+        printf 'home = %s\n' "${py%/*}" >"$ws/.venv/pyvenv.cfg"
         ln -s "$py" "$ws/.venv/bin/python3"
         echo '# nothing' >"$ws/$site/setup.pth"
         printf 'repos: []\n' >"$ws/.pre-commit-config.yaml"

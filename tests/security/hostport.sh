@@ -82,8 +82,13 @@ hostport_over_http() {
         start_servers
         http_start --allow-host-port "$OPEN"
         # (no --bind with --http: the probe goes in as the command's stdin)
-        http_call shell_run "$(python3 -c 'import json, sys
-print(json.dumps({"command": "python3 - probe %s %s <<\"EOF\"\n%s\nEOF\n" % (sys.argv[2], sys.argv[3], open(sys.argv[1]).read())}))' "$LIB" "$OPEN" "$CLOSED")"
+        local probe cmd
+        IFS= read -r -d '' probe <"$LIB"
+        cmd=$(json_string "python3 - probe $OPEN $CLOSED <<\"EOF\"
+$probe
+EOF
+") || t_fail "the probe cannot go in as a JSON string"
+        http_call shell_run "{\"command\": $cmd}"
         stop_servers
         body_has "reached: plain"
         body_has "reached: tunnel"
@@ -101,7 +106,7 @@ hostport_not_rtns_own() {
         hp=$(python3 "$T_ROOT/tests/security/publish_lib.py" freeport)
         "$RTN" exec --publish "$hp:8000" -- sleep 20 >/dev/null 2>"$T_TMP/pub.err" &
         local pub=$!
-        t_wait_for python3 -c 'import socket,sys; socket.create_connection(("127.0.0.1", int(sys.argv[1]))).close()' "$hp"
+        t_wait_for eval "(exec 3<>/dev/tcp/127.0.0.1/$hp)"
         t_exec --allow-host-port "$hp" -- true
         local rc=$T_RC
         cp "$T_ERR_FILE" "$T_TMP/start.err"

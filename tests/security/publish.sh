@@ -12,7 +12,8 @@
 t_need_rtn
 
 LIB=$T_ROOT/tests/security/publish_lib.py
-freeport() { python3 "$LIB" freeport; }
+# freeport [N]: N free ports on one line, from one start of python3.
+freeport() { python3 "$LIB" freeport "$@"; }
 
 # rtn exec --publish HP:SP running the one-shot server of publish_lib.py on HOST inside.
 exec_serving() { # HOST HP SP [rtn options...]
@@ -26,7 +27,7 @@ exec_serving() { # HOST HP SP [rtn options...]
 
 publish_forwards() {
         local host=$1 hp sp
-        hp=$(freeport) sp=$(freeport)
+        read -r hp sp < <(freeport 2)
         exec_serving "$host" "$hp" "$sp"
         t_cmd python3 "$LIB" ask "$hp"
         wait "$EXEC_PID"
@@ -40,7 +41,7 @@ publish_addr_v6() {
         python3 -c 'import socket; socket.socket(socket.AF_INET6).bind(("::1", 0))' 2>/dev/null ||
                 t_skip "no IPv6 loopback on the host"
         local hp sp
-        hp=$(freeport) sp=$(freeport)
+        read -r hp sp < <(freeport 2)
         "$RTN" exec --bind "$T_ROOT/tests/security:/mnt/t:ro" --publish "[::1]:$hp:$sp" -- \
                 python3 /mnt/t/publish_lib.py serve-once 127.0.0.1 "$sp" \
                 >"$T_TMP/exec.out" 2>"$T_TMP/exec.err" &
@@ -60,7 +61,7 @@ publish_addr_v6() {
 # nearly all of it is still on the way when the command ends.
 publish_answer_outlives_command() {
         local pub=$1 addr=$2 hp sp
-        hp=$(freeport) sp=$(freeport)
+        read -r hp sp < <(freeport 2)
         "$RTN" exec --bind "$T_ROOT/tests/security:/mnt/t:ro" --publish "$pub$hp:$sp" -- \
                 python3 /mnt/t/publish_lib.py serve-fill 127.0.0.1 "$sp" \
                 >"$T_TMP/exec.out" 2>"$T_TMP/exec.err" &
@@ -110,8 +111,9 @@ publish_never_reaches_host() {
 publish_no_way_out() {
         sec_need_bin probe
         local hp
-        hp=$(freeport)
-        sec_exec --publish "$hp:$(freeport)" -- /mnt/sec/probe tcp "$hp" ECONNREFUSED
+        local sp
+        read -r hp sp < <(freeport 2)
+        sec_exec --publish "$hp:$sp" -- /mnt/sec/probe tcp "$hp" ECONNREFUSED
         t_exit_is 0
         t_stdout_has blocked
 }
@@ -122,7 +124,7 @@ publish_port_in_use() {
         python3 -c 'import socket,sys,time
 s = socket.socket(); s.bind(("127.0.0.1", int(sys.argv[1]))); s.listen(1); time.sleep(30)' "$hp" &
         local holder=$!
-        t_wait_for python3 -c 'import socket,sys; socket.create_connection(("127.0.0.1", int(sys.argv[1])))' "$hp"
+        t_wait_for eval "(exec 3<>/dev/tcp/127.0.0.1/$hp)"
         t_exec --publish "$hp:8000" -- true
         kill "$holder"
         wait "$holder" 2>/dev/null
@@ -167,7 +169,7 @@ publish_conflicts() {
 
 publish_serve() {
         local hp sp
-        hp=$(freeport) sp=$(freeport)
+        read -r hp sp < <(freeport 2)
         t_cmd python3 "$LIB" serve "$RTN" "$hp" "$sp"
         t_exit_is 0
         t_stdout_is ok
@@ -176,7 +178,7 @@ publish_serve() {
 # rtn serve's end: what its sandbox sent reaches the client that reads it after.
 publish_serve_drain() {
         local hp sp
-        hp=$(freeport) sp=$(freeport)
+        read -r hp sp < <(freeport 2)
         t_cmd python3 "$LIB" serve-drain "$RTN" "$hp" "$sp"
         t_exit_is 0
         t_stdout_is ok

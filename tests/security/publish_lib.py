@@ -1,5 +1,6 @@
 """Host and sandbox sides of the published-port suites (tests/security/publish.sh):
-  publish_lib.py freeport                 print a TCP port free on the host's 127.0.0.1 and ::1
+  publish_lib.py freeport [N]             print N (1) TCP ports free on the host's 127.0.0.1 and
+                                          ::1, distinct, on one line (one start for a case's ports)
   publish_lib.py serve-once HOST PORT     (inside) answer one connection: "sandbox:" + its line
   publish_lib.py ask PORT [ADDR]          (host) send "ping\\n" to ADDR:PORT (127.0.0.1),
                                           print the answer; retried for 15 s while the answer
@@ -44,8 +45,8 @@ def free_on_loopback(port):
     return True
 
 
-def freeport():
-    """A port free on the host's loopback below the kernel's ephemeral range: a port bind(0)
+def freeport(n="1"):
+    """N ports, each free on the host's loopback below the kernel's ephemeral range: a port bind(0)
     picks is in that range, where any outgoing connection of a suite running beside this one
     may take it as its local port before rtn binds it (rtn exec then fails "in use")."""
     try:
@@ -53,15 +54,18 @@ def freeport():
             low = int(f.read().split()[0])
     except (OSError, ValueError, IndexError):
         low = 0
-    rng = random.SystemRandom()
+    rng, ports, held = random.SystemRandom(), [], []
     for _ in range(200 if low > 11000 else 0):
         port = rng.randrange(10000, low)
-        if free_on_loopback(port):
-            print(port)
-            return
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    print(s.getsockname()[1])
+        if port not in ports and free_on_loopback(port):
+            ports.append(port)
+            if len(ports) == int(n):
+                break
+    while len(ports) < int(n):
+        held.append(socket.socket())  # held open until all are picked: no port twice
+        held[-1].bind(("127.0.0.1", 0))
+        ports.append(held[-1].getsockname()[1])
+    print(*ports)
 
 
 def serve_once(host, port):
@@ -291,7 +295,7 @@ def serve_drain_case(rtn, hp, sp):
 if __name__ == "__main__":
     cmd = sys.argv[1]
     if cmd == "freeport":
-        freeport()
+        freeport(*sys.argv[2:])
     elif cmd == "serve-once":
         serve_once(sys.argv[2], sys.argv[3])
     elif cmd == "serve-fill":

@@ -15,6 +15,15 @@ SERVERS=$T_ROOT/tests/security/secret_servers.py
 VALUE=k3y-$RANDOM-value
 export SERVERS VALUE T_TMP RTN T_ROOT
 
+# The test CAs and server certificates, made once for the suite (a python3 and six openssl
+# each time) and copied into each case's directory, as secrets.sh does.
+CERTS=
+if command -v python3 >/dev/null && command -v openssl >/dev/null && command -v node >/dev/null &&
+        t_suite_tmp; then
+        CERTS=$T_SUITE_TMP/certs
+        mkdir "$CERTS" && python3 "$SERVERS" certs "$CERTS" || CERTS=
+fi
+
 need_netns() {
         command -v ip >/dev/null || t_skip "no ip(8) to set up the test network"
         command -v openssl >/dev/null || t_skip "no openssl(1) to make the test certificates"
@@ -42,7 +51,7 @@ recipe() {
 # certificates), after SERVER (a shell command) started in the background; `rtn` there is
 # rtn with the test CA trusted and the servers' addresses (this machine's) admitted.
 in_test_netns() {
-        python3 "$SERVERS" certs "$T_TMP" || t_fail "could not make the test certificates"
+        [ -n "$CERTS" ] && cp "$CERTS"/* "$T_TMP" || t_fail "could not make the test certificates"
         printf '203.0.113.1 secret.test\n203.0.113.2 unknown.test\n' >hosts
         local -a wrap=(unshare -n -m)
         AS_USER=

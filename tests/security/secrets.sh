@@ -44,7 +44,8 @@ need_netns() {
 # Runs the script file $1 with bash in fresh network and mount namespaces: 203.0.113.1 serves
 # secret.test (TLS on 443, its certificate from the test CA; plain HTTP on 80), also named
 # evil.test and wrongname.test; 203.0.113.2 serves unknown.test (TLS, another CA) on 443.
-# Requests are logged in $T_TMP/log1 and $T_TMP/log2. In the script, $RUN is rtn exec with
+# Requests are logged in $T_TMP/log1 and $T_TMP/log2. The three servers are one python3 (its
+# start is most of what they cost). In the script, $RUN is rtn exec with
 # the test CA trusted and TOK=$VALUE in its environment, and the servers' addresses, which
 # are this machine's, allowed by the rules ADDR:PORT that admit them (docs/network.md).
 in_test_netns() {
@@ -64,10 +65,9 @@ in_test_netns() {
                 ip link set lo up && ip addr add 203.0.113.1/32 dev lo &&
                         ip addr add 203.0.113.2/32 dev lo || exit 1
                 mount --bind "$T_TMP/hosts" /etc/hosts || exit 1
-                SECRET_LOG=$T_TMP/log1 python3 "$SERVERS" 203.0.113.1 443 \
-                        "$T_TMP/secret.test.crt" "$T_TMP/secret.test.key" &
-                SECRET_LOG=$T_TMP/log1 python3 "$SERVERS" 203.0.113.1 80 &
-                SECRET_LOG=$T_TMP/log2 python3 "$SERVERS" 203.0.113.2 443 \
+                python3 "$SERVERS" --log "$T_TMP/log1" 203.0.113.1 443 \
+                        "$T_TMP/secret.test.crt" "$T_TMP/secret.test.key" -- 203.0.113.1 80 -- \
+                        --log "$T_TMP/log2" 203.0.113.2 443 \
                         "$T_TMP/unknown.test.crt" "$T_TMP/unknown.test.key" &
                 for hp in 203.0.113.1/443 203.0.113.1/80 203.0.113.2/443; do
                         for _ in $(seq 100); do
@@ -80,7 +80,7 @@ in_test_netns() {
                 OWN="$OWN --allow-net 203.0.113.2:443"
                 RUN="$AS_USER env TOK=$VALUE SSL_CERT_FILE=$T_TMP/testca.crt $RTN exec $OWN"
                 . "$0"
-                kill %1 %2 %3' "$1"
+                kill %1' "$1"
 }
 export T_TMP
 

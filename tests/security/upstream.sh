@@ -68,8 +68,13 @@ upstream_over_http() {
         http_start --allow-net "backend.test:$BP" --allow-net "nope.test:$BP" \
                 --upstream-proxy "http://alice:$PW@127.0.0.1:$PP"
         # (no --bind with --http: the probe goes in as the command's stdin)
-        http_call shell_run "$(python3 -c 'import json, sys
-print(json.dumps({"command": "python3 - probe %s <<\"EOF\"\n%s\nEOF\n" % (sys.argv[2], open(sys.argv[1]).read())}))' "$LIB" "$BP")"
+        local probe cmd
+        IFS= read -r -d '' probe <"$LIB"
+        cmd=$(json_string "python3 - probe $BP <<\"EOF\"
+$probe
+EOF
+") || t_fail "the probe cannot go in as a JSON string"
+        http_call shell_run "{\"command\": $cmd}"
         cp "$T_TMP/body" "$T_TMP/probe"
         body_has "plain: reached"
         body_has "tunnel: opened"

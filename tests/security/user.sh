@@ -156,14 +156,13 @@ CapEff:	0000000000000000
 # rtn serve --user: every sandbox's commands run as that user, as rtn exec's do.
 serve_option() {
         printf '%s\n' 'shell_run {"command":"id -u; grep -E \"^Cap(Eff|Bnd)\" /proc/self/status"}' >calls
-        t_cmd python3 "$T_ROOT/tests/integration/mcp_calls.py" calls -- "$RTN" serve --user root
-        t_exit_is 0
-        python3 - "$T_OUT_FILE" <<'PY' || t_fail "serve --user root: $(cat "$T_OUT_FILE")"
-import json, sys
-r = json.loads(open(sys.argv[1]).readline())
+        t_cmd python3 "$T_ROOT/tests/integration/mcp_calls.py" calls --check '
+r = a[0]
 assert not r["isError"], r
 assert r["result"]["stdout"] == "0\nCapEff:\t000000000000000a\nCapBnd:\t000000000000000a\n", r
-PY
+' -- "$RTN" serve --user root
+        [ "$T_RC" = 3 ] && t_fail "serve --user root: $(tail -n 1 "$T_ERR_FILE"): $(cat "$T_OUT_FILE")"
+        t_exit_is 0
 }
 
 # shell_run's user "root": that one command as --user root runs every command (the rootfs
@@ -176,18 +175,17 @@ shell_run_user_root() {
                 'shell_run {"user":"root","command":"id -u; grep -E \"^Cap(Eff|Bnd)\" /proc/self/status; echo $HOME; echo r >/etc/rtn-root-call && echo wrote; (echo 1 >/proc/sys/net/ipv4/ip_forward) 2>/dev/null && echo sysctl"}' \
                 'shell_run {"command":"grep -E \"^Cap(Eff|Bnd)\" /proc/self/status; cat /etc/rtn-root-call; echo x >/etc/rtn-root-call2 || echo refused"}' \
                 'shell_run {"user":"bob","command":"true"}' >calls
-        t_cmd python3 "$T_ROOT/tests/integration/mcp_calls.py" calls -- "$RTN" serve
-        t_exit_is 0
-        python3 - "$T_OUT_FILE" <<'PY' || t_fail "shell_run user root: $(cat "$T_OUT_FILE")"
-import json, sys
-r = [json.loads(l) for l in open(sys.argv[1])]
+        t_cmd python3 "$T_ROOT/tests/integration/mcp_calls.py" calls --check '
+r = a
 assert not r[0]["isError"], r[0]
 assert r[0]["result"]["stdout"] == "0\nCapEff:\t000000000000000a\nCapBnd:\t000000000000000a\n/root\nwrote\n", r[0]
 out = r[1]["result"]["stdout"]
 assert out.startswith("CapEff:\t0000000000000000\nCapBnd:\t0000000000000000\nr\n"), r[1]
 assert out.endswith("refused\n"), r[1]
 assert r[2]["isError"] and "must be one of" in r[2]["text"], r[2]
-PY
+' -- "$RTN" serve
+        [ "$T_RC" = 3 ] && t_fail "shell_run user root: $(tail -n 1 "$T_ERR_FILE"): $(cat "$T_OUT_FILE")"
+        t_exit_is 0
         printf '%s\n' 'shell_run {"user":"root","command":"echo x >/workspace/f"}' >calls
         if [ "$(mode)" = subid ]; then
                 t_cmd python3 "$T_ROOT/tests/integration/mcp_calls.py" calls -- "$RTN" serve --workspace "$ws"
