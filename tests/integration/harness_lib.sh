@@ -42,6 +42,44 @@ temp_dirs_removed() {
         t_no_file "$d"
 }
 
+# A case's temp dir goes even when it holds what a plain `rm -rf` cannot remove (a dir
+# without write permission, for a caller other than root).
+temp_dir_removed_when_rm_cannot() {
+        run_file 'a() { mkdir -p ro/sub && touch ro/f ro/sub/g && chmod 555 ro ro/sub && echo $PWD >'"$T_TMP"'/dirs; }
+t_run a a; t_done'
+        t_exit_is 0
+        local d
+        d=$(cat "$T_TMP/dirs")
+        [ -n "$d" ] || t_fail "the case did not run"
+        t_no_file "$d"
+}
+
+# The harness makes and removes a case's temp dir with bash's loadable mktemp and rm, not a
+# process each, and the case itself still runs the commands on PATH (whose options and
+# exit codes it relies on), as the suite's own code does.
+harness_runs_no_rm_or_mktemp() {
+        local c
+        if [ ! -f /usr/lib/bash/rm ] || [ ! -f /usr/lib/bash/mktemp ]; then
+                t_skip "bash's loadable builtins (bash-builtins) are not installed"
+        fi
+        mkdir "$T_TMP/shims"
+        for c in rm mktemp; do
+                printf '#!/bin/sh\necho "%s $*" >>%q\nexec %q "$@"\n' "$c" "$T_TMP/ran" "$(type -P "$c")" \
+                        >"$T_TMP/shims/$c"
+                chmod +x "$T_TMP/shims/$c"
+        done
+        PATH=$T_TMP/shims:$PATH run_file 'a() { type -t rm mktemp >>'"$T_TMP"'/types; rm -f -- "$PWD/none"; echo $PWD >'"$T_TMP"'/dirs; }
+t_suite_tmp; type -t rm mktemp >>'"$T_TMP"'/types
+t_run a a; t_done'
+        t_exit_is 0
+        t_stdout_has "ok a"
+        [ "$(<"$T_TMP/types")" = $'file\nfile\nfile\nfile' ] ||
+                t_fail "rm and mktemp are not the commands on PATH: $(<"$T_TMP/types")"
+        t_no_file "$(<"$T_TMP/dirs")"
+        [ "$(<"$T_TMP/ran")" = "rm -f -- $(<"$T_TMP/dirs")/none" ] ||
+                t_fail "not only the case's rm ran: $(<"$T_TMP/ran")"
+}
+
 # A suite's own temp dir (t_suite_tmp) is removed when the suite ends, after t_done or
 # before it, and the cases see the same one.
 suite_tmp_removed() {
@@ -141,6 +179,8 @@ wait_for_retries() {
 t_run counts_pass_fail_skip counts_pass_fail_skip
 t_run death_before_done_fails death_before_done_fails
 t_run temp_dirs_removed temp_dirs_removed
+t_run temp_dir_removed_when_rm_cannot temp_dir_removed_when_rm_cannot
+t_run harness_runs_no_rm_or_mktemp harness_runs_no_rm_or_mktemp
 t_run suite_tmp_removed suite_tmp_removed
 t_run python_not_through_a_shim python_not_through_a_shim
 t_run assertions_answer_as_grep assertions_answer_as_grep
