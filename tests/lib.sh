@@ -73,7 +73,8 @@ command -v python3 >/dev/null && t_python_first
 [[ $T_RTN_SETUP == /* ]] || T_RTN_SETUP=$PWD/$T_RTN_SETUP
 export RTN T_BIN T_RTN_SETUP
 
-# The harness's own rm -rf and mktemp -d, twice a case (thousands of processes a make test):
+# The harness's own rm -rf and mktemp -d, twice a case (thousands of processes a make test),
+# and t_cmd's setpgid and its watchdog's sleep (t_watch):
 # bash's loadable builtins (Debian's bash-builtins) where they load, else the commands. They
 # stay disabled but while the harness uses them, so that a case's and a suite's `rm` and
 # `mktemp` are the commands they always were (the loadable rm, for one, exits 0 even when
@@ -81,7 +82,7 @@ export RTN T_BIN T_RTN_SETUP
 T_LOADED=' '
 t_load() {
         local b
-        for b in rm mktemp; do
+        for b in rm mktemp setpgid sleep; do
                 [ -f "/usr/lib/bash/$b" ] && enable -f "/usr/lib/bash/$b" "$b" 2>/dev/null &&
                         enable -n "$b" && T_LOADED+="$b "
         done
@@ -119,12 +120,95 @@ t_skip() {
         exit "$T_SKIP_RC"
 }
 
+# t_cmd's bound without a timeout(1) per command (one a command was thousands of processes
+# a make test): the suite's one watchdog, a shell started by the first t_run where bash's
+# loadable setpgid and sleep load (else each command gets its timeout). Every second it
+# reads the commands under way, a file each in $T_WATCH named for the shell that runs t_cmd
+# and holding the command's pid and start; one that has run T_CMD_TIMEOUT seconds it ends
+# as `timeout -k 5` would (TERM to its process group, KILL 5 s later) and marks it in
+# $T_WATCH/ended.PID for t_cmd to report. When the suite is gone (ended by a signal:
+# tools/test.sh's bound), it ends what was still running, where timeouts outlived it.
+T_WATCH=
+t_watch() {
+        [ -z "$T_WATCH" ] && [[ $T_LOADED == *" rm "* && $T_LOADED == *" setpgid "* && $T_LOADED == *" sleep "* ]] ||
+                return 0
+        t_mktemp_d T_WATCH "${TMPDIR:-/tmp}/w.XXXXXX" || {
+                T_WATCH=
+                return 0
+        }
+        # (an orphan, not a job of the suite's shell: no `wait` waits for it, and $! stays)
+        (t_watchdog </dev/null >/dev/null 2>&1 &)
+}
+
+t_watchdog() {
+        local f now pid start gone='' h
+        local -A sent=() known=()
+        trap '' TERM INT HUP
+        enable sleep
+        while :; do
+                sleep 1
+                now=${EPOCHREALTIME//[.,]/}
+                kill -0 "$T_MAIN_PID" 2>/dev/null || gone=1
+                if [ -d "$T_WATCH" ]; then
+                        known=()
+                        for f in "$T_WATCH"/*; do
+                                [[ ${f##*/} == *[!0-9]* ]] && continue
+                                read -r pid start <"$f" 2>/dev/null && [ -n "$start" ] && known[$pid]=$start
+                        done
+                elif [ -z "$gone" ]; then
+                        break # the suite ended and removed it
+                fi
+                for pid in "${!known[@]}"; do
+                        [ -n "$gone" ] || [ $((10#$now - 10#${known[$pid]})) -ge $((T_CMD_TIMEOUT * 1000000)) ] ||
+                                continue
+                        if [ -z "${sent[$pid]:-}" ]; then
+                                sent[$pid]=$now
+                                printf '%s\n' "$T_CMD_TIMEOUT" >"$T_WATCH/ended.$pid" 2>/dev/null
+                                kill -TERM -- "-$pid" 2>/dev/null || kill -TERM "$pid" 2>/dev/null
+                        elif [ $((10#$now - 10#${sent[$pid]})) -ge 5000000 ]; then
+                                kill -KILL -- "-$pid" 2>/dev/null || kill -KILL "$pid" 2>/dev/null
+                        fi
+                done
+                if [ -n "$gone" ]; then
+                        # what was still running has had its TERM and, 5 s on, its KILL
+                        h=
+                        for pid in "${!known[@]}"; do
+                                [ $((10#$now - 10#${sent[$pid]})) -ge 5000000 ] || h=1
+                        done
+                        [ -n "$h" ] || break
+                fi
+        done
+        [ -z "$gone" ] || t_rmtree "$T_WATCH"
+}
+
 t_cmd() {
+        local w pid start
         T_OUT_FILE=$T_TMP/.t_out
         T_ERR_FILE=$T_TMP/.t_err
         T_RC=0
-        timeout -k 5 "$T_CMD_TIMEOUT" "$@" </dev/null >"$T_OUT_FILE" 2>"$T_ERR_FILE" || T_RC=$?
         T_LAST_CMD="$*"
+        if [ -z "$T_WATCH" ] || [ ! -d "$T_WATCH" ]; then
+                timeout -k 5 "$T_CMD_TIMEOUT" "$@" </dev/null >"$T_OUT_FILE" 2>"$T_ERR_FILE" || T_RC=$?
+                return 0
+        fi
+        w=$T_WATCH/$BASHPID
+        # The subshell's pid is the command's: in a process group of its own, as timeout(1)
+        # puts it (so that its end reaches what it started), and named for the watchdog.
+        (
+                enable setpgid && setpgid "$BASHPID" "$BASHPID"
+                printf '%s %s\n' "$BASHPID" "${EPOCHREALTIME//[.,]/}" >"$w"
+                exec "$@"
+        ) </dev/null >"$T_OUT_FILE" 2>"$T_ERR_FILE" || T_RC=$?
+        read -r pid start <"$w" 2>/dev/null
+        enable rm
+        rm -f -- "$w"
+        if [ -n "$pid" ] && [ -e "$T_WATCH/ended.$pid" ]; then
+                rm -f -- "$T_WATCH/ended.$pid"
+                T_RC=124 # timeout(1)'s
+                printf 't_cmd: still running after %s s (T_CMD_TIMEOUT), ended\n' "$T_CMD_TIMEOUT" >>"$T_ERR_FILE"
+        fi
+        enable -n rm
+        return 0
 }
 
 t_exec() {
@@ -301,6 +385,7 @@ t_run() {
         local tmp start=$EPOCHREALTIME ticks
         t_children_ticks
         ticks=$T_TICKS
+        t_watch
         t_mktemp_d tmp "${TMPDIR:-/tmp}/t.XXXXXX" || {
                 echo "FAIL $name: mktemp failed"
                 T_FAILED=$((T_FAILED + 1))
@@ -354,6 +439,7 @@ t_on_exit() {
         local rc=$?
         [ "$BASHPID" = "$T_MAIN_PID" ] || return
         [ -n "$T_SUITE_TMP" ] && { t_rmtree "$T_SUITE_TMP" || t_note "could not remove $T_SUITE_TMP"; }
+        [ -z "$T_WATCH" ] || t_rmtree "$T_WATCH"
         [ -n "${T_DONE:-}" ] && return
         echo "FAIL $(basename "$0"): stopped before t_done (exit $rc)"
         T_FAILED=$((T_FAILED + 1))
