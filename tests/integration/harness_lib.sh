@@ -83,7 +83,6 @@ t_run a a; t_done'
 # t_cmd ends a command still running after T_CMD_TIMEOUT seconds, with what it started,
 # exits as timeout(1) does (124) and says why in its stderr; the caller's $! stays.
 cmd_ended_at_timeout() {
-        local gone
         run_file 'a() { sleep 30 & local bg=$!; t_cmd sh -c "sleep 40.'"$T_UNIQ"' & exec sleep 41.'"$T_UNIQ"'"
 echo "$T_RC $!" >'"$T_TMP"'/rc; [ "$!" = "$bg" ] || echo "\$! changed from $bg" >>'"$T_TMP"'/rc
 cp "$T_ERR_FILE" '"$T_TMP"'/err; kill $bg; }
