@@ -183,7 +183,7 @@ suite_head() { # file
 }
 
 suite_run() { # file log
-        local t0=$SECONDS rc=0 cpu=?
+        local t0=$SECONDS rc=0 cpu='?'
         suite_head "$1"
         echo "-- $1" >"$2"
         with_cpu "$2.cpu" timeout -k 10 "$SUITE_LIMIT" bash "$1" </dev/null >>"$2" 2>&1 || rc=$?
