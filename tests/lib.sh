@@ -73,8 +73,8 @@ command -v python3 >/dev/null && t_python_first
 [[ $T_RTN_SETUP == /* ]] || T_RTN_SETUP=$PWD/$T_RTN_SETUP
 export RTN T_BIN T_RTN_SETUP
 
-# The harness's own rm -rf and mktemp -d, twice a case (thousands of processes a make test),
-# and t_cmd's setpgid and its watchdog's sleep (t_watch):
+# The harness's own mktemp -d, once a case (thousands of processes a make test), and t_cmd's
+# setpgid, rm -f of a file of its own and its watchdog's sleep (t_watch):
 # bash's loadable builtins (Debian's bash-builtins) where they load, else the commands. They
 # stay disabled but while the harness uses them, so that a case's and a suite's `rm` and
 # `mktemp` are the commands they always were (the loadable rm, for one, exits 0 even when
@@ -352,15 +352,10 @@ t_mktemp_d() {
 # Removes a case's temp dir. Files a sandbox created under a subordinate uid are not ours
 # to delete from the host; an unprivileged caller removes them from inside a user namespace
 # that maps its subuid range (unshare --map-auto uses newuidmap, like rtn does).
+# (Not with the loadable rm: it recurses by path after an lstat, so a directory that a
+# process left running swaps for a symlink would be followed out of the tree, where rm(1)
+# descends by descriptor; and it exits 0 whatever it could not remove.)
 t_rmtree() {
-        if [[ $T_LOADED == *" rm "* ]]; then
-                enable rm
-                rm -rf -- "$1" 2>/dev/null
-                enable -n rm
-                # The loadable's exit code says nothing (0 whatever it left): whether the
-                # tree is gone does, and what it could not remove is left to the commands.
-                [ -e "$1" ] || [ -L "$1" ] || return 0
-        fi
         rm -rf -- "$1" 2>/dev/null && return 0
         chmod -R u+rwX -- "$1" 2>/dev/null
         rm -rf -- "$1" 2>/dev/null && return 0

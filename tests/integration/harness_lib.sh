@@ -54,10 +54,10 @@ t_run a a; t_done'
         t_no_file "$d"
 }
 
-# The harness makes and removes a case's temp dir with bash's loadable mktemp and rm, not a
-# process each, and the case itself still runs the commands on PATH (whose options and
+# The harness makes a case's temp dir with bash's loadable mktemp, not a process, and
+# removes it with rm(1); the case itself still runs the commands on PATH (whose options and
 # exit codes it relies on), as the suite's own code does.
-harness_runs_no_rm_or_mktemp() {
+harness_runs_no_mktemp() {
         local c
         if [ ! -f /usr/lib/bash/rm ] || [ ! -f /usr/lib/bash/mktemp ]; then
                 t_skip "bash's loadable builtins (bash-builtins) are not installed"
@@ -76,8 +76,8 @@ t_run a a; t_done'
         [ "$(<"$T_TMP/types")" = $'file\nfile\nfile\nfile' ] ||
                 t_fail "rm and mktemp are not the commands on PATH: $(<"$T_TMP/types")"
         t_no_file "$(<"$T_TMP/dirs")"
-        [ "$(<"$T_TMP/ran")" = "rm -f -- $(<"$T_TMP/dirs")/none" ] ||
-                t_fail "not only the case's rm ran: $(<"$T_TMP/ran")"
+        t_true grep -qxF "rm -f -- $(<"$T_TMP/dirs")/none" "$T_TMP/ran"
+        t_false grep -q '^mktemp' "$T_TMP/ran"
 }
 
 # t_cmd ends a command still running after T_CMD_TIMEOUT seconds, with what it started,
@@ -213,7 +213,7 @@ t_run counts_pass_fail_skip counts_pass_fail_skip
 t_run death_before_done_fails death_before_done_fails
 t_run temp_dirs_removed temp_dirs_removed
 t_run temp_dir_removed_when_rm_cannot temp_dir_removed_when_rm_cannot
-t_run harness_runs_no_rm_or_mktemp harness_runs_no_rm_or_mktemp
+t_run harness_runs_no_mktemp harness_runs_no_mktemp
 t_run cmd_ended_at_timeout cmd_ended_at_timeout
 t_run cmd_without_timeout_process cmd_without_timeout_process
 t_run suite_tmp_removed suite_tmp_removed
