@@ -128,8 +128,9 @@ t_skip() {
 # reads the commands under way, a file each in $T_WATCH named for the shell that runs t_cmd
 # and holding the command's pid and start; one that has run T_CMD_TIMEOUT seconds it ends
 # as `timeout -k 5` would (TERM to its process group, KILL 5 s later) and marks it in
-# $T_WATCH/ended.PID for t_cmd to report. When the suite is gone (ended by a signal:
-# tools/test.sh's bound), it ends what was still running, where timeouts outlived it.
+# $T_WATCH/ended.PID for t_cmd to report. When the suite's shell is gone (at its end, or
+# ended by a signal: tools/test.sh's bound), it ends what was still running, where timeouts
+# outlived it, and removes $T_WATCH.
 T_WATCH=
 t_watch() {
         [ -z "$T_WATCH" ] && [[ $T_LOADED == *" rm "* && $T_LOADED == *" setpgid "* && $T_LOADED == *" sleep "* ]] ||
@@ -143,26 +144,26 @@ t_watch() {
 }
 
 t_watchdog() {
-        local f now pid start gone='' h
-        local -A sent=() known=()
+        local f now pid start gone='' st left
+        local -A sent=()
         trap '' TERM INT HUP
         enable sleep
-        while :; do
+        while [ -d "$T_WATCH" ]; do
                 sleep 1
                 now=${EPOCHREALTIME//[.,]/}
-                kill -0 "$T_MAIN_PID" 2>/dev/null || gone=1
-                if [ -d "$T_WATCH" ]; then
-                        known=()
-                        for f in "$T_WATCH"/*; do
-                                [[ ${f##*/} == *[!0-9]* ]] && continue
-                                read -r pid start <"$f" 2>/dev/null && [ -n "$start" ] && known[$pid]=$start
-                        done
-                elif [ -z "$gone" ]; then
-                        break # the suite ended and removed it
-                fi
-                for pid in "${!known[@]}"; do
-                        [ -n "$gone" ] || [ $((10#$now - 10#${known[$pid]})) -ge $((T_CMD_TIMEOUT * 1000000)) ] ||
+                # (a zombie answers kill -0: the suite's shell is gone when it is one)
+                { read -r -a st <"/proc/$T_MAIN_PID/stat"; } 2>/dev/null && [ "${st[2]}" != Z ] || gone=1
+                left=0
+                for f in "$T_WATCH"/*; do
+                        [[ ${f##*/} == *[!0-9]* ]] && continue
+                        { read -r pid start <"$f"; } 2>/dev/null && [ -n "$start" ] || continue
+                        if [ -n "$gone" ]; then
+                                # (its shell may be gone as well, and the file left)
+                                kill -0 -- "-$pid" 2>/dev/null || continue
+                                left=$((left + 1))
+                        elif [ $((10#$now - 10#$start)) -lt $((T_CMD_TIMEOUT * 1000000)) ]; then
                                 continue
+                        fi
                         if [ -z "${sent[$pid]:-}" ]; then
                                 sent[$pid]=$now
                                 printf '%s\n' "$T_CMD_TIMEOUT" >"$T_WATCH/ended.$pid" 2>/dev/null
@@ -171,16 +172,10 @@ t_watchdog() {
                                 kill -KILL -- "-$pid" 2>/dev/null || kill -KILL "$pid" 2>/dev/null
                         fi
                 done
-                if [ -n "$gone" ]; then
-                        # what was still running has had its TERM and, 5 s on, its KILL
-                        h=
-                        for pid in "${!known[@]}"; do
-                                [ $((10#$now - 10#${sent[$pid]})) -ge 5000000 ] || h=1
-                        done
-                        [ -n "$h" ] || break
-                fi
+                # the suite is gone, and so is every process group it left
+                [ -z "$gone" ] || [ "$left" -gt 0 ] || break
         done
-        [ -z "$gone" ] || t_rmtree "$T_WATCH"
+        t_rmtree "$T_WATCH"
 }
 
 t_cmd() {
@@ -201,7 +196,7 @@ t_cmd() {
                 printf '%s %s\n' "$BASHPID" "${EPOCHREALTIME//[.,]/}" >"$w"
                 exec "$@"
         ) </dev/null >"$T_OUT_FILE" 2>"$T_ERR_FILE" || T_RC=$?
-        read -r pid start <"$w" 2>/dev/null
+        { read -r pid start <"$w"; } 2>/dev/null
         enable rm
         rm -f -- "$w"
         if [ -n "$pid" ] && [ -e "$T_WATCH/ended.$pid" ]; then
@@ -436,7 +431,6 @@ t_on_exit() {
         local rc=$?
         [ "$BASHPID" = "$T_MAIN_PID" ] || return
         [ -n "$T_SUITE_TMP" ] && { t_rmtree "$T_SUITE_TMP" || t_note "could not remove $T_SUITE_TMP"; }
-        [ -z "$T_WATCH" ] || t_rmtree "$T_WATCH"
         [ -n "${T_DONE:-}" ] && return
         echo "FAIL $(basename "$0"): stopped before t_done (exit $rc)"
         T_FAILED=$((T_FAILED + 1))

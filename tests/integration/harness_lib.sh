@@ -113,6 +113,24 @@ t_run a a; t_run b a; t_done'
         t_no_file "$T_TMP/ran"
 }
 
+# A suite ended by a signal (tools/test.sh's bound) leaves no command of t_cmd's running:
+# its watchdog ends them.
+suite_killed_ends_its_commands() {
+        local suite
+        if [ ! -f /usr/lib/bash/setpgid ] || [ ! -f /usr/lib/bash/sleep ]; then
+                t_skip "bash's loadable builtins (bash-builtins) are not installed"
+        fi
+        printf '. %q\na() { t_cmd sleep 50.%s; }\nt_run a a; t_done\n' "$LIB" "$T_UNIQ" >"$T_TMP/f.sh"
+        TMPDIR=$T_TMP bash "$T_TMP/f.sh" </dev/null >/dev/null 2>&1 &
+        suite=$!
+        running() { [ -n "$(t_host_pids sleep "50.$T_UNIQ")" ]; }
+        stopped() { ! running; }
+        t_wait_for running || t_fail "the suite's command did not start"
+        kill -TERM "$suite"
+        wait "$suite"
+        t_wait_for stopped || t_fail "the command outlived its suite: $(t_host_pids sleep "50.$T_UNIQ")"
+}
+
 # A suite's own temp dir (t_suite_tmp) is removed when the suite ends, after t_done or
 # before it, and the cases see the same one.
 suite_tmp_removed() {
@@ -216,6 +234,7 @@ t_run temp_dir_removed_when_rm_cannot temp_dir_removed_when_rm_cannot
 t_run harness_runs_no_mktemp harness_runs_no_mktemp
 t_run cmd_ended_at_timeout cmd_ended_at_timeout
 t_run cmd_without_timeout_process cmd_without_timeout_process
+t_run suite_killed_ends_its_commands suite_killed_ends_its_commands
 t_run suite_tmp_removed suite_tmp_removed
 t_run python_not_through_a_shim python_not_through_a_shim
 t_run assertions_answer_as_grep assertions_answer_as_grep
