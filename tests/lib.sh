@@ -179,7 +179,7 @@ t_watchdog() {
 }
 
 t_cmd() {
-        local w pid start
+        local w pid='' start=''
         T_OUT_FILE=$T_TMP/.t_out
         T_ERR_FILE=$T_TMP/.t_err
         T_RC=0
