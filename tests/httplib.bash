@@ -76,8 +76,10 @@ body_has() {
 # opened (initialize, notifications/initialized) on the first call and kept in $HTTP_SID;
 # the answer (JSON or an event stream) in $T_TMP/body, its status checked to be 200.
 http_call() {
-        local auth
-        auth="Authorization: Bearer $(cat "$T_TMP/tok")"
+        local auth tok='' line
+        # (read by bash: a cat, and a tr and a sed for the session id, were processes a call)
+        IFS= read -r tok <"$T_TMP/tok" || [ -n "$tok" ]
+        auth="Authorization: Bearer $tok"
         if [ -z "${HTTP_SID:-}" ]; then
                 CODE=$(curl -s -o "$T_TMP/body" -D "$T_TMP/hdrs" -w '%{http_code}' -H "$auth" \
                         -H "Content-Type: application/json" \
@@ -85,7 +87,11 @@ http_call() {
                         '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"curl","version":"1"}}}' \
                         "$URL")
                 code_is 200
-                HTTP_SID=$(tr -d '\r' <"$T_TMP/hdrs" | sed -n 's/^[Mm]cp-[Ss]ession-[Ii]d: //p')
+                HTTP_SID=
+                while IFS= read -r line || [ -n "$line" ]; do
+                        line=${line//$'\r'/}
+                        [[ $line == [Mm]cp-[Ss]ession-[Ii]d:\ * ]] && HTTP_SID+=${HTTP_SID:+$'\n'}${line#*: }
+                done <"$T_TMP/hdrs"
                 [ -n "$HTTP_SID" ] || t_fail "no Mcp-Session-Id in $(cat "$T_TMP/hdrs")"
                 curl -s -o /dev/null -H "$auth" -H "Mcp-Session-Id: $HTTP_SID" \
                         -H "MCP-Protocol-Version: 2025-06-18" -H "Content-Type: application/json" \

@@ -11,7 +11,9 @@
 #
 # Assertions (inside a case):
 #   t_cmd CMD...                 run CMD (stdin /dev/null), keep $T_RC, stdout in $T_OUT_FILE,
-#                                stderr in $T_ERR_FILE; never fails by itself
+#                                stderr in $T_ERR_FILE; never fails by itself; one still
+#                                running after T_CMD_TIMEOUT s is ended with its process
+#                                group (exit 124, the reason in its stderr)
 #   t_exec ARGS...               t_cmd "$RTN" exec ARGS...
 #   t_exit_is N [CMD...]         (run CMD, then) assert the exit code is N
 #   t_stdout_is STR              stdout equals STR (trailing newlines ignored, like $(...))
@@ -55,8 +57,13 @@ T_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 # python3 on PATH may be a version manager's shim (pyenv's is a bash script that runs a few
 # more before the interpreter: 0.4 s of CPU a start where the interpreter alone takes 0.04 s,
 # and the suites start hundreds). The interpreter's own directory goes first, found once.
+# An interpreter on PATH (an ELF file, not a script) is already first: no python3 to start,
+# which costs tens of milliseconds of CPU a suite.
 t_python_first() {
-        local d
+        local d magic='' LC_ALL=C
+        hash python3 2>/dev/null &&
+                { IFS= read -r -n 4 magic <"${BASH_CMDS[python3]}"; } 2>/dev/null
+        [ "$magic" = $'\x7fELF' ] && return 0
         d=$(python3 -c 'import os, sys; print(os.path.dirname(sys.executable))' 2>/dev/null) || return 0
         [ -x "$d/python3" ] && [ "$(command -v python3)" != "$d/python3" ] && PATH=$d:$PATH
         return 0
@@ -67,6 +74,22 @@ command -v python3 >/dev/null && t_python_first
 [[ $T_BIN == /* ]] || T_BIN=$PWD/$T_BIN
 [[ $T_RTN_SETUP == /* ]] || T_RTN_SETUP=$PWD/$T_RTN_SETUP
 export RTN T_BIN T_RTN_SETUP
+
+# The harness's own mktemp -d, once a case (thousands of processes a make test), and t_cmd's
+# setpgid, rm -f of a file of its own and its watchdog's sleep (t_watch):
+# bash's loadable builtins (Debian's bash-builtins) where they load, else the commands. They
+# stay disabled but while the harness uses them, so that a case's and a suite's `rm` and
+# `mktemp` are the commands they always were (the loadable rm, for one, exits 0 even when
+# it could not remove a file).
+T_LOADED=' '
+t_load() {
+        local b
+        for b in rm mktemp setpgid sleep; do
+                [ -f "/usr/lib/bash/$b" ] && enable -f "/usr/lib/bash/$b" "$b" 2>/dev/null &&
+                        enable -n "$b" && T_LOADED+="$b "
+        done
+}
+t_load
 
 T_PASSED=0
 T_FAILED=0
@@ -99,12 +122,90 @@ t_skip() {
         exit "$T_SKIP_RC"
 }
 
+# t_cmd's bound without a timeout(1) per command (one a command was thousands of processes
+# a make test): the suite's one watchdog, a shell started by the first t_run where bash's
+# loadable setpgid and sleep load (else each command gets its timeout). Every second it
+# reads the commands under way, a file each in $T_WATCH named for the shell that runs t_cmd
+# and holding the command's pid and start; one that has run T_CMD_TIMEOUT seconds it ends
+# as `timeout -k 5` would (TERM to its process group, KILL 5 s later) and marks it in
+# $T_WATCH/ended.PID for t_cmd to report. When the suite's shell is gone (at its end, or
+# ended by a signal: tools/test.sh's bound), it ends what was still running, where timeouts
+# outlived it, and removes $T_WATCH.
+T_WATCH=
+t_watch() {
+        [ -z "$T_WATCH" ] && [[ $T_LOADED == *" rm "* && $T_LOADED == *" setpgid "* && $T_LOADED == *" sleep "* ]] ||
+                return 0
+        t_mktemp_d T_WATCH "${TMPDIR:-/tmp}/w.XXXXXX" || {
+                T_WATCH=
+                return 0
+        }
+        # (an orphan, not a job of the suite's shell: no `wait` waits for it, and $! stays)
+        (t_watchdog </dev/null >/dev/null 2>&1 &)
+}
+
+t_watchdog() {
+        local f now pid start gone='' st left
+        local -A sent=()
+        trap '' TERM INT HUP
+        enable sleep
+        while [ -d "$T_WATCH" ]; do
+                sleep 1
+                now=${EPOCHREALTIME//[.,]/}
+                # (a zombie answers kill -0: the suite's shell is gone when it is one)
+                { read -r -a st <"/proc/$T_MAIN_PID/stat"; } 2>/dev/null && [ "${st[2]}" != Z ] || gone=1
+                left=0
+                for f in "$T_WATCH"/*; do
+                        [[ ${f##*/} == *[!0-9]* ]] && continue
+                        { read -r pid start <"$f"; } 2>/dev/null && [ -n "$start" ] || continue
+                        if [ -n "$gone" ]; then
+                                # (its shell may be gone as well, and the file left)
+                                kill -0 -- "-$pid" 2>/dev/null || continue
+                                left=$((left + 1))
+                        elif [ $((10#$now - 10#$start)) -lt $((T_CMD_TIMEOUT * 1000000)) ]; then
+                                continue
+                        fi
+                        if [ -z "${sent[$pid]:-}" ]; then
+                                sent[$pid]=$now
+                                printf '%s\n' "$T_CMD_TIMEOUT" >"$T_WATCH/ended.$pid" 2>/dev/null
+                                kill -TERM -- "-$pid" 2>/dev/null || kill -TERM "$pid" 2>/dev/null
+                        elif [ $((10#$now - 10#${sent[$pid]})) -ge 5000000 ]; then
+                                kill -KILL -- "-$pid" 2>/dev/null || kill -KILL "$pid" 2>/dev/null
+                        fi
+                done
+                # the suite is gone, and so is every process group it left
+                [ -z "$gone" ] || [ "$left" -gt 0 ] || break
+        done
+        t_rmtree "$T_WATCH"
+}
+
 t_cmd() {
+        local w pid='' start=''
         T_OUT_FILE=$T_TMP/.t_out
         T_ERR_FILE=$T_TMP/.t_err
         T_RC=0
-        timeout -k 5 "$T_CMD_TIMEOUT" "$@" </dev/null >"$T_OUT_FILE" 2>"$T_ERR_FILE" || T_RC=$?
         T_LAST_CMD="$*"
+        if [ -z "$T_WATCH" ] || [ ! -d "$T_WATCH" ]; then
+                timeout -k 5 "$T_CMD_TIMEOUT" "$@" </dev/null >"$T_OUT_FILE" 2>"$T_ERR_FILE" || T_RC=$?
+                return 0
+        fi
+        w=$T_WATCH/$BASHPID
+        # The subshell's pid is the command's: in a process group of its own, as timeout(1)
+        # puts it (so that its end reaches what it started), and named for the watchdog.
+        (
+                enable setpgid && setpgid "$BASHPID" "$BASHPID"
+                printf '%s %s\n' "$BASHPID" "${EPOCHREALTIME//[.,]/}" >"$w"
+                exec "$@"
+        ) </dev/null >"$T_OUT_FILE" 2>"$T_ERR_FILE" || T_RC=$?
+        { read -r pid start <"$w"; } 2>/dev/null
+        enable rm
+        rm -f -- "$w"
+        if [ -n "$pid" ] && [ -e "$T_WATCH/ended.$pid" ]; then
+                rm -f -- "$T_WATCH/ended.$pid"
+                T_RC=124 # timeout(1)'s
+                printf 't_cmd: still running after %s s (T_CMD_TIMEOUT), ended\n' "$T_CMD_TIMEOUT" >>"$T_ERR_FILE"
+        fi
+        enable -n rm
+        return 0
 }
 
 t_exec() {
@@ -184,15 +285,20 @@ t_has() { # file str
         fi
 }
 
+# T_TEXT: FILE's text as $(cat FILE) reads it, every trailing newline gone (by the shell
+# when it can).
+t_text_trimmed() { # file
+        if t_text "$1"; then
+                while [[ $T_TEXT == *$'\n' ]]; do T_TEXT=${T_TEXT%$'\n'}; done
+        else
+                T_TEXT=$(cat "$1")
+        fi
+}
+
 t_stdout_is() {
         local got
-        if t_text "$T_OUT_FILE"; then
-                got=$T_TEXT
-                # as $(...) would: every trailing newline goes
-                while [[ $got == *$'\n' ]]; do got=${got%$'\n'}; done
-        else
-                got=$(cat "$T_OUT_FILE")
-        fi
+        t_text_trimmed "$T_OUT_FILE"
+        got=$T_TEXT
         [ "$got" = "$1" ] || t_fail "stdout: expected '$1', got '$(head -c 300 <<<"$got")': $(t_last)"
 }
 
@@ -226,9 +332,26 @@ t_false() {
         fi
 }
 
+# t_mktemp_d VAR TEMPLATE: a new dir made as `mktemp -d TEMPLATE` does, its name in VAR.
+t_mktemp_d() {
+        local _t_dir _t_rc=0
+        if [[ $T_LOADED == *" mktemp "* ]]; then
+                enable mktemp
+                # (the loadable prints the name as well as setting VAR)
+                mktemp -d -v "$1" "$2" >/dev/null || _t_rc=$?
+                enable -n mktemp
+                return "$_t_rc"
+        fi
+        _t_dir=$(mktemp -d "$2") || return
+        printf -v "$1" %s "$_t_dir"
+}
+
 # Removes a case's temp dir. Files a sandbox created under a subordinate uid are not ours
 # to delete from the host; an unprivileged caller removes them from inside a user namespace
 # that maps its subuid range (unshare --map-auto uses newuidmap, like rtn does).
+# (Not with the loadable rm: it recurses by path after an lstat, so a directory that a
+# process left running swaps for a symlink would be followed out of the tree, where rm(1)
+# descends by descriptor; and it exits 0 whatever it could not remove.)
 t_rmtree() {
         rm -rf -- "$1" 2>/dev/null && return 0
         chmod -R u+rwX -- "$1" 2>/dev/null
@@ -254,7 +377,8 @@ t_run() {
         local tmp start=$EPOCHREALTIME ticks
         t_children_ticks
         ticks=$T_TICKS
-        tmp=$(mktemp -d "${TMPDIR:-/tmp}/t.XXXXXX") || {
+        t_watch
+        t_mktemp_d tmp "${TMPDIR:-/tmp}/t.XXXXXX" || {
                 echo "FAIL $name: mktemp failed"
                 T_FAILED=$((T_FAILED + 1))
                 return
@@ -268,7 +392,7 @@ t_run() {
                 cd "$T_TMP" || exit 1
                 "$@"
         ) || rc=$?
-        [ -f "$tmp/.t_reason" ] && reason=$(cat "$tmp/.t_reason")
+        [ -f "$tmp/.t_reason" ] && t_text_trimmed "$tmp/.t_reason" && reason=$T_TEXT
         t_took "$start" "$ticks"
         case $rc in
         0)
@@ -299,7 +423,7 @@ t_done() {
 T_SUITE_TMP=
 t_suite_tmp() {
         [ -n "$T_SUITE_TMP" ] && return 0
-        T_SUITE_TMP=$(mktemp -d "${TMPDIR:-/tmp}/suite.XXXXXX")
+        t_mktemp_d T_SUITE_TMP "${TMPDIR:-/tmp}/suite.XXXXXX"
 }
 
 # A file that dies before t_done (set -e, a typo) still reports, and counts as failed.

@@ -78,12 +78,18 @@ with_cpu() { # file cmd...
         (
                 rc=0
                 "$@" || rc=$?
-                # not in a pipe: a forked shell's `times` counts nothing
+                # not in a pipe: a forked shell's `times` counts nothing. Its second line is
+                # the children's "XmY.YYYs XmY.YYYs" (user, system), added up to the nearest
+                # second by the shell, where an awk and a mv were two processes a suite.
+                local t ms=0 LC_ALL=C
                 times >"$f"
-                awk 'NR == 2 {
-                        n = split($0, a, /[ms ]+/); t = 0
-                        for (i = 1; i + 1 <= n; i += 2) t += a[i] * 60 + a[i + 1]
-                        printf "%d\n", t + 0.5 }' "$f" >"$f.s" && mv "$f.s" "$f"
+                { read -r t && read -r -a t; } <"$f"
+                for t in "${t[@]}"; do
+                        [[ $t =~ ^([0-9]+)m([0-9]+)[.,]?([0-9]*)s$ ]] || continue
+                        t=${BASH_REMATCH[3]}000
+                        ms=$((ms + 10#${BASH_REMATCH[1]} * 60000 + 10#${BASH_REMATCH[2]} * 1000 + 10#${t:0:3}))
+                done
+                echo $(((ms + 500) / 1000)) >"$f"
                 exit $rc
         )
 }
@@ -161,40 +167,55 @@ run_fuzz_replay() {
 # time; its exit code goes to LOG.rc.
 # A suite whose head has the line "# test.sh: timeout N" (it does minutes of work on purpose,
 # e.g. containers) gets N seconds instead of RTN_SUITE_TIMEOUT's, when that is less.
-suite_timeout() { # file
-        local n
-        n=$(head -n 30 "$1" | sed -n 's/^# test.sh: timeout \([0-9][0-9]*\).*/\1/p' | head -n 1)
-        [ -n "$n" ] && [ "$n" -gt "$SUITE_TIMEOUT" ] && echo "$n" || echo "$SUITE_TIMEOUT"
+# SUITE_LIMIT: that suite's timeout; SUITE_ALONE: set when its head has "# test.sh: alone".
+# Read by the shell: a head, a sed and a grep were processes a suite.
+suite_head() { # file
+        local line i=0 re='^# test.sh: timeout ([0-9]+)' n=''
+        SUITE_ALONE=
+        while [ $i -lt 30 ] && IFS= read -r line; do
+                i=$((i + 1))
+                [[ -z $n && $line =~ $re ]] && n=$((10#${BASH_REMATCH[1]}))
+                [[ $line == "# test.sh: alone"* ]] && SUITE_ALONE=1
+        done <"$1"
+        SUITE_LIMIT=$SUITE_TIMEOUT
+        [ -n "$n" ] && [ "$n" -gt "$SUITE_TIMEOUT" ] && SUITE_LIMIT=$n
+        return 0
 }
 
 suite_run() { # file log
-        local t0=$SECONDS rc=0 limit
-        limit=$(suite_timeout "$1")
+        local t0=$SECONDS rc=0 cpu='?'
+        suite_head "$1"
         echo "-- $1" >"$2"
-        with_cpu "$2.cpu" timeout -k 10 "$limit" bash "$1" </dev/null >>"$2" 2>&1 || rc=$?
+        with_cpu "$2.cpu" timeout -k 10 "$SUITE_LIMIT" bash "$1" </dev/null >>"$2" 2>&1 || rc=$?
         echo "# time: $((SECONDS - t0)) $1" >>"$2"
-        echo "# cpu: $(cat "$2.cpu") $1" >>"$2"
-        rm -f "$2.cpu"
+        read -r cpu <"$2.cpu"
+        echo "# cpu: $cpu $1" >>"$2"
         echo "$rc" >"$2.rc"
 }
 
 # Prints a suite's LOG and adds up its counts: its last "# t: passed=N failed=N skipped=N"
 # line. No such line, or a non-zero exit with no failure counted, is one failure.
 suite_result() { # file log
-        local file=$1 rc line p f s
-        rc=$(cat "$2.rc" 2>/dev/null || echo '?')
+        local file=$1 rc='?' line l p f s
+        local re='passed=([0-9]+) failed=([0-9]+) skipped=([0-9]+)'
+        { read -r rc <"$2.rc"; } 2>/dev/null
         cat "$2"
-        line=$(grep '^# t: passed=' "$2" | tail -n 1)
-        rm -f "$2" "$2.rc"
+        # its last result line, read by the shell (a grep and a tail were two processes)
+        while IFS= read -r l || [ -n "$l" ]; do
+                [[ $l == "# t: passed="* ]] && line=$l
+        done <"$2"
+        rm -f "$2" "$2.rc" "$2.cpu"
         # timeout(1)'s code: the suite's own lines say only where it stopped
-        [ "$rc" = 124 ] &&
-                echo "FAIL $file: still running after $(suite_timeout "$file") s (RTN_SUITE_TIMEOUT, or its \"# test.sh: timeout\" line), ended"
-        if [ -z "$line" ]; then
+        if [ "$rc" = 124 ]; then
+                suite_head "$file"
+                echo "FAIL $file: still running after $SUITE_LIMIT s (RTN_SUITE_TIMEOUT, or its \"# test.sh: timeout\" line), ended"
+        fi
+        if [ -z "${line:-}" ] || ! [[ $line =~ $re ]]; then
                 echo "FAIL $file: exited $rc without a result line"
                 add 0 1 0 "$file"
                 return
         fi
-        read -r p f s < <(sed -E 's/.*passed=([0-9]+) failed=([0-9]+) skipped=([0-9]+).*/\1 \2 \3/' <<<"$line")
+        p=${BASH_REMATCH[1]} f=${BASH_REMATCH[2]} s=${BASH_REMATCH[3]}
         if [ "$rc" != 0 ] && [ "$f" = 0 ]; then
                 echo "FAIL $file: exited $rc"
                 f=1
@@ -249,7 +270,8 @@ run_suites() { # file...
         local f alone=() pool=() dir
         for f in "$@"; do
                 [ -f "$f" ] || continue
-                if [ "$LANES" -gt 1 ] && ! head -n 30 "$f" | grep -q '^# test.sh: alone'; then
+                suite_head "$f"
+                if [ "$LANES" -gt 1 ] && [ -z "$SUITE_ALONE" ]; then
                         pool+=("$f")
                 else
                         alone+=("$f")

@@ -42,6 +42,95 @@ temp_dirs_removed() {
         t_no_file "$d"
 }
 
+# A case's temp dir goes even when it holds what a plain `rm -rf` cannot remove (a dir
+# without write permission, for a caller other than root).
+temp_dir_removed_when_rm_cannot() {
+        run_file 'a() { mkdir -p ro/sub && touch ro/f ro/sub/g && chmod 555 ro ro/sub && echo $PWD >'"$T_TMP"'/dirs; }
+t_run a a; t_done'
+        t_exit_is 0
+        local d
+        d=$(cat "$T_TMP/dirs")
+        [ -n "$d" ] || t_fail "the case did not run"
+        t_no_file "$d"
+}
+
+# The harness makes a case's temp dir with bash's loadable mktemp, not a process, and
+# removes it with rm(1); the case itself still runs the commands on PATH (whose options and
+# exit codes it relies on), as the suite's own code does.
+harness_runs_no_mktemp() {
+        local c
+        if [ ! -f /usr/lib/bash/rm ] || [ ! -f /usr/lib/bash/mktemp ]; then
+                t_skip "bash's loadable builtins (bash-builtins) are not installed"
+        fi
+        mkdir "$T_TMP/shims"
+        for c in rm mktemp; do
+                printf '#!/bin/sh\necho "%s $*" >>%q\nexec %q "$@"\n' "$c" "$T_TMP/ran" "$(type -P "$c")" \
+                        >"$T_TMP/shims/$c"
+                chmod +x "$T_TMP/shims/$c"
+        done
+        PATH=$T_TMP/shims:$PATH run_file 'a() { type -t rm mktemp >>'"$T_TMP"'/types; rm -f -- "$PWD/none"; echo $PWD >'"$T_TMP"'/dirs; }
+t_suite_tmp; type -t rm mktemp >>'"$T_TMP"'/types
+t_run a a; t_done'
+        t_exit_is 0
+        t_stdout_has "ok a"
+        [ "$(<"$T_TMP/types")" = $'file\nfile\nfile\nfile' ] ||
+                t_fail "rm and mktemp are not the commands on PATH: $(<"$T_TMP/types")"
+        t_no_file "$(<"$T_TMP/dirs")"
+        t_true grep -qxF "rm -f -- $(<"$T_TMP/dirs")/none" "$T_TMP/ran"
+        t_false grep -q '^mktemp' "$T_TMP/ran"
+}
+
+# t_cmd ends a command still running after T_CMD_TIMEOUT seconds, with what it started,
+# exits as timeout(1) does (124) and says why in its stderr; the caller's $! stays.
+cmd_ended_at_timeout() {
+        run_file 'a() { sleep 30 & local bg=$!; t_cmd sh -c "sleep 40.'"$T_UNIQ"' & exec sleep 41.'"$T_UNIQ"'"
+echo "$T_RC $!" >'"$T_TMP"'/rc; [ "$!" = "$bg" ] || echo "\$! changed from $bg" >>'"$T_TMP"'/rc
+cp "$T_ERR_FILE" '"$T_TMP"'/err; kill $bg; }
+T_CMD_TIMEOUT=2; t_run a a; t_done'
+        t_exit_is 0
+        [[ $(<"$T_TMP/rc") == "124 "+([0-9]) ]] || t_fail "t_cmd: $(<"$T_TMP/rc")"
+        t_true grep -q 'still running after 2 s (T_CMD_TIMEOUT), ended' "$T_TMP/err"
+        gone() { [ -z "$(t_host_pids sleep "40.$T_UNIQ")$(t_host_pids sleep "41.$T_UNIQ")" ]; }
+        t_wait_for gone || t_fail "the command's processes outlived it: $(t_host_pids sleep "40.$T_UNIQ")"
+}
+
+# Where bash's loadable builtins are, t_cmd starts no timeout(1) for a command (its bound
+# is the suite's one watchdog), and the command leads a process group of its own, as under
+# timeout(1).
+cmd_without_timeout_process() {
+        if [ ! -f /usr/lib/bash/setpgid ] || [ ! -f /usr/lib/bash/sleep ]; then
+                t_skip "bash's loadable builtins (bash-builtins) are not installed"
+        fi
+        mkdir "$T_TMP/shims"
+        printf '#!/bin/sh\necho "timeout $*" >>%q\nexec %q "$@"\n' "$T_TMP/ran" "$(type -P timeout)" \
+                >"$T_TMP/shims/timeout"
+        chmod +x "$T_TMP/shims/timeout"
+        PATH=$T_TMP/shims:$PATH run_file 'a() { t_cmd sh -c "read -r p x x x g x </proc/\$\$/stat; echo \$p \$g"
+t_stdout_is "$(<"$T_OUT_FILE")"; read -r p g <"$T_OUT_FILE"; [ "$p" = "$g" ] || t_fail "pid $p in group $g"; }
+t_run a a; t_run b a; t_done'
+        t_exit_is 0
+        t_stdout_has "# t: passed=2 failed=0"
+        t_no_file "$T_TMP/ran"
+}
+
+# A suite ended by a signal (tools/test.sh's bound) leaves no command of t_cmd's running:
+# its watchdog ends them.
+suite_killed_ends_its_commands() {
+        local suite
+        if [ ! -f /usr/lib/bash/setpgid ] || [ ! -f /usr/lib/bash/sleep ]; then
+                t_skip "bash's loadable builtins (bash-builtins) are not installed"
+        fi
+        printf '. %q\na() { t_cmd sleep 50.%s; }\nt_run a a; t_done\n' "$LIB" "$T_UNIQ" >"$T_TMP/f.sh"
+        TMPDIR=$T_TMP bash "$T_TMP/f.sh" </dev/null >/dev/null 2>&1 &
+        suite=$!
+        running() { [ -n "$(t_host_pids sleep "50.$T_UNIQ")" ]; }
+        stopped() { ! running; }
+        t_wait_for running || t_fail "the suite's command did not start"
+        kill -TERM "$suite"
+        wait "$suite"
+        t_wait_for stopped || t_fail "the command outlived its suite: $(t_host_pids sleep "50.$T_UNIQ")"
+}
+
 # A suite's own temp dir (t_suite_tmp) is removed when the suite ends, after t_done or
 # before it, and the cases see the same one.
 suite_tmp_removed() {
@@ -141,6 +230,11 @@ wait_for_retries() {
 t_run counts_pass_fail_skip counts_pass_fail_skip
 t_run death_before_done_fails death_before_done_fails
 t_run temp_dirs_removed temp_dirs_removed
+t_run temp_dir_removed_when_rm_cannot temp_dir_removed_when_rm_cannot
+t_run harness_runs_no_mktemp harness_runs_no_mktemp
+t_run cmd_ended_at_timeout cmd_ended_at_timeout
+t_run cmd_without_timeout_process cmd_without_timeout_process
+t_run suite_killed_ends_its_commands suite_killed_ends_its_commands
 t_run suite_tmp_removed suite_tmp_removed
 t_run python_not_through_a_shim python_not_through_a_shim
 t_run assertions_answer_as_grep assertions_answer_as_grep
