@@ -126,7 +126,8 @@ t_skip() {
 # a make test): the suite's one watchdog, a shell started by the first t_run where bash's
 # loadable setpgid and sleep load (else each command gets its timeout). Every second it
 # reads the commands under way, a file each in $T_WATCH named for the shell that runs t_cmd
-# and holding the command's pid and start; one that has run T_CMD_TIMEOUT seconds it ends
+# and holding the command's pid, start and bound (the T_CMD_TIMEOUT of that t_cmd, which a
+# caller may set for one command); one that has run that many seconds it ends
 # as `timeout -k 5` would (TERM to its process group, KILL 5 s later) and marks it in
 # $T_WATCH/ended.PID for t_cmd to report. When the suite's shell is gone (at its end, or
 # ended by a signal: tools/test.sh's bound), it ends what was still running, where timeouts
@@ -144,7 +145,7 @@ t_watch() {
 }
 
 t_watchdog() {
-        local f now pid start gone='' st left
+        local f now pid start limit gone='' st left
         local -A sent=()
         trap '' TERM INT HUP
         enable sleep
@@ -156,17 +157,17 @@ t_watchdog() {
                 left=0
                 for f in "$T_WATCH"/*; do
                         [[ ${f##*/} == *[!0-9]* ]] && continue
-                        { read -r pid start <"$f"; } 2>/dev/null && [ -n "$start" ] || continue
+                        { read -r pid start limit <"$f"; } 2>/dev/null && [ -n "$limit" ] || continue
                         if [ -n "$gone" ]; then
                                 # (its shell may be gone as well, and the file left)
                                 kill -0 -- "-$pid" 2>/dev/null || continue
                                 left=$((left + 1))
-                        elif [ $((10#$now - 10#$start)) -lt $((T_CMD_TIMEOUT * 1000000)) ]; then
+                        elif [ $((10#$now - 10#$start)) -lt $((limit * 1000000)) ]; then
                                 continue
                         fi
                         if [ -z "${sent[$pid]:-}" ]; then
                                 sent[$pid]=$now
-                                printf '%s\n' "$T_CMD_TIMEOUT" >"$T_WATCH/ended.$pid" 2>/dev/null
+                                printf '%s\n' "$limit" >"$T_WATCH/ended.$pid" 2>/dev/null
                                 kill -TERM -- "-$pid" 2>/dev/null || kill -TERM "$pid" 2>/dev/null
                         elif [ $((10#$now - 10#${sent[$pid]})) -ge 5000000 ]; then
                                 kill -KILL -- "-$pid" 2>/dev/null || kill -KILL "$pid" 2>/dev/null
@@ -193,7 +194,7 @@ t_cmd() {
         # puts it (so that its end reaches what it started), and named for the watchdog.
         (
                 enable setpgid && setpgid "$BASHPID" "$BASHPID"
-                printf '%s %s\n' "$BASHPID" "${EPOCHREALTIME//[.,]/}" >"$w"
+                printf '%s %s %s\n' "$BASHPID" "${EPOCHREALTIME//[.,]/}" "$T_CMD_TIMEOUT" >"$w"
                 exec "$@"
         ) </dev/null >"$T_OUT_FILE" 2>"$T_ERR_FILE" || T_RC=$?
         { read -r pid start <"$w"; } 2>/dev/null

@@ -94,6 +94,16 @@ T_CMD_TIMEOUT=2; t_run a a; t_done'
         t_wait_for gone || t_fail "the command's processes outlived it: $(t_host_pids sleep "40.$T_UNIQ")"
 }
 
+# T_CMD_TIMEOUT set for one command (`T_CMD_TIMEOUT=480 t_cmd ...`, as a bootstrap is) is
+# that command's bound, longer or shorter than the suite's, as it is timeout(1)'s argument.
+cmd_timeout_of_one_command() {
+        run_file 'a() { T_CMD_TIMEOUT=6 t_cmd sleep 3; echo "long $T_RC" >>'"$T_TMP"'/rc
+T_CMD_TIMEOUT=1 t_cmd sleep 6; echo "short $T_RC" >>'"$T_TMP"'/rc; }
+T_CMD_TIMEOUT=2; t_run a a; t_done'
+        t_exit_is 0
+        [ "$(<"$T_TMP/rc")" = $'long 0\nshort 124' ] || t_fail "t_cmd's bounds: $(<"$T_TMP/rc")"
+}
+
 # Where bash's loadable builtins are, t_cmd starts no timeout(1) for a command (its bound
 # is the suite's one watchdog), and the command leads a process group of its own, as under
 # timeout(1).
@@ -233,6 +243,7 @@ t_run temp_dirs_removed temp_dirs_removed
 t_run temp_dir_removed_when_rm_cannot temp_dir_removed_when_rm_cannot
 t_run harness_runs_no_mktemp harness_runs_no_mktemp
 t_run cmd_ended_at_timeout cmd_ended_at_timeout
+t_run cmd_timeout_of_one_command cmd_timeout_of_one_command
 t_run cmd_without_timeout_process cmd_without_timeout_process
 t_run suite_killed_ends_its_commands suite_killed_ends_its_commands
 t_run suite_tmp_removed suite_tmp_removed
