@@ -230,8 +230,14 @@ end_to_end_jq() {
         # not usrmerge (with the perl it brings) converting the tree afterwards
         t_exec --rootfs e2e -- sh -c 'test -L /bin && test -L /lib &&
                 s() { dpkg-query -W -f="\${db:Status-Abbrev}" "$1" 2>/dev/null; } &&
-                [ "$(s usr-is-merged)" = "ii " ] && [ "$(s usrmerge)" != "ii " ]'
-        [ "$T_RC" = 0 ] || t_fail "not merged-/usr by links: $(t_last)"
+                [ "$(s usr-is-merged)" = "ii " ] && [ "$(s usrmerge)" != "ii " ] || exit 1
+                # the bootstrap ran dpkg without its syncs; the tree keeps no such setting
+                ! grep -rs unsafe-io /etc/dpkg/dpkg.cfg /etc/dpkg/dpkg.cfg.d || exit 2'
+        case $T_RC in
+        0) ;;
+        2) t_fail "the rootfs keeps dpkg's unsafe-io: $(cat "$T_OUT_FILE")" ;;
+        *) t_fail "not merged-/usr by links: $(t_last)" ;;
+        esac
         cli_install_jq cli
         pkg_behind_a_proxy
         # install, use, commit
