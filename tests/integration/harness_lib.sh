@@ -33,13 +33,18 @@ death_before_done_fails() {
         t_stdout_has "# t: passed=1 failed=1 skipped=0"
 }
 
+# The case of run_file's suite ran (it wrote its dir to $T_TMP/dirs) and its dir is gone.
+case_dir_gone() {
+        local d
+        d=$(<"$T_TMP/dirs")
+        [ -n "$d" ] || t_fail "the case did not run"
+        t_no_file "$d"
+}
+
 temp_dirs_removed() {
         run_file 't_run a sh -c "touch \"\$PWD/x\"; echo \$PWD >>'"$T_TMP"'/dirs"; t_done'
         t_exit_is 0
-        local d
-        d=$(cat "$T_TMP/dirs")
-        [ -n "$d" ] || t_fail "the case did not run"
-        t_no_file "$d"
+        case_dir_gone
 }
 
 # A case's temp dir goes even when it holds what a plain `rm -rf` cannot remove (a dir
@@ -48,10 +53,7 @@ temp_dir_removed_when_rm_cannot() {
         run_file 'a() { mkdir -p ro/sub && touch ro/f ro/sub/g && chmod 555 ro ro/sub && echo $PWD >'"$T_TMP"'/dirs; }
 t_run a a; t_done'
         t_exit_is 0
-        local d
-        d=$(cat "$T_TMP/dirs")
-        [ -n "$d" ] || t_fail "the case did not run"
-        t_no_file "$d"
+        case_dir_gone
 }
 
 # The harness makes a case's temp dir with bash's loadable mktemp, not a process, and
