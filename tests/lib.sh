@@ -12,8 +12,9 @@
 # Assertions (inside a case):
 #   t_cmd CMD...                 run CMD (stdin /dev/null), keep $T_RC, stdout in $T_OUT_FILE,
 #                                stderr in $T_ERR_FILE; never fails by itself; one still
-#                                running after T_CMD_TIMEOUT s is ended with its process
-#                                group (exit 124, the reason in its stderr)
+#                                running after T_CMD_TIMEOUT s (`T_CMD_TIMEOUT=N t_cmd ...`
+#                                for one command) is ended with its process group (exit
+#                                124, the reason in its stderr)
 #   t_exec ARGS...               t_cmd "$RTN" exec ARGS...
 #   t_exit_is N [CMD...]         (run CMD, then) assert the exit code is N
 #   t_stdout_is STR              stdout equals STR (trailing newlines ignored, like $(...))
