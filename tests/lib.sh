@@ -27,6 +27,8 @@
 #   t_skip REASON                skip the case (a missing host feature: name it)
 #   t_note MSG                   print a diagnostic line ("# MSG")
 # Helpers:
+#   t_port_open HOST PORT        something accepts a TCP connection on HOST:PORT (bash's
+#                                /dev/tcp, no process started for it): t_wait_for's poll
 #   t_host_pids ARGV...          host pids whose command line is exactly ARGV (seen from
 #                                the host, so it finds processes inside sandboxes too); other
 #                                suites run at once (tools/test.sh's streams), so ARGV
@@ -181,7 +183,7 @@ t_watchdog() {
 }
 
 t_cmd() {
-        local w pid='' start=''
+        local w pid=''
         T_OUT_FILE=$T_TMP/.t_out
         T_ERR_FILE=$T_TMP/.t_err
         T_RC=0
@@ -198,7 +200,7 @@ t_cmd() {
                 printf '%s %s %s\n' "$BASHPID" "${EPOCHREALTIME//[.,]/}" "$T_CMD_TIMEOUT" >"$w"
                 exec "$@"
         ) </dev/null >"$T_OUT_FILE" 2>"$T_ERR_FILE" || T_RC=$?
-        { read -r pid start <"$w"; } 2>/dev/null
+        { read -r pid _ <"$w"; } 2>/dev/null
         enable rm
         rm -f -- "$w"
         if [ -n "$pid" ] && [ -e "$T_WATCH/ended.$pid" ]; then
@@ -212,6 +214,10 @@ t_cmd() {
 
 t_exec() {
         t_cmd "$RTN" exec "$@"
+}
+
+t_port_open() { # host port
+        (exec 3<>"/dev/tcp/$1/$2") 2>/dev/null
 }
 
 t_host_pids() {

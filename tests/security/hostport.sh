@@ -106,7 +106,7 @@ hostport_not_rtns_own() {
         hp=$(python3 "$T_ROOT/tests/security/publish_lib.py" freeport)
         "$RTN" exec --publish "$hp:8000" -- sleep 20 >/dev/null 2>"$T_TMP/pub.err" &
         local pub=$!
-        t_wait_for eval "(exec 3<>/dev/tcp/127.0.0.1/$hp)"
+        t_wait_for t_port_open 127.0.0.1 "$hp"
         t_exec --allow-host-port "$hp" -- true
         local rc=$T_RC
         cp "$T_ERR_FILE" "$T_TMP/start.err"
@@ -159,7 +159,7 @@ print(s.recv(4096).decode())"' >"$T_TMP/req.out" 2>&1 &
         t_wait_for test -e sig/up || t_fail "the asking sandbox never started: $(cat "$T_TMP/req.out")"
         "$RTN" exec --publish "$hp:8000" -- sleep 300.$T_UNIQ >/dev/null 2>&1 &
         PUB=$!
-        t_wait_for eval "(exec 3<>/dev/tcp/127.0.0.1/$hp)" || t_fail "port $hp was never published"
+        t_wait_for t_port_open 127.0.0.1 "$hp" || t_fail "port $hp was never published"
         touch sig/go
         wait "$ex"
         kill "$PUB"

@@ -124,7 +124,7 @@ publish_port_in_use() {
         python3 -c 'import socket,sys,time
 s = socket.socket(); s.bind(("127.0.0.1", int(sys.argv[1]))); s.listen(1); time.sleep(30)' "$hp" &
         local holder=$!
-        t_wait_for eval "(exec 3<>/dev/tcp/127.0.0.1/$hp)"
+        t_wait_for t_port_open 127.0.0.1 "$hp"
         t_exec --publish "$hp:8000" -- true
         kill "$holder"
         wait "$holder" 2>/dev/null
