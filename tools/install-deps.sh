@@ -3,10 +3,17 @@
 # something is missing, so it is cheap to call before every build and test run.
 set -eu
 here=$(dirname "$0")
+pkgs=$(grep -v '^#' "$here/deps.txt")
+# One dpkg-query for the list (one a package was two processes each, every build and test
+# run); a package it does not know is not printed, so missing.
+installed=" $(dpkg-query -W -f='${Package} ${Status}\n' $pkgs 2>/dev/null |
+        awk '$2 " " $3 " " $4 == "install ok installed" { printf "%s ", $1 }')"
 missing=
-for p in $(grep -v '^#' "$here/deps.txt"); do
-        dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' ||
-                missing="$missing $p"
+for p in $pkgs; do
+        case $installed in
+        *" $p "*) ;;
+        *) missing="$missing $p" ;;
+        esac
 done
 # Node and npm run the MCP SDK client in tests/mcp-client. Only when there is no npm at all:
 # a node from another source (e.g. a nodesource nodejs, which bundles npm) is fine as is,
