@@ -41,8 +41,8 @@ JOBS=${RTN_TEST_JOBS:-2}
 SUITE_TIMEOUT=${RTN_SUITE_TIMEOUT:-900}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 
-section() {
-        printf '\n==== %s\n' "$*"
+section() { # (and the seconds since this script started: where a run's time went)
+        printf '\n==== %s (at %d s)\n' "$*" "$SECONDS"
 }
 
 add() { # passed failed skipped [what-failed]
@@ -415,13 +415,28 @@ if [ -n "$DO_DEPS" ]; then
         section "dependencies"
         tools/install-deps.sh || abort "tools/install-deps.sh"
         install_node_deps || abort "npm ci in tests/mcp-client"
-        # The conformance suite and Node 22, as root, before the streams: the unprivileged
-        # users use root's install (serve_conformance.sh); where npm cannot, that suite skips.
+        # The conformance suite and Node 22, as root, fetched while build/ compiles (on a
+        # fresh machine half a minute, mostly the registry's) and complete before any stream
+        # starts (conformance_installed): the unprivileged users use root's install
+        # (serve_conformance.sh); where npm cannot, that suite skips.
         if [ "$(id -u)" = 0 ]; then
-                tests/mcp-client/conformance-install.sh /var/tmp/rtn-conformance-0 ||
-                        echo "note: the conformance suite could not be installed; serve_conformance.sh will skip"
+                CONFORMANCE_LOG=$(mktemp) || abort "mktemp"
+                tests/mcp-client/conformance-install.sh /var/tmp/rtn-conformance-0 \
+                        </dev/null >"$CONFORMANCE_LOG" 2>&1 &
+                CONFORMANCE_PID=$!
         fi
 fi
+
+conformance_installed() {
+        [ -n "${CONFORMANCE_PID:-}" ] || return 0
+        local rc=0
+        wait "$CONFORMANCE_PID" || rc=$?
+        CONFORMANCE_PID=
+        cat "$CONFORMANCE_LOG"
+        rm -f "$CONFORMANCE_LOG"
+        [ "$rc" = 0 ] ||
+                echo "note: the conformance suite could not be installed; serve_conformance.sh will skip"
+}
 
 section "layers (tools/check-layers.sh)"
 if tools/check-layers.sh; then add 1 0 0; else add 0 1 0 "check-layers"; fi
@@ -451,6 +466,7 @@ if [ -n "$DO_BUILD" ]; then
         fi
 fi
 [ -x build/rtn ] || abort "build/rtn missing"
+conformance_installed
 
 STAGE=
 LOGS=
