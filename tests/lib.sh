@@ -94,6 +94,17 @@ t_load() {
 }
 t_load
 
+# RTN_TEST_STRESS=1 (make stress): the cases that race a busy swapper, or repeat a start,
+# to catch what happens once in hundreds of tries run their long form; make test runs each
+# one short (a quarter of the rounds or so: it still races, and still fails on a break that
+# shows within seconds). T_STRESS is 1 or 0, exported for the suites' Python helpers;
+# t_stress SHORT LONG prints the count for this run.
+export T_STRESS=0
+[ "${RTN_TEST_STRESS:-}" = 1 ] && T_STRESS=1
+t_stress() {
+        if [ "$T_STRESS" = 1 ]; then echo "$2"; else echo "$1"; fi
+}
+
 T_PASSED=0
 T_FAILED=0
 T_SKIPPED=0

@@ -531,7 +531,7 @@ as_user() { # user part...
                 USER="$user" LOGNAME="$user" HOME="$home" TMPDIR="$home/tmp" \
                 XDG_RUNTIME_DIR="$home/run" RTN_DATA_DIR="$home/data" \
                 UBSAN_OPTIONS="$UBSAN_OPTIONS" RTN_SUITE_TIMEOUT="$SUITE_TIMEOUT" \
-                RTN_TEST_LANES="$LANES" RTN_TEST_SAN_READY="$STAGE/build-san/ready" \
+                RTN_TEST_LANES="$LANES" RTN_TEST_STRESS="${RTN_TEST_STRESS:-}" RTN_TEST_SAN_READY="$STAGE/build-san/ready" \
                 bash "$STAGE/tools/test.sh" --suites "$@"
 }
 

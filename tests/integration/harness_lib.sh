@@ -247,8 +247,22 @@ t_run harness_runs_no_mktemp harness_runs_no_mktemp
 t_run cmd_ended_at_timeout cmd_ended_at_timeout
 t_run cmd_timeout_of_one_command cmd_timeout_of_one_command
 t_run cmd_without_timeout_process cmd_without_timeout_process
+# A stress case's count: the short form unless make stress (RTN_TEST_STRESS=1), and the
+# Python helpers are told which (T_STRESS); nothing else turns the long form on.
+stress_forms() {
+        local mode f='a() { echo "$(t_stress 5 20) $(sh -c "echo \$T_STRESS")" >&2; }
+t_run a a; t_done'
+        for mode in "" 1 0 yes; do
+                printf '. %q\n%s\n' "$LIB" "$f" >"$T_TMP/f.sh"
+                t_cmd env RTN_TEST_STRESS="$mode" TMPDIR="$T_TMP" bash "$T_TMP/f.sh"
+                t_exit_is 0
+                if [ "$mode" = 1 ]; then t_stderr_has "20 1"; else t_stderr_has "5 0"; fi
+        done
+}
+
 t_run suite_killed_ends_its_commands suite_killed_ends_its_commands
 t_run suite_tmp_removed suite_tmp_removed
+t_run stress_forms stress_forms
 t_run python_not_through_a_shim python_not_through_a_shim
 t_run assertions_answer_as_grep assertions_answer_as_grep
 t_run wait_for_retries wait_for_retries

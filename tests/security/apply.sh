@@ -598,10 +598,11 @@ PY
 
 swap_during_apply() {
         mkproj
-        local i pid round args n60=({1..60}) n20=({1..20}) u=(/workspace/u{1..60})
+        local i pid round rounds args n60=({1..60}) n20=({1..20}) u=(/workspace/u{1..60})
         mkdir -p "$T_TMP/secrets" "$P"/s{1..60}
         for i in {1..20}; do echo secret >"$T_TMP/secrets/f$i"; done
-        for round in 1 2 3; do
+        rounds=$(t_stress 1 3)
+        for ((round = 1; round <= rounds; round++)); do
                 # One mkdir, and the shell's own loops (no seq, no mkdir per directory).
                 ov "mkdir -p ${u[*]} && for i in ${n60[*]}; do for j in ${n20[*]}; do
                         echo mine > /workspace/s\$i/f\$j; done

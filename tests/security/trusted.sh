@@ -5,7 +5,8 @@
 # runs (told by order, not by a time limit load could break), and stdin EOF must still end
 # the server.
 #   swap_fifo   a job swaps a file and a FIFO (renameat2 RENAME_EXCHANGE) while env_status
-#               and env_diff run 1000 times (the walk opened the FIFO and blocked for good)
+#               and env_diff run 500 times, 2000 under make stress (the walk opened the FIFO
+#               and blocked for good)
 #   big_tree    env_status and env_diff over 150000 names (the walk ran on the loop: seconds;
 #               no ping made a round trip while it ran)
 #   big_results the largest results a job can make stay under 8 MiB a message, cut and flagged
@@ -33,7 +34,7 @@ PY=$T_ROOT/tests/security/trusted.py
 scenario() {
         command -v python3 >/dev/null || t_skip "python3 is not installed"
         # A bound for a run that hangs, not a time limit: trusted.py gives up on an answer
-        # after WAIT_S and says so; a loaded machine only makes the 2000 calls slower.
+        # after WAIT_S and says so; a loaded machine only makes its calls slower.
         T_CMD_TIMEOUT=900 t_cmd python3 "$PY" "$RTN" "$1"
         grep '^#' "$T_ERR_FILE" | while read -r l; do t_note "${l#\# }"; done
         [ "$T_RC" = 0 ] || t_fail "$(grep -v '^#' "$T_ERR_FILE" | tail -c 1500)"
