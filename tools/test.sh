@@ -41,8 +41,11 @@ JOBS=${RTN_TEST_JOBS:-2}
 SUITE_TIMEOUT=${RTN_SUITE_TIMEOUT:-900}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 
-section() { # (and the seconds since this script started: where a run's time went)
-        printf '\n==== %s (at %d s)\n' "$*" "$SECONDS"
+# A section of the run's own steps carries the seconds since the run began (where the time
+# before the streams went); a stream's sections (--suites) do not.
+SECTION_AT=
+section() {
+        printf '\n==== %s%s\n' "$*" "${SECTION_AT:+ (at $SECONDS s)}"
 }
 
 add() { # passed failed skipped [what-failed]
@@ -387,6 +390,7 @@ if [ "${1:-}" = --suites ]; then
         exit
 fi
 
+SECTION_AT=1
 DO_DEPS=1 DO_BUILD=1 DO_UNPRIV=1
 for a in "$@"; do
         case $a in
