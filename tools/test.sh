@@ -25,6 +25,8 @@
 # suite and its reaped descendants used), and each stream's CPU. Counts come
 # from each runner (criterion's TAP report, the `# t:` line of tests/lib.sh); the last line
 # is the total: `N passed, N failed, N skipped`. Exit 0 only when nothing failed.
+# RTN_TEST_STRESS=1 (make stress) runs the race and repeat cases in their long forms
+# (t_stress, tests/lib.sh) in every stream.
 #
 #   tools/test.sh [--no-deps] [--no-build] [--no-unpriv]
 #   tools/test.sh --suites PART...   (internal: run these parts from this tree as is)
@@ -535,7 +537,8 @@ as_user() { # user part...
                 USER="$user" LOGNAME="$user" HOME="$home" TMPDIR="$home/tmp" \
                 XDG_RUNTIME_DIR="$home/run" RTN_DATA_DIR="$home/data" \
                 UBSAN_OPTIONS="$UBSAN_OPTIONS" RTN_SUITE_TIMEOUT="$SUITE_TIMEOUT" \
-                RTN_TEST_LANES="$LANES" RTN_TEST_STRESS="${RTN_TEST_STRESS:-}" RTN_TEST_SAN_READY="$STAGE/build-san/ready" \
+                RTN_TEST_LANES="$LANES" RTN_TEST_STRESS="${RTN_TEST_STRESS:-}" \
+                RTN_TEST_SAN_READY="$STAGE/build-san/ready" \
                 bash "$STAGE/tools/test.sh" --suites "$@"
 }
 
