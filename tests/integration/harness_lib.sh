@@ -239,14 +239,6 @@ wait_for_retries() {
         kill "$bg"
 }
 
-t_run counts_pass_fail_skip counts_pass_fail_skip
-t_run death_before_done_fails death_before_done_fails
-t_run temp_dirs_removed temp_dirs_removed
-t_run temp_dir_removed_when_rm_cannot temp_dir_removed_when_rm_cannot
-t_run harness_runs_no_mktemp harness_runs_no_mktemp
-t_run cmd_ended_at_timeout cmd_ended_at_timeout
-t_run cmd_timeout_of_one_command cmd_timeout_of_one_command
-t_run cmd_without_timeout_process cmd_without_timeout_process
 # A stress case's count: the short form unless make stress (RTN_TEST_STRESS=1), and the
 # Python helpers are told which (T_STRESS); nothing else turns the long form on.
 stress_forms() {
@@ -260,6 +252,14 @@ t_run a a; t_done'
         done
 }
 
+t_run counts_pass_fail_skip counts_pass_fail_skip
+t_run death_before_done_fails death_before_done_fails
+t_run temp_dirs_removed temp_dirs_removed
+t_run temp_dir_removed_when_rm_cannot temp_dir_removed_when_rm_cannot
+t_run harness_runs_no_mktemp harness_runs_no_mktemp
+t_run cmd_ended_at_timeout cmd_ended_at_timeout
+t_run cmd_timeout_of_one_command cmd_timeout_of_one_command
+t_run cmd_without_timeout_process cmd_without_timeout_process
 t_run suite_killed_ends_its_commands suite_killed_ends_its_commands
 t_run suite_tmp_removed suite_tmp_removed
 t_run stress_forms stress_forms

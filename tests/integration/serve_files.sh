@@ -4,8 +4,8 @@
 # empty, large, binary and unicode-named files; edits matching zero, one or many times;
 # listings and searches; /etc/shadow unreadable even to root's rtn; symlinks and magic links
 # that would leave the sandbox; a sandbox job swapping symlinks and directories while the
-# tools run a thousand times (4000 under make stress); host binds: what may be bound, protected rc files, binds
-# kept across restarts.
+# tools run a thousand times (4000 under make stress); host binds: what may be bound,
+# protected rc files, binds kept across restarts.
 . "$(dirname "$0")/../lib.sh"
 t_need_rtn
 
