@@ -112,7 +112,7 @@ Test(store_export, plain_tar_lists_it) {
         snprintf(cmd, sizeof cmd, "tar --zstd -tf %s > %s 2>&1", t_path("x.tar.zst"),
                  t_path("list"));
         if (system("command -v zstd >/dev/null") != 0)
-                cr_skip_test("tar --zstd needs the zstd program (tools/deps.txt)");
+                t_skip_test("tar --zstd needs the zstd program (tools/deps.txt)");
         cr_assert_eq(system(cmd), 0, "%s", t_read(t_path("list")));
         char *l = t_read(t_path("list"));
         cr_assert(strstr(l, "rtn-export\n"), "%s", l);

@@ -156,7 +156,7 @@ ParameterizedTestParameters(store_layer_hash, any_change_changes_id) {
 ParameterizedTest(int *which, store_layer_hash, any_change_changes_id) {
         char before[STORE_ID_SIZE], after[STORE_ID_SIZE];
         if (*which == 2 && geteuid() != 0)
-                cr_skip_test("chown to another uid needs root");
+                t_skip_test("chown to another uid needs root");
         build("m", 0, 1);
         t_hash("m", before);
         mutate(*which);
@@ -199,7 +199,7 @@ Test(store_layer_hash, refuses_device_node) {
         struct rtn_error err = {0};
         t_mkdir("dev");
         if (mknod(t_path("dev/null"), S_IFCHR | 0666, makedev(1, 3)) < 0)
-                cr_skip_test("mknod 1:3 needs CAP_MKNOD: %m");
+                t_skip_test("mknod 1:3 needs CAP_MKNOD: %m");
         int fd = open(t_path("dev"), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         cr_assert_eq(store_layer_hash(fd, id, &err), -EINVAL);
         close(fd);
