@@ -12,14 +12,17 @@
 #include <netinet/in.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "common/cleanup.h"
 #include "common/io.h"
 #include "netns/netns.h"
 
@@ -153,8 +156,26 @@ static int run_as(int (*fn)(void), bool as_nobody) {
         return WEXITSTATUS(st);
 }
 
+/* This suite's cases make processes called rtn of the test's user, and one that cannot be
+ * read holds every listener of that user (the answer fails closed): criterion runs cases in
+ * parallel, so one case's would be counted in another's answer. They take turns, holding
+ * an abstract socket's name (no file to leave behind), per user. */
+static int take_turn(void) {
+        struct sockaddr_un a = {.sun_family = AF_UNIX};
+        int n = snprintf(a.sun_path + 1, sizeof a.sun_path - 1, "rtn-unit-port-rtns-%u", geteuid());
+        int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        cr_assert_geq(fd, 0, "socket: %m");
+        while (bind(fd, (struct sockaddr *)&a, offsetof(struct sockaddr_un, sun_path) + 1 + n) <
+               0) {
+                cr_assert_eq(errno, EADDRINUSE, "bind: %m");
+                usleep(10000);
+        }
+        return fd;
+}
+
 /* fn's answer must be want as the test's user, and as nobody when that user is root. */
 static void expect(int (*fn)(void), int want, const char *what) {
+        _cleanup_close_ int turn = take_turn();
         int r = run_as(fn, false);
         cr_assert_neq(r, SETUP_FAILED);
         cr_assert_eq(r, want, "%s: netns_port_rtns gave %d (as uid %u)", what, r, geteuid());
