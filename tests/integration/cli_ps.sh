@@ -40,7 +40,8 @@ lists_exec_and_serve() {
         t_stdout_has "$T_TMP/data"
         kill "$ex"
         wait "$ex" 2>/dev/null
-        pkill -P $$ -x sleep 2>/dev/null
+        # the pipeline's sleep is a child of this case's subshell, not of the suite ($$)
+        pkill -P "$BASHPID" -x sleep 2>/dev/null
         wait "$sv" 2>/dev/null
         t_wait_for sh -c "! '$RTN' ps | grep -q rtn" || t_fail "still listed: $("$RTN" ps)"
         [ -z "$(ls "$(registry)")" ] || t_fail "entries left: $(ls "$(registry)")"
