@@ -128,14 +128,51 @@ static void set_xattrs(int fd, int dirfd, const char *base, struct archive_entry
         }
 }
 
+/* A file's zeros are left unwritten: the file is new, so what is never written reads as the
+ * zeros it stands for (the layer's hash is the same), and a sparse file that a commit kept
+ * sparse (a disk image of gigabytes, 4 KiB on disk) does not come back whole from its
+ * export, whose tar holds the zeros. The data is looked at in pieces that end at the file's
+ * HOLE_BLOCK boundaries, and a piece of zeros is skipped even where it is part of a block
+ * (the archive's data blocks start anywhere): a run of zeros that spans two of them is then
+ * a hole as well. */
+#define HOLE_BLOCK 4096
+
+static bool zeros(const unsigned char *p, size_t n) {
+        return p[0] == 0 && memcmp(p, p + 1, n - 1) == 0;
+}
+
+static int put(struct imp *m, int fd, const char *path, const unsigned char *p, size_t n,
+               la_int64_t off) {
+        if (n && pwrite(fd, p, n, (off_t)off) != (ssize_t)n)
+                return rtn_err(m->err, errno ? errno : EIO, "write %s", path);
+        return 0;
+}
+
+static int write_block(struct imp *m, int fd, const char *path, const unsigned char *p, size_t len,
+                       la_int64_t off) {
+        size_t from = 0; /* p[from, i) is data not yet written */
+        int r;
+        for (size_t i = 0, k; i < len; i += k) {
+                k = HOLE_BLOCK - (size_t)((uint64_t)(off + (la_int64_t)i) % HOLE_BLOCK);
+                if (k > len - i)
+                        k = len - i;
+                if (!zeros(p + i, k))
+                        continue;
+                if ((r = put(m, fd, path, p + from, i - from, off + (la_int64_t)from)) < 0)
+                        return r;
+                from = i + k;
+        }
+        return put(m, fd, path, p + from, len - from, off + (la_int64_t)from);
+}
+
 static int write_data(struct imp *m, int fd, const char *path) {
         const void *buf;
         size_t len;
         la_int64_t off;
         int r;
         while ((r = archive_read_data_block(m->a, &buf, &len, &off)) == ARCHIVE_OK)
-                if (len && pwrite(fd, buf, len, (off_t)off) != (ssize_t)len)
-                        return rtn_err(m->err, errno ? errno : EIO, "write %s", path);
+                if ((r = write_block(m, fd, path, buf, len, off)) < 0)
+                        return r;
         return r == ARCHIVE_EOF ? 0 : arc_err(m, path);
 }
 

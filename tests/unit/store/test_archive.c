@@ -102,6 +102,41 @@ Test(store_export, round_trip_same_ids) {
         store_close(b);
 }
 
+/* The imported layer's copy of the sparse file (u3/big) into found. */
+static char found[4096];
+
+static int find_big(const char *p, const struct stat *st, int flag, struct FTW *f) {
+        (void)st;
+        if (flag == FTW_F && !strcmp(p + f->base, "big"))
+                snprintf(found, sizeof found, "%s", p);
+        return 0;
+}
+
+/* A file a commit kept sparse comes back sparse: the export's tar holds its 3 MiB of zeros,
+ * and the import leaves them unwritten (what it reads is the same, and so is the id). */
+Test(store_import, keeps_holes) {
+        struct store *a = t_open("A"), *b = t_open("B");
+        struct rtn_error err = {0};
+        char tip[STORE_ID_SIZE], got[STORE_ID_SIZE];
+        populate(a, tip);
+        cr_assert_eq(store_export(a, "default", NULL, t_path("x.tar.zst"), &err), 0, "%s", err.msg);
+        cr_assert_eq(store_import(b, "default", t_path("x.tar.zst"), 0, got, &err), 0, "%s",
+                     err.msg);
+        cr_assert_str_eq(got, tip);
+        found[0] = '\0';
+        cr_assert_eq(nftw(t_path("B/layers"), find_big, 16, FTW_PHYS), 0);
+        cr_assert(found[0], "no layer holds big");
+        struct stat st;
+        cr_assert_eq(stat(found, &st), 0);
+        cr_assert_eq(st.st_size, 3 << 20);
+        cr_assert_lt((long long)st.st_blocks * 512, 64 << 10, "%lld bytes on disk",
+                     (long long)st.st_blocks * 512);
+        struct store_verify_stats vs;
+        cr_assert_eq(store_verify(b, &vs, &err), 0, "%s", err.msg);
+        store_close(a);
+        store_close(b);
+}
+
 Test(store_export, plain_tar_lists_it) {
         struct store *a = t_open("A");
         struct rtn_error err = {0};
