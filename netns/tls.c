@@ -72,7 +72,10 @@ static int sni_from_ext(const uint8_t *p, size_t len, char *ret, size_t rlen) {
 }
 
 int netns_tls_sni(const uint8_t *buf, size_t len, char *ret, size_t rlen) {
-        static __thread uint8_t msg[NETNS_TLS_HELLO_MAX];
+        /* On the stack, not thread-local: a __thread buffer is zeroed in every thread of
+         * every rtn process when it starts (32 KiB, 8 page faults, at each rtn's start),
+         * where a frame's pages are touched only by what gather() copies in. */
+        uint8_t msg[NETNS_TLS_HELLO_MAX];
         size_t ml = 0;
         int r = gather(buf, len, msg, &ml);
         if (r < 0)

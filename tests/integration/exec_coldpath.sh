@@ -7,9 +7,9 @@
 # files written a line at a time, every entry of `rtn ps`'s registry read by each start,
 # rtn-init's opens of a path in two calls each, its bounding set read bit by bit, a mkdir
 # per component of each directory's path, Landlock rulesets no command of the run can use,
-# a stat and an fstat per Landlock rule, the store opened twice, and the cgroup dir listed by
-# a start that makes no cgroup. Counting syscalls, not timing them, keeps the suite quick and
-# immune to a busy machine.
+# a stat and an fstat per Landlock rule, the store opened twice, the cgroup dir listed by a
+# start that makes no cgroup, and 32 KiB of thread-local storage zeroed by every rtn. Counting
+# syscalls (and bytes), not timing them, keeps the suite quick and immune to a busy machine.
 . "$(dirname "$0")/../lib.sh"
 t_need_rtn
 
@@ -268,7 +268,20 @@ child_opens_again_after_go() {
                 t_fail "the child's opens of the bind source and its GO: $order, not refused go opened"
 }
 
+# rtn's thread-local storage is zeroed by every thread of every rtn when it starts: a 32 KiB
+# buffer there (netns/tls.c's ClientHello) was 8 page faults on each start, used only by a
+# gate's CONNECT.
+tls_small() {
+        command -v readelf >/dev/null || t_skip "readelf is not installed (binutils)"
+        local type rest memsz=0x0
+        while read -r type rest; do
+                [ "$type" = TLS ] && memsz=$(set -- $rest && echo "$5")
+        done < <(readelf -lW "$RTN")
+        [ $((memsz)) -le 4096 ] || t_fail "rtn's TLS segment is $((memsz)) bytes (more than 4 KiB)"
+}
+
 t_run one_user_namespace_per_start one_user_namespace
+t_run thread_local_storage_small tls_small
 t_run proc_files_read_once proc_files_once
 t_run identity_files_written_whole identity_files_whole
 t_run registry_entries_unread registry_entries_unread
