@@ -218,9 +218,9 @@ static int start_command(struct exec_run *run, struct exec_opts *o, struct rtn_e
         return 0;
 }
 
-static void exec_opts_done(struct exec_opts *o) {
-        netns_policy_free(&o->so.net);
-        netns_secrets_free(&o->so.secrets);
+static void exec_opts_done(struct exec_opts **o) {
+        netns_policy_free(&(*o)->so.net);
+        netns_secrets_free(&(*o)->so.secrets);
 }
 
 static int close_exec(struct exec_run *run, int code) {
@@ -231,58 +231,63 @@ static int close_exec(struct exec_run *run, int code) {
 }
 
 int cli_cmd_exec(int argc, char **argv) {
-        __attribute__((cleanup(exec_opts_done))) struct exec_opts o = {
-                .xo = {.argc = argc, .argv = argv, .undo_depth = RT_UNDO_DEPTH_DEFAULT}};
-        /* Static, not on the stack: its three 64 KiB pump buffers would cost every start a
-         * 200 KiB memset and the page faults of a stack that size (~0.1 ms); zero BSS pages
-         * are only faulted in when output flows through them. Runs once per process. */
+        /* Both static, not on the stack, and zero as BSS: the options' 52 KiB (rt_spec_opts'
+         * buffers) were a memset and a page fault per 4 KiB of stack at every start, where
+         * BSS pages are faulted in only where an option writes; the run's three 64 KiB pump
+         * buffers only when output flows through them. Runs once per process. */
+        static struct exec_opts opts;
+        __attribute__((cleanup(exec_opts_done))) struct exec_opts *o = &opts;
+        o->xo.argc = argc;
+        o->xo.argv = argv;
+        o->xo.undo_depth = RT_UNDO_DEPTH_DEFAULT;
         static struct exec_run run;
         run.master = run.sigfd = run.timerfd = -1;
         rt_exec_init(&run.x);
         struct rtn_error err = {0};
-        rt_spec_init(&o.spec);
-        init_limits_default(&o.spec.limits);
+        rt_spec_init(&o->spec);
+        init_limits_default(&o->spec.limits);
         _cleanup_free_ char *rootfs = NULL;
-        if (parse_opts(argc, argv, &o, &err) < 0)
+        if (parse_opts(argc, argv, o, &err) < 0)
                 return err.msg[0] ? rtn_usage_error("exec", "%s", err.msg)
                                   : rtn_usage_error("exec", NULL);
         /* Without --rootfs, rt_exec_open finds the environment's base in the store it opens */
-        o.xo.env_rootfs = !o.spec.rootfs;
-        if (rt_tmpfs_check(&o.spec, 1, NULL, 0, &err) < 0 ||
-            (o.spec.rootfs && rt_rootfs_resolve(o.so.data_dir, o.spec.rootfs, &rootfs, &err) < 0)) {
+        o->xo.env_rootfs = !o->spec.rootfs;
+        if (rt_tmpfs_check(&o->spec, 1, NULL, 0, &err) < 0 ||
+            (o->spec.rootfs &&
+             rt_rootfs_resolve(o->so.data_dir, o->spec.rootfs, &rootfs, &err) < 0)) {
                 rtn_term_printf(stderr, "rtn exec: %s\n", err.msg);
                 return RTN_EXIT_FAILURE;
         }
-        o.spec.rootfs = rootfs;
-        cli_exec_warn_setup(&o);
-        if (o.xo.message && !o.xo.commit)
+        o->spec.rootfs = rootfs;
+        cli_exec_warn_setup(o);
+        if (o->xo.message && !o->xo.commit)
                 return rtn_usage_error("exec", "-m needs --commit");
-        if (o.undo_set && !o.xo.keep)
+        if (o->undo_set && !o->xo.keep)
                 return rtn_usage_error("exec", "--undo-depth and --undo-bytes need --keep");
-        int r = rt_exec_open(&run.x, &o.xo, &o.spec, &o.so, &err);
+        int r = rt_exec_open(&run.x, &o->xo, &o->spec, &o->so, &err);
         if (r == 0)
-                r = cli_exec_signals(&run, o.so.timeout_usec, &err);
-        struct queued q = {&run, &o, .close_later = {-1, -1, -1}};
+                r = cli_exec_signals(&run, o->so.timeout_usec, &err);
+        struct queued q = {&run, o, .close_later = {-1, -1, -1}};
         if (r == 0) {
-                r = rt_exec_start(&run.x, &o.spec, &o.so, send_command, &q, &err);
+                r = rt_exec_start(&run.x, &o->spec, &o->so, send_command, &q, &err);
                 /* Why the start failed where user namespaces are denied: an option needs them,
                  * or the Landlock mode failed too (rt_spec_opts_fallback). */
-                if (r < 0 && o.so.isolation_auto[0] && !q.warned)
-                        rtn_term_printf(stderr, "rtn exec: WARNING: %s\n", o.so.isolation_auto);
+                if (r < 0 && o->so.isolation_auto[0] && !q.warned)
+                        rtn_term_printf(stderr, "rtn exec: WARNING: %s\n", o->so.isolation_auto);
         }
         for (int i = 0; i < 3; i++)
                 rtn_safe_close(q.close_later[i]); /* the command has its own copies now */
         if (r == 0)
-                r = start_command(&run, &o, &err);
+                r = start_command(&run, o, &err);
         if (r != 0) {
                 rtn_term_printf(stderr, "rtn exec: %s\n", err.msg);
                 return close_exec(&run, r > 0 ? r : RTN_EXIT_FAILURE);
         }
-        if (rt_setup_warning(&run.x.sb)[0] && !o.quiet)
+        if (rt_setup_warning(&run.x.sb)[0] && !o->quiet)
                 rtn_term_printf(stderr, "rtn: warning: %s\n", rt_setup_warning(&run.x.sb));
         cli_exec_loop(&run);
         rt_exec_end(&run.x);
         rt_exec_unpublish(&run.x); /* what the sandbox's servers sent reaches their clients */
         cli_exec_tty_restore();
-        return close_exec(&run, cli_exec_finish(&o, &run, rt_exit_code(run.wait_status)));
+        return close_exec(&run, cli_exec_finish(o, &run, rt_exit_code(run.wait_status)));
 }
