@@ -273,9 +273,9 @@ child_opens_again_after_go() {
 # gate's CONNECT.
 tls_small() {
         command -v readelf >/dev/null || t_skip "readelf is not installed (binutils)"
-        local type rest memsz=0x0
-        while read -r type rest; do
-                [ "$type" = TLS ] && memsz=$(set -- $rest && echo "$5")
+        local type size memsz=0x0 # readelf -lW: Type Offset VirtAddr PhysAddr FileSiz MemSiz ...
+        while read -r type _ _ _ _ size _; do
+                [ "$type" = TLS ] && memsz=$size
         done < <(readelf -lW "$RTN")
         [ $((memsz)) -le 4096 ] || t_fail "rtn's TLS segment is $((memsz)) bytes (more than 4 KiB)"
 }
