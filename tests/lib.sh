@@ -2,7 +2,8 @@
 # Shell test library for tests/integration/*.sh and tests/security/*.sh. A test file sources
 # it, defines one function per case, registers each with `t_run NAME FUNC [ARGS...]` and ends
 # with `t_done`. Every case runs in its own subshell, in its own temp dir ($T_TMP, also the
-# cwd; the case's name is $T_NAME), removed afterwards; assertions end the case at the first
+# cwd; the case's name is $T_NAME), removed afterwards (by one rm(1) for up to T_RM_BATCH
+# ended cases, and for the rest when the suite ends); assertions end the case at the first
 # failure. Output is one line per case (ok / FAIL / skip) and a last machine-readable line
 # that tools/test.sh adds up:
 #     # t: passed=N failed=N skipped=N
@@ -427,10 +428,29 @@ t_run() {
                 T_FAILED=$((T_FAILED + 1))
                 ;;
         esac
-        t_rmtree "$tmp" || t_note "could not remove $tmp"
+        T_ENDED+=("$tmp")
+        [ ${#T_ENDED[@]} -lt "$T_RM_BATCH" ] || t_rm_ended
+}
+
+# The temp dirs of ended cases not yet removed. A rm(1) for each case was ~3,700 of a make
+# test's processes, each ~5 ms of CPU here: one takes up to T_RM_BATCH of them, and
+# t_rmtree's fallbacks the dirs it left; what is left when the suite ends goes then.
+T_ENDED=()
+T_RM_BATCH=16
+t_rm_ended() {
+        local d
+        [ ${#T_ENDED[@]} -gt 0 ] || return 0
+        if ! rm -rf -- "${T_ENDED[@]}" 2>/dev/null; then
+                for d in "${T_ENDED[@]}"; do
+                        [ -e "$d" ] || continue
+                        t_rmtree "$d" || t_note "could not remove $d"
+                done
+        fi
+        T_ENDED=()
 }
 
 t_done() {
+        t_rm_ended
         printf '# t: passed=%d failed=%d skipped=%d\n' "$T_PASSED" "$T_FAILED" "$T_SKIPPED"
         T_DONE=1
         [ "$T_FAILED" = 0 ]
@@ -449,6 +469,7 @@ t_suite_tmp() {
 t_on_exit() {
         local rc=$?
         [ "$BASHPID" = "$T_MAIN_PID" ] || return
+        t_rm_ended
         [ -n "$T_SUITE_TMP" ] && { t_rmtree "$T_SUITE_TMP" || t_note "could not remove $T_SUITE_TMP"; }
         [ -n "${T_DONE:-}" ] && return
         echo "FAIL $(basename "$0"): stopped before t_done (exit $rc)"

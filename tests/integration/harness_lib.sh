@@ -82,6 +82,27 @@ t_run a a; t_done'
         t_false grep -q '^mktemp' "$T_TMP/ran"
 }
 
+# Ended cases' dirs are removed by one rm(1) for up to T_RM_BATCH of them, not one each: 20
+# cases, two rm runs, and every dir gone when the suite ends.
+case_dirs_removed_in_batches() {
+        mkdir "$T_TMP/shims"
+        printf '#!/bin/sh\necho "rm $*" >>%q\nexec %q "$@"\n' "$T_TMP/ran" "$(type -P rm)" \
+                >"$T_TMP/shims/rm"
+        chmod +x "$T_TMP/shims/rm"
+        PATH=$T_TMP/shims:$PATH run_file 'a() { echo $PWD >>'"$T_TMP"'/dirs; }
+for i in {1..20}; do t_run a$i a; done; t_done'
+        t_exit_is 0
+        t_stdout_has "# t: passed=20 failed=0 skipped=0"
+        local d n=0
+        while read -r d; do
+                t_no_file "$d"
+                n=$((n + 1))
+        done <"$T_TMP/dirs"
+        [ "$n" = 20 ] || t_fail "$n cases wrote their dir"
+        n=$(grep -c '^rm -rf -- ' "$T_TMP/ran")
+        [ "$n" = 2 ] || t_fail "rm ran $n times for 20 cases: $(cat "$T_TMP/ran")"
+}
+
 # t_cmd ends a command still running after T_CMD_TIMEOUT seconds, with what it started,
 # exits as timeout(1) does (124) and says why in its stderr; the caller's $! stays.
 cmd_ended_at_timeout() {
@@ -256,6 +277,7 @@ t_run counts_pass_fail_skip counts_pass_fail_skip
 t_run death_before_done_fails death_before_done_fails
 t_run temp_dirs_removed temp_dirs_removed
 t_run temp_dir_removed_when_rm_cannot temp_dir_removed_when_rm_cannot
+t_run case_dirs_removed_in_batches case_dirs_removed_in_batches
 t_run harness_runs_no_mktemp harness_runs_no_mktemp
 t_run cmd_ended_at_timeout cmd_ended_at_timeout
 t_run cmd_timeout_of_one_command cmd_timeout_of_one_command
