@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # 50 `rtn exec` runs in a row (200 under make stress) leave nothing behind: no process (the
 # runs execute under a child subreaper, tests/integration/subreaper.c, so anything orphaned
-# is re-parented to it and counted), no mount in the caller's mount namespace, no fd in the caller, and no file
-# or directory in TMPDIR, XDG_RUNTIME_DIR or the data dir beyond what the first run created.
+# is re-parented to it and counted), no mount in the caller's mount namespace, no fd in the
+# caller, and no file or directory in TMPDIR, XDG_RUNTIME_DIR or the data dir beyond what the
+# first run created.
 # The same after rtn is SIGKILLed mid-run, once the next run has had its chance to recover.
 . "$(dirname "$0")/../lib.sh"
 t_need_rtn
