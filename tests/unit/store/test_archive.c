@@ -123,13 +123,22 @@ static int find_big(const char *p, const struct stat *st, int flag, struct FTW *
 /* A file a commit kept sparse comes back sparse: the export's tar holds its 3 MiB of zeros,
  * and the import leaves them unwritten (what it reads is the same, and so is the id). */
 Test(store_import, keeps_holes) {
+        /* Only where the temp dir's filesystem keeps a hole: elsewhere no file could pass. */
+        struct stat st;
+        int fd = open(t_path("probe"), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+        cr_assert_geq(fd, 0, "%m");
+        cr_assert_eq(pwrite(fd, "end", 3, (3 << 20) - 3), 3);
+        cr_assert_eq(fstat(fd, &st), 0);
+        close(fd);
+        if ((long long)st.st_blocks * 512 >= 64 << 10)
+                t_skip_test("%s keeps no holes (a sparse file of 3 MiB takes %lld bytes)", t_root,
+                            (long long)st.st_blocks * 512);
         struct store *a = t_open("A"), *b = t_open("B");
         struct rtn_error err = {0};
         round_trip(a, b);
         found[0] = '\0';
         cr_assert_eq(nftw(t_path("B/layers"), find_big, 16, FTW_PHYS), 0);
         cr_assert(found[0], "no layer holds big");
-        struct stat st;
         cr_assert_eq(stat(found, &st), 0);
         cr_assert_eq(st.st_size, 3 << 20);
         cr_assert_lt((long long)st.st_blocks * 512, 64 << 10, "%lld bytes on disk",
