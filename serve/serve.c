@@ -143,14 +143,18 @@ static void on_enter(struct rtn_loop *l, int fd, uint32_t ev, void *ud) {
         rt_enter_serve(ud);
 }
 
-/* Best effort, as the registry: a server that cannot listen still serves its agent. */
+/* Best effort, as the registry: a server that cannot listen still serves its agent. Made
+ * before the registry's entry, so that what rtn ps lists rtn enter reaches; a request waits
+ * in the socket's backlog until the loop runs (enter_attach). */
 static void enter_listen(struct serve_hub *h) {
         struct rtn_error err = {0};
-        if (rt_enter_listen(&enter_ops, h, &h->enter, &err) < 0) {
+        if (rt_enter_listen(&enter_ops, h, &h->enter, &err) < 0)
                 log_debug("rtn enter cannot reach this server's sandboxes: %s", err.msg);
-                return;
-        }
-        if (rtn_loop_add_fd(h->tmpl.loop, rt_enter_fd(h->enter), EPOLLIN, on_enter, h->enter) < 0) {
+}
+
+static void enter_attach(struct serve_hub *h) {
+        if (h->enter &&
+            rtn_loop_add_fd(h->tmpl.loop, rt_enter_fd(h->enter), EPOLLIN, on_enter, h->enter) < 0) {
                 rt_enter_free(h->enter);
                 h->enter = NULL;
         }
@@ -166,7 +170,7 @@ static int op_attach(void *ctx, struct mcp_server *s) {
         struct serve *first;
         h->tmpl.srv = s;
         h->tmpl.loop = mcp_server_loop(s);
-        enter_listen(h);
+        enter_attach(h);
         int r = serve_sandbox_open(h, NULL, NULL, &first, &err);
         /* A bind's mount point is made as the sandbox starts, and a directory the agent cannot
          * write (a read-only one of the workspace) refuses it: start the first sandbox now, so
@@ -493,6 +497,7 @@ int mcp_cmd_serve(int argc, char **argv) {
                         rtn_term_printf(stderr, "rtn serve: %s\n", err.msg);
                 goto out;
         }
+        enter_listen(&h);
         struct rtn_error reg = {0}; /* for `rtn ps`; best effort */
         if (rt_registry_add("serve", sv->env, store_data_dir(sv->store), argc, argv, &reg) < 0)
                 log_debug("not in the registry of running sandboxes: %s", reg.msg);
@@ -531,6 +536,7 @@ int mcp_cmd_serve(int argc, char **argv) {
 out:
         while (h.n > 0) /* a server that never ran its loop */
                 serve_sandbox_end(h.sbs[0], false);
+        rt_enter_free(h.enter); /* op_shutdown's, unless the loop never ran */
         free(h.sbs);
         netns_gate_free(sv->gate);
         netns_publish_free(h.publish);

@@ -166,15 +166,17 @@ int rt_exec_open(struct rt_exec *x, const struct rt_exec_opts *o, struct rt_spec
         return 0;
 }
 
-/* The run is registered (and rtn enter's socket made) here, off the start's critical path:
+/* rtn enter's socket is made and the run registered here, off the start's critical path:
  * the sandbox's child is building its root on the other CPU and rtn would otherwise wait
- * for its READY, and the command cannot run before the spawn request that follows. */
+ * for its READY, and the command cannot run before the spawn request that follows. The
+ * socket first: what rtn ps lists, rtn enter reaches (a request waits in its backlog). Both
+ * once, though a start that falls back comes here again. */
 static int queue_registered(struct rt_sandbox *sb, void *arg, struct rtn_error *err) {
         struct rt_exec *x = arg;
-        register_running(x);
         struct rtn_error e = {0}; /* beside the entry it is named after; best effort, as it */
-        if (rt_enter_listen(&enter_ops, x, &x->enter, &e) < 0)
+        if (!x->enter && rt_enter_listen(&enter_ops, x, &x->enter, &e) < 0)
                 log_debug("rtn enter cannot reach this sandbox: %s", e.msg);
+        register_running(x);
         return x->queue ? x->queue(sb, x->queue_arg, err) : 0;
 }
 

@@ -320,14 +320,15 @@ void rt_enter_drop(struct rt_enter *e, unsigned sb) {
                 }
 }
 
-/* Binds PID-START.sock in the registry's directory, through /proc/self/fd so that a long
- * runtime dir never meets sun_path's 108 bytes. */
+/* Binds PID-START.sock in the registry's directory (made if need be: the socket comes before
+ * the entry, rt_registry_self), through /proc/self/fd so that a long runtime dir never meets
+ * sun_path's 108 bytes. */
 static int bind_sock(struct rt_enter *e, struct rtn_error *err) {
         char self[64];
         int r;
         if ((r = rt_registry_self(self, sizeof self)) < 0)
-                return rtn_errx(err, -r, "not in the registry of running sandboxes");
-        if ((e->dfd = rt_registry_open(false, err)) < 0)
+                return rtn_errx(err, -r, "no start time of our own in /proc/self/stat");
+        if ((e->dfd = rt_registry_open(true, err)) < 0)
                 return e->dfd;
         snprintf(e->name, sizeof e->name, "%s%s", self, RT_REGISTRY_SOCK);
         struct sockaddr_un sa = {.sun_family = AF_UNIX};

@@ -117,10 +117,11 @@ static void remove_entry(void) {
 }
 
 int rt_registry_self(char *buf, size_t len) {
-        const char *slash = strrchr(entry_path, '/');
-        if (!entry_path[0] || !slash || getpid() != entry_pid)
-                return -ENOENT;
-        snprintf(buf, len, "%s", slash + 1);
+        int pid = getpid();
+        unsigned long long start = start_of(pid);
+        if (!start)
+                return -ESRCH;
+        snprintf(buf, len, "%d-%llu", pid, start);
         return 0;
 }
 
@@ -171,7 +172,6 @@ int rt_registry_add(const char *kind, const char *env, const char *data_dir, int
                 return dfd;
         sweep_dead(dfd);
         int pid = getpid();
-        unsigned long long start = start_of(pid);
         size_t off = 0, coff = 0;
         /* "rtn KIND", not argv[0]: a verb's getopt prefix ("rtn exec", common/usage.h) is
          * there by now. */
@@ -189,7 +189,8 @@ int rt_registry_add(const char *kind, const char *env, const char *data_dir, int
         put_line(text, sizeof text, &off, "env", env);
         put_line(text, sizeof text, &off, "data_dir", data_dir);
         put_line(text, sizeof text, &off, "command", cmd);
-        snprintf(name, sizeof name, "%d-%llu", pid, start);
+        if (rt_registry_self(name, sizeof name) < 0)
+                return rtn_errx(err, ESRCH, "register in %s: /proc/%d/stat unreadable", dir, pid);
         snprintf(tmp, sizeof tmp, ".%s.tmp", name);
         _cleanup_close_ int fd =
                 openat(dfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);

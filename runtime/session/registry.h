@@ -44,13 +44,14 @@ int rt_registry_open(bool create, struct rtn_error *err);
  * (no sandbox of this user has that pid, or its rtn is gone). */
 int rt_registry_find(int pid, struct rt_running *ret, struct rtn_error *err);
 /* The socket `rtn enter` connects to (runtime/session/enter.h) is the entry's name with this
- * suffix, in the same directory; it is removed with the entry, and a dead run's by the next
- * start's sweep. */
+ * suffix, in the same directory, listening before the entry is written; it is removed with
+ * the entry, and a dead run's by the next start's sweep. */
 #define RT_REGISTRY_SOCK ".sock"
 /* Rewrites this process's entry with its open sandboxes (an rtn serve's, as
  * rt_running.sandboxes holds them); -ENOENT before rt_registry_add, else < 0 when it cannot
  * be written (best effort: the listing shows the last one written). */
 int rt_registry_set_sandboxes(const char *list);
-/* This process's entry name (PID-START), once rt_registry_add made it; -ENOENT before. */
+/* This process's entry name (PID-START), the same before rt_registry_add as after it: its
+ * rtn enter socket is bound first, so that every entry listed is one rtn enter reaches. */
 int rt_registry_self(char *buf, size_t len);
 /* The same path by name only is rt_registry_path (runtime/sandbox/rundir.h). */

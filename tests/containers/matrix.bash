@@ -57,7 +57,10 @@ until listed || [ $i -ge 300 ]; do
         i=$((i + 1))
 done
 out=$(rtn enter "$epid" -- sh -c 'echo entered' 2>enter.err)
-say enter "rc=$? $out"
+rc=$?
+# a failure says why, on the line compared (its stderr is this script's own file)
+[ "$rc" = 0 ] || { read -r err <enter.err; out+=" ${err:-}"; }
+say enter "rc=$rc $out"
 kill "$epid" 2>/dev/null
 wait "$epid" 2>/dev/null
 

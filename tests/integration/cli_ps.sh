@@ -2,8 +2,9 @@
 # `rtn ps`: the running sandboxes of this user (runtime/session/registry.c). rtn exec and
 # rtn serve appear while they run, with rtn's pid, kind, environment and command, and go when
 # they end; an entry a SIGKILLed rtn left, or one whose pid now is another process, is dropped
-# by the next listing; only the data dir in use unless --all. The registry lives in the
-# runtime dir, which no sandbox shows, and rtn refuses one that is not private.
+# by the next listing; only the data dir in use unless --all; what it lists, rtn enter
+# reaches from the start. The registry lives in the runtime dir, which no sandbox shows, and
+# rtn refuses one that is not private.
 . "$(dirname "$0")/../lib.sh"
 t_need_rtn
 
@@ -62,6 +63,37 @@ stale_entries_dropped() {
         t_exit_is 0 "$RTN" ps
         t_stdout_is ""
         [ -z "$(ls "$(registry)")" ] || t_fail "stale entries kept: $(ls "$(registry)")"
+}
+
+# What rtn ps lists, rtn enter reaches: rtn exec and rtn serve listen on their socket before
+# their entry is renamed into place, as strace shows the order (a listing between the two found
+# no socket and rtn enter failed with 125: seen in the container matrix under load); then an
+# rtn exec listed is entered at once.
+listed_is_enterable() {
+        command -v strace >/dev/null || t_fail "strace is not installed (tools/deps.txt)"
+        own_runtime_dir
+        export RTN_DATA_DIR=$T_TMP/data
+        local verb first
+        for verb in exec serve; do
+                if [ "$verb" = exec ]; then
+                        strace -qq -o "$verb.trace" -e trace=bind,rename,renameat,renameat2 \
+                                "$RTN" exec -- true
+                else
+                        strace -qq -o "$verb.trace" -e trace=bind,rename,renameat,renameat2 \
+                                "$RTN" serve </dev/null >/dev/null 2>&1
+                fi
+                # the socket's bind, the entry's rename (to PID-START, from its temp name)
+                first=$(grep -Eo 'sun_path="[^"]*[0-9]+-[0-9]+\.sock"|rename[a-z0-9]*\(.*"[0-9]+-[0-9]+"\)' \
+                        "$verb.trace" | head -n 1)
+                [[ $first == sun_path=* ]] ||
+                        t_fail "rtn $verb's entry is listed before its socket listens: $(cat "$verb.trace")"
+        done
+        "$RTN" exec -- sleep 63.5 >/dev/null 2>&1 &
+        local ex=$!
+        t_wait_for ps_has "sleep 63.5" || t_fail "not listed"
+        t_exit_is 0 "$RTN" enter "$ex" -- true
+        kill "$ex"
+        wait "$ex" 2>/dev/null || : # its 143
 }
 
 # The sandbox sees no registry (neither the runtime dir nor the fallbacks for root and
