@@ -33,8 +33,13 @@ struct mhd_fns httpd_mhd_fns;
 
 /* Rounds of MHD_run while libmicrohttpd has work ready, before the loop serves others. */
 #define MHD_RUN_ROUNDS 16
-/* A connection's buffers: a body is read this much at a time. */
-#define MHD_CONN_MEMORY (256u << 10)
+/* A connection's buffers: a body is read this much at a time. No more than 32 KiB, its
+ * default: a larger pool is an mmap of its own per connection, which libmicrohttpd zeroes
+ * whole at each request's end, so every connection faulted in every page of it (at 256 KiB,
+ * 64 pages and about a millisecond of CPU a request here, for no faster a 1 MiB body: make
+ * bench's http group). This one comes from malloc's heap, its pages reused
+ * (serve_http.sh request_pages). */
+#define MHD_CONN_MEMORY (32u << 10)
 
 static const struct rtn_dl_sym mhd_syms[] = {
         {"MHD_start_daemon", (void **)&M.start},

@@ -4,8 +4,9 @@
 # 2026-07-28) work with the token and are refused without it; curl tries what a client should
 # not do: no or a wrong token, a foreign Origin or Host (DNS rebinding), a token file others
 # can read, a public address without --http-public, --workspace shared by every session, bad
-# messages and headers (each a clear error, the server going on); sessions are isolated,
-# ended when idle, capped, and 200 of them hold at once.
+# messages and headers (each a clear error, the server going on); a connection costs the
+# front no fresh pages; sessions are isolated, ended when idle, capped, and 200 of them hold
+# at once.
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/../httplib.bash"
 t_need_rtn
@@ -407,6 +408,37 @@ big_bodies() {
         body_has "$n"
 }
 
+# A connection costs the front end no fresh pages: libmicrohttpd zeroes a connection's whole
+# buffer pool at each request's end, and a pool over 32 KiB is an mmap of its own, so each
+# connection faulted in every page of it (64 at 256 KiB: a millisecond of CPU a request
+# here). 40 pings in the session, each on a new connection, as a client without keep-alive
+# sends them; the front's minor faults (/proc/PID/stat) over them stay under 8 a request.
+request_pages() {
+        need_curl
+        http_start
+        init
+        local tok i before after stat
+        read -r tok <"$T_TMP/tok"
+        for ((i = 0; i < 40; i++)); do
+                [ "$i" = 0 ] || echo next
+                printf 'url = "%s"\nsilent\noutput = "/dev/null"\nwrite-out = "%%{http_code}\\n"\n' "$URL"
+                printf 'header = "%s"\n' "Authorization: Bearer $tok" "Mcp-Session-Id: $SID" \
+                        "Content-Type: application/json" "Accept: application/json, text/event-stream" \
+                        "Connection: close"
+                printf 'data-binary = "%s"\n' '{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"ping\"}'
+        done >"$T_TMP/pings.cfg"
+        read -r stat <"/proc/$SRV_PID/stat"
+        stat=${stat##*) }
+        before=$(cut -d' ' -f8 <<<"$stat")
+        t_cmd curl -K "$T_TMP/pings.cfg"
+        read -r stat <"/proc/$SRV_PID/stat"
+        stat=${stat##*) }
+        after=$(cut -d' ' -f8 <<<"$stat")
+        [ "$(grep -c '^200$' "$T_OUT_FILE")" = 40 ] || t_fail "pings not all answered: $(sort "$T_OUT_FILE" | uniq -c)"
+        [ $(((after - before) / 40)) -lt 8 ] ||
+                t_fail "the front faulted $(((after - before) / 40)) pages a request ($before -> $after)"
+}
+
 # The 2026-07-28 HTTP rules (basic/transports, "Server validation"): the headers must agree
 # with the body, or HeaderMismatch -32020 with 400, before anything runs; an unsupported
 # version, from the header or from _meta alone, is -32022 with data.supported; a method the
@@ -747,6 +779,7 @@ t_run shared_host_files_refused shared_host_files_refused
 t_run host_dirs_per_session host_dirs_per_session
 t_run bad_requests bad_requests
 t_run big_bodies big_bodies
+t_run request_pages request_pages
 t_run modern_rules modern_rules
 t_run modern_envelope modern_envelope
 t_run modern_stream_only_answer modern_stream_only_answer
