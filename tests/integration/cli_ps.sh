@@ -135,6 +135,7 @@ usage() {
 
 t_run lists_exec_and_serve lists_exec_and_serve
 t_run stale_entries_dropped stale_entries_dropped
+t_run listed_is_enterable listed_is_enterable
 t_run registry_out_of_reach registry_out_of_reach
 t_run usage usage
 t_done
