@@ -116,9 +116,15 @@ static void remove_entry(void) {
         unlink(entry_path);
 }
 
+/* Read once per process (the enter socket's name, then the entry's, on a start's path); a
+ * child rtn forked reads its own. */
 int rt_registry_self(char *buf, size_t len) {
-        int pid = getpid();
-        unsigned long long start = start_of(pid);
+        static int pid;
+        static unsigned long long start;
+        if (pid != getpid()) {
+                pid = getpid();
+                start = start_of(pid);
+        }
         if (!start)
                 return -ESRCH;
         snprintf(buf, len, "%d-%llu", pid, start);
