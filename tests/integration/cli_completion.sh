@@ -216,7 +216,10 @@ zsh_complete() {
 zmodload zsh/zpty || exit 1
 zpty z zsh -f -i
 zpty -w z "PS1='> '; fpath=($1 \$fpath); autoload -Uz compinit; compinit -u -d $2/zcompdump"
-zpty -w z 'rtn() { print -r -- "ARGS[$*]" }; print READY'
+# The markers are split in what is typed: the terminal echoes a line, and zle may draw it
+# again, so a marker whole in the input would match its echo (seen under load: the first
+# answer read was the echoed "$*").
+zpty -w z 'rtn() { print -r -- "AR""GS[$*]" }; print RE""ADY'
 zpty -r z out '*READY*' || exit 1
 shift 2
 for line in "$@"; do
