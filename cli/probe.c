@@ -131,6 +131,14 @@ static void probe_ids(void) {
                             "size=65537, --uidmap 0:START:65537) give 65536 ids");
                         break;
                 }
+                if (m.nnp_single) {
+                        add("id mapping", true, false,
+                            "single id: rtn runs under no_new_privs, under which the setuid "
+                            "newuidmap cannot map your /etc/subuid range, so inside 0 is you and "
+                            "agent commands run as uid 0 without capabilities; run rtn without "
+                            "no_new_privs (systemd: NoNewPrivileges=no) for 65536 ids");
+                        break;
+                }
                 add("id mapping", true, false,
                     "single id: inside 0 is you; agent commands run "
                     "as uid 0 without capabilities. Package installs that chown files to other "

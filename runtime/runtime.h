@@ -68,6 +68,7 @@ struct rt_idmap {
                               * does not move: the owner of the uppers' tops */
         gid_t caller_gid_in;
         bool ns_single; /* SINGLE for root: its user namespace has no 65536 ids to give */
+        bool nnp_single; /* SINGLE although a subordinate range exists: under no_new_privs */
         bool owner; /* SINGLE for root: inside 0 is the owner of the workspace (and read-write
                      * binds), which root could not give its agent through an idmapped mount
                      * (rt_idmap_owner) */

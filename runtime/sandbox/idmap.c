@@ -6,6 +6,7 @@
  * - unprivileged with an /etc/subuid and /etc/subgid range of >= 65536 and newuidmap /
  *   newgidmap installed: 65536 ids, inside 1000 is the caller (so the caller's files, e.g. a
  *   --workspace, belong to the agent), the rest come from the range. Agent runs as 1000.
+ *   Under no_new_privs the setuid helpers gain nothing: the single mapping then.
  * - rtn running as root: 65536 ids from root's /etc/subuid entry, else from RT_ROOT_SUBID;
  *   inside 1000 runs the agent. Host uid/gid 0 is never mapped in any case.
  * Root of a user namespace (a user-namespaced container: rootless Podman, --uidmap,
@@ -23,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -210,6 +212,12 @@ int rt_idmap_choose(struct rt_idmap *ret, struct rtn_error *err) {
         } else if (m.host_uid == 0) {
                 m.mode = RT_IDMAP_SINGLE;
                 m.ns_single = true;
+        } else if (have_sub && is_exec(NEWUIDMAP) && is_exec(NEWGIDMAP) &&
+                   !getenv("RTN_NO_SUBID") && prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0) == 1) {
+                /* Under no_new_privs (a hardened service, another sandbox's command) the
+                 * setuid newuidmap runs without its privilege and every map write fails. */
+                m.mode = RT_IDMAP_SINGLE;
+                m.nnp_single = true;
         } else if (have_sub && is_exec(NEWUIDMAP) && is_exec(NEWGIDMAP) &&
                    !getenv("RTN_NO_SUBID")) {
                 m.mode = RT_IDMAP_SUBID;

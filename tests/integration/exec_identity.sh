@@ -113,6 +113,23 @@ uid_as_documented() {
 $want"
 }
 
+# Under no_new_privs (a hardened service, or another sandbox's command), where the setuid
+# newuidmap gains nothing: root maps as always, a caller with a subordinate range gets the
+# single mapping instead of a failed start, and rtn probe says why.
+under_no_new_privs() {
+        local want
+        want=$(expected_inside_uid)
+        [ "$(id -u)" = 0 ] || want=0
+        t_exit_is 0 setpriv --no-new-privs "$RTN" exec -- id -u
+        t_stdout_is "$want"
+        t_exit_is 0 setpriv --no-new-privs "$RTN" probe
+        if [ "$(id -u)" != 0 ] && has_subid_range && [ -z "${RTN_NO_SUBID:-}" ]; then
+                t_stdout_has "single id: rtn runs under no_new_privs"
+        else
+                ! grep -q "no_new_privs, under which" "$T_OUT_FILE" || t_fail "$(cat "$T_OUT_FILE")"
+        fi
+}
+
 # Reads the maps of a process inside from the host: a reader outside the namespace sees the
 # outside ids relative to its own namespace (user_namespaces(7)), so these are host ids.
 # Each line is "inside outside count"; host id 0 is mapped when some line's outside is 0.
@@ -264,6 +281,7 @@ t_run loopback_works loopback_works
 t_run net_none_leaves_lo_down net_none_leaves_lo_down
 t_run hostname_is_sandboxes hostname_is_sandboxes
 t_run uid_as_documented uid_as_documented
+t_run under_no_new_privs under_no_new_privs
 t_run no_id_maps_to_host_root no_id_maps_to_host_root
 t_run single_mapping_is_the_caller single_mapping_is_the_caller
 t_run range_mapping_excludes_caller_root range_mapping_excludes_caller_root
