@@ -7,11 +7,15 @@
  * filters than the owner has, may be a command of a sandbox (every one runs under rtn-init's
  * no_new_privs and filter) and is refused. A full sandbox cannot even reach the socket (its
  * mount namespace shows no runtime dir); the Landlock-only mode can, since Landlock does not
- * govern connect(2) to a path socket, and it is that check that stops it. The peer's /proc is
- * read through a pidfd that is checked again afterwards, so a pid reused meanwhile is never
- * the one judged. Nothing a request says is trusted: it is decoded by the protocol's own
- * decoder, must ask for the agent's policy and no environment, and must pass three fds that
- * are not terminals (or none with a pty). Every connection is non-blocking, and the table is
+ * govern connect(2) to a path socket before ABI 9. Counting cannot stop that mode's commands
+ * when the owner runs under no_new_privs and filters of its own (a hardened service), so a
+ * request must also pass the registry's directory opened to be read, which Landlock refuses
+ * such a command (holds_registry). The peer's /proc is read through a pidfd, checked again
+ * afterwards: with SO_PEERPIDFD (Linux 6.5) a pid reused meanwhile is never the one judged;
+ * before it the pidfd is opened from SO_PEERCRED's pid. Nothing a request says is trusted: it
+ * is decoded by the protocol's own decoder, must ask for the agent's policy and no
+ * environment, and must pass three fds that are not terminals (or none with a pty), then the
+ * registry's directory. Every connection is non-blocking, and the table is
  * bounded: a flood evicts connections that have not sent their request yet, and a caller that
  * stops reading loses its connection (its command is killed), never the owner its loop. */
 #include "runtime/session/enter.h"
@@ -112,6 +116,10 @@ static bool peer_ok(int fd) {
                 refuse(fd, errno, "cannot tell who connected: %s", strerror(errno));
                 return false;
         }
+        if (cred.pid <= 0) { /* not in our pid namespace: nothing of its /proc to read */
+                refuse(fd, EPERM, "the caller is in another pid namespace");
+                return false;
+        }
         if (cred.uid != geteuid()) {
                 refuse(fd, EPERM, "uid %u may not enter a sandbox of uid %u", (unsigned)cred.uid,
                        (unsigned)geteuid());
@@ -195,6 +203,19 @@ static void accept_all(struct rt_enter *e) {
         }
 }
 
+/* Whether fd is the registry's directory (the owner's dfd), opened to be read: what a command
+ * of a Landlock-only sandbox cannot open (its ruleset grants no read of the runtime dir), and
+ * what counting no_new_privs and filters cannot tell apart from an owner that runs under
+ * filters of its own (a hardened service). An O_PATH fd, which Landlock does not check, is
+ * no proof. */
+static bool holds_registry(const struct rt_enter *e, int fd) {
+        struct stat a, b;
+        int fl = fcntl(fd, F_GETFL);
+        return fl >= 0 && !(fl & O_PATH) && (fl & O_ACCMODE) != O_WRONLY && fstat(fd, &a) == 0 &&
+               S_ISDIR(a.st_mode) && fstat(e->dfd, &b) == 0 && a.st_dev == b.st_dev &&
+               a.st_ino == b.st_ino;
+}
+
 static const char *request_check(struct rt_enter *e, size_t n, const int *fds, size_t nfds) {
         const struct init_spawn *m;
         if (init_decode_spawn(e->buf, n, &e->view) < 0)
@@ -203,8 +224,12 @@ static const char *request_check(struct rt_enter *e, size_t n, const int *fds, s
         if (m->policy != INIT_POLICY_AGENT || (m->flags & ~(uint32_t)INIT_SPAWN_PTY) ||
             m->envc != 0)
                 return "a request may only ask for the sandbox's own policy and environment";
-        if (nfds != ((m->flags & INIT_SPAWN_PTY) ? 0 : 3))
-                return "a request passes stdin, stdout and stderr, or none with a pty";
+        if (nfds != ((m->flags & INIT_SPAWN_PTY) ? 0 : 3) + 1)
+                return "a request passes stdin, stdout and stderr (none with a pty), then the "
+                       "registry's directory";
+        if (!holds_registry(e, fds[--nfds]))
+                return "the caller did not open the registry's directory (a sandbox's command "
+                       "cannot enter a sandbox)";
         for (size_t i = 0; i < nfds; i++) {
                 if (isatty(fds[i]))
                         return "a terminal is never passed into a sandbox (use -t)";
@@ -236,7 +261,7 @@ static void on_request(struct rt_enter *e, struct conn *c, size_t n, int *fds, s
         uint64_t id = RT_ENTER_ID_BASE + e->next_id++;
         const char *cwd = e->view.cwd[0] ? e->view.cwd : NULL;
         if (e->ops->spawn(e->ud, (unsigned)m->hdr.id, id, m->flags, cwd,
-                          (char *const *)e->view.argv, nfds ? fds : NULL, m->rows, m->cols,
+                          (char *const *)e->view.argv, nfds > 1 ? fds : NULL, m->rows, m->cols,
                           &err) < 0) {
                 refuse(c->fd, err.code, "%s", err.msg);
                 conn_close(e, c);
@@ -430,7 +455,14 @@ int rt_enter_request(int fd, unsigned sb, uint32_t flags, const char *cwd, char 
                 return rtn_errx(err, E2BIG, "the command line exceeds %d bytes", INIT_MSG_MAX);
         if (len < 0)
                 return rtn_err(err, (int)-len, "encode the request");
-        ssize_t n = rtn_send_msg(fd, buf, (size_t)len, fds, fds ? 3 : 0);
+        /* The registry's directory last: the owner takes it as proof that the caller may read
+         * it, which no sandbox's command may (request_check). */
+        _cleanup_close_ int dfd = rt_registry_open(false, err);
+        if (dfd < 0)
+                return dfd;
+        int all[4] = {fds ? fds[0] : dfd, fds ? fds[1] : -1, fds ? fds[2] : -1, dfd};
+        ssize_t n = fds ? rtn_send_msg(fd, buf, (size_t)len, all, 4)
+                        : rtn_send_msg(fd, buf, (size_t)len, all, 1);
         if (n < 0)
                 return rtn_err(err, (int)-n, "send the request");
         return 0;

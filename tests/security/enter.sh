@@ -23,9 +23,11 @@ own_runtime_dir() {
 registry() { echo "$XDG_RUNTIME_DIR/rtn/running"; }
 
 # rtn exec ARGS in the background: SB is its pid, SOCK the socket rtn enter reaches it by.
+# OWNER_PREFIX: words that exec rtn exec (confine.py: the owner under filters of its own).
 start_sandbox() {
         own_runtime_dir
-        "$RTN" exec "$@" </dev/null >"$T_TMP/sb.out" 2>"$T_TMP/sb.err" &
+        # shellcheck disable=SC2086
+        ${OWNER_PREFIX:-} "$RTN" exec "$@" </dev/null >"$T_TMP/sb.out" 2>"$T_TMP/sb.err" &
         SB=$!
         t_wait_for compgen -G "$(registry)/$SB-*.sock" >/dev/null ||
                 t_fail "sandbox $SB never listened: $(cat "$T_TMP/sb.err")"
@@ -397,6 +399,66 @@ landlock_mode_command_refused() {
         end_sandbox
 }
 
+# The owner (rtn exec) under no_new_privs and N seccomp filters that allow everything, as a
+# hardened service (systemd's NoNewPrivileges= and SystemCallFilter=) runs it: a Landlock-only
+# command has no more of either, so counting them cannot refuse it.
+confined_owner() { # N
+        cat >"$T_TMP/confine.py" <<'PY'
+import ctypes, os, struct, sys
+libc = ctypes.CDLL(None, use_errno=True)
+libc.prctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_void_p, ctypes.c_ulong, ctypes.c_ulong]
+if libc.prctl(38, 1, None, 0, 0):  # PR_SET_NO_NEW_PRIVS
+    sys.exit("no_new_privs: errno %d" % ctypes.get_errno())
+insn = ctypes.create_string_buffer(struct.pack("HBBI", 0x06, 0, 0, 0x7FFF0000))  # RET ALLOW
+prog = struct.pack("HxxxxxxQ", 1, ctypes.addressof(insn))
+progbuf = ctypes.create_string_buffer(prog)
+for _ in range(int(sys.argv[1])):
+    if libc.prctl(22, 2, ctypes.addressof(progbuf), 0, 0):  # PR_SET_SECCOMP, MODE_FILTER
+        sys.exit("seccomp: errno %d" % ctypes.get_errno())
+os.execv(sys.argv[2], sys.argv[2:])
+PY
+        OWNER_PREFIX="python3 $T_TMP/confine.py $1"
+}
+
+# A request is taken only with the registry's directory, opened to be read, as its last fd
+# (what a command of a sandbox cannot open): without it, or with an O_PATH fd of it, the
+# owner refuses; with it the command runs.
+registry_proof_required() {
+        start_sandbox -- sleep 75.$T_UNIQ
+        # (stdout and stderr pipes: a file is no stdio the owner passes in)
+        t_cmd sh -c 'python3 "$0" "$1" each noproof:true opath:true run:true 2>&1 | cat' "$CLIENT" "$SOCK"
+        t_stdout_is "noproof:true: refused: a request passes stdin, stdout and stderr (none with a pty), then the registry's directory
+opath:true: refused: the caller did not open the registry's directory (a sandbox's command cannot enter a sandbox)
+run:true: exited 0"
+        end_sandbox
+}
+
+# An owner under no_new_privs and filters of its own (as many as a Landlock-only command's,
+# and more): that command passes the count and is refused all the same, since it cannot open
+# the registry's directory; the owner's own user still enters.
+landlock_command_refused_by_a_confined_owner() {
+        [ "$(id -u)" != 0 ] || t_skip "root's Landlock-mode commands run as another uid (other_users_refused)"
+        confined_owner 3
+        start_sandbox -- sleep 76.$T_UNIQ
+        local n
+        n=$(awk '/^Seccomp_filters:/ {print $2}' "/proc/$SB/status")
+        [ "$n" = 3 ] || t_fail "the owner runs under $n filters, not 3: $(cat "$T_TMP/sb.err")"
+        t_exit_is 0 "$RTN" enter "$SB" -- echo entered
+        t_stdout_is entered
+        mkdir "$T_TMP/ws"
+        cp "$CLIENT" "$T_TMP/ws/"
+        # each request as it would be sent before the directory was asked for (three fds), with
+        # the directory as an O_PATH fd, and as well as it can (the same); stdio pipes, which
+        # the owner passes on
+        t_exec --isolation landlock --workspace "$T_TMP/ws" -- sh -c \
+                'python3 enter_client.py "$1" each noproof:true opath:true run:true 2>&1 | cat' sh "$SOCK"
+        grep -q "needs Landlock" "$T_ERR_FILE" && t_skip "kernel has no Landlock"
+        t_exit_is 0
+        [ "$(grep -Ec ": (connect: \[Errno 13\]|refused: )" "$T_OUT_FILE")" = 3 ] ||
+                t_fail "a Landlock-mode command entered a confined owner's sandbox: $(cat "$T_OUT_FILE" "$T_ERR_FILE")"
+        end_sandbox
+}
+
 stale_and_planted_sockets() {
         start_sandbox -- sleep 67.$T_UNIQ
         local old=$SB oldsock=$SOCK
@@ -485,6 +547,8 @@ t_run bad_requests_never_stop_it bad_requests_never_stop_it
 t_run exit_just_before_the_end_reported exit_just_before_the_end_reported
 t_run confined_callers_refused confined_callers_refused
 t_run landlock_mode_command_refused landlock_mode_command_refused
+t_run registry_proof_required registry_proof_required
+t_run landlock_command_refused_by_a_confined_owner landlock_command_refused_by_a_confined_owner
 t_run stale_and_planted_sockets stale_and_planted_sockets
 t_run other_users_refused other_users_refused
 t_done

@@ -10,7 +10,11 @@ hand, well or badly, and prints what the owner answered, one line:
     connect: ERROR        the socket could not be reached
 
 usage: enter_client.py SOCKET MODE [ARG...]   (SOCKET @NAME: the abstract name NAME)
-  run CMD...        a good request with our stdio (not a terminal), then waits for the exit
+  run CMD...        a good request with our stdio (not a terminal) and the registry's
+                    directory (the socket's: the best this caller can open of it, read,
+                    else O_PATH, else nothing), then waits for the exit
+  noproof CMD...    run, without the registry's directory
+  opath CMD...      run, with the directory as an O_PATH fd (which Landlock does not check)
   tty CMD...        a good request, but stdin is a pty's slave
   policy N          a request for policy N (1: provisioning, 2: root)
   env               a request with an environment of its own
@@ -95,10 +99,23 @@ def answer(s):
             return "exited %d" % struct.unpack_from("<i", msg, HDR.size)[0]
 
 
+def proof(path, how="best"):
+    """The registry's directory (the socket's) as this caller can open it: read (a command of
+    a sandbox may not), else O_PATH; [] when neither, or for how "none"."""
+    d = os.path.dirname(os.path.abspath(path)) if not path.startswith("@") else "/"
+    for flags in ((os.O_RDONLY | os.O_DIRECTORY,) if how == "best" else ()) + \
+            ((os.O_PATH | os.O_DIRECTORY,) if how in ("best", "opath") else ()):
+        try:
+            return [os.open(d, flags)]
+        except OSError:
+            pass
+    return []
+
+
 def good(path, argv):
     s = connect(path)
     null = os.open("/dev/null", os.O_RDWR)  # a file is no stdio the owner passes in
-    send(s, spawn_msg(argv), [null] * 3)
+    send(s, spawn_msg(argv), [null] * 3 + proof(path))
     os.close(null)
     return answer(s)
 
@@ -109,17 +126,18 @@ def one(path, mode, args):
         s = connect(path)
     except OSError as e:
         return "connect: %s" % e
-    if mode == "run":
-        send(s, spawn_msg(args), [0, 1, 2])
+    if mode in ("run", "noproof", "opath"):
+        send(s, spawn_msg(args), [0, 1, 2] + proof(path, {"run": "best", "noproof": "none",
+                                                         "opath": "opath"}[mode]))
     elif mode == "tty":
         _, slave = pty.openpty()
-        send(s, spawn_msg(args), [slave, 1, 2])
+        send(s, spawn_msg(args), [slave, 1, 2] + proof(path))
     elif mode == "policy":
-        send(s, spawn_msg(["true"], policy=int(args[0])), [0, 1, 2])
+        send(s, spawn_msg(["true"], policy=int(args[0])), [0, 1, 2] + proof(path))
     elif mode == "env":
-        send(s, spawn_msg(["true"], env=["LD_PRELOAD=/tmp/x.so"]), [0, 1, 2])
+        send(s, spawn_msg(["true"], env=["LD_PRELOAD=/tmp/x.so"]), [0, 1, 2] + proof(path))
     elif mode == "final":
-        send(s, spawn_msg(["true"], flags=FINAL), [0, 1, 2])
+        send(s, spawn_msg(["true"], flags=FINAL), [0, 1, 2] + proof(path))
     elif mode == "fds":
         send(s, spawn_msg(["true"]), [0] * int(args[0]))
     elif mode == "garbage":

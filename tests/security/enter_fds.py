@@ -12,14 +12,14 @@ usage: enter_fds.py SOCKET KIND[=ARG]... -- CMD...
   zero          /dev/zero (a character device other than /dev/null)
   file PATH     a regular file, read-only       fifo PATH    a named FIFO (made here)
   pipe          a pipe (allowed)                null         /dev/null (allowed)
-stdout and stderr are /dev/null.
+stdout and stderr are /dev/null; the registry's directory follows, as rtn enter sends it.
 """
 import os
 import socket
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from enter_client import answer, connect, send, spawn_msg  # noqa: E402 (the protocol's one home)
+from enter_client import answer, connect, proof, send, spawn_msg  # noqa: E402 (the protocol's one home)
 
 
 def stdin_of(kind, arg):
@@ -57,7 +57,7 @@ def main():
         kind, _, arg = k.partition("=")
         fd = stdin_of(kind, arg)
         s = connect(path)
-        send(s, spawn_msg(argv), (fd, null, null))
+        send(s, spawn_msg(argv), [fd, null, null] + proof(path))
         print(kind + ": " + answer(s), flush=True)
         s.close()
         os.close(fd)
