@@ -500,7 +500,7 @@ int mcp_cmd_serve(int argc, char **argv) {
         enter_listen(&h);
         struct rtn_error reg = {0}; /* for `rtn ps`; best effort */
         if (rt_registry_add("serve", sv->env, store_data_dir(sv->store), argc, argv, &reg) < 0)
-                log_debug("not in the registry of running sandboxes: %s", reg.msg);
+                rt_registry_unavailable(&reg);
         /* env_status's base: as given, else the environment's (its label is "rootfs X") */
         sv->rootfs = rootfs_arg ? rootfs_arg : rootfs ? sv->base.label + 7 : "host";
         sv->scfg.opts = &sv->spec_opts;

@@ -116,7 +116,7 @@ static void register_running(struct rt_exec *x) {
         if (!data_dir)
                 data_dir = store_default_dir(dir, sizeof dir, &err) < 0 ? "" : dir;
         if (rt_registry_add("exec", exec_env(x), data_dir, x->o->argc, x->o->argv, &err) < 0)
-                log_debug("not in the registry of running sandboxes: %s", err.msg);
+                rt_registry_unavailable(&err);
 }
 
 /* `rtn enter` (runtime/session/enter.h): an entered command is an agent command of this

@@ -158,16 +158,64 @@ static int check_data_dir(const char *p, const char *data_dir, struct rtn_error 
         return 0;
 }
 
-/* The registry of running sandboxes (runtime/session/registry.h) is what `rtn ps` shows:
- * a sandbox that could write it could list what is not running. */
+/* p resolved as far as it exists, the rest of it appended by name: the registry's path may
+ * not exist yet, and its name may hold a symlink or a "//" ($XDG_RUNTIME_DIR as the user set
+ * it). "" when nothing of it resolves. */
+static void real_of_existing(const char *p, char out[PATH_MAX]) {
+        char head[PATH_MAX];
+        out[0] = '\0';
+        if (p[0] != '/' || snprintf(head, sizeof head, "%s", p) >= (int)sizeof head)
+                return;
+        char *cut = head + strlen(head); /* what is past it is appended by name */
+        while (!realpath(head, out)) {
+                char *slash = strrchr(head, '/');
+                if (!slash || slash == head) {
+                        out[0] = '\0';
+                        return;
+                }
+                *slash = '\0';
+                cut = slash;
+        }
+        size_t l = strcmp(out, "/") ? strlen(out) : 0;
+        for (const char *c = p + (cut - head); *c;) { /* its components, one '/' each */
+                while (*c == '/')
+                        c++;
+                size_t k = strcspn(c, "/");
+                if (!k)
+                        break;
+                if (l + 1 + k >= PATH_MAX) {
+                        out[0] = '\0';
+                        return;
+                }
+                out[l++] = '/';
+                memcpy(out + l, c, k);
+                out[l += k] = '\0';
+                c += k;
+        }
+        if (!l)
+                snprintf(out, PATH_MAX, "/");
+}
+
+/* The registry of running sandboxes (runtime/session/registry.h) is what `rtn ps` shows and
+ * where `rtn enter` finds a sandbox's socket: a sandbox that could write it could list what
+ * is not running, remove another's socket or plant one of its own. Both places it may be
+ * ($XDG_RUNTIME_DIR's and the one used without it), each by name and resolved. */
 static int check_registry(const char *p, struct rtn_error *err) {
-        char reg[600];
-        rt_registry_path(reg, sizeof reg);
-        if (is_under(p, reg) || is_under(reg, p))
-                return rtn_errx(err, EPERM,
-                                "refusing to bind %s: it holds rtn's registry of running "
-                                "sandboxes %s",
-                                p, reg);
+        char regs[2][600], real[PATH_MAX];
+        rt_registry_path(regs[0], sizeof regs[0]);
+        rt_registry_fallback_path(regs[1], sizeof regs[1]);
+        for (size_t i = 0; i < 4; i++) {
+                const char *reg = regs[i / 2];
+                if (i % 2) {
+                        real_of_existing(regs[i / 2], real);
+                        reg = real;
+                }
+                if (reg[0] == '/' && (is_under(p, reg) || is_under(reg, p)))
+                        return rtn_errx(err, EPERM,
+                                        "refusing to bind %s: it holds rtn's registry of running "
+                                        "sandboxes %s",
+                                        p, regs[i / 2]);
+        }
         return 0;
 }
 

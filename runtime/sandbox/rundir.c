@@ -6,21 +6,31 @@
 #include <string.h>
 #include <unistd.h>
 
+static void fallback_base(char *base, size_t len) {
+        if (geteuid() == 0)
+                snprintf(base, len, "/run");
+        else
+                snprintf(base, len, "/tmp/rtn-%u", (unsigned)geteuid());
+}
+
 bool rt_run_base(char *base, size_t len) {
         const char *xdg = getenv("XDG_RUNTIME_DIR");
         if (xdg && xdg[0] == '/' && strlen(xdg) < len - 32) {
                 snprintf(base, len, "%s", xdg);
                 return true;
         }
-        if (geteuid() == 0)
-                snprintf(base, len, "/run");
-        else
-                snprintf(base, len, "/tmp/rtn-%u", (unsigned)geteuid());
+        fallback_base(base, len);
         return false;
 }
 
 void rt_registry_path(char *buf, size_t len) {
         char base[512];
         rt_run_base(base, sizeof base);
+        snprintf(buf, len, "%s/rtn/running", base);
+}
+
+void rt_registry_fallback_path(char *buf, size_t len) {
+        char base[512];
+        fallback_base(base, sizeof base);
         snprintf(buf, len, "%s/rtn/running", base);
 }

@@ -14,3 +14,8 @@ bool rt_run_base(char *base, size_t len);
 /* The registry's directory by name only (nothing is opened or made): no host bind may hold
  * it. */
 void rt_registry_path(char *buf, size_t len);
+
+/* The registry rtn uses without $XDG_RUNTIME_DIR (/run/rtn/running for root, else
+ * /tmp/rtn-UID/rtn/running), by name only: sandboxes started without it register there
+ * while others use $XDG_RUNTIME_DIR's, so no host bind may hold either. */
+void rt_registry_fallback_path(char *buf, size_t len);

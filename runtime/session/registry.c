@@ -25,6 +25,7 @@
 
 #include "common/cleanup.h"
 #include "common/io.h"
+#include "common/log.h"
 #include "runtime/sandbox/rundir.h"
 
 #define ENTRY_MAX 4096
@@ -32,41 +33,43 @@
 
 /* A directory of ours: made 0700 when create, then opened without following a symlink and
  * checked (owner, type, no access for others). Returns the fd. */
-static int own_dir(int at, const char *name, bool create, struct rtn_error *err) {
+static int own_dir(int at, const char *name, const char *path, bool create, struct rtn_error *err) {
         if (create && mkdirat(at, name, 0700) < 0 && errno != EEXIST)
-                return rtn_err(err, errno, "create %s", name);
+                return rtn_err(err, errno, "create %s", path);
         int fd = openat(at, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         if (fd < 0)
-                return rtn_err(err, errno, "open %s", name);
+                return rtn_err(err, errno, "open %s", path);
         struct stat st;
         if (fstat(fd, &st) < 0 || st.st_uid != geteuid() || (st.st_mode & 077)) {
                 close(fd);
-                return rtn_errx(err, EPERM, "%s is not a private directory of uid %u", name,
+                return rtn_errx(err, EPERM, "%s is not a private directory of uid %u", path,
                                 (unsigned)geteuid());
         }
         return fd;
 }
 
 static int registry_fd(char *path, size_t len, bool create, struct rtn_error *err) {
-        char base[512];
+        char base[512], sub[600], reg[600];
         _cleanup_close_ int top = -1;
         if (rt_run_base(base, sizeof base)) {
-                top = own_dir(AT_FDCWD, base, false, err);
+                top = own_dir(AT_FDCWD, base, base, false, err);
         } else if (geteuid() == 0) {
                 top = open(base, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
                 if (top < 0)
                         return rtn_err(err, errno, "open %s", base);
         } else {
-                top = own_dir(AT_FDCWD, base, create, err);
+                top = own_dir(AT_FDCWD, base, base, create, err);
         }
         if (top < 0)
                 return top;
-        _cleanup_close_ int rtn = own_dir(top, "rtn", create, err);
+        snprintf(sub, sizeof sub, "%s/rtn", base);
+        snprintf(reg, sizeof reg, "%s/rtn/running", base);
+        _cleanup_close_ int rtn = own_dir(top, "rtn", sub, create, err);
         if (rtn < 0)
                 return rtn;
-        int fd = own_dir(rtn, "running", create, err);
+        int fd = own_dir(rtn, "running", reg, create, err);
         if (fd >= 0 && path)
-                snprintf(path, len, "%s/rtn/running", base);
+                snprintf(path, len, "%s", reg);
         return fd;
 }
 
@@ -168,6 +171,13 @@ static void sweep_dead(int dfd) {
                         (void)unlinkat(dfd, e->d_name, 0);
         }
         closedir(d);
+}
+
+void rt_registry_unavailable(const struct rtn_error *err) {
+        if (err->code == EPERM)
+                log_warn("rtn ps and rtn enter will not see this sandbox: %s", err->msg);
+        else
+                log_debug("not in the registry of running sandboxes: %s", err->msg);
 }
 
 int rt_registry_add(const char *kind, const char *env, const char *data_dir, int argc, char **argv,

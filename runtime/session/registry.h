@@ -28,6 +28,11 @@ struct rt_running {
  * written, and the caller goes on without it. */
 int rt_registry_add(const char *kind, const char *env, const char *data_dir, int argc, char **argv,
                     struct rtn_error *err);
+/* Says why rt_registry_add failed: a warning when a directory of the registry's is not the
+ * caller's own and private (another user made /tmp/rtn-UID first, or its mode was
+ * changed), which hides every sandbox from `rtn ps` and `rtn enter` until it is mended; else
+ * at debug (a registry that cannot be written is no reason not to run). */
+void rt_registry_unavailable(const struct rtn_error *err);
 /* Calls fn for every live entry, oldest first, removing entries whose process is gone (or
  * is another process now, judged by its start time). */
 int rt_registry_list(void (*fn)(const struct rt_running *r, void *arg), void *arg,

@@ -96,6 +96,51 @@ listed_is_enterable() {
         wait "$ex" 2>/dev/null || : # its 143
 }
 
+# The registry by another name is no bind either: $XDG_RUNTIME_DIR through a symlink or
+# spelled with "//" (the check compared the name as written), and the registry rtn uses
+# without $XDG_RUNTIME_DIR (/tmp/rtn-UID, where sandboxes started without it register)
+# while $XDG_RUNTIME_DIR's is in use. A sandbox given either could remove another's socket,
+# list what is not running, or plant a socket that `rtn enter` would hand its input to.
+registry_by_any_name_out_of_reach() {
+        export RTN_DATA_DIR=$T_TMP/data
+        mkdir -p -m 700 "$T_TMP/rt/run"
+        ln -s "$T_TMP/rt" "$T_TMP/rtlink"
+        local xdg
+        for xdg in "$T_TMP/rtlink/run" "${T_TMP%/*}//${T_TMP##*/}/rt/run"; do
+                XDG_RUNTIME_DIR=$xdg t_exec -- true
+                t_exit_is 0
+                [ -d "$T_TMP/rt/run/rtn/running" ] || t_fail "no registry made under $xdg"
+                XDG_RUNTIME_DIR=$xdg t_exec --workspace "$T_TMP/rt" -- ls /workspace/run/rtn
+                t_exit_is 125
+                t_stderr_has "it holds rtn's registry of running sandboxes"
+                XDG_RUNTIME_DIR=$xdg t_exec --bind "$T_TMP/rt/run:/mnt/r" -- true
+                t_exit_is 125
+                t_stderr_has "it holds rtn's registry of running sandboxes"
+        done
+        [ "$(id -u)" != 0 ] || return 0 # root's is /run/rtn: a system dir, never bound
+        local fb=/tmp/rtn-$(id -u) made=''
+        [ -d "$fb" ] || { mkdir -m 700 "$fb" && made=1; }
+        XDG_RUNTIME_DIR=$T_TMP/rt/run t_exec --workspace "$fb" -- true
+        [ -z "$made" ] || rmdir "$fb"
+        t_exit_is 125
+        t_stderr_has "refusing to bind $fb: it holds rtn's registry of running sandboxes $fb/rtn/running"
+}
+
+# A registry directory that is not the caller's private one (another user made /tmp/rtn-UID
+# first; here the mode of ours is changed) hides the sandbox from rtn ps and rtn enter: the
+# sandbox runs, and stderr says so, where it was logged at debug only.
+registry_not_ours_is_said() {
+        own_runtime_dir
+        export RTN_DATA_DIR=$T_TMP/data
+        mkdir -m 755 "$XDG_RUNTIME_DIR/rtn"
+        t_exit_is 0 "$RTN" exec -- echo ran
+        t_stdout_is ran
+        t_stderr_has "rtn ps and rtn enter will not see this sandbox: $XDG_RUNTIME_DIR/rtn is not a private directory of uid $(id -u)"
+        printf '%s\n' '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}' >"$T_TMP/in"
+        t_exit_is 0 "$RTN" serve <"$T_TMP/in"
+        t_stderr_has "rtn ps and rtn enter will not see this sandbox: $XDG_RUNTIME_DIR/rtn is not a private directory"
+}
+
 # The sandbox sees no registry (neither the runtime dir nor the fallbacks for root and
 # for a user without one), and a registry that others could write is refused.
 registry_out_of_reach() {
@@ -137,5 +182,7 @@ t_run lists_exec_and_serve lists_exec_and_serve
 t_run stale_entries_dropped stale_entries_dropped
 t_run listed_is_enterable listed_is_enterable
 t_run registry_out_of_reach registry_out_of_reach
+t_run registry_by_any_name_out_of_reach registry_by_any_name_out_of_reach
+t_run registry_not_ours_is_said registry_not_ours_is_said
 t_run usage usage
 t_done
