@@ -1,7 +1,8 @@
 /* The connections of `rtn serve --http` that have not carried the token yet
  * (docs/security-invariants.md, invariant 27): they are listed oldest first, dropped when
  * they do not finish a request with the token in time, and capped apart from the room of
- * the token holder's connections. */
+ * the token holder's connections. Those receiving a body are listed too, and closed once
+ * their client is gone. */
 #include <errno.h>
 #include <linux/tcp.h>
 #include <netinet/in.h>
@@ -56,6 +57,46 @@ static bool spoke(const struct httpd_conn *k) {
         return ti.tcpi_bytes_received > 0;
 }
 
+/* The client closed its side (TCP's CLOSE_WAIT: its FIN came). */
+#define TCP_STATE_CLOSE_WAIT 8 /* the kernel's TCP_CLOSE_WAIT (netinet/tcp.h clashes here) */
+static bool peer_closed(const struct httpd_conn *k) {
+        struct tcp_info ti;
+        socklen_t len = sizeof ti;
+        memset(&ti, 0, sizeof ti);
+        return getsockopt(k->fd, IPPROTO_TCP, TCP_INFO, &ti, &len) == 0 &&
+               ti.tcpi_state == TCP_STATE_CLOSE_WAIT;
+}
+
+static void receiving_unlink(struct httpd *h, struct httpd_conn *k) {
+        if (!k->receiving)
+                return;
+        if (k->rprev)
+                k->rprev->rnext = k->rnext;
+        else
+                h->receiving = k->rnext;
+        if (k->rnext)
+                k->rnext->rprev = k->rprev;
+        k->rprev = k->rnext = NULL;
+        k->receiving = false;
+}
+
+void httpd_conn_receiving(struct httpd_req *q, bool on) {
+        const union MHD_ConnectionInfo *i =
+                M.conn_info(q->conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+        struct httpd_conn *k = i ? i->socket_context : NULL;
+        if (!k || k->receiving == on)
+                return;
+        if (!on) {
+                receiving_unlink(q->h, k);
+                return;
+        }
+        k->receiving = true;
+        k->rnext = q->h->receiving;
+        if (k->rnext)
+                k->rnext->rprev = k;
+        q->h->receiving = k;
+}
+
 /* The connections that did not send a whole request with the token within HTTPD_HEAD_USEC
  * of their first byte are dropped (half a head, or one trickled a byte at a time), unless
  * what they sent is still waiting for us to read it. One that has sent nothing yet is not
@@ -71,6 +112,17 @@ void httpd_mhd_tick(struct httpd *h) {
                 if (k->first_usec && now - k->first_usec >= HTTPD_HEAD_USEC && !unread(k))
                         unauth_drop(h, k);
         }
+        /* A client gone in the middle of a body: libmicrohttpd, edge-triggered, can miss the
+         * end of file that came with the last bytes and would hold the connection (its fd and
+         * its room) for the authenticated idle timeout, minutes; a burst of them locked token
+         * holders out. Once everything sent is read, the connection is closed. */
+        for (struct httpd_conn *k = h->receiving, *next; k; k = next) {
+                next = k->rnext;
+                if (peer_closed(k) && !unread(k)) {
+                        receiving_unlink(h, k);
+                        (void)shutdown(k->fd, SHUT_RDWR);
+                }
+        }
 }
 
 void httpd_conn_notify(void *cls, struct MHD_Connection *c, void **ctx,
@@ -80,6 +132,7 @@ void httpd_conn_notify(void *cls, struct MHD_Connection *c, void **ctx,
         if (why == MHD_CONNECTION_NOTIFY_CLOSED) {
                 if (k) {
                         unauth_unlink(h, k);
+                        receiving_unlink(h, k);
                         free(k);
                 }
                 *ctx = NULL;

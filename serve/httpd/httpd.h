@@ -121,6 +121,7 @@ struct httpd {
         struct rtn_loop_source *tick;
         struct rtn_loop_source *mhd_timer; /* when libmicrohttpd wants to run next */
         struct httpd_conn *unauth_head, *unauth_tail; /* without the token yet, oldest first */
+        struct httpd_conn *receiving; /* a request's body coming (httpd_conn_receiving) */
         unsigned nunauth, max_unauth;
         struct rlimit nofile; /* RLIMIT_NOFILE as we started: the sessions' children get it */
         bool stopping;

@@ -265,10 +265,81 @@ static bool auth_ok(struct httpd *h, const char *a) {
         return httpd_token_equal(a, n, h->token, h->token_len);
 }
 
+/* A head must leave HEAD_ROOM of the connection's pool: libmicrohttpd builds the answer's
+ * head there too, and reads a body through what is left. Just under the pool's size a head
+ * was taken, its call run and its answer lost ("failed to create response header"): a client
+ * that retried ran it twice, and an initialize made a session nobody could reach. */
+#define HEAD_ROOM (8u << 10)
+#define HEAD_ENTRY 64 /* libmicrohttpd's record of one header in the pool, rounded up */
+
+/* What the head holds, for head_refused. */
+struct head_scan {
+        size_t n, bytes;
+        unsigned te, cl, host, origin, auth, sid;
+};
+
+static enum MHD_Result scan_header(void *cls, enum MHD_ValueKind kind, const char *key,
+                                   const char *value) {
+        (void)kind;
+        struct head_scan *s = cls;
+        static const struct {
+                const char *name;
+                size_t off;
+        } once[] = {
+                {"Transfer-Encoding", offsetof(struct head_scan, te)},
+                {"Content-Length", offsetof(struct head_scan, cl)},
+                {"Host", offsetof(struct head_scan, host)},
+                {"Origin", offsetof(struct head_scan, origin)},
+                {"Authorization", offsetof(struct head_scan, auth)},
+                {"Mcp-Session-Id", offsetof(struct head_scan, sid)},
+        };
+        s->n++;
+        s->bytes += (key ? strlen(key) : 0) + (value ? strlen(value) : 0) + 4;
+        for (size_t i = 0; key && i < sizeof once / sizeof once[0]; i++)
+                if (!strcasecmp(key, once[i].name))
+                        (*(unsigned *)((char *)s + once[i].off))++;
+        return MHD_YES;
+}
+
+/* A head that leaves too little of the pool (431), or whose framing or deciding headers a
+ * proxy in front may read otherwise than libmicrohttpd, which takes the first copy and lets
+ * chunked win over a length (400): Transfer-Encoding with Content-Length, either twice
+ * (RFC 9112, 6.3: request smuggling), or Host, Origin, Authorization or Mcp-Session-Id
+ * twice. Returns MHD_YES after queueing the refusal, else -1. */
+static int head_refused(struct httpd_req *q, const char *url) {
+        struct head_scan s = {0};
+        (void)M.values(q->conn, MHD_HEADER_KIND, scan_header, &s);
+        const union MHD_ConnectionInfo *i =
+                M.conn_info(q->conn, MHD_CONNECTION_INFO_REQUEST_HEADER_SIZE);
+        size_t raw = i ? i->header_size : strlen(url) + 32 + s.bytes;
+        if (raw + s.n * HEAD_ENTRY + HEAD_ROOM > MHD_CONN_MEMORY)
+                return send_error(q, MHD_HTTP_REQUEST_HEADER_FIELDS_TOO_LARGE, NULL, 0,
+                                  MCP_INVALID_REQUEST,
+                                  "Request Header Fields Too Large: at most %u KiB of head",
+                                  (MHD_CONN_MEMORY - HEAD_ROOM) >> 10);
+        const char *twice = s.te > 1       ? "Transfer-Encoding"
+                            : s.cl > 1     ? "Content-Length"
+                            : s.host > 1   ? "Host"
+                            : s.origin > 1 ? "Origin"
+                            : s.auth > 1   ? "Authorization"
+                            : s.sid > 1    ? "Mcp-Session-Id"
+                                           : NULL;
+        if (twice)
+                return send_error(q, MHD_HTTP_BAD_REQUEST, NULL, 0, MCP_INVALID_REQUEST,
+                                  "Bad Request: %s more than once", twice);
+        if (s.te && s.cl)
+                return send_error(q, MHD_HTTP_BAD_REQUEST, NULL, 0, MCP_INVALID_REQUEST,
+                                  "Bad Request: Transfer-Encoding and Content-Length together");
+        return -1;
+}
+
 /* Returns MHD_YES after queueing a refusal, or -1 when the request may go on. */
 static int refuse(struct httpd_req *q, const char *url) {
         struct httpd *h = q->h;
         struct MHD_Connection *c = q->conn;
+        int r = head_refused(q, url);
+        if (r >= 0)
+                return r;
         if (strcmp(url, "/mcp"))
                 return send_error(q, MHD_HTTP_NOT_FOUND, NULL, 0, MCP_INVALID_REQUEST,
                                   "Not found: the MCP endpoint is /mcp");
@@ -653,6 +724,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
                         r = send_error(q, MHD_HTTP_CONTENT_TOO_LARGE, NULL, 0, MCP_INVALID_REQUEST,
                                        "Payload Too Large: at most %zu bytes a message",
                                        q->h->max_body);
+                if (r < 0)
+                        httpd_conn_receiving(q, true);
                 return r >= 0 ? (enum MHD_Result)r : MHD_YES;
         }
         if (q->streaming)
@@ -686,6 +759,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
                 q->body[q->len] = '\0';
                 return MHD_YES;
         }
+        httpd_conn_receiving(q, false); /* the body is whole */
         if (!strcmp(method, "POST"))
                 return do_post(q);
         if (!strcmp(method, "DELETE"))
@@ -703,6 +777,7 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **ctx,
         struct httpd_req *q = *ctx;
         if (!q)
                 return;
+        httpd_conn_receiving(q, false);
         httpd_req_unwatch(q);
         (void)req_unlink(q); /* libmicrohttpd ends a suspended connection only when stopping */
         /* A stream the client closed before its answer cancels the call, as on_gone does for

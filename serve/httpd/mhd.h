@@ -59,9 +59,10 @@ struct httpd_req {
  * the token it is on h->unauth, oldest first. */
 struct httpd_conn {
         struct httpd_conn *prev, *next;
+        struct httpd_conn *rprev, *rnext; /* on h->receiving while a request's body comes */
         int fd;
         uint64_t first_usec; /* when its first byte was seen, or 0: none yet */
-        bool authed, on_list;
+        bool authed, on_list, receiving;
 };
 
 /* ---- mhd.c ----------------------------------------------------------------------------- */
@@ -76,6 +77,10 @@ void httpd_req_wake(struct httpd_req *q);
 void httpd_req_suspend(struct httpd_req *q);
 
 /* ---- conns.c --------------------------------------------------------------------------- */
+
+/* The request's connection is receiving its body (from the head's acceptance to the body's
+ * end), or no longer: httpd_mhd_tick closes one whose client has gone meanwhile. */
+void httpd_conn_receiving(struct httpd_req *q, bool on);
 
 /* libmicrohttpd's MHD_OPTION_NOTIFY_CONNECTION: a new connection is listed (past the cap
  * the oldest without the token is dropped), a closed one forgotten. */
