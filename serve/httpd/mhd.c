@@ -737,13 +737,20 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
                 *upload_size = 0;
                 if (q->too_big || q->len + n > q->h->max_body) {
                         /* Answered now, not after the rest of the body: libmicrohttpd sends
-                         * it and closes the connection. */
-                        if (q->too_big)
-                                return MHD_YES;
-                        q->too_big = true;
-                        return send_error(
-                                q, MHD_HTTP_CONTENT_TOO_LARGE, NULL, 0, MCP_INVALID_REQUEST,
-                                "Payload Too Large: at most %zu bytes a message", q->h->max_body);
+                         * it and closes the connection. A chunked body's answer it will not
+                         * queue before the body's end (the call fails): the rest is read and
+                         * dropped, up to four times the limit (then the connection is
+                         * closed), and do_post answers 413 at its end. */
+                        if (!q->too_big) {
+                                q->too_big = true;
+                                if (send_error(q, MHD_HTTP_CONTENT_TOO_LARGE, NULL, 0,
+                                               MCP_INVALID_REQUEST,
+                                               "Payload Too Large: at most %zu bytes a message",
+                                               q->h->max_body) == MHD_YES)
+                                        return MHD_YES;
+                        }
+                        q->dropped += n;
+                        return q->dropped > 4 * q->h->max_body ? MHD_NO : MHD_YES;
                 }
                 if (q->len + n + 1 > q->cap) {
                         size_t cap = (q->len + n + 1) * 2;

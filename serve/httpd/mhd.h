@@ -41,6 +41,7 @@ struct httpd_req {
         struct httpd_session *s; /* waiting on it, while not done */
         char *body;
         size_t len, cap;
+        size_t dropped; /* of a body past the limit, read and thrown away */
         bool too_big, suspended, done, sse, set_sid;
         /* The client takes text/event-stream: progress opens an event stream (streaming),
          * whose events wait in ev until the connection sends them. */
