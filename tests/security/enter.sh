@@ -4,8 +4,9 @@
 # cgroup, filesystem, environment, no_new_privs, seccomp filter, Landlock domain and network,
 # and it dies with the sandbox (or with its rtn enter). Only the owner's uid, not confined
 # more than the owner, may ask: another user, a caller under no_new_privs, a sandbox's own
-# command (the socket is not in a full sandbox at all, and a Landlock-only one is refused) are
-# refused; so are stale and planted sockets, a terminal passed in, and every malformed
+# command (the socket is not in a full sandbox at all, and a Landlock-only one is refused, as
+# it is by an owner under filters of its own: it cannot pass the registry's directory, which
+# every request must) are refused; so are stale and planted sockets, a terminal passed in, and every malformed
 # request, while floods of connections never stop the owner from serving or its command from
 # ending as it would. Exit codes and stdio are rtn exec's.
 . "$(dirname "$0")/../lib.sh"
