@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/epoll.h>
 #include <sys/socket.h>
 #include <time.h>
 
@@ -33,6 +34,8 @@ struct mhd_fns httpd_mhd_fns;
 
 /* Rounds of MHD_run while libmicrohttpd has work ready, before the loop serves others. */
 #define MHD_RUN_ROUNDS 16
+/* At most this many waits of 10 ms for the answers of a stopping server to go out. */
+#define HTTPD_STOP_FLUSH_ROUNDS 50
 /* A connection's buffers: a body is read this much at a time. No more than 32 KiB, its
  * default: a larger pool is an mmap of its own per connection, which libmicrohttpd zeroes
  * whole at each request's end, so every connection faulted in every page of it (at 256 KiB,
@@ -606,6 +609,11 @@ static enum MHD_Result forward(struct httpd_req *q, struct httpd_session *s,
                                   strerror(-r));
         if (!wait)
                 return send_reply(q, MHD_HTTP_ACCEPTED, NULL, 0);
+        if (m->id && (q->id = malloc(m->id_len + 1))) {
+                memcpy(q->id, m->id, m->id_len);
+                q->id[m->id_len] = '\0';
+                q->id_len = m->id_len;
+        }
         q->s = s;
         if (q->done)
                 return send_done(q);
@@ -796,6 +804,7 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **ctx,
         free(q->body);
         free(q->resp);
         free(q->ev);
+        free(q->id);
         free(q);
         *ctx = NULL;
 }
@@ -890,13 +899,23 @@ void httpd_mhd_stop(struct httpd *h) {
                 if (q->s)
                         httpd_session_cancel(q->s, q);
                 struct rtn_json_buf b = RTN_JSON_BUF_INIT(0);
-                mcp_write_error(&b, NULL, 0, MCP_INTERNAL_ERROR, "rtn serve is stopping");
+                mcp_write_error(&b, q->id, q->id_len, MCP_INTERNAL_ERROR, "rtn serve is stopping");
                 size_t len = b.len;
                 char *body = b.err ? NULL : rtn_json_buf_steal(&b);
                 rtn_json_buf_free(&b);
                 httpd_req_done(q, MHD_HTTP_SERVICE_UNAVAILABLE, body, body ? len : 0);
                 if (q->suspended) /* a stream whose answer httpd_stream_done took */
                         req_resume(q);
+        }
+        /* A resumed stream's last event (httpd_stream_done) and its end go out over a few
+         * rounds: run while the connections have work, for at most HTTPD_STOP_FLUSH_ROUNDS
+         * waits of 10 ms. */
+        int efd = i ? i->epoll_fd : -1;
+        for (int n = 0; n < HTTPD_STOP_FLUSH_ROUNDS; n++) {
+                struct epoll_event ev;
+                (void)M.run(h->mhd);
+                if (efd < 0 || epoll_wait(efd, &ev, 1, 10) <= 0)
+                        break;
         }
         (void)M.run(h->mhd);
         M.stop(h->mhd);

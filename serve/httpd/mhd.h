@@ -42,6 +42,8 @@ struct httpd_req {
         char *body;
         size_t len, cap;
         size_t dropped; /* of a body past the limit, read and thrown away */
+        char *id; /* the forwarded request's JSON-RPC id as it came, for an answer of our own */
+        size_t id_len;
         bool too_big, suspended, done, sse, set_sid;
         /* The client takes text/event-stream: progress opens an event stream (streaming),
          * whose events wait in ev until the connection sends them. */

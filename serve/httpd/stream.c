@@ -35,8 +35,10 @@ void httpd_req_notify(struct httpd_req *q, const char *msg, size_t len) {
 bool httpd_stream_done(struct httpd_req *q, unsigned status, char *body, size_t len) {
         if (!q->streaming)
                 return false;
-        /* The answer is the stream's last event. */
-        if (!q->done && body && status == MHD_HTTP_OK)
+        /* The answer is the stream's last event, an error one too (the server stopping):
+         * the stream's 200 is sent, so what the status says goes as a JSON-RPC error. */
+        (void)status;
+        if (!q->done && body)
                 (void)event_add(q, body, len);
         free(body);
         q->s = NULL;

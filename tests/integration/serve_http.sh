@@ -903,7 +903,21 @@ stops_with_calls_in_flight() {
         ACCEPT="text/event-stream" call '{"name":"shell_run","arguments":{"command":"sleep 60"}}' \
                 --max-time 30 -o /dev/null &
         local stream=$!
-        sleep 2
+        # each answered with its own id, a stream's as its last event (the 503 said "id":null,
+        # and a stream ended after its progress with nothing)
+        local tok
+        read -r tok <"$T_TMP/tok"
+        curl -s -o "$T_TMP/json.out" -H "Authorization: Bearer $tok" -H "Content-Type: application/json" \
+                -H "Accept: application/json, text/event-stream" -H "Mcp-Session-Id: $SID" --max-time 30 \
+                --data-binary '{"jsonrpc":"2.0","id":41,"method":"tools/call","params":{"name":"shell_run","arguments":{"command":"sleep 61"}}}' \
+                "$URL" &
+        local json=$!
+        curl -s -N -o "$T_TMP/sse.out" -H "Authorization: Bearer $tok" -H "Content-Type: application/json" \
+                -H "Accept: text/event-stream" -H "Mcp-Session-Id: $SID" --max-time 30 \
+                --data-binary '{"jsonrpc":"2.0","id":43,"method":"tools/call","params":{"name":"shell_run","arguments":{"command":"sleep 62"},"_meta":{"progressToken":"p43"}}}' \
+                "$URL" &
+        local sse=$!
+        t_wait_for t_has "$T_TMP/sse.out" p43 || t_fail "no progress on the stream: $(cat "$T_TMP/sse.out")"
         kill -TERM "$SRV_PID"
         local rc=0 i
         for i in $(seq 1 100); do
@@ -912,7 +926,11 @@ stops_with_calls_in_flight() {
         done
         kill -0 "$SRV_PID" 2>/dev/null && t_fail "rtn serve --http still runs 20 s after SIGTERM"
         wait "$SRV_PID" || rc=$?
-        wait "$legacy" "$modern" "$stream" 2>/dev/null || true
+        wait "$legacy" "$modern" "$stream" "$json" "$sse" 2>/dev/null || true
+        t_has "$T_TMP/json.out" '"id":41' && t_has "$T_TMP/json.out" "rtn serve is stopping" ||
+                t_fail "the JSON answer: $(tr "\n" "|" <"$T_TMP/json.out")"
+        t_has "$T_TMP/sse.out" '"id":43,"error"' && t_has "$T_TMP/sse.out" "rtn serve is stopping" ||
+                t_fail "the stream's last event: $(tail -c 400 "$T_TMP/sse.out" | tr "\n" "|")"
         ! { t_has "$T_TMP/srv.log" "Fatal error" || t_has "$T_TMP/srv.log" MHD_stop_daemon; } ||
                 t_fail "libmicrohttpd aborted: $(tail -c 400 "$T_TMP/srv.log")"
         [ "$rc" = 0 ] || t_fail "rtn serve --http exited $rc after SIGTERM: $(tail -c 400 "$T_TMP/srv.log")"
