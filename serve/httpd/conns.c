@@ -17,25 +17,38 @@
 #include "serve/httpd/httpd.h"
 #include "serve/httpd/mhd.h"
 
-static void unauth_unlink(struct httpd *h, struct httpd_conn *k) {
-        if (!k->on_list)
+static void conns_unlink(struct httpd_conn *k) {
+        struct httpd_conns *l = k->on;
+        if (!l)
                 return;
         if (k->prev)
                 k->prev->next = k->next;
         else
-                h->unauth_head = k->next;
+                l->head = k->next;
         if (k->next)
                 k->next->prev = k->prev;
         else
-                h->unauth_tail = k->prev;
+                l->tail = k->prev;
         k->prev = k->next = NULL;
-        k->on_list = false;
-        h->nunauth--;
+        k->on = NULL;
+        l->n--;
+}
+
+static void conns_add(struct httpd_conns *l, struct httpd_conn *k) {
+        conns_unlink(k);
+        k->prev = l->tail;
+        if (l->tail)
+                l->tail->next = k;
+        else
+                l->head = k;
+        l->tail = k;
+        k->on = l;
+        l->n++;
 }
 
 /* Drops a connection: libmicrohttpd sees end of file on its next read and closes it. */
-static void unauth_drop(struct httpd *h, struct httpd_conn *k) {
-        unauth_unlink(h, k);
+static void conn_drop(struct httpd_conn *k) {
+        conns_unlink(k);
         (void)shutdown(k->fd, SHUT_RDWR);
 }
 
@@ -45,13 +58,20 @@ static bool unread(const struct httpd_conn *k) {
         return ioctl(k->fd, FIONREAD, &n) == 0 && n > 0;
 }
 
+/* The kernel's TCP_INFO of the connection, as much of it as this kernel fills (*len); false
+ * when it cannot be read. */
+static bool tcp_info_of(const struct httpd_conn *k, struct tcp_info *ti, socklen_t *len) {
+        *len = sizeof *ti;
+        memset(ti, 0, sizeof *ti);
+        return getsockopt(k->fd, IPPROTO_TCP, TCP_INFO, ti, len) == 0;
+}
+
 /* The client sent at least a byte on the connection, read by us or not (the kernel's
  * count; true when it cannot tell, so that the deadline applies). */
 static bool spoke(const struct httpd_conn *k) {
         struct tcp_info ti;
-        socklen_t len = sizeof ti;
-        memset(&ti, 0, sizeof ti);
-        if (getsockopt(k->fd, IPPROTO_TCP, TCP_INFO, &ti, &len) < 0 ||
+        socklen_t len;
+        if (!tcp_info_of(k, &ti, &len) ||
             len < offsetof(struct tcp_info, tcpi_bytes_received) + sizeof ti.tcpi_bytes_received)
                 return true;
         return ti.tcpi_bytes_received > 0;
@@ -61,40 +81,20 @@ static bool spoke(const struct httpd_conn *k) {
 #define TCP_STATE_CLOSE_WAIT 8 /* the kernel's TCP_CLOSE_WAIT (netinet/tcp.h clashes here) */
 static bool peer_closed(const struct httpd_conn *k) {
         struct tcp_info ti;
-        socklen_t len = sizeof ti;
-        memset(&ti, 0, sizeof ti);
-        return getsockopt(k->fd, IPPROTO_TCP, TCP_INFO, &ti, &len) == 0 &&
-               ti.tcpi_state == TCP_STATE_CLOSE_WAIT;
-}
-
-static void receiving_unlink(struct httpd *h, struct httpd_conn *k) {
-        if (!k->receiving)
-                return;
-        if (k->rprev)
-                k->rprev->rnext = k->rnext;
-        else
-                h->receiving = k->rnext;
-        if (k->rnext)
-                k->rnext->rprev = k->rprev;
-        k->rprev = k->rnext = NULL;
-        k->receiving = false;
+        socklen_t len;
+        return tcp_info_of(k, &ti, &len) && ti.tcpi_state == TCP_STATE_CLOSE_WAIT;
 }
 
 void httpd_conn_receiving(struct httpd_req *q, bool on) {
         const union MHD_ConnectionInfo *i =
                 M.conn_info(q->conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
         struct httpd_conn *k = i ? i->socket_context : NULL;
-        if (!k || k->receiving == on)
+        if (!k || (k->on == &q->h->receiving) == on)
                 return;
-        if (!on) {
-                receiving_unlink(q->h, k);
-                return;
-        }
-        k->receiving = true;
-        k->rnext = q->h->receiving;
-        if (k->rnext)
-                k->rnext->rprev = k;
-        q->h->receiving = k;
+        if (on)
+                conns_add(&q->h->receiving, k);
+        else
+                conns_unlink(k);
 }
 
 /* The connections that did not send a whole request with the token within HTTPD_HEAD_USEC
@@ -105,23 +105,21 @@ void httpd_conn_receiving(struct httpd_req *q, bool on) {
  * closed connection and loses the request), and the cap in on_connection bounds them. */
 void httpd_mhd_tick(struct httpd *h) {
         uint64_t now = rtn_now_usec();
-        for (struct httpd_conn *k = h->unauth_head, *next; k; k = next) {
+        for (struct httpd_conn *k = h->unauth.head, *next; k; k = next) {
                 next = k->next;
                 if (!k->first_usec && spoke(k))
                         k->first_usec = now;
                 if (k->first_usec && now - k->first_usec >= HTTPD_HEAD_USEC && !unread(k))
-                        unauth_drop(h, k);
+                        conn_drop(k);
         }
         /* A client gone in the middle of a body: libmicrohttpd, edge-triggered, can miss the
          * end of file that came with the last bytes and would hold the connection (its fd and
          * its room) for the authenticated idle timeout, minutes; a burst of them locked token
          * holders out. Once everything sent is read, the connection is closed. */
-        for (struct httpd_conn *k = h->receiving, *next; k; k = next) {
-                next = k->rnext;
-                if (peer_closed(k) && !unread(k)) {
-                        receiving_unlink(h, k);
-                        (void)shutdown(k->fd, SHUT_RDWR);
-                }
+        for (struct httpd_conn *k = h->receiving.head, *next; k; k = next) {
+                next = k->next;
+                if (peer_closed(k) && !unread(k))
+                        conn_drop(k);
         }
 }
 
@@ -131,8 +129,7 @@ void httpd_conn_notify(void *cls, struct MHD_Connection *c, void **ctx,
         struct httpd_conn *k = *ctx;
         if (why == MHD_CONNECTION_NOTIFY_CLOSED) {
                 if (k) {
-                        unauth_unlink(h, k);
-                        receiving_unlink(h, k);
+                        conns_unlink(k);
                         free(k);
                 }
                 *ctx = NULL;
@@ -146,23 +143,16 @@ void httpd_conn_notify(void *cls, struct MHD_Connection *c, void **ctx,
         }
         k->fd = i->connect_fd;
         k->first_usec = spoke(k) ? rtn_now_usec() : 0;
-        k->on_list = true;
-        k->prev = h->unauth_tail;
-        if (h->unauth_tail)
-                h->unauth_tail->next = k;
-        else
-                h->unauth_head = k;
-        h->unauth_tail = k;
-        h->nunauth++;
+        conns_add(&h->unauth, k);
         *ctx = k;
         /* Past the cap the oldest goes (one whose request waits unread is left to be read):
          * a flood of connections without the token cannot fill the room a token holder's
          * new connection needs. */
-        for (struct httpd_conn *o = h->unauth_head, *next; o && h->nunauth > h->max_unauth;
+        for (struct httpd_conn *o = h->unauth.head, *next; o && h->unauth.n > h->max_unauth;
              o = next) {
                 next = o->next;
                 if (!unread(o))
-                        unauth_drop(h, o);
+                        conn_drop(o);
         }
 }
 
@@ -175,6 +165,6 @@ void httpd_conn_authed(struct httpd_req *q) {
         if (!k || k->authed)
                 return;
         k->authed = true;
-        unauth_unlink(q->h, k);
+        conns_unlink(k);
         (void)M.conn_set(q->conn, MHD_CONNECTION_OPTION_TIMEOUT, (unsigned)HTTPD_AUTHED_IDLE_SECS);
 }

@@ -74,6 +74,11 @@ struct httpd;
 struct httpd_session;
 struct httpd_req;
 struct httpd_conn;
+/* A list of connections (conns.c), oldest first; a connection is on one at most. */
+struct httpd_conns {
+        struct httpd_conn *head, *tail;
+        unsigned n;
+};
 
 /* ---- main.c ---------------------------------------------------------------------------- */
 
@@ -120,9 +125,9 @@ struct httpd {
         unsigned nsessions; /* all children alive, ending ones included */
         struct rtn_loop_source *tick;
         struct rtn_loop_source *mhd_timer; /* when libmicrohttpd wants to run next */
-        struct httpd_conn *unauth_head, *unauth_tail; /* without the token yet, oldest first */
-        struct httpd_conn *receiving; /* a request's body coming (httpd_conn_receiving) */
-        unsigned nunauth, max_unauth;
+        struct httpd_conns unauth; /* without the token yet, oldest first */
+        struct httpd_conns receiving; /* a request's body coming (httpd_conn_receiving) */
+        unsigned max_unauth;
         struct rlimit nofile; /* RLIMIT_NOFILE as we started: the sessions' children get it */
         bool stopping;
 };

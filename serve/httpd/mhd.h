@@ -59,13 +59,14 @@ struct httpd_req {
 };
 
 /* One TCP connection (libmicrohttpd's socket context). Until it has carried a request with
- * the token it is on h->unauth, oldest first. */
+ * the token it is on h->unauth, oldest first; then on h->receiving while a body comes. */
 struct httpd_conn {
         struct httpd_conn *prev, *next;
-        struct httpd_conn *rprev, *rnext; /* on h->receiving while a request's body comes */
+        struct httpd_conns *on; /* h->unauth until it carried the token, h->receiving while a
+                                 * request's body comes after that, else NULL */
         int fd;
         uint64_t first_usec; /* when its first byte was seen, or 0: none yet */
-        bool authed, on_list, receiving;
+        bool authed;
 };
 
 /* ---- mhd.c ----------------------------------------------------------------------------- */
