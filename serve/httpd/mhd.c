@@ -279,6 +279,7 @@ static bool auth_ok(struct httpd *h, const char *a) {
 struct head_scan {
         size_t n, bytes;
         unsigned te, cl, host, origin, auth, sid;
+        bool space; /* whitespace in a field's name, as "Content-Length :" leaves there */
 };
 
 static enum MHD_Result scan_header(void *cls, enum MHD_ValueKind kind, const char *key,
@@ -298,6 +299,8 @@ static enum MHD_Result scan_header(void *cls, enum MHD_ValueKind kind, const cha
         };
         s->n++;
         s->bytes += (key ? strlen(key) : 0) + (value ? strlen(value) : 0) + 4;
+        if (key && key[strcspn(key, " \t")])
+                s->space = true;
         for (size_t i = 0; key && i < sizeof once / sizeof once[0]; i++)
                 if (!strcasecmp(key, once[i].name))
                         (*(unsigned *)((char *)s + once[i].off))++;
@@ -305,10 +308,12 @@ static enum MHD_Result scan_header(void *cls, enum MHD_ValueKind kind, const cha
 }
 
 /* A head that leaves too little of the pool (431), or whose framing or deciding headers a
- * proxy in front may read otherwise than libmicrohttpd, which takes the first copy and lets
- * chunked win over a length (400): Transfer-Encoding with Content-Length, either twice
- * (RFC 9112, 6.3: request smuggling), or Host, Origin, Authorization or Mcp-Session-Id
- * twice. Returns MHD_YES after queueing the refusal, else -1. */
+ * proxy in front may read otherwise than libmicrohttpd, which takes the first copy, lets
+ * chunked win over a length and keeps "Content-Length :" as another field (400):
+ * Transfer-Encoding with Content-Length, either twice (RFC 9112, 6.3: request smuggling),
+ * whitespace between a field's name and its colon (RFC 9112, 5.1), or Host, Origin,
+ * Authorization or Mcp-Session-Id twice. Returns MHD_YES after queueing the refusal, else
+ * -1. */
 static int head_refused(struct httpd_req *q, const char *url) {
         struct head_scan s = {0};
         (void)M.values(q->conn, MHD_HEADER_KIND, scan_header, &s);
@@ -333,6 +338,9 @@ static int head_refused(struct httpd_req *q, const char *url) {
         if (s.te && s.cl)
                 return send_error(q, MHD_HTTP_BAD_REQUEST, NULL, 0, MCP_INVALID_REQUEST,
                                   "Bad Request: Transfer-Encoding and Content-Length together");
+        if (s.space)
+                return send_error(q, MHD_HTTP_BAD_REQUEST, NULL, 0, MCP_INVALID_REQUEST,
+                                  "Bad Request: whitespace in a header field's name");
         return -1;
 }
 

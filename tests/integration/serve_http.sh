@@ -453,8 +453,9 @@ big_bodies() {
 
 # Framing a proxy in front may read otherwise than the server (RFC 9112, 6.3): a request with
 # both Transfer-Encoding and Content-Length (the bytes after a chunked body were served as a
-# second request), Content-Length twice, or Host, Origin, Authorization or Mcp-Session-Id
-# twice (the first copy was taken) is a 400, and nothing of it runs.
+# second request), Content-Length twice, whitespace before a field's colon ("Content-Length :"
+# was kept as another field), or Host, Origin, Authorization or Mcp-Session-Id twice (the
+# first copy was taken) is a 400, and nothing of it runs.
 framing_refused() {
         need_curl
         http_start
@@ -504,6 +505,10 @@ cases = [
                                     "Content-Length: %d" % len(inner)], inner),
     ("session twice", base + ["Mcp-Session-Id: " + "0" * 32,
                               "Content-Length: %d" % len(inner)], inner),
+    ("space before colon", base + ["Content-Length : 5", "Content-Length: %d" % len(inner)],
+     inner),
+    ("tab before colon", base + ["Transfer-Encoding\t: chunked",
+                                 "Content-Length: %d" % len(inner)], inner),
 ]
 for name, lines, body in cases:
     print(name, " ".join(send(lines, body)) or "none")
@@ -515,7 +520,9 @@ cl differing 400
 host twice 400
 origin twice 400
 authorization twice 400
-session twice 400"
+session twice 400
+space before colon 400
+tab before colon 400"
         [ "$(cat "$T_TMP/framing")" = "$want" ] || t_fail "answers: $(cat "$T_TMP/framing")"
         call '{"name":"shell_run","arguments":{"command":"cat /tmp/ran 2>&1; true"}}'
         code_is 200
