@@ -196,12 +196,32 @@ static void real_of_existing(const char *p, char out[PATH_MAX]) {
                 snprintf(out, PATH_MAX, "/");
 }
 
+/* Whether the directory st is path or one of path's existing ancestors but /, by identity
+ * (device and inode): a bind mount of it elsewhere, which no resolving of names shows. */
+static bool id_at_or_above(const char *path, const struct stat *st) {
+        char cur[PATH_MAX];
+        if (snprintf(cur, sizeof cur, "%s", path) >= (int)sizeof cur)
+                return false;
+        for (char *slash; cur[0] == '/' && cur[1];) {
+                struct stat a;
+                if (stat(cur, &a) == 0 && a.st_dev == st->st_dev && a.st_ino == st->st_ino)
+                        return true;
+                if (!(slash = strrchr(cur, '/')) || slash == cur)
+                        break;
+                *slash = '\0';
+        }
+        return false;
+}
+
 /* The registry of running sandboxes (runtime/session/registry.h) is what `rtn ps` shows and
  * where `rtn enter` finds a sandbox's socket: a sandbox that could write it could list what
  * is not running, remove another's socket or plant one of its own. Both places it may be
- * ($XDG_RUNTIME_DIR's and the one used without it), each by name and resolved. */
+ * ($XDG_RUNTIME_DIR's and the one used without it), each by name, resolved, and by identity
+ * (p, or the registry, a directory the other holds under another mount). */
 static int check_registry(const char *p, struct rtn_error *err) {
         char regs[2][600], real[PATH_MAX];
+        struct stat ps, rs;
+        bool p_ok = stat(p, &ps) == 0;
         rt_registry_path(regs[0], sizeof regs[0]);
         rt_registry_fallback_path(regs[1], sizeof regs[1]);
         for (size_t i = 0; i < 4; i++) {
@@ -210,7 +230,11 @@ static int check_registry(const char *p, struct rtn_error *err) {
                         real_of_existing(regs[i / 2], real);
                         reg = real;
                 }
-                if (reg[0] == '/' && (is_under(p, reg) || is_under(reg, p)))
+                if (reg[0] != '/')
+                        continue;
+                if (is_under(p, reg) || is_under(reg, p) ||
+                    (i % 2 && p_ok &&
+                     (id_at_or_above(reg, &ps) || (stat(reg, &rs) == 0 && id_at_or_above(p, &rs)))))
                         return rtn_errx(err, EPERM,
                                         "refusing to bind %s: it holds rtn's registry of running "
                                         "sandboxes %s",

@@ -97,7 +97,8 @@ listed_is_enterable() {
 }
 
 # The registry by another name is no bind either: $XDG_RUNTIME_DIR through a symlink or
-# spelled with "//" (the check compared the name as written), and the registry rtn uses
+# spelled with "//" (the check compared the name as written), its directory bind-mounted
+# elsewhere (as root), and the registry rtn uses
 # without $XDG_RUNTIME_DIR (/tmp/rtn-UID, where sandboxes started without it register)
 # while $XDG_RUNTIME_DIR's is in use. A sandbox given either could remove another's socket,
 # list what is not running, or plant a socket that `rtn enter` would hand its input to.
@@ -117,7 +118,17 @@ registry_by_any_name_out_of_reach() {
                 t_exit_is 125
                 t_stderr_has "it holds rtn's registry of running sandboxes"
         done
-        [ "$(id -u)" != 0 ] || return 0 # root's is /run/rtn: a system dir, never bound
+        # root: the registry's directory under another mount, which no resolving of names
+        # shows (it is told by device and inode)
+        if [ "$(id -u)" = 0 ]; then
+                mkdir "$T_TMP/alias"
+                mount --bind "$T_TMP/rt" "$T_TMP/alias" || t_fail "bind mount"
+                XDG_RUNTIME_DIR=$T_TMP/rt/run t_exec --workspace "$T_TMP/alias" -- ls /workspace/run/rtn
+                umount "$T_TMP/alias"
+                t_exit_is 125
+                t_stderr_has "it holds rtn's registry of running sandboxes"
+                return 0 # root's fallback is /run/rtn: a system dir, never bound
+        fi
         local fb=/tmp/rtn-$(id -u) made=''
         [ -d "$fb" ] || { mkdir -m 700 "$fb" && made=1; }
         XDG_RUNTIME_DIR=$T_TMP/rt/run t_exec --workspace "$fb" -- true
