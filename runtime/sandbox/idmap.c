@@ -213,16 +213,13 @@ int rt_idmap_choose(struct rt_idmap *ret, struct rtn_error *err) {
                 m.mode = RT_IDMAP_SINGLE;
                 m.ns_single = true;
         } else if (have_sub && is_exec(NEWUIDMAP) && is_exec(NEWGIDMAP) &&
-                   !getenv("RTN_NO_SUBID") && prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0) == 1) {
+                   !getenv("RTN_NO_SUBID")) {
                 /* Under no_new_privs (a hardened service, another sandbox's command) the
                  * setuid newuidmap runs without its privilege and every map write fails. */
-                m.mode = RT_IDMAP_SINGLE;
-                m.nnp_single = true;
-        } else if (have_sub && is_exec(NEWUIDMAP) && is_exec(NEWGIDMAP) &&
-                   !getenv("RTN_NO_SUBID")) {
-                m.mode = RT_IDMAP_SUBID;
-                m.sub_uid = su;
-                m.sub_gid = sg;
+                m.nnp_single = prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0) == 1;
+                m.mode = m.nnp_single ? RT_IDMAP_SINGLE : RT_IDMAP_SUBID;
+                m.sub_uid = m.nnp_single ? 0 : su;
+                m.sub_gid = m.nnp_single ? 0 : sg;
         } else {
                 m.mode = RT_IDMAP_SINGLE;
         }
