@@ -32,8 +32,9 @@ struct MHD_Connection;
         "                        1h)\n"                                                            \
         "  --max-sessions N      HTTP sessions at once, the 2026-07-28 requests' sandboxes\n"      \
         "                        counted as one (default 64); more are refused (503)\n"            \
-        "  --allow-origin ORIGIN accept requests whose Origin is ORIGIN too; repeatable (the\n"    \
-        "                        server's own http://ADDR:PORT, or localhost:PORT, always is)\n"   \
+        "  --allow-origin ORIGIN accept requests whose Origin is ORIGIN (SCHEME://HOST[:PORT])\n"  \
+        "                        too, a browser's page with CORS; repeatable (the server's own\n"  \
+        "                        http://ADDR:PORT, or localhost:PORT, always is)\n"                \
         "  --http-public         allow --http on an address other than loopback\n"                 \
         "  --workspace-root DIR  give each HTTP session a workspace of its own, DIR/<session\n"    \
         "                        id>, made by rtn and kept after the session (--workspace,\n"      \
@@ -95,6 +96,10 @@ void httpd_opts_free(struct httpd_opts *o);
  * permission bits, of HTTPD_TOKEN_MIN..HTTPD_TOKEN_MAX visible ASCII characters (a final
  * newline is dropped). */
 int httpd_read_token(const char *path, char **ret, struct rtn_error *err);
+/* An origin as a browser sends it, SCHEME://HOST[:PORT]: its host's span and its port (0 when
+ * none is given); -1 when ORIGIN is not one. */
+int httpd_origin_parse(const char *origin, const char **ret_host, size_t *ret_host_len,
+                       unsigned *ret_port);
 /* ADDR:PORT or [ADDR6]:PORT; *ret_loopback when ADDR is 127.0.0.0/8 or ::1. */
 int httpd_parse_listen(const char *s, struct sockaddr_storage *ret, socklen_t *ret_len,
                        bool *ret_loopback, struct rtn_error *err);

@@ -93,6 +93,47 @@ static int parse_uint(const char *name, const char *v, unsigned long long max,
         return 0;
 }
 
+/* RFC 3986's scheme, then "://", a host (a bracketed IPv6 address or a name of the
+ * characters a browser's serialization keeps), and a port of 1-5 digits without a sign or a
+ * leading zero, 1-65535, as browsers send it (RFC 6454, 6.2: the default port left out). */
+int httpd_origin_parse(const char *o, const char **ret_host, size_t *ret_host_len,
+                       unsigned *ret_port) {
+        size_t n = strspn(o, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789+-.");
+        if (!n || !((o[0] | 0x20) >= 'a' && (o[0] | 0x20) <= 'z') || strncmp(o + n, "://", 3))
+                return -1;
+        const char *host = o + n + 3, *end;
+        if (host[0] == '[') {
+                end = host + 1 + strspn(host + 1, "0123456789abcdefABCDEF:.");
+                if (*end++ != ']' || end == host + 2)
+                        return -1;
+        } else {
+                end = host + strspn(host, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                          "0123456789-._~!$&'()*+;=%");
+                if (end == host)
+                        return -1;
+        }
+        unsigned port = 0;
+        if (*end == ':') {
+                const char *d = end + 1;
+                size_t nd = strspn(d, "0123456789");
+                if (!nd || nd > 5 || d[0] == '0' || d[nd])
+                        return -1;
+                for (size_t i = 0; i < nd; i++)
+                        port = port * 10 + (unsigned)(d[i] - '0');
+                if (port > 65535)
+                        return -1;
+        } else if (*end) {
+                return -1;
+        }
+        if (ret_host)
+                *ret_host = host;
+        if (ret_host_len)
+                *ret_host_len = (size_t)(end - host);
+        if (ret_port)
+                *ret_port = port;
+        return 0;
+}
+
 static int set_front_opt(struct httpd_opts *o, int which, const char *v, struct rtn_error *err) {
         unsigned long long x = 0;
         int r = 0;
@@ -119,8 +160,12 @@ static int set_front_opt(struct httpd_opts *o, int which, const char *v, struct 
         case O_ORIGIN:
                 if (o->norigins >= HTTPD_MAX_ORIGINS)
                         return rtn_errx(err, E2BIG, "at most %d --allow-origin", HTTPD_MAX_ORIGINS);
-                if (!*v || strpbrk(v, " \t\r\n,"))
-                        return rtn_errx(err, EINVAL, "bad --allow-origin '%s'", v);
+                if (strcmp(v, "null") && httpd_origin_parse(v, NULL, NULL, NULL) < 0)
+                        return rtn_errx(err, EINVAL,
+                                        "bad --allow-origin '%s': an origin is SCHEME://HOST or "
+                                        "SCHEME://HOST:PORT, as a browser sends it (no path, no "
+                                        "slash at the end, no *)",
+                                        v);
                 o->origins[o->norigins++] = v;
                 break;
         case O_PUBLIC:

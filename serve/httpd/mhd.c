@@ -6,9 +6,10 @@
  *
  * Every request passes, in this order: the path (/mcp), the Host header (loopback only: a
  * DNS-rebinding page names its own host), the Origin header (absent, the server's own, or
- * one of --allow-origin), the bearer token (constant-time compare; 401 with WWW-Authenticate), then
- * the method: POST carries one JSON-RPC message (batches are refused), DELETE ends a session,
- * GET is 405 (no server-initiated stream is offered). */
+ * one of --allow-origin), OPTIONS (a browser's preflight, which carries no token), the bearer
+ * token (constant-time compare; 401 with WWW-Authenticate), then the method: POST carries one
+ * JSON-RPC message (batches are refused), DELETE ends a session, GET is 405 (no
+ * server-initiated stream is offered). An answer to an allowed Origin names it (CORS). */
 #include <errno.h>
 #include <microhttpd.h>
 #include <stddef.h>
@@ -70,6 +71,26 @@ static const char *header(struct MHD_Connection *c, const char *name) {
 
 /* ---- answers --------------------------------------------------------------------------- */
 
+/* The methods /mcp answers (405's Allow, OPTIONS). */
+#define HTTPD_METHODS "POST, DELETE, OPTIONS"
+/* A browser page of an allowed origin (the server's own, or one of --allow-origin) may send
+ * these beyond the CORS-safelisted ones (basic/transports: the token, the session, the
+ * standard headers of 2026-07-28, a stream's resumption), and read these of an answer. A
+ * preflight's answer is kept by the browser this many seconds. */
+#define CORS_ALLOW_HEADERS                                                                         \
+        "Authorization, Content-Type, Accept, Mcp-Session-Id, MCP-Protocol-Version, Mcp-Method, "  \
+        "Mcp-Name, Last-Event-ID"
+#define CORS_EXPOSE_HEADERS "Mcp-Session-Id, WWW-Authenticate"
+#define CORS_MAX_AGE "600"
+
+void httpd_cors(const struct httpd_req *q, struct MHD_Response *r) {
+        if (!q->origin)
+                return;
+        M.add_header(r, "Access-Control-Allow-Origin", q->origin);
+        M.add_header(r, "Access-Control-Expose-Headers", CORS_EXPOSE_HEADERS);
+        M.add_header(r, "Vary", "Origin");
+}
+
 static enum MHD_Result send_reply(struct httpd_req *q, unsigned status, char *body, size_t len) {
         const char *ctype = "application/json";
         if (body && q->sse && status == 200) {
@@ -93,7 +114,8 @@ static enum MHD_Result send_reply(struct httpd_req *q, unsigned status, char *bo
         if (status == MHD_HTTP_UNAUTHORIZED)
                 M.add_header(r, "WWW-Authenticate", "Bearer realm=\"rtn\"");
         if (status == MHD_HTTP_METHOD_NOT_ALLOWED)
-                M.add_header(r, "Allow", "POST, DELETE");
+                M.add_header(r, "Allow", HTTPD_METHODS);
+        httpd_cors(q, r);
         enum MHD_Result ret = M.queue(q->conn, status, r);
         M.destroy(r);
         return ret;
@@ -222,27 +244,14 @@ static bool host_ok(struct httpd *h, const char *host) {
 /* The server's own origin: http, the address it listens on (or localhost when that is
  * loopback) and its port (RFC 6454: all three, compared as ASCII case-insensitive). */
 static bool own_origin(struct httpd *h, const char *origin) {
-        if (strncasecmp(origin, "http://", 7))
+        const char *host;
+        size_t n;
+        unsigned port;
+        if (strncasecmp(origin, "http://", 7) || httpd_origin_parse(origin, &host, &n, &port) < 0)
                 return false;
-        const char *host = origin + 7;
-        const char *end = host[0] == '[' ? strchr(host, ']') : host + strcspn(host, ":/");
-        if (!end)
-                return false;
-        if (host[0] == '[')
-                end++;
-        size_t n = (size_t)(end - host);
         bool name_ok = (n == strlen(h->host) && !strncasecmp(host, h->host, n)) ||
                        (h->loopback && n == 9 && !strncasecmp(host, "localhost", 9));
-        unsigned long port = 80;
-        if (*end == ':') {
-                char *e;
-                errno = 0;
-                port = strtoul(end + 1, &e, 10);
-                if (errno || e == end + 1 || *e)
-                        return false;
-        } else if (*end)
-                return false;
-        return name_ok && port == h->port;
+        return name_ok && (port ? port : 80) == h->port;
 }
 
 static bool origin_ok(struct httpd *h, const char *origin) {
@@ -344,8 +353,32 @@ static int head_refused(struct httpd_req *q, const char *url) {
         return -1;
 }
 
-/* Returns MHD_YES after queueing a refusal, or -1 when the request may go on. */
-static int refuse(struct httpd_req *q, const char *url) {
+/* OPTIONS: the methods, and to a browser's preflight (an allowed Origin asking with
+ * Access-Control-Request-Method) what its page may send: 204, with no token asked, since a
+ * browser sends none with a preflight (Fetch, "CORS-preflight request"). A page of a public
+ * origin that --allow-origin names may reach this loopback server (Private Network Access). */
+static enum MHD_Result send_options(struct httpd_req *q) {
+        struct MHD_Response *r = M.from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
+        if (!r)
+                return MHD_NO;
+        M.add_header(r, "Allow", HTTPD_METHODS);
+        if (q->origin && header(q->conn, "Access-Control-Request-Method")) {
+                M.add_header(r, "Access-Control-Allow-Methods", HTTPD_METHODS);
+                M.add_header(r, "Access-Control-Allow-Headers", CORS_ALLOW_HEADERS);
+                M.add_header(r, "Access-Control-Max-Age", CORS_MAX_AGE);
+                const char *pna = header(q->conn, "Access-Control-Request-Private-Network");
+                if (pna && !strcasecmp(pna, "true"))
+                        M.add_header(r, "Access-Control-Allow-Private-Network", "true");
+        }
+        httpd_cors(q, r);
+        enum MHD_Result ret = M.queue(q->conn, MHD_HTTP_NO_CONTENT, r);
+        M.destroy(r);
+        return ret;
+}
+
+/* Returns MHD_YES after queueing a refusal or OPTIONS' answer, or -1 when the request may go
+ * on. */
+static int refuse(struct httpd_req *q, const char *url, const char *method) {
         struct httpd *h = q->h;
         struct MHD_Connection *c = q->conn;
         int r = head_refused(q, url);
@@ -361,6 +394,9 @@ static int refuse(struct httpd_req *q, const char *url) {
         if (!origin_ok(h, header(c, "Origin")))
                 return send_error(q, MHD_HTTP_FORBIDDEN, NULL, 0, MCP_INVALID_REQUEST,
                                   "Forbidden: Origin not allowed (rtn serve --allow-origin)");
+        q->origin = header(c, "Origin");
+        if (!strcmp(method, "OPTIONS"))
+                return send_options(q);
         if (!auth_ok(h, header(c, "Authorization")))
                 return send_error(q, MHD_HTTP_UNAUTHORIZED, NULL, 0, MCP_INVALID_REQUEST,
                                   "Unauthorized: send Authorization: Bearer <the token of "
@@ -735,7 +771,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
                 q->conn = c;
                 q->watch_fd = -1;
                 *ctx = q;
-                int r = refuse(q, url);
+                int r = refuse(q, url, method);
                 if (r < 0 && body_too_big(q))
                         r = send_error(q, MHD_HTTP_CONTENT_TOO_LARGE, NULL, 0, MCP_INVALID_REQUEST,
                                        "Payload Too Large: at most %zu bytes a message",

@@ -48,6 +48,9 @@ struct httpd_req {
         /* The client takes text/event-stream: progress opens an event stream (streaming),
          * whose events wait in ev until the connection sends them. */
         bool sse_ok, streaming, stream_queued;
+        /* The request's Origin when it was allowed (a browser's page): every answer names it
+         * (CORS, httpd_cors), in libmicrohttpd's copy, which lives as long as the request. */
+        const char *origin;
         char *ev;
         size_t ev_len, ev_off;
         int watch_fd; /* the connection's socket, watched for the client going away, or -1 */
@@ -72,6 +75,9 @@ struct httpd_conn {
 /* ---- mhd.c ----------------------------------------------------------------------------- */
 
 /* Watch the connection's socket for the client going away while it is suspended; stop. */
+/* An answer to a request of an allowed Origin names it, exposes what a client reads
+ * (CORS; mhd.c). */
+void httpd_cors(const struct httpd_req *q, struct MHD_Response *r);
 void httpd_req_watch(struct httpd_req *q);
 void httpd_req_unwatch(struct httpd_req *q);
 /* The connection goes on: libmicrohttpd handles it again (and notices a peer gone). */

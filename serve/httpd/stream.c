@@ -77,6 +77,7 @@ enum MHD_Result httpd_stream_queue(struct httpd_req *q) {
                 return MHD_NO;
         M.add_header(r, "Content-Type", "text/event-stream");
         M.add_header(r, "Cache-Control", "no-cache");
+        httpd_cors(q, r);
         enum MHD_Result ret = M.queue(q->conn, MHD_HTTP_OK, r);
         M.destroy(r);
         q->stream_queued = true;

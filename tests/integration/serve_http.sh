@@ -786,6 +786,99 @@ modern_stream_only_answer() {
         t_has "$T_TMP/modern" 'modern' || t_fail "the modern call did not run"
 }
 
+# hdr_is NAME VALUE: the last answer's header NAME is VALUE; hdr_is NAME: it has no NAME.
+hdr_is() {
+        local line got= seen=
+        while IFS= read -r line; do
+                line=${line%$'\r'}
+                shopt -s nocasematch
+                [[ $line == "$1: "* ]] && got=${line#*: } seen=1
+                shopt -u nocasematch
+        done <"$T_TMP/hdrs"
+        if [ $# = 1 ]; then
+                [ -z "$seen" ] || t_fail "$1 is in the answer: $(cat "$T_TMP/hdrs")"
+        else
+                [ "$got" = "$2" ] || t_fail "$1 is '$got', not '$2': $(cat "$T_TMP/hdrs")"
+        fi
+}
+
+# A browser's page of an allowed origin (--allow-origin, or the server's own) is served as a
+# browser needs (CORS): its preflight, which carries no token, is a 204 naming the methods
+# and the headers a client sends; every answer to it, a 401, an event stream and an error
+# among them, names the origin and lets the page read Mcp-Session-Id. A foreign origin gets
+# none of it, a preflight is no way past the Host check, and a public page --allow-origin
+# names may reach the loopback server (Private Network Access). Before, no answer named the
+# origin and OPTIONS was a 401: no browser client could work.
+cors() {
+        need_curl
+        http_start --allow-origin https://app.example --allow-origin http://127.0.0.1:8
+        local pre=(-H "Access-Control-Request-Method: POST"
+                -H "Access-Control-Request-Headers: authorization, content-type, mcp-session-id, mcp-protocol-version")
+        req OPTIONS "" -H "Origin: https://app.example" "${pre[@]}"
+        code_is 204
+        hdr_is Access-Control-Allow-Origin https://app.example
+        hdr_is Access-Control-Allow-Methods "POST, DELETE, OPTIONS"
+        hdr_is Access-Control-Allow-Headers "Authorization, Content-Type, Accept, Mcp-Session-Id, MCP-Protocol-Version, Mcp-Method, Mcp-Name, Last-Event-ID"
+        hdr_is Access-Control-Max-Age 600
+        hdr_is Vary Origin
+        hdr_is Access-Control-Allow-Private-Network
+        req OPTIONS "" -H "Origin: https://app.example" "${pre[@]}" \
+                -H "Access-Control-Request-Private-Network: true"
+        code_is 204
+        hdr_is Access-Control-Allow-Private-Network true
+        req OPTIONS "" -H "Origin: http://127.0.0.1:$PORT" "${pre[@]}" # its own
+        code_is 204
+        hdr_is Access-Control-Allow-Origin "http://127.0.0.1:$PORT"
+        local o
+        for o in https://evil.example http://app.example https://app.example:443 \
+                "https://app.example/" http://127.0.0.1:08 null; do
+                req OPTIONS "" -H "Origin: $o" "${pre[@]}"
+                code_is 403
+                hdr_is Access-Control-Allow-Origin
+                hdr_is Access-Control-Allow-Methods
+        done
+        req OPTIONS "" -H "Origin: https://app.example" -H "Host: rebound.example:$PORT" "${pre[@]}"
+        code_is 403
+        hdr_is Access-Control-Allow-Origin
+        req OPTIONS "" # not a browser's: the methods only
+        code_is 204
+        hdr_is Allow "POST, DELETE, OPTIONS"
+        hdr_is Access-Control-Allow-Origin
+        # the page's own requests
+        req POST "$INIT" -H "Origin: https://app.example"
+        code_is 401
+        hdr_is Access-Control-Allow-Origin https://app.example
+        authed POST "$INIT" -H "Origin: https://app.example"
+        code_is 200
+        hdr_is Access-Control-Allow-Origin https://app.example
+        hdr_is Access-Control-Expose-Headers "Mcp-Session-Id, WWW-Authenticate"
+        local sid
+        sid=$(sed -n 's/^[Mm]cp-[Ss]ession-[Ii]d: \([0-9a-f]*\).*/\1/p' "$T_TMP/hdrs")
+        [ ${#sid} = 32 ] || t_fail "no session: $(cat "$T_TMP/hdrs")"
+        authed POST '{"jsonrpc":"2.0","id":2,"method":"nope"}' -H "Origin: https://app.example" \
+                -H "Mcp-Session-Id: $sid"
+        hdr_is Access-Control-Allow-Origin https://app.example
+        ACCEPT="application/json, text/event-stream" authed POST \
+                '{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"shell_run","arguments":{"command":"sleep 3; echo streamed"},"_meta":{"progressToken":"p"}}}' \
+                -H "Origin: https://app.example" -H "Mcp-Session-Id: $sid"
+        code_is 200
+        hdr_is Content-Type text/event-stream
+        hdr_is Access-Control-Allow-Origin https://app.example
+        body_has streamed
+        authed DELETE "" -H "Origin: https://app.example" -H "Mcp-Session-Id: $sid"
+        hdr_is Access-Control-Allow-Origin https://app.example
+        authed POST "$INIT" # not a browser's
+        code_is 200
+        hdr_is Access-Control-Allow-Origin
+        # an origin a browser would never send is no --allow-origin, said at the start
+        for o in '*' https://app.example/ app.example https://app.example:0 \
+                https://app.example:65536 https://app.example:+1 "https://a b"; do
+                t_cmd "$RTN" serve --http 127.0.0.1:0 --token-file "$T_TMP/tok" --allow-origin "$o"
+                t_exit_is 125
+                t_stderr_has "bad --allow-origin"
+        done
+}
+
 # The server's own origin (scheme, host and port it listens on; localhost for loopback) is
 # accepted without --allow-origin: a page it serves itself, or a tool on the same origin.
 # Any other origin, port or scheme is refused.
@@ -798,7 +891,9 @@ own_origin() {
                 code_is 200
         done
         for o in "http://localhost:$((PORT == 65535 ? 1 : PORT + 1))" "https://localhost:$PORT" \
-                "http://localhost" "http://evil.example:$PORT" "http://localhost:$PORT.evil" null; do
+                "http://localhost" "http://evil.example:$PORT" "http://localhost:$PORT.evil" null \
+                "http://localhost:0$PORT" "http://localhost:+$PORT" "http://localhost: $PORT" \
+                "http://localhost:$PORT/" "http://localhost:$((PORT + 65536))"; do
                 authed POST "$INIT" -H "Origin: $o" -H "Host: localhost:$PORT"
                 code_is 403
                 body_has "Origin not allowed"
@@ -950,6 +1045,7 @@ t_run sessions_isolated node_mode isolation
 t_run no_token_401 no_token
 t_run origin_checked origin_checked
 t_run own_origin own_origin
+t_run cors cors
 t_run host_checked host_checked
 t_run token_file_private token_file_private
 t_run loopback_by_default loopback_by_default
