@@ -63,7 +63,8 @@ static int warn_hostrun(const char *rel, const struct rt_hostrun *h, void *ud) {
 
 /* A live workspace: the files of the registry of host-run files the command made, which the
  * walk at the start could not make read-only (docs/security-invariants.md, 13). */
-static void report_hostrun(const char *workspace, bool git_rw, const struct timespec *started) {
+static void report_hostrun(const char *workspace, bool git_rw,
+                           const struct rt_hostrun_mark *started) {
         struct rtn_error err = {0};
         struct hostrun_seen s = {.git_rw = git_rw};
         if (rt_hostrun_since(workspace, started, warn_hostrun, &s, &err) < 0)

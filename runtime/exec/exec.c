@@ -12,6 +12,7 @@
 #include "runtime/exec/exec.h"
 #include "runtime/rootfs/rootfs.h"
 #include "runtime/sandbox/blocked.h"
+#include "runtime/sandbox/hostrun.h"
 #include "runtime/sandbox/specopt.h"
 #include "runtime/session/enter.h"
 #include "runtime/session/pending.h"
@@ -186,7 +187,8 @@ int rt_exec_start(struct rt_exec *x, struct rt_spec *spec, struct rt_spec_opts *
         x->queue = queue;
         x->queue_arg = arg;
         x->wait_end = spec->upper_keep;
-        clock_gettime(CLOCK_REALTIME_COARSE, &x->started); /* coarse, as the ctimes it meets */
+        if (spec->workspace && spec->workspace_mode == RT_WS_LIVE)
+                rt_hostrun_now(spec->workspace, &x->started);
         /* Its command and rtn enter's are the agent's: rtn-init builds no other ruleset */
         spec->policies = INIT_POLICY_BIT(INIT_POLICY_AGENT);
         /* Whether this host denies user namespaces is asked only of a start that failed: the

@@ -18,6 +18,7 @@
 #include "common/err.h"
 #include "netns/netns.h"
 #include "runtime/runtime.h"
+#include "runtime/sandbox/hostrun.h"
 #include "store/store.h"
 
 struct rt_spec_opts;
@@ -46,7 +47,7 @@ struct rt_exec {
         struct netns_publish *publish; /* --publish, or NULL */
         bool all_exited; /* rtn-init reported the exit of the last process (INIT_SPAWN_FINAL) */
         bool wait_end; /* the sandbox's end must be waited for: its upper is kept */
-        struct timespec started; /* CLOCK_REALTIME_COARSE before the start (rt_hostrun_since) */
+        struct rt_hostrun_mark started; /* a live workspace's, before the start */
         bool fell_back; /* started in the Landlock mode: user namespaces are denied here */
         struct rt_limit_warnings fallback_warn; /* the limits' warnings for that mode */
         const struct rt_exec_opts *o;

@@ -21,6 +21,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/types.h>
 #include <time.h>
 
 #include "common/err.h"
@@ -55,10 +56,22 @@ const struct rt_hostrun *rt_hostrun_match(const char *rel);
 const struct rt_hostrun *rt_hostrun_on_way(const char *dir, size_t dir_len, const char *name,
                                            size_t name_len);
 
+/* When a command started, as the file system of its live workspace tells time: fs is the
+ * ctime of a change to an unnamed file made there (O_TMPFILE) and dev that file system, when
+ * one could be made; coarse the realtime clock's coarse reading. A file of that file system
+ * changed before has an earlier ctime than fs, one changed after none earlier. The coarse
+ * clock alone lags a fine-grained ctime (multigrain file systems, Linux 6.13 and later) by up
+ * to a tick: a file changed just before the start looked changed by the command. */
+struct rt_hostrun_mark {
+        struct timespec coarse, fs;
+        dev_t dev;
+        bool has_fs;
+};
+void rt_hostrun_now(const char *dir, struct rt_hostrun_mark *ret);
 /* The registry's files (and git dirs) in the host directory dir, walked whole as a live bind
- * is, whose status changed at or after since: what a command made in a live workspace, which
- * the walk at its start could not protect. fn gets each path (relative to dir) and its entry;
- * non-zero from it stops the walk and is returned. */
+ * is, whose status changed at or after since (fs on its file system, coarse elsewhere): what a
+ * command made in a live workspace, which the walk at its start could not protect. fn gets each
+ * path (relative to dir) and its entry; non-zero from it stops the walk and is returned. */
 typedef int (*rt_hostrun_found_fn)(const char *rel, const struct rt_hostrun *h, void *ud);
-int rt_hostrun_since(const char *dir, const struct timespec *since, rt_hostrun_found_fn fn,
+int rt_hostrun_since(const char *dir, const struct rt_hostrun_mark *since, rt_hostrun_found_fn fn,
                      void *ud, struct rtn_error *err);

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "common/cleanup.h"
@@ -16,7 +17,7 @@ static const struct rt_hostrun git_dir = {"(a git dir)", "git", "git runs its ho
 
 struct since {
         int top;
-        struct timespec since;
+        struct rt_hostrun_mark since;
         rt_hostrun_found_fn fn;
         void *ud;
 };
@@ -31,14 +32,31 @@ static int found(void *arg, const char *rel, enum rt_protect_kind kind, struct r
         (void)err;
         if (kind != RT_PROTECT_RO && kind != RT_PROTECT_LINK)
                 return 0;
-        if (fstatat(s->top, rel, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
-            !at_or_after(&st.st_ctim, &s->since))
+        if (fstatat(s->top, rel, &st, AT_SYMLINK_NOFOLLOW) < 0)
+                return 0;
+        /* A file on another file system (a mount inside dir) against the coarse clock */
+        bool own = s->since.has_fs && st.st_dev == s->since.dev;
+        if (!at_or_after(&st.st_ctim, own ? &s->since.fs : &s->since.coarse))
                 return 0;
         const struct rt_hostrun *h = rt_hostrun_match(rel);
         return s->fn(rel, h ? h : &git_dir, s->ud);
 }
 
-int rt_hostrun_since(const char *dir, const struct timespec *since, rt_hostrun_found_fn fn,
+void rt_hostrun_now(const char *dir, struct rt_hostrun_mark *ret) {
+        *ret = (struct rt_hostrun_mark){0};
+        clock_gettime(CLOCK_REALTIME_COARSE, &ret->coarse);
+        _cleanup_close_ int fd = open(dir, O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600);
+        struct stat st;
+        /* Queried, then changed: since Linux 6.13 a multigrain file system stamps that change
+         * finely and never stamps a later one earlier; elsewhere this is its coarse clock. */
+        if (fd >= 0 && fstat(fd, &st) == 0 && fchmod(fd, 0400) == 0 && fstat(fd, &st) == 0) {
+                ret->fs = st.st_ctim;
+                ret->dev = st.st_dev;
+                ret->has_fs = true;
+        }
+}
+
+int rt_hostrun_since(const char *dir, const struct rt_hostrun_mark *since, rt_hostrun_found_fn fn,
                      void *ud, struct rtn_error *err) {
         _cleanup_close_ int top = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         if (top < 0)

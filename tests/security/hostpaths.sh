@@ -262,13 +262,18 @@ print("python%d.%d" % sys.version_info[:2])')
 
 # What live mode cannot stop: a registry file the agent creates where there was none reaches
 # the host (a read-only bind needs a file to cover). rtn exec names each one when the command
-# ends, with the tool that reads it, and none that was there before and left alone.
+# ends, with the tool that reads it, and none that was there before and left alone, even one
+# changed just before the start: its status change (stat, then chmod: a fine-grained ctime
+# since Linux 6.13) fell after the start's coarse clock, within the same tick, and a fast
+# machine named both as the command's.
 hostrun_created_live() {
         command -v python3 >/dev/null || t_skip "python3 is not installed"
         local ws=$T_TMP/ws site=.venv/lib/python3.11/site-packages
         mkdir -p "$ws/$site" "$ws/src"
         echo '[tools]' >"$ws/mise.toml"
         echo '# old' >"$ws/$site/old.pth"
+        stat "$ws/mise.toml" "$ws/$site/old.pth" >/dev/null
+        chmod 644 "$ws/mise.toml" "$ws/$site/old.pth"
         in_sandbox --workspace "$ws" -- "printf 'repos: []\n' >.pre-commit-config.yaml;
                 echo 'import os' >$site/new.pth; mkdir -p sub/.cargo; echo '[build]' >sub/.cargo/config.toml;
                 echo x >src/main.c"
