@@ -4,7 +4,8 @@
 # 2026-07-28) work with the token and are refused without it; curl tries what a client should
 # not do: no or a wrong token, a foreign Origin or Host (DNS rebinding), a token file others
 # can read, a public address without --http-public, --workspace shared by every session, bad
-# messages and headers (each a clear error, the server going on); a connection costs the
+# messages and headers (each a clear error, the server going on); a browser's page of an
+# allowed origin works (CORS, in headless Chromium too); a connection costs the
 # front no fresh pages; sessions are isolated, ended when idle, capped, and 200 of them hold
 # at once.
 . "$(dirname "$0")/../lib.sh"
@@ -879,6 +880,20 @@ cors() {
         done
 }
 
+# The same in a real browser (browser_page.py): a page of an --allow-origin origin opened by
+# headless Chromium initializes a session, runs shell_run, reads a wrong token's 401 and ends
+# its session, with fetch() and the preflights it makes. Before CORS its first fetch failed
+# ("TypeError: Failed to fetch").
+browser_page() {
+        need_curl
+        command -v chromium >/dev/null || t_fail "chromium is not installed (tools/deps.txt)"
+        new_token
+        T_CMD_TIMEOUT=120 t_cmd python3 "$T_ROOT/tests/integration/browser_page.py" "$RTN" \
+                chromium "$T_TMP"
+        t_exit_is 0
+        t_stdout_has 'initialize 200 session 32; initialized 202; shell_run 200 ran; wrong token 401 Bearer realm="rtn"; delete 204'
+}
+
 # The server's own origin (scheme, host and port it listens on; localhost for loopback) is
 # accepted without --allow-origin: a page it serves itself, or a tool on the same origin.
 # Any other origin, port or scheme is refused.
@@ -1046,6 +1061,7 @@ t_run no_token_401 no_token
 t_run origin_checked origin_checked
 t_run own_origin own_origin
 t_run cors cors
+t_run browser_page browser_page
 t_run host_checked host_checked
 t_run token_file_private token_file_private
 t_run loopback_by_default loopback_by_default
