@@ -128,18 +128,17 @@ int rt_idmapped_tree_at(int fd, const char *path, const struct rt_idmap *m, stru
 /* "/proc/self/fd/N" for fd into buf. */
 const char *rt_fdpath(char buf[32], int fd);
 
-/* Child side, before building the root: the pid namespace's pid_max (spec->pids_max) and
- * oom_score_adj 1000, so under memory pressure the kernel kills the sandbox first
- * (runtime/sandbox/limits.c). */
+/* Child side, before building the root: oom_score_adj 1000, so under memory pressure the
+ * kernel kills the sandbox first (runtime/sandbox/limits.c). */
 int rt_child_limits(const struct rt_plan *plan, struct rtn_error *err);
-/* Once /proc is mounted: where pid_max could not be written through the host's /proc
- * (read-only in a container), through fresh_proc (the sandbox's own procfs, still writable;
- * NULL when the host's had to be bound), else RLIMIT_NPROC = spec->pids_max. */
-int rt_child_pid_max_late(const struct rt_plan *plan, const char *fresh_proc,
-                          struct rtn_error *err);
+/* Once /proc is mounted: the pid namespace's pid_max (spec->pids_max) through proc (the
+ * sandbox's own procfs, or the host's where it had to be bound), else RLIMIT_NPROC =
+ * spec->pids_max. */
+int rt_child_pid_max(const struct rt_plan *plan, const char *proc, struct rtn_error *err);
 
 /* Per-user kernel budgets (runtime/sandbox/budget.c): rtn's shares, read once; the child writes
- * them into its user namespace once it is inside root; rtn's soft rlimits that the kernel copies
+ * them into its user namespace through proc (its own procfs, as pid_max) once it is inside
+ * root; rtn's soft rlimits that the kernel copies
  * into a new user namespace's budget are lowered to the share around clone3. */
 const struct rt_budgets *rt_budgets_get(void);
 int rt_child_budgets(const struct rt_plan *plan, const char *proc, struct rtn_error *err);

@@ -69,11 +69,13 @@ const struct rt_budgets *rt_budgets_get(void) {
 
 /* Child side, once it is inside root (proc_sys's test_perm gives host root's euid only the
  * "other" bits of these files, which are none, so before setresuid root's child may not
- * write them). A file the kernel lacks or refuses (EPERM/EACCES: no CAP_SYS_RESOURCE in a
- * nested set-up) is skipped, as pid_max is; docs/security-invariants.md (10) says what is
- * lost then. In a container /proc/sys is read-only (EROFS): they are written through the
- * sandbox's fresh procfs instead (proc, from runtime/sandbox/mount.c), or, where the
- * container forbids one, lost, which rtn says (rt_setup_warning). */
+ * write them), through the sandbox's fresh procfs (proc, from runtime/sandbox/mount.c): a
+ * lookup in the host's would leave a dentry and an inode there for the namespace's table,
+ * which outlive it and lengthen every later lookup and listing of /proc/sys/user. A file the
+ * kernel lacks or refuses (EPERM/EACCES: no CAP_SYS_RESOURCE in a nested set-up) is skipped,
+ * as pid_max is; docs/security-invariants.md (10) says what is lost then. Where a container
+ * forbids a fresh procfs, the host's read-only one (EROFS) loses them, which rtn says
+ * (rt_setup_warning). */
 int rt_child_budgets(const struct rt_plan *p, const char *proc, struct rtn_error *err) {
         const struct rt_budgets *b = p->budgets;
         for (size_t i = 0; b && i < b->n; i++) {

@@ -3,14 +3,15 @@
  * writer (kernel/pid_sysctl.h, commit "pid: allow pid_max to be set per pid namespace"), and
  * the child is PID 1 of a fresh one, holding CAP_SYS_ADMIN in its owning user namespace; a
  * namespace's pid_max caps how many tasks can exist in it at once, whatever uid they run as
- * (RLIMIT_NPROC would count per uid, host-wide). In a container /proc/sys is mounted
- * read-only (EROFS): the write is tried again through the sandbox's fresh procfs before it is
- * made read-only (rt_child_pid_max_late), and where the container forbids a fresh procfs
- * too, RLIMIT_NPROC stands in (docs/containers.md): set on the child, it is inherited by
- * rtn-init and every command, and the kernel counts it per uid of the sandbox's own user
- * namespace (ucounts), so the caller's other processes do not count against it. Raising a hard
- * limit needs CAP_SYS_RESOURCE in the initial user namespace: under a container's lower
- * inherited limit (podman's --ulimit nproc=1024:1024) that limit is used as it is, and the
+ * (RLIMIT_NPROC would count per uid, host-wide). It is written through the sandbox's own
+ * fresh procfs before its /proc/sys is made read-only (rt_child_pid_max): a lookup in the
+ * host's /proc/sys from the new namespace would leave a dentry there for its table that
+ * outlives the sandbox. Where a container forbids a fresh procfs, the host's is tried, which a
+ * container mounts read-only (EROFS), and RLIMIT_NPROC stands in (docs/containers.md): set on the
+ * child, it is inherited by rtn-init and every command, and the kernel counts it per uid of the
+ * sandbox's own user namespace (ucounts), so the caller's other processes do not count against it.
+ * Raising a hard limit needs CAP_SYS_RESOURCE in the initial user namespace: under a container's
+ * lower inherited limit (podman's --ulimit nproc=1024:1024) that limit is used as it is, and the
  * sandbox says so (RT_PIDS_NPROC_KEPT, rt_setup_warning), rather than fail every start.
  * Memory: oom_score_adj 1000 makes the sandbox the OOM killer's first choice; a hard cap is
  * the sandbox cgroup's memory.max where cgroup v2 has the memory controller for us
@@ -36,25 +37,23 @@ static void report_pids(const struct rt_plan *p, enum rt_pids_route route) {
 }
 
 int rt_child_limits(const struct rt_plan *p, struct rtn_error *err) {
-        int r = write_pid_max(p, "/proc");
-        /* Before 6.14 the file is the host's and not ours to write (EPERM/EACCES); in a
-         * container it is read-only (EROFS): the fresh procfs gets a second try. */
-        if (r < 0 && r != -EPERM && r != -EACCES && r != -EROFS)
-                return rtn_err(err, r, "set pid_max of the sandbox to %u", p->spec->pids_max);
-        report_pids(p, r == 0 ? RT_PIDS_PID_MAX : RT_PIDS_NPROC);
-        r = rtn_write_file_at(AT_FDCWD, "/proc/self/oom_score_adj", "1000");
+        (void)p;
+        int r = rtn_write_file_at(AT_FDCWD, "/proc/self/oom_score_adj", "1000");
         if (r < 0)
                 return rtn_err(err, r, "set oom_score_adj of the sandbox");
         return 0;
 }
 
-int rt_child_pid_max_late(const struct rt_plan *p, const char *fresh_proc, struct rtn_error *err) {
-        if (!p->protect || p->protect->setup.pids == RT_PIDS_PID_MAX)
-                return 0;
-        if (fresh_proc && write_pid_max(p, fresh_proc) == 0) {
+int rt_child_pid_max(const struct rt_plan *p, const char *proc, struct rtn_error *err) {
+        int r = write_pid_max(p, proc);
+        if (r == 0) {
                 report_pids(p, RT_PIDS_PID_MAX);
                 return 0;
         }
+        /* Before 6.14 the file is the host's and not ours to write (EPERM/EACCES); in a
+         * container the host's procfs is read-only (EROFS) */
+        if (r != -EPERM && r != -EACCES && r != -EROFS && r != -ENOENT)
+                return rtn_err(err, r, "set pid_max of the sandbox to %u", p->spec->pids_max);
         struct rlimit cur, rl = {p->spec->pids_max, p->spec->pids_max};
         if (getrlimit(RLIMIT_NPROC, &cur) < 0)
                 return rtn_err(err, errno, "get RLIMIT_NPROC");
@@ -65,7 +64,7 @@ int rt_child_pid_max_late(const struct rt_plan *p, const char *fresh_proc, struc
                 return rtn_err(err, errno, "set RLIMIT_NPROC of the sandbox to %llu",
                                (unsigned long long)rl.rlim_max);
         report_pids(p, kept ? RT_PIDS_NPROC_KEPT : RT_PIDS_NPROC);
-        if (kept) {
+        if (kept && p->protect) {
                 p->protect->setup.nproc_kept = rl.rlim_max;
                 p->protect->setup.nproc_asked = p->spec->pids_max;
         }

@@ -477,10 +477,11 @@ static int mount_proc(const struct rt_plan *p, struct rtn_error *err) {
                 if (r == 0 && p->protect)
                         p->protect->setup.proc = RT_PROC_HOST;
         }
-        if (r < 0 || (r = rt_child_pid_max_late(p, fresh ? NEWROOT "/proc" : NULL, err)) < 0)
-                return r;
-        if (fresh && p->protect && p->protect->setup.budgets_lost &&
-            (r = rt_child_budgets(p, NEWROOT "/proc", err)) < 0)
+        /* The namespaces' sysctls through the sandbox's own procfs, whose dentries go with it
+         * (runtime/sandbox/limits.c); through the host's where it had to be bound */
+        const char *proc = fresh ? NEWROOT "/proc" : "/proc";
+        if (r < 0 || (r = rt_child_pid_max(p, proc, err)) < 0 ||
+            (r = rt_child_budgets(p, proc, err)) < 0)
                 return r;
         /* As bwrap does: kernel knobs stay read-only even where the userns would allow a write
          * (net sysctls of our own netns are harmless, but nothing needs them). */

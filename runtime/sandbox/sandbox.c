@@ -233,8 +233,6 @@ static __attribute__((noreturn)) void child_main(struct rt_plan *p) {
                 child_fail(p->ctl_fd, &err, INIT_STEP_CONFIG);
         if (child_creds(p, &err) < 0)
                 child_fail(p->ctl_fd, &err, INIT_STEP_CREDS);
-        if (rt_child_budgets(p, "/proc", &err) < 0)
-                child_fail(p->ctl_fd, &err, INIT_STEP_CONFIG);
         const char *hn = p->spec->hostname ? p->spec->hostname : RT_DEFAULT_HOSTNAME;
         /* A container's seccomp profile may refuse sethostname (EPERM) even in our own UTS
          * namespace: the default name then stays the container's; one the user asked for

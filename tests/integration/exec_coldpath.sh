@@ -30,6 +30,24 @@ count() {
         grep -cE "$1" "$T_TMP/trace"
 }
 
+# The sandbox's child writes its namespaces' sysctls (pid_max, /proc/sys/user/max_*) through
+# the sandbox's own procfs, never the host's: a lookup in the host's /proc/sys from a new
+# user or pid namespace leaves a dentry and an inode there for that namespace's table, which
+# outlive the sandbox, so every later listing of /proc/sys/user (each start's budgets) and
+# every child's lookup walked one more per sandbox made since boot (500 starts: 12 inodes
+# each, the listing 234 -> 771 us; docs/benchmarks.md, "A fifth time").
+sysctls_through_own_proc() {
+        trace_exec
+        local host
+        host=$(grep -E 'open(at)?\(AT_FDCWD, "/proc/sys/(user/max_|kernel/pid_max).*O_WRONLY' "$T_TMP/trace")
+        [ -z "$host" ] || t_fail "written through the host's /proc: $host"
+        local f
+        for f in user/max_user_namespaces kernel/pid_max; do
+                grep -qE "open(at)?\(.*/proc/sys/$f\".*O_WRONLY" "$T_TMP/trace" ||
+                        t_fail "$f not written: $(grep -E 'proc/sys' "$T_TMP/trace")"
+        done
+}
+
 one_user_namespace() {
         trace_exec
         local n
@@ -281,6 +299,7 @@ tls_small() {
 }
 
 t_run one_user_namespace_per_start one_user_namespace
+t_run sysctls_through_own_proc sysctls_through_own_proc
 t_run thread_local_storage_small tls_small
 t_run proc_files_read_once proc_files_once
 t_run identity_files_written_whole identity_files_whole
