@@ -228,6 +228,14 @@ t_exec() {
         t_cmd "$RTN" exec "$@"
 }
 
+# The registry of running sandboxes this shell's rtn uses, under $XDG_RUNTIME_DIR: one per
+# pid namespace, named by its inode (runtime/sandbox/rundir.h).
+t_registry() {
+        local ns
+        ns=$(stat -L -c %i /proc/self/ns/pid)
+        echo "$XDG_RUNTIME_DIR/rtn/running/$ns"
+}
+
 t_port_open() { # host port
         (exec 3<>"/dev/tcp/$1/$2") 2>/dev/null
 }

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static void fallback_base(char *base, size_t len) {
@@ -21,6 +22,17 @@ bool rt_run_base(char *base, size_t len) {
         }
         fallback_base(base, len);
         return false;
+}
+
+unsigned long long rt_registry_pidns(void) {
+        /* A process's pid namespace never changes (setns of one moves only its children) */
+        static unsigned long long ino;
+        static bool done;
+        struct stat st;
+        if (!done)
+                ino = stat("/proc/self/ns/pid", &st) == 0 ? (unsigned long long)st.st_ino : 0;
+        done = true;
+        return ino;
 }
 
 void rt_registry_path(char *buf, size_t len) {

@@ -11,11 +11,17 @@
  * /tmp/rtn-UID for others (false). */
 bool rt_run_base(char *base, size_t len);
 
-/* The registry's directory by name only (nothing is opened or made): no host bind may hold
- * it. */
+/* The registry is one per pid namespace, named by the inode of the caller's
+ * (/proc/self/ns/pid, 0 without /proc): an entry names its process by pid, which means
+ * another process or none in another pid namespace, whose rtn would sweep it as stale (a
+ * container sharing the user's runtime dir). */
+unsigned long long rt_registry_pidns(void);
+
+/* The registries' directory, BASE/rtn/running (each pid namespace's is PIDNS below it), by
+ * name only (nothing is opened or made): no host bind may hold it or be inside it. */
 void rt_registry_path(char *buf, size_t len);
 
-/* The registry rtn uses without $XDG_RUNTIME_DIR (/run/rtn/running for root, else
+/* The registries rtn uses without $XDG_RUNTIME_DIR (/run/rtn/running for root, else
  * /tmp/rtn-UID/rtn/running), by name only: sandboxes started without it register there
  * while others use $XDG_RUNTIME_DIR's, so no host bind may hold either. */
 void rt_registry_fallback_path(char *buf, size_t len);

@@ -4,6 +4,9 @@
  * whose process is gone or is another process by now (the pid was reused: another start
  * time) is stale and is removed by the next listing.
  *
+ * One directory per pid namespace (rt_registry_pidns): a pid means nothing in another, and a
+ * listing there would remove a running sandbox's entry as stale.
+ *
  * The directory is the user's runtime dir, which no sandbox shows (docs/architecture.md,
  * "Running sandboxes"), made 0700 and refused unless it is the caller's own directory and not
  * a symlink; entries are read without following a symlink or blocking, bounded, and only when
@@ -49,7 +52,7 @@ static int own_dir(int at, const char *name, const char *path, bool create, stru
 }
 
 static int registry_fd(char *path, size_t len, bool create, struct rtn_error *err) {
-        char base[512], sub[600], reg[600];
+        char base[512], sub[600], run[600], reg[640], ns[24];
         _cleanup_close_ int top = -1;
         if (rt_run_base(base, sizeof base)) {
                 top = own_dir(AT_FDCWD, base, base, false, err);
@@ -63,11 +66,16 @@ static int registry_fd(char *path, size_t len, bool create, struct rtn_error *er
         if (top < 0)
                 return top;
         snprintf(sub, sizeof sub, "%s/rtn", base);
-        snprintf(reg, sizeof reg, "%s/rtn/running", base);
+        snprintf(run, sizeof run, "%s/rtn/running", base);
+        snprintf(ns, sizeof ns, "%llu", rt_registry_pidns());
+        snprintf(reg, sizeof reg, "%s/%s", run, ns);
         _cleanup_close_ int rtn = own_dir(top, "rtn", sub, create, err);
         if (rtn < 0)
                 return rtn;
-        int fd = own_dir(rtn, "running", reg, create, err);
+        _cleanup_close_ int running = own_dir(rtn, "running", run, create, err);
+        if (running < 0)
+                return running;
+        int fd = own_dir(running, ns, reg, create, err);
         if (fd >= 0 && path)
                 snprintf(path, len, "%s", reg);
         return fd;

@@ -40,8 +40,9 @@ int rt_registry_list(void (*fn)(const struct rt_running *r, void *arg), void *ar
 /* Whether two data dirs are one: by their real paths when there are (one named through a
  * link), else as written. */
 bool rt_registry_same_dir(const char *a, const char *b);
-/* The registry's directory: $XDG_RUNTIME_DIR/rtn/running, else /run/rtn/running for root,
- * else /tmp/rtn-UID/running; made 0700 and refused unless it is ours. */
+/* The registry's directory: $XDG_RUNTIME_DIR/rtn/running/PIDNS, else /run/rtn/running/PIDNS
+ * for root, else /tmp/rtn-UID/rtn/running/PIDNS, PIDNS the caller's pid namespace's inode
+ * (rt_registry_pidns); each made 0700 and refused unless it is ours. */
 int rt_registry_dir(char *buf, size_t len, bool create, struct rtn_error *err);
 /* The registry's directory, opened (and made when create) and checked as above. */
 int rt_registry_open(bool create, struct rtn_error *err);
@@ -59,4 +60,5 @@ int rt_registry_set_sandboxes(const char *list);
 /* This process's entry name (PID-START), the same before rt_registry_add as after it: its
  * rtn enter socket is bound first, so that every entry listed is one rtn enter reaches. */
 int rt_registry_self(char *buf, size_t len);
-/* The same path by name only is rt_registry_path (runtime/sandbox/rundir.h). */
+/* Its parent, which holds every pid namespace's, by name only is rt_registry_path
+ * (runtime/sandbox/rundir.h). */

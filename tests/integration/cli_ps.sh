@@ -15,7 +15,7 @@ own_runtime_dir() {
         mkdir -m 700 "$XDG_RUNTIME_DIR"
 }
 
-registry() { echo "$XDG_RUNTIME_DIR/rtn/running"; }
+registry() { t_registry; }
 
 ps_has() { "$RTN" ps "${@:2}" | grep -q -- "$1"; }
 
@@ -63,6 +63,34 @@ stale_entries_dropped() {
         t_exit_is 0 "$RTN" ps
         t_stdout_is ""
         [ -z "$(ls "$(registry)")" ] || t_fail "stale entries kept: $(ls "$(registry)")"
+}
+
+# An rtn in another pid namespace that shares the runtime dir (a container given the user's
+# XDG_RUNTIME_DIR) keeps its sandbox listed there: its entry names a pid that is another
+# process or none here, and the host's listing (and every start's sweep) removed it as stale,
+# so the container's rtn ps showed nothing and its rtn enter found nothing.
+other_pid_namespace_kept() {
+        [ "$(id -u)" = 0 ] || t_skip "a pid namespace for rtn needs root here"
+        command -v unshare >/dev/null || t_skip "unshare is not installed"
+        own_runtime_dir
+        export RTN_DATA_DIR=$T_TMP/data
+        unshare -p -f --mount-proc bash -c '
+                "$RTN" exec -- sleep 63.5 >/dev/null 2>&1 &
+                for i in $(seq 200); do "$RTN" ps | grep -q "sleep 63.5" && break; sleep 0.05; done
+                "$RTN" ps >"$0/inner-before"
+                : >"$0/started"
+                for i in $(seq 400); do [ -e "$0/host-done" ] && break; sleep 0.05; done
+                "$RTN" ps >"$0/inner-after"
+                kill %1; wait' "$T_TMP" &
+        local ns=$!
+        t_wait_for test -e "$T_TMP/started" || t_fail "the other namespace's rtn did not start"
+        grep -q "sleep 63.5" "$T_TMP/inner-before" || t_fail "not listed in its own namespace"
+        t_exit_is 0 "$RTN" ps
+        t_exit_is 0 "$RTN" exec -- true
+        : >"$T_TMP/host-done"
+        wait "$ns"
+        grep -q "sleep 63.5" "$T_TMP/inner-after" ||
+                t_fail "the host's rtn removed its entry: $(cat "$T_TMP/inner-after")"
 }
 
 # What rtn ps lists, rtn enter reaches: rtn exec and rtn serve listen on their socket before
@@ -172,7 +200,7 @@ registry_out_of_reach() {
         t_stderr_has "it holds rtn's registry"
         chmod 755 "$dir"
         t_exit_is 1 "$RTN" ps
-        t_stderr_has "running is not a private directory"
+        t_stderr_has "$dir is not a private directory"
         chmod 700 "$dir"
         ln -s /etc/passwd "$dir/$$-1"
         t_exit_is 0 "$RTN" ps
@@ -191,6 +219,7 @@ usage() {
 
 t_run lists_exec_and_serve lists_exec_and_serve
 t_run stale_entries_dropped stale_entries_dropped
+t_run other_pid_namespace_kept other_pid_namespace_kept
 t_run listed_is_enterable listed_is_enterable
 t_run registry_out_of_reach registry_out_of_reach
 t_run registry_by_any_name_out_of_reach registry_by_any_name_out_of_reach

@@ -88,16 +88,16 @@ identity_files_whole() {
 # A listing drops a stale entry instead.
 registry_entries_unread() {
         export XDG_RUNTIME_DIR=$T_TMP/run
-        mkdir -m 700 "$XDG_RUNTIME_DIR" "$XDG_RUNTIME_DIR/rtn" "$XDG_RUNTIME_DIR/rtn/running"
-        local stale=$$-1 # our shell's pid with another start time: a reused pid
-        printf 'kind=exec\nsince=1\nenv=x\ndata_dir=x\ncommand=rtn x\n' \
-                >"$XDG_RUNTIME_DIR/rtn/running/$stale"
+        local reg stale=$$-1 # our shell's pid with another start time: a reused pid
+        reg=$(t_registry)
+        mkdir -m 700 "$XDG_RUNTIME_DIR" "$XDG_RUNTIME_DIR/rtn" "$XDG_RUNTIME_DIR/rtn/running" "$reg"
+        printf 'kind=exec\nsince=1\nenv=x\ndata_dir=x\ncommand=rtn x\n' >"$reg/$stale"
         trace_exec
         local n
         n=$(count "open(at)?\(.*\"$stale\"")
         [ "$n" = 0 ] || t_fail "a start opened another run's entry $n times"
         t_exit_is 0 "$RTN" ps
-        t_no_file "$XDG_RUNTIME_DIR/rtn/running/$stale"
+        t_no_file "$reg/$stale"
 }
 
 # rtn-init opens every path in one system call: musl's open(2) wrapper follows an O_CLOEXEC

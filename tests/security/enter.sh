@@ -21,7 +21,7 @@ own_runtime_dir() {
         mkdir -p -m 700 "$XDG_RUNTIME_DIR"
 }
 
-registry() { echo "$XDG_RUNTIME_DIR/rtn/running"; }
+registry() { t_registry; }
 
 # rtn exec ARGS in the background: SB is its pid, SOCK the socket rtn enter reaches it by.
 # OWNER_PREFIX: words that exec rtn exec (confine.py: the owner under filters of its own).
@@ -522,9 +522,11 @@ other_users_refused() {
         # uid 4242's own sandbox: root connects to its socket and is refused by its owner
         "${as_u[@]}" "$RTN" exec -- sleep 74.$T_UNIQ </dev/null >/dev/null 2>"$T_TMP/u.err" &
         local theirs=$!
-        t_wait_for compgen -G "$T_TMP/u/rtn/running/*.sock" >/dev/null ||
+        local ureg
+        ureg=$(XDG_RUNTIME_DIR=$T_TMP/u t_registry)
+        t_wait_for compgen -G "$ureg/*.sock" >/dev/null ||
                 t_fail "uid $u's sandbox never listened: $(cat "$T_TMP/u.err")"
-        client "$(compgen -G "$T_TMP/u/rtn/running/*.sock")" run true
+        client "$(compgen -G "$ureg/*.sock")" run true
         t_stdout_has "refused: uid 0 may not enter a sandbox of uid $u"
         kill "$theirs"
         wait "$theirs" 2>/dev/null || true

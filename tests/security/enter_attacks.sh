@@ -18,9 +18,11 @@ start_sandbox() {
         mkdir -p -m 700 "$XDG_RUNTIME_DIR"
         "$RTN" exec "$@" </dev/null >"$T_TMP/sb.out" 2>"$T_TMP/sb.err" &
         SB=$!
-        t_wait_for compgen -G "$XDG_RUNTIME_DIR/rtn/running/$SB-*.sock" >/dev/null ||
+        local reg
+        reg=$(t_registry)
+        t_wait_for compgen -G "$reg/$SB-*.sock" >/dev/null ||
                 t_fail "sandbox $SB never listened: $(cat "$T_TMP/sb.err")"
-        SOCK=$(compgen -G "$XDG_RUNTIME_DIR/rtn/running/$SB-*.sock")
+        SOCK=$(compgen -G "$reg/$SB-*.sock")
 }
 
 entered() { timeout 20 "$RTN" enter "$SB" -- "$@" </dev/null >/dev/null 2>&1; }
