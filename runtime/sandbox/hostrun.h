@@ -57,8 +57,10 @@ const struct rt_hostrun *rt_hostrun_on_way(const char *dir, size_t dir_len, cons
                                            size_t name_len);
 
 /* When a command started, as the file system of its live workspace tells time: fs is the
- * ctime of a change to an unnamed file made there (O_TMPFILE) and dev that file system, when
- * one could be made; coarse the realtime clock's coarse reading. A file of that file system
+ * ctime of a change to an unnamed file (O_TMPFILE) made on it, beside the workspace (in its
+ * parent, where no watcher of the workspace sees it) or else in it, and dev that file system,
+ * when one could be made; coarse the realtime clock's coarse reading cut to an even second,
+ * for files of other file systems (which may keep whole seconds, or two). A file of dev
  * changed before has an earlier ctime than fs, one changed after none earlier. The coarse
  * clock alone lags a fine-grained ctime (multigrain file systems, Linux 6.13 and later) by up
  * to a tick: a file changed just before the start looked changed by the command. */

@@ -5,6 +5,7 @@
  * protected entries and git dirs, each judged by its ctime, which no user can set. */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -34,7 +35,8 @@ static int found(void *arg, const char *rel, enum rt_protect_kind kind, struct r
                 return 0;
         if (fstatat(s->top, rel, &st, AT_SYMLINK_NOFOLLOW) < 0)
                 return 0;
-        /* A file on another file system (a mount inside dir) against the coarse clock */
+        /* A file on another file system (a mount inside dir) against the coarse clock, cut
+         * to an even second */
         bool own = s->since.has_fs && st.st_dev == s->since.dev;
         if (!at_or_after(&st.st_ctim, own ? &s->since.fs : &s->since.coarse))
                 return 0;
@@ -42,18 +44,38 @@ static int found(void *arg, const char *rel, enum rt_protect_kind kind, struct r
         return s->fn(rel, h ? h : &git_dir, s->ud);
 }
 
-void rt_hostrun_now(const char *dir, struct rt_hostrun_mark *ret) {
-        *ret = (struct rt_hostrun_mark){0};
-        clock_gettime(CLOCK_REALTIME_COARSE, &ret->coarse);
+/* The ctime of a change to an unnamed file made in dir, when dir is on file system dev. */
+static bool mark_in(const char *dir, dev_t dev, struct rt_hostrun_mark *ret) {
         _cleanup_close_ int fd = open(dir, O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600);
         struct stat st;
         /* Queried, then changed: since Linux 6.13 a multigrain file system stamps that change
          * finely and never stamps a later one earlier; elsewhere this is its coarse clock. */
-        if (fd >= 0 && fstat(fd, &st) == 0 && fchmod(fd, 0400) == 0 && fstat(fd, &st) == 0) {
-                ret->fs = st.st_ctim;
-                ret->dev = st.st_dev;
-                ret->has_fs = true;
-        }
+        if (fd < 0 || fstat(fd, &st) < 0 || st.st_dev != dev || fchmod(fd, 0400) < 0 ||
+            fstat(fd, &st) < 0)
+                return false;
+        ret->fs = st.st_ctim;
+        ret->dev = st.st_dev;
+        ret->has_fs = true;
+        return true;
+}
+
+void rt_hostrun_now(const char *dir, struct rt_hostrun_mark *ret) {
+        *ret = (struct rt_hostrun_mark){0};
+        clock_gettime(CLOCK_REALTIME_COARSE, &ret->coarse);
+        /* Another file system may keep whole seconds, or two (FAT): its stamps are cut below
+         * the coarse clock's reading */
+        ret->coarse.tv_sec -= ret->coarse.tv_sec % 2;
+        ret->coarse.tv_nsec = 0;
+        struct stat ws;
+        char parent[PATH_MAX];
+        if (stat(dir, &ws) < 0)
+                return;
+        /* In the workspace's parent where that is the same file system: a watcher of the
+         * workspace (a build's, an editor's) sees nothing of it */
+        if ((size_t)snprintf(parent, sizeof parent, "%s/..", dir) < sizeof parent &&
+            mark_in(parent, ws.st_dev, ret))
+                return;
+        (void)mark_in(dir, ws.st_dev, ret);
 }
 
 int rt_hostrun_since(const char *dir, const struct rt_hostrun_mark *since, rt_hostrun_found_fn fn,

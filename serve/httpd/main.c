@@ -94,7 +94,8 @@ static int parse_uint(const char *name, const char *v, unsigned long long max,
 }
 
 /* RFC 3986's scheme, then "://", a host (a bracketed IPv6 address or a name of the
- * characters a browser's serialization keeps), and a port of 1-5 digits without a sign or a
+ * characters a browser's serialization keeps, but '*' and '%': a '*' in a host is no
+ * wildcard, it would match nothing), and a port of 1-5 digits without a sign or a
  * leading zero, 1-65535, as browsers send it (RFC 6454, 6.2: the default port left out). */
 int httpd_origin_parse(const char *o, const char **ret_host, size_t *ret_host_len,
                        unsigned *ret_port) {
@@ -108,7 +109,7 @@ int httpd_origin_parse(const char *o, const char **ret_host, size_t *ret_host_le
                         return -1;
         } else {
                 end = host + strspn(host, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-                                          "0123456789-._~!$&'()*+;=%");
+                                          "0123456789-._~!$&'()+;=");
                 if (end == host)
                         return -1;
         }
@@ -166,6 +167,10 @@ static int set_front_opt(struct httpd_opts *o, int which, const char *v, struct 
                                         "SCHEME://HOST:PORT, as a browser sends it (no path, no "
                                         "slash at the end, no *)",
                                         v);
+                if (!strcmp(v, "null"))
+                        log_warn("--allow-origin null lets every page that sends Origin: null "
+                                 "through (sandboxed frames, data: and file: pages of any "
+                                 "site); only the token stops them");
                 o->origins[o->norigins++] = v;
                 break;
         case O_PUBLIC:

@@ -871,8 +871,14 @@ cors() {
         authed POST "$INIT" # not a browser's
         code_is 200
         hdr_is Access-Control-Allow-Origin
+        # null is every sandboxed frame's and file: page's: allowed when asked, and said (as
+        # the options are read: the bad one after it ends the run there)
+        t_cmd "$RTN" serve --http 127.0.0.1:0 --token-file "$T_TMP/tok" --allow-origin null \
+                --max-sessions nope
+        t_exit_is 125
+        t_stderr_has "--allow-origin null lets every page that sends Origin: null through"
         # an origin a browser would never send is no --allow-origin, said at the start
-        for o in '*' https://app.example/ app.example https://app.example:0 \
+        for o in '*' 'https://*.example' https://app.example/ app.example https://app.example:0 \
                 https://app.example:65536 https://app.example:+1 "https://a b"; do
                 t_cmd "$RTN" serve --http 127.0.0.1:0 --token-file "$T_TMP/tok" --allow-origin "$o"
                 t_exit_is 125

@@ -284,6 +284,64 @@ hostrun_created_live() {
         true
 }
 
+# Telling the start's time leaves no trace a watcher of the workspace sees (a build's or an
+# editor's: inotify): the unnamed file it changes is made beside the workspace, in its parent
+# on the same file system. Made in the workspace, it showed as an open, an attribute change
+# and a close-after-write of a child named like '#10994070' at every run.
+hostrun_mark_unseen() {
+        command -v python3 >/dev/null || t_skip "python3 is not installed"
+        local ws=$T_TMP/ws
+        mkdir -p "$ws"
+        python3 - "$ws" "$T_TMP/events" "$T_TMP/watching" <<'PY' &
+import ctypes, os, struct, sys, time
+libc = ctypes.CDLL(None, use_errno=True)
+fd = libc.inotify_init1(os.O_NONBLOCK)
+# IN_MODIFY|IN_ATTRIB|IN_CLOSE_WRITE|IN_MOVED_FROM|IN_MOVED_TO|IN_CREATE|IN_DELETE
+libc.inotify_add_watch(fd, sys.argv[1].encode(), 0x2 | 0x4 | 0x8 | 0x40 | 0x80 | 0x100 | 0x200)
+open(sys.argv[3], "w").close()
+seen, end, last = [], time.monotonic() + 30, False
+while time.monotonic() < end and not last:
+    last = os.path.exists(sys.argv[3] + ".done") # then one more read of what is queued
+    try:
+        buf = os.read(fd, 65536)
+    except BlockingIOError:
+        time.sleep(0.02)
+        continue
+    i = 0
+    while i < len(buf):
+        wd, mask, cookie, n = struct.unpack_from("iIII", buf, i)
+        seen.append("%#x %s" % (mask, buf[i + 16:i + 16 + n].rstrip(b"\0").decode(errors="replace")))
+        i += 16 + n
+open(sys.argv[2], "w").write("\n".join(seen))
+PY
+        local py=$!
+        t_wait_for test -e "$T_TMP/watching" || t_fail "the watcher did not start"
+        t_exec --workspace "$ws" -- true
+        t_exit_is 0
+        : >"$T_TMP/watching.done"
+        wait "$py"
+        [ -z "$(cat "$T_TMP/events")" ] || t_fail "a watcher of the workspace saw: $(cat "$T_TMP/events")"
+}
+
+# A file made on a mount inside the workspace whose file system keeps whole seconds (ext4
+# with 128-byte inodes) is named too: it was compared with the start's coarse clock, past
+# the second its ctime was cut to, and missed unless the command ran for a second.
+hostrun_created_on_coarse_mount() {
+        [ "$(id -u)" = 0 ] || t_skip "a loop mount needs root"
+        command -v mkfs.ext4 >/dev/null || t_skip "mkfs.ext4 is not installed"
+        local ws=$T_TMP/ws img=$T_TMP/s.img
+        truncate -s 16M "$img"
+        mkfs.ext4 -q -F -I 128 "$img" 2>/dev/null || t_skip "mkfs.ext4 -I 128 failed"
+        mkdir -p "$ws/sub" "$T_TMP/m"
+        mount -o loop "$img" "$T_TMP/m" || t_skip "no loop device here"
+        trap "umount -l '$ws/sub' 2>/dev/null; umount -l '$T_TMP/m' 2>/dev/null" EXIT
+        mkdir "$T_TMP/m/ws"
+        mount --bind "$T_TMP/m/ws" "$ws/sub"
+        t_exec --workspace "$ws" -- sh -c 'echo x >/workspace/sub/.envrc'
+        t_exit_is 0
+        t_stderr_has "WARNING: the command made or changed /workspace/sub/.envrc"
+}
+
 # The same protections hold in a read-write --bind.
 git_in_rw_bind() {
         need_git
@@ -423,6 +481,8 @@ t_run git_cousins git_cousins
 t_run hostrun_files hostrun_files
 t_run hostrun_families hostrun_families
 t_run hostrun_created_live hostrun_created_live
+t_run hostrun_mark_unseen hostrun_mark_unseen
+t_run hostrun_created_on_coarse_mount hostrun_created_on_coarse_mount
 t_run git_in_rw_bind git_in_rw_bind
 t_run git_reads_inside git_reads_inside
 t_run git_read_only_said git_read_only_said
