@@ -287,6 +287,16 @@ int rt_exec_read_ctl(struct rt_sandbox *sb, struct rt_enter *enter, int *wait_st
 void rt_exec_end(struct rt_exec *x) {
         rt_enter_free(x->enter); /* the callers of rtn enter learn that the sandbox ended */
         x->enter = NULL;
+        /* What the walk at the start protected in the workspace, kept for rt_hostrun_since
+         * once the report the child shared is gone */
+        const struct rt_protect_report *pr = x->sb.protect;
+        if (pr && pr->n > 0 && !strcmp(pr->binds[0].mount_point, "/workspace") &&
+            !pr->binds[0].whole) {
+                memcpy(x->listed, pr->binds[0].list, sizeof x->listed);
+                x->started.listed = x->listed;
+                x->started.nlisted = pr->binds[0].nlisted;
+                x->started.listed_all = pr->binds[0].nlisted == pr->binds[0].nprotected;
+        }
         if (x->all_exited && !x->wait_end)
                 rt_sandbox_release(&x->sb);
         else

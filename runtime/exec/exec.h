@@ -48,6 +48,7 @@ struct rt_exec {
         bool all_exited; /* rtn-init reported the exit of the last process (INIT_SPAWN_FINAL) */
         bool wait_end; /* the sandbox's end must be waited for: its upper is kept */
         struct rt_hostrun_mark started; /* a live workspace's, before the start */
+        char listed[RT_PROTECT_LIST]; /* started.listed: kept by rt_exec_end */
         bool fell_back; /* started in the Landlock mode: user namespaces are denied here */
         struct rt_limit_warnings fallback_warn; /* the limits' warnings for that mode */
         const struct rt_exec_opts *o;

@@ -21,6 +21,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 #include <time.h>
 
@@ -68,6 +69,13 @@ struct rt_hostrun_mark {
         struct timespec coarse, fs;
         dev_t dev;
         bool has_fs;
+        /* What the walk at the start protected (paths relative to the workspace, NUL after
+         * each: rt_protect_bind's list), when it holds every one of them (listed_all): an
+         * entry not there was made or moved into place by the command, whatever its ctime (a
+         * directory renamed into a registry name keeps its files' ctimes). */
+        const char *listed;
+        uint32_t nlisted;
+        bool listed_all;
 };
 void rt_hostrun_now(const char *dir, struct rt_hostrun_mark *ret);
 /* The registry's files (and git dirs) in the host directory dir, walked whole as a live bind

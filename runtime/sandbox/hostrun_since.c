@@ -6,6 +6,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdint.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -27,6 +29,14 @@ static bool at_or_after(const struct timespec *a, const struct timespec *b) {
         return a->tv_sec > b->tv_sec || (a->tv_sec == b->tv_sec && a->tv_nsec >= b->tv_nsec);
 }
 
+static bool listed_at_start(const struct rt_hostrun_mark *m, const char *rel) {
+        const char *p = m->listed;
+        for (uint32_t i = 0; p && i < m->nlisted; i++, p += strlen(p) + 1)
+                if (!strcmp(p, rel))
+                        return true;
+        return false;
+}
+
 static int found(void *arg, const char *rel, enum rt_protect_kind kind, struct rtn_error *err) {
         struct since *s = arg;
         struct stat st;
@@ -38,7 +48,8 @@ static int found(void *arg, const char *rel, enum rt_protect_kind kind, struct r
         /* A file on another file system (a mount inside dir) against the coarse clock, cut
          * to an even second */
         bool own = s->since.has_fs && st.st_dev == s->since.dev;
-        if (!at_or_after(&st.st_ctim, own ? &s->since.fs : &s->since.coarse))
+        if (!at_or_after(&st.st_ctim, own ? &s->since.fs : &s->since.coarse) &&
+            !(s->since.listed_all && !listed_at_start(&s->since, rel)))
                 return 0;
         const struct rt_hostrun *h = rt_hostrun_match(rel);
         return s->fn(rel, h ? h : &git_dir, s->ud);

