@@ -70,9 +70,11 @@ struct rt_hostrun_mark {
         dev_t dev;
         bool has_fs;
         /* What the walk at the start protected (paths relative to the workspace, NUL after
-         * each: rt_protect_bind's list), when it holds every one of them (listed_all): an
-         * entry not there was made or moved into place by the command, whatever its ctime (a
-         * directory renamed into a registry name keeps its files' ctimes). */
+         * each: rt_protect_bind's list; NULL when there was none): where it holds every one
+         * of them (listed_all), an entry not there was made or moved into place by the
+         * command, whatever its ctime (a directory renamed into a registry name keeps its
+         * files' ctimes); where it was cut short, an entry below a directory that changed
+         * is named. */
         const char *listed;
         uint32_t nlisted;
         bool listed_all;

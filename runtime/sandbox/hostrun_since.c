@@ -37,6 +37,26 @@ static bool listed_at_start(const struct rt_hostrun_mark *m, const char *rel) {
         return false;
 }
 
+/* Whether st changed at or after the start: a file on another file system (a mount inside
+ * dir) against the coarse clock, cut to an even second. */
+static bool changed_since(const struct rt_hostrun_mark *m, const struct stat *st) {
+        bool own = m->has_fs && st->st_dev == m->dev;
+        return at_or_after(&st->st_ctim, own ? &m->fs : &m->coarse);
+}
+
+/* Whether a directory on the way to rel changed at or after the start: renamed into place,
+ * or an entry made or removed in it. */
+static bool way_changed(int top, const struct rt_hostrun_mark *m, const char *rel) {
+        char dir[PATH_MAX];
+        struct stat st;
+        for (const char *p = strchr(rel, '/'); p; p = strchr(p + 1, '/')) {
+                snprintf(dir, sizeof dir, "%.*s", (int)(p - rel), rel);
+                if (fstatat(top, dir, &st, AT_SYMLINK_NOFOLLOW) == 0 && changed_since(m, &st))
+                        return true;
+        }
+        return false;
+}
+
 static int found(void *arg, const char *rel, enum rt_protect_kind kind, struct rtn_error *err) {
         struct since *s = arg;
         struct stat st;
@@ -45,11 +65,14 @@ static int found(void *arg, const char *rel, enum rt_protect_kind kind, struct r
                 return 0;
         if (fstatat(s->top, rel, &st, AT_SYMLINK_NOFOLLOW) < 0)
                 return 0;
-        /* A file on another file system (a mount inside dir) against the coarse clock, cut
-         * to an even second */
-        bool own = s->since.has_fs && st.st_dev == s->since.dev;
-        if (!at_or_after(&st.st_ctim, own ? &s->since.fs : &s->since.coarse) &&
-            !(s->since.listed_all && !listed_at_start(&s->since, rel)))
+        /* Its own ctime; else not protected at the start (moved into place: a rename keeps the
+         * ctimes below it), or, where that list was cut short, a directory on the way changed
+         * (which also names a file left alone beside one made there) */
+        bool changed = changed_since(&s->since, &st);
+        if (!changed && s->since.listed)
+                changed = s->since.listed_all ? !listed_at_start(&s->since, rel)
+                                              : way_changed(s->top, &s->since, rel);
+        if (!changed)
                 return 0;
         const struct rt_hostrun *h = rt_hostrun_match(rel);
         return s->fn(rel, h ? h : &git_dir, s->ud);

@@ -306,6 +306,24 @@ hostrun_renamed_into_place() {
         true
 }
 
+# The same past a list of what the start protected that is cut short (2 KiB of paths): a
+# first run that makes 250 registry files (named, each) cannot make the rename of the next
+# one unsaid; where the list is short, a file below a directory that changed is named.
+hostrun_renamed_past_a_full_list() {
+        local ws=$T_TMP/ws
+        mkdir -p "$ws"
+        t_exec --workspace "$ws" -- sh -c 'for i in $(seq 100 349); do mkdir d$i; : >d$i/.envrc; done;
+                mkdir -p notes && echo "[build]" >notes/config.toml'
+        t_exit_is 0
+        t_stderr_has "more such files"
+        sleep 0.05
+        t_exec --workspace "$ws" -- sh -c 'mv notes .cargo'
+        t_exit_is 0
+        t_stderr_has "WARNING: the command made or changed /workspace/.cargo/config.toml"
+        grep -q 'd1[0-9][0-9]/\.envrc' "$T_ERR_FILE" && t_fail "named what was left alone: $(cat "$T_ERR_FILE")"
+        true
+}
+
 # Telling the start's time leaves no trace a watcher of the workspace sees (a build's or an
 # editor's: inotify): the unnamed file it changes is made beside the workspace, in its parent
 # on the same file system. Made in the workspace, it showed as an open, an attribute change
@@ -504,6 +522,7 @@ t_run hostrun_files hostrun_files
 t_run hostrun_families hostrun_families
 t_run hostrun_created_live hostrun_created_live
 t_run hostrun_renamed_into_place hostrun_renamed_into_place
+t_run hostrun_renamed_past_a_full_list hostrun_renamed_past_a_full_list
 t_run hostrun_mark_unseen hostrun_mark_unseen
 t_run hostrun_created_on_coarse_mount hostrun_created_on_coarse_mount
 t_run git_in_rw_bind git_in_rw_bind
