@@ -97,6 +97,10 @@ typedef int (*rt_protect_fn)(void *arg, const char *rel, enum rt_protect_kind ki
                              struct rtn_error *err);
 int rt_protect_walk(int top, const char *shown, rt_protect_fn fn, void *arg, bool *ret_whole,
                     struct rtn_error *err);
+/* The same, the top walked even where it looks like a git dir itself (what a command made
+ * of a workspace that was not one at its start). */
+int rt_protect_walk_through(int top, const char *shown, rt_protect_fn fn, void *arg,
+                            struct rtn_error *err);
 /* Child side: protects what the host runs by itself in the read-write host bind attached at
  * path (shown: its mount point inside) with read-only bind mounts of each entry and pins of
  * the directories on the way (runtime/sandbox/protect.c), then the paths of listed (git's

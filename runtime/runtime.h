@@ -130,7 +130,7 @@ struct rt_spec {
  * entries host programs run by themselves that were made read-only, and how many
  * directories on the way to them were pinned. Filled by the sandbox child in a mapping it
  * shares with rtn, read by env_status. */
-#define RT_PROTECT_LIST 2048
+#define RT_PROTECT_LIST 8192
 struct rt_protect_bind {
         char mount_point[256]; /* "/workspace", a bind's destination */
         uint32_t nprotected, npinned;

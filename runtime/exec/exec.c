@@ -292,7 +292,11 @@ void rt_exec_end(struct rt_exec *x) {
         const struct rt_protect_report *pr = x->sb.protect;
         if (pr && pr->n > 0 && !strcmp(pr->binds[0].mount_point, "/workspace") &&
             !pr->binds[0].whole) {
-                memcpy(x->listed, pr->binds[0].list, sizeof x->listed);
+                const char *l = pr->binds[0].list;
+                size_t n = 0;
+                for (uint32_t i = 0; i < pr->binds[0].nlisted; i++)
+                        n += strlen(l + n) + 1;
+                memcpy(x->listed, l, n);
                 x->started.listed = x->listed;
                 x->started.nlisted = pr->binds[0].nlisted;
                 x->started.listed_all = pr->binds[0].nlisted == pr->binds[0].nprotected;

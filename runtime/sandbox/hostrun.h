@@ -70,11 +70,10 @@ struct rt_hostrun_mark {
         dev_t dev;
         bool has_fs;
         /* What the walk at the start protected (paths relative to the workspace, NUL after
-         * each: rt_protect_bind's list; NULL when there was none): where it holds every one
-         * of them (listed_all), an entry not there was made or moved into place by the
-         * command, whatever its ctime (a directory renamed into a registry name keeps its
-         * files' ctimes); where it was cut short, an entry below a directory that changed
-         * is named. */
+         * each: rt_protect_bind's list; NULL when there was none, or the workspace was a git
+         * dir whole): an entry not there is named also when a directory on its way changed
+         * (one renamed into a registry name keeps its files' ctimes); listed_all: the list
+         * holds every one (else an entry past its end is judged as not there). */
         const char *listed;
         uint32_t nlisted;
         bool listed_all;

@@ -17,6 +17,8 @@
 #include "runtime/sandbox/hostrun.h"
 
 static const struct rt_hostrun git_dir = {"(a git dir)", "git", "git runs its hooks and config"};
+static const struct rt_hostrun unreadable = {"(a directory rtn cannot read)", "?",
+                                             "what host programs run may be inside, unlisted"};
 
 struct since {
         int top;
@@ -61,17 +63,19 @@ static int found(void *arg, const char *rel, enum rt_protect_kind kind, struct r
         struct since *s = arg;
         struct stat st;
         (void)err;
-        if (kind != RT_PROTECT_RO && kind != RT_PROTECT_LINK)
+        if (kind == RT_PROTECT_PIN)
                 return 0;
         if (fstatat(s->top, rel, &st, AT_SYMLINK_NOFOLLOW) < 0)
                 return 0;
-        /* Its own ctime; else not protected at the start (moved into place: a rename keeps the
-         * ctimes below it), or, where that list was cut short, a directory on the way changed
-         * (which also names a file left alone beside one made there) */
+        /* A directory rtn cannot list (a user's walk: made so with chmod, whose ctime tells) */
+        if (kind == RT_PROTECT_UNREADABLE)
+                return changed_since(&s->since, &st) ? s->fn(rel, &unreadable, s->ud) : 0;
+        /* Its own ctime; else, when it was not protected at the start, a directory on the way
+         * that changed: one renamed into a registry name keeps the ctimes below it. What the
+         * start protected could not move, nor what holds it. */
         bool changed = changed_since(&s->since, &st);
-        if (!changed && s->since.listed)
-                changed = s->since.listed_all ? !listed_at_start(&s->since, rel)
-                                              : way_changed(s->top, &s->since, rel);
+        if (!changed && s->since.listed && !listed_at_start(&s->since, rel))
+                changed = way_changed(s->top, &s->since, rel);
         if (!changed)
                 return 0;
         const struct rt_hostrun *h = rt_hostrun_match(rel);
@@ -119,5 +123,15 @@ int rt_hostrun_since(const char *dir, const struct rt_hostrun_mark *since, rt_ho
                 return rtn_err(err, errno, "open %s", dir);
         struct since s = {.top = top, .since = *since, .fn = fn, .ud = ud};
         bool whole = false;
-        return rt_protect_walk(top, dir, found, &s, &whole, err);
+        int r = rt_protect_walk(top, dir, found, &s, &whole, err);
+        /* A workspace the command made look like a git dir (HEAD and commondir, or objects/
+         * and refs/): the walk stops at such a top, and what was made inside is named too */
+        if (r == 0 && whole && since->listed) {
+                r = fn("", &git_dir, ud);
+                if (r == 0 && lseek(top, 0, SEEK_SET) < 0) /* the listing read from the start */
+                        r = rtn_err(err, errno, "read %s again", dir);
+                if (r == 0)
+                        r = rt_protect_walk_through(top, dir, found, &s, err);
+        }
+        return r;
 }

