@@ -79,6 +79,12 @@ static int found(void *arg, const char *rel, enum rt_protect_kind kind, struct r
         if (!changed)
                 return 0;
         const struct rt_hostrun *h = rt_hostrun_match(rel);
+        /* A symlink where a longer pattern is on its way (.cargo, of .cargo/config*) */
+        const char *slash = strrchr(rel, '/');
+        size_t dlen = slash ? (size_t)(slash - rel) : 0;
+        const char *name = slash ? slash + 1 : rel;
+        if (!h && kind == RT_PROTECT_LINK)
+                h = rt_hostrun_on_way(rel, dlen, name, strlen(name));
         return s->fn(rel, h ? h : &git_dir, s->ud);
 }
 

@@ -303,7 +303,11 @@ hostrun_renamed_into_place() {
         t_stderr_has "WARNING: the command made or changed /workspace/.cargo/config.toml"
         t_stderr_has "WARNING: the command made or changed /workspace/bin/activate"
         grep -q '\.envrc' "$T_ERR_FILE" && t_fail "named what was there and left alone: $(cat "$T_ERR_FILE")"
-        true
+        # a symlink renamed into place is named for what is on its way (it was labelled a
+        # git dir)
+        t_exec --workspace "$ws" -- sh -c 'ln -s /tmp link && mv link .cargo2 && mv .cargo2 .config'
+        t_exit_is 0
+        t_stderr_has "WARNING: the command made or changed /workspace/.config, which a host program runs by itself (.config/"
 }
 
 # The same past a list of what the start protected that is cut short (8 KiB of paths): a
