@@ -37,9 +37,14 @@
 /* A directory of ours: made 0700 when create, then opened without following a symlink and
  * checked (owner, type, no access for others). Returns the fd. */
 static int own_dir(int at, const char *name, const char *path, bool create, struct rtn_error *err) {
-        if (create && mkdirat(at, name, 0700) < 0 && errno != EEXIST)
-                return rtn_err(err, errno, "create %s", path);
+        /* Opened first: at every start but the first each level is there (a mkdir each was
+         * three failing calls a start) */
         int fd = openat(at, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0 && errno == ENOENT && create) {
+                if (mkdirat(at, name, 0700) < 0 && errno != EEXIST)
+                        return rtn_err(err, errno, "create %s", path);
+                fd = openat(at, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        }
         if (fd < 0)
                 return rtn_err(err, errno, "open %s", path);
         struct stat st;
